@@ -1,0 +1,120 @@
+// Package app is meshbench's cobra layer: one file per verb, each a flags struct, NewXCommand(streams) and
+// runX(ctx, streams, flags) error. Logic lives in the packages the verbs call.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/internal/version"
+)
+
+// Streams are the process's standard streams, injected so commands are testable.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// GlobalFlags are shared by every verb.
+type GlobalFlags struct {
+	Kubeconfig string
+	Context    string
+	Verbose    int
+	Quiet      bool
+	Output     string // table | json | yaml (some verbs add csv)
+}
+
+// Logger returns the slog logger the flags ask for: warnings only with -q, debug with -v.
+func (g *GlobalFlags) Logger(w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	switch {
+	case g.Quiet:
+		level = slog.LevelWarn
+	case g.Verbose > 0:
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// checkOutput validates -o against the formats a verb supports.
+func (g *GlobalFlags) checkOutput(allowed ...string) error {
+	for _, a := range allowed {
+		if g.Output == a {
+			return nil
+		}
+	}
+	return badInput(fmt.Errorf("--output %q: this command supports %v", g.Output, allowed))
+}
+
+const rootLong = `meshbench measures what an Istio data plane costs on your Kubernetes cluster.
+
+It deploys a demo app (Bank of Anthos or a synthetic fortio chain) in one or many namespaces, puts it through
+each data-plane mode (none, sidecar, ambient, waypoint), verifies per pod that the mode took effect, drives load
+with fortio, and reads min/max/avg CPU and memory per component from Prometheus over fixed windows. It also
+benchmarks the pod network underneath (iperf3, TCP_RR, TCP_CRR) and compares runs with confidence intervals.
+
+Exit codes:
+  0  success
+  1  the run failed, or some cases failed (results and reasons are still written)
+  2  bad input (flags or config); nothing in the cluster was changed
+  3  a regression gate (compare --fail-if) was violated`
+
+// NewRootCommand builds the command tree.
+func NewRootCommand(streams Streams) *cobra.Command {
+	g := &GlobalFlags{}
+	v := version.Get()
+	root := &cobra.Command{
+		Use:           "meshbench",
+		Short:         "Measure what an Istio data plane costs on your Kubernetes cluster",
+		Long:          rootLong,
+		Version:       fmt.Sprintf("%s (commit %s, %s, built %s)", v.Version, v.Commit, v.GoVersion, v.BuildDate),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetVersionTemplate("meshbench {{.Version}}\n")
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	pf.StringVar(&g.Context, "context", "", "kubeconfig context to use (default: the current context)")
+	pf.CountVarP(&g.Verbose, "verbose", "v", "more log output (repeatable)")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "only warnings and errors on stderr")
+	pf.StringVarP(&g.Output, "output", "o", "table", "output format: table, json or yaml (some commands add csv)")
+	root.AddCommand(
+		NewVersionCommand(streams),
+		NewPlanCommand(streams, g),
+	)
+	return root
+}
+
+// Main runs meshbench and returns the process exit code.
+func Main() int {
+	streams := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Execute(ctx, streams, os.Args[1:])
+}
+
+// Execute runs the command line args and returns the exit code; errors are printed once, on ErrOut.
+func Execute(ctx context.Context, streams Streams, args []string) int {
+	root := NewRootCommand(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(streams.ErrOut, "interrupted: results measured so far are kept in the run directory")
+		}
+	}
+	return exitCode(err)
+}

@@ -1,0 +1,62 @@
+package results
+
+// Summary is summary.json: statistics over repetitions, computed by Summarize from samples alone.
+type Summary struct {
+	SchemaVersion string       `json:"schemaVersion"`
+	RunID         string       `json:"runID"`
+	Confidence    float64      `json:"confidence"` // e.g. 0.95
+	Series        []Series     `json:"series"`
+	Deltas        []Delta      `json:"deltas,omitempty"`
+	PerKRPS       []Series     `json:"perKRPS,omitempty"`       // resource per 1000 achieved rps, per data-plane component
+	PerKRPSDeltas []Delta      `json:"perKRPSDeltas,omitempty"` // Deltas computed on PerKRPS
+	Cases         []CaseResult `json:"cases,omitempty"`         // every planned case that ran, failed or was skipped
+	Warnings      []string     `json:"warnings,omitempty"`
+}
+
+// Key identifies one measured quantity across repetitions.
+type Key struct {
+	Topology  string `json:"topology,omitempty"`
+	Mode      string `json:"mode,omitempty"`
+	Load      string `json:"load,omitempty"`
+	Window    string `json:"window"` // window kind
+	Component string `json:"component"`
+	Metric    string `json:"metric"`
+	Stat      string `json:"stat"`
+	Unit      string `json:"unit"`
+	Labels    string `json:"labels,omitempty"` // canonical "k=v,k=v" (sorted) of the samples' labels
+}
+
+// Interval is a two-sided confidence interval.
+type Interval struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+}
+
+// Series is the statistics of one Key over repetitions (one value per repetition; several samples of the same
+// repetition, e.g. CNI samples, are each one observation).
+type Series struct {
+	Key
+	N      int       `json:"n"`
+	Mean   float64   `json:"mean"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	StdDev float64   `json:"stddev"`       // sample standard deviation (n-1); 0 when n < 2
+	CI     *Interval `json:"ci,omitempty"` // confidence interval of the mean; nil when n < 2
+	Values []float64 `json:"values"`       // the observations, in repetition order
+}
+
+// Delta compares the same Key between two modes: Other minus Base.
+type Delta struct {
+	Key                   // Key.Mode is empty; see Base/Other
+	Base        string    `json:"base"`  // baseline mode, e.g. sidecar
+	Other       string    `json:"other"` // compared mode, e.g. ambient
+	BaseMean    float64   `json:"baseMean"`
+	OtherMean   float64   `json:"otherMean"`
+	Diff        float64   `json:"diff"`                // OtherMean - BaseMean
+	DiffCI      *Interval `json:"diffCI,omitempty"`    // Welch interval of the difference; nil when either n < 2
+	Percent     *float64  `json:"percent,omitempty"`   // 100*Diff/BaseMean; nil when BaseMean is 0
+	PercentCI   *Interval `json:"percentCI,omitempty"` // DiffCI scaled by 100/BaseMean
+	WelchDF     float64   `json:"welchDF,omitempty"`   // Welch–Satterthwaite degrees of freedom
+	PValue      *float64  `json:"pValue,omitempty"`    // two-sided Welch t-test
+	Significant bool      `json:"significant"`         // DiffCI excludes 0
+}

@@ -1,0 +1,157 @@
+package results
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SchemaVersion is written into run.json and summary.json; readers refuse majors they do not know.
+const SchemaVersion = "meshbench.dev/results/v1"
+
+// Window kinds: what the cluster was doing while a window was measured.
+const (
+	WindowIdle = "idle" // workloads deployed, no traffic
+	WindowLoad = "load" // steady-state part of a load run (after warm-up and trims)
+	WindowTest = "test" // one network test sample (iperf3, RR, CRR)
+)
+
+// Components are the parts of the system a resource sample is attributed to.
+const (
+	ComponentApp      = "app"       // application containers of the demo app
+	ComponentSidecar  = "sidecar"   // istio-proxy containers inside app pods
+	ComponentZtunnel  = "ztunnel"   // per-node ambient L4 proxy
+	ComponentWaypoint = "waypoint"  // ambient L7 proxies (Gateway istio-waypoint)
+	ComponentIstiod   = "istiod"    // control plane
+	ComponentIstioCNI = "istio-cni" // node agent
+	ComponentLoadgen  = "loadgen"   // fortio clients
+	ComponentCNITest  = "cni-test"  // iperf3 / RR / CRR client and server pods
+	ComponentNode     = "node"      // whole node (host) CPU and memory
+	ComponentMesh     = "mesh"      // derived: sidecars, or ztunnel + waypoints, plus istiod
+)
+
+// Case statuses in cases.jsonl.
+const (
+	StatusOK      = "ok"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+)
+
+// RunMeta is run.json.
+type RunMeta struct {
+	SchemaVersion string          `json:"schemaVersion"`
+	RunID         string          `json:"runID"`
+	Command       string          `json:"command"` // run | cni
+	Tool          ToolInfo        `json:"tool"`
+	Start         time.Time       `json:"start"`
+	End           *time.Time      `json:"end,omitempty"` // nil while running or after a crash
+	Cluster       ClusterFacts    `json:"cluster"`
+	Prometheus    *PromFacts      `json:"prometheus,omitempty"`
+	Scenario      json.RawMessage `json:"scenario,omitempty"` // the config as loaded, defaults applied
+	Plan          json.RawMessage `json:"plan,omitempty"`     // the expanded plan
+	Notes         []string        `json:"notes,omitempty"`    // honest caveats shown in every report (e.g. stand-in data plane)
+}
+
+// ToolInfo identifies the meshbench build that produced a run.
+type ToolInfo struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	GoVersion string `json:"goVersion"`
+	BuildDate string `json:"buildDate"`
+}
+
+// ClusterFacts describes the cluster under test.
+type ClusterFacts struct {
+	KubernetesVersion string      `json:"kubernetesVersion,omitempty"`
+	Profile           string      `json:"profile,omitempty"` // scenario profile, e.g. localcluster
+	CNI               string      `json:"cni,omitempty"`     // detected CNI, or "" when unknown
+	Nodes             []NodeFacts `json:"nodes,omitempty"`
+	Istio             *IstioFacts `json:"istio,omitempty"`
+}
+
+// NodeFacts describes one node.
+type NodeFacts struct {
+	Name             string `json:"name"`
+	KubeletVersion   string `json:"kubeletVersion,omitempty"`
+	KernelVersion    string `json:"kernelVersion,omitempty"`
+	OSImage          string `json:"osImage,omitempty"`
+	ContainerRuntime string `json:"containerRuntime,omitempty"`
+	CPU              string `json:"cpu,omitempty"`    // allocatable, Kubernetes quantity
+	Memory           string `json:"memory,omitempty"` // allocatable, Kubernetes quantity
+	InternalIP       string `json:"internalIP,omitempty"`
+}
+
+// Data plane kinds in IstioFacts.DataPlane.
+const (
+	DataPlaneIstio   = "istio"
+	DataPlaneStandIn = "test stand-in" // hack/ test doubles: figures are not Istio's
+)
+
+// IstioFacts describes the Istio installation a run measured.
+type IstioFacts struct {
+	Version                 string `json:"version,omitempty"`
+	Revision                string `json:"revision,omitempty"`
+	Profile                 string `json:"profile,omitempty"`
+	AmbientCapable          bool   `json:"ambientCapable"`
+	NativeSidecars          *bool  `json:"nativeSidecars,omitempty"`
+	ZtunnelImage            string `json:"ztunnelImage,omitempty"`
+	ProxyImage              string `json:"proxyImage,omitempty"`
+	DataPlane               string `json:"dataPlane,omitempty"` // DataPlaneIstio or DataPlaneStandIn
+	GatewayAPIBundleVersion string `json:"gatewayAPIBundleVersion,omitempty"`
+}
+
+// PromFacts records how resource samples were obtained.
+type PromFacts struct {
+	URL            string        `json:"url,omitempty"`
+	Source         string        `json:"source"` // prometheus | kubelet-resource (fallback)
+	ScrapeInterval time.Duration `json:"scrapeInterval"`
+	RateRange      time.Duration `json:"rateRange"`
+}
+
+// Window is a measured interval. Start and End are exact wall-clock times (UTC).
+type Window struct {
+	Kind  string    `json:"kind"` // WindowIdle | WindowLoad | WindowTest
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// Duration is the window's length.
+func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
+
+// Sample is one flat measurement, one line of samples.jsonl.
+type Sample struct {
+	RunID      string            `json:"runID"`
+	CaseID     string            `json:"caseID"`
+	Mode       string            `json:"mode,omitempty"`     // none | sidecar | ambient | waypoint ("" for cni)
+	Topology   string            `json:"topology,omitempty"` // topology name from the plan
+	Load       string            `json:"load,omitempty"`     // requested QPS level: "1000", "max"; "" for idle-only
+	Repetition int               `json:"repetition"`
+	Window     Window            `json:"window"`
+	Source     string            `json:"source"`    // prometheus | kubelet-resource | fortio | iperf3 | netperf | builtin
+	Component  string            `json:"component"` // Component* constants
+	Metric     string            `json:"metric"`    // cpu | memory | qps | latency | throughput | ...
+	Stat       string            `json:"stat"`      // min | max | avg | p50 | p90 | p99 | p99.9 | value | count
+	Value      float64           `json:"value"`
+	Unit       string            `json:"unit"` // millicores | MiB | rps | ms | Gbit/s | Mbit/s | % | tps | count
+	Labels     map[string]string `json:"labels,omitempty"`
+	// Attempt is set by Store.AppendCase: 1 for the first run of a case, 2 for its first re-run after --resume, ...
+	// Read keeps only the samples of each case's latest recorded attempt.
+	Attempt int `json:"attempt,omitempty"`
+}
+
+// CaseResult is one line of cases.jsonl: what happened to a planned case.
+type CaseResult struct {
+	RunID      string            `json:"runID"`
+	CaseID     string            `json:"caseID"`
+	Mode       string            `json:"mode,omitempty"`
+	Topology   string            `json:"topology,omitempty"`
+	Load       string            `json:"load,omitempty"`
+	Repetition int               `json:"repetition"`
+	Status     string            `json:"status"`           // StatusOK | StatusFailed | StatusSkipped
+	Reason     string            `json:"reason,omitempty"` // why it failed or was skipped, with the fix when known
+	Start      time.Time         `json:"start"`
+	End        time.Time         `json:"end"`
+	Windows    []Window          `json:"windows,omitempty"`
+	Timings    map[string]string `json:"timings,omitempty"` // step -> duration string, e.g. "mode-switch": "2.7s"
+	Facts      map[string]string `json:"facts,omitempty"`   // per-case facts: placement, MTU, replicas, waypoints
+	Attempt    int               `json:"attempt,omitempty"` // set by Store.AppendCase; see Sample.Attempt
+}

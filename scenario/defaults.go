@@ -1,0 +1,177 @@
+package scenario
+
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+)
+
+// Default images. The "default" profile uses public images; "localcluster" uses the images the project's local
+// cluster harness (hack/localcluster) builds and imports into each node, so nothing is pulled.
+const (
+	DefaultAgentImage        = "ghcr.io/meshbench/meshbench-agent:v0.1.0"
+	DefaultNetworkImage      = "quay.io/cloud-bulldozer/k8s-netperf:latest" // iperf3 + netperf + uperf (k8s-netperf)
+	DefaultBankOfAnthosRepo  = "us-central1-docker.pkg.dev/bank-of-anthos-ci/bank-of-anthos"
+	DefaultBankOfAnthosTag   = "v0.6.10"
+	LocalClusterAgentImage   = "meshbench.local/agent:dev"
+	LocalClusterNetworkImage = "meshbench.local/iperf3:dev"
+)
+
+// SetDefaults fills every unset field. It is idempotent and pure. The cni section is defaulted only when present:
+// a scenario without one simply cannot be used with `meshbench cni`.
+func SetDefaults(s *Scenario) {
+	sp := &s.Spec
+	if sp.Profile == "" {
+		sp.Profile = ProfileDefault
+	}
+	setWorkloadDefaults(&sp.Workload)
+	if len(sp.Modes) == 0 {
+		sp.Modes = append([]Mode(nil), AllModes...)
+	}
+	setDefault(&sp.Waypoint.Scope, WaypointPerNamespace)
+	setDefault(&sp.Waypoint.Name, "waypoint")
+	setDefault(&sp.Waypoint.For, "service")
+	setLoadDefaults(&sp.Load, sp.Workload.App)
+	setWindowDefaults(&sp.Windows, s.Metadata.Name)
+	sp.Load.fillDuration(sp.Windows.Load.Duration)
+	if sp.Prometheus.Timeout.Duration == 0 {
+		sp.Prometheus.Timeout = D(30 * time.Second)
+	}
+	if sp.Prometheus.KubeletSampleInterval.Duration == 0 {
+		sp.Prometheus.KubeletSampleInterval = D(10 * time.Second)
+	}
+	if svc := sp.Prometheus.Service; svc != nil {
+		setDefault(&svc.Port, "9090")
+		setDefault(&svc.Scheme, "http")
+	}
+	if sp.CNI.configured() {
+		setCNIDefaults(&sp.CNI)
+	}
+	setImageDefaults(&sp.Images, sp.Profile)
+	setDefault(&sp.Output.Dir, "runs")
+}
+
+func setDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
+func setWorkloadDefaults(w *Workload) {
+	if w.App == AppFortioChain && w.Chain == nil {
+		w.Chain = &Chain{Depth: 2, FanOut: 1, PayloadBytes: 128}
+	}
+	setDefault(&w.Replicas, 1)
+	setDefault(&w.NamespacePrefix, "mb-")
+	if len(w.Topologies) == 0 {
+		w.Topologies = []Topology{{Kind: TopologySingle}}
+	}
+	for i := range w.Topologies {
+		t := &w.Topologies[i]
+		if t.Name == "" {
+			t.Name = string(t.Kind)
+			if t.Kind == TopologyMulti && t.Namespaces > 0 {
+				t.Name = fmt.Sprintf("multi%d", t.Namespaces)
+			}
+		}
+		setDefault(&t.Replicas, w.Replicas)
+	}
+}
+
+func setLoadDefaults(l *LoadSpec, app App) {
+	if len(l.QPS) == 0 {
+		l.QPS = []QPS{{Value: 1000}}
+	}
+	setDefault(&l.Connections, 4) // Istio's published performance figures use 4 client connections
+	if l.Path == "" {
+		l.Path = "/"
+		if app == AppBankOfAnthos {
+			l.Path = "/home"
+		}
+	}
+	if l.WarmUp.Duration == 0 {
+		l.WarmUp = D(30 * time.Second)
+	}
+	if l.TrimEnd.Duration == 0 {
+		l.TrimEnd = D(5 * time.Second)
+	}
+	setDefault(&l.Clients, 1)
+}
+
+// fillDuration defaults the load run to exactly cover warm-up, trims and the measured window.
+func (l *LoadSpec) fillDuration(window time.Duration) {
+	if l.Duration.Duration == 0 {
+		l.Duration = D(l.MinDuration(window))
+	}
+}
+
+// MinDuration is the shortest load run that contains the measured window.
+func (l LoadSpec) MinDuration(window time.Duration) time.Duration {
+	return l.WarmUp.Duration + l.TrimStart.Duration + window + l.TrimEnd.Duration
+}
+
+func setWindowDefaults(w *Windows, name string) {
+	if w.Idle.Duration == 0 {
+		w.Idle = D(5 * time.Minute)
+	}
+	if w.Load.Duration == 0 {
+		w.Load = D(10 * time.Minute) // study A's fixed window
+	}
+	setDefault(&w.Repetitions, 3)
+	setDefault(&w.Interleave, InterleaveSerpentine)
+	if w.Seed == 0 {
+		w.Seed = seedFromName(name)
+	}
+	if w.Settle.Duration == 0 {
+		w.Settle = D(15 * time.Second)
+	}
+}
+
+// seedFromName makes the default interleaving seed a pure function of the scenario, so the same file always gives
+// the same plan.
+func seedFromName(name string) int64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte("meshbench/" + name))
+	return int64(h.Sum64() & 0x7fffffffffffffff)
+}
+
+func (c CNI) configured() bool {
+	return len(c.Tests) > 0 || len(c.Paths) > 0 || c.Duration.Duration > 0 || c.Samples > 0 || c.UDPBitrate != "" ||
+		c.Streams > 0 || c.RRTool != "" || c.Placement != (CNIPlacement{}) || c.RequestBytes > 0 || c.ResponseBytes > 0
+}
+
+// Configured reports whether the scenario has a cni section.
+func (c CNI) Configured() bool { return c.configured() }
+
+func setCNIDefaults(c *CNI) {
+	if len(c.Tests) == 0 {
+		c.Tests = append([]CNITest(nil), AllCNITests...)
+	}
+	if len(c.Paths) == 0 {
+		c.Paths = append([]CNIPath(nil), AllCNIPaths...)
+	}
+	if c.Duration.Duration == 0 {
+		c.Duration = D(10 * time.Second)
+	}
+	setDefault(&c.Samples, 3)
+	setDefault(&c.Streams, 1)
+	if c.Omit.Duration == 0 {
+		c.Omit = D(time.Second)
+	}
+	setDefault(&c.RequestBytes, 100)
+	setDefault(&c.ResponseBytes, 100)
+	setDefault(&c.RRTool, RRToolAuto)
+}
+
+func setImageDefaults(im *Images, p Profile) {
+	agent, network := DefaultAgentImage, DefaultNetworkImage
+	if p == ProfileLocalCluster {
+		agent, network = LocalClusterAgentImage, LocalClusterNetworkImage
+	}
+	setDefault(&im.Agent, agent)
+	setDefault(&im.Network, network)
+	setDefault(&im.BankOfAnthos.Registry, DefaultBankOfAnthosRepo)
+	setDefault(&im.BankOfAnthos.Tag, DefaultBankOfAnthosTag)
+	setDefault(&im.PullPolicy, "IfNotPresent")
+}

@@ -1,0 +1,289 @@
+package scenario
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Case is one measurement: a topology in a mode at a load level, in one repetition.
+type Case struct {
+	// ID is stable for the same scenario: <topology>.<mode>.q<qps>.r<repetition>.
+	ID string `json:"id"`
+	// Index is the 1-based position in the plan.
+	Index      int      `json:"index"`
+	Topology   Topology `json:"topology"`
+	Mode       Mode     `json:"mode"`
+	QPS        QPS      `json:"qps"`
+	Repetition int      `json:"repetition"` // 1-based
+	// Switch is true when the topology or mode differs from the previous case: the runner applies the mode,
+	// ensures the workload and verifies every pod before measuring.
+	Switch bool `json:"switch"`
+	// Idle is true for the first case of each (topology, mode, repetition): an idle window is measured before load.
+	Idle bool `json:"idle"`
+}
+
+// Plan is the ordered list of cases for a scenario. It is a pure function of the scenario, so the same file always
+// gives the same plan (and the same IDs, which --resume relies on).
+type Plan struct {
+	Scenario   string     `json:"scenario"`
+	Seed       int64      `json:"seed"`
+	Interleave Interleave `json:"interleave"`
+	Cases      []Case     `json:"cases"`
+	// ModeSwitches counts data-plane changes (including the first apply of each topology).
+	ModeSwitches int `json:"modeSwitches"`
+	// Restarts counts switches that restart workloads (sidecar injection changes only at pod creation).
+	Restarts int `json:"restarts"`
+	// Estimate is the expected wall time; EstimateNote says what it assumes.
+	Estimate     time.Duration `json:"estimate"`
+	EstimateNote string        `json:"estimateNote"`
+	// CNI is the network benchmark plan (meshbench cni), when the scenario has a cni section.
+	CNI *CNIPlan `json:"cni,omitempty"`
+}
+
+// CNIPlan is the ordered list of pod network tests.
+type CNIPlan struct {
+	Cases    []CNICase     `json:"cases"`
+	Estimate time.Duration `json:"estimate"`
+}
+
+// CNICase is one (path, test) pair, measured Samples times.
+type CNICase struct {
+	ID      string  `json:"id"` // <path>.<test>
+	Path    CNIPath `json:"path"`
+	Test    CNITest `json:"test"`
+	Samples int     `json:"samples"`
+}
+
+// Pod network test overheads for the estimate: pods scheduled and ready, and per-sample exec and parsing.
+const (
+	estCNISetup  = 60 * time.Second
+	estCNISample = 3 * time.Second
+)
+
+func newCNIPlan(c CNI) *CNIPlan {
+	p := &CNIPlan{Estimate: estCNISetup + estTeardown}
+	for _, path := range c.Paths {
+		for _, t := range c.Tests {
+			p.Cases = append(p.Cases, CNICase{ID: string(path) + "." + string(t), Path: path, Test: t, Samples: c.Samples})
+			p.Estimate += time.Duration(c.Samples) * (c.Duration.Duration + estCNISample)
+		}
+	}
+	// The idle window (pods deployed, no traffic) lasts as long as one test sample.
+	p.Estimate += c.Duration.Duration
+	return p
+}
+
+// Rough costs used by the estimate. They are deliberately conservative figures for a small cluster; the real cost
+// depends on image pulls and cluster size, which is why the note is printed with the estimate.
+const (
+	estDeploy        = 90 * time.Second // first deploy of a topology until ready
+	estRestartSwitch = 60 * time.Second // rollout restart of every workload (sidecar involvement changes)
+	estLabelSwitch   = 15 * time.Second // label-only switch (ambient <-> none, ambient <-> waypoint)
+	estWaypoint      = 20 * time.Second // waypoint Gateway programmed and its Deployment available
+	estCollect       = 10 * time.Second // Prometheus queries and writing results per case
+	estTeardown      = 30 * time.Second // namespace deletion per topology
+)
+
+// NeedsRestart reports whether switching from one mode to another changes sidecar injection, which only takes effect
+// when pods are recreated.
+func NeedsRestart(from, to Mode) bool {
+	return from != to && (from == ModeSidecar || to == ModeSidecar)
+}
+
+// NewPlan expands a defaulted, valid scenario into ordered cases: per topology, repetitions interleave the modes
+// (serpentine by default: A B C, C B A, ... so each boundary keeps the mode and switches stay minimal), and each
+// (mode, repetition) runs every load level back to back.
+func NewPlan(s *Scenario) Plan {
+	p := Plan{Scenario: s.Metadata.Name, Seed: s.Spec.Windows.Seed, Interleave: s.Spec.Windows.Interleave}
+	if s.Spec.CNI.configured() {
+		p.CNI = newCNIPlan(s.Spec.CNI)
+	}
+	if s.Spec.Workload.App == "" { // a network-only scenario
+		return p
+	}
+	reps := s.Spec.Windows.Repetitions
+	for _, topo := range s.Spec.Workload.Topologies {
+		for _, g := range groups(s.Spec.Modes, reps, s.Spec.Windows.Interleave, s.Spec.Windows.Seed) {
+			for li, q := range s.Spec.Load.QPS {
+				c := Case{Topology: topo, Mode: g.mode, QPS: q, Repetition: g.rep, Idle: li == 0}
+				c.ID = CaseID(topo.Name, g.mode, q, g.rep)
+				p.Cases = append(p.Cases, c)
+			}
+		}
+	}
+	var prev *Case
+	for i := range p.Cases {
+		c := &p.Cases[i]
+		c.Index = i + 1
+		c.Switch = prev == nil || prev.Topology.Name != c.Topology.Name || prev.Mode != c.Mode
+		if c.Switch {
+			p.ModeSwitches++
+			if prev != nil && prev.Topology.Name == c.Topology.Name && NeedsRestart(prev.Mode, c.Mode) {
+				p.Restarts++
+			}
+		}
+		prev = c
+	}
+	p.Estimate, p.EstimateNote = estimate(s, p.Cases)
+	return p
+}
+
+// CaseID builds the stable case ID.
+func CaseID(topology string, mode Mode, q QPS, rep int) string {
+	return fmt.Sprintf("%s.%s.q%s.r%d", topology, mode, q, rep)
+}
+
+type modeRep struct {
+	mode Mode
+	rep  int
+}
+
+// groups orders (mode, repetition) pairs for one topology.
+func groups(modes []Mode, reps int, il Interleave, seed int64) []modeRep {
+	var out []modeRep
+	if il == InterleaveNone {
+		for _, m := range modes {
+			for r := 1; r <= reps; r++ {
+				out = append(out, modeRep{m, r})
+			}
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x6d657368)) // "mesh": a fixed stream per seed
+	for r := 1; r <= reps; r++ {
+		order := slices.Clone(modes)
+		switch il {
+		case InterleaveRandom:
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		default: // serpentine
+			if r%2 == 0 {
+				slices.Reverse(order)
+			}
+		}
+		for _, m := range order {
+			out = append(out, modeRep{m, r})
+		}
+	}
+	return out
+}
+
+func estimate(s *Scenario, cases []Case) (time.Duration, string) {
+	var total time.Duration
+	var prev *Case
+	for i := range cases {
+		c := &cases[i]
+		if prev == nil || prev.Topology.Name != c.Topology.Name {
+			if prev != nil {
+				total += estTeardown
+			}
+			total += estDeploy
+		} else if c.Switch {
+			if NeedsRestart(prev.Mode, c.Mode) {
+				total += estRestartSwitch
+			} else {
+				total += estLabelSwitch
+			}
+		}
+		if c.Switch {
+			if c.Mode == ModeWaypoint {
+				total += estWaypoint
+			}
+			total += s.Spec.Windows.Settle.Duration
+		}
+		if c.Idle {
+			total += s.Spec.Windows.Idle.Duration
+		}
+		total += s.Spec.Load.Duration.Duration + estCollect
+		prev = c
+	}
+	if prev != nil {
+		total += estTeardown
+	}
+	note := fmt.Sprintf("assumes %s per deploy, %s per restarting switch, %s per label-only switch, %s per waypoint, %s collection per case",
+		estDeploy, estRestartSwitch, estLabelSwitch, estWaypoint, estCollect)
+	return total, note
+}
+
+// Summary is the one-line description of the plan's size.
+func (p Plan) Summary() string {
+	topos, modes, loads, reps := map[string]bool{}, map[Mode]bool{}, map[string]bool{}, 0
+	for _, c := range p.Cases {
+		topos[c.Topology.Name], modes[c.Mode], loads[c.QPS.String()] = true, true, true
+		reps = max(reps, c.Repetition)
+	}
+	return fmt.Sprintf("%d mode(s) x %d topology(ies) x %d load level(s) x %d repetition(s) = %d cases, %d mode switches (%d restarting), estimated %s",
+		len(modes), len(topos), len(loads), reps, len(p.Cases), p.ModeSwitches, p.Restarts, HumanDuration(p.Estimate))
+}
+
+// HumanDuration renders e.g. "2h05m" or "4m30s".
+func HumanDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	h, m, sec := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%dh%02dm", h, m)
+	case m > 0:
+		return fmt.Sprintf("%dm%02ds", m, sec)
+	default:
+		return fmt.Sprintf("%ds", sec)
+	}
+}
+
+// Table renders the plan for humans: one row per case, deterministic.
+func (p Plan) Table() string {
+	var b strings.Builder
+	if len(p.Cases) > 0 {
+		fmt.Fprintf(&b, "Plan for scenario %q (interleave %s, seed %d)\n", p.Scenario, p.Interleave, p.Seed)
+		fmt.Fprintf(&b, "%s\n%s\n\n", p.Summary(), p.EstimateNote)
+		rows := [][]string{{"#", "CASE ID", "TOPOLOGY", "MODE", "QPS", "REP", "SWITCH", "IDLE"}}
+		for _, c := range p.Cases {
+			rows = append(rows, []string{fmt.Sprint(c.Index), c.ID, c.Topology.Name, string(c.Mode), c.QPS.String(),
+				fmt.Sprint(c.Repetition), yesNo(c.Switch), yesNo(c.Idle)})
+		}
+		writeColumns(&b, rows)
+	} else {
+		fmt.Fprintf(&b, "Scenario %q has no workload: no mesh benchmark cases (meshbench run needs spec.workload).\n", p.Scenario)
+	}
+	if p.CNI != nil {
+		if len(p.Cases) > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "Pod network benchmark (meshbench cni): %d path x test cases, estimated %s\n\n", len(p.CNI.Cases), HumanDuration(p.CNI.Estimate))
+		rows := [][]string{{"#", "CASE ID", "PATH", "TEST", "SAMPLES"}}
+		for i, c := range p.CNI.Cases {
+			rows = append(rows, []string{fmt.Sprint(i + 1), c.ID, string(c.Path), string(c.Test), fmt.Sprint(c.Samples)})
+		}
+		writeColumns(&b, rows)
+	}
+	return b.String()
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "-"
+}
+
+// writeColumns left-aligns cells in columns separated by two spaces.
+func writeColumns(b *strings.Builder, rows [][]string) {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	for _, r := range rows {
+		var line strings.Builder
+		for i, c := range r {
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			line.WriteString(c + strings.Repeat(" ", widths[i]-len(c)))
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}

@@ -1,0 +1,318 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/<name>, rewriting it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden %s (run with -update to create): %v", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden (run go test ./scenario -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// TestFixtures loads every repo-level fixture: valid-* must load cleanly; invalid-* must report every problem,
+// with field paths, exactly as in the golden file.
+func TestFixtures(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("../testdata/*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("fixtures: %v %v", files, err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(f)
+			if strings.HasPrefix(name, "valid-") {
+				if err != nil {
+					t.Fatalf("valid fixture rejected: %v", err)
+				}
+				return
+			}
+			var ps Problems
+			if err == nil || !errorsAs(err, &ps) {
+				t.Fatalf("invalid fixture: want Problems, got %v", err)
+			}
+			for _, p := range ps {
+				if p.Path == "" || p.Message == "" {
+					t.Errorf("problem without path or message: %+v", p)
+				}
+			}
+			golden(t, "fixtures/"+name+".golden", []byte(ps.Error()+"\n"))
+		})
+	}
+}
+
+func errorsAs(err error, ps *Problems) bool {
+	p, ok := err.(Problems)
+	if ok {
+		*ps = p
+	}
+	return ok
+}
+
+// TestPlanGolden pins the expanded plan of every shipped example (table and JSON) and checks it is deterministic.
+func TestPlanGolden(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Load(f)
+			if err != nil {
+				t.Fatalf("example does not load: %v", err)
+			}
+			p1, p2 := NewPlan(s), NewPlan(s)
+			if !reflect.DeepEqual(p1, p2) {
+				t.Fatal("NewPlan is not deterministic")
+			}
+			ids := map[string]bool{}
+			for _, c := range p1.Cases {
+				if ids[c.ID] {
+					t.Errorf("duplicate case ID %s", c.ID)
+				}
+				ids[c.ID] = true
+			}
+			js, err := json.MarshalIndent(p1, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "plans/"+name+".txt", []byte(p1.Table()))
+			golden(t, "plans/"+name+".json", append(js, '\n'))
+		})
+	}
+}
+
+// TestStudyAMulti checks the acceptance example: 3 modes x 1 topology x the loads x repetitions.
+func TestStudyAMulti(t *testing.T) {
+	t.Parallel()
+	s, err := Load("../examples/study-a-multi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPlan(s)
+	if got, want := len(p.Cases), 3*1*len(s.Spec.Load.QPS)*s.Spec.Windows.Repetitions; got != want {
+		t.Fatalf("cases = %d, want %d", got, want)
+	}
+	topo := s.Spec.Workload.Topologies[0]
+	if topo.Kind != TopologyMulti || topo.Namespaces != 8 || topo.Replicas != 6 {
+		t.Errorf("topology = %+v, want multi 8 namespaces x 6 replicas", topo)
+	}
+	if s.Spec.Windows.Load.Duration != 10*time.Minute || s.Spec.Windows.Idle.Duration != 10*time.Minute {
+		t.Errorf("windows = %+v, want 10m idle and load as in study A", s.Spec.Windows)
+	}
+	if p.Estimate <= 9*(20*time.Minute) {
+		t.Errorf("estimate %s cannot be shorter than 9 cases x (10m idle + 10m load)", p.Estimate)
+	}
+}
+
+func TestOrdering(t *testing.T) {
+	t.Parallel()
+	modes := []Mode{ModeNone, ModeSidecar, ModeAmbient}
+	render := func(gs []modeRep) string {
+		var parts []string
+		for _, g := range gs {
+			parts = append(parts, string(g.mode)[:1]+string(rune('0'+g.rep)))
+		}
+		return strings.Join(parts, " ")
+	}
+	tests := []struct {
+		il   Interleave
+		want string
+	}{
+		{InterleaveSerpentine, "n1 s1 a1 a2 s2 n2 n3 s3 a3"},
+		{InterleaveNone, "n1 n2 n3 s1 s2 s3 a1 a2 a3"},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.il), func(t *testing.T) {
+			t.Parallel()
+			if got := render(groups(modes, 3, tc.il, 1)); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+	t.Run("random is seeded", func(t *testing.T) {
+		t.Parallel()
+		a, b := render(groups(modes, 5, InterleaveRandom, 7)), render(groups(modes, 5, InterleaveRandom, 7))
+		c := render(groups(modes, 5, InterleaveRandom, 8))
+		if a != b {
+			t.Errorf("same seed, different order: %s vs %s", a, b)
+		}
+		if a == c {
+			t.Errorf("different seeds gave the same order %s (possible but unlikely for 5 reps)", a)
+		}
+	})
+}
+
+func TestSwitchesAndIdle(t *testing.T) {
+	t.Parallel()
+	s := mustParse(t, `apiVersion: meshbench.dev/v1alpha1
+kind: Scenario
+metadata: {name: sw}
+spec:
+  workload: {app: fortio-chain}
+  modes: [none, sidecar, ambient]
+  load: {qps: [10, max]}
+  windows: {repetitions: 2, idle: 1m, load: 1m}
+`)
+	p := NewPlan(s)
+	var got []string
+	for _, c := range p.Cases {
+		got = append(got, c.ID+map[bool]string{true: " S", false: ""}[c.Switch]+map[bool]string{true: " I", false: ""}[c.Idle])
+	}
+	want := []string{
+		"single.none.q10.r1 S I", "single.none.qmax.r1",
+		"single.sidecar.q10.r1 S I", "single.sidecar.qmax.r1",
+		"single.ambient.q10.r1 S I", "single.ambient.qmax.r1",
+		"single.ambient.q10.r2 I", "single.ambient.qmax.r2",
+		"single.sidecar.q10.r2 S I", "single.sidecar.qmax.r2",
+		"single.none.q10.r2 S I", "single.none.qmax.r2",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cases:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if p.ModeSwitches != 5 || p.Restarts != 4 {
+		t.Errorf("switches=%d restarts=%d, want 5 and 4", p.ModeSwitches, p.Restarts)
+	}
+}
+
+func TestNeedsRestart(t *testing.T) {
+	t.Parallel()
+	for _, from := range AllModes {
+		for _, to := range AllModes {
+			want := from != to && (from == ModeSidecar || to == ModeSidecar)
+			if got := NeedsRestart(from, to); got != want {
+				t.Errorf("NeedsRestart(%s,%s) = %v, want %v", from, to, got, want)
+			}
+		}
+	}
+}
+
+func TestQPSAndDuration(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    QPS
+		wantErr bool
+	}{
+		{`100`, QPS{Value: 100}, false},
+		{`"max"`, MaxQPS, false},
+		{`"MAX"`, MaxQPS, false},
+		{`"12.5"`, QPS{Value: 12.5}, false},
+		{`"fast"`, QPS{}, true},
+		{`true`, QPS{}, true},
+	}
+	for _, tc := range tests {
+		var q QPS
+		err := json.Unmarshal([]byte(tc.in), &q)
+		if (err != nil) != tc.wantErr || (!tc.wantErr && q != tc.want) {
+			t.Errorf("QPS %s: got %v, %v; want %v (err %v)", tc.in, q, err, tc.want, tc.wantErr)
+		}
+	}
+	for in, want := range map[string]time.Duration{`"10m"`: 10 * time.Minute, `30`: 30 * time.Second, `"1h2m3s"`: time.Hour + 2*time.Minute + 3*time.Second} {
+		var d Duration
+		if err := json.Unmarshal([]byte(in), &d); err != nil || d.Duration != want {
+			t.Errorf("Duration %s = %v, %v; want %v", in, d, err, want)
+		}
+	}
+	var d Duration
+	if err := json.Unmarshal([]byte(`"ten minutes"`), &d); err == nil {
+		t.Error("bad duration accepted")
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	s := mustParse(t, "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: d}\nspec:\n  workload: {app: fortio-chain}\n")
+	again := *s
+	SetDefaults(&again)
+	if !reflect.DeepEqual(*s, again) {
+		t.Error("SetDefaults is not idempotent")
+	}
+	if got := s.Spec.Load.Duration.Duration; got != s.Spec.Load.MinDuration(s.Spec.Windows.Load.Duration) {
+		t.Errorf("load.duration default %s does not cover warm-up, trims and window", got)
+	}
+	if s.Spec.CNI.Configured() {
+		t.Error("cni defaulted although the scenario has no cni section")
+	}
+	if s.Spec.Images.Agent != DefaultAgentImage || s.Spec.Images.Network != DefaultNetworkImage {
+		t.Errorf("default profile images = %+v", s.Spec.Images)
+	}
+	local := mustParse(t, "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: d}\nspec:\n  profile: localcluster\n  workload: {app: fortio-chain}\n")
+	if local.Spec.Images.Agent != LocalClusterAgentImage || local.Spec.Images.Network != LocalClusterNetworkImage {
+		t.Errorf("localcluster images = %+v", local.Spec.Images)
+	}
+	if got := (Chain{Depth: 2, FanOut: 3}).Services(); got != 13 {
+		t.Errorf("Chain{2,3}.Services() = %d, want 13", got)
+	}
+}
+
+func TestDuplicateKey(t *testing.T) {
+	t.Parallel()
+	_, err := Parse([]byte("apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nkind: Scenario\n"))
+	if err == nil || !strings.Contains(err.Error(), "kind") {
+		t.Errorf("duplicate key not reported: %v", err)
+	}
+}
+
+// TestRoundTrip: a loaded scenario written back as YAML loads to the same value (the config echo in run.json).
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{"../testdata/valid-full.yaml", "../examples/study-a-multi.yaml", "../examples/quickstart.yaml"} {
+		s, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := yaml.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse(out)
+		if err != nil {
+			t.Fatalf("%s: re-parse: %v\n%s", f, err, out)
+		}
+		if !reflect.DeepEqual(s, back) {
+			t.Errorf("%s: round trip changed the scenario", f)
+		}
+	}
+}
+
+func mustParse(t *testing.T, doc string) *Scenario {
+	t.Helper()
+	s, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,0 +1,441 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// APIVersion and Kind identify a meshbench scenario file.
+const (
+	APIVersion = "meshbench.dev/v1alpha1"
+	Kind       = "Scenario"
+)
+
+// Scenario is the whole configuration of a benchmark.
+type Scenario struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+}
+
+// Metadata names the scenario.
+type Metadata struct {
+	// Name is used in run IDs and reports: lower-case letters, digits and '-'.
+	Name string `json:"name"`
+	// Description is free text shown in reports.
+	Description string `json:"description,omitempty"`
+}
+
+// Spec is what to deploy, which modes to compare, how to load and measure.
+type Spec struct {
+	// Profile selects defaults: "default" (public images, real clusters) or "localcluster" (the images the
+	// project's local cluster harness builds, small resource requests).
+	Profile Profile `json:"profile,omitempty"`
+	// Workload is the demo app and where it runs.
+	Workload Workload `json:"workload"`
+	// Modes are the data-plane modes to compare, in the order given (the first is the baseline for deltas
+	// unless "none" is present).
+	Modes []Mode `json:"modes,omitempty"`
+	// Waypoint configures the L7 waypoint used by mode "waypoint".
+	Waypoint Waypoint `json:"waypoint,omitzero"`
+	// Load is how the fortio clients drive the app.
+	Load LoadSpec `json:"load,omitzero"`
+	// Windows are the measurement windows, repetitions and ordering.
+	Windows Windows `json:"windows,omitzero"`
+	// Prometheus is where resource metrics come from; empty means the kubelet fallback.
+	Prometheus Prometheus `json:"prometheus,omitzero"`
+	// CNI configures `meshbench cni`, the pod network benchmark.
+	CNI CNI `json:"cni,omitzero"`
+	// Images overrides every container image the tool uses.
+	Images Images `json:"images,omitzero"`
+	// Output configures where results go.
+	Output Output `json:"output,omitzero"`
+}
+
+// Profile selects a set of defaults.
+type Profile string
+
+// Profiles.
+const (
+	ProfileDefault      Profile = "default"
+	ProfileLocalCluster Profile = "localcluster"
+)
+
+// Profiles lists the valid profiles.
+var Profiles = []Profile{ProfileDefault, ProfileLocalCluster}
+
+// App is a demo application from the catalog.
+type App string
+
+// Apps.
+const (
+	AppBankOfAnthos App = "bank-of-anthos"
+	AppFortioChain  App = "fortio-chain"
+)
+
+// Apps lists the valid apps.
+var Apps = []App{AppBankOfAnthos, AppFortioChain}
+
+// Workload is the app and its placement.
+type Workload struct {
+	// App is "bank-of-anthos" (8 services + 2 databases, as in study A) or "fortio-chain" (synthetic service graph).
+	App App `json:"app"`
+	// Chain shapes the fortio-chain graph; only with app fortio-chain.
+	Chain *Chain `json:"chain,omitempty"`
+	// Topologies to deploy the app in; each is measured with every mode. Default: one "single" topology.
+	Topologies []Topology `json:"topologies,omitempty"`
+	// Replicas per service (Deployments; databases stay at 1). A topology may override it.
+	Replicas int `json:"replicas,omitempty"`
+	// NamespacePrefix prefixes every namespace the tool creates for the app.
+	NamespacePrefix string `json:"namespacePrefix,omitempty"`
+	// NodeSelector restricts app and load-client pods to matching nodes.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Resources sets app container requests (e.g. "100m", "64Mi"); empty keeps the catalog's values.
+	Resources *Resources `json:"resources,omitempty"`
+}
+
+// Chain is the synthetic fortio service graph: a tree of Depth levels where every service calls FanOut children.
+type Chain struct {
+	// Depth is the number of hops below the entry service (1 = entry + one level).
+	Depth int `json:"depth"`
+	// FanOut is how many downstream services each non-leaf service calls.
+	FanOut int `json:"fanOut"`
+	// PayloadBytes is the response size the leaves return.
+	PayloadBytes int `json:"payloadBytes,omitempty"`
+	// Serial makes a service call its children one after another instead of in parallel.
+	Serial bool `json:"serial,omitempty"`
+}
+
+// Services is the number of services in the chain: 1 + f + f^2 + ... + f^depth.
+func (c Chain) Services() int {
+	n, level := 1, 1
+	for i := 0; i < c.Depth; i++ {
+		level *= c.FanOut
+		n += level
+	}
+	return n
+}
+
+// TopologyKind says how services are spread over namespaces.
+type TopologyKind string
+
+// Topology kinds.
+const (
+	TopologySingle TopologyKind = "single" // every service in one namespace
+	TopologyMulti  TopologyKind = "multi"  // services spread over several namespaces
+)
+
+// Topology is one placement of the app.
+type Topology struct {
+	// Name identifies the topology in case IDs; default "single" or "multi<N>".
+	Name string `json:"name,omitempty"`
+	// Kind is "single" or "multi".
+	Kind TopologyKind `json:"kind"`
+	// Namespaces is, for multi, the number of namespaces services are spread over round-robin;
+	// 0 means one service per namespace (study A's enterprise case).
+	Namespaces int `json:"namespaces,omitempty"`
+	// Replicas overrides workload.replicas for this topology.
+	Replicas int `json:"replicas,omitempty"`
+}
+
+// Resources are container resource requests and limits as Kubernetes quantities.
+type Resources struct {
+	CPURequest    string `json:"cpuRequest,omitempty"`
+	MemoryRequest string `json:"memoryRequest,omitempty"`
+	CPULimit      string `json:"cpuLimit,omitempty"`
+	MemoryLimit   string `json:"memoryLimit,omitempty"`
+}
+
+// Mode is an Istio data-plane mode.
+type Mode string
+
+// Modes.
+const (
+	ModeNone     Mode = "none"     // no mesh: the baseline
+	ModeSidecar  Mode = "sidecar"  // Envoy sidecar per pod
+	ModeAmbient  Mode = "ambient"  // ztunnel per node (L4)
+	ModeWaypoint Mode = "waypoint" // ztunnel + waypoint proxies (L4 + L7)
+)
+
+// AllModes lists the valid modes in their canonical order.
+var AllModes = []Mode{ModeNone, ModeSidecar, ModeAmbient, ModeWaypoint}
+
+// Waypoint configures the ambient L7 proxies.
+type Waypoint struct {
+	// Scope is "per-namespace" (one waypoint in every app namespace, as in study A) or "shared" (one waypoint
+	// for all app namespaces).
+	Scope WaypointScope `json:"scope,omitempty"`
+	// Name of the waypoint Gateway; default "waypoint".
+	Name string `json:"name,omitempty"`
+	// For is the istio.io/waypoint-for label: service (default), workload, all.
+	For string `json:"for,omitempty"`
+}
+
+// WaypointScope says how many waypoints there are.
+type WaypointScope string
+
+// Waypoint scopes.
+const (
+	WaypointPerNamespace WaypointScope = "per-namespace"
+	WaypointShared       WaypointScope = "shared"
+)
+
+// LoadSpec is how the app is driven.
+type LoadSpec struct {
+	// QPS levels, each a number > 0 or "max". Each level is a separate case.
+	QPS []QPS `json:"qps,omitempty"`
+	// Connections per client pod (fortio -c).
+	Connections int `json:"connections,omitempty"`
+	// PayloadBytes is the request body size (0 = GET without body).
+	PayloadBytes int `json:"payloadBytes,omitempty"`
+	// Path is the URL path requested on the entry service; default "/" (fortio-chain) or "/home" (bank-of-anthos).
+	Path string `json:"path,omitempty"`
+	// Duration is the whole load run per level; default warmUp + trimStart + windows.load + trimEnd.
+	Duration Duration `json:"duration,omitzero"`
+	// WarmUp runs load before the measured part begins (connections, JIT, caches).
+	WarmUp Duration `json:"warmUp,omitzero"`
+	// TrimStart and TrimEnd are cut from the load run around the measured window.
+	TrimStart Duration `json:"trimStart,omitzero"`
+	TrimEnd   Duration `json:"trimEnd,omitzero"`
+	// Clients is the number of fortio client pods; the QPS level is split evenly between them.
+	Clients int `json:"clients,omitempty"`
+	// Jitter adds ±10% jitter to request intervals (fortio -jitter).
+	Jitter bool `json:"jitter,omitempty"`
+	// Uniform spreads requests uniformly across connections (fortio -uniform).
+	Uniform bool `json:"uniform,omitempty"`
+}
+
+// QPS is a load level: a positive number, or Max (encoded "max").
+type QPS struct {
+	Value float64
+	Max   bool
+}
+
+// MaxQPS is the "max" level.
+var MaxQPS = QPS{Max: true}
+
+// String renders "max" or the number without trailing zeros.
+func (q QPS) String() string {
+	if q.Max {
+		return "max"
+	}
+	return strconv.FormatFloat(q.Value, 'f', -1, 64)
+}
+
+// MarshalJSON encodes "max" or a number.
+func (q QPS) MarshalJSON() ([]byte, error) {
+	if q.Max {
+		return []byte(`"max"`), nil
+	}
+	return json.Marshal(q.Value)
+}
+
+// UnmarshalJSON accepts a number, "max", or a numeric string. Range checks are Validate's job, so that every
+// problem is reported together.
+func (q *QPS) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		if strings.EqualFold(strings.TrimSpace(s), "max") {
+			*q = MaxQPS
+			return nil
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return fmt.Errorf(`qps %q: must be a number > 0 or "max"`, s)
+		}
+		*q = QPS{Value: v}
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf(`qps %s: must be a number > 0 or "max"`, string(b))
+	}
+	*q = QPS{Value: v}
+	return nil
+}
+
+// Windows are the fixed measurement windows and the repetition scheme.
+type Windows struct {
+	// Idle is the window measured with the app deployed and no traffic, once per topology and mode.
+	Idle Duration `json:"idle,omitzero"`
+	// Load is the measured steady-state window inside each load run (study A used 10m).
+	Load Duration `json:"load,omitzero"`
+	// Repetitions of the whole mode x load matrix, for confidence intervals (>= 3 recommended).
+	Repetitions int `json:"repetitions,omitempty"`
+	// Interleave orders modes across repetitions: "serpentine" (A B C, C B A, ...: interleaved, fewest switches),
+	// "random" (seeded shuffle per repetition) or "none" (all repetitions of a mode back to back).
+	Interleave Interleave `json:"interleave,omitempty"`
+	// Seed for "random" interleaving; 0 derives one from the scenario name so plans stay reproducible.
+	Seed int64 `json:"seed,omitempty"`
+	// Settle is waited after a mode switch is verified and before the idle window (lets restarts calm down).
+	Settle Duration `json:"settle,omitzero"`
+}
+
+// Interleave is a mode-ordering scheme.
+type Interleave string
+
+// Interleave schemes.
+const (
+	InterleaveSerpentine Interleave = "serpentine"
+	InterleaveRandom     Interleave = "random"
+	InterleaveNone       Interleave = "none"
+)
+
+// Prometheus is the metrics source for resource usage.
+type Prometheus struct {
+	// URL of the Prometheus HTTP API, e.g. http://127.0.0.1:19090.
+	URL string `json:"url,omitempty"`
+	// Service reaches an in-cluster Prometheus through the API server's service proxy (no port-forward needed).
+	Service *ServiceRef `json:"service,omitempty"`
+	// BearerTokenFile is re-read on every request (projected tokens expire).
+	BearerTokenFile string `json:"bearerTokenFile,omitempty"`
+	// CAFile verifies the server; InsecureSkipVerify disables verification (not recommended).
+	CAFile             string `json:"caFile,omitempty"`
+	InsecureSkipVerify bool   `json:"insecureSkipVerify,omitempty"`
+	// ScrapeInterval of the cAdvisor job; 0 = auto-detect from Prometheus.
+	ScrapeInterval Duration `json:"scrapeInterval,omitzero"`
+	// Timeout per query.
+	Timeout Duration `json:"timeout,omitzero"`
+	// KubeletSampleInterval is the sampling period of the fallback used when neither URL nor Service is set:
+	// the kubelets' resource metrics read through the API server.
+	KubeletSampleInterval Duration `json:"kubeletSampleInterval,omitzero"`
+}
+
+// ServiceRef names an in-cluster Service.
+type ServiceRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Port      string `json:"port,omitempty"`   // port name or number; default "9090"
+	Scheme    string `json:"scheme,omitempty"` // http (default) or https
+}
+
+// CNI configures the pod network benchmark.
+type CNI struct {
+	// Tests to run: tcp (iperf3 TCP), udp (iperf3 UDP), rr (TCP_RR), crr (TCP_CRR).
+	Tests []CNITest `json:"tests,omitempty"`
+	// Paths to measure: same-node, cross-node, service (ClusterIP, backend on the other node), host (hostNetwork baseline).
+	Paths []CNIPath `json:"paths,omitempty"`
+	// Duration of each test sample.
+	Duration Duration `json:"duration,omitzero"`
+	// Samples per path and test (>= 3 for a confidence interval).
+	Samples int `json:"samples,omitempty"`
+	// Streams is the number of parallel iperf3 TCP streams (-P).
+	Streams int `json:"streams,omitempty"`
+	// Omit is cut from the start of each iperf3 test (-O), to skip TCP slow start.
+	Omit Duration `json:"omit,omitzero"`
+	// UDPBitrate is the iperf3 UDP target rate, e.g. "1G", "500M"; "0" = unlimited. Required with the udp test:
+	// iperf3's silent 1 Mbit/s default is not a measurement.
+	UDPBitrate string `json:"udpBitrate,omitempty"`
+	// UDPPacketBytes is the UDP datagram size (-l); 0 = iperf3's default (path MTU based).
+	UDPPacketBytes int `json:"udpPacketBytes,omitempty"`
+	// RequestBytes and ResponseBytes are the RR/CRR message sizes (default 100: a 1-byte request does not make a
+	// proxy open its upstream).
+	RequestBytes  int `json:"requestBytes,omitempty"`
+	ResponseBytes int `json:"responseBytes,omitempty"`
+	// RRTool picks the RR/CRR implementation: auto (netperf when the image has it, else builtin), netperf, builtin.
+	RRTool RRTool `json:"rrTool,omitempty"`
+	// Placement pins the test pods; empty picks two Ready schedulable nodes automatically.
+	Placement CNIPlacement `json:"placement,omitzero"`
+}
+
+// CNITest is one pod network test.
+type CNITest string
+
+// CNI tests.
+const (
+	CNITestTCP CNITest = "tcp"
+	CNITestUDP CNITest = "udp"
+	CNITestRR  CNITest = "rr"
+	CNITestCRR CNITest = "crr"
+)
+
+// AllCNITests lists the valid tests.
+var AllCNITests = []CNITest{CNITestTCP, CNITestUDP, CNITestRR, CNITestCRR}
+
+// CNIPath is one data path.
+type CNIPath string
+
+// CNI paths.
+const (
+	CNIPathSameNode  CNIPath = "same-node"
+	CNIPathCrossNode CNIPath = "cross-node"
+	CNIPathService   CNIPath = "service"
+	CNIPathHost      CNIPath = "host"
+)
+
+// AllCNIPaths lists the valid paths.
+var AllCNIPaths = []CNIPath{CNIPathSameNode, CNIPathCrossNode, CNIPathService, CNIPathHost}
+
+// RRTool selects the request/response implementation.
+type RRTool string
+
+// RR tools.
+const (
+	RRToolAuto    RRTool = "auto"
+	RRToolNetperf RRTool = "netperf"
+	RRToolBuiltin RRTool = "builtin"
+)
+
+// CNIPlacement pins CNI test pods to nodes.
+type CNIPlacement struct {
+	// ClientNode runs the clients and the same-node server.
+	ClientNode string `json:"clientNode,omitempty"`
+	// ServerNode runs the cross-node and Service backend servers; must differ from ClientNode.
+	ServerNode string `json:"serverNode,omitempty"`
+}
+
+// Images are every container image meshbench runs. Empty fields take the profile's default.
+type Images struct {
+	// Agent is meshbench-agent: fortio-chain services, load clients, built-in RR/CRR.
+	Agent string `json:"agent,omitempty"`
+	// Network has iperf3 (and netperf's netserver/netperf when present) for `meshbench cni`.
+	Network string `json:"network,omitempty"`
+	// BankOfAnthos is the registry path and tag of the Bank of Anthos images.
+	BankOfAnthos BankOfAnthosImages `json:"bankOfAnthos,omitzero"`
+	// PullPolicy for every pod; default IfNotPresent.
+	PullPolicy string `json:"pullPolicy,omitempty"`
+}
+
+// BankOfAnthosImages locates the Bank of Anthos images: <Registry>/<service>:<Tag>.
+type BankOfAnthosImages struct {
+	Registry string `json:"registry,omitempty"`
+	Tag      string `json:"tag,omitempty"`
+}
+
+// Output is where results are written.
+type Output struct {
+	// Dir receives one directory per run (run.json, samples.jsonl, cases.jsonl, summary.json, report).
+	Dir string `json:"dir,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("10m", "30s").
+type Duration struct{ time.Duration }
+
+// D is shorthand for building a Duration.
+func D(d time.Duration) Duration { return Duration{d} }
+
+// MarshalJSON writes the duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string, or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf(`duration %q: use a Go duration such as "30s" or "10m"`, s)
+		}
+		d.Duration = v
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf(`duration %s: use a Go duration such as "30s" or "10m"`, string(b))
+	}
+	d.Duration = time.Duration(secs * float64(time.Second))
+	return nil
+}

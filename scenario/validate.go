@@ -1,0 +1,385 @@
+package scenario
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Problem is one thing wrong with a scenario: where (a field path such as spec.load.qps[1]) and what to do.
+type Problem struct {
+	Path string `json:"path"`
+	// Message says what is wrong and how to fix it.
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.Message }
+
+// Problems is every problem found in a scenario; it is the error Load returns for bad input.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, 0, len(ps)+1)
+	lines = append(lines, fmt.Sprintf("invalid scenario: %d problem(s)", len(ps)))
+	for _, p := range ps {
+		lines = append(lines, "  "+p.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// collector gathers problems in the order they are found (the order of the file), never stopping at the first.
+type collector struct{ ps Problems }
+
+func (c *collector) add(p *field.Path, format string, args ...any) {
+	c.ps = append(c.ps, Problem{Path: p.String(), Message: fmt.Sprintf(format, args...)})
+}
+
+func (c *collector) oneOf(p *field.Path, v string, valid []string) {
+	if !slices.Contains(valid, v) {
+		c.add(p, "must be one of %s (got %q)", strings.Join(quoteAll(valid), ", "), v)
+	}
+}
+
+func (c *collector) intRange(p *field.Path, v, lo, hi int, hint string) {
+	if v < lo || v > hi {
+		c.add(p, "must be between %d and %d (got %d)%s", lo, hi, v, hintSuffix(hint))
+	}
+}
+
+func (c *collector) nonNegative(p *field.Path, d Duration) {
+	if d.Duration < 0 {
+		c.add(p, "must not be negative (got %s)", d)
+	}
+}
+
+func hintSuffix(h string) string {
+	if h == "" {
+		return ""
+	}
+	return "; " + h
+}
+
+func quoteAll[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = fmt.Sprintf("%q", string(v))
+	}
+	return out
+}
+
+func strs[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// RequireWorkload reports the problem of running the mesh benchmark from a scenario that only configures cni.
+func RequireWorkload(s *Scenario) Problems {
+	if s.Spec.Workload.App == "" {
+		return Problems{{Path: "spec.workload.app", Message: fmt.Sprintf("is required for meshbench run: one of %s", strings.Join(quoteAll(Apps), ", "))}}
+	}
+	return nil
+}
+
+// RequireCNI reports the problem of running the network benchmark from a scenario without a cni section.
+func RequireCNI(s *Scenario) Problems {
+	if !s.Spec.CNI.configured() {
+		return Problems{{Path: "spec.cni", Message: "is required for meshbench cni: add a cni section (see examples/study-b-network.yaml)"}}
+	}
+	return nil
+}
+
+// Validate checks a defaulted scenario and returns every problem at once (nil when valid). It is pure: files named
+// by the scenario are checked by CheckFiles.
+func Validate(s *Scenario) Problems {
+	c := &collector{}
+	if s.APIVersion != APIVersion {
+		c.add(field.NewPath("apiVersion"), "must be %q (got %q)", APIVersion, s.APIVersion)
+	}
+	if s.Kind != Kind {
+		c.add(field.NewPath("kind"), "must be %q (got %q)", Kind, s.Kind)
+	}
+	validateName(c, field.NewPath("metadata", "name"), s.Metadata.Name)
+	sp := field.NewPath("spec")
+	c.oneOf(sp.Child("profile"), string(s.Spec.Profile), strs(Profiles))
+	validateWorkload(c, sp.Child("workload"), &s.Spec.Workload, s.Spec.CNI.configured())
+	validateModes(c, sp.Child("modes"), s.Spec.Modes)
+	validateWaypoint(c, sp.Child("waypoint"), s.Spec.Waypoint)
+	validateLoad(c, sp.Child("load"), &s.Spec.Load, s.Spec.Windows.Load.Duration)
+	validateWindows(c, sp.Child("windows"), s.Spec.Windows, s.Spec.Prometheus.ScrapeInterval.Duration)
+	validatePrometheus(c, sp.Child("prometheus"), s.Spec.Prometheus)
+	if s.Spec.CNI.configured() {
+		validateCNI(c, sp.Child("cni"), s.Spec.CNI)
+	}
+	validateImages(c, sp.Child("images"), s.Spec.Images)
+	if strings.TrimSpace(s.Spec.Output.Dir) == "" {
+		c.add(sp.Child("output", "dir"), "must not be empty; e.g. \"runs\"")
+	}
+	if len(c.ps) == 0 {
+		return nil
+	}
+	return c.ps
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+func validateName(c *collector, p *field.Path, name string) {
+	switch {
+	case name == "":
+		c.add(p, "is required; a short name such as \"study-a-single\" (used in run IDs)")
+	case len(name) > 40 || !nameRE.MatchString(name):
+		c.add(p, "must be at most 40 lower-case letters, digits and '-', starting and ending alphanumeric (got %q)", name)
+	}
+}
+
+func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
+	if w.App != "" || !cniOnly {
+		c.oneOf(p.Child("app"), string(w.App), strs(Apps))
+	}
+	services := 10 // bank-of-anthos: 8 services + 2 databases
+	switch {
+	case w.App == AppFortioChain && w.Chain != nil:
+		cp := p.Child("chain")
+		c.intRange(cp.Child("depth"), w.Chain.Depth, 1, 6, "")
+		c.intRange(cp.Child("fanOut"), w.Chain.FanOut, 1, 8, "")
+		c.intRange(cp.Child("payloadBytes"), w.Chain.PayloadBytes, 0, 1<<20, "")
+		if w.Chain.Depth >= 1 && w.Chain.FanOut >= 1 && w.Chain.Depth <= 6 && w.Chain.FanOut <= 8 {
+			services = w.Chain.Services()
+			if services > 200 {
+				c.add(cp, "describes %d services (1 + fanOut + fanOut^2 ... up to depth); at most 200: lower depth or fanOut", services)
+			}
+		}
+	case w.App != AppFortioChain && w.Chain != nil:
+		c.add(p.Child("chain"), "is only used with app \"fortio-chain\"; remove it or change workload.app")
+	}
+	c.intRange(p.Child("replicas"), w.Replicas, 1, 100, "")
+	if msgs := validation.IsDNS1123Label(strings.TrimSuffix(w.NamespacePrefix, "-") + "x"); len(msgs) > 0 || len(w.NamespacePrefix) > 30 {
+		c.add(p.Child("namespacePrefix"), "must be lower-case letters, digits and '-', at most 30 characters (got %q)", w.NamespacePrefix)
+	}
+	names := map[string]bool{}
+	for i, t := range w.Topologies {
+		tp := p.Child("topologies").Index(i)
+		c.oneOf(tp.Child("kind"), string(t.Kind), []string{string(TopologySingle), string(TopologyMulti)})
+		if t.Kind == TopologySingle && t.Namespaces != 0 {
+			c.add(tp.Child("namespaces"), "is only used with kind \"multi\" (got %d); remove it or set kind: multi", t.Namespaces)
+		}
+		if t.Kind == TopologyMulti && (t.Namespaces < 0 || t.Namespaces > services) {
+			c.add(tp.Child("namespaces"), "must be between 0 (one service per namespace) and the number of services (%d) (got %d)", services, t.Namespaces)
+		}
+		if t.Replicas != w.Replicas { // an inherited value was already checked at workload.replicas
+			c.intRange(tp.Child("replicas"), t.Replicas, 1, 100, "")
+		}
+		if !nameRE.MatchString(t.Name) || len(t.Name) > 20 {
+			c.add(tp.Child("name"), "must be at most 20 lower-case letters, digits and '-' (got %q)", t.Name)
+		}
+		if names[t.Name] {
+			c.add(tp.Child("name"), "duplicates topology %q; give each topology a distinct name", t.Name)
+		}
+		names[t.Name] = true
+	}
+	for _, k := range sortedKeys(w.NodeSelector) {
+		kp := p.Child("nodeSelector").Key(k)
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			c.add(kp, "is not a valid label key: %s", strings.Join(msgs, "; "))
+		}
+		if msgs := validation.IsValidLabelValue(w.NodeSelector[k]); len(msgs) > 0 {
+			c.add(kp, "has an invalid label value %q: %s", w.NodeSelector[k], strings.Join(msgs, "; "))
+		}
+	}
+	if r := w.Resources; r != nil {
+		rp := p.Child("resources")
+		for _, q := range []struct{ name, v string }{{"cpuRequest", r.CPURequest}, {"memoryRequest", r.MemoryRequest}, {"cpuLimit", r.CPULimit}, {"memoryLimit", r.MemoryLimit}} {
+			if q.v == "" {
+				continue
+			}
+			if _, err := resource.ParseQuantity(q.v); err != nil {
+				c.add(rp.Child(q.name), "is not a Kubernetes quantity such as \"100m\" or \"128Mi\" (got %q)", q.v)
+			}
+		}
+	}
+}
+
+func validateModes(c *collector, p *field.Path, modes []Mode) {
+	if len(modes) == 0 {
+		c.add(p, "must list at least one of %s", strings.Join(quoteAll(AllModes), ", "))
+	}
+	seen := map[Mode]bool{}
+	for i, m := range modes {
+		c.oneOf(p.Index(i), string(m), strs(AllModes))
+		if seen[m] {
+			c.add(p.Index(i), "lists %q twice; each mode is measured once per repetition", m)
+		}
+		seen[m] = true
+	}
+}
+
+func validateWaypoint(c *collector, p *field.Path, w Waypoint) {
+	c.oneOf(p.Child("scope"), string(w.Scope), []string{string(WaypointPerNamespace), string(WaypointShared)})
+	if msgs := validation.IsDNS1123Label(w.Name); len(msgs) > 0 {
+		c.add(p.Child("name"), "must be a DNS label (got %q)", w.Name)
+	}
+	c.oneOf(p.Child("for"), w.For, []string{"service", "workload", "all"})
+}
+
+func validateLoad(c *collector, p *field.Path, l *LoadSpec, window time.Duration) {
+	if len(l.QPS) == 0 {
+		c.add(p.Child("qps"), "must list at least one level, a number > 0 or \"max\"")
+	}
+	seen := map[string]bool{}
+	for i, q := range l.QPS {
+		if !q.Max && !(q.Value > 0) {
+			c.add(p.Child("qps").Index(i), "must be > 0 or \"max\" (got %s)", q)
+			continue
+		}
+		if seen[q.String()] {
+			c.add(p.Child("qps").Index(i), "lists level %s twice", q)
+		}
+		seen[q.String()] = true
+	}
+	c.intRange(p.Child("connections"), l.Connections, 1, 10000, "")
+	c.intRange(p.Child("payloadBytes"), l.PayloadBytes, 0, 10<<20, "")
+	if !strings.HasPrefix(l.Path, "/") {
+		c.add(p.Child("path"), "must start with '/' (got %q)", l.Path)
+	}
+	for _, d := range []struct {
+		n string
+		v Duration
+	}{{"duration", l.Duration}, {"warmUp", l.WarmUp}, {"trimStart", l.TrimStart}, {"trimEnd", l.TrimEnd}} {
+		c.nonNegative(p.Child(d.n), d.v)
+	}
+	if min := l.MinDuration(window); l.Duration.Duration < min {
+		c.add(p.Child("duration"), "is %s but warmUp + trimStart + windows.load + trimEnd is %s; raise load.duration or shorten the window", l.Duration, D(min))
+	}
+	c.intRange(p.Child("clients"), l.Clients, 1, 100, "")
+}
+
+func validateWindows(c *collector, p *field.Path, w Windows, scrape time.Duration) {
+	c.nonNegative(p.Child("idle"), w.Idle)
+	c.nonNegative(p.Child("settle"), w.Settle)
+	switch {
+	case w.Load.Duration <= 0:
+		c.add(p.Child("load"), "must be > 0, e.g. \"10m\" as in study A")
+	case scrape > 0 && w.Load.Duration < 4*scrape:
+		c.add(p.Child("load"), "is %s, shorter than 4 scrape intervals (%s): rates need >= 4 samples; lengthen the window", w.Load, D(4*scrape))
+	}
+	if w.Idle.Duration > 0 && scrape > 0 && w.Idle.Duration < 4*scrape {
+		c.add(p.Child("idle"), "is %s, shorter than 4 scrape intervals (%s); lengthen it or set 0 to skip idle windows", w.Idle, D(4*scrape))
+	}
+	c.intRange(p.Child("repetitions"), w.Repetitions, 1, 100, "use >= 3 for confidence intervals")
+	c.oneOf(p.Child("interleave"), string(w.Interleave), []string{string(InterleaveSerpentine), string(InterleaveRandom), string(InterleaveNone)})
+	if w.Seed < 0 {
+		c.add(p.Child("seed"), "must not be negative (got %d)", w.Seed)
+	}
+}
+
+func validatePrometheus(c *collector, p *field.Path, pr Prometheus) {
+	if pr.URL != "" && pr.Service != nil {
+		c.add(p, "set either url or service, not both")
+	}
+	if pr.URL != "" {
+		u, err := url.Parse(pr.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			c.add(p.Child("url"), "must be an http:// or https:// URL such as \"http://127.0.0.1:9090\" (got %q)", pr.URL)
+		}
+	}
+	if svc := pr.Service; svc != nil {
+		sp := p.Child("service")
+		if msgs := validation.IsDNS1123Label(svc.Namespace); len(msgs) > 0 {
+			c.add(sp.Child("namespace"), "must be a namespace name (got %q)", svc.Namespace)
+		}
+		if msgs := validation.IsDNS1123Label(svc.Name); len(msgs) > 0 {
+			c.add(sp.Child("name"), "must be a Service name (got %q)", svc.Name)
+		}
+		c.oneOf(sp.Child("scheme"), svc.Scheme, []string{"http", "https"})
+	}
+	if pr.ScrapeInterval.Duration != 0 && pr.ScrapeInterval.Duration < time.Second {
+		c.add(p.Child("scrapeInterval"), "must be >= 1s or unset to auto-detect (got %s)", pr.ScrapeInterval)
+	}
+	if pr.Timeout.Duration <= 0 {
+		c.add(p.Child("timeout"), "must be > 0 (got %s)", pr.Timeout)
+	}
+	if pr.KubeletSampleInterval.Duration < time.Second {
+		c.add(p.Child("kubeletSampleInterval"), "must be >= 1s (got %s)", pr.KubeletSampleInterval)
+	}
+}
+
+var bitrateRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[KMGkmg]?$`)
+
+func validateCNI(c *collector, p *field.Path, n CNI) {
+	hasUDP := false
+	for i, t := range n.Tests {
+		c.oneOf(p.Child("tests").Index(i), string(t), strs(AllCNITests))
+		hasUDP = hasUDP || t == CNITestUDP
+	}
+	for _, i := range dups(n.Tests) {
+		c.add(p.Child("tests").Index(i), "lists %q twice", n.Tests[i])
+	}
+	for i, pa := range n.Paths {
+		c.oneOf(p.Child("paths").Index(i), string(pa), strs(AllCNIPaths))
+	}
+	for _, i := range dups(n.Paths) {
+		c.add(p.Child("paths").Index(i), "lists %q twice", n.Paths[i])
+	}
+	if n.Duration.Duration < time.Second {
+		c.add(p.Child("duration"), "must be >= 1s (got %s)", n.Duration)
+	}
+	c.intRange(p.Child("samples"), n.Samples, 1, 100, "use >= 3 for confidence intervals")
+	c.intRange(p.Child("streams"), n.Streams, 1, 128, "")
+	if n.Omit.Duration < 0 || (n.Duration.Duration > 0 && n.Omit.Duration >= n.Duration.Duration) {
+		c.add(p.Child("omit"), "must be >= 0 and shorter than cni.duration (got %s)", n.Omit)
+	}
+	switch {
+	case hasUDP && n.UDPBitrate == "":
+		c.add(p.Child("udpBitrate"), "is required with the udp test: set a target such as \"1G\" or \"0\" (unlimited); iperf3's silent 1 Mbit/s default is not a measurement")
+	case n.UDPBitrate != "" && !bitrateRE.MatchString(n.UDPBitrate):
+		c.add(p.Child("udpBitrate"), "must be a number with an optional K/M/G suffix, e.g. \"500M\", \"1G\" or \"0\" (got %q)", n.UDPBitrate)
+	}
+	c.intRange(p.Child("udpPacketBytes"), n.UDPPacketBytes, 0, 65507, "")
+	c.intRange(p.Child("requestBytes"), n.RequestBytes, 1, 1<<20, "")
+	c.intRange(p.Child("responseBytes"), n.ResponseBytes, 1, 1<<20, "")
+	c.oneOf(p.Child("rrTool"), string(n.RRTool), []string{string(RRToolAuto), string(RRToolNetperf), string(RRToolBuiltin)})
+	pl := n.Placement
+	if pl.ClientNode != "" && pl.ClientNode == pl.ServerNode {
+		c.add(p.Child("placement", "serverNode"), "must differ from clientNode (%q): cross-node paths need two nodes", pl.ClientNode)
+	}
+}
+
+// dups returns the indices of repeated values, in order (never map order: problems are reported deterministically).
+func dups[T comparable](vs []T) []int {
+	seen := map[T]bool{}
+	var out []int
+	for i, v := range vs {
+		if seen[v] {
+			out = append(out, i)
+		}
+		seen[v] = true
+	}
+	return out
+}
+
+func validateImages(c *collector, p *field.Path, im Images) {
+	for _, f := range []struct{ n, v string }{{"agent", im.Agent}, {"network", im.Network}, {"bankOfAnthos.registry", im.BankOfAnthos.Registry}, {"bankOfAnthos.tag", im.BankOfAnthos.Tag}} {
+		if f.v == "" || strings.ContainsAny(f.v, " \t\n") {
+			c.add(p.Child(f.n), "must be a non-empty image reference without spaces (got %q)", f.v)
+		}
+	}
+	c.oneOf(p.Child("pullPolicy"), im.PullPolicy, []string{"Always", "IfNotPresent", "Never"})
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
