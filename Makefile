@@ -11,7 +11,7 @@ BIN := bin
 STATICCHECK_VERSION ?= v0.8.2
 FUZZTIME ?= 60s
 
-.PHONY: build test lint fuzz bench e2e clean help
+.PHONY: build test lint fuzz bench clean help deps ci demo
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -36,6 +36,20 @@ fuzz: ## run every fuzz target for FUZZTIME each
 
 bench: ## go benchmarks (medians via -count); area benches add to bench-extra
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
+
+deps: ## install the Debian packages tests and the local cluster need (root, Debian 12)
+	hack/install-deps.sh
+
+ci: ## fresh machine -> everything: deps, lint, unit + integration tests, local cluster + e2e (always torn down)
+	hack/install-deps.sh
+	$(MAKE) lint
+	$(MAKE) test
+	hack/ci-e2e.sh
+
+demo: build ## the main job: local cluster up, then meshbench's quickstart against it (see README)
+	$(MAKE) cluster-up
+	. $${MESHBENCH_CLUSTER_DIR:-/var/lib/meshbench/localcluster}/cluster.env && \
+	  $(BIN)/meshbench plan -f examples/quickstart.yaml
 
 clean: ## remove build output
 	rm -rf $(BIN)

@@ -16,10 +16,14 @@ const (
 
 // Scenario is the whole configuration of a benchmark.
 type Scenario struct {
-	APIVersion string   `json:"apiVersion"`
-	Kind       string   `json:"kind"`
-	Metadata   Metadata `json:"metadata"`
-	Spec       Spec     `json:"spec"`
+	// APIVersion must be "meshbench.dev/v1alpha1".
+	APIVersion string `json:"apiVersion"`
+	// Kind must be "Scenario".
+	Kind string `json:"kind"`
+	// Metadata names the scenario.
+	Metadata Metadata `json:"metadata"`
+	// Spec is what to deploy, compare, load and measure.
+	Spec Spec `json:"spec"`
 }
 
 // Metadata names the scenario.

@@ -1,0 +1,107 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Execute(context.Background(), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+	return code, out.String(), errOut.String()
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		code, out, _ := run(t, args...)
+		if code != 0 || !strings.HasPrefix(out, "meshbench ") || !strings.Contains(out, "go1.") {
+			t.Errorf("%v: code %d, out %q", args, code, out)
+		}
+	}
+	code, out, _ := run(t, "version", "-o", "json")
+	var v map[string]string
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["goVersion"] == "" || v["version"] == "" || v["commit"] == "" {
+		t.Errorf("version -o json: code %d, out %q", code, out)
+	}
+}
+
+// TestHelpEverywhere: every verb answers --help with exit 0 and a usage line (the `[ --version` trap of studies.md §D
+// is about tools that treat help/version flags as arguments).
+func TestHelpEverywhere(t *testing.T) {
+	t.Parallel()
+	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	root.InitDefaultCompletionCmd() // cobra adds it lazily at Execute
+	var paths [][]string
+	var visit func(c *cobra.Command, prefix []string)
+	visit = func(c *cobra.Command, prefix []string) {
+		for _, sub := range c.Commands() {
+			p := append(append([]string{}, prefix...), sub.Name())
+			paths = append(paths, p)
+			visit(sub, p)
+		}
+	}
+	visit(root, nil)
+	if len(paths) < 3 {
+		t.Fatalf("too few commands: %v", paths)
+	}
+	for _, p := range paths {
+		code, out, errOut := run(t, append(p, "--help")...)
+		if code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("%v --help: code %d, stdout %q, stderr %q", p, code, out, errOut)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"invalid config lists every problem", []string{"plan", "-f", "../../../testdata/invalid-values.yaml"}, ExitBadInput, "spec.load.qps[1]: must be > 0 or \"max\""},
+		{"unknown fields", []string{"plan", "-f", "../../../testdata/invalid-unknown-fields.yaml"}, ExitBadInput, "spec.load.qpss: unknown field"},
+		{"missing file", []string{"plan", "-f", "does-not-exist.yaml"}, ExitBadInput, "read scenario"},
+		{"bad output format", []string{"plan", "-f", "../../../examples/quickstart.yaml", "-o", "xml"}, ExitBadInput, "--output"},
+		{"unknown flag", []string{"plan", "--frobnicate"}, ExitRunFailed, "unknown flag"},
+		{"valid plan", []string{"plan", "-f", "../../../examples/study-a-multi.yaml"}, ExitOK, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, errOut := run(t, tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Errorf("code %d (want %d), stderr %q (want %q)", code, tc.code, errOut, tc.want)
+			}
+		})
+	}
+}
+
+func TestPlanDeterministic(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"table", "json", "yaml"} {
+		_, a, _ := run(t, "plan", "-f", "../../../examples/study-a-multi.yaml", "-o", format)
+		_, b, _ := run(t, "plan", "-f", "../../../examples/study-a-multi.yaml", "-o", format)
+		if a == "" || a != b {
+			t.Errorf("-o %s: output empty or not byte-identical", format)
+		}
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	t.Parallel()
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
+		code, out, _ := run(t, "completion", sh)
+		if code != 0 || len(out) < 100 {
+			t.Errorf("completion %s: code %d, %d bytes", sh, code, len(out))
+		}
+	}
+}

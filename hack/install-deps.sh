@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages meshbench's tests and local cluster need, once (apt-get only when something is
+# missing, so a warm machine skips it). Run as root on Debian 12.
+set -euo pipefail
+pkgs=(
+  containerd runc iptables conntrack socat ebtables ethtool ipset busybox-static iproute2  # local cluster nodes
+  openssl jq bc                                                                           # PKI and scripts
+  prometheus                                                                              # real Prometheus for tests and the harness
+  iperf3 wrk                                                                              # network tests, loadgen bench peer
+  chromium                                                                                # report rendering test
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "deps ok"

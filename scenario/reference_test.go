@@ -1,0 +1,142 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestConfigReference keeps docs/config-reference.md in sync with the Go types: every field, its type, its default
+// and the doc comment from types.go. Run `go test ./scenario -run TestConfigReference -update` after changing types.
+func TestConfigReference(t *testing.T) {
+	docs := fieldDocs(t, "types.go")
+	def := &Scenario{Spec: Spec{Workload: Workload{App: AppFortioChain}, CNI: CNI{Samples: 3}}}
+	SetDefaults(def)
+	var b strings.Builder
+	b.WriteString("# Scenario configuration reference\n\n")
+	b.WriteString("Generated from `scenario/types.go` by `go test ./scenario -run TestConfigReference -update`; a test fails when it is out of date.\n")
+	b.WriteString("Defaults shown are for `profile: default` and `app: fortio-chain` (a cni section's defaults apply only when the section is present).\n")
+	b.WriteString("Durations are Go durations (`30s`, `10m`); unknown fields are errors.\n\n")
+	b.WriteString("| field | type | default | description |\n|---|---|---|---|\n")
+	walk(&b, docs, reflect.TypeOf(Scenario{}), reflect.ValueOf(*def), "")
+	golden(t, "../../docs/config-reference.md", []byte(b.String()))
+}
+
+func walk(b *strings.Builder, docs map[string]map[string]string, typ reflect.Type, val reflect.Value, prefix string) {
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		path := name
+		if prefix != "" {
+			path = prefix + "." + name
+		}
+		ft, fv := f.Type, val.Field(i)
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+			if fv.IsNil() {
+				fv = reflect.Zero(ft)
+			} else {
+				fv = fv.Elem()
+			}
+		}
+		doc := strings.ReplaceAll(docs[typ.Name()][f.Name], "|", "\\|")
+		if isLeaf(ft) {
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", path, typeName(ft), defaultOf(fv), doc)
+			continue
+		}
+		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && !isLeaf(ft.Elem()) {
+			fmt.Fprintf(b, "| `%s` | list | | %s |\n", path, doc)
+			walk(b, docs, ft.Elem(), reflect.Zero(ft.Elem()), path+"[]")
+			continue
+		}
+		fmt.Fprintf(b, "| `%s` | object | | %s |\n", path, doc)
+		walk(b, docs, ft, fv, path)
+	}
+}
+
+func isLeaf(t reflect.Type) bool {
+	switch t {
+	case reflect.TypeOf(Duration{}), reflect.TypeOf(QPS{}):
+		return true
+	}
+	return t.Kind() != reflect.Struct && !(t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && t.Elem() != reflect.TypeOf(QPS{}))
+}
+
+func typeName(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeOf(Duration{}):
+		return "duration"
+	case t == reflect.TypeOf(QPS{}):
+		return `number or "max"`
+	case t.Kind() == reflect.Slice:
+		return "list of " + typeName(t.Elem())
+	case t.Kind() == reflect.Map:
+		return "map of " + typeName(t.Elem())
+	case t.Kind() == reflect.String:
+		return "string"
+	case t.Kind() == reflect.Bool:
+		return "bool"
+	default:
+		return t.Kind().String()
+	}
+}
+
+func defaultOf(v reflect.Value) string {
+	if !v.IsValid() || v.IsZero() {
+		return ""
+	}
+	b, err := json.Marshal(v.Interface())
+	if err != nil {
+		return ""
+	}
+	return "`" + strings.ReplaceAll(string(b), "|", "\\|") + "`"
+}
+
+// fieldDocs maps struct name -> field name -> doc comment text (one line) from a Go source file.
+func fieldDocs(t *testing.T, file string) map[string]map[string]string {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), file, src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok {
+			return true
+		}
+		st, ok := ts.Type.(*ast.StructType)
+		if !ok {
+			return true
+		}
+		m := map[string]string{}
+		for _, fld := range st.Fields.List {
+			text := ""
+			if fld.Doc != nil {
+				text = strings.Join(strings.Fields(fld.Doc.Text()), " ")
+			} else if fld.Comment != nil {
+				text = strings.Join(strings.Fields(fld.Comment.Text()), " ")
+			}
+			for _, nm := range fld.Names {
+				// "Name is ..." -> "Name is ..."; keep the sentence as written.
+				m[nm.Name] = text
+			}
+		}
+		out[ts.Name.Name] = m
+		return true
+	})
+	return out
+}
