@@ -7,6 +7,10 @@
 //   - cases.jsonl: one CaseResult per finished case (ok, failed or skipped, with its reason), the resume index;
 //   - summary.json: Summary, computed by the pure Summarize from the samples alone.
 //
+// Commit rule: a case's line in cases.jsonl commits its samples. Store.AppendCase stamps every case line and sample
+// with an Attempt number; Read keeps only the samples of each case's latest recorded attempt, so samples of a case
+// interrupted before its line was written, and of failed attempts re-run by --resume, never reach a summary.
+//
 // The package imports no other meshbench package (see design.md): every other package speaks this model, and report,
 // compare and charts work from files alone.
 package results

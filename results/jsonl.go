@@ -1,0 +1,124 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// logInfo describes a JSONL file as readLog found it.
+type logInfo struct {
+	exists         bool
+	size           int64
+	goodEnd        int64 // offset just past the last valid line (its newline included when present)
+	goodLines      int   // line number of the last valid line
+	missingNewline bool  // the last valid line ends the file without '\n'
+	badLast        int   // line number of an ignored truncated or corrupt last line; 0 when none
+	warnings       []string
+}
+
+// readLog calls decode for every non-blank line of the JSONL file at path, in order. A missing file is empty. A line
+// that decode rejects is an error naming path:line, unless it is the last non-blank line: that is what a crash
+// mid-write leaves behind, so it is skipped with a warning.
+func readLog(path string, decode func(line []byte) error) (logInfo, error) {
+	var info logInfo
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return info, nil
+	}
+	if err != nil {
+		return info, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer func() { _ = f.Close() }()
+	info.exists = true
+
+	br := bufio.NewReaderSize(f, 256<<10)
+	var (
+		buf         []byte
+		off         int64
+		lineNo      int
+		pending     error // decode error of the latest non-blank line
+		pendingLine int
+	)
+	for {
+		var rerr error
+		buf, rerr = readLine(br, buf[:0])
+		if len(buf) > 0 {
+			lineNo++
+			off += int64(len(buf))
+			if len(bytes.TrimSpace(buf)) > 0 {
+				if pending != nil {
+					return info, fmt.Errorf("%s:%d: %w", path, pendingLine, pending)
+				}
+				if err := decode(buf); err != nil {
+					pending, pendingLine = err, lineNo
+				} else {
+					info.goodEnd, info.goodLines = off, lineNo
+					info.missingNewline = buf[len(buf)-1] != '\n'
+				}
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return info, fmt.Errorf("read %s: %w", path, rerr)
+		}
+	}
+	info.size = off
+	if pending != nil {
+		info.badLast = pendingLine
+		info.warnings = append(info.warnings, fmt.Sprintf(
+			"%s:%d: ignored truncated or corrupt last line (run interrupted mid-write?): %v", path, pendingLine, pending))
+	}
+	return info, nil
+}
+
+// readLine appends the next line of br, with its '\n' when present, to buf; lines may exceed the reader's buffer.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return buf, err
+		}
+	}
+}
+
+// repairLog makes the JSONL file at path safe to append to: it cuts everything after the last valid line (a
+// truncated or corrupt last line, trailing blank lines) and terminates a last line that lacks its newline. It returns
+// a note for Run.Warnings when it changed data.
+func repairLog(path string, info logInfo) (string, error) {
+	if !info.exists || (info.goodEnd == info.size && !info.missingNewline) {
+		return "", nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return "", fmt.Errorf("repair %s: %w", path, err)
+	}
+	defer func() { _ = f.Close() }()
+	var note string
+	if info.goodEnd < info.size {
+		if err := f.Truncate(info.goodEnd); err != nil {
+			return "", fmt.Errorf("repair %s: %w", path, err)
+		}
+		if info.badLast > 0 {
+			note = fmt.Sprintf("%s: repaired: removed the truncated last line %d (%d bytes) before appending",
+				path, info.badLast, info.size-info.goodEnd)
+		}
+	}
+	if info.missingNewline {
+		if _, err := f.WriteAt([]byte{'\n'}, info.goodEnd); err != nil {
+			return "", fmt.Errorf("repair %s: %w", path, err)
+		}
+		note = fmt.Sprintf("%s: repaired: added the missing newline after line %d", path, info.goodLines)
+	}
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("repair %s: %w", path, err)
+	}
+	return note, f.Close()
+}
