@@ -1,0 +1,43 @@
+// Package charts draws meshbench results as SVG: grouped bars per component and mode with confidence-interval error
+// bars (CPU, memory; idle and load), latency percentiles per mode, and pod-network throughput per path against the
+// host baseline with the CNI studies' colour bands.
+//
+// # Why hand-made SVG and not gonum/plot
+//
+// gonum.org/v1/plot v0.17.0 (vg/vgsvg) was measured on 2026-12-01 with a three-bar chart rendered twice:
+//   - output is byte-stable between renders, so golden tests would be possible;
+//   - without EmbedFonts the file is about 4.8 KB but names the font "Liberation Serif" without shipping it, so the
+//     text metrics it laid out with differ from what a browser without that font draws (labels overlap or drift);
+//   - with EmbedFonts(true) one chart is 529 KB; a report has ten or more charts, i.e. megabytes of base64 fonts;
+//   - it adds eight modules (go-fonts, go-latex, go-pdf, gg, svgo, freetype, x/image, an older x/text) to a CLI
+//     that needs none of them otherwise;
+//   - its SVG has no semantics: text is flipped with transforms, there is no <title>/<desc>, no classes, so tests and
+//     screen readers cannot find a bar or read its value.
+//
+// A hand-written SVG needs about 500 lines, no dependency, and gives what the report needs: a few kilobytes per chart,
+// byte-stable output (coordinates are formatted with a fixed precision, slices are drawn in the order given, no map
+// iteration), a <title> per chart and per bar (the value, its interval and n as a tooltip and for assistive
+// technology), CSS classes and data attributes that the HTML report styles and that tests can assert on, and the
+// browser's own sans-serif font. Text widths are estimated (0.6 em per character), which is enough to place legends
+// and margins.
+//
+// # Colour bands (CNI throughput)
+//
+// Study C coloured throughput against a 10 Gbit/s bare-metal line: green above 9500 Mbit/s, yellow above 9000,
+// orange above 8000, red below. meshbench does not assume a link speed: it measures the host-network path (hostNetwork
+// pods, the same nodes) as the baseline and defines the bands relative to it, which reproduces the study's bands on a
+// 10 Gbit/s link:
+//
+//	green  value >= 95 % of the host baseline
+//	yellow value >= 90 % and < 95 %
+//	orange value >= 80 % and < 90 %
+//	red    value <  80 %
+//
+// The same bands apply to request/response rates (TCP_RR, TCP_CRR), where the host path is the baseline as well.
+//
+// # Determinism
+//
+// Every function is pure: the same input gives the same bytes. Series and groups are drawn in the order of the input
+// slices; the builders that read a results.Summary order modes as none, sidecar, ambient, waypoint and components as
+// in results (app, sidecar, ztunnel, waypoint, istiod, istio-cni, ..., mesh last), unknown names sorted after them.
+package charts

@@ -1,0 +1,444 @@
+package charts
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// Metric, stat and label names the builders read. CNI samples carry the path and test as labels
+// (see collectors/net): path=same-node|cross-node|service|host, test=tcp|udp|rr|crr.
+const (
+	MetricCPU        = "cpu"
+	MetricMemory     = "memory"
+	MetricLatency    = "latency"
+	MetricThroughput = "throughput"
+	MetricRR         = "rr"
+	MetricCRR        = "crr"
+	StatAvg          = "avg"
+	StatValue        = "value"
+	LabelPath        = "path"
+	LabelTest        = "test"
+	PathHost         = "host"
+)
+
+// ModeOrder is the canonical order of data-plane modes; unknown modes sort after these, by name.
+var modeOrder = []string{"none", "sidecar", "ambient", "waypoint"}
+
+var componentOrder = []string{
+	results.ComponentApp, results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint,
+	results.ComponentIstiod, results.ComponentIstioCNI, results.ComponentLoadgen, results.ComponentCNITest,
+	results.ComponentNode, results.ComponentMesh,
+}
+
+var percentileOrder = []string{"min", "p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99", "max"}
+
+var pathOrder = []string{"host", "same-node", "cross-node", "service"}
+
+var testOrder = []string{"tcp", "udp", "rr", "crr"}
+
+// rank orders names by a canonical list, then unknown names alphabetically.
+func rank(order []string) func(a, b string) int {
+	pos := func(s string) int {
+		if i := slices.Index(order, s); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	return func(a, b string) int {
+		if c := cmp.Compare(pos(a), pos(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	}
+}
+
+// SortModes sorts modes canonically (none, sidecar, ambient, waypoint, then others by name).
+func SortModes(modes []string) { slices.SortStableFunc(modes, rank(modeOrder)) }
+
+// SortComponents sorts components canonically (app, sidecar, ztunnel, waypoint, istiod, ..., mesh).
+func SortComponents(cs []string) { slices.SortStableFunc(cs, rank(componentOrder)) }
+
+// SortStats sorts stats as min, p50, ..., p99.9, max.
+func SortStats(ss []string) { slices.SortStableFunc(ss, rank(percentileOrder)) }
+
+// SortPaths sorts CNI paths as host, same-node, cross-node, service.
+func SortPaths(ps []string) { slices.SortStableFunc(ps, rank(pathOrder)) }
+
+// SortTests sorts CNI tests as tcp, udp, rr, crr.
+func SortTests(ts []string) { slices.SortStableFunc(ts, rank(testOrder)) }
+
+// LabelValue returns the value of name in a canonical "k=v,k=v" label string, or "".
+func LabelValue(labels, name string) string {
+	for _, kv := range strings.Split(labels, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// distinct collects f(x) for every x, without duplicates, in first-seen order.
+func distinct[T any](xs []T, f func(T) string) []string {
+	var out []string
+	for _, x := range xs {
+		if v := f(x); !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// firstSeen ranks f(x) by first appearance: topologies keep the order the run measured them in.
+func firstSeen[T any](xs []T, f func(T) string) map[string]int {
+	rank := map[string]int{}
+	for _, x := range xs {
+		if _, ok := rank[f(x)]; !ok {
+			rank[f(x)] = len(rank)
+		}
+	}
+	return rank
+}
+
+// resourceComponents are drawn in resource charts; load generators, test pods and whole nodes are not the data
+// plane's cost and would dwarf it.
+func resourceComponent(c string) bool {
+	return c != results.ComponentLoadgen && c != results.ComponentCNITest && c != results.ComponentNode
+}
+
+// ResourceSelection picks one resource chart out of a summary.
+type ResourceSelection struct {
+	Topology string
+	Load     string // "" for idle windows
+	Window   string // results.WindowIdle | results.WindowLoad
+	Metric   string // cpu | memory
+}
+
+// ID is an element id for the selection.
+func (r ResourceSelection) ID() string {
+	return slug("res", r.Metric, r.Topology, r.Window, r.Load)
+}
+
+// ResourceSelections lists every resource chart a summary supports: per topology (in the summary's order), idle then
+// each load level, cpu then memory.
+func ResourceSelections(s results.Summary) []ResourceSelection {
+	type tw struct{ topo, window, load string }
+	var combos []tw
+	for _, se := range s.Series {
+		if (se.Metric != MetricCPU && se.Metric != MetricMemory) || se.Stat != StatAvg || !resourceComponent(se.Component) {
+			continue
+		}
+		c := tw{se.Topology, se.Window, se.Load}
+		if !slices.Contains(combos, c) {
+			combos = append(combos, c)
+		}
+	}
+	topoRank := firstSeen(combos, func(c tw) string { return c.topo })
+	slices.SortStableFunc(combos, func(a, b tw) int {
+		return cmp.Or(cmp.Compare(topoRank[a.topo], topoRank[b.topo]), cmp.Compare(windowRank(a.window), windowRank(b.window)),
+			compareLoads(a.load, b.load))
+	})
+	var out []ResourceSelection
+	for _, c := range combos {
+		for _, m := range []string{MetricCPU, MetricMemory} {
+			out = append(out, ResourceSelection{Topology: c.topo, Load: c.load, Window: c.window, Metric: m})
+		}
+	}
+	return out
+}
+
+func windowRank(w string) int {
+	switch w {
+	case results.WindowIdle:
+		return 0
+	case results.WindowLoad:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// compareLoads orders load levels numerically, "max" last.
+func compareLoads(a, b string) int {
+	na, ea := parseLoad(a)
+	nb, eb := parseLoad(b)
+	return cmp.Or(cmp.Compare(ea, eb), cmp.Compare(na, nb), cmp.Compare(a, b))
+}
+
+func parseLoad(s string) (float64, int) {
+	var v float64
+	if _, err := fmt.Sscanf(s, "%g", &v); err == nil {
+		return v, 1
+	}
+	if s == "" {
+		return 0, 0
+	}
+	return 0, 2
+}
+
+// ResourceChart builds the grouped bars (components x modes, mean of the per-window average with its CI) for sel.
+func ResourceChart(s results.Summary, sel ResourceSelection) BarChart {
+	var picked []results.Series
+	for _, se := range s.Series {
+		if se.Topology == sel.Topology && se.Load == sel.Load && se.Window == sel.Window && se.Metric == sel.Metric &&
+			se.Stat == StatAvg && se.Labels == "" && resourceComponent(se.Component) {
+			picked = append(picked, se)
+		}
+	}
+	groups := distinct(picked, func(se results.Series) string { return se.Component })
+	SortComponents(groups)
+	series := distinct(picked, func(se results.Series) string { return se.Mode })
+	SortModes(series)
+	unit := ""
+	var bars []Bar
+	for _, se := range picked {
+		unit = se.Unit
+		bars = append(bars, Bar{Group: se.Component, Series: se.Mode, Value: se.Mean, CI: se.CI, N: se.N})
+	}
+	what := map[string]string{MetricCPU: "CPU", MetricMemory: "Memory"}[sel.Metric]
+	return BarChart{
+		ID:       sel.ID(),
+		Title:    fmt.Sprintf("%s per component and mode — %s", what, windowTitle(sel.Window, sel.Load)),
+		Subtitle: fmt.Sprintf("topology %s · mean of the window average over repetitions · error bars: %s CI", sel.Topology, confText(s.Confidence)),
+		YLabel:   fmt.Sprintf("%s (%s)", what, unit),
+		Unit:     unit,
+		Groups:   groups,
+		Series:   series,
+		Bars:     bars,
+	}
+}
+
+func windowTitle(window, load string) string {
+	switch {
+	case window == results.WindowIdle:
+		return "idle"
+	case load != "":
+		return "under load (" + load + " qps)"
+	default:
+		return window
+	}
+}
+
+func confText(c float64) string {
+	if c <= 0 {
+		return "95 %"
+	}
+	return fmt.Sprintf("%g %%", 100*c)
+}
+
+// LatencySelection picks one latency chart.
+type LatencySelection struct {
+	Topology string
+	Load     string
+}
+
+// LatencySelections lists the latency charts a summary supports (per topology and load level).
+func LatencySelections(s results.Summary) []LatencySelection {
+	var out []LatencySelection
+	for _, se := range s.Series {
+		if se.Metric != MetricLatency || se.Window != results.WindowLoad || se.Mode == "" {
+			continue
+		}
+		sel := LatencySelection{Topology: se.Topology, Load: se.Load}
+		if !slices.Contains(out, sel) {
+			out = append(out, sel)
+		}
+	}
+	topoRank := firstSeen(out, func(s LatencySelection) string { return s.Topology })
+	slices.SortStableFunc(out, func(a, b LatencySelection) int {
+		return cmp.Or(cmp.Compare(topoRank[a.Topology], topoRank[b.Topology]), compareLoads(a.Load, b.Load))
+	})
+	return out
+}
+
+// LatencyChart builds latency percentiles (groups) per mode (series) for sel.
+func LatencyChart(s results.Summary, sel LatencySelection) BarChart {
+	var picked []results.Series
+	for _, se := range s.Series {
+		if se.Metric == MetricLatency && se.Window == results.WindowLoad && se.Topology == sel.Topology &&
+			se.Load == sel.Load && se.Mode != "" && se.Labels == "" && strings.HasPrefix(se.Stat, "p") {
+			picked = append(picked, se)
+		}
+	}
+	groups := distinct(picked, func(se results.Series) string { return se.Stat })
+	SortStats(groups)
+	series := distinct(picked, func(se results.Series) string { return se.Mode })
+	SortModes(series)
+	unit := ""
+	var bars []Bar
+	for _, se := range picked {
+		unit = se.Unit
+		bars = append(bars, Bar{Group: se.Stat, Series: se.Mode, Value: se.Mean, CI: se.CI, N: se.N})
+	}
+	return BarChart{
+		ID:       slug("lat", sel.Topology, sel.Load),
+		Title:    "Request latency percentiles per mode — " + windowTitle(results.WindowLoad, sel.Load),
+		Subtitle: fmt.Sprintf("topology %s · fortio client latency · error bars: %s CI over repetitions", sel.Topology, confText(s.Confidence)),
+		YLabel:   "latency (" + unit + ")",
+		Unit:     unit,
+		Groups:   groups,
+		Series:   series,
+		Bars:     bars,
+	}
+}
+
+// CNISelection picks one network chart: a metric of one test (throughput of tcp, rr of rr, ...).
+type CNISelection struct {
+	Metric string
+	Test   string
+}
+
+// CNISelections lists the network charts a summary supports, tcp, udp, rr, crr.
+func CNISelections(s results.Summary) []CNISelection {
+	var out []CNISelection
+	for _, se := range cniSeries(s) {
+		sel := CNISelection{Metric: se.Metric, Test: LabelValue(se.Labels, LabelTest)}
+		if !slices.Contains(out, sel) {
+			out = append(out, sel)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b CNISelection) int { return rank(testOrder)(a.Test, b.Test) })
+	return out
+}
+
+func cniSeries(s results.Summary) []results.Series {
+	var out []results.Series
+	for _, se := range s.Series {
+		if se.Component != results.ComponentCNITest || LabelValue(se.Labels, LabelPath) == "" {
+			continue
+		}
+		if (se.Metric == MetricThroughput || se.Metric == MetricRR || se.Metric == MetricCRR) && (se.Stat == StatValue || se.Stat == StatAvg) {
+			out = append(out, se)
+		}
+	}
+	return out
+}
+
+// CNIChart builds the per-path bars for sel against the host path as baseline. Paths with failed or skipped cases
+// can be passed in missing (path -> reason) and are drawn as "n/a: reason".
+func CNIChart(s results.Summary, sel CNISelection, missing map[string]string) BaselineChart {
+	var picked []results.Series
+	for _, se := range cniSeries(s) {
+		if se.Metric == sel.Metric && LabelValue(se.Labels, LabelTest) == sel.Test {
+			picked = append(picked, se)
+		}
+	}
+	slices.SortStableFunc(picked, func(a, b results.Series) int {
+		return rank(pathOrder)(LabelValue(a.Labels, LabelPath), LabelValue(b.Labels, LabelPath))
+	})
+	c := BaselineChart{
+		ID:       slug("cni", sel.Test, sel.Metric),
+		Title:    fmt.Sprintf("Pod network: %s %s per path", testTitle(sel.Test), metricTitle(sel.Metric)),
+		Subtitle: fmt.Sprintf("mean of the test samples · error bars: %s CI · bands relative to the host-network baseline", confText(s.Confidence)),
+	}
+	unit := ""
+	for _, se := range picked {
+		if unit == "" {
+			unit = se.Unit
+		}
+	}
+	c.Unit = unit
+	c.XLabel = metricTitle(sel.Metric) + " (" + unit + ")"
+	seen := map[string]bool{}
+	for _, se := range picked {
+		path := LabelValue(se.Labels, LabelPath)
+		seen[path] = true
+		f := UnitFactor(se.Unit, unit)
+		bar := HBar{Label: path, Value: se.Mean * f, N: se.N}
+		if se.CI != nil {
+			bar.CI = &results.Interval{Low: se.CI.Low * f, High: se.CI.High * f}
+		}
+		if path == PathHost {
+			c.Baseline = &bar
+			c.BaselineLabel = "host (baseline)"
+			continue
+		}
+		c.Bars = append(c.Bars, bar)
+	}
+	paths := make([]string, 0, len(missing))
+	for p := range missing {
+		paths = append(paths, p)
+	}
+	SortPaths(paths)
+	for _, p := range paths {
+		if seen[p] {
+			continue
+		}
+		if p == PathHost {
+			c.Baseline = &HBar{Label: p, Missing: missing[p]}
+			c.BaselineLabel = "host (baseline)"
+			continue
+		}
+		c.Bars = append(c.Bars, HBar{Label: p, Missing: missing[p]})
+	}
+	return c
+}
+
+func metricTitle(m string) string {
+	switch m {
+	case MetricRR, MetricCRR:
+		return "transaction rate"
+	}
+	return m
+}
+
+func testTitle(t string) string {
+	switch t {
+	case "tcp":
+		return "iperf3 TCP"
+	case "udp":
+		return "iperf3 UDP"
+	case "rr":
+		return "TCP_RR"
+	case "crr":
+		return "TCP_CRR"
+	}
+	return t
+}
+
+// DirectionHigherIsBetter reports whether a larger value of metric is better (rates), as opposed to costs and
+// latencies.
+func DirectionHigherIsBetter(metric string) bool {
+	switch metric {
+	case MetricThroughput, MetricRR, MetricCRR, "qps":
+		return true
+	}
+	return false
+}
+
+// UnitFactor converts bit rates between units (multiply a value in from by it to get to); other units convert only
+// to themselves (factor 1).
+func UnitFactor(from, to string) float64 {
+	scale := map[string]float64{"bit/s": 1, "Kbit/s": 1e3, "Mbit/s": 1e6, "Gbit/s": 1e9}
+	f, okF := scale[from]
+	t, okT := scale[to]
+	if !okF || !okT {
+		return 1
+	}
+	return f / t
+}
+
+// slug joins parts into an element id: lower-case letters, digits and '-'.
+func slug(parts ...string) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if p == "" {
+			continue
+		}
+		if i > 0 && b.Len() > 0 {
+			b.WriteByte('-')
+		}
+		for _, r := range strings.ToLower(p) {
+			switch {
+			case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+				b.WriteRune(r)
+			default:
+				b.WriteByte('-')
+			}
+		}
+	}
+	return b.String()
+}

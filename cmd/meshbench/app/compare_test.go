@@ -1,0 +1,80 @@
+package app
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func fixtureRun(name string) string { return filepath.Join("..", "..", "..", "testdata", "runs", name) }
+
+func TestCompareRegressionGateExits3(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := run(t, "compare", fixtureRun("aa-1"), fixtureRun("regression"), "--fail-if", "cpu.sidecar > +10%")
+	if code != ExitGateFailed {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitGateFailed, out, errOut)
+	}
+	if !strings.Contains(errOut, "cpu.sidecar > +10%") || !strings.Contains(errOut, "cpu avg of sidecar") {
+		t.Errorf("stderr does not name the gate and metric:\n%s", errOut)
+	}
+	if !strings.Contains(out, "FAIL") {
+		t.Errorf("stdout lacks the gate outcome:\n%s", out)
+	}
+}
+
+func TestCompareAAPasses(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := run(t, "compare", fixtureRun("aa-1"), fixtureRun("aa-2"), "--fail-if", "cpu.sidecar > +10%",
+		"--fail-if", "latency.p99.ambient > +1ms", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var doc struct {
+		Comparison struct {
+			Rows []struct {
+				Verdict string `json:"verdict"`
+			} `json:"rows"`
+		} `json:"comparison"`
+		Gates []struct {
+			Gate    string `json:"gate"`
+			Matched int    `json:"matched"`
+		} `json:"gates"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, out)
+	}
+	if len(doc.Comparison.Rows) == 0 || len(doc.Gates) != 2 || doc.Gates[0].Matched == 0 {
+		t.Fatalf("unexpected document: %+v", doc)
+	}
+	for _, r := range doc.Comparison.Rows {
+		if r.Verdict != "not significant" {
+			t.Errorf("A/A verdict %q", r.Verdict)
+		}
+	}
+}
+
+func TestCompareBadInput(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"compare", fixtureRun("aa-1"), fixtureRun("aa-2"), "--fail-if", "cpu.sidecar >> 10%"},
+		{"compare", fixtureRun("aa-1"), fixtureRun("aa-2"), "--fail-if", "cpu.sidecr > +10%"},
+		{"compare", fixtureRun("aa-1"), fixtureRun("missing")},
+		{"compare", fixtureRun("aa-1"), fixtureRun("aa-2"), "--confidence", "95"},
+	} {
+		code, _, errOut := run(t, args...)
+		if code != ExitBadInput {
+			t.Errorf("%v: exit %d, want %d\n%s", args[1:], code, ExitBadInput, errOut)
+		}
+	}
+}
+
+func TestCompareLatest(t *testing.T) {
+	t.Parallel()
+	// The latest run under testdata/runs is the regression fixture.
+	code, out, _ := run(t, "compare", fixtureRun("aa-1"), filepath.Join("..", "..", "..", "testdata", "runs"), "--latest",
+		"--fail-if", "cpu.sidecar > +10%")
+	if code != ExitGateFailed || !strings.Contains(out, "20261202-030000-reg") {
+		t.Errorf("exit %d, out:\n%s", code, out)
+	}
+}

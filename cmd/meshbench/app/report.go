@@ -1,0 +1,95 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/report"
+	"github.com/meshbench/meshbench/results"
+)
+
+type reportFlags struct {
+	out          string
+	noFiles      bool
+	push         string
+	pushJob      string
+	pushInstance string
+	latest       bool
+}
+
+// NewReportCommand renders a run directory into report.md, report.html, CSVs and charts, and optionally pushes the
+// summary to a Pushgateway.
+func NewReportCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+	f := &reportFlags{}
+	cmd := &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Write report.md, a self-contained report.html, CSVs and SVG charts for a run (offline)",
+		Long: `Render a run directory (run.json, samples.jsonl, cases.jsonl, summary.json) into report.md, a single
+self-contained report.html (inline CSS and SVG, no scripts, no external assets), series.csv, deltas.csv, cases.csv
+and charts/*.svg. Nothing but the run directory is read; no cluster is contacted.
+
+With --push, the summary is also sent to a Prometheus Pushgateway as gauges (meshbench_resource_mean,
+meshbench_delta_percent, meshbench_case_failed_total, ...; see the report package documentation), replacing the
+previous push of the same job and instance.`,
+		Example: `  meshbench report runs/20261130-030000
+  meshbench report runs/20261130-030000 --push http://pushgateway.monitoring:9091 --push-instance prod-eu`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd.Context(), streams, g, f, args[0]) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.out, "out", "", "output directory (default RUN_DIR/report)")
+	fl.BoolVar(&f.latest, "latest", false, "RUN_DIR is a directory of runs: report the one that started last")
+	fl.BoolVar(&f.noFiles, "no-files", false, "write no files (with --push: push only)")
+	fl.StringVar(&f.push, "push", "", "Pushgateway URL to push the summary to, e.g. http://pushgateway:9091")
+	fl.StringVar(&f.pushJob, "push-job", "meshbench", "Pushgateway job label")
+	fl.StringVar(&f.pushInstance, "push-instance", "", "Pushgateway instance label (default: the scenario name)")
+	return cmd
+}
+
+func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFlags, dir string) error {
+	if err := g.checkOutput("table", "json", "yaml"); err != nil {
+		return err
+	}
+	if f.latest {
+		latest, err := report.LatestRun(dir)
+		if err != nil {
+			return badInput(err)
+		}
+		dir = latest
+	}
+	run, err := results.Read(dir)
+	if err != nil {
+		return badInput(fmt.Errorf("report %s: %w", dir, err))
+	}
+	rep := report.Build(run)
+	for _, line := range rep.Banner() {
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", line)
+	}
+	written := []string{}
+	if !f.noFiles {
+		out := f.out
+		if out == "" {
+			out = filepath.Join(dir, "report")
+		}
+		if written, err = report.Write(out, rep.Files()); err != nil {
+			return err
+		}
+	}
+	if f.push != "" {
+		opts := report.PushOptions{URL: f.push, Job: f.pushJob, Instance: f.pushInstance}
+		if err := report.Push(ctx, rep, opts); err != nil {
+			return err
+		}
+		fmt.Fprintf(streams.ErrOut, "pushed the summary of %s to %s\n", rep.Meta.RunID, f.push)
+	}
+	return printValue(streams.Out, g.Output, map[string]any{"runID": rep.Meta.RunID, "files": written}, func() string {
+		s := ""
+		for _, p := range written {
+			s += p + "\n"
+		}
+		return s
+	})
+}

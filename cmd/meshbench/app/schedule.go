@@ -1,0 +1,118 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/compare"
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/version"
+	"github.com/meshbench/meshbench/schedule"
+)
+
+type scheduleFlags struct {
+	file   string
+	opts   schedule.Options
+	apply  bool
+	dryRun bool
+}
+
+// NewScheduleCommand emits or applies a CronJob that runs a scenario in the cluster on a schedule.
+func NewScheduleCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+	f := &scheduleFlags{}
+	cmd := &cobra.Command{
+		Use:   "schedule -f SCENARIO",
+		Short: "Emit (or --apply) a CronJob, ServiceAccount and least-privilege RBAC that run a scenario on a schedule",
+		Long: `Print the manifests of a scheduled benchmark as YAML: a Namespace, a ServiceAccount, a ClusterRole granting exactly
+the permissions a run needs (the list preflight checks) and its binding, a ConfigMap with the scenario, optionally a
+PersistentVolumeClaim, and a CronJob whose pod runs 'meshbench run', then 'meshbench report' (and --push), then
+'meshbench compare' against --baseline with the --fail-if gates. With --apply the objects are server-side applied
+(field manager meshbench); --dry-run makes the API server validate them without persisting anything.`,
+		Example: `  meshbench schedule -f nightly.yaml --pvc meshbench-runs --pvc-size 20Gi > schedule.yaml
+  meshbench schedule -f nightly.yaml --push http://pushgateway.monitoring:9091 --apply
+  meshbench schedule -f nightly.yaml --pvc runs --baseline baseline --fail-if 'cpu.sidecar > +10%' --apply --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSchedule(cmd.Context(), streams, g, f) },
+	}
+	fl := cmd.Flags()
+	o := &f.opts
+	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML)")
+	_ = cmd.MarkFlagRequired("file")
+	fl.StringVar(&o.Schedule, "schedule", schedule.DefaultSchedule, "cron schedule of the runs")
+	fl.StringVar(&o.TimeZone, "time-zone", "", "IANA time zone of the schedule (default: the controller's)")
+	fl.StringVar(&o.Namespace, "namespace", schedule.DefaultNamespace, "namespace of the CronJob, ServiceAccount and ConfigMap")
+	fl.StringVar(&o.Image, "image", defaultImage(), "meshbench container image")
+	fl.StringVar(&o.PVC, "pvc", "", "PersistentVolumeClaim that keeps the runs (mounted at "+schedule.RunsDir+")")
+	fl.StringVar(&o.PVCSize, "pvc-size", "", "also create the PVC with this size, e.g. 20Gi")
+	fl.StringVar(&o.StorageClass, "storage-class", "", "storage class of the created PVC (default: the cluster's)")
+	fl.StringVar(&o.Push, "push", "", "Pushgateway URL that receives every run's summary")
+	fl.StringVar(&o.PushJob, "push-job", "meshbench", "Pushgateway job label")
+	fl.StringVar(&o.PushInstance, "push-instance", "", "Pushgateway instance label (default: the scenario name)")
+	fl.StringVar(&o.Baseline, "baseline", "", "baseline run directory on the PVC (relative to "+schedule.RunsDir+") for --fail-if")
+	fl.StringArrayVar(&o.FailIf, "fail-if", nil, "regression gate against the baseline, e.g. 'cpu.sidecar > +10%' (repeatable)")
+	fl.DurationVar(&o.Timeout, "timeout", 6*time.Hour, "longest a scheduled run may take")
+	fl.BoolVar(&f.apply, "apply", false, "server-side apply the objects to the cluster instead of printing them")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "with --apply: server-side dry run (validate and admit, persist nothing)")
+	return cmd
+}
+
+// defaultImage is the meshbench image of this build's version.
+func defaultImage() string {
+	v := version.Get().Version
+	if v == "" || v == "dev" || strings.Contains(v, "dirty") {
+		v = "latest"
+	}
+	return "ghcr.io/meshbench/meshbench:" + v
+}
+
+func runSchedule(ctx context.Context, streams Streams, g *GlobalFlags, f *scheduleFlags) error {
+	if err := g.checkOutput("table", "yaml"); err != nil {
+		return err
+	}
+	s, err := loadScenario(f.file)
+	if err != nil {
+		return err
+	}
+	for _, expr := range f.opts.FailIf {
+		if _, err := compare.ParseGate(expr); err != nil {
+			return badInput(fmt.Errorf("--fail-if: %w", err))
+		}
+	}
+	opts := f.opts
+	opts.Scenario = s
+	objs, err := schedule.Objects(opts)
+	if err != nil {
+		return badInput(err)
+	}
+	if !f.apply {
+		b, err := schedule.YAML(objs)
+		if err != nil {
+			return err
+		}
+		_, err = streams.Out.Write(b)
+		return err
+	}
+	clients, err := kube.NewClients(g.Kubeconfig, g.Context)
+	if err != nil {
+		return err
+	}
+	ap := kube.Applier{Dynamic: clients.Dynamic, Mapper: clients.Mapper, DryRun: f.dryRun}
+	for _, obj := range objs {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		u, err := ap.Apply(cctx, obj)
+		cancel()
+		if err != nil {
+			return err
+		}
+		suffix := ""
+		if f.dryRun {
+			suffix = " (server dry run)"
+		}
+		fmt.Fprintf(streams.Out, "%s/%s applied%s\n", strings.ToLower(u.GetKind()), u.GetName(), suffix)
+	}
+	return nil
+}

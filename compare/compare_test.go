@@ -1,0 +1,197 @@
+package compare
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+func readRun(t *testing.T, name string) *results.Run {
+	t.Helper()
+	run, err := results.Read(filepath.Join("..", "testdata", "runs", name))
+	if err != nil {
+		t.Fatalf("read fixture %s (go test ./report -run TestFixtures -update generates it): %v", name, err)
+	}
+	return run
+}
+
+func mustGates(t *testing.T, exprs ...string) []Gate {
+	t.Helper()
+	var gs []Gate
+	for _, e := range exprs {
+		g, err := ParseGate(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// TestAA: two runs of the same scenario differ only by noise: every row is "not significant", no gate fails.
+func TestAA(t *testing.T) {
+	t.Parallel()
+	res := Runs(readRun(t, "aa-1"), readRun(t, "aa-2"), 0.95)
+	if len(res.Rows) < 100 {
+		t.Fatalf("only %d rows compared", len(res.Rows))
+	}
+	if len(res.OnlyBase)+len(res.OnlyNew) != 0 {
+		t.Errorf("keys in one run only: %v %v", res.OnlyBase, res.OnlyNew)
+	}
+	for _, r := range res.Rows {
+		if r.Verdict != NotSignificant {
+			t.Errorf("%s: verdict %s (diff %v, CI %+v), want not significant", describeKey(r.Key), r.Verdict, r.Diff, r.DiffCI)
+		}
+	}
+	outcomes, err := Evaluate(res, mustGates(t, "cpu.sidecar > +10%", "memory.mesh.load > +5%", "latency.p99.ambient > +1ms",
+		"qps.none < -5%", "throughput.cross-node < -10%"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Violations(outcomes); err != nil {
+		t.Errorf("A/A comparison failed a gate: %v", err)
+	}
+	for _, o := range outcomes {
+		if o.Matched == 0 {
+			t.Errorf("gate %s matched nothing", o.Expr)
+		}
+	}
+	if !strings.Contains(strings.Join(res.Context, "\n"), "test stand-in") {
+		t.Errorf("context does not mention the stand-in data plane: %q", res.Context)
+	}
+}
+
+// TestRegression: sidecar CPU +25 % is significant, worse, and fails the gate with a GateError naming the metric.
+func TestRegression(t *testing.T) {
+	t.Parallel()
+	res := Runs(readRun(t, "aa-1"), readRun(t, "regression"), 0.95)
+	worse := 0
+	for _, r := range res.Rows {
+		sidecarCPU := r.Metric == "cpu" && (r.Component == "sidecar" || (r.Component == "mesh" && r.Mode == "sidecar"))
+		switch {
+		case sidecarCPU && r.Stat == "avg":
+			if r.Verdict != Worse || r.Percent == nil || *r.Percent < 20 || *r.Percent > 30 {
+				t.Errorf("%s: verdict %s percent %v, want worse by about 25 %%", describeKey(r.Key), r.Verdict, r.Percent)
+			}
+			worse++
+		case !sidecarCPU && r.Verdict != NotSignificant && r.Component != "mesh":
+			t.Errorf("%s: verdict %s, want not significant (unchanged)", describeKey(r.Key), r.Verdict)
+		}
+	}
+	if worse == 0 {
+		t.Fatal("no sidecar CPU rows")
+	}
+	outcomes, err := Evaluate(res, mustGates(t, "cpu.sidecar > +10%", "memory.sidecar > +10%", "cpu.sidecar > +30%"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gerr := Violations(outcomes)
+	var ge *GateError
+	if !errors.As(gerr, &ge) || !ge.GateFailed() {
+		t.Fatalf("Violations = %v, want a *GateError", gerr)
+	}
+	msg := ge.Error()
+	for _, want := range []string{"cpu.sidecar > +10%", "cpu avg of sidecar", "mode sidecar", "window load", "window idle"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("gate error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "memory.sidecar") || strings.Contains(msg, "+30%") {
+		t.Errorf("gates that hold are named in the error:\n%s", msg)
+	}
+	if len(outcomes[1].Violations) != 0 || len(outcomes[2].Violations) != 0 {
+		t.Errorf("memory gate or +30%% gate failed: %+v %+v", outcomes[1].Violations, outcomes[2].Violations)
+	}
+	table := Table(res, outcomes, true)
+	if !strings.Contains(table, "FAIL") || !strings.Contains(table, "worse") {
+		t.Errorf("table lacks the failure:\n%s", table)
+	}
+}
+
+func TestEvaluateUnmatched(t *testing.T) {
+	t.Parallel()
+	res := Runs(readRun(t, "aa-1"), readRun(t, "regression"), 0.95)
+	_, err := Evaluate(res, mustGates(t, "cpu.sidecr > +10%", "latency.p99.ambient > +1MiB"))
+	if err == nil || !strings.Contains(err.Error(), "sidecr") || !strings.Contains(err.Error(), "convertible") {
+		t.Errorf("Evaluate error = %v, want both gates reported", err)
+	}
+}
+
+// TestGateSemantics pins the rule "significant AND crosses the threshold" on synthetic summaries.
+func TestGateSemantics(t *testing.T) {
+	t.Parallel()
+	key := results.Key{Topology: "t", Mode: "ambient", Load: "1000", Window: "load", Component: "loadgen", Metric: "latency", Stat: "p99", Unit: "ms"}
+	summary := func(vals ...float64) results.Summary {
+		mean := 0.0
+		for _, v := range vals {
+			mean += v
+		}
+		mean /= float64(len(vals))
+		return results.Summary{Series: []results.Series{{Key: key, N: len(vals), Mean: mean, Values: vals}}}
+	}
+	tests := []struct {
+		name      string
+		base, new []float64
+		gate      string
+		fail      bool
+	}{
+		{"significant and above", []float64{10, 10.1, 9.9}, []float64{12, 12.1, 11.9}, "latency.p99.ambient > +1ms", true},
+		{"significant but below threshold", []float64{10, 10.1, 9.9}, []float64{10.5, 10.6, 10.4}, "latency.p99.ambient > +1ms", false},
+		{"above threshold but noisy", []float64{10, 14, 6}, []float64{12, 16, 8}, "latency.p99.ambient > +1ms", false},
+		{"unit converted", []float64{10, 10.1, 9.9}, []float64{12, 12.1, 11.9}, "latency.p99.ambient > +1500us", true},
+		{"percent", []float64{10, 10.1, 9.9}, []float64{12, 12.1, 11.9}, "latency.p99.ambient >= +20%", true},
+		{"percent not reached", []float64{10, 10.1, 9.9}, []float64{12, 12.1, 11.9}, "latency.p99.ambient > +25%", false},
+		{"drop gate on a rise", []float64{10, 10.1, 9.9}, []float64{12, 12.1, 11.9}, "latency.p99.ambient < -5%", false},
+		{"drop gate on a drop", []float64{10, 10.1, 9.9}, []float64{8, 8.1, 7.9}, "latency.p99.ambient < -5%", true},
+		{"one repetition never fails", []float64{10}, []float64{20}, "latency.p99.ambient > +1ms", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := Summaries(summary(tt.base...), summary(tt.new...), 0.95)
+			out, err := Evaluate(res, mustGates(t, tt.gate))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Violations(out) != nil; got != tt.fail {
+				t.Errorf("gate failed = %v, want %v (row %+v)", got, tt.fail, res.Rows[0])
+			}
+		})
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	t.Parallel()
+	mk := func(metric string, base, next []float64) Verdict {
+		k := results.Key{Window: "load", Component: "x", Metric: metric, Stat: "avg", Unit: "u"}
+		res := Summaries(results.Summary{Series: []results.Series{{Key: k, N: len(base), Mean: mean(base), Values: base}}},
+			results.Summary{Series: []results.Series{{Key: k, N: len(next), Mean: mean(next), Values: next}}}, 0.95)
+		return res.Rows[0].Verdict
+	}
+	lo, hi := []float64{10, 10.2, 9.8}, []float64{20, 20.2, 19.8}
+	tests := []struct {
+		metric    string
+		base, new []float64
+		want      Verdict
+	}{
+		{"cpu", lo, hi, Worse}, {"cpu", hi, lo, Better}, {"latency", lo, hi, Worse},
+		{"qps", lo, hi, Better}, {"throughput", hi, lo, Worse}, {"crr", lo, hi, Better},
+		{"widgets", lo, hi, Changed}, {"cpu", lo, []float64{10.1, 9.9, 10}, NotSignificant}, {"cpu", []float64{1}, []float64{2}, Insufficient},
+	}
+	for _, tt := range tests {
+		if got := mk(tt.metric, tt.base, tt.new); got != tt.want {
+			t.Errorf("%s %v -> %v: %s, want %s", tt.metric, tt.base, tt.new, got, tt.want)
+		}
+	}
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}

@@ -1,0 +1,51 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// LatestRun returns the run directory directly under parent whose run.json has the latest start time (ties: the
+// larger directory name), skipping the directories in exclude (e.g. the baseline). Scheduled runs use it to find the
+// run that just finished without knowing its generated ID.
+func LatestRun(parent string, exclude ...string) (string, error) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return "", fmt.Errorf("find the latest run in %s: %w", parent, err)
+	}
+	skip := map[string]bool{}
+	for _, e := range exclude {
+		if abs, err := filepath.Abs(e); err == nil {
+			skip[abs] = true
+		}
+	}
+	best, bestMeta := "", results.RunMeta{}
+	for _, e := range entries { // os.ReadDir sorts by name, so ties resolve deterministically
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		if abs, err := filepath.Abs(dir); err == nil && skip[abs] {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, results.RunFile))
+		if err != nil {
+			continue // not a run directory
+		}
+		var m results.RunMeta
+		if err := json.Unmarshal(b, &m); err != nil {
+			continue
+		}
+		if best == "" || !m.Start.Before(bestMeta.Start) {
+			best, bestMeta = dir, m
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("find the latest run in %s: no run directory (with %s) found", parent, results.RunFile)
+	}
+	return best, nil
+}

@@ -1,0 +1,248 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/charts"
+	"github.com/meshbench/meshbench/results"
+)
+
+// Report is everything the renderers need, computed from a run directory's contents alone.
+type Report struct {
+	Dir     string
+	Meta    results.RunMeta
+	Summary results.Summary
+	Samples []results.Sample
+	// Cases is the latest record per case ID, in order of first appearance.
+	Cases []results.CaseResult
+	// Warnings are the run's read warnings, then the summary's.
+	Warnings []string
+	// Recomputed is true when summary.json was missing and the summary was computed from the samples.
+	Recomputed bool
+}
+
+// Build prepares a report from a run as results.Read returns it. When the run has no summary.json, the summary is
+// computed with results.Summarize (default options).
+func Build(run *results.Run) Report {
+	r := Report{Dir: run.Dir, Meta: run.Meta, Samples: run.Samples}
+	if run.Summary != nil {
+		r.Summary = *run.Summary
+	} else {
+		r.Summary = results.Summarize(run.Meta, run.Samples, run.Cases, results.SummaryOptions{})
+		r.Recomputed = true
+	}
+	r.Cases = latestCases(run.Cases)
+	if len(r.Cases) == 0 {
+		r.Cases = r.Summary.Cases
+	}
+	r.Warnings = append(append(r.Warnings, run.Warnings...), r.Summary.Warnings...)
+	return r
+}
+
+func latestCases(cases []results.CaseResult) []results.CaseResult {
+	idx := map[string]int{}
+	var out []results.CaseResult
+	for _, c := range cases {
+		if i, ok := idx[c.CaseID]; ok {
+			out[i] = c
+			continue
+		}
+		idx[c.CaseID] = len(out)
+		out = append(out, c)
+	}
+	return out
+}
+
+// StandIn reports whether the run's figures come from a test stand-in rather than Istio, or carry caveats.
+func (r Report) StandIn() bool {
+	return r.Meta.Cluster.Istio != nil && r.Meta.Cluster.Istio.DataPlane == results.DataPlaneStandIn
+}
+
+// Banner returns the caveat lines every rendering shows first; empty when there are none.
+func (r Report) Banner() []string {
+	var out []string
+	if r.StandIn() {
+		out = append(out, "data plane: test stand-in, figures are not Istio's")
+	} else if len(r.Meta.Notes) > 0 {
+		out = append(out, "this run carries caveats: read the notes before using its figures")
+	}
+	return append(out, r.Meta.Notes...)
+}
+
+// scenarioFacts reads a few fields of the config echo without depending on the scenario package (report works from
+// files alone, whatever version of meshbench wrote them).
+type scenarioFacts struct {
+	Name        string
+	App         string
+	Description string
+	Idle        string
+	Load        string
+	Reps        string
+	Interleave  string
+	QPS         string
+	Connections string
+}
+
+func (r Report) scenario() scenarioFacts {
+	var doc struct {
+		Metadata struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"metadata"`
+		Spec struct {
+			Workload struct {
+				App string `json:"app"`
+			} `json:"workload"`
+			Windows struct {
+				Idle        any    `json:"idle"`
+				Load        any    `json:"load"`
+				Repetitions int    `json:"repetitions"`
+				Interleave  string `json:"interleave"`
+			} `json:"windows"`
+			Load struct {
+				QPS         []any `json:"qps"`
+				Connections int   `json:"connections"`
+			} `json:"load"`
+		} `json:"spec"`
+	}
+	if len(r.Meta.Scenario) == 0 || json.Unmarshal(r.Meta.Scenario, &doc) != nil {
+		return scenarioFacts{}
+	}
+	f := scenarioFacts{Name: doc.Metadata.Name, Description: doc.Metadata.Description, App: doc.Spec.Workload.App,
+		Idle: anyText(doc.Spec.Windows.Idle), Load: anyText(doc.Spec.Windows.Load), Interleave: doc.Spec.Windows.Interleave}
+	if doc.Spec.Windows.Repetitions > 0 {
+		f.Reps = strconv.Itoa(doc.Spec.Windows.Repetitions)
+	}
+	var qps []string
+	for _, q := range doc.Spec.Load.QPS {
+		qps = append(qps, anyText(q))
+	}
+	f.QPS = strings.Join(qps, ", ")
+	if doc.Spec.Load.Connections > 0 {
+		f.Connections = strconv.Itoa(doc.Spec.Load.Connections)
+	}
+	return f
+}
+
+func anyText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// observedWindows lists the distinct measured window lengths per kind, from the case records.
+func (r Report) observedWindows() map[string][]time.Duration {
+	out := map[string][]time.Duration{}
+	for _, c := range r.Cases {
+		for _, w := range c.Windows {
+			d := w.Duration().Round(time.Second)
+			if !slices.Contains(out[w.Kind], d) {
+				out[w.Kind] = append(out[w.Kind], d)
+			}
+		}
+	}
+	for k := range out {
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+// series finds a Series by key.
+func (r Report) series(k results.Key) (results.Series, bool) {
+	for _, s := range r.Summary.Series {
+		if s.Key == k {
+			return s, true
+		}
+	}
+	return results.Series{}, false
+}
+
+// topologies, modes and loads in the summary's order (first appearance), for keys matching keep.
+func distinctKeys(ss []results.Series, keep func(results.Series) bool, field func(results.Key) string) []string {
+	var out []string
+	for _, s := range ss {
+		if keep(s) && !slices.Contains(out, field(s.Key)) {
+			out = append(out, field(s.Key))
+		}
+	}
+	return out
+}
+
+func isResource(s results.Series) bool {
+	return (s.Metric == charts.MetricCPU || s.Metric == charts.MetricMemory) && s.Labels == "" &&
+		s.Component != results.ComponentLoadgen && s.Component != results.ComponentCNITest && s.Component != results.ComponentNode &&
+		(s.Window == results.WindowIdle || s.Window == results.WindowLoad)
+}
+
+// fmtMean renders a series' mean with the half width of its interval: "412 ± 15", or "412 (n=1, no CI)".
+func fmtMean(s results.Series) string {
+	if s.CI == nil {
+		return charts.FormatValue(s.Mean) + " (n=" + strconv.Itoa(s.N) + ", no CI)"
+	}
+	half := (s.CI.High - s.CI.Low) / 2
+	return charts.FormatValue(s.Mean) + " ± " + charts.FormatValue(half)
+}
+
+// fmtCI renders an interval: "[395, 425]".
+func fmtCI(ci *results.Interval) string {
+	if ci == nil {
+		return "n/a (fewer than 2 observations)"
+	}
+	return "[" + charts.FormatValue(ci.Low) + ", " + charts.FormatValue(ci.High) + "]"
+}
+
+// signed renders v with an explicit sign.
+func signed(v float64) string {
+	if v > 0 || (v == 0 && !math.Signbit(v)) {
+		return "+" + charts.FormatValue(v)
+	}
+	return charts.FormatValue(v)
+}
+
+// fmtDeltaPct renders a delta as "-68.8 % [-70.1, -67.5] significant".
+func fmtDeltaPct(d results.Delta) string {
+	change, verdict := deltaPctParts(d)
+	return change + " " + verdict
+}
+
+// fmtDeltaAbs renders a delta in its unit: "+1.10 ms [+0.9, +1.3]".
+func fmtDeltaAbs(d results.Delta) string {
+	s := signed(d.Diff) + " " + d.Unit
+	if d.DiffCI == nil {
+		return s + " (fewer than 2 observations, no CI)"
+	}
+	s += " [" + signed(d.DiffCI.Low) + ", " + signed(d.DiffCI.High) + "]"
+	if !d.Significant {
+		s += " not significant"
+	}
+	return s
+}
+
+func windowLabel(window, load string) string {
+	if window == results.WindowIdle || load == "" {
+		return window
+	}
+	return "load " + load + " qps"
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -1,0 +1,183 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/push"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/meshbench/meshbench/charts"
+	"github.com/meshbench/meshbench/results"
+)
+
+// Metric names pushed to a Pushgateway (see the package documentation for their labels).
+const (
+	MetricResourceMean     = "meshbench_resource_mean"
+	MetricResourceCILow    = "meshbench_resource_ci_low"
+	MetricResourceCIHigh   = "meshbench_resource_ci_high"
+	MetricPerKRPSMean      = "meshbench_resource_per_krps_mean"
+	MetricMeasurementMean  = "meshbench_measurement_mean"
+	MetricMeasurementLow   = "meshbench_measurement_ci_low"
+	MetricMeasurementHigh  = "meshbench_measurement_ci_high"
+	MetricDeltaPercent     = "meshbench_delta_percent"
+	MetricDeltaPercentLow  = "meshbench_delta_percent_ci_low"
+	MetricDeltaPercentHigh = "meshbench_delta_percent_ci_high"
+	MetricDeltaSignificant = "meshbench_delta_significant"
+	MetricCasesTotal       = "meshbench_case_total"
+	MetricCasesFailed      = "meshbench_case_failed_total"
+	MetricCasesSkipped     = "meshbench_case_skipped_total"
+	MetricRunInfo          = "meshbench_run_info"
+	MetricRunStart         = "meshbench_run_start_timestamp_seconds"
+	MetricRunEnd           = "meshbench_run_end_timestamp_seconds"
+)
+
+var (
+	seriesLabels      = []string{"topology", "mode", "load", "window", "component", "metric", "stat", "unit"}
+	measurementLabels = append(append([]string{}, seriesLabels...), "path", "test")
+	deltaLabels       = []string{"base", "other", "topology", "load", "window", "component", "metric", "stat", "unit"}
+	infoLabels        = []string{"run_id", "tool_version", "kubernetes_version", "istio_version", "data_plane", "profile", "scenario"}
+)
+
+// PushOptions says where to push.
+type PushOptions struct {
+	URL      string        // Pushgateway base URL, e.g. http://pushgateway.monitoring:9091
+	Job      string        // grouping key job; "" = "meshbench"
+	Instance string        // grouping key instance; "" = the scenario name, else "default"
+	Timeout  time.Duration // per push; 0 = 30s
+	Client   push.HTTPDoer // nil = http.Client with Timeout
+}
+
+// Registry builds the gauges of a report in a fresh registry (pure: no I/O).
+func (r Report) Registry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	gauge := func(name, help string, labels []string) *prometheus.GaugeVec {
+		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+		reg.MustRegister(g)
+		return g
+	}
+	resMean := gauge(MetricResourceMean, "Mean over repetitions of a per-window CPU or memory statistic.", seriesLabels)
+	resLow := gauge(MetricResourceCILow, "Lower bound of the confidence interval of meshbench_resource_mean.", seriesLabels)
+	resHigh := gauge(MetricResourceCIHigh, "Upper bound of the confidence interval of meshbench_resource_mean.", seriesLabels)
+	perK := gauge(MetricPerKRPSMean, "Mean CPU or memory per 1000 achieved requests per second.", seriesLabels)
+	mMean := gauge(MetricMeasurementMean, "Mean of a latency, rate or network measurement.", measurementLabels)
+	mLow := gauge(MetricMeasurementLow, "Lower bound of the confidence interval of meshbench_measurement_mean.", measurementLabels)
+	mHigh := gauge(MetricMeasurementHigh, "Upper bound of the confidence interval of meshbench_measurement_mean.", measurementLabels)
+	dPct := gauge(MetricDeltaPercent, "Change from mode base to mode other in percent of the base mean.", deltaLabels)
+	dLow := gauge(MetricDeltaPercentLow, "Lower bound of the Welch confidence interval of meshbench_delta_percent.", deltaLabels)
+	dHigh := gauge(MetricDeltaPercentHigh, "Upper bound of the Welch confidence interval of meshbench_delta_percent.", deltaLabels)
+	dSig := gauge(MetricDeltaSignificant, "1 when the interval of the change excludes 0, else 0.", deltaLabels)
+	info := gauge(MetricRunInfo, "Facts of the run; value 1.", infoLabels)
+	start := gauge(MetricRunStart, "Start of the run, Unix seconds.", nil)
+	end := gauge(MetricRunEnd, "End of the run, Unix seconds (absent when it did not finish).", nil)
+	counter := func(name, help string) prometheus.Counter {
+		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+		reg.MustRegister(c)
+		return c
+	}
+	casesTotal := counter(MetricCasesTotal, "Cases of the run (latest record per case).")
+	casesFailed := counter(MetricCasesFailed, "Cases of the run that failed.")
+	casesSkipped := counter(MetricCasesSkipped, "Cases of the run that were skipped.")
+
+	keyValues := func(k results.Key) []string {
+		return []string{k.Topology, k.Mode, k.Load, k.Window, k.Component, k.Metric, k.Stat, k.Unit}
+	}
+	for _, s := range r.Summary.Series {
+		switch {
+		case isResourceMetric(s.Metric):
+			if s.Labels != "" {
+				continue // partitions (e.g. per node) stay in series.csv
+			}
+			lv := keyValues(s.Key)
+			resMean.WithLabelValues(lv...).Set(s.Mean)
+			if s.CI != nil {
+				resLow.WithLabelValues(lv...).Set(s.CI.Low)
+				resHigh.WithLabelValues(lv...).Set(s.CI.High)
+			}
+		default:
+			lv := append(keyValues(s.Key), charts.LabelValue(s.Labels, charts.LabelPath), charts.LabelValue(s.Labels, charts.LabelTest))
+			mMean.WithLabelValues(lv...).Set(s.Mean)
+			if s.CI != nil {
+				mLow.WithLabelValues(lv...).Set(s.CI.Low)
+				mHigh.WithLabelValues(lv...).Set(s.CI.High)
+			}
+		}
+	}
+	for _, s := range r.Summary.PerKRPS {
+		if s.Labels == "" {
+			perK.WithLabelValues(keyValues(s.Key)...).Set(s.Mean)
+		}
+	}
+	for _, d := range r.Summary.Deltas {
+		if d.Percent == nil || d.Labels != "" {
+			continue
+		}
+		lv := []string{d.Base, d.Other, d.Topology, d.Load, d.Window, d.Component, d.Metric, d.Stat, d.Unit}
+		dPct.WithLabelValues(lv...).Set(*d.Percent)
+		if d.PercentCI != nil {
+			dLow.WithLabelValues(lv...).Set(d.PercentCI.Low)
+			dHigh.WithLabelValues(lv...).Set(d.PercentCI.High)
+		}
+		sig := 0.0
+		if d.Significant {
+			sig = 1
+		}
+		dSig.WithLabelValues(lv...).Set(sig)
+	}
+	for _, c := range r.Cases {
+		casesTotal.Inc()
+		switch c.Status {
+		case results.StatusFailed:
+			casesFailed.Inc()
+		case results.StatusSkipped:
+			casesSkipped.Inc()
+		}
+	}
+	m := r.Meta
+	istioVersion, dataPlane := "", ""
+	if m.Cluster.Istio != nil {
+		istioVersion, dataPlane = m.Cluster.Istio.Version, m.Cluster.Istio.DataPlane
+	}
+	info.WithLabelValues(m.RunID, m.Tool.Version, m.Cluster.KubernetesVersion, istioVersion, dataPlane, m.Cluster.Profile, r.scenario().Name).Set(1)
+	start.WithLabelValues().Set(float64(m.Start.Unix()))
+	if m.End != nil {
+		end.WithLabelValues().Set(float64(m.End.Unix()))
+	}
+	return reg
+}
+
+func isResourceMetric(m string) bool { return m == charts.MetricCPU || m == charts.MetricMemory }
+
+// Push replaces the metrics of the grouping key {job, instance} on the Pushgateway with the report's (HTTP PUT), in
+// the text exposition format.
+func Push(ctx context.Context, r Report, opts PushOptions) error {
+	if opts.URL == "" {
+		return errors.New("push: no Pushgateway URL")
+	}
+	job := orText(opts.Job, "meshbench")
+	instance := opts.Instance
+	if instance == "" {
+		instance = orText(r.scenario().Name, "default")
+	}
+	reg := r.Registry()
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	client := opts.Client
+	if client == nil {
+		client = &http.Client{Timeout: timeout}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	p := push.New(opts.URL, job).Grouping("instance", instance).Gatherer(reg).Client(client).
+		Format(expfmt.NewFormat(expfmt.TypeTextPlain))
+	if err := p.PushContext(ctx); err != nil {
+		return fmt.Errorf("push to %s (job %q, instance %q): %w", opts.URL, job, instance, err)
+	}
+	return nil
+}

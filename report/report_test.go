@@ -1,0 +1,226 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and the fixture runs")
+
+func readRun(t *testing.T, name string) *results.Run {
+	t.Helper()
+	run, err := results.Read(filepath.Join(fixturesDir, name))
+	if err != nil {
+		t.Fatalf("read fixture %s (go test ./report -run TestFixtures -update creates it): %v", name, err)
+	}
+	return run
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./report -update creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; go test ./report -update rewrites it: review the diff", path)
+	}
+}
+
+func TestSampleReportGolden(t *testing.T) {
+	t.Parallel()
+	rep := Build(readRun(t, "sample"))
+	md := rep.Markdown()
+	golden(t, "sample/report.md", md)
+	golden(t, "sample/cases.csv", rep.casesCSV())
+	if !bytes.Equal(md, Build(readRun(t, "sample")).Markdown()) {
+		t.Error("two renders of the same run differ")
+	}
+}
+
+func TestSampleReportContent(t *testing.T) {
+	t.Parallel()
+	rep := Build(readRun(t, "sample"))
+	md := string(rep.Markdown())
+	for _, want := range []string{
+		"## Run facts", "v1.37.2", "Istio | 1.28.1", "scrape interval 15s", "idle 5m0s, load 10m0s",
+		"Resource usage per component (study A)", "Topology single", "Topology multi8",
+		"ambient vs sidecar", "Cost per 1000 requests per second", "millicores/krps",
+		"Added latency vs none", "Pod network (study B)", "| host | tcp | throughput |", "iperf3", "netperf",
+		"not measured (see note 1)", "Note 1: service crr not measured: failed (case cni/service/crr): netperf TCP\\_CRR to ClusterIP",
+		"Failed and skipped cases", "connection refused 3 times",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "figures are not Istio's") {
+		t.Error("a real Istio run must not carry the stand-in banner")
+	}
+	// No empty table cell anywhere: every missing value says why.
+	for i, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "|") && (strings.Contains(line, "|  |") || strings.Contains(line, "| |")) {
+			t.Errorf("line %d has an empty cell: %s", i+1, line)
+		}
+	}
+	if rep.Recomputed {
+		t.Error("sample has a summary.json; Build must use it")
+	}
+}
+
+func TestStandInBanner(t *testing.T) {
+	t.Parallel()
+	rep := Build(readRun(t, "aa-1"))
+	md := string(rep.Markdown())
+	first := md[:min(len(md), 600)]
+	if !strings.Contains(first, "data plane: test stand-in, figures are not Istio's") {
+		t.Errorf("stand-in banner missing from the top of report.md:\n%s", first)
+	}
+	if !strings.Contains(first, "hack/localistio stand-ins") {
+		t.Error("run notes missing from the banner")
+	}
+	html := string(rep.HTML())
+	if !strings.Contains(html, `<div class="banner" role="alert" id="banner">`) {
+		t.Error("HTML banner missing")
+	}
+
+	// Notes alone (real Istio) still raise a banner.
+	run := readRun(t, "sample")
+	run.Meta.Notes = []string{"Prometheus restarted during repetition 2"}
+	b := Build(run).Banner()
+	if len(b) != 2 || !strings.Contains(b[1], "Prometheus restarted") {
+		t.Errorf("banner = %q", b)
+	}
+}
+
+func TestRecomputeWithoutSummary(t *testing.T) {
+	t.Parallel()
+	run := readRun(t, "aa-1")
+	want := Build(run).Markdown()
+	run.Summary = nil
+	rep := Build(run)
+	if !rep.Recomputed {
+		t.Fatal("Recomputed = false without summary.json")
+	}
+	got := rep.Markdown()
+	if !strings.Contains(string(got), "summary.json was missing") {
+		t.Error("report does not say the summary was recomputed")
+	}
+	if len(got) < len(want)/2 {
+		t.Errorf("recomputed report is much shorter (%d vs %d bytes)", len(got), len(want))
+	}
+}
+
+func TestCSVs(t *testing.T) {
+	t.Parallel()
+	rep := Build(readRun(t, "sample"))
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		header string
+		minRow int
+	}{
+		{SeriesCSV, rep.seriesCSV(), "table,topology,mode,load,window,component,metric,stat,unit,labels,n,mean", len(rep.Summary.Series)},
+		{DeltasCSV, rep.deltasCSV(), "table,base,other,topology,mode,load,window", len(rep.Summary.Deltas)},
+		{CasesCSV, rep.casesCSV(), "case,status,mode,topology,load,repetition,attempt,start,end,reason", len(rep.Cases)},
+	} {
+		rows, err := csv.NewReader(bytes.NewReader(tc.data)).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !strings.HasPrefix(strings.Join(rows[0], ","), tc.header) {
+			t.Errorf("%s header = %v", tc.name, rows[0])
+		}
+		if len(rows)-1 < tc.minRow {
+			t.Errorf("%s has %d rows, want >= %d", tc.name, len(rows)-1, tc.minRow)
+		}
+	}
+	if !bytes.Contains(rep.casesCSV(), []byte("cni/service/crr,failed")) {
+		t.Error("cases.csv lacks the failed case")
+	}
+}
+
+func TestFilesAndWrite(t *testing.T) {
+	t.Parallel()
+	rep := Build(readRun(t, "sample"))
+	files := rep.Files()
+	names := map[string]bool{}
+	svgs := 0
+	for _, f := range files {
+		if names[f.Name] {
+			t.Errorf("duplicate output %s", f.Name)
+		}
+		names[f.Name] = true
+		if strings.HasPrefix(f.Name, ChartsDir+"/") {
+			svgs++
+		}
+	}
+	for _, n := range []string{MarkdownFile, HTMLFile, SeriesCSV, DeltasCSV, CasesCSV} {
+		if !names[n] {
+			t.Errorf("missing %s", n)
+		}
+	}
+	// 2 topologies x (idle, load) x (cpu, memory) + 2 latency + 4 network tests (tcp, udp, rr, crr).
+	if svgs != 8+2+4 {
+		t.Errorf("%d charts, want 14", svgs)
+	}
+	dir := t.TempDir()
+	paths, err := Write(dir, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != len(files) {
+		t.Fatalf("wrote %d of %d files", len(paths), len(files))
+	}
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	if err != nil || !bytes.Equal(md, files[0].Data) {
+		t.Errorf("report.md on disk differs: %v", err)
+	}
+	// Every chart the Markdown links exists.
+	for _, line := range strings.Split(string(md), "\n") {
+		if i := strings.Index(line, "](charts/"); i >= 0 {
+			p := strings.TrimSuffix(line[i+2:], ")")
+			if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+				t.Errorf("linked chart %s: %v", p, err)
+			}
+		}
+	}
+}
+
+func TestHTMLSelfContained(t *testing.T) {
+	t.Parallel()
+	html := string(Build(readRun(t, "sample")).HTML())
+	for _, bad := range []string{"<script", "http://", "https://", "<link", "@import", "src="} {
+		if bad == "http://" {
+			// The only URL is the Prometheus address in the run facts and the SVG namespace.
+			html2 := strings.ReplaceAll(strings.ReplaceAll(html, "http://www.w3.org/2000/svg", ""), "http://prometheus.monitoring.svc:9090", "")
+			if strings.Contains(html2, bad) {
+				t.Errorf("report.html references %s", bad)
+			}
+			continue
+		}
+		if strings.Contains(html, bad) {
+			t.Errorf("report.html contains %q: it must be self-contained", bad)
+		}
+	}
+	if n := strings.Count(html, "<svg "); n != 14 {
+		t.Errorf("%d inline SVGs, want 14", n)
+	}
+}

@@ -1,0 +1,673 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/charts"
+	"github.com/meshbench/meshbench/results"
+)
+
+// document builds the report's content in a fixed section order.
+func (r Report) document() document {
+	d := document{
+		Title:  "meshbench report: " + r.Meta.RunID,
+		Banner: r.Banner(),
+	}
+	sc := r.scenario()
+	if sc.Name != "" {
+		d.Subtitle = "scenario " + sc.Name
+		if sc.Description != "" {
+			d.Subtitle += ": " + sc.Description
+		}
+	}
+	d.Sections = append(d.Sections, r.factsSection())
+	if s, ok := r.headlineSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.resourceSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.comparisonSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.perKRPSSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.latencySection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.networkSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	d.Sections = append(d.Sections, r.casesSection(), r.methodSection())
+	return d
+}
+
+func (r Report) factsSection() section {
+	s := section{ID: "facts", Title: "Run facts"}
+	m := r.Meta
+	rows := [][]string{
+		{"run ID", m.RunID},
+		{"command", "meshbench " + orText(m.Command, "run")},
+		{"meshbench", fmt.Sprintf("%s (commit %s, %s, built %s)", orText(m.Tool.Version, "unknown"), orText(m.Tool.Commit, "unknown"),
+			orText(m.Tool.GoVersion, "unknown Go"), orText(m.Tool.BuildDate, "unknown date"))},
+		{"started", fmtTime(m.Start)},
+	}
+	if m.End != nil {
+		rows = append(rows, []string{"ended", fmt.Sprintf("%s (took %s)", fmtTime(*m.End), m.End.Sub(m.Start).Round(time.Second))})
+	} else {
+		rows = append(rows, []string{"ended", "not recorded: the run was interrupted or is still running; figures cover the finished cases only"})
+	}
+	c := m.Cluster
+	rows = append(rows,
+		[]string{"Kubernetes", orText(c.KubernetesVersion, "unknown (not recorded)")},
+		[]string{"CNI", orText(c.CNI, "not detected")},
+		[]string{"profile", orText(c.Profile, "not recorded")},
+	)
+	if ist := c.Istio; ist != nil {
+		rows = append(rows,
+			[]string{"Istio", fmt.Sprintf("%s (revision %s, profile %s)", orText(ist.Version, "unknown version"), orText(ist.Revision, "default"), orText(ist.Profile, "unknown"))},
+			[]string{"data plane", dataPlaneText(*ist)},
+			[]string{"ambient capable", strconv.FormatBool(ist.AmbientCapable)},
+			[]string{"native sidecars", boolPtrText(ist.NativeSidecars)},
+			[]string{"proxy image", orText(ist.ProxyImage, "not recorded")},
+			[]string{"ztunnel image", orText(ist.ZtunnelImage, "not recorded")},
+		)
+	} else {
+		rows = append(rows, []string{"Istio", "not detected (no mesh installed, or a cni-only run)"})
+	}
+	if p := m.Prometheus; p != nil {
+		rows = append(rows, []string{"resource source", fmt.Sprintf("%s %s, scrape interval %s, rate range %s", p.Source, orText(p.URL, ""), p.ScrapeInterval, p.RateRange)})
+	} else {
+		rows = append(rows, []string{"resource source", "not recorded"})
+	}
+	sc := r.scenario()
+	if sc.App != "" {
+		rows = append(rows, []string{"app", sc.App})
+	}
+	cfg := []string{}
+	if sc.Idle != "" || sc.Load != "" {
+		cfg = append(cfg, fmt.Sprintf("idle %s, load %s", orText(sc.Idle, "?"), orText(sc.Load, "?")))
+	}
+	if sc.Reps != "" {
+		cfg = append(cfg, sc.Reps+" repetitions")
+	}
+	if sc.Interleave != "" {
+		cfg = append(cfg, "interleave "+sc.Interleave)
+	}
+	if sc.QPS != "" {
+		cfg = append(cfg, "qps "+sc.QPS)
+	}
+	if sc.Connections != "" {
+		cfg = append(cfg, sc.Connections+" connections")
+	}
+	rows = append(rows, []string{"configured windows", orText(strings.Join(cfg, "; "), "not recorded (no config echo in run.json)")})
+	ow := r.observedWindows()
+	var obs []string
+	for _, k := range []string{results.WindowIdle, results.WindowLoad, results.WindowTest} {
+		if ds := ow[k]; len(ds) > 0 {
+			var parts []string
+			for _, d := range ds {
+				parts = append(parts, d.String())
+			}
+			obs = append(obs, k+" "+strings.Join(parts, "/"))
+		}
+	}
+	rows = append(rows, []string{"measured windows", orText(strings.Join(obs, ", "), "none recorded")})
+	rows = append(rows, []string{"nodes", nodesText(c.Nodes)})
+	s.table(table{ID: "facts-table", Header: []string{"fact", "value"}, Rows: rows, Class: "facts"})
+	if len(c.Nodes) > 0 {
+		var nrows [][]string
+		for _, n := range c.Nodes {
+			nrows = append(nrows, []string{n.Name, orText(n.KubeletVersion, "?"), orText(n.KernelVersion, "?"), orText(n.OSImage, "?"),
+				orText(n.ContainerRuntime, "?"), orText(n.CPU, "?"), orText(n.Memory, "?")})
+		}
+		s.table(table{ID: "nodes-table", Caption: "Nodes (allocatable CPU and memory)", Header: []string{"node", "kubelet", "kernel", "OS", "runtime", "CPU", "memory"}, Rows: nrows})
+	}
+	if r.Recomputed {
+		s.para("summary.json was missing: the summary was computed from samples.jsonl for this report.")
+	}
+	return s
+}
+
+func dataPlaneText(ist results.IstioFacts) string {
+	switch ist.DataPlane {
+	case results.DataPlaneStandIn:
+		return "test stand-in: figures are not Istio's"
+	case "":
+		return "not recorded"
+	}
+	return ist.DataPlane
+}
+
+func boolPtrText(b *bool) string {
+	if b == nil {
+		return "not recorded"
+	}
+	return strconv.FormatBool(*b)
+}
+
+func nodesText(nodes []results.NodeFacts) string {
+	if len(nodes) == 0 {
+		return "not recorded"
+	}
+	names := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	return fmt.Sprintf("%d (%s)", len(nodes), strings.Join(names, ", "))
+}
+
+// headlineSection states study A's comparison in one sentence per topology and metric: the mesh total under load,
+// each ambient mode against sidecar.
+func (r Report) headlineSection() (section, bool) {
+	s := section{ID: "headlines", Title: "Headlines"}
+	var items []string
+	for _, d := range r.Summary.Deltas {
+		if d.Component != results.ComponentMesh || d.Stat != charts.StatAvg || d.Window != results.WindowLoad || d.Labels != "" ||
+			d.Base != "sidecar" || (d.Metric != charts.MetricCPU && d.Metric != charts.MetricMemory) {
+			continue
+		}
+		items = append(items, fmt.Sprintf("%s vs %s, topology %s, %s: mesh %s %s → %s %s, %s", d.Other, d.Base, d.Topology,
+			windowLabel(d.Window, d.Load), d.Metric, charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), d.Unit, fmtDeltaPct(d)))
+	}
+	for _, d := range r.Summary.Deltas {
+		if d.Metric != charts.MetricLatency || d.Base != "none" || d.Stat != "p99" || d.Labels != "" {
+			continue
+		}
+		items = append(items, fmt.Sprintf("%s adds %s to p99 latency (topology %s, %s)", d.Other, fmtDeltaAbs(d), d.Topology, windowLabel(d.Window, d.Load)))
+	}
+	if len(items) == 0 {
+		return s, false
+	}
+	s.para("Mesh = sidecars, or ztunnel + waypoints, plus istiod (sum of window averages). Intervals are %s confidence intervals of the difference (Welch).", confPct(r.Summary.Confidence))
+	s.list(items)
+	return s, true
+}
+
+func confPct(c float64) string {
+	if c == 0 {
+		c = results.DefaultConfidence
+	}
+	return strconv.FormatFloat(100*c, 'f', -1, 64) + " %"
+}
+
+// resourceSection is study A's table: per topology and mode, min/max/avg CPU and memory per component, idle and under
+// load, with the mesh total, followed by the charts.
+func (r Report) resourceSection() (section, bool) {
+	s := section{ID: "resources", Title: "Resource usage per component (study A)"}
+	ss := r.Summary.Series
+	topos := distinctKeys(ss, isResource, func(k results.Key) string { return k.Topology })
+	if len(topos) == 0 {
+		return s, false
+	}
+	s.para("Each figure is the mean over repetitions of the per-window statistic (min, max or average of the component's usage over the window); avg is shown ± the half width of its %s confidence interval. n is the number of repetitions behind the average.", confPct(r.Summary.Confidence))
+	cpuUnit, memUnit := r.unitOf(charts.MetricCPU), r.unitOf(charts.MetricMemory)
+	for _, topo := range topos {
+		inTopo := func(x results.Series) bool { return isResource(x) && x.Topology == topo }
+		var rows [][]string
+		meshRows := false
+		for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return k.Mode }) {
+			inMode := func(x results.Series) bool { return inTopo(x) && x.Mode == mode }
+			type wl struct{ window, load string }
+			var wls []wl
+			for _, x := range ss {
+				if inMode(x) && !slices.Contains(wls, wl{x.Window, x.Load}) {
+					wls = append(wls, wl{x.Window, x.Load})
+				}
+			}
+			for _, w := range wls {
+				inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
+				comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
+				charts.SortComponents(comps)
+				for _, comp := range comps {
+					row := []string{orText(mode, "(none)"), windowLabel(w.window, w.load), comp}
+					n := 0
+					for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
+						unit := cpuUnit
+						if metric == charts.MetricMemory {
+							unit = memUnit
+						}
+						for _, stat := range []string{"min", "max", "avg"} {
+							k := results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+							x, ok := r.series(k)
+							switch {
+							case ok && stat == "avg":
+								row = append(row, fmtMean(x))
+								n = max(n, x.N)
+							case ok:
+								row = append(row, charts.FormatValue(x.Mean))
+							case comp == results.ComponentMesh:
+								row = append(row, "n/a: avg only")
+								meshRows = true
+							default:
+								row = append(row, "not measured")
+							}
+						}
+					}
+					rows = append(rows, append(row, strconv.Itoa(n)))
+				}
+			}
+		}
+		t := table{
+			ID:      "study-a-" + slug(topo),
+			Caption: "CPU in " + cpuUnit + ", memory in " + memUnit,
+			Header:  []string{"mode", "window", "component", "CPU min", "CPU max", "CPU avg", "memory min", "memory max", "memory avg", "n"},
+			Numeric: []bool{false, false, false, true, true, true, true, true, true, true},
+			Rows:    rows,
+		}
+		if meshRows {
+			t.Notes = append(t.Notes, "mesh = sidecar + ztunnel + waypoint + istiod. Only averages add up over a window; the peak of a sum is not the sum of the peaks, so the mesh rows have no min or max (n/a: avg only).")
+		}
+		s.heading("Topology " + topo)
+		s.table(t)
+		for _, sel := range charts.ResourceSelections(r.Summary) {
+			if sel.Topology != topo {
+				continue
+			}
+			c := charts.ResourceChart(r.Summary, sel)
+			if !c.Empty() {
+				s.chart(chartBlock{ID: c.ID, Title: c.Title, File: "charts/" + c.ID + ".svg", SVG: c.SVG()})
+			}
+		}
+	}
+	return s, true
+}
+
+// unitOf is the unit the summary uses for a resource metric (the first seen).
+func (r Report) unitOf(metric string) string {
+	for _, x := range r.Summary.Series {
+		if x.Metric == metric && isResource(x) {
+			return x.Unit
+		}
+	}
+	return "?"
+}
+
+// comparisonSection: percent change between modes with CI, for the mesh total and the app; one table for CPU and one
+// for memory.
+func (r Report) comparisonSection() (section, bool) {
+	s := section{ID: "modes", Title: "Change between modes"}
+	byMetric := map[string][][]string{}
+	for _, d := range r.Summary.Deltas {
+		if d.Stat != charts.StatAvg || d.Labels != "" || (d.Metric != charts.MetricCPU && d.Metric != charts.MetricMemory) ||
+			(d.Component != results.ComponentMesh && d.Component != results.ComponentApp) {
+			continue
+		}
+		change, verdict := deltaPctParts(d)
+		byMetric[d.Metric] = append(byMetric[d.Metric], []string{d.Topology, windowLabel(d.Window, d.Load), d.Component,
+			d.Other + " vs " + d.Base, charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), change, verdict})
+	}
+	if len(byMetric) == 0 {
+		return s, false
+	}
+	s.para("Other mode minus base mode, in percent of the base mean, with the %s confidence interval of the change (Welch); significant means the interval excludes 0. Every component and the per-1000-rps comparisons are in deltas.csv.", confPct(r.Summary.Confidence))
+	for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
+		rows := byMetric[metric]
+		if len(rows) == 0 {
+			continue
+		}
+		unit := r.unitOf(metric)
+		title := map[string]string{charts.MetricCPU: "CPU", charts.MetricMemory: "Memory"}[metric]
+		s.heading(title + " (" + unit + ")")
+		s.table(table{ID: "mode-deltas-" + metric, Header: []string{"topology", "window", "component", "comparison", "base", "other", "change [CI]", "verdict"},
+			Numeric: []bool{false, false, false, false, true, true, true, false}, Rows: rows})
+	}
+	return s, true
+}
+
+// deltaPctParts splits a delta into "−68.8 % [−70.1, −67.5]" and its verdict.
+func deltaPctParts(d results.Delta) (change, verdict string) {
+	switch {
+	case d.Percent == nil:
+		return signed(d.Diff) + " " + d.Unit + " (base is 0, no percent)", "n/a: no percent"
+	case d.PercentCI == nil:
+		return signed(*d.Percent) + " %", "n/a: fewer than 2 observations"
+	}
+	change = signed(*d.Percent) + " % [" + signed(d.PercentCI.Low) + ", " + signed(d.PercentCI.High) + "]"
+	if d.Significant {
+		return change, "significant"
+	}
+	return change, "not significant"
+}
+
+// perKRPSSection: resource cost per 1000 achieved requests per second.
+func (r Report) perKRPSSection() (section, bool) {
+	s := section{ID: "per-krps", Title: "Cost per 1000 requests per second"}
+	type rowKey struct{ topo, load, mode, comp string }
+	var order []rowKey
+	cells := map[rowKey]map[string]results.Series{}
+	for _, x := range r.Summary.PerKRPS {
+		if x.Stat != charts.StatAvg || x.Labels != "" {
+			continue
+		}
+		k := rowKey{x.Topology, x.Load, x.Mode, x.Component}
+		if cells[k] == nil {
+			cells[k] = map[string]results.Series{}
+			order = append(order, k)
+		}
+		cells[k][x.Metric] = x
+	}
+	if len(order) == 0 {
+		return s, false
+	}
+	s.para("Average usage in the load window divided by the achieved request rate (thousands of rps, from the load generator), per repetition; mean ± half the %s confidence interval.", confPct(r.Summary.Confidence))
+	var rows [][]string
+	cpuUnit, memUnit := "", ""
+	for _, k := range order {
+		row := []string{k.topo, k.load, k.mode, k.comp}
+		for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
+			x, ok := cells[k][metric]
+			if !ok {
+				row = append(row, "not measured")
+				continue
+			}
+			if metric == charts.MetricCPU {
+				cpuUnit = x.Unit
+			} else {
+				memUnit = x.Unit
+			}
+			row = append(row, fmtMean(x))
+		}
+		rows = append(rows, row)
+	}
+	s.table(table{ID: "per-krps-table", Header: []string{"topology", "load (qps)", "mode", "component", "CPU (" + orText(cpuUnit, "?") + ")", "memory (" + orText(memUnit, "?") + ")"},
+		Numeric: []bool{false, true, false, false, true, true}, Rows: rows})
+	return s, true
+}
+
+// latencySection: latency per mode and the latency each mode adds over "none".
+func (r Report) latencySection() (section, bool) {
+	s := section{ID: "latency", Title: "Latency"}
+	sels := charts.LatencySelections(r.Summary)
+	if len(sels) == 0 {
+		return s, false
+	}
+	for _, sel := range sels {
+		var stats, modes []string
+		unit := ""
+		for _, x := range r.Summary.Series {
+			if x.Metric != charts.MetricLatency || x.Window != results.WindowLoad || x.Topology != sel.Topology || x.Load != sel.Load || x.Labels != "" || x.Mode == "" {
+				continue
+			}
+			if !slices.Contains(stats, x.Stat) {
+				stats = append(stats, x.Stat)
+			}
+			if !slices.Contains(modes, x.Mode) {
+				modes = append(modes, x.Mode)
+			}
+			unit = x.Unit
+		}
+		charts.SortStats(stats)
+		charts.SortModes(modes)
+		s.heading(fmt.Sprintf("Topology %s, %s", sel.Topology, windowLabel(results.WindowLoad, sel.Load)))
+		header := []string{"mode", "achieved qps"}
+		numeric := []bool{false, true}
+		for _, st := range stats {
+			header = append(header, st+" ("+unit+")")
+			numeric = append(numeric, true)
+		}
+		var rows [][]string
+		for _, mode := range modes {
+			row := []string{mode, r.achievedQPS(sel.Topology, mode, sel.Load)}
+			for _, st := range stats {
+				x, ok := r.latencySeries(sel.Topology, mode, sel.Load, st)
+				if !ok {
+					row = append(row, "not measured")
+					continue
+				}
+				row = append(row, fmtMean(x))
+			}
+			rows = append(rows, row)
+		}
+		s.table(table{ID: slug("latency", sel.Topology, sel.Load), Caption: "Client-side latency (fortio), mean ± CI half width over repetitions", Header: header, Numeric: numeric, Rows: rows})
+
+		var added [][]string
+		hasNone := slices.Contains(modes, "none")
+		for _, mode := range modes {
+			if mode == "none" {
+				continue
+			}
+			row := []string{mode}
+			for _, st := range stats {
+				d, ok := r.latencyDelta(sel.Topology, mode, sel.Load, st)
+				switch {
+				case ok:
+					row = append(row, fmtDeltaAbs(d))
+				case !hasNone:
+					row = append(row, "n/a: no \"none\" baseline measured")
+				default:
+					row = append(row, "not measured in both modes")
+				}
+			}
+			added = append(added, row)
+		}
+		if len(added) > 0 {
+			h := append([]string{"mode"}, stats...)
+			s.table(table{ID: slug("latency-added", sel.Topology, sel.Load), Caption: "Added latency vs none (difference of means, " + confPct(r.Summary.Confidence) + " CI)", Header: h, Rows: added})
+		}
+		c := charts.LatencyChart(r.Summary, sel)
+		if !c.Empty() {
+			s.chart(chartBlock{ID: c.ID, Title: c.Title, File: "charts/" + c.ID + ".svg", SVG: c.SVG()})
+		}
+	}
+	return s, true
+}
+
+func (r Report) latencySeries(topo, mode, load, stat string) (results.Series, bool) {
+	for _, x := range r.Summary.Series {
+		if x.Metric == charts.MetricLatency && x.Window == results.WindowLoad && x.Topology == topo && x.Mode == mode &&
+			x.Load == load && x.Stat == stat && x.Labels == "" {
+			return x, true
+		}
+	}
+	return results.Series{}, false
+}
+
+func (r Report) latencyDelta(topo, mode, load, stat string) (results.Delta, bool) {
+	for _, d := range r.Summary.Deltas {
+		if d.Metric == charts.MetricLatency && d.Base == "none" && d.Other == mode && d.Topology == topo && d.Load == load &&
+			d.Stat == stat && d.Labels == "" && d.Window == results.WindowLoad {
+			return d, true
+		}
+	}
+	return results.Delta{}, false
+}
+
+// achievedQPS is the load generator's achieved rate (qps, stat value; the requested rate is stat target), mean ± CI
+// over repetitions; several series (labelled clients) are listed side by side.
+func (r Report) achievedQPS(topo, mode, load string) string {
+	var parts []string
+	for _, x := range r.Summary.Series {
+		if x.Metric == "qps" && x.Stat == charts.StatValue && x.Component == results.ComponentLoadgen && x.Topology == topo &&
+			x.Mode == mode && x.Load == load && x.Window == results.WindowLoad {
+			parts = append(parts, fmtMean(x))
+		}
+	}
+	return orText(strings.Join(parts, "; "), "not measured")
+}
+
+// networkSection is study B's table: rows path x test, with value, CI, unit and tool, the host baseline ratio and
+// band, and a reason for every test that did not produce a value.
+func (r Report) networkSection() (section, bool) {
+	s := section{ID: "network", Title: "Pod network (study B)"}
+	type row struct {
+		path, test string
+		x          *results.Series
+		reason     string
+	}
+	var rows []row
+	for _, x := range r.Summary.Series {
+		if x.Component != results.ComponentCNITest || charts.LabelValue(x.Labels, charts.LabelPath) == "" {
+			continue
+		}
+		rows = append(rows, row{path: charts.LabelValue(x.Labels, charts.LabelPath), test: charts.LabelValue(x.Labels, charts.LabelTest), x: &x})
+	}
+	for _, c := range r.Cases {
+		if c.Status == results.StatusOK || c.Facts["path"] == "" {
+			continue
+		}
+		rows = append(rows, row{path: c.Facts["path"], test: c.Facts["test"], reason: fmt.Sprintf("%s (case %s): %s", c.Status, c.CaseID, orText(c.Reason, "no reason recorded"))})
+	}
+	if len(rows) == 0 {
+		return s, false
+	}
+	slices.SortStableFunc(rows, func(a, b row) int {
+		if c := compareBy(a.test, b.test, charts.SortTests); c != 0 {
+			return c
+		}
+		return compareBy(a.path, b.path, charts.SortPaths)
+	})
+	var out [][]string
+	var notes []string
+	for _, rw := range rows {
+		if rw.x == nil {
+			notes = append(notes, fmt.Sprintf("Note %d: %s %s not measured: %s", len(notes)+1, rw.path, rw.test, rw.reason))
+			ref := fmt.Sprintf("see note %d", len(notes))
+			out = append(out, []string{rw.path, rw.test, "n/a", "not measured (" + ref + ")", "n/a", "n/a", "n/a", "n/a", "n/a", "0"})
+			continue
+		}
+		x := *rw.x
+		ratio, band := "n/a: no host baseline", "n/a"
+		if base, ok := r.hostBaseline(x); ok && rw.path != charts.PathHost {
+			if b, rt, ok := charts.BandFor(x.Mean, base); ok && charts.DirectionHigherIsBetter(x.Metric) {
+				ratio, band = strconv.FormatFloat(100*rt, 'f', 1, 64)+" %", b.Name
+			}
+		} else if rw.path == charts.PathHost {
+			ratio, band = "baseline", "baseline"
+		}
+		if !charts.DirectionHigherIsBetter(x.Metric) && rw.path != charts.PathHost {
+			ratio, band = "n/a: lower is better", "n/a"
+		}
+		out = append(out, []string{rw.path, rw.test, x.Metric, charts.FormatValue(x.Mean), fmtCI(x.CI), x.Unit, ratio, band, r.toolOf(x), strconv.Itoa(x.N)})
+	}
+	s.para("Mean of the test samples with its %s confidence interval; \"vs host\" is the mean relative to the host-network path on the same nodes, coloured green (≥ 95 %%), yellow (≥ 90 %%), orange (≥ 80 %%) or red (< 80 %%).", confPct(r.Summary.Confidence))
+	s.table(table{ID: "study-b", Header: []string{"path", "test", "metric", "value", "CI", "unit", "vs host", "band", "tool", "n"},
+		Numeric: []bool{false, false, false, true, true, false, true, false, false, true}, Rows: out, Notes: notes})
+	missing := map[string]map[string]string{} // test -> path -> reason
+	for _, rw := range rows {
+		if rw.x == nil {
+			if missing[rw.test] == nil {
+				missing[rw.test] = map[string]string{}
+			}
+			missing[rw.test][rw.path] = rw.reason
+		}
+	}
+	for _, sel := range charts.CNISelections(r.Summary) {
+		c := charts.CNIChart(r.Summary, sel, missing[sel.Test])
+		if !c.Empty() {
+			s.chart(chartBlock{ID: c.ID, Title: c.Title, File: "charts/" + c.ID + ".svg", SVG: c.SVG()})
+		}
+	}
+	return s, true
+}
+
+func compareBy(a, b string, sorter func([]string)) int {
+	if a == b {
+		return 0
+	}
+	xs := []string{a, b}
+	sorter(xs)
+	if xs[0] == a {
+		return -1
+	}
+	return 1
+}
+
+// hostBaseline finds the host path's mean for the same test and metric.
+func (r Report) hostBaseline(x results.Series) (float64, bool) {
+	test := charts.LabelValue(x.Labels, charts.LabelTest)
+	for _, y := range r.Summary.Series {
+		if y.Component == x.Component && y.Metric == x.Metric && y.Stat == x.Stat && charts.LabelValue(y.Labels, charts.LabelTest) == test &&
+			charts.LabelValue(y.Labels, charts.LabelPath) == charts.PathHost {
+			f := 1.0
+			if y.Unit != x.Unit {
+				f = charts.UnitFactor(y.Unit, x.Unit)
+			}
+			return y.Mean * f, true
+		}
+	}
+	return 0, false
+}
+
+// toolOf names the tool that produced a series, from its samples' source (or a "tool" label).
+func (r Report) toolOf(x results.Series) string {
+	if t := charts.LabelValue(x.Labels, "tool"); t != "" {
+		return t
+	}
+	path, test := charts.LabelValue(x.Labels, charts.LabelPath), charts.LabelValue(x.Labels, charts.LabelTest)
+	for _, smp := range r.Samples {
+		if smp.Component == x.Component && smp.Metric == x.Metric && smp.Stat == x.Stat && smp.Labels[charts.LabelPath] == path &&
+			smp.Labels[charts.LabelTest] == test {
+			return smp.Source
+		}
+	}
+	return "not recorded"
+}
+
+// casesSection lists every failed or skipped case with its reason, and a count of the rest.
+func (r Report) casesSection() section {
+	s := section{ID: "cases", Title: "Failed and skipped cases"}
+	counts := map[string]int{}
+	var rows [][]string
+	for _, c := range r.Cases {
+		counts[c.Status]++
+		if c.Status == results.StatusOK {
+			continue
+		}
+		load := orText(c.Load, "idle only")
+		if c.Mode == "" {
+			load = "n/a (cni)"
+		}
+		rows = append(rows, []string{c.CaseID, c.Status, orText(c.Mode, "n/a (cni)"), orText(c.Topology, "n/a (cni)"), load,
+			strconv.Itoa(c.Repetition), orText(c.Reason, "no reason recorded (a bug: report it)")})
+	}
+	s.para("%d cases: %d ok, %d failed, %d skipped. Samples of failed and skipped cases are left out of every figure.",
+		len(r.Cases), counts[results.StatusOK], counts[results.StatusFailed], counts[results.StatusSkipped])
+	if len(rows) == 0 {
+		s.para("No case failed or was skipped.")
+		return s
+	}
+	s.table(table{ID: "failed-cases", Header: []string{"case", "status", "mode", "topology", "load", "repetition", "reason"}, Rows: rows})
+	return s
+}
+
+func (r Report) methodSection() section {
+	s := section{ID: "method", Title: "Method and warnings"}
+	s.list([]string{
+		"Resource figures come from the per-window min, max and average of each component's CPU (millicores) and memory (MiB) as the recorded source measured them over fixed windows.",
+		"Means are over repetitions; intervals are Student t " + confPct(r.Summary.Confidence) + " confidence intervals of the mean; differences between modes use Welch's interval (unequal variances).",
+		"Files next to this report: series.csv (every statistic), deltas.csv (every comparison, per-1000-rps included), cases.csv (every case with status and reason), charts/*.svg.",
+	})
+	if len(r.Warnings) > 0 {
+		s.heading("Warnings")
+		s.list(r.Warnings)
+	} else {
+		s.para("No warnings were recorded while reading and summarising the run.")
+	}
+	return s
+}
+
+func slug(parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('-')
+		}
+		for _, c := range strings.ToLower(p) {
+			if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
+				b.WriteRune(c)
+			} else {
+				b.WriteByte('-')
+			}
+		}
+	}
+	return b.String()
+}

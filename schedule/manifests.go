@@ -1,0 +1,359 @@
+package schedule
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// Paths inside the scheduled pod.
+const (
+	ScenarioDir  = "/etc/meshbench"
+	ScenarioFile = "scenario.yaml"
+	RunsDir      = "/var/lib/meshbench/runs"
+	// ServiceAccountName runs the scheduled pods; ClusterRoleName is its role.
+	ServiceAccountName = "meshbench"
+	ClusterRoleName    = "meshbench-runner"
+	// DefaultSchedule is 03:00 every day (cluster time zone unless TimeZone is set).
+	DefaultSchedule = "0 3 * * *"
+	// DefaultNamespace holds the CronJob, its ServiceAccount and ConfigMap.
+	DefaultNamespace = "meshbench"
+)
+
+// Labels of the schedule's objects. They deliberately do not carry app.kubernetes.io/managed-by=meshbench: that label
+// marks what runs create, and `meshbench cleanup` deletes everything that has it. The schedule is installed
+// infrastructure and must survive a cleanup.
+const (
+	LabelPartOf    = "app.kubernetes.io/part-of"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelSchedule  = "meshbench.dev/schedule"
+)
+
+// Options describe one scheduled benchmark.
+type Options struct {
+	// Scenario is the loaded, validated scenario. Its output directory is replaced by RunsDir in the copy stored in
+	// the ConfigMap; the caller's value is not modified.
+	Scenario *scenario.Scenario
+	Schedule string // cron expression; "" = DefaultSchedule
+	TimeZone string // IANA name for CronJob.spec.timeZone; "" = the controller's
+	// Namespace for the CronJob, ServiceAccount and ConfigMap; "" = DefaultNamespace.
+	Namespace string
+	Image     string // meshbench container image
+	// PVC is the name of the PersistentVolumeClaim that keeps the runs (mounted at RunsDir). With PVCSize, the
+	// claim is part of the manifests (StorageClass "" = the cluster's default).
+	PVC          string
+	PVCSize      string
+	StorageClass string
+	// Push is a Pushgateway URL: the summary of every run is pushed there (report --push).
+	Push         string
+	PushJob      string
+	PushInstance string
+	// Baseline is a run directory on the PVC (absolute, or relative to RunsDir) that FailIf gates compare against.
+	Baseline string
+	FailIf   []string // compare --fail-if expressions, already parsed by the caller
+	// Timeout bounds one run (Job activeDeadlineSeconds); 0 = 6h.
+	Timeout time.Duration
+}
+
+var (
+	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	macros   = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
+)
+
+// withDefaults returns o with empty fields defaulted.
+func (o Options) withDefaults() Options {
+	if o.Schedule == "" {
+		o.Schedule = DefaultSchedule
+	}
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 6 * time.Hour
+	}
+	if o.PushJob == "" {
+		o.PushJob = "meshbench"
+	}
+	return o
+}
+
+// Validate reports every problem with the options at once.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	var errs []error
+	if o.Scenario == nil {
+		errs = append(errs, errors.New("no scenario"))
+	}
+	if f := strings.Fields(o.Schedule); !(len(f) == 5 || (len(f) == 1 && contains(macros, f[0]))) {
+		errs = append(errs, fmt.Errorf("schedule %q: use a cron expression of 5 fields (minute hour day-of-month month day-of-week), e.g. %q, or @daily", o.Schedule, DefaultSchedule))
+	}
+	if !dnsLabel.MatchString(o.Namespace) || len(o.Namespace) > 63 {
+		errs = append(errs, fmt.Errorf("namespace %q: must be a DNS label", o.Namespace))
+	}
+	if o.Image == "" {
+		errs = append(errs, errors.New("no image: set the meshbench container image"))
+	}
+	if o.PVC == "" && o.Push == "" {
+		errs = append(errs, errors.New("results would be lost with the pod: keep them on a PVC (--pvc), push them (--push), or both"))
+	}
+	if o.PVC != "" && !dnsLabel.MatchString(o.PVC) {
+		errs = append(errs, fmt.Errorf("pvc %q: must be a DNS label", o.PVC))
+	}
+	if o.PVCSize != "" {
+		if o.PVC == "" {
+			errs = append(errs, errors.New("a PVC size needs a PVC name (--pvc)"))
+		}
+		if _, err := resource.ParseQuantity(o.PVCSize); err != nil {
+			errs = append(errs, fmt.Errorf("pvc size %q: %w", o.PVCSize, err))
+		}
+	}
+	if len(o.FailIf) > 0 && o.Baseline == "" {
+		errs = append(errs, errors.New("regression gates need a baseline run to compare against (--baseline, a run directory on the PVC)"))
+	}
+	if o.Baseline != "" && o.PVC == "" {
+		errs = append(errs, errors.New("a baseline lives on the PVC: set --pvc"))
+	}
+	if o.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("timeout %s: must be positive", o.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Objects builds the manifests in apply order: Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding,
+// ConfigMap, PersistentVolumeClaim (with PVCSize), CronJob. They are pure functions of the options.
+func Objects(o Options) ([]runtime.Object, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	o = o.withDefaults()
+	sc := *o.Scenario
+	sc.Spec.Output.Dir = RunsDir
+	scenarioYAML, err := yaml.Marshal(sc)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: encode scenario: %w", err)
+	}
+	name := objectName(sc.Metadata.Name)
+	labels := map[string]string{LabelPartOf: "meshbench", LabelComponent: "schedule", LabelSchedule: name}
+	meta := func(n, ns string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: n, Namespace: ns, Labels: copyMap(labels)}
+	}
+	objs := []runtime.Object{
+		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: meta(o.Namespace, "")},
+		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(ServiceAccountName, o.Namespace)},
+		&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: meta(ClusterRoleName, ""), Rules: PolicyRules(RequiredPermissions)},
+		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: meta(ClusterRoleName+"-"+o.Namespace, ""),
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ClusterRoleName},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: ServiceAccountName, Namespace: o.Namespace}}},
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(name, o.Namespace),
+			Data: map[string]string{ScenarioFile: string(scenarioYAML)}},
+	}
+	if o.PVCSize != "" {
+		pvc := &corev1.PersistentVolumeClaim{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+			ObjectMeta: meta(o.PVC, o.Namespace),
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(o.PVCSize)}},
+			}}
+		if o.StorageClass != "" {
+			sc := o.StorageClass
+			pvc.Spec.StorageClassName = &sc
+		}
+		objs = append(objs, pvc)
+	}
+	objs = append(objs, cronJob(o, name, meta(name, o.Namespace), labels))
+	return objs, nil
+}
+
+// objectName is "meshbench-<scenario>", cut to the 52 characters a CronJob name may have.
+func objectName(scenarioName string) string {
+	n := "meshbench-" + scenarioName
+	if len(n) > 52 {
+		n = strings.TrimRight(n[:52], "-")
+	}
+	return n
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Steps are the meshbench invocations of one scheduled run, in order: run, report (and push), compare (gates).
+func Steps(o Options) [][]string {
+	o = o.withDefaults()
+	steps := [][]string{{"run", "-f", ScenarioDir + "/" + ScenarioFile}}
+	rep := []string{"report", "--latest", RunsDir}
+	if o.Push != "" {
+		rep = append(rep, "--push", o.Push, "--push-job", o.PushJob)
+		if o.PushInstance != "" {
+			rep = append(rep, "--push-instance", o.PushInstance)
+		}
+	}
+	steps = append(steps, rep)
+	if len(o.FailIf) > 0 {
+		base := o.Baseline
+		if !strings.HasPrefix(base, "/") {
+			base = RunsDir + "/" + base
+		}
+		cmp := []string{"compare", base, RunsDir, "--latest"}
+		for _, g := range o.FailIf {
+			cmp = append(cmp, "--fail-if", g)
+		}
+		steps = append(steps, cmp)
+	}
+	return steps
+}
+
+func cronJob(o Options, name string, meta metav1.ObjectMeta, labels map[string]string) *batchv1.CronJob {
+	runs := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+	if o.PVC != "" {
+		runs = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.PVC}}
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: "scenario", MountPath: ScenarioDir, ReadOnly: true},
+		{Name: "runs", MountPath: RunsDir},
+		{Name: "tmp", MountPath: "/tmp"},
+	}
+	no, yes := false, true
+	uid := int64(65532)
+	container := func(step []string) corev1.Container {
+		return corev1.Container{
+			Name:         step[0],
+			Image:        o.Image,
+			Args:         step,
+			Env:          []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
+			VolumeMounts: mounts,
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+			},
+			SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: &no,
+				ReadOnlyRootFilesystem:   &yes,
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			},
+		}
+	}
+	steps := Steps(o)
+	var inits []corev1.Container
+	for _, s := range steps[:len(steps)-1] {
+		inits = append(inits, container(s))
+	}
+	deadline := int64(o.Timeout / time.Second)
+	backoff := int32(0)
+	starting := int64(3600)
+	success, failed := int32(3), int32(5)
+	cj := &batchv1.CronJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
+		ObjectMeta: meta,
+		Spec: batchv1.CronJobSpec{
+			Schedule:                   o.Schedule,
+			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
+			StartingDeadlineSeconds:    &starting,
+			SuccessfulJobsHistoryLimit: &success,
+			FailedJobsHistoryLimit:     &failed,
+			JobTemplate: batchv1.JobTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: copyMap(labels)},
+				Spec: batchv1.JobSpec{
+					BackoffLimit:          &backoff,
+					ActiveDeadlineSeconds: &deadline,
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: copyMap(labels)},
+						Spec: corev1.PodSpec{
+							ServiceAccountName: ServiceAccountName,
+							RestartPolicy:      corev1.RestartPolicyNever,
+							SecurityContext: &corev1.PodSecurityContext{
+								RunAsNonRoot: &yes, RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid,
+								SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+							},
+							InitContainers: inits,
+							Containers:     []corev1.Container{container(steps[len(steps)-1])},
+							Volumes: []corev1.Volume{
+								{Name: "scenario", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+									LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
+								{Name: "runs", VolumeSource: runs},
+								{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+	if o.TimeZone != "" {
+		tz := o.TimeZone
+		cj.Spec.TimeZone = &tz
+	}
+	return cj
+}
+
+// YAML renders objects as one multi-document YAML stream, keys sorted, without the null creationTimestamps and the
+// status typed objects carry.
+func YAML(objs []runtime.Object) ([]byte, error) {
+	var b bytes.Buffer
+	for i, obj := range objs {
+		u, err := kube.ToUnstructured(obj)
+		if err != nil {
+			return nil, fmt.Errorf("render manifests: %w", err)
+		}
+		prune(u.Object)
+		doc, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return nil, fmt.Errorf("render %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(doc)
+	}
+	return b.Bytes(), nil
+}
+
+// prune removes the null creationTimestamps typed objects carry at every metadata level (empty maps stay: an
+// "emptyDir: {}" is meaningful).
+func prune(m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			if k == "creationTimestamp" {
+				delete(m, k)
+			}
+		case map[string]any:
+			prune(x)
+		case []any:
+			for _, it := range x {
+				if mm, ok := it.(map[string]any); ok {
+					prune(mm)
+				}
+			}
+		}
+	}
+}

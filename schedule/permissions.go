@@ -1,0 +1,80 @@
+package schedule
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// Permission is one thing a `meshbench run` does to the Kubernetes API, with why. RequiredPermissions is the single
+// list: the scheduled run's ClusterRole is generated from it, and `meshbench preflight` checks it with
+// SelfSubjectAccessReview before anything is changed.
+type Permission struct {
+	Group       string   // API group; "" is the core group
+	Resource    string   // plural resource, e.g. "deployments"
+	Subresource string   // e.g. "exec", "proxy"; "" for the resource itself
+	Verbs       []string // in the order get, list, watch, create, patch, update, delete
+	Why         string   // which step needs it
+}
+
+// ResourceName is "resource" or "resource/subresource", as RBAC rules write it.
+func (p Permission) ResourceName() string {
+	if p.Subresource == "" {
+		return p.Resource
+	}
+	return p.Resource + "/" + p.Subresource
+}
+
+// RequiredPermissions is every API permission a run needs, cluster-wide (the app's namespaces are created by the
+// run, so a namespaced Role cannot be bound in advance). Treat it as read-only.
+//
+// Server-side apply of an object that does not exist yet needs both create and patch; waits use watches.
+var RequiredPermissions = []Permission{
+	{Group: "", Resource: "namespaces", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"},
+		Why: "create the app namespaces, label them for the data-plane mode (istio-injection, istio.io/dataplane-mode, istio.io/use-waypoint), delete them at teardown and wait until they are gone"},
+	{Group: "apps", Resource: "deployments", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"},
+		Why: "apply the app and load-client Deployments (server-side apply), wait for rollouts, restart them after a mode switch, remove them"},
+	{Group: "apps", Resource: "statefulsets", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"},
+		Why: "apply Bank of Anthos's databases (server-side apply), wait for them, remove them"},
+	{Group: "apps", Resource: "daemonsets", Verbs: []string{"get", "list"},
+		Why: "detect Istio's node agents (ztunnel, istio-cni) and their images for the run facts"},
+	{Group: "", Resource: "services", Verbs: []string{"get", "list", "create", "patch", "delete"},
+		Why: "apply the app's Services and the network-test Services (headless and ClusterIP)"},
+	{Group: "", Resource: "services", Subresource: "proxy", Verbs: []string{"get"},
+		Why: "reach an in-cluster Prometheus and the app's login endpoint through the API server, without port-forwards"},
+	{Group: "", Resource: "configmaps", Verbs: []string{"get", "list", "create", "patch", "delete"},
+		Why: "apply the app's ConfigMaps; read Istio's mesh config for the run facts"},
+	{Group: "", Resource: "secrets", Verbs: []string{"get", "create", "patch", "delete"},
+		Why: "create Bank of Anthos's JWT key Secret in the app namespaces"},
+	{Group: "", Resource: "serviceaccounts", Verbs: []string{"get", "create", "patch", "delete"},
+		Why: "apply the app's ServiceAccounts (one identity per service, as the mesh sees it)"},
+	{Group: "", Resource: "pods", Verbs: []string{"get", "list", "watch"},
+		Why: "wait for pods, verify per pod that the data-plane mode took effect, attribute resource samples to components"},
+	{Group: "", Resource: "pods", Subresource: "exec", Verbs: []string{"create"},
+		Why: "drive fortio load clients and iperf3/netperf clients inside their pods"},
+	{Group: "", Resource: "pods", Subresource: "proxy", Verbs: []string{"get"},
+		Why: "read agent and proxy endpoints of test pods through the API server"},
+	{Group: "", Resource: "nodes", Verbs: []string{"get", "list"},
+		Why: "record node facts (versions, allocatable CPU and memory) and place network tests on two nodes"},
+	{Group: "", Resource: "nodes", Subresource: "proxy", Verbs: []string{"get"},
+		Why: "kubelet resource metrics (/metrics/resource) when no Prometheus is configured"},
+	{Group: "", Resource: "events", Verbs: []string{"list"},
+		Why: "explain a failed case (image pulls, scheduling, evictions) in its reason"},
+	{Group: "gateway.networking.k8s.io", Resource: "gateways", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"},
+		Why: "create the waypoint Gateways (gatewayClassName istio-waypoint) for mode waypoint, wait until programmed, remove them"},
+	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews", Verbs: []string{"create"},
+		Why: "preflight: check every permission in this list before changing anything"},
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verbs: []string{"get", "list"},
+		Why: "preflight: detect the Gateway API and Istio CRDs and their versions"},
+}
+
+// PolicyRules turns permissions into RBAC rules, one rule per permission, in order.
+func PolicyRules(perms []Permission) []rbacv1.PolicyRule {
+	rules := make([]rbacv1.PolicyRule, 0, len(perms))
+	for _, p := range perms {
+		rules = append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{p.Group},
+			Resources: []string{p.ResourceName()},
+			Verbs:     append([]string(nil), p.Verbs...),
+		})
+	}
+	return rules
+}

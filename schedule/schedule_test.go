@@ -1,0 +1,249 @@
+package schedule
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshbench/meshbench/scenario"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./schedule -update creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; go test ./schedule -update rewrites it: review the diff", path)
+	}
+}
+
+func loadScenario(t *testing.T) *scenario.Scenario {
+	t.Helper()
+	s, err := scenario.Load(filepath.Join("testdata", "scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestManifestsGolden(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opts func(s *scenario.Scenario) Options
+	}{
+		{"pvc-gates.yaml", func(s *scenario.Scenario) Options {
+			return Options{Scenario: s, Image: "ghcr.io/meshbench/meshbench:v0.1.0", PVC: "meshbench-runs", PVCSize: "20Gi",
+				Baseline: "baseline", FailIf: []string{"cpu.sidecar > +10%", "latency.p99.ambient > +1ms"}, TimeZone: "Europe/Berlin"}
+		}},
+		{"push-only.yaml", func(s *scenario.Scenario) Options {
+			return Options{Scenario: s, Image: "ghcr.io/meshbench/meshbench:v0.1.0", Schedule: "30 1 * * 1-5", Namespace: "bench",
+				Push: "http://pushgateway.monitoring:9091", PushInstance: "prod-eu", Timeout: 2 * time.Hour}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := loadScenario(t)
+			before := s.Spec.Output.Dir
+			objs, err := Objects(tt.opts(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Spec.Output.Dir != before {
+				t.Error("Objects modified the caller's scenario")
+			}
+			b, err := YAML(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(b, []byte("creationTimestamp")) || bytes.Contains(b, []byte("managed-by")) {
+				t.Errorf("manifests carry creationTimestamp or the cleanup label:\n%s", b)
+			}
+			again, _ := Objects(tt.opts(loadScenario(t)))
+			b2, _ := YAML(again)
+			if !bytes.Equal(b, b2) {
+				t.Error("two renders differ")
+			}
+			golden(t, tt.name, b)
+		})
+	}
+}
+
+// TestClusterRoleIsTheTable: the ClusterRole grants exactly RequiredPermissions, rule for rule.
+func TestClusterRoleIsTheTable(t *testing.T) {
+	t.Parallel()
+	objs, err := Objects(Options{Scenario: loadScenario(t), Image: "x", PVC: "runs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role *rbacv1.ClusterRole
+	for _, o := range objs {
+		if r, ok := o.(*rbacv1.ClusterRole); ok {
+			role = r
+		}
+	}
+	if role == nil {
+		t.Fatal("no ClusterRole")
+	}
+	if len(role.Rules) != len(RequiredPermissions) {
+		t.Fatalf("%d rules for %d permissions", len(role.Rules), len(RequiredPermissions))
+	}
+	for i, p := range RequiredPermissions {
+		r := role.Rules[i]
+		want := rbacv1.PolicyRule{APIGroups: []string{p.Group}, Resources: []string{p.ResourceName()}, Verbs: p.Verbs}
+		if !reflect.DeepEqual(r, want) {
+			t.Errorf("rule %d = %+v, want %+v", i, r, want)
+		}
+		if p.Why == "" {
+			t.Errorf("permission %s has no reason", p.ResourceName())
+		}
+		for _, v := range p.Verbs {
+			if v == "*" || v == "escalate" || v == "bind" || v == "impersonate" {
+				t.Errorf("permission %s grants %q", p.ResourceName(), v)
+			}
+		}
+	}
+	// The verbs and resources the run is known to need (design.md, issue 7).
+	need := map[string]string{
+		"/namespaces": "create get list patch delete", "apps/deployments": "create get list watch patch delete",
+		"apps/statefulsets": "create get list patch delete", "/services": "create get list patch delete",
+		"/configmaps": "create get patch", "/secrets": "create get patch", "/serviceaccounts": "create get patch",
+		"/pods": "get list watch", "/pods/exec": "create", "/pods/proxy": "get", "/nodes": "get list", "/nodes/proxy": "get",
+		"gateway.networking.k8s.io/gateways": "create get list watch delete patch", "/events": "list",
+		"authorization.k8s.io/selfsubjectaccessreviews": "create", "apiextensions.k8s.io/customresourcedefinitions": "get list",
+		"/services/proxy": "get",
+	}
+	for res, verbs := range need {
+		var granted []string
+		for _, p := range RequiredPermissions {
+			if p.Group+"/"+p.ResourceName() == res {
+				granted = p.Verbs
+			}
+		}
+		for _, v := range strings.Fields(verbs) {
+			found := false
+			for _, g := range granted {
+				found = found || g == v
+			}
+			if !found {
+				t.Errorf("%s lacks verb %s (granted %v)", res, v, granted)
+			}
+		}
+	}
+}
+
+func TestScenarioInConfigMapLoads(t *testing.T) {
+	t.Parallel()
+	s := loadScenario(t)
+	objs, err := Objects(Options{Scenario: s, Image: "x", Push: "http://pg:9091"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm *corev1.ConfigMap
+	var cj *batchv1.CronJob
+	for _, o := range objs {
+		switch x := o.(type) {
+		case *corev1.ConfigMap:
+			cm = x
+		case *batchv1.CronJob:
+			cj = x
+		}
+	}
+	loaded, err := scenario.Parse([]byte(cm.Data[ScenarioFile]))
+	if err != nil {
+		t.Fatalf("the scenario stored in the ConfigMap does not load: %v\n%s", err, cm.Data[ScenarioFile])
+	}
+	if loaded.Spec.Output.Dir != RunsDir {
+		t.Errorf("output dir = %q, want %q", loaded.Spec.Output.Dir, RunsDir)
+	}
+	want := *s
+	want.Spec.Output.Dir = RunsDir
+	wb, _ := yaml.Marshal(want)
+	lb, _ := yaml.Marshal(loaded)
+	if !bytes.Equal(wb, lb) {
+		t.Errorf("scenario changed on the way through the ConfigMap:\n%s\nvs\n%s", wb, lb)
+	}
+	pod := cj.Spec.JobTemplate.Spec.Template.Spec
+	if len(pod.InitContainers) != 1 || pod.InitContainers[0].Args[0] != "run" || pod.Containers[0].Args[0] != "report" {
+		t.Errorf("steps: init %v, main %v", pod.InitContainers, pod.Containers)
+	}
+	if pod.Volumes[1].EmptyDir == nil {
+		t.Error("without a PVC the runs volume must be an emptyDir")
+	}
+	if cj.Spec.Schedule != DefaultSchedule || cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+		t.Errorf("schedule %q, concurrency %q", cj.Spec.Schedule, cj.Spec.ConcurrencyPolicy)
+	}
+}
+
+func TestSteps(t *testing.T) {
+	t.Parallel()
+	got := Steps(Options{Push: "http://pg:9091", PushInstance: "eu", Baseline: "/data/base", FailIf: []string{"cpu.sidecar > +10%"}})
+	want := [][]string{
+		{"run", "-f", "/etc/meshbench/scenario.yaml"},
+		{"report", "--latest", RunsDir, "--push", "http://pg:9091", "--push-job", "meshbench", "--push-instance", "eu"},
+		{"compare", "/data/base", RunsDir, "--latest", "--fail-if", "cpu.sidecar > +10%"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Steps = %q, want %q", got, want)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	s := loadScenario(t)
+	tests := []struct {
+		name string
+		o    Options
+		want []string
+	}{
+		{"ok pvc", Options{Scenario: s, Image: "x", PVC: "runs"}, nil},
+		{"ok push", Options{Scenario: s, Image: "x", Push: "http://pg:9091", Schedule: "@daily"}, nil},
+		{"nowhere to keep results", Options{Scenario: s, Image: "x"}, []string{"results would be lost"}},
+		{"everything wrong", Options{Image: "", Schedule: "daily at 3", Namespace: "Bench_NS", PVCSize: "lots",
+			FailIf: []string{"cpu.sidecar > +10%"}, Timeout: -time.Second},
+			[]string{"no scenario", "cron expression", "DNS label", "no image", "needs a PVC name", "pvc size", "baseline", "timeout"}},
+		{"baseline without pvc", Options{Scenario: s, Image: "x", Push: "http://pg", Baseline: "b", FailIf: []string{"cpu.x > 1"}}, []string{"set --pvc"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.o.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Validate: nil, want errors")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
