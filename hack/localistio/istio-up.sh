@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# istio-up.sh (make istio-up): a REAL Istio control plane on the running local cluster (make cluster-up first).
+#
+#   real:       istiod (pilot-discovery built from istio.io/istio, as Istio's own rendered Deployment, webhooks and
+#               RBAC), the istio-cni node agent (install-cni, one host process per node, see cni-agent.sh), Istio's
+#               CRDs and the Gateway API standard CRDs of the version Istio's go.mod uses.
+#   stand-ins:  docker.io/istio/proxyv2 (cmd/istio-standin: health/metrics ports, app-probe forwarding, no Envoy)
+#               docker.io/istio/ztunnel (cmd/fake-ztunnel: ZDS + plaintext pass-through, in Istio's own ztunnel
+#               DaemonSet). Both images carry the OCI label meshbench.dev/test-standin=true, and the ConfigMap
+#               istio-system/meshbench-test-standin says so to meshbench (mesh.Detect).
+#
+# Idempotent: on a healthy install it only re-applies manifests and keeps running agents. Anything left by a killed
+# earlier run (agent processes, host iptables/nftables/ipset state, mounts, sockets) is removed first.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=hack/localistio/lib.sh
+source "$HERE/lib.sh"
+# shellcheck source=hack/localistio/host-cleanup.sh
+source "$HERE/host-cleanup.sh"
+
+require_root
+[ -f "$S/cluster.env" ] && apiserver_up || die "the local cluster is not up ($S/cluster.env, $APISERVER_URL): run 'make cluster-up' first"
+mkdir -p "$ISTIO_DIR" "$ISTIO_LOGS" "$ISTIO_RUN/pids"
+exec 8>"$ISTIO_DIR/.lock"
+flock -n 8 || die "another istio-up/istio-down is running on $ISTIO_DIR"
+
+# 1. stale state from a killed run: agents whose pid files are gone/stale, host rules, mounts.
+keep_agents=1
+for node in "${NODES[@]}"; do agent_alive "$node" || keep_agents=0; done
+if [ "$(cat "$ISTIO_RUN/agents.stamp" 2>/dev/null)" != "$(cat "$ISTIO_BIN/.istio-pin" 2>/dev/null)" ]; then keep_agents=0; fi
+if [ $keep_agents = 0 ]; then
+	host_cleanup
+	log "host state clean (no istio-cni agent, no ISTIO_* chains, istio nft tables or istio-inpod-probes ipsets)"
+fi
+
+# 2. binaries (cached in $ISTIO_BIN; rebuilt only when the pin or our sources change)
+bash "$HERE/build.sh" 2>&1 | sed 's/^/  /' >&2
+[ -x "$MKIMAGE" ] || MKIMAGE=$ISTIO_BIN/mkimage
+log "binaries ready (Istio $ISTIO_VERSION, istio.io/istio $ISTIO_PIN)"
+
+# 3. manifests: Istio's own charts (ambient profile + istio-values.yaml), Istio CRDs, Gateway API $GWAPI_PIN CRDs
+mkdir -p "$ISTIO_DIR/manifests" "$ISTIO_DIR/crds"
+"$ISTIO_BIN/mbistio" render -f "$HERE/istio-values.yaml" -set "hub=$ISTIO_HUB" -set "tag=$ISTIO_TAG" \
+	-ztunnel-sock-dir "$ZDS_DIR" -out "$ISTIO_DIR/manifests" >"$ISTIO_LOGS/render.log" 2>&1 ||
+	die "render failed: $(tail -5 "$ISTIO_LOGS/render.log")"
+mv "$ISTIO_DIR/manifests/istio-crds.yaml" "$ISTIO_DIR/crds/istio-crds.yaml"
+"$ISTIO_BIN/mbistio" gwapi-crds -dir "$(istio_module_dir sigs.k8s.io/gateway-api)" -out "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" >/dev/null
+log "rendered: $(tr '\n' ' ' <"$ISTIO_LOGS/render.log" | tr -s ' ')"
+
+# 4. images, named exactly as the rendered manifests reference them; imported into each node's containerd if changed
+mkdir -p "$ISTIO_DIR/images"
+"$MKIMAGE" -ref "$IMG_PILOT" -out "$ISTIO_DIR/images/pilot.tar" -user 1337:1337 -entrypoint /usr/local/bin/pilot-discovery \
+	-label "org.opencontainers.image.version=$ISTIO_VERSION" -label "org.opencontainers.image.revision=$ISTIO_REVISION" \
+	-label "org.opencontainers.image.source=istio.io/istio@$ISTIO_PIN" \
+	"$ISTIO_BIN/pilot-discovery=/usr/local/bin/pilot-discovery"
+"$MKIMAGE" -ref "$IMG_PROXY" -out "$ISTIO_DIR/images/proxyv2.tar" -user 1337:1337 -entrypoint /usr/local/bin/pilot-agent \
+	-label "$STANDIN_LABEL" -label "meshbench.dev/standin-of=proxyv2" -label "org.opencontainers.image.version=$STANDIN_VERSION" \
+	"$ISTIO_BIN/istio-standin=/usr/local/bin/pilot-agent"
+"$MKIMAGE" -ref "$IMG_ZTUNNEL" -out "$ISTIO_DIR/images/ztunnel.tar" -entrypoint /usr/local/bin/ztunnel \
+	-label "$STANDIN_LABEL" -label "meshbench.dev/standin-of=ztunnel" -label "org.opencontainers.image.version=$STANDIN_VERSION" \
+	"$ISTIO_BIN/fake-ztunnel=/usr/local/bin/ztunnel"
+imported=()
+for node in "${NODES[@]}"; do
+	rec=$ISTIO_DIR/images/imported-$node
+	touch "$rec"
+	have=$(ctr_node "$node" images ls -q 2>/dev/null || true)
+	for img in "pilot=$IMG_PILOT" "proxyv2=$IMG_PROXY" "ztunnel=$IMG_ZTUNNEL"; do
+		tar=$ISTIO_DIR/images/${img%%=*}.tar ref=${img#*=}
+		sum=$(sha256sum "$tar" | cut -c1-16)
+		# re-import when the tarball changed or the node's containerd does not have it (fresh cluster)
+		grep -qx "$(basename "$tar") $sum" "$rec" && grep -qxF "$ref" <<<"$have" && continue
+		ctr_node "$node" images import "$tar" >/dev/null || die "import $tar into $node failed"
+		{ grep -v "^$(basename "$tar") " "$rec" || true; echo "$(basename "$tar") $sum"; } >"$rec.new" && mv "$rec.new" "$rec"
+		imported+=("$node:${img%%=*}")
+	done
+done
+log "images $IMG_PILOT (real), $IMG_PROXY + $IMG_ZTUNNEL (stand-ins) ready; imported: ${imported[*]:-none (unchanged)}"
+
+# 5. CRDs
+mbistio apply "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" "$ISTIO_DIR/crds/istio-crds.yaml" >/dev/null
+mbistio -timeout 60s wait-crds "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" "$ISTIO_DIR/crds/istio-crds.yaml"
+log "CRDs established (Gateway API $GWAPI_PIN standard channel, Istio $ISTIO_VERSION)"
+
+# 6. the stand-in marker, then istiod
+printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: istio-system\n' >"$ISTIO_DIR/manifests/namespace.yaml"
+mbistio apply "$ISTIO_DIR/manifests/namespace.yaml" >/dev/null
+mbistio marker apply -set "components=proxyv2,ztunnel" \
+	-set "proxyv2.image=$IMG_PROXY" -set "proxyv2.version=$STANDIN_VERSION" -set "proxyv2.standin=hack/localistio/cmd/istio-standin" \
+	-set "ztunnel.image=$IMG_ZTUNNEL" -set "ztunnel.version=$STANDIN_VERSION" -set "ztunnel.standin=hack/localistio/cmd/fake-ztunnel" \
+	-set "real=istiod,istio-cni" -set "istio.version=$ISTIO_VERSION" -set "istio.module=istio.io/istio@$ISTIO_PIN" \
+	-set "description=Test stand-ins for the data plane: no Envoy, no ztunnel (no mTLS/HBONE/L7). Mode switching is real (istiod injector, istio-cni agent, waypoint controller); data-plane performance numbers are NOT Istio's."
+mbistio apply "$ISTIO_DIR/manifests/istiod.yaml" >/dev/null
+mbistio -timeout 120s wait-deployment istio-system/istiod
+log "istiod Ready"
+mbistio -timeout 60s wait-webhook
+log "istiod webhooks live (validator fail-close, injector caBundle set)"
+
+# 7. istio-cni node agents (host processes), then the ztunnel DaemonSet with the stand-in image
+mbistio apply "$ISTIO_DIR/manifests/istio-cni.yaml" >/dev/null
+if [ $keep_agents = 1 ]; then
+	log "istio-cni agents already running ($(for n in "${NODES[@]}"; do echo -n "$n:$(cat "$(agent_pidfile "$n")") "; done)): kept"
+else
+	mkdir -p "$ISTIO_RUN/agent-creds"
+	mbistio sa-creds -sa istio-system/istio-cni -server "$APISERVER_URL" -out "$ISTIO_RUN/agent-creds"
+	for d in /host /run/secrets; do # empty mount points the agents' private mount namespaces need
+		[ -e "$d" ] && continue
+		mkdir -p "$d" && echo "$d" >>"$ISTIO_DIR/created-dirs"
+	done
+	for node in "${NODES[@]}"; do
+		rm -rf "$ISTIO_RUN/cni-$node"
+		mkdir -p "$ISTIO_RUN/cni-$node/net.d" "$ISTIO_RUN/cni-$node/bin" "$ISTIO_RUN/cni-$node/run" "$ZDS_DIR/$node"
+		cp "$S/conf/$node/cni/"* "$ISTIO_RUN/cni-$node/net.d/"
+		: >"$ISTIO_LOGS/istio-cni-$node.log"
+		setsid bash "$HERE/cni-agent.sh" "$node" </dev/null >>"$ISTIO_LOGS/istio-cni-$node.log" 2>&1 8>&- &
+		echo $! >"$(agent_pidfile "$node")"
+	done
+	for node in "${NODES[@]}"; do
+		wait_for 60 "istio-cni agent on $node (ZDS socket $ZDS_DIR/$node/ztunnel.sock; log $ISTIO_LOGS/istio-cni-$node.log)" \
+			test -S "$ZDS_DIR/$node/ztunnel.sock"
+		agent_alive "$node" || die "istio-cni agent on $node died: $(tail -5 "$ISTIO_LOGS/istio-cni-$node.log")"
+	done
+	cat "$ISTIO_BIN/.istio-pin" >"$ISTIO_RUN/agents.stamp"
+	log "istio-cni node agents running ($(for n in "${NODES[@]}"; do echo -n "$n:$(cat "$(agent_pidfile "$n")") "; done))"
+fi
+mbistio apply "$ISTIO_DIR/manifests/ztunnel.yaml" >/dev/null
+mbistio -timeout 120s wait-daemonset istio-system/ztunnel >/dev/null
+for node in "${NODES[@]}"; do
+	wait_for 30 "the istio-cni agent on $node to accept the ztunnel stand-in" grep -q 'received hello from ztunnel' "$ISTIO_LOGS/istio-cni-$node.log"
+done
+log "ztunnel DaemonSet (stand-in) Ready and connected to both agents"
+
+cat >"$ISTIO_DIR/istio.env" <<EOF
+# Local Istio on the meshbench cluster, written by hack/localistio/istio-up.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ).
+MESHBENCH_ISTIO=1
+MESHBENCH_ISTIO_VERSION=$ISTIO_VERSION
+MESHBENCH_ISTIO_MODULE=istio.io/istio@$ISTIO_PIN
+MESHBENCH_ISTIO_STANDINS=proxyv2,ztunnel
+MESHBENCH_ISTIO_DIR=$ISTIO_DIR
+EOF
+echo >&2
+echo "istio up in $(elapsed)s: istiod $ISTIO_VERSION (real), istio-cni agents (real, host processes), proxyv2 + ztunnel STAND-INS" >&2
+mbistio status | sed 's/^/  /' >&2

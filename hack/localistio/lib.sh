@@ -1,0 +1,76 @@
+# shellcheck shell=bash
+# lib.sh: settings and helpers of the local Istio harness (sourced, never run).
+#
+# Topology, state dir, node mount namespaces and per-node containerd sockets come from the cluster harness
+# (hack/localcluster/lib.sh), so both stay in step. Everything Istio-specific lives in $ISTIO_DIR
+# ($MESHBENCH_CLUSTER_DIR/istio): bin/ (cached builds), manifests/, crds/, images/, run/ (pids, agent sockets and
+# credentials), logs/.
+
+LI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=hack/localcluster/lib.sh
+source "$LI_DIR/../localcluster/lib.sh" # sets -euo pipefail, S, NODE1/2, NETNS2, node_mntns, node_sock, ctr_node, log, die ...
+REPO=$REPO_ROOT
+
+ISTIO_DIR=${MESHBENCH_ISTIO_DIR:-$S/istio}
+ISTIO_BIN=$ISTIO_DIR/bin
+ISTIO_RUN=$ISTIO_DIR/run
+ISTIO_LOGS=$ISTIO_DIR/logs
+KUBECONFIG_ADMIN=$S/kubeconfig/admin.kubeconfig
+MKIMAGE=${MKIMAGE:-$S/bin/tools/mkimage}
+
+# --- versions, all derived from hack/localistio/go.mod (change the pin there; everything follows) ---
+ISTIO_PIN=$(awk '$1 == "istio.io/istio" { print $2 }' "$LI_DIR/go.mod")
+GWAPI_PIN=$(awk '$1 == "sigs.k8s.io/gateway-api" { print $2 }' "$LI_DIR/go.mod")
+ISTIO_REVISION=${ISTIO_PIN##*-}
+istio_module_dir() { (cd "$LI_DIR" && go list -m -f '{{.Dir}}' "$1"); }
+if [ -z "${ISTIO_VERSION:-}" ]; then
+	_v=$(cat "$(istio_module_dir istio.io/istio)/VERSION" 2>/dev/null || true)
+	[ -n "$_v" ] || die "cannot read istio.io/istio $ISTIO_PIN VERSION (go mod download in hack/localistio?)"
+	ISTIO_VERSION=$_v-dev # pseudo-version of master: 1.31-dev, like Istio's own dev builds
+fi
+ISTIO_HUB=docker.io/istio
+ISTIO_TAG=$ISTIO_VERSION
+IMAGE_TAG=$ISTIO_TAG-distroless # the ambient profile sets variant: distroless
+IMG_PILOT=$ISTIO_HUB/pilot:$IMAGE_TAG
+IMG_PROXY=$ISTIO_HUB/proxyv2:$IMAGE_TAG
+IMG_ZTUNNEL=$ISTIO_HUB/ztunnel:$IMAGE_TAG
+STANDIN_VERSION=$ISTIO_VERSION-meshbench-standin
+STANDIN_LABEL=meshbench.dev/test-standin=true
+
+# The istio-cni agent of a node serves its ZDS socket at $ZDS_DIR/<node>/ztunnel.sock; the ztunnel DaemonSet mounts
+# $ZDS_DIR (instead of /var/run/ztunnel) and the stand-in picks its node's socket.
+ZDS_DIR=$ISTIO_RUN/ztunnel
+NODES=("$NODE1" "$NODE2")
+
+mbistio() { "$ISTIO_BIN/mbistio" -kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
+
+apiserver_up() { [ -f "$KUBECONFIG_ADMIN" ] && curl -sf --max-time 3 --cacert "$S/pki/ca.crt" --cert "$S/pki/admin.crt" --key "$S/pki/admin.key" "$APISERVER_URL/readyz" >/dev/null 2>&1; }
+
+# in_node_netns NODE CMD...: CMD in the node's network namespace (node1 = host).
+in_node_netns() {
+	local node=$1
+	shift
+	if [ "$node" = "$NODE1" ]; then "$@"; else ip netns exec "$NETNS2" "$@"; fi
+}
+node_netns_exists() { [ "$1" = "$NODE1" ] || [ -e "/run/netns/$NETNS2" ]; }
+
+# agent pid files: $ISTIO_RUN/pids/istio-cni-<node>.pid. A pid is only signalled while its command line still points
+# into $ISTIO_DIR (pids get recycled).
+agent_pidfile() { echo "$ISTIO_RUN/pids/istio-cni-$1.pid"; }
+pid_is_istio() {
+	local pid=$1
+	[ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
+	case "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)$(readlink "/proc/$pid/exe" 2>/dev/null)" in *"$ISTIO_DIR/"*) return 0 ;; esac
+	return 1
+}
+agent_alive() { local f; f=$(agent_pidfile "$1"); [ -f "$f" ] && pid_is_istio "$(cat "$f")"; }
+
+# istio_procs: every process running one of our binaries (found without pid files, for killed runs).
+istio_procs() {
+	local p exe
+	for p in /proc/[0-9]*; do
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		case "$exe" in "$ISTIO_BIN/"*) echo "${p#/proc/}" ;; esac
+	done
+	true
+}
