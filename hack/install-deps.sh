@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(
   containerd runc iptables conntrack socat ebtables ethtool ipset busybox-static iproute2  # local cluster nodes
-  openssl jq bc                                                                           # PKI and scripts
+  openssl jq bc curl nftables                                                             # PKI and scripts
   prometheus                                                                              # real Prometheus for tests and the harness
   iperf3 wrk                                                                              # network tests, loadgen bench peer
   chromium                                                                                # report rendering test

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# build.sh: builds (once) and caches every binary and image the local cluster needs under $S/bin, then builds the
+# project's meshbench-agent image (always: other packages keep extending the agent).
+#
+# A component is rebuilt only when its stamp ($S/bin/stamps/NAME) differs: the stamp is version + Go version +
+# hash of the Go module that builds it (+ the inputs of images). Sourced by up.sh; can also run on its own.
+#
+# Cold on 2 cores (see README.md): Kubernetes ~6 min, CoreDNS ~1.5-4 min, etcd ~45 s, CNI ~20 s, tools ~30 s.
+
+# shellcheck source=lib.sh
+[ -n "${LC_DIR:-}" ] || source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+K8S_LDFLAGS="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z"
+
+# module_hash DIR: hash of a Go module's go.mod, go.sum and sources, so an edited main or a changed pin rebuilds.
+module_hash() {
+	(cd "$1" && find . \( -name '*.go' -o -name go.mod -o -name go.sum \) -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
+}
+file_hash() { cat "$@" | sha256sum | cut -c1-16; }
+
+stamp_ok() {
+	local name=$1 want=$2
+	shift 2
+	[ "$(cat "$S/bin/stamps/$name" 2>/dev/null)" = "$want" ] || return 1
+	for o in "$@"; do [ -e "$o" ] || return 1; done
+}
+stamp_write() { mkdir -p "$S/bin/stamps" && echo "$2" >"$S/bin/stamps/$1"; }
+
+# timed NAME CMD...: run a build step and log how long it took.
+timed() {
+	local name=$1 t0
+	shift
+	t0=$(date +%s.%N)
+	"$@" || die "build of $name failed"
+	log "built $name in $(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f')s"
+}
+
+build_k8s() {
+	local st out="$S/bin/k8s"
+	st="k8s $K8S_VERSION $(go env GOVERSION) $(module_hash "$LC_DIR/k8s") $(echo "$K8S_LDFLAGS" | sha256sum | cut -c1-8)"
+	stamp_ok k8s "$st" "$out"/{kube-apiserver,kube-controller-manager,kube-scheduler,kubelet,kube-proxy,kubectl} && return 0
+	log "building Kubernetes $K8S_VERSION (apiserver, controller-manager, scheduler, kubelet, kube-proxy, kubectl): ~6 min cold on 2 cores"
+	mkdir -p "$out"
+	# One go build for all mains: the shared packages are compiled once. CGO stays on (the upstream default).
+	timed kubernetes bash -c "cd '$LC_DIR/k8s' && go build -trimpath -ldflags '$K8S_LDFLAGS' -o '$out/' ./cmd/..."
+	stamp_write k8s "$st"
+}
+
+build_etcd() {
+	local st
+	st="etcd $ETCD_VERSION $(go env GOVERSION) $(module_hash "$LC_DIR/etcd")"
+	stamp_ok etcd "$st" "$S/bin/etcd" && return 0
+	log "building etcd $ETCD_VERSION"
+	timed etcd bash -c "cd '$LC_DIR/etcd' && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o '$S/bin/etcd' ."
+	stamp_write etcd "$st"
+}
+
+build_coredns() {
+	local st
+	st="coredns $COREDNS_VERSION $(go env GOVERSION) $(module_hash "$LC_DIR/coredns")"
+	stamp_ok coredns "$st" "$S/bin/coredns" && return 0
+	log "building CoreDNS $COREDNS_VERSION (minimal plugin set)"
+	timed coredns bash -c "cd '$LC_DIR/coredns' && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o '$S/bin/coredns' ."
+	stamp_write coredns "$st"
+}
+
+build_cni() {
+	local st m=github.com/containernetworking/plugins/plugins
+	st="cni $CNI_VERSION $(go env GOVERSION)"
+	stamp_ok cni "$st" "$S"/bin/cni/{bridge,host-local,loopback,portmap} && return 0
+	log "building CNI plugins $CNI_VERSION (bridge, host-local, loopback, portmap)"
+	mkdir -p "$S/bin/cni"
+	timed cni env GOBIN="$S/bin/cni" CGO_ENABLED=0 go install -trimpath -ldflags '-s -w' \
+		"$m/main/bridge@$CNI_VERSION" "$m/ipam/host-local@$CNI_VERSION" "$m/main/loopback@$CNI_VERSION" "$m/meta/portmap@$CNI_VERSION"
+	stamp_write cni "$st"
+}
+
+build_tools() {
+	local st
+	st="tools $(go env GOVERSION) $(module_hash "$LC_DIR/tools")"
+	stamp_ok tools "$st" "$S"/bin/tools/{mkimage,pause,mbctl} && return 0
+	log "building harness tools (mkimage, pause, mbctl)"
+	mkdir -p "$S/bin/tools"
+	timed tools bash -c "cd '$LC_DIR/tools' && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o '$S/bin/tools/' ./cmd/..."
+	stamp_write tools "$st"
+}
+
+# busybox_links: every busybox applet as /bin/<applet> -> /bin/busybox, so `sh`, `wget`, `nslookup`, `ip`, ... work
+# in exec sessions.
+busybox_links() {
+	/bin/busybox --list | grep -v -x busybox | sed 's|.*|/bin/&=/bin/busybox|' | paste -sd, -
+}
+
+mkimage() { "$S/bin/tools/mkimage" "$@"; }
+
+build_images() {
+	local st out="$S/bin/images" libs=() l
+	mkdir -p "$out"
+
+	st="pause $(file_hash "$S/bin/tools/pause" "$S/bin/tools/mkimage")"
+	if ! stamp_ok image-pause "$st" "$out/pause.tar"; then
+		mkimage -ref "$IMG_PAUSE" -out "$out/pause.tar" -entrypoint /pause -user 65535:65535 \
+			-label org.opencontainers.image.title=meshbench-pause "$S/bin/tools/pause=/pause"
+		stamp_write image-pause "$st"
+		log "packed $IMG_PAUSE"
+	fi
+
+	st="coredns $(file_hash "$S/bin/coredns" "$S/bin/tools/mkimage")"
+	if ! stamp_ok image-coredns "$st" "$out/coredns.tar"; then
+		mkimage -ref "$IMG_COREDNS" -out "$out/coredns.tar" -entrypoint /coredns \
+			-label org.opencontainers.image.title=coredns -label org.opencontainers.image.version="$COREDNS_VERSION" \
+			"$S/bin/coredns=/coredns"
+		stamp_write image-coredns "$st"
+		log "packed $IMG_COREDNS"
+	fi
+
+	# iperf3 from Debian with its shared-library closure (ldd, including the dynamic loader) plus busybox.
+	while read -r l; do libs+=("$l=$l"); done < <(ldd /usr/bin/iperf3 | awk '/=> \// { print $3 } /^\t\// { print $1 }')
+	st="iperf3 $(dpkg-query -W -f '${Version}' iperf3 libiperf0 libc6 libssl3 busybox-static 2>/dev/null) $(file_hash /usr/bin/iperf3 /bin/busybox "$S/bin/tools/mkimage" "${libs[@]%%=*}")"
+	if ! stamp_ok image-iperf3 "$st" "$out/iperf3.tar"; then
+		mkimage -ref "$IMG_IPERF3" -out "$out/iperf3.tar" -entrypoint /usr/bin/iperf3 \
+			-label org.opencontainers.image.title=iperf3 \
+			-label "org.opencontainers.image.version=$(dpkg-query -W -f '${Version}' iperf3)" \
+			-symlinks "$(busybox_links)" /usr/bin/iperf3=/usr/bin/iperf3 /bin/busybox=/bin/busybox "${libs[@]}"
+		stamp_write image-iperf3 "$st"
+		log "packed $IMG_IPERF3 (iperf3 + ${#libs[@]} shared objects + busybox)"
+	fi
+}
+
+# build_agent: always rebuilt from the MAIN module (cheap when nothing changed), packed with busybox. Prints the
+# path of the image tarball.
+build_agent() {
+	local bin="$S/build/meshbench-agent" tar="$S/build/agent.tar" sum
+	mkdir -p "$S/build"
+	timed meshbench-agent bash -c "cd '$REPO_ROOT' && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o '$bin' ./cmd/meshbench-agent"
+	sum=$(sha256sum "$bin" | cut -c1-16)
+	mkimage -ref "$IMG_AGENT" -out "$tar" -entrypoint /usr/local/bin/meshbench-agent \
+		-label org.opencontainers.image.title=meshbench-agent \
+		-label org.opencontainers.image.source=https://github.com/meshbench/meshbench \
+		-label "meshbench.dev/agent-sha256=$sum" \
+		-symlinks "$(busybox_links)" "$bin=/usr/local/bin/meshbench-agent" /bin/busybox=/bin/busybox
+	log "packed $IMG_AGENT (agent sha256 $sum)"
+}
+
+build_all() {
+	command -v go >/dev/null || die "go not found in PATH"
+	build_k8s
+	build_etcd
+	build_cni
+	build_tools
+	build_coredns
+	build_images
+	build_agent
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	build_all
+	log "all components built; cache in $S/bin"
+fi

@@ -1,0 +1,25 @@
+# Local two-node Kubernetes cluster for e2e tests (hack/localcluster, see its README.md). Needs root.
+# State (and the build cache) live in MESHBENCH_CLUSTER_DIR, outside the repository, so every clone finds them.
+MESHBENCH_CLUSTER_DIR ?= /var/lib/meshbench/localcluster
+export MESHBENCH_CLUSTER_DIR
+E2E_TIMEOUT ?= 60m
+
+.PHONY: cluster-up cluster-down cluster-status cluster-check-clean cluster-build e2e
+
+cluster-up: ## start (or refresh) the local two-node cluster + Prometheus; builds and caches binaries on first use
+	bash hack/localcluster/up.sh
+
+cluster-down: ## stop the local cluster and remove everything it created on the host (also after a killed run)
+	bash hack/localcluster/down.sh
+
+cluster-status: ## kubeconfig, Prometheus URL, daemons, nodes and pods of the local cluster
+	@bash hack/localcluster/status.sh
+
+cluster-check-clean: ## fail loudly if any process, mount, netns, link, route, iptables chain or cgroup of the cluster remains
+	@bash hack/localcluster/check-clean.sh
+
+cluster-build: ## only build/cache the cluster binaries and images (no root needed)
+	bash hack/localcluster/build.sh
+
+e2e: ## e2e tests against the local cluster (make cluster-up first; skipped without a cluster unless CI=true)
+	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) ./test/e2e/...
