@@ -5,11 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/scenario"
 )
 
 type planFlags struct {
-	file string
+	file   string
+	dryRun bool
 }
 
 // NewPlanCommand prints the expanded plan of a scenario without touching any cluster.
@@ -25,6 +27,7 @@ The output is deterministic. A bad config exits 2 with every problem listed; no 
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPlan(cmd.Context(), streams, g, f) },
 	}
 	cmd.Flags().StringVarP(&f.file, "file", "f", "", "scenario file (YAML)")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print every object each case would apply, as YAML (-o yaml)")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
@@ -38,6 +41,9 @@ func runPlan(_ context.Context, streams Streams, g *GlobalFlags, f *planFlags) e
 		return err
 	}
 	p := scenario.NewPlan(s)
+	if f.dryRun {
+		return mesh.WriteDryRun(streams.Out, s, p)
+	}
 	return printValue(streams.Out, g.Output, p, p.Table)
 }
 

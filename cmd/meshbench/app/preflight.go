@@ -1,0 +1,74 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/schedule"
+)
+
+type preflightFlags struct {
+	file          string
+	allowExisting bool
+	prometheusURL string
+}
+
+// NewPreflightCommand checks, without changing anything, whether a scenario can run on the cluster.
+func NewPreflightCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+	f := &preflightFlags{}
+	cmd := &cobra.Command{
+		Use:   "preflight -f SCENARIO",
+		Short: "Check the cluster for a scenario: Kubernetes, Istio, ambient, native sidecars, Gateway API, Prometheus, permissions",
+		Long: `Check, read-only, everything a run of the scenario needs: Kubernetes version and nodes; Istio presence and version
+(istiod's /version through the API server); ambient capability (PILOT_ENABLE_AMBIENT, ztunnel, istio-cni);
+native sidecars; Gateway API CRDs and their bundle-version against the Istio version; a test stand-in data plane;
+the app's namespaces; Prometheus and its cAdvisor series; and every permission (SelfSubjectAccessReview).
+Each check is OK, WARN or FAIL with the fix. Exit 2 when a FAIL blocks the requested modes.`,
+		Example: `  meshbench preflight -f examples/quickstart.yaml
+  meshbench preflight -f examples/study-a-multi.yaml -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPreflight(cmd.Context(), streams, g, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML)")
+	fl.BoolVar(&f.allowExisting, "allow-existing-namespaces", false, "existing app namespaces are a warning, not a failure")
+	fl.StringVar(&f.prometheusURL, "prometheus-url", "", "Prometheus URL (overrides spec.prometheus)")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func runPreflight(ctx context.Context, streams Streams, g *GlobalFlags, f *preflightFlags) error {
+	if err := g.checkOutput("table", "json", "yaml"); err != nil {
+		return err
+	}
+	s, err := loadScenario(f.file)
+	if err != nil {
+		return err
+	}
+	if f.prometheusURL != "" {
+		s.Spec.Prometheus.URL, s.Spec.Prometheus.Service = f.prometheusURL, nil
+	}
+	clients, err := kube.NewClients(g.Kubeconfig, g.Context)
+	if err != nil {
+		return badInput(err)
+	}
+	perms := make([]mesh.Permission, len(schedule.RequiredPermissions))
+	for i, p := range schedule.RequiredPermissions {
+		perms[i] = mesh.Permission{Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Verbs: p.Verbs, Why: p.Why}
+	}
+	rep, err := mesh.Preflight(ctx, clients, s, mesh.PreflightOptions{Permissions: perms, AllowExisting: f.allowExisting})
+	if err != nil {
+		return err
+	}
+	if err := printValue(streams.Out, g.Output, rep, rep.Table); err != nil {
+		return err
+	}
+	if rep.Failed() {
+		return badInput(fmt.Errorf("preflight failed for scenario %q: see the FAIL lines", s.Metadata.Name))
+	}
+	return nil
+}

@@ -1,0 +1,574 @@
+package mesh
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/results"
+)
+
+// IstioInfo is what Detect found about the Istio installation.
+type IstioInfo struct {
+	// Installed is true when at least one istiod pod exists.
+	Installed bool         `json:"installed"`
+	Istiods   []IstiodInfo `json:"istiods,omitempty"`
+	// Version is the control plane version ("1.31-dev"), from istiod's :15014/version, else its image tag.
+	Version       string `json:"version,omitempty"`
+	VersionSource string `json:"versionSource,omitempty"` // "istiod /version" | "image tag"
+	Revision      string `json:"revision,omitempty"`
+	Namespace     string `json:"namespace,omitempty"` // istiod's namespace
+	// PilotEnableAmbient is istiod's PILOT_ENABLE_AMBIENT.
+	PilotEnableAmbient bool `json:"pilotEnableAmbient"`
+	// Ztunnel and IstioCNI are the node agents' DaemonSets (nil when absent).
+	Ztunnel  *DaemonSetInfo `json:"ztunnel,omitempty"`
+	IstioCNI *DaemonSetInfo `json:"istioCNI,omitempty"`
+	// IstioCNIEvidence says how istio-cni was found without a DaemonSet (host process: its ConfigMap, or pods it
+	// annotated).
+	IstioCNIEvidence string `json:"istioCNIEvidence,omitempty"`
+	// HBONE is ISTIO_META_ENABLE_HBONE in the mesh config's proxyMetadata (the ambient profile sets it).
+	HBONE bool `json:"hbone"`
+	// AmbientCapable is PILOT_ENABLE_AMBIENT, a ztunnel and istio-cni; AmbientMissing says what is not there.
+	AmbientCapable bool     `json:"ambientCapable"`
+	AmbientMissing []string `json:"ambientMissing,omitempty"`
+	// NativeSidecars is whether injected sidecars will be native (init containers with restartPolicy Always):
+	// ENABLE_NATIVE_SIDECARS=true, or auto (the default from 1.27) with every kubelet >= 1.33.
+	NativeSidecars       *bool  `json:"nativeSidecars,omitempty"`
+	NativeSidecarsReason string `json:"nativeSidecarsReason,omitempty"`
+	// ProxyImage is the sidecar image from the injector values (hub/image:tag[-variant]).
+	ProxyImage   string         `json:"proxyImage,omitempty"`
+	ZtunnelImage string         `json:"ztunnelImage,omitempty"`
+	GatewayAPI   GatewayAPIInfo `json:"gatewayAPI"`
+	// StandIn is true when the data plane is a hack/ test stand-in (figures are not Istio's); StandInEvidence says
+	// why.
+	StandIn            bool     `json:"standIn"`
+	StandInEvidence    []string `json:"standInEvidence,omitempty"`
+	StandInDescription string   `json:"standInDescription,omitempty"`
+	// Problems are reads that failed (e.g. forbidden); the rest of the information is still valid.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// IstiodInfo is one istiod pod.
+type IstiodInfo struct {
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	Revision  string `json:"revision,omitempty"`
+	Image     string `json:"image,omitempty"`
+	Ready     bool   `json:"ready"`
+	Version   string `json:"version,omitempty"`
+}
+
+// DaemonSetInfo is a node agent's DaemonSet.
+type DaemonSetInfo struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Image     string `json:"image,omitempty"`
+	Desired   int32  `json:"desired"`
+	Ready     int32  `json:"ready"`
+}
+
+// GatewayAPIInfo is the Gateway API CRDs' state.
+type GatewayAPIInfo struct {
+	// Installed is true when the gateways.gateway.networking.k8s.io CRD exists.
+	Installed bool `json:"installed"`
+	// BundleVersion is the CRD's gateway.networking.k8s.io/bundle-version annotation ("" when missing).
+	BundleVersion string `json:"bundleVersion,omitempty"`
+	Channel       string `json:"channel,omitempty"`
+	// MinBundleVersion is the version the detected Istio needs (istiod ignores older or unannotated CRDs).
+	MinBundleVersion string `json:"minBundleVersion,omitempty"`
+	// OK is true when installed and the bundle version is at least the minimum.
+	OK bool `json:"ok"`
+	// WaypointClass is true when the GatewayClass istio-waypoint exists (istiod creates it).
+	WaypointClass bool `json:"waypointClass"`
+}
+
+// Facts converts the detection into the run's results.IstioFacts.
+func (i IstioInfo) Facts(profile string) *results.IstioFacts {
+	if !i.Installed {
+		return nil
+	}
+	dp := results.DataPlaneIstio
+	if i.StandIn {
+		dp = results.DataPlaneStandIn
+	}
+	return &results.IstioFacts{
+		Version: i.Version, Revision: i.Revision, Profile: profile, AmbientCapable: i.AmbientCapable,
+		NativeSidecars: i.NativeSidecars, ZtunnelImage: i.ZtunnelImage, ProxyImage: i.ProxyImage, DataPlane: dp,
+		GatewayAPIBundleVersion: i.GatewayAPI.BundleVersion,
+	}
+}
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// Detect reads what Istio is installed: istiod pods (app=istiod, all namespaces) and their version (GET :15014/version
+// through the pods/proxy subresource), revision, PILOT_ENABLE_AMBIENT, the ztunnel (app=ztunnel) and istio-cni
+// (k8s-app=istio-cni-node) DaemonSets or a host-process istio-cni, HBONE in the mesh config, native sidecars,
+// the Gateway API CRDs' bundle-version, the proxy image and stand-in markers. Only a failure to list istiod pods is an
+// error; other failed reads are listed in Problems.
+func Detect(ctx context.Context, c *kube.Clients) (IstioInfo, error) {
+	var info IstioInfo
+	kc := c.Kube
+	pods, err := kc.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "app=istiod"})
+	if err != nil {
+		return info, fmt.Errorf("detect istio: list istiod pods: %w", err)
+	}
+	items := pods.Items
+	sort.Slice(items, func(i, j int) bool {
+		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
+	})
+	var envs map[string]string
+	for _, p := range items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		d := IstiodInfo{Namespace: p.Namespace, Pod: p.Name, Revision: p.Labels["istio.io/rev"], Ready: podReady(p)}
+		for _, ct := range p.Spec.Containers {
+			if ct.Name == "discovery" || d.Image == "" {
+				d.Image = ct.Image
+				if ct.Name == "discovery" {
+					envs = containerEnv(ct)
+				}
+			}
+		}
+		if d.Ready {
+			vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			body, err := kube.ProxyGet(vctx, kc, "pods", p.Namespace, p.Name+":15014", "/version", nil)
+			cancel()
+			if err == nil {
+				d.Version = ParseIstiodVersion(string(body))
+			} else {
+				info.Problems = append(info.Problems, fmt.Sprintf("istiod %s/%s version: %v", p.Namespace, p.Name, err))
+			}
+		}
+		info.Istiods = append(info.Istiods, d)
+	}
+	info.Installed = len(info.Istiods) > 0
+	if info.Installed {
+		first := info.Istiods[0]
+		for _, d := range info.Istiods {
+			if d.Ready {
+				first = d
+				break
+			}
+		}
+		info.Namespace, info.Revision = first.Namespace, first.Revision
+		info.Version, info.VersionSource = first.Version, "istiod /version"
+		if info.Version == "" {
+			info.Version, info.VersionSource = imageTag(first.Image), "image tag"
+		}
+		info.PilotEnableAmbient = strings.EqualFold(envs["PILOT_ENABLE_AMBIENT"], "true")
+	}
+
+	info.Ztunnel = findDaemonSet(ctx, kc, "app=ztunnel", &info)
+	if info.Ztunnel != nil {
+		info.ZtunnelImage = info.Ztunnel.Image
+	}
+	info.IstioCNI = findDaemonSet(ctx, kc, "k8s-app=istio-cni-node", &info)
+	if info.IstioCNI == nil {
+		info.IstioCNIEvidence = hostCNIEvidence(ctx, c, &info)
+	}
+	if info.Namespace != "" {
+		detectMeshConfig(ctx, c, &info)
+	}
+	detectNativeSidecars(ctx, c, envs, &info)
+	detectGatewayAPI(ctx, c, &info)
+	detectStandIn(ctx, c, &info)
+
+	switch {
+	case !info.Installed:
+		info.AmbientMissing = append(info.AmbientMissing, "istiod")
+	case !info.PilotEnableAmbient:
+		info.AmbientMissing = append(info.AmbientMissing, "PILOT_ENABLE_AMBIENT=true on istiod")
+	}
+	if info.Ztunnel == nil {
+		info.AmbientMissing = append(info.AmbientMissing, "ztunnel DaemonSet (app=ztunnel)")
+	} else if info.Ztunnel.Ready < info.Ztunnel.Desired {
+		info.AmbientMissing = append(info.AmbientMissing, fmt.Sprintf("ztunnel ready on every node (%d of %d)", info.Ztunnel.Ready, info.Ztunnel.Desired))
+	}
+	if info.IstioCNI == nil && info.IstioCNIEvidence == "" {
+		info.AmbientMissing = append(info.AmbientMissing, "istio-cni node agent (DaemonSet k8s-app=istio-cni-node)")
+	}
+	info.AmbientCapable = len(info.AmbientMissing) == 0
+	return info, nil
+}
+
+// ParseIstiodVersion reads istiod's :15014/version body: "<version>-<git revision>-<build status>" (BuildInfo.String,
+// e.g. "1.31-dev-eed52ebb66ad-Clean"), or a JSON BuildInfo from other builds. It returns the version.
+func ParseIstiodVersion(body string) string {
+	body = strings.TrimSpace(body)
+	if strings.HasPrefix(body, "{") {
+		var v struct {
+			Version string `json:"version"`
+		}
+		if json.Unmarshal([]byte(body), &v) == nil {
+			return v.Version
+		}
+		return ""
+	}
+	parts := strings.Split(body, "-")
+	if len(parts) >= 3 {
+		return strings.Join(parts[:len(parts)-2], "-")
+	}
+	return body
+}
+
+func imageTag(image string) string {
+	if i := strings.LastIndex(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	i := strings.LastIndex(image, ":")
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return ""
+	}
+	return strings.TrimSuffix(image[i+1:], "-distroless")
+}
+
+func containerEnv(c corev1.Container) map[string]string {
+	out := map[string]string{}
+	for _, e := range c.Env {
+		out[e.Name] = e.Value
+	}
+	return out
+}
+
+// findDaemonSet finds a node agent's DaemonSet by its pods' label (Istio's charts put app=ztunnel and
+// k8s-app=istio-cni-node on the pod template, not always on the DaemonSet itself).
+func findDaemonSet(ctx context.Context, kc kubernetes.Interface, selector string, info *IstioInfo) *DaemonSetInfo {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil
+	}
+	list, err := kc.AppsV1().DaemonSets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		info.Problems = append(info.Problems, fmt.Sprintf("list DaemonSets: %v", err))
+		return nil
+	}
+	var items []appsv1.DaemonSet
+	for _, ds := range list.Items {
+		if sel.Matches(labels.Set(ds.Labels)) || sel.Matches(labels.Set(ds.Spec.Template.Labels)) {
+			items = append(items, ds)
+		}
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	sort.Slice(items, func(i, j int) bool {
+		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
+	})
+	ds := items[0]
+	return &DaemonSetInfo{Namespace: ds.Namespace, Name: ds.Name, Image: firstImage(ds), Desired: ds.Status.DesiredNumberScheduled, Ready: ds.Status.NumberReady}
+}
+
+func firstImage(ds appsv1.DaemonSet) string {
+	if len(ds.Spec.Template.Spec.Containers) == 0 {
+		return ""
+	}
+	return ds.Spec.Template.Spec.Containers[0].Image
+}
+
+// hostCNIEvidence finds an istio-cni agent that runs outside a DaemonSet (the local cluster runs it as a host
+// process): pods it annotated with ambient.istio.io/redirection, or its istio-cni-config ConfigMap.
+func hostCNIEvidence(ctx context.Context, c *kube.Clients, info *IstioInfo) string {
+	pods, err := c.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, p := range pods.Items {
+			if v, ok := p.Annotations[AnnotationRedirection]; ok {
+				return fmt.Sprintf("pod %s/%s annotated %s=%s (an istio-cni agent runs outside a DaemonSet)", p.Namespace, p.Name, AnnotationRedirection, v)
+			}
+		}
+	} else {
+		info.Problems = append(info.Problems, fmt.Sprintf("list pods: %v", err))
+	}
+	cms, err := c.Kube.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=istio-cni-config"})
+	if err != nil {
+		info.Problems = append(info.Problems, fmt.Sprintf("find ConfigMap istio-cni-config: %v", err))
+		return ""
+	}
+	for _, cm := range cms.Items {
+		if strings.EqualFold(cm.Data["AMBIENT_ENABLED"], "true") || cm.Data["AMBIENT_ENABLED"] == "" {
+			return fmt.Sprintf("ConfigMap %s/istio-cni-config (istio-cni configured; no DaemonSet: a host-process agent is assumed)", cm.Namespace)
+		}
+	}
+	return ""
+}
+
+// detectMeshConfig reads HBONE from ConfigMap "istio" (meshConfig proxyMetadata) and the proxy image from the
+// injector values in istiod's namespace.
+func detectMeshConfig(ctx context.Context, c *kube.Clients, info *IstioInfo) {
+	cms := c.Kube.CoreV1().ConfigMaps(info.Namespace)
+	name := "istio"
+	if info.Revision != "" && info.Revision != "default" {
+		name = "istio-" + info.Revision
+	}
+	if cm, err := cms.Get(ctx, name, metav1.GetOptions{}); err == nil {
+		var mc struct {
+			DefaultConfig struct {
+				ProxyMetadata map[string]string `json:"proxyMetadata"`
+			} `json:"defaultConfig"`
+		}
+		if err := yaml.Unmarshal([]byte(cm.Data["mesh"]), &mc); err == nil {
+			info.HBONE = strings.EqualFold(mc.DefaultConfig.ProxyMetadata["ISTIO_META_ENABLE_HBONE"], "true")
+		}
+	} else if !apierrors.IsNotFound(err) {
+		info.Problems = append(info.Problems, fmt.Sprintf("read mesh config %s/%s: %v", info.Namespace, name, err))
+	}
+	inj := "istio-sidecar-injector"
+	if info.Revision != "" && info.Revision != "default" {
+		inj += "-" + info.Revision
+	}
+	cm, err := cms.Get(ctx, inj, metav1.GetOptions{})
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			info.Problems = append(info.Problems, fmt.Sprintf("read injector config %s/%s: %v", info.Namespace, inj, err))
+		}
+		return
+	}
+	info.ProxyImage = ProxyImageFromValues(cm.Data["values"])
+	if strings.Contains(cm.Data["values"], StandInAnnotation) || strings.Contains(cm.Data["config"], StandInAnnotation) {
+		info.StandIn = true
+		info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("ConfigMap %s/%s injects %s", info.Namespace, inj, StandInAnnotation))
+	}
+}
+
+// ProxyImageFromValues renders the sidecar image from the injector's Helm values JSON:
+// global.hub/global.proxy.image:global.tag[-global.variant] (an image with a "/" is used as is).
+func ProxyImageFromValues(values string) string {
+	var v struct {
+		Global struct {
+			Hub     string `json:"hub"`
+			Tag     any    `json:"tag"`
+			Variant string `json:"variant"`
+			Proxy   struct {
+				Image string `json:"image"`
+			} `json:"proxy"`
+		} `json:"global"`
+	}
+	if json.Unmarshal([]byte(values), &v) != nil {
+		return ""
+	}
+	g := v.Global
+	img := g.Proxy.Image
+	if img == "" {
+		img = "proxyv2"
+	}
+	if strings.Contains(img, "/") {
+		return img
+	}
+	tag := fmt.Sprint(g.Tag)
+	if g.Tag == nil {
+		tag = ""
+	}
+	out := img
+	if g.Hub != "" {
+		out = strings.TrimSuffix(g.Hub, "/") + "/" + img
+	}
+	if tag != "" {
+		out += ":" + tag
+		if g.Variant != "" && g.Variant != "default" {
+			out += "-" + g.Variant
+		}
+	}
+	return out
+}
+
+// detectNativeSidecars decides whether injection will produce native sidecars.
+func detectNativeSidecars(ctx context.Context, c *kube.Clients, envs map[string]string, info *IstioInfo) {
+	if !info.Installed {
+		return
+	}
+	nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		info.Problems = append(info.Problems, fmt.Sprintf("list nodes: %v", err))
+		return
+	}
+	allNew := len(nodes.Items) > 0
+	var old []string
+	for _, n := range nodes.Items {
+		if !versionAtLeast(n.Status.NodeInfo.KubeletVersion, 1, 33) {
+			allNew = false
+			old = append(old, n.Name+" "+n.Status.NodeInfo.KubeletVersion)
+		}
+	}
+	setting := envs["ENABLE_NATIVE_SIDECARS"]
+	var native bool
+	switch {
+	case setting == "true":
+		native, info.NativeSidecarsReason = true, "ENABLE_NATIVE_SIDECARS=true on istiod"
+	case setting == "false":
+		native, info.NativeSidecarsReason = false, "ENABLE_NATIVE_SIDECARS=false on istiod"
+	case setting == "auto" || (setting == "" && versionAtLeast(info.Version, 1, 27)):
+		native = allNew
+		if allNew {
+			info.NativeSidecarsReason = "ENABLE_NATIVE_SIDECARS=auto and every kubelet >= 1.33"
+		} else {
+			info.NativeSidecarsReason = "ENABLE_NATIVE_SIDECARS=auto but kubelets older than 1.33: " + strings.Join(old, ", ")
+		}
+	default:
+		native, info.NativeSidecarsReason = false, "ENABLE_NATIVE_SIDECARS not set (default false before Istio 1.27)"
+	}
+	info.NativeSidecars = &native
+}
+
+// Minimum Gateway API bundle versions by Istio minor (the version each Istio release was built against;
+// shared/reference/istio-modes.md). Minors in between use the closest lower entry.
+var gatewayAPIMin = []struct {
+	minor  int
+	bundle string
+}{{24, "v1.2.0"}, {27, "v1.3.0"}, {28, "v1.4.0"}, {30, "v1.5.1"}, {31, "v1.6.0"}}
+
+// MinGatewayAPIBundle returns the Gateway API bundle version Istio version needs ("" when unknown).
+func MinGatewayAPIBundle(istioVersion string) string {
+	maj, minor, ok := parseMajorMinor(istioVersion)
+	if !ok || maj != 1 {
+		return ""
+	}
+	out := ""
+	for _, e := range gatewayAPIMin {
+		if minor >= e.minor {
+			out = e.bundle
+		}
+	}
+	return out
+}
+
+// MinKubernetes returns the minimum Kubernetes minor istioctl precheck enforces for an Istio version (0 = unknown).
+func MinKubernetes(istioVersion string) int {
+	maj, minor, ok := parseMajorMinor(istioVersion)
+	if !ok || maj != 1 {
+		return 0
+	}
+	switch {
+	case minor >= 30:
+		return 32
+	case minor >= 26:
+		return 29
+	case minor >= 24:
+		return 28
+	}
+	return 0
+}
+
+func detectGatewayAPI(ctx context.Context, c *kube.Clients, info *IstioInfo) {
+	g := &info.GatewayAPI
+	g.MinBundleVersion = MinGatewayAPIBundle(info.Version)
+	if c.Dynamic == nil {
+		return
+	}
+	crd, err := c.Dynamic.Resource(crdGVR).Get(ctx, "gateways.gateway.networking.k8s.io", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	if err != nil {
+		info.Problems = append(info.Problems, fmt.Sprintf("read the Gateway API CRD: %v", err))
+		return
+	}
+	g.Installed = true
+	ann := crd.GetAnnotations()
+	g.BundleVersion = ann["gateway.networking.k8s.io/bundle-version"]
+	g.Channel = ann["gateway.networking.k8s.io/channel"]
+	g.OK = g.BundleVersion != "" && (g.MinBundleVersion == "" || CompareVersions(g.BundleVersion, g.MinBundleVersion) >= 0)
+	if c.Gateway != nil {
+		if _, err := c.Gateway.GatewayV1().GatewayClasses().Get(ctx, WaypointClass, metav1.GetOptions{}); err == nil {
+			g.WaypointClass = true
+		}
+	}
+}
+
+// detectStandIn looks for the markers of hack/'s stand-in data plane: a ConfigMap labelled
+// meshbench.dev/test-standin=true (the authoritative marker, in istio-system), and ztunnel or waypoint pods annotated
+// with it. (The injector values are checked by detectMeshConfig.)
+func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
+	cms, err := c.Kube.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: StandInAnnotation + "=true"})
+	if err == nil {
+		for _, cm := range cms.Items {
+			info.StandIn = true
+			info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("marker ConfigMap %s/%s", cm.Namespace, cm.Name))
+			if d := cm.Data["description"]; d != "" && info.StandInDescription == "" {
+				info.StandInDescription = d
+			}
+		}
+	} else {
+		info.Problems = append(info.Problems, fmt.Sprintf("list stand-in marker ConfigMaps: %v", err))
+	}
+	for _, sel := range []string{"app=ztunnel", GatewayNameLabel} {
+		pods, err := c.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			continue
+		}
+		for _, p := range pods.Items {
+			if p.Annotations[StandInAnnotation] == "true" {
+				info.StandIn = true
+				info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("pod %s/%s annotated %s", p.Namespace, p.Name, StandInAnnotation))
+				break
+			}
+		}
+	}
+}
+
+// parseMajorMinor reads "1.31-dev", "v1.37.2", "1.30.1" as major and minor.
+func parseMajorMinor(v string) (int, int, bool) {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	maj, err := strconv.Atoi(parts[0])
+	if err != nil {
+		return 0, 0, false
+	}
+	mn := parts[1]
+	if i := strings.IndexFunc(mn, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		mn = mn[:i]
+	}
+	minor, err := strconv.Atoi(mn)
+	if err != nil {
+		return 0, 0, false
+	}
+	return maj, minor, true
+}
+
+func versionAtLeast(v string, major, minor int) bool {
+	ma, mi, ok := parseMajorMinor(v)
+	return ok && (ma > major || ma == major && mi >= minor)
+}
+
+// CompareVersions compares "vX.Y.Z" versions numerically (pre-release suffixes ignored): -1, 0 or 1.
+func CompareVersions(a, b string) int {
+	pa, pb := versionParts(a), versionParts(b)
+	for i := 0; i < 3; i++ {
+		switch {
+		case pa[i] < pb[i]:
+			return -1
+		case pa[i] > pb[i]:
+			return 1
+		}
+	}
+	return 0
+}
+
+func versionParts(v string) [3]int {
+	var out [3]int
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	if i := strings.IndexAny(v, "-+"); i >= 0 {
+		v = v[:i]
+	}
+	for i, p := range strings.SplitN(v, ".", 3) {
+		n, _ := strconv.Atoi(p)
+		out[i] = n
+	}
+	return out
+}

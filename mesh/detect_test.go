@@ -1,0 +1,205 @@
+package mesh
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/results"
+)
+
+func TestParseIstiodVersion(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"1.31-dev-eed52ebb66ad-Clean":         "1.31-dev",
+		"1.30.1-abcdef0123-Clean\n":           "1.30.1",
+		`{"version":"1.29.0","revision":"x"}`: "1.29.0",
+		"weird":                               "weird",
+	} {
+		if got := ParseIstiodVersion(in); got != want {
+			t.Errorf("ParseIstiodVersion(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestVersionTables(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]string{"1.24.3": "v1.2.0", "1.26.0": "v1.2.0", "1.27.1": "v1.3.0", "1.29.2": "v1.4.0", "1.30.0": "v1.5.1", "1.31-dev": "v1.6.0", "1.33.0": "v1.6.0", "1.22.0": "", "junk": ""} {
+		if got := MinGatewayAPIBundle(v); got != want {
+			t.Errorf("MinGatewayAPIBundle(%s) = %q, want %q", v, got, want)
+		}
+	}
+	for v, want := range map[string]int{"1.24.0": 28, "1.26.1": 29, "1.28.0": 29, "1.30.2": 32, "1.31-dev": 32, "1.20.0": 0} {
+		if got := MinKubernetes(v); got != want {
+			t.Errorf("MinKubernetes(%s) = %d, want %d", v, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{{"v1.6.3", "v1.6.0", 1}, {"v1.5.1", "v1.6.0", -1}, {"v1.6.0", "v1.6.0", 0}, {"v1.10.0", "v1.9.9", 1}, {"v1.6.0-rc1", "v1.6.0", 0}} {
+		if got := CompareVersions(tc.a, tc.b); got != tc.want {
+			t.Errorf("CompareVersions(%s,%s) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestProxyImageFromValues(t *testing.T) {
+	t.Parallel()
+	for values, want := range map[string]string{
+		`{"global":{"hub":"docker.io/istio","tag":"1.31-dev","variant":"distroless","proxy":{"image":"proxyv2"}}}`: "docker.io/istio/proxyv2:1.31-dev-distroless",
+		`{"global":{"hub":"gcr.io/istio-release","tag":"1.30.1","proxy":{"image":"proxyv2"}}}`:                     "gcr.io/istio-release/proxyv2:1.30.1",
+		`{"global":{"proxy":{"image":"registry.example/custom/proxy:7"}}}`:                                         "registry.example/custom/proxy:7",
+		`not json`: "",
+	} {
+		if got := ProxyImageFromValues(values); got != want {
+			t.Errorf("ProxyImageFromValues(%s) = %q, want %q", values, got, want)
+		}
+	}
+}
+
+// fakeIstio is an ambient install like hack/localistio's: istiod (not yet ready, so no /version call), the ztunnel
+// DaemonSet labelled only on its pod template, a host-process istio-cni (seen through an annotated pod), the mesh and
+// injector ConfigMaps with the stand-in marker, Gateway API CRDs at bundleVersion.
+func fakeIstio(t *testing.T, bundleVersion string) *kube.Clients {
+	t.Helper()
+	objs := []runtime.Object{
+		&corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "istiod-1", Namespace: "istio-system", Labels: map[string]string{"app": "istiod", "istio.io/rev": "default"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "discovery", Image: "docker.io/istio/pilot:1.30.1-distroless",
+				Env: []corev1.EnvVar{{Name: "PILOT_ENABLE_AMBIENT", Value: "true"}}}}},
+		},
+		&appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "ztunnel", Namespace: "istio-system", Labels: map[string]string{"app.kubernetes.io/name": "ztunnel"}},
+			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "ztunnel"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "istio-proxy", Image: "docker.io/istio/ztunnel:1.30.1-distroless"}}},
+			}},
+			Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, NumberReady: 2},
+		},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "app", Annotations: map[string]string{AnnotationRedirection: "enabled"}}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio", Namespace: "istio-system"},
+			Data: map[string]string{"mesh": "defaultConfig:\n  proxyMetadata:\n    ISTIO_META_ENABLE_HBONE: \"true\"\n"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio-sidecar-injector", Namespace: "istio-system"},
+			Data: map[string]string{"values": `{"global":{"hub":"docker.io/istio","tag":"1.30.1","variant":"distroless","proxy":{"image":"proxyv2"}},` +
+				`"sidecarInjectorWebhook":{"injectedAnnotations":{"meshbench.dev/test-standin":"true"}}}`}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node1"}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2"}}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node2"}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.32.0"}}},
+	}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "gateways.gateway.networking.k8s.io", "annotations": map[string]any{
+			"gateway.networking.k8s.io/bundle-version": bundleVersion, "gateway.networking.k8s.io/channel": "standard"}},
+	}}
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{crdGVR: "CustomResourceDefinitionList"}, crd)
+	gc := gwfake.NewSimpleClientset(&gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: WaypointClass}})
+	return &kube.Clients{Kube: fake.NewClientset(objs...), Dynamic: dyn, Gateway: gc}
+}
+
+func TestDetect(t *testing.T) {
+	t.Parallel()
+	c := fakeIstio(t, "v1.4.0")
+	info, err := Detect(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Installed || info.Version != "1.30.1" || info.VersionSource != "image tag" || info.Revision != "default" || info.Namespace != "istio-system" {
+		t.Errorf("istiod: %+v", info)
+	}
+	if !info.PilotEnableAmbient || info.Ztunnel == nil || info.Ztunnel.Ready != 2 || info.IstioCNI != nil || !strings.Contains(info.IstioCNIEvidence, "app/web") {
+		t.Errorf("ambient parts: %+v %+v %q", info.Ztunnel, info.IstioCNI, info.IstioCNIEvidence)
+	}
+	if !info.AmbientCapable || !info.HBONE {
+		t.Errorf("ambient capable %v (missing %v), HBONE %v", info.AmbientCapable, info.AmbientMissing, info.HBONE)
+	}
+	if info.NativeSidecars == nil || *info.NativeSidecars || !strings.Contains(info.NativeSidecarsReason, "node2 v1.32.0") {
+		t.Errorf("a 1.32 kubelet rules native sidecars out under auto: %v %q", info.NativeSidecars, info.NativeSidecarsReason)
+	}
+	if info.ProxyImage != "docker.io/istio/proxyv2:1.30.1-distroless" || info.ZtunnelImage != "docker.io/istio/ztunnel:1.30.1-distroless" {
+		t.Errorf("images %q %q", info.ProxyImage, info.ZtunnelImage)
+	}
+	if g := info.GatewayAPI; !g.Installed || g.BundleVersion != "v1.4.0" || g.MinBundleVersion != "v1.5.1" || g.OK || !g.WaypointClass {
+		t.Errorf("gateway api %+v", g)
+	}
+	if !info.StandIn || len(info.StandInEvidence) == 0 {
+		t.Errorf("stand-in not detected: %+v", info.StandInEvidence)
+	}
+	if f := info.Facts("localcluster"); f == nil || f.DataPlane != results.DataPlaneStandIn || f.Version != "1.30.1" {
+		t.Errorf("facts %+v", f)
+	}
+
+	checks := map[string]Check{}
+	for _, ch := range istioChecks(info, "v1.37.2", true, true, true) {
+		checks[ch.Name] = ch
+	}
+	if ch := checks["gateway-api"]; ch.Status != StatusFail || !strings.Contains(ch.Detail, "older than v1.5.1") {
+		t.Errorf("old Gateway API CRDs with waypoint requested must FAIL: %+v", ch)
+	}
+	if ch := checks["ambient"]; ch.Status != StatusOK {
+		t.Errorf("ambient %+v", ch)
+	}
+	if ch := checks["data-plane"]; ch.Status != StatusWarn || !strings.Contains(ch.Detail, "TEST STAND-IN") {
+		t.Errorf("stand-in must be a WARN: %+v", ch)
+	}
+	for _, ch := range istioChecks(info, "v1.37.2", true, true, false) {
+		if ch.Name == "gateway-api" && ch.Status == StatusFail {
+			t.Errorf("without waypoint mode old CRDs are a warning only: %+v", ch)
+		}
+	}
+}
+
+func TestIstioChecksWithoutIstio(t *testing.T) {
+	t.Parallel()
+	none := IstioInfo{AmbientMissing: []string{"istiod"}}
+	chs := istioChecks(none, "v1.37.2", true, false, false)
+	if len(chs) != 1 || chs[0].Status != StatusFail || !strings.Contains(chs[0].Detail, "no Istio control plane") || chs[0].Fix == "" {
+		t.Errorf("sidecar requested without Istio: %+v", chs)
+	}
+	chs = istioChecks(none, "v1.37.2", false, false, false)
+	if chs[0].Status != StatusOK {
+		t.Errorf("mode none only: no Istio is fine: %+v", chs)
+	}
+	r := PreflightReport{Modes: nil, Checks: chs}
+	if r.Failed() || !strings.Contains(r.Table(), "all checks passed") {
+		t.Errorf("report: %s", r.Table())
+	}
+}
+
+func TestPermissionChecks(t *testing.T) {
+	t.Parallel()
+	kc := fake.NewClientset()
+	kc.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		rev := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
+		ra := rev.Spec.ResourceAttributes
+		rev.Status.Allowed = !(ra.Resource == "namespaces" && ra.Verb == "delete") && ra.Subresource != "exec"
+		return true, rev, nil
+	})
+	chs := PermissionChecks(context.Background(), &kube.Clients{Kube: kc}, []Permission{
+		{Resource: "pods", Verbs: []string{"get", "list"}, Why: "verify pods"},
+		{Resource: "pods", Subresource: "exec", Verbs: []string{"create"}, Why: "drive load clients"},
+		{Resource: "namespaces", Verbs: []string{"create", "delete"}, Why: "create and delete app namespaces"},
+	})
+	if len(chs) != 2 {
+		t.Fatalf("want 2 failing permissions, got %+v", chs)
+	}
+	if chs[0].Name != "permission namespaces" || chs[0].Status != StatusFail || !strings.Contains(chs[0].Detail, "denied: delete (needed to create and delete app namespaces)") {
+		t.Errorf("%+v", chs[0])
+	}
+	if chs[1].Name != "permission pods/exec" || !strings.Contains(chs[1].Fix, "grant create on pods/exec") {
+		t.Errorf("%+v", chs[1])
+	}
+}

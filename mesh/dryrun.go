@@ -1,0 +1,78 @@
+package mesh
+
+import (
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/workloads"
+)
+
+// DryRunRunID is the run id printed by `meshbench plan --dry-run` (real runs get a generated one).
+const DryRunRunID = "dry-run"
+
+// CaseObjects returns every object a case in topology topo and mode would apply, in apply order: the Namespaces
+// with the mode's labels, the waypoint Gateways of mode waypoint, then the app's objects (workloads.Objects). It is
+// pure; the jwt-key Secret carries the placeholder text of workloads.Objects.
+func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mode, runID string) ([]runtime.Object, workloads.Target, error) {
+	objs, t, err := workloads.Objects(s, topo, runID)
+	if err != nil {
+		return nil, t, err
+	}
+	wp := s.Spec.Waypoint
+	var out []runtime.Object
+	i := 0
+	for ; i < len(objs); i++ {
+		ns, ok := objs[i].(*corev1.Namespace)
+		if !ok {
+			break
+		}
+		ns = ns.DeepCopy()
+		for k, v := range NamespaceLabels(mode, ns.Name, wp, waypointNamespaceFor(t, wp, ns.Name), "") {
+			if v != nil {
+				ns.Labels = kube.MergeLabels(ns.Labels, map[string]string{k: *v})
+			}
+		}
+		out = append(out, ns)
+	}
+	if mode == scenario.ModeWaypoint {
+		for _, gw := range WaypointGateways(t, wp, runID) {
+			out = append(out, gw)
+		}
+	}
+	out = append(out, objs[i:]...)
+	return out, t, nil
+}
+
+// WriteDryRun writes, for every case of the plan, the objects it would apply, as one YAML stream: a case that switches
+// topology or mode lists all of its objects; a case that does not is a comment (it re-applies the same objects).
+// Output is deterministic (run id DryRunRunID).
+func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan) error {
+	if _, err := fmt.Fprintf(w, "# meshbench plan --dry-run: scenario %q, %d cases, run id %q\n", s.Metadata.Name, len(p.Cases), DryRunRunID); err != nil {
+		return err
+	}
+	for _, c := range p.Cases {
+		if !c.Switch {
+			if _, err := fmt.Fprintf(w, "# case %s: same topology and mode as the previous case: nothing new is applied\n", c.ID); err != nil {
+				return err
+			}
+			continue
+		}
+		objs, t, err := CaseObjects(s, c.Topology, c.Mode, DryRunRunID)
+		if err != nil {
+			return fmt.Errorf("dry-run case %s: %w", c.ID, err)
+		}
+		if _, err := fmt.Fprintf(w, "# case %s: topology %s, mode %s: %d objects, namespaces %v, load %s\n",
+			c.ID, c.Topology.Name, c.Mode, len(objs), t.Namespaces, t.EntryURL); err != nil {
+			return err
+		}
+		if err := workloads.RenderYAML(w, objs); err != nil {
+			return fmt.Errorf("dry-run case %s: %w", c.ID, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package mesh
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// Observed data-plane states of a pod.
+const (
+	ObservedNone            = "none"
+	ObservedSidecar         = "sidecar"
+	ObservedSidecarNotReady = "sidecar-not-ready"
+	ObservedAmbient         = "ambient"
+	ObservedAmbientPending  = "ambient-pending"
+	ObservedTerminating     = "terminating"
+)
+
+// PodProof is the evidence that one pod is (or is not) in the expected mode.
+type PodProof struct {
+	Namespace string        `json:"namespace"`
+	Name      string        `json:"name"`
+	Node      string        `json:"node,omitempty"`
+	Mode      scenario.Mode `json:"mode"`
+	// Proved is true when the pod shows exactly the expected data plane.
+	Proved bool `json:"proved"`
+	// Observed is what the pod shows: none | sidecar | sidecar-not-ready | ambient | ambient-pending | terminating
+	// (sidecar wins over an ambient annotation, as in Istio).
+	Observed string `json:"observed"`
+	// NativeSidecar is true when istio-proxy runs as a native sidecar (init container, restartPolicy Always).
+	NativeSidecar bool `json:"nativeSidecar,omitempty"`
+	// Ready is the pod's Ready condition (Verify also needs it; Prove does not).
+	Ready bool `json:"ready"`
+	// StandIn is true when the pod is annotated as running a hack/ stand-in proxy.
+	StandIn bool `json:"standIn,omitempty"`
+	// Evidence lists what was seen, e.g. "annotation sidecar.istio.io/status", "istio-proxy native sidecar ready".
+	Evidence []string `json:"evidence,omitempty"`
+	// Problem says, when not proved, what is wrong and what to fix.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Prove decides from the pod alone whether it is in mode. It is pure.
+func Prove(mode scenario.Mode, pod corev1.Pod) PodProof {
+	p := PodProof{Namespace: pod.Namespace, Name: pod.Name, Node: pod.Spec.NodeName, Mode: mode, Ready: podReady(pod)}
+	p.StandIn = pod.Annotations[StandInAnnotation] == "true"
+	_, hasStatus := pod.Annotations[AnnotationSidecarStatus]
+	redirection, hasRedirection := pod.Annotations[AnnotationRedirection]
+	proxy := findProxy(pod)
+	p.NativeSidecar = proxy.native
+
+	if hasStatus {
+		p.Evidence = append(p.Evidence, "annotation "+AnnotationSidecarStatus)
+	}
+	switch {
+	case proxy.found && proxy.native:
+		p.Evidence = append(p.Evidence, fmt.Sprintf("%s native sidecar (init container, restartPolicy Always), ready=%v", ProxyContainer, proxy.ready))
+	case proxy.found:
+		p.Evidence = append(p.Evidence, fmt.Sprintf("%s container, ready=%v", ProxyContainer, proxy.ready))
+	}
+	if hasRedirection {
+		p.Evidence = append(p.Evidence, AnnotationRedirection+"="+redirection)
+	}
+	sidecar := hasStatus || proxy.found
+	switch {
+	case pod.DeletionTimestamp != nil:
+		p.Observed = ObservedTerminating
+	case sidecar && hasStatus && proxy.found && proxy.ready:
+		p.Observed = ObservedSidecar
+	case sidecar:
+		p.Observed = ObservedSidecarNotReady
+	case hasRedirection && redirection == RedirectionEnabled:
+		p.Observed = ObservedAmbient
+	case hasRedirection:
+		p.Observed = ObservedAmbientPending
+	default:
+		p.Observed = ObservedNone
+	}
+	node := p.Node
+	if node == "" {
+		node = "(not scheduled)"
+	}
+
+	if p.Observed == ObservedTerminating {
+		p.Problem = "pod is terminating (old replica of a rollout); wait until it is gone"
+		return p
+	}
+	switch mode {
+	case scenario.ModeSidecar:
+		switch {
+		case p.Observed == ObservedSidecar:
+			p.Proved = true
+		case !hasStatus && !proxy.found:
+			p.Problem = "no sidecar injected: the pod was created without injection. Is istiod's injection webhook installed " +
+				"(kubectl get mutatingwebhookconfiguration istio-sidecar-injector) and does the namespace carry " +
+				"istio-injection=enabled? Injection happens only at pod creation: restart the workload after labelling"
+		case hasStatus && !proxy.found:
+			p.Problem = fmt.Sprintf("annotation %s present but no %s container (neither in containers nor as a native sidecar in initContainers)", AnnotationSidecarStatus, ProxyContainer)
+		case !hasStatus:
+			p.Problem = fmt.Sprintf("%s container present but no %s annotation: not injected by Istio's webhook", ProxyContainer, AnnotationSidecarStatus)
+		default:
+			p.Problem = fmt.Sprintf("%s is not ready on node %s: check `kubectl logs -n %s %s -c %s` (can it reach istiod?)", ProxyContainer, node, pod.Namespace, pod.Name, ProxyContainer)
+		}
+	case scenario.ModeAmbient, scenario.ModeWaypoint:
+		switch {
+		case sidecar:
+			p.Problem = "pod has a sidecar, which wins over ambient: it must be re-created (rollout restart) without injection"
+		case p.Observed == ObservedAmbient:
+			p.Proved = true
+		case p.Observed == ObservedAmbientPending:
+			p.Problem = fmt.Sprintf("%s=%s: partially captured, traffic blocked; is ztunnel running on node %s?", AnnotationRedirection, redirection, node)
+		default:
+			p.Problem = fmt.Sprintf("not captured by ambient (no %s annotation): is istio-cni running on node %s, and does the namespace carry %s=ambient (and the pod no %s=none)?",
+				AnnotationRedirection, node, LabelDataplaneMode, LabelDataplaneMode)
+		}
+	case scenario.ModeNone:
+		switch {
+		case sidecar:
+			p.Problem = "pod still has a sidecar: it must be re-created (rollout restart) after removing the injection label"
+		case hasRedirection:
+			p.Problem = fmt.Sprintf("still captured by ambient (%s=%s): remove %s from the namespace; istio-cni removes the annotation within seconds", AnnotationRedirection, redirection, LabelDataplaneMode)
+		default:
+			p.Proved = true
+		}
+	default:
+		p.Problem = fmt.Sprintf("unknown mode %q", mode)
+	}
+	return p
+}
+
+type proxyInfo struct{ found, native, ready bool }
+
+// findProxy looks for istio-proxy in both spec lists (a classic container, or a native sidecar: an init container
+// with restartPolicy Always) and its readiness in both status lists.
+func findProxy(pod corev1.Pod) proxyInfo {
+	var pi proxyInfo
+	for _, c := range pod.Spec.Containers {
+		if c.Name == ProxyContainer {
+			pi.found = true
+		}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == ProxyContainer && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			pi.found, pi.native = true, true
+		}
+	}
+	if !pi.found {
+		return pi
+	}
+	statuses := pod.Status.ContainerStatuses
+	if pi.native {
+		statuses = pod.Status.InitContainerStatuses
+	}
+	for _, s := range statuses {
+		if s.Name == ProxyContainer {
+			pi.ready = s.Ready
+		}
+	}
+	return pi
+}
+
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// summarize groups proofs by what was observed ("3 ambient, 1 ambient-pending") for messages.
+func summarize(ps []PodProof) string {
+	counts := map[string]int{}
+	var order []string
+	for _, p := range ps {
+		if counts[p.Observed] == 0 {
+			order = append(order, p.Observed)
+		}
+		counts[p.Observed]++
+	}
+	parts := make([]string, len(order))
+	for i, o := range order {
+		parts[i] = fmt.Sprintf("%d %s", counts[o], o)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,630 @@
+package mesh
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/workloads"
+)
+
+// Switcher puts an app's namespaces into a data-plane mode.
+type Switcher struct {
+	Clients *kube.Clients
+	RunID   string
+	Log     *slog.Logger
+	// Record receives the original labels of namespaces meshbench did not create before they change. Without one,
+	// Apply refuses to touch such namespaces.
+	Record *LabelRecord
+	// Revision, when set to a non-default Istio revision, makes sidecar mode label istio.io/rev=<Revision> instead
+	// of istio-injection=enabled.
+	Revision string
+	// Timeout bounds each wait of Apply (waypoints ready, rollouts, waypoint removal); default 10 minutes.
+	Timeout time.Duration
+
+	now func() time.Time // clock; tests replace it
+}
+
+// Transition is what Apply did, in order, with times: the runner stores it with the case.
+type Transition struct {
+	// From is the mode the namespaces were in (inferred from their labels; "mixed" when they differ).
+	From scenario.Mode `json:"from"`
+	To   scenario.Mode `json:"to"`
+	// Namespaces switched, in order.
+	Namespaces []string `json:"namespaces"`
+	// Steps in the order they ran.
+	Steps []Step `json:"steps"`
+	// Restarted workloads ("Deployment ns/name"), because their pods' sidecar did not match the mode.
+	Restarted []string  `json:"restarted,omitempty"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+}
+
+// Step is one operation of a transition.
+type Step struct {
+	// Name is one of: waypoint-create, waypoint-ready, label, unlabel, restart, rollout, waypoint-delete.
+	Name   string    `json:"name"`
+	Detail string    `json:"detail,omitempty"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+}
+
+// Elapsed is the step's duration.
+func (s Step) Elapsed() time.Duration { return s.End.Sub(s.Start) }
+
+// MarshalJSON adds the elapsed time as a duration string.
+func (s Step) MarshalJSON() ([]byte, error) {
+	type plain Step
+	return json.Marshal(struct {
+		plain
+		Elapsed string `json:"elapsed"`
+	}{plain(s), s.Elapsed().String()})
+}
+
+// Timings renders the transition for results.CaseResult.Timings: each step's duration (steps of one name summed),
+// "mode-switch" for the whole Apply and, given the Verification that followed, "label-to-verified".
+func (t Transition) Timings(v *Verification) map[string]string {
+	sum := map[string]time.Duration{}
+	for _, s := range t.Steps {
+		sum[s.Name] += s.Elapsed()
+	}
+	out := map[string]string{"mode-switch": t.End.Sub(t.Start).Round(time.Millisecond).String()}
+	for k, d := range sum {
+		out[k] = d.Round(time.Millisecond).String()
+	}
+	if v != nil && !v.End.IsZero() {
+		for _, s := range t.Steps {
+			if s.Name == "label" || s.Name == "unlabel" {
+				out["label-to-verified"] = v.End.Sub(s.Start).Round(time.Millisecond).String()
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ModeMixed is Transition.From when the namespaces were in different modes.
+const ModeMixed scenario.Mode = "mixed"
+
+func (s *Switcher) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func (s *Switcher) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
+}
+
+func (s *Switcher) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return 10 * time.Minute
+}
+
+// step runs fn as a named step of tr.
+func (s *Switcher) step(tr *Transition, name, detail string, fn func() error) error {
+	st := Step{Name: name, Detail: detail, Start: s.clock()}
+	err := fn()
+	st.End = s.clock()
+	tr.Steps = append(tr.Steps, st)
+	s.log().Debug("mode switch step", "to", tr.To, "step", name, "detail", detail, "elapsed", st.Elapsed().Round(time.Millisecond), "err", err)
+	return err
+}
+
+// Apply switches the target's namespaces to mode in the safe order:
+//
+//  1. waypoint mode: create the waypoint Gateway(s) and wait until each is Programmed=True AND its Deployment is
+//     available, before anything is labelled to use them;
+//  2. label: set the new mode's namespace labels (the new data plane is enabled before the old one is removed);
+//  3. unlabel: remove the other modes' labels;
+//  4. restart the Deployments and StatefulSets whose pods' sidecar does not match the mode (sidecar <-> anything:
+//     injection happens only at pod creation), and wait for the rollouts;
+//  5. leaving waypoint mode: delete this run's waypoints, after nothing uses them any more.
+//
+// Namespaces that do not exist yet are created (labelled with the run), so Apply may run before the app is deployed:
+// pods are then created in the right mode and nothing restarts. Apply does not wait for ambient capture, which
+// istio-cni does asynchronously: Verify does.
+func (s *Switcher) Apply(ctx context.Context, t workloads.Target, mode scenario.Mode, wp scenario.Waypoint) (tr Transition, err error) {
+	tr = Transition{To: mode, Namespaces: append([]string(nil), t.Namespaces...), Start: s.clock()}
+	defer func() { tr.End = s.clock() }() // named result: the caller sees End
+	if s.Clients == nil {
+		return tr, errors.New("switch mode: no Kubernetes clients")
+	}
+	if !validMode(mode) {
+		return tr, fmt.Errorf("switch mode: unknown mode %q: use one of %v", mode, scenario.AllModes)
+	}
+	nss, err := s.namespaces(ctx, t.Namespaces)
+	if err != nil {
+		return tr, err
+	}
+	tr.From = fromMode(nss)
+	if err := s.checkForeign(nss); err != nil {
+		return tr, err
+	}
+
+	wanted := map[WaypointRef]bool{}
+	if mode == scenario.ModeWaypoint {
+		refs := Waypoints(t, wp)
+		for _, r := range refs {
+			wanted[r] = true
+		}
+		if err := s.step(&tr, "waypoint-create", refsString(refs), func() error { return s.ensureWaypoints(ctx, t, wp) }); err != nil {
+			return tr, err
+		}
+		if err := s.step(&tr, "waypoint-ready", refsString(refs), func() error { return s.waitWaypoints(ctx, refs) }); err != nil {
+			return tr, err
+		}
+	}
+
+	sets, removes := map[string]map[string]*string{}, map[string]map[string]*string{}
+	for _, ns := range t.Namespaces {
+		want := NamespaceLabels(mode, ns, wp, waypointNamespaceFor(t, wp, ns), s.Revision)
+		cur := nss[ns].Labels
+		for _, k := range sortedKeys(want) {
+			v := want[k]
+			switch {
+			case v != nil && cur[k] != *v:
+				addTo(sets, ns, k, v)
+			case v == nil && hasKey(cur, k):
+				addTo(removes, ns, k, nil)
+			}
+		}
+	}
+	if len(sets) > 0 {
+		if err := s.step(&tr, "label", patchesString(t.Namespaces, sets), func() error { return s.patchLabels(ctx, t.Namespaces, nss, sets) }); err != nil {
+			return tr, err
+		}
+	}
+	if len(removes) > 0 {
+		if err := s.step(&tr, "unlabel", patchesString(t.Namespaces, removes), func() error { return s.patchLabels(ctx, t.Namespaces, nss, removes) }); err != nil {
+			return tr, err
+		}
+	}
+
+	var restarted []workloads.WorkloadRef
+	err = s.step(&tr, "restart", "workloads whose pods' sidecar does not match the mode", func() error {
+		var err error
+		restarted, err = s.restartMismatched(ctx, t, mode)
+		return err
+	})
+	for _, w := range restarted {
+		tr.Restarted = append(tr.Restarted, w.String())
+	}
+	if n := len(tr.Steps); n > 0 && tr.Steps[n-1].Name == "restart" {
+		tr.Steps[n-1].Detail = strings.Join(tr.Restarted, ", ")
+		if len(restarted) == 0 {
+			tr.Steps = tr.Steps[:n-1] // nothing restarted: not a step
+		}
+	}
+	if err != nil {
+		return tr, err
+	}
+	if len(restarted) > 0 {
+		if err := s.step(&tr, "rollout", strings.Join(tr.Restarted, ", "), func() error { return s.waitRollouts(ctx, t, restarted, mode) }); err != nil {
+			return tr, err
+		}
+	}
+
+	stale, err := s.staleWaypoints(ctx, t, wanted)
+	if err != nil {
+		return tr, err
+	}
+	if len(stale) > 0 {
+		if err := s.step(&tr, "waypoint-delete", refsString(stale), func() error { return s.deleteWaypoints(ctx, stale) }); err != nil {
+			return tr, err
+		}
+	}
+	s.log().Info("mode applied", "from", tr.From, "to", mode, "namespaces", t.Namespaces, "restarted", len(restarted),
+		"elapsed", s.clock().Sub(tr.Start).Round(time.Millisecond))
+	return tr, nil
+}
+
+// Restore puts back the labels recorded for namespaces meshbench did not create.
+func (s *Switcher) Restore(ctx context.Context) ([]string, error) {
+	if s.Record == nil {
+		return nil, nil
+	}
+	return s.Record.Restore(ctx, s.Clients.Kube)
+}
+
+func validMode(m scenario.Mode) bool {
+	for _, v := range scenario.AllModes {
+		if v == m {
+			return true
+		}
+	}
+	return false
+}
+
+// namespaces reads the target's namespaces, creating missing ones with the run's labels.
+func (s *Switcher) namespaces(ctx context.Context, names []string) (map[string]*corev1.Namespace, error) {
+	out := map[string]*corev1.Namespace{}
+	for _, n := range names {
+		ns, err := s.Clients.Kube.CoreV1().Namespaces().Get(ctx, n, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			ns, err = s.Clients.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+				ObjectMeta: metav1.ObjectMeta{Name: n, Labels: kube.RunLabels(s.RunID)},
+			}, metav1.CreateOptions{FieldManager: FieldManager})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("switch mode: namespace %s: %w", n, err)
+		}
+		if ns.DeletionTimestamp != nil {
+			return nil, fmt.Errorf("switch mode: namespace %s is being deleted", n)
+		}
+		out[n] = ns
+	}
+	return out, nil
+}
+
+func (s *Switcher) checkForeign(nss map[string]*corev1.Namespace) error {
+	if s.Record != nil {
+		return nil
+	}
+	var foreign []string
+	for n, ns := range nss {
+		if !workloads.IsManaged(ns) {
+			foreign = append(foreign, n)
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	sort.Strings(foreign)
+	return fmt.Errorf("switch mode: namespaces %v were not created by meshbench and no label record is configured to restore their labels", foreign)
+}
+
+func fromMode(nss map[string]*corev1.Namespace) scenario.Mode {
+	var from scenario.Mode
+	for _, n := range sortedKeys(nss) {
+		m := ModeOfLabels(nss[n].Labels)
+		if from == "" {
+			from = m
+		} else if from != m {
+			return ModeMixed
+		}
+	}
+	return from
+}
+
+// patchLabels applies label patches namespace by namespace, in target order, recording foreign namespaces first.
+func (s *Switcher) patchLabels(ctx context.Context, order []string, nss map[string]*corev1.Namespace, patches map[string]map[string]*string) error {
+	for _, n := range order {
+		p, ok := patches[n]
+		if !ok {
+			continue
+		}
+		if !workloads.IsManaged(nss[n]) {
+			if err := s.Record.Remember(n, nss[n].Labels, sortedKeys(p)); err != nil {
+				return fmt.Errorf("record labels of namespace %s before changing them: %w", n, err)
+			}
+		}
+		body, err := labelPatch(p)
+		if err != nil {
+			return err
+		}
+		ns, err := s.Clients.Kube.CoreV1().Namespaces().Patch(ctx, n, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
+		if err != nil {
+			return fmt.Errorf("label namespace %s: %w", n, err)
+		}
+		nss[n] = ns
+	}
+	return nil
+}
+
+// restartMismatched rollout-restarts every workload with a pod whose sidecar presence differs from what mode needs.
+func (s *Switcher) restartMismatched(ctx context.Context, t workloads.Target, mode scenario.Mode) ([]workloads.WorkloadRef, error) {
+	wantSidecar := UsesSidecar(mode)
+	var out []workloads.WorkloadRef
+	stamp := s.clock().UTC().Format(time.RFC3339Nano)
+	for _, w := range t.Workloads {
+		sel, err := labels.Parse(t.AppSelector)
+		if err != nil {
+			return out, fmt.Errorf("app selector %q: %w", t.AppSelector, err)
+		}
+		req, _ := labels.NewRequirement(workloads.ComponentLabel, "=", []string{w.Name})
+		sel = sel.Add(*req)
+		pods, err := s.Clients.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			return out, fmt.Errorf("list pods of %s: %w", w, err)
+		}
+		mismatch := false
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			pr := Prove(mode, p)
+			has := pr.Observed == ObservedSidecar || pr.Observed == ObservedSidecarNotReady
+			if has != wantSidecar {
+				mismatch = true
+				break
+			}
+		}
+		if !mismatch {
+			continue
+		}
+		body := fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, restartAnnotation, stamp)
+		opts := metav1.PatchOptions{FieldManager: FieldManager}
+		switch w.Kind {
+		case "Deployment":
+			_, err = s.Clients.Kube.AppsV1().Deployments(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, body, opts)
+		case "StatefulSet":
+			_, err = s.Clients.Kube.AppsV1().StatefulSets(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, body, opts)
+		default:
+			err = fmt.Errorf("unknown workload kind %q", w.Kind)
+		}
+		if err != nil {
+			return out, fmt.Errorf("restart %s: %w", w, err)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// waitRollouts waits, watching the workloads, until every restarted workload is rolled out.
+func (s *Switcher) waitRollouts(ctx context.Context, t workloads.Target, ws []workloads.WorkloadRef, mode scenario.Mode) error {
+	kc := s.Clients.Kube
+	var watches []watchOpener
+	for _, ns := range t.Namespaces {
+		opts := metav1.ListOptions{LabelSelector: t.AppSelector}
+		watches = append(watches,
+			func(ctx context.Context) (watch.Interface, error) {
+				return kc.AppsV1().Deployments(ns).Watch(ctx, opts)
+			},
+			func(ctx context.Context) (watch.Interface, error) {
+				return kc.AppsV1().StatefulSets(ns).Watch(ctx, opts)
+			},
+		)
+	}
+	var pending []string
+	err := waitFor(ctx, s.timeout(), watches, func(ctx context.Context) (bool, error) {
+		pending = pending[:0]
+		for _, w := range ws {
+			var ok bool
+			var why string
+			switch w.Kind {
+			case "Deployment":
+				d, err := kc.AppsV1().Deployments(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{})
+				if err != nil {
+					return false, fmt.Errorf("get %s: %w", w, err)
+				}
+				ok, why = workloads.DeploymentReady(d)
+			case "StatefulSet":
+				st, err := kc.AppsV1().StatefulSets(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{})
+				if err != nil {
+					return false, fmt.Errorf("get %s: %w", w, err)
+				}
+				ok, why = workloads.StatefulSetReady(st)
+			}
+			if !ok {
+				pending = append(pending, w.String()+": "+why)
+			}
+		}
+		return len(pending) == 0, nil
+	})
+	if errors.Is(err, errWaitTimeout) {
+		msg := fmt.Sprintf("rollout after switching to %s not finished after %s:\n  %s", mode, s.timeout(), strings.Join(pending, "\n  "))
+		if r, rerr := workloads.CheckReadiness(ctx, kc, t); rerr == nil && len(r.Pods) > 0 {
+			msg += "\n  pod " + strings.Join(r.Pods, "\n  pod ")
+		}
+		return errors.New(msg)
+	}
+	return err
+}
+
+// ensureWaypoints creates (or updates) the waypoint Gateways of the target.
+func (s *Switcher) ensureWaypoints(ctx context.Context, t workloads.Target, wp scenario.Waypoint) error {
+	gc := s.Clients.Gateway
+	if gc == nil {
+		return errors.New("create waypoint: no Gateway API client")
+	}
+	for _, gw := range WaypointGateways(t, wp, s.RunID) {
+		cur, err := gc.GatewayV1().Gateways(gw.Namespace).Get(ctx, gw.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = gc.GatewayV1().Gateways(gw.Namespace).Create(ctx, gw, metav1.CreateOptions{FieldManager: FieldManager})
+		case err == nil:
+			if cur.Labels[kube.RunLabel] == "" && cur.Labels[kube.ManagedByLabel] != kube.ManagedByValue {
+				return fmt.Errorf("create waypoint %s/%s: a Gateway of that name exists and was not created by meshbench; set spec.waypoint.name to another name", gw.Namespace, gw.Name)
+			}
+			// Merge patch (RBAC: patch, as for every other object meshbench changes): our labels and the whole spec.
+			var body []byte
+			body, err = json.Marshal(map[string]any{"metadata": map[string]any{"labels": gw.Labels}, "spec": gw.Spec})
+			if err == nil {
+				_, err = gc.GatewayV1().Gateways(gw.Namespace).Patch(ctx, gw.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
+			}
+		}
+		if err != nil {
+			if isNoGatewayAPI(err) {
+				return fmt.Errorf("create waypoint %s/%s: the cluster does not serve gateway.networking.k8s.io/v1 Gateways: install the Gateway API CRDs (standard channel): %w", gw.Namespace, gw.Name, err)
+			}
+			return fmt.Errorf("create waypoint %s/%s: %w", gw.Namespace, gw.Name, err)
+		}
+	}
+	return nil
+}
+
+func isNoGatewayAPI(err error) bool {
+	return apierrors.IsNotFound(err) && strings.Contains(err.Error(), "the server could not find the requested resource")
+}
+
+// waitWaypoints waits, watching Gateways and Deployments, until every waypoint is ready.
+func (s *Switcher) waitWaypoints(ctx context.Context, refs []WaypointRef) error {
+	var watches []watchOpener
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if seen[r.Namespace] {
+			continue
+		}
+		seen[r.Namespace] = true
+		ns := r.Namespace
+		watches = append(watches,
+			func(ctx context.Context) (watch.Interface, error) {
+				return s.Clients.Gateway.GatewayV1().Gateways(ns).Watch(ctx, metav1.ListOptions{})
+			},
+			func(ctx context.Context) (watch.Interface, error) {
+				return s.Clients.Kube.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{})
+			})
+	}
+	var proofs []WaypointProof
+	err := waitFor(ctx, s.timeout(), watches, func(ctx context.Context) (bool, error) {
+		proofs = proofs[:0]
+		ready := true
+		for _, r := range refs {
+			p, err := checkWaypoint(ctx, s.Clients.Kube, s.Clients.Gateway, r)
+			if err != nil {
+				return false, err
+			}
+			proofs = append(proofs, p)
+			ready = ready && p.Ready
+		}
+		return ready, nil
+	})
+	if errors.Is(err, errWaitTimeout) {
+		var lines []string
+		for _, p := range proofs {
+			if !p.Ready {
+				lines = append(lines, fmt.Sprintf("waypoint %s/%s: %s", p.Namespace, p.Name, p.Problem))
+			}
+		}
+		return fmt.Errorf("waypoint not ready after %s (nothing was labelled to use it):\n  %s", s.timeout(), strings.Join(lines, "\n  "))
+	}
+	return err
+}
+
+// staleWaypoints lists this run's waypoint Gateways in the target's namespaces that the mode does not want.
+func (s *Switcher) staleWaypoints(ctx context.Context, t workloads.Target, wanted map[WaypointRef]bool) ([]WaypointRef, error) {
+	if s.Clients.Gateway == nil {
+		return nil, nil
+	}
+	var out []WaypointRef
+	sel := kube.RunSelector(s.RunID)
+	for _, ns := range t.Namespaces {
+		list, err := s.Clients.Gateway.GatewayV1().Gateways(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if apierrors.IsNotFound(err) {
+			return nil, nil // no Gateway API in the cluster: nothing to delete
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list waypoints in %s: %w", ns, err)
+		}
+		for _, gw := range list.Items {
+			r := WaypointRef{Namespace: gw.Namespace, Name: gw.Name}
+			if string(gw.Spec.GatewayClassName) == WaypointClass && !wanted[r] && gw.DeletionTimestamp == nil {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// deleteWaypoints deletes waypoint Gateways and waits until istiod's Deployments for them are gone, so their pods
+// do not run into the next measurement.
+func (s *Switcher) deleteWaypoints(ctx context.Context, refs []WaypointRef) error {
+	fg := metav1.DeletePropagationForeground
+	for _, r := range refs {
+		err := s.Clients.Gateway.GatewayV1().Gateways(r.Namespace).Delete(ctx, r.Name, metav1.DeleteOptions{PropagationPolicy: &fg})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete waypoint %s: %w", r, err)
+		}
+	}
+	kc := s.Clients.Kube
+	var watches []watchOpener
+	for _, r := range refs {
+		ns := r.Namespace
+		watches = append(watches, func(ctx context.Context) (watch.Interface, error) {
+			return kc.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel})
+		})
+	}
+	var left []string
+	err := waitFor(ctx, s.timeout(), watches, func(ctx context.Context) (bool, error) {
+		left = left[:0]
+		for _, r := range refs {
+			if _, err := s.Clients.Gateway.GatewayV1().Gateways(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{}); err == nil {
+				left = append(left, "Gateway "+r.String())
+			}
+			pods, err := kc.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel + "=" + r.Name})
+			if err != nil {
+				return false, fmt.Errorf("list waypoint pods of %s: %w", r, err)
+			}
+			for _, p := range pods.Items {
+				left = append(left, "pod "+p.Namespace+"/"+p.Name)
+			}
+		}
+		return len(left) == 0, nil
+	})
+	if errors.Is(err, errWaitTimeout) {
+		return fmt.Errorf("waypoint removal not finished after %s: %s still present", s.timeout(), strings.Join(left, ", "))
+	}
+	return err
+}
+
+func refsString(refs []WaypointRef) string {
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// patchesString renders label patches deterministically: "ns-a: istio-injection=enabled, istio.io/rev-".
+func patchesString(order []string, patches map[string]map[string]*string) string {
+	var parts []string
+	for _, ns := range order {
+		p, ok := patches[ns]
+		if !ok {
+			continue
+		}
+		var kv []string
+		for _, k := range sortedKeys(p) {
+			if p[k] == nil {
+				kv = append(kv, k+"-")
+			} else {
+				kv = append(kv, k+"="+*p[k])
+			}
+		}
+		parts = append(parts, ns+": "+strings.Join(kv, " "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func addTo(m map[string]map[string]*string, ns, k string, v *string) {
+	if m[ns] == nil {
+		m[ns] = map[string]*string{}
+	}
+	m[ns][k] = v
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

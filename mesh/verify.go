@@ -1,0 +1,242 @@
+package mesh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/workloads"
+)
+
+// Verification is the per-pod (and per-waypoint) proof that a mode is in effect.
+type Verification struct {
+	Mode      scenario.Mode   `json:"mode"`
+	Pods      []PodProof      `json:"pods"`
+	Waypoints []WaypointProof `json:"waypoints,omitempty"`
+	// Problems not tied to one pod: missing pods, namespace labels changed by someone else.
+	Problems []string `json:"problems,omitempty"`
+	// StandIn is true when any app pod or waypoint runs a hack/ stand-in proxy (figures are not Istio's).
+	StandIn bool          `json:"standIn,omitempty"`
+	Start   time.Time     `json:"start"`
+	End     time.Time     `json:"end"`
+	Elapsed time.Duration `json:"elapsed"`
+}
+
+// OK reports whether every pod proved the mode, is ready, every waypoint is ready and nothing else is wrong.
+func (v Verification) OK() bool {
+	if len(v.Problems) > 0 {
+		return false
+	}
+	for _, p := range v.Pods {
+		if !p.Proved || !p.Ready {
+			return false
+		}
+	}
+	for _, w := range v.Waypoints {
+		if !w.Ready {
+			return false
+		}
+	}
+	return true
+}
+
+// VerifyError is Verify's failure: it names every pod that did not prove the mode and what to fix.
+type VerifyError struct {
+	Verification Verification
+	Timeout      time.Duration
+	// Hint is a cluster-level diagnosis (e.g. no istiod at all) shown first.
+	Hint string
+}
+
+func (e *VerifyError) Error() string {
+	v := e.Verification
+	var b strings.Builder
+	proved := 0
+	for _, p := range v.Pods {
+		if p.Proved && p.Ready {
+			proved++
+		}
+	}
+	fmt.Fprintf(&b, "mode %s not in effect after %s: %d of %d app pods proved it (%s)", v.Mode, e.Timeout, proved, len(v.Pods), summarize(v.Pods))
+	if e.Hint != "" {
+		b.WriteString("\n  " + e.Hint)
+	}
+	for _, p := range v.Problems {
+		b.WriteString("\n  " + p)
+	}
+	for _, w := range v.Waypoints {
+		if !w.Ready {
+			fmt.Fprintf(&b, "\n  waypoint %s/%s: %s", w.Namespace, w.Name, w.Problem)
+		}
+	}
+	shown := 0
+	for _, p := range v.Pods {
+		if p.Proved && p.Ready {
+			continue
+		}
+		if shown == 20 {
+			b.WriteString("\n  ... (more pods; see the verification record)")
+			break
+		}
+		shown++
+		node := ""
+		if p.Node != "" {
+			node = " (node " + p.Node + ")"
+		}
+		prob := p.Problem
+		if prob == "" && !p.Ready {
+			prob = "mode proved but the pod is not ready"
+		}
+		fmt.Fprintf(&b, "\n  pod %s/%s%s: %s", p.Namespace, p.Name, node, prob)
+	}
+	return b.String()
+}
+
+// Verify watches the target's pods (and waypoints) until every app pod proves the mode and is ready, the expected
+// number of pods exists (no old replicas left), every waypoint is ready, and the namespace labels are still the
+// mode's, or until timeout. The returned Verification holds the last proofs either way; on failure the error is a
+// *VerifyError naming the pods and what to fix.
+func (s *Switcher) Verify(ctx context.Context, t workloads.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
+	start := s.clock()
+	if s.Clients == nil {
+		return Verification{Mode: mode}, errors.New("verify mode: no Kubernetes clients")
+	}
+	var refs []WaypointRef
+	if mode == scenario.ModeWaypoint {
+		refs = Waypoints(t, wp)
+	}
+	kc := s.Clients.Kube
+	var watches []watchOpener
+	for _, ns := range t.Namespaces {
+		opts := metav1.ListOptions{LabelSelector: t.AppSelector}
+		watches = append(watches, func(ctx context.Context) (watch.Interface, error) { return kc.CoreV1().Pods(ns).Watch(ctx, opts) })
+	}
+	if len(refs) > 0 && s.Clients.Gateway != nil {
+		seen := map[string]bool{}
+		for _, r := range refs {
+			if !seen[r.Namespace] {
+				seen[r.Namespace] = true
+				ns := r.Namespace
+				watches = append(watches, func(ctx context.Context) (watch.Interface, error) {
+					return s.Clients.Gateway.GatewayV1().Gateways(ns).Watch(ctx, metav1.ListOptions{})
+				})
+			}
+		}
+	}
+	var v Verification
+	err := waitFor(ctx, timeout, watches, func(ctx context.Context) (bool, error) {
+		var err error
+		v, err = s.verifyOnce(ctx, t, mode, wp, refs)
+		return v.OK(), err
+	})
+	v.Start, v.End = start, s.clock()
+	v.Elapsed = v.End.Sub(v.Start)
+	switch {
+	case err == nil:
+		s.log().Info("mode verified", "mode", mode, "pods", len(v.Pods), "waypoints", len(v.Waypoints), "standIn", v.StandIn,
+			"elapsed", v.Elapsed.Round(time.Millisecond))
+		return v, nil
+	case errors.Is(err, errWaitTimeout):
+		return v, &VerifyError{Verification: v, Timeout: timeout, Hint: s.hint(ctx, mode, v)}
+	default:
+		return v, fmt.Errorf("verify mode %s: %w", mode, err)
+	}
+}
+
+// verifyOnce takes one snapshot of the proofs.
+func (s *Switcher) verifyOnce(ctx context.Context, t workloads.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef) (Verification, error) {
+	v := Verification{Mode: mode}
+	kc := s.Clients.Kube
+	live := 0
+	for _, ns := range t.Namespaces {
+		pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: t.AppSelector})
+		if err != nil {
+			return v, fmt.Errorf("list app pods in %s: %w", ns, err)
+		}
+		items := pods.Items
+		sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
+		for _, p := range items {
+			pr := Prove(mode, p)
+			v.StandIn = v.StandIn || pr.StandIn
+			v.Pods = append(v.Pods, pr)
+			if p.DeletionTimestamp == nil {
+				live++
+			}
+		}
+		nsObj, err := kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			return v, fmt.Errorf("get namespace %s: %w", ns, err)
+		}
+		want := NamespaceLabels(mode, ns, wp, waypointNamespaceFor(t, wp, ns), s.Revision)
+		for _, k := range sortedKeys(want) {
+			got, has := nsObj.Labels[k]
+			switch w := want[k]; {
+			case w != nil && got != *w:
+				v.Problems = append(v.Problems, fmt.Sprintf("namespace %s: label %s=%q, want %q (changed by someone else? re-run the mode switch)", ns, k, got, *w))
+			case w == nil && has:
+				v.Problems = append(v.Problems, fmt.Sprintf("namespace %s: label %s=%q must not be set in mode %s", ns, k, got, mode))
+			}
+		}
+	}
+	if exp := t.ExpectedPods(); exp > 0 && live != exp {
+		v.Problems = append(v.Problems, fmt.Sprintf("%d app pods running, %d expected (rollout in progress, or pods failing to be created: check the workloads' events)", live, exp))
+	}
+	for _, r := range refs {
+		p, err := checkWaypoint(ctx, kc, s.Clients.Gateway, r)
+		if err != nil {
+			return v, err
+		}
+		v.Waypoints = append(v.Waypoints, p)
+	}
+	if UsesAmbient(mode) {
+		// The ztunnels carry the stand-in annotation when their image is a hack/ stand-in.
+		if pods, err := kc.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "app=ztunnel"}); err == nil {
+			for _, p := range pods.Items {
+				v.StandIn = v.StandIn || p.Annotations[StandInAnnotation] == "true"
+			}
+		}
+	}
+	if len(refs) > 0 {
+		// Waypoint pods carry the stand-in annotation when the waypoint image is a hack/ stand-in.
+		for _, r := range refs {
+			pods, err := kc.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel + "=" + r.Name})
+			if err == nil {
+				for _, p := range pods.Items {
+					v.StandIn = v.StandIn || p.Annotations[StandInAnnotation] == "true"
+				}
+			}
+		}
+	}
+	return v, nil
+}
+
+// hint diagnoses cluster-level causes of a failed verification.
+func (s *Switcher) hint(ctx context.Context, mode scenario.Mode, v Verification) string {
+	if !NeedsIstio(mode) {
+		return ""
+	}
+	pods, err := s.Clients.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "app=istiod"})
+	if err == nil && len(pods.Items) == 0 {
+		return fmt.Sprintf("no Istio control plane found (no pod labelled app=istiod in any namespace): install Istio, or remove %q from spec.modes. "+
+			"meshbench does not measure an un-meshed app as %s (meshbench preflight checks this before a run)", mode, mode)
+	}
+	if UsesAmbient(mode) {
+		pending := 0
+		for _, p := range v.Pods {
+			if p.Observed == ObservedAmbientPending {
+				pending++
+			}
+		}
+		if pending > 0 {
+			return fmt.Sprintf("%d pods are partially captured (redirection=pending): ztunnel is not running or not connected on their nodes", pending)
+		}
+	}
+	return ""
+}

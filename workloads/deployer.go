@@ -1,0 +1,159 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// Deployer deploys catalog apps into a cluster. One Deployer serves one run: it caches the jwt-key so every
+// namespace and every case of the run share one key.
+type Deployer struct {
+	Clients *kube.Clients
+	RunID   string
+	// AllowExisting lets the app go into namespaces meshbench did not create (--allow-existing-namespaces). Such
+	// namespaces are never labelled or deleted; only the objects meshbench created inside them are.
+	AllowExisting bool
+	Log           *slog.Logger
+	// Progress receives the human progress bar of WaitReady (stderr); nil disables it.
+	Progress io.Writer
+	// DryRun applies with dryRun=All: the API server validates and admits every object but persists nothing.
+	DryRun bool
+
+	mu  sync.Mutex
+	key *JWTKey
+}
+
+func (d *Deployer) log() *slog.Logger {
+	if d.Log != nil {
+		return d.Log
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// Ensure creates the app's namespaces (labelled with the run) and server-side-applies every object. It is
+// idempotent: calling it again for the same topology changes nothing (mode labels and restart annotations belong to
+// other field managers and are kept).
+func (d *Deployer) Ensure(ctx context.Context, s *scenario.Scenario, topo scenario.Topology) (Target, error) {
+	if d.Clients == nil {
+		return Target{}, errors.New("deploy workload: no Kubernetes clients")
+	}
+	_, t, err := Objects(s, topo, d.RunID) // cheap: learn the namespaces before generating a key
+	if err != nil {
+		return Target{}, err
+	}
+	foreign, err := CheckNamespaces(ctx, d.Clients.Kube, t.Namespaces, d.AllowExisting)
+	if err != nil {
+		return Target{}, err
+	}
+	key := placeholderKey
+	if s.Spec.Workload.App == scenario.AppBankOfAnthos && !d.DryRun {
+		if key, err = d.jwtKey(ctx, t.Namespaces); err != nil {
+			return Target{}, err
+		}
+	}
+	objs, t, err := build(s, topo, d.RunID, key)
+	if err != nil {
+		return Target{}, err
+	}
+	ap := kube.Applier{Dynamic: d.Clients.Dynamic, Mapper: d.Clients.Mapper, DryRun: d.DryRun}
+	start := time.Now()
+	n := 0
+	for _, o := range objs {
+		if ns, ok := o.(*corev1.Namespace); ok && foreign[ns.Name] {
+			continue // never label a namespace meshbench did not create
+		}
+		if _, err := ap.Apply(ctx, o); err != nil {
+			return t, fmt.Errorf("deploy %s topology %q: %w", s.Spec.Workload.App, topo.Name, err)
+		}
+		n++
+	}
+	d.log().Info("workload applied", "app", s.Spec.Workload.App, "topology", topo.Name, "namespaces", t.Namespaces,
+		"objects", n, "dryRun", d.DryRun, "elapsed", time.Since(start).Round(time.Millisecond))
+	return t, nil
+}
+
+// CheckNamespaces checks the namespaces an app would use. Missing namespaces and namespaces meshbench created (they
+// carry app.kubernetes.io/managed-by=meshbench) are fine. Existing namespaces without that label are refused unless
+// allowExisting; the returned set names them. A namespace still terminating (a previous cleanup) is an error that
+// says to wait.
+func CheckNamespaces(ctx context.Context, kc kubernetes.Interface, namespaces []string, allowExisting bool) (map[string]bool, error) {
+	foreign := map[string]bool{}
+	var refused []string
+	for _, name := range namespaces {
+		ns, err := kc.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("check namespace %q: %w", name, err)
+		}
+		if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+			return nil, fmt.Errorf("namespace %q is being deleted (a previous cleanup?): wait until it is gone, or run `meshbench cleanup` and retry", name)
+		}
+		if ns.Labels[kube.ManagedByLabel] == kube.ManagedByValue {
+			continue
+		}
+		foreign[name] = true
+		if !allowExisting {
+			refused = append(refused, name)
+		}
+	}
+	if len(refused) > 0 {
+		return nil, fmt.Errorf("namespace(s) %v exist and were not created by meshbench: pick another spec.workload.namespacePrefix, "+
+			"or pass --allow-existing-namespaces to deploy into them (meshbench then records and restores the labels it changes)", refused)
+	}
+	return foreign, nil
+}
+
+// jwtKey returns the run's key: cached, else the one already in a jwt-key Secret of this run (a resumed run), else
+// a new one.
+func (d *Deployer) jwtKey(ctx context.Context, namespaces []string) (JWTKey, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.key != nil {
+		return *d.key, nil
+	}
+	for _, ns := range namespaces {
+		sec, err := d.Clients.Kube.CoreV1().Secrets(ns).Get(ctx, boaJWTSecret, metav1.GetOptions{})
+		if err != nil || sec.Labels[kube.RunLabel] != d.RunID {
+			continue
+		}
+		if k, err := ParseJWTKey(sec.Data["jwtRS256.key"], sec.Data["jwtRS256.key.pub"]); err == nil {
+			d.key = &k
+			d.log().Debug("reusing jwt-key of this run", "namespace", ns)
+			return k, nil
+		}
+	}
+	start := time.Now()
+	k, err := GenerateJWTKey(nil, jwtKeyBits)
+	if err != nil {
+		return JWTKey{}, err
+	}
+	d.log().Debug("generated jwt-key", "bits", jwtKeyBits, "elapsed", time.Since(start).Round(time.Millisecond))
+	d.key = &k
+	return k, nil
+}
+
+// Teardown deletes the app: namespaces meshbench created for this run are deleted (and waited for); in namespaces
+// it did not create, only the objects labelled with this run are deleted.
+func (d *Deployer) Teardown(ctx context.Context, t Target) error {
+	c := Cleaner{Clients: d.Clients, Log: d.Log}
+	_, err := c.Clean(ctx, CleanOptions{RunID: d.RunID, Namespaces: t.Namespaces, Wait: 5 * time.Minute})
+	if err != nil {
+		return fmt.Errorf("tear down %s: %w", t.App, err)
+	}
+	return nil
+}

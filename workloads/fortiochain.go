@@ -1,0 +1,104 @@
+package workloads
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// fortio-chain ports: meshbench-agent serve's defaults.
+const (
+	ChainHTTPPort = 8080
+	ChainEchoPort = 8078 // TCP and UDP echo
+)
+
+// ChainName is the Service name of node i of the chain; node 0 is the entry.
+func ChainName(i int) string { return "chain-" + strconv.Itoa(i) }
+
+// ChainChildren returns the children of node i in a chain of n nodes with fan-out f, numbered breadth-first
+// (heap order: the children of i are f*i+1 .. f*i+f).
+func ChainChildren(i, n, f int) []int {
+	var out []int
+	for c := f*i + 1; c <= f*i+f && c < n; c++ {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (b *builder) fortioChain() error {
+	ch := b.s.Spec.Workload.Chain
+	if ch == nil {
+		return fmt.Errorf("fortio-chain: spec.workload.chain is not set (scenario defaults not applied?)")
+	}
+	if ch.Depth < 0 || ch.FanOut < 1 {
+		return fmt.Errorf("fortio-chain: depth %d and fanOut %d: need depth >= 0 and fanOut >= 1", ch.Depth, ch.FanOut)
+	}
+	n := ch.Services()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = ChainName(i)
+	}
+	p := newPlacement(b.s.Spec.Workload.NamespacePrefix, b.topo, names)
+	b.namespaces(p.namespaces)
+	cpuReq, memReq := "50m", "32Mi"
+	if b.s.Spec.Profile == scenario.ProfileLocalCluster {
+		cpuReq, memReq = "5m", "16Mi" // the local cluster has 2 CPUs for everything
+	}
+	for i, name := range names {
+		ns := p.ns(name)
+		b.serviceAccount(ns, name)
+		udp := corev1.ServicePort{Name: "udp-echo", Port: ChainEchoPort, TargetPort: tcpPort("", ChainEchoPort).TargetPort, Protocol: corev1.ProtocolUDP}
+		b.service(ns, name, httpPort("http", ChainHTTPPort, ChainHTTPPort), tcpPort("tcp-echo", ChainEchoPort), udp)
+		args := []string{"serve", "--http-port", strconv.Itoa(ChainHTTPPort), "--tcp-port", strconv.Itoa(ChainEchoPort), "--udp-port", strconv.Itoa(ChainEchoPort)}
+		children := ChainChildren(i, n, ch.FanOut)
+		probe := httpProbe("/", ChainHTTPPort, 0, 2, 1, 3)
+		if len(children) > 0 {
+			urls := make([]string, len(children))
+			for j, c := range children {
+				urls[j] = "http://" + p.addr(ChainName(c), ChainHTTPPort)
+			}
+			args = append(args, "--forward", strings.Join(urls, ","))
+			if ch.Serial {
+				args = append(args, "--serial")
+			}
+			// A forwarding node answers every path by calling its children: probe the socket so that readiness
+			// does not cascade down the chain.
+			probe = tcpProbe(ChainHTTPPort, 2)
+		}
+		tmp, tmpMount := tmpVolume()
+		b.deployment(ns, name, corev1.PodSpec{
+			SecurityContext: podSecurity(65532),
+			Containers: []corev1.Container{{
+				Name:            "app",
+				Image:           b.s.Spec.Images.Agent,
+				ImagePullPolicy: b.pullPolicy(),
+				Args:            args,
+				Ports: []corev1.ContainerPort{
+					{Name: "http", ContainerPort: ChainHTTPPort, Protocol: corev1.ProtocolTCP},
+					{Name: "tcp-echo", ContainerPort: ChainEchoPort, Protocol: corev1.ProtocolTCP},
+					{Name: "udp-echo", ContainerPort: ChainEchoPort, Protocol: corev1.ProtocolUDP},
+				},
+				ReadinessProbe:  probe,
+				Resources:       b.resources(cpuReq, memReq, "1", "256Mi"),
+				SecurityContext: containerSecurity(true),
+				VolumeMounts:    []corev1.VolumeMount{tmpMount},
+			}},
+			Volumes: []corev1.Volume{tmp},
+		})
+	}
+	b.target.EntryService = ChainName(0)
+	b.target.EntryNamespace = p.ns(ChainName(0))
+	path := b.s.Spec.Load.Path
+	if path == "" {
+		path = "/"
+	}
+	if ch.PayloadBytes > 0 {
+		path = withQuery(path, "size="+strconv.Itoa(ch.PayloadBytes))
+	}
+	b.target.EntryURL = "http://" + FQDN(ChainName(0), b.target.EntryNamespace) + ":" + strconv.Itoa(ChainHTTPPort) + path
+	return nil
+}

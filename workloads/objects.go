@@ -1,0 +1,317 @@
+package workloads
+
+import (
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// Objects returns every object the app needs in topology topo for run runID, in apply order (Namespaces,
+// ServiceAccounts, ConfigMaps, Secrets, Services, StatefulSets, Deployments; by namespace and name within a kind),
+// and the Target describing it. It is pure: the jwt-key Secret of bank-of-anthos carries placeholder text that
+// Deployer.Ensure replaces with a generated RSA key.
+func Objects(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, Target, error) {
+	return build(s, topo, runID, placeholderKey)
+}
+
+func build(s *scenario.Scenario, topo scenario.Topology, runID string, key JWTKey) ([]runtime.Object, Target, error) {
+	if s == nil {
+		return nil, Target{}, fmt.Errorf("build workload objects: no scenario")
+	}
+	if runID == "" {
+		return nil, Target{}, fmt.Errorf("build workload objects: empty run id")
+	}
+	if topo.Name == "" {
+		return nil, Target{}, fmt.Errorf("build workload objects: topology without a name (scenario defaults not applied?)")
+	}
+	b := &builder{s: s, topo: topo, runID: runID, app: s.Spec.Workload.App}
+	b.replicas = int32(topo.Replicas)
+	if b.replicas < 1 {
+		b.replicas = int32(max(s.Spec.Workload.Replicas, 1))
+	}
+	var err error
+	switch b.app {
+	case scenario.AppBankOfAnthos:
+		err = b.bankOfAnthos(key)
+	case scenario.AppFortioChain:
+		err = b.fortioChain()
+	default:
+		err = fmt.Errorf("unknown app %q: use one of %v", b.app, scenario.Apps)
+	}
+	if err != nil {
+		return nil, Target{}, err
+	}
+	b.target.App = b.app
+	b.target.Topology = topo.Name
+	b.target.AppSelector = AppSelector(b.app, runID)
+	return b.sorted(), b.target, nil
+}
+
+// builder accumulates the objects of one app in one topology.
+type builder struct {
+	s        *scenario.Scenario
+	topo     scenario.Topology
+	runID    string
+	app      scenario.App
+	replicas int32
+	objs     []runtime.Object
+	target   Target
+}
+
+func (b *builder) add(o runtime.Object) { b.objs = append(b.objs, o) }
+
+// kindOrder is the apply order: what others reference comes first.
+var kindOrder = map[string]int{
+	"Namespace": 0, "ServiceAccount": 1, "ConfigMap": 2, "Secret": 3, "Service": 4, "StatefulSet": 5, "Deployment": 6,
+}
+
+func (b *builder) sorted() []runtime.Object {
+	out := append([]runtime.Object(nil), b.objs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		ki, kj := out[i].GetObjectKind().GroupVersionKind().Kind, out[j].GetObjectKind().GroupVersionKind().Kind
+		if kindOrder[ki] != kindOrder[kj] {
+			return kindOrder[ki] < kindOrder[kj]
+		}
+		mi, mj := metaOf(out[i]), metaOf(out[j])
+		if mi.GetNamespace() != mj.GetNamespace() {
+			return mi.GetNamespace() < mj.GetNamespace()
+		}
+		return mi.GetName() < mj.GetName()
+	})
+	return out
+}
+
+func metaOf(o runtime.Object) metav1.Object {
+	if m, ok := o.(metav1.ObjectMetaAccessor); ok {
+		return m.GetObjectMeta()
+	}
+	return &metav1.ObjectMeta{}
+}
+
+// labels are the labels of every object of the app.
+func (b *builder) labels(component string) map[string]string {
+	l := AppLabels(b.app, b.runID)
+	if component != "" {
+		l[ComponentLabel] = component
+	}
+	return l
+}
+
+// podLabels add the conventional app labels Istio's telemetry reads.
+func (b *builder) podLabels(component string) map[string]string {
+	return kube.MergeLabels(b.labels(component), map[string]string{
+		"app":                       component,
+		"app.kubernetes.io/name":    component,
+		"app.kubernetes.io/part-of": string(b.app),
+	})
+}
+
+// selector is the immutable Deployment/StatefulSet selector (no run id: a namespace reused across runs keeps working).
+func (b *builder) selector(component string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{"app": component, AppLabel: string(b.app)}}
+}
+
+func (b *builder) namespaces(names []string) {
+	for _, ns := range names {
+		b.add(&corev1.Namespace{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: kube.RunLabels(b.runID)},
+		})
+	}
+	b.target.Namespaces = append([]string(nil), names...)
+}
+
+func (b *builder) serviceAccount(ns, name string) {
+	f := false
+	b.add(&corev1.ServiceAccount{
+		TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta:                   metav1.ObjectMeta{Name: name, Namespace: ns, Labels: b.labels(name)},
+		AutomountServiceAccountToken: &f,
+	})
+}
+
+func (b *builder) configMap(ns, name string, data map[string]string) {
+	b.add(&corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: b.labels("")},
+		Data:       data,
+	})
+}
+
+func (b *builder) service(ns, name string, ports ...corev1.ServicePort) {
+	b.add(&corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: b.labels(name)},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: map[string]string{"app": name, AppLabel: string(b.app)},
+			Ports:    ports,
+		},
+	})
+	b.target.Services = append(b.target.Services, name)
+}
+
+// podSpec fills what every app pod shares: service account, node selector, grace period.
+func (b *builder) podSpec(name string, spec corev1.PodSpec) corev1.PodSpec {
+	spec.ServiceAccountName = name
+	spec.NodeSelector = copyMap(b.s.Spec.Workload.NodeSelector)
+	grace := int64(5)
+	spec.TerminationGracePeriodSeconds = &grace
+	return spec
+}
+
+func (b *builder) deployment(ns, name string, spec corev1.PodSpec) {
+	r := b.replicas
+	b.add(&appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: b.labels(name)},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &r,
+			Selector: b.selector(name),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: b.podLabels(name)},
+				Spec:       b.podSpec(name, spec),
+			},
+		},
+	})
+	b.target.Workloads = append(b.target.Workloads, WorkloadRef{Kind: "Deployment", Namespace: ns, Name: name, Replicas: r})
+}
+
+func (b *builder) statefulSet(ns, name string, spec corev1.PodSpec) {
+	r := int32(1) // databases stay at one replica (emptyDir storage, seeded at start)
+	b.add(&appsv1.StatefulSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: b.labels(name)},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            &r,
+			ServiceName:         name,
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            b.selector(name),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: b.podLabels(name)},
+				Spec:       b.podSpec(name, spec),
+			},
+		},
+	})
+	b.target.Workloads = append(b.target.Workloads, WorkloadRef{Kind: "StatefulSet", Namespace: ns, Name: name, Replicas: r})
+}
+
+// resources builds requests and limits from the catalog values, overridden field by field by
+// spec.workload.resources.
+func (b *builder) resources(cpuReq, memReq, cpuLim, memLim string) corev1.ResourceRequirements {
+	if o := b.s.Spec.Workload.Resources; o != nil {
+		cpuReq, memReq = orDefault(o.CPURequest, cpuReq), orDefault(o.MemoryRequest, memReq)
+		cpuLim, memLim = orDefault(o.CPULimit, cpuLim), orDefault(o.MemoryLimit, memLim)
+	}
+	r := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+	put := func(l corev1.ResourceList, name corev1.ResourceName, v string) {
+		if v != "" {
+			l[name] = resource.MustParse(v)
+		}
+	}
+	put(r.Requests, corev1.ResourceCPU, cpuReq)
+	put(r.Requests, corev1.ResourceMemory, memReq)
+	put(r.Limits, corev1.ResourceCPU, cpuLim)
+	put(r.Limits, corev1.ResourceMemory, memLim)
+	if len(r.Limits) == 0 {
+		r.Limits = nil
+	}
+	return r
+}
+
+func (b *builder) pullPolicy() corev1.PullPolicy {
+	if p := b.s.Spec.Images.PullPolicy; p != "" {
+		return corev1.PullPolicy(p)
+	}
+	return corev1.PullIfNotPresent
+}
+
+// podSecurity is the restricted pod security context of the Bank of Anthos manifests (uid/gid 1000).
+func podSecurity(uid int64) *corev1.PodSecurityContext {
+	t := true
+	return &corev1.PodSecurityContext{
+		RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid, RunAsNonRoot: &t,
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// containerSecurity drops every capability; readOnlyRoot also makes the root filesystem read-only (writes go to
+// the /tmp emptyDir).
+func containerSecurity(readOnlyRoot bool) *corev1.SecurityContext {
+	f := false
+	sc := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: &f,
+		Privileged:               &f,
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	if readOnlyRoot {
+		t := true
+		sc.ReadOnlyRootFilesystem = &t
+	}
+	return sc
+}
+
+func httpProbe(path string, port int, initialDelay, period, timeout, failures int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(int32(port))}},
+		InitialDelaySeconds: initialDelay, PeriodSeconds: period, TimeoutSeconds: timeout, FailureThreshold: failures,
+	}
+}
+
+func tcpProbe(port int, period int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(port))}},
+		PeriodSeconds: period, TimeoutSeconds: 1, FailureThreshold: 3,
+	}
+}
+
+func env(name, value string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: value} }
+
+func envFromConfigMaps(names ...string) []corev1.EnvFromSource {
+	out := make([]corev1.EnvFromSource, len(names))
+	for i, n := range names {
+		out[i] = corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: n}}}
+	}
+	return out
+}
+
+func tmpVolume() (corev1.Volume, corev1.VolumeMount) {
+	return corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}
+}
+
+func tcpPort(name string, port int) corev1.ServicePort {
+	return corev1.ServicePort{Name: name, Port: int32(port), TargetPort: intstr.FromInt32(int32(port)), Protocol: corev1.ProtocolTCP}
+}
+
+func httpPort(name string, port, target int) corev1.ServicePort {
+	ap := "http"
+	return corev1.ServicePort{Name: name, Port: int32(port), TargetPort: intstr.FromInt32(int32(target)), Protocol: corev1.ProtocolTCP, AppProtocol: &ap}
+}
+
+func orDefault(v, d string) string {
+	if v != "" {
+		return v
+	}
+	return d
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
