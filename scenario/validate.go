@@ -145,7 +145,7 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 	if w.App != "" || !cniOnly {
 		c.oneOf(p.Child("app"), string(w.App), strs(Apps))
 	}
-	services := 10 // bank-of-anthos: 8 services + 2 databases
+	services := 8 // bank-of-anthos: 6 services + 2 databases (study A's "8 microservices")
 	switch {
 	case w.App == AppFortioChain && w.Chain != nil:
 		cp := p.Child("chain")

@@ -60,6 +60,8 @@ var RequiredPermissions = []Permission{
 		Why: "explain a failed case (image pulls, scheduling, evictions) in its reason"},
 	{Group: "gateway.networking.k8s.io", Resource: "gateways", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"},
 		Why: "create the waypoint Gateways (gatewayClassName istio-waypoint) for mode waypoint, wait until programmed, remove them"},
+	{Group: "gateway.networking.k8s.io", Resource: "gatewayclasses", Verbs: []string{"get"},
+		Why: "preflight and mode waypoint: check that Istio's istio-waypoint GatewayClass exists"},
 	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews", Verbs: []string{"create"},
 		Why: "preflight: check every permission in this list before changing anything"},
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verbs: []string{"get", "list"},
