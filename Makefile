@@ -47,9 +47,13 @@ ci: ## fresh machine -> everything: deps, lint, unit + integration tests, local 
 	hack/ci-e2e.sh
 
 demo: build ## the main job: local cluster up, then meshbench's quickstart against it (see README)
+	hack/install-deps.sh
 	$(MAKE) cluster-up
-	. $${MESHBENCH_CLUSTER_DIR:-/var/lib/meshbench/localcluster}/cluster.env && \
-	  $(BIN)/meshbench plan -f examples/quickstart.yaml
+	set -a; . $${MESHBENCH_CLUSTER_DIR:-/var/lib/meshbench/localcluster}/cluster.env; set +a; \
+	  $(BIN)/meshbench plan -f examples/quickstart.yaml && \
+	  $(BIN)/meshbench preflight -f examples/quickstart.yaml; \
+	  $(BIN)/meshbench run -f examples/quickstart.yaml --output-dir runs && \
+	  $(BIN)/meshbench cni -f examples/quickstart.yaml --output-dir runs
 
 clean: ## remove build output
 	rm -rf $(BIN)
