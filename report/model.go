@@ -66,13 +66,19 @@ func (r Report) StandIn() bool {
 
 // Banner returns the caveat lines every rendering shows first; empty when there are none.
 func (r Report) Banner() []string {
+	const standIn = "data plane: test stand-in, figures are not Istio's"
 	var out []string
 	if r.StandIn() {
-		out = append(out, "data plane: test stand-in, figures are not Istio's")
+		out = append(out, standIn)
 	} else if len(r.Meta.Notes) > 0 {
 		out = append(out, "this run carries caveats: read the notes before using its figures")
 	}
-	return append(out, r.Meta.Notes...)
+	for _, n := range r.Meta.Notes {
+		if n != standIn || !r.StandIn() { // the runner records the same sentence in run.json: show it once
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // scenarioFacts reads a few fields of the config echo without depending on the scenario package (report works from

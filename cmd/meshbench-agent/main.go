@@ -23,6 +23,9 @@ type subcommand struct {
 func subcommands() map[string]subcommand {
 	return map[string]subcommand{
 		"serve": {help: "fortio HTTP echo (optionally forwarding to downstream services) and TCP/UDP echo servers", run: runServe},
+		"load":  {help: loadHelp, run: runLoad},
+		"rr":    {help: rrHelp, run: runRR},
+		"crr":   {help: crrHelp, run: runCRR},
 	}
 }
 

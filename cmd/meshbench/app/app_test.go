@@ -71,7 +71,10 @@ func TestExitCodes(t *testing.T) {
 		{"unknown fields", []string{"plan", "-f", "../../../testdata/invalid-unknown-fields.yaml"}, ExitBadInput, "spec.load.qpss: unknown field"},
 		{"missing file", []string{"plan", "-f", "does-not-exist.yaml"}, ExitBadInput, "read scenario"},
 		{"bad output format", []string{"plan", "-f", "../../../examples/quickstart.yaml", "-o", "xml"}, ExitBadInput, "--output"},
-		{"unknown flag", []string{"plan", "--frobnicate"}, ExitRunFailed, "unknown flag"},
+		{"unknown flag", []string{"plan", "--frobnicate"}, ExitBadInput, "unknown flag"},
+		{"missing required flag", []string{"plan"}, ExitBadInput, "required flag"},
+		{"unknown command", []string{"frobnicate"}, ExitBadInput, "unknown command"},
+		{"extra argument", []string{"version", "x"}, ExitBadInput, "unknown command"},
 		{"valid plan", []string{"plan", "-f", "../../../examples/study-a-multi.yaml"}, ExitOK, ""},
 	}
 	for _, tc := range tests {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -84,6 +85,8 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.SetVersionTemplate("meshbench {{.Version}}\n")
+	// Flag parsing errors are the user's input (exit 2), not a failed run; subcommands inherit this.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	pf.StringVar(&g.Context, "context", "", "kubeconfig context to use (default: the current context)")
@@ -93,6 +96,13 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	root.AddCommand(
 		NewVersionCommand(streams),
 		NewPlanCommand(streams, g),
+		NewRunCommand(streams, g),
+		NewCNICommand(streams, g),
+		NewReportCommand(streams, g),
+		NewCompareCommand(streams, g),
+		NewScheduleCommand(streams, g),
+		NewPreflightCommand(streams, g),
+		NewCleanupCommand(streams, g),
 	)
 	return root
 }
@@ -110,6 +120,9 @@ func Execute(ctx context.Context, streams Streams, args []string) int {
 	root := NewRootCommand(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if err != nil && isUsageError(err) {
+		err = badInput(err)
+	}
 	if err != nil {
 		fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
 		if errors.Is(err, context.Canceled) {
@@ -117,4 +130,20 @@ func Execute(ctx context.Context, streams Streams, args []string) int {
 		}
 	}
 	return exitCode(err)
+}
+
+// isUsageError recognises cobra's own argument errors (unknown command, missing required flag, wrong argument
+// count), which reach us as plain errors: they are bad input (exit 2).
+func isUsageError(err error) bool {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return false
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown command ", "required flag(s) ", "accepts ", "requires at least ", "requires at most ", "invalid argument "} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,183 @@
+package prom
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// Query is one catalog entry: how to compute one statistic of one metric for one component over a window.
+//
+// Series is rendered once per namespace selector and the results are joined with " or " (pod names are unique only
+// within a namespace); Outer wraps the union. Placeholders: $sel (a label selector with braces), $rate (rate range),
+// $window (window length), $step (subquery step), $avgwindow and $avgseconds (the range of the CPU average, see
+// Params.AvgWindow), $series (the union).
+type Query struct {
+	Name   string  `json:"name"`   // e.g. cpu-min
+	Metric string  `json:"metric"` // cpu | memory
+	Stat   string  `json:"stat"`   // min | max | avg
+	Unit   string  `json:"unit"`   // unit of the sample value
+	Scale  float64 `json:"scale"`  // multiplies the PromQL result into Unit
+	Series string  `json:"series"`
+	Outer  string  `json:"outer"`
+}
+
+// Units of the samples.
+const (
+	UnitMillicores = "millicores"
+	UnitMiB        = "MiB"
+)
+
+// Metric names of the samples.
+const (
+	MetricCPU    = "cpu"
+	MetricMemory = "memory"
+)
+
+// Catalog is the query set: one query per metric and statistic. CPU comes from cAdvisor's
+// container_cpu_usage_seconds_total (cores, scaled to millicores), memory from container_memory_working_set_bytes
+// (not usage_bytes, which counts page cache; scaled to MiB).
+func Catalog() []Query {
+	const (
+		cpuRate  = "rate(container_cpu_usage_seconds_total$sel[$rate])"
+		cpuIncr  = "increase(container_cpu_usage_seconds_total$sel[$avgwindow])"
+		memGauge = "container_memory_working_set_bytes$sel"
+		toMilli  = 1000
+		toMiB    = 1.0 / (1 << 20)
+	)
+	return []Query{
+		// min/max of a rate: subquery at one scrape interval of the component's summed rate (range >= 4 scrapes).
+		{Name: "cpu-min", Metric: MetricCPU, Stat: "min", Unit: UnitMillicores, Scale: toMilli, Series: cpuRate, Outer: "min_over_time(sum($series)[$window:$step])"},
+		{Name: "cpu-max", Metric: MetricCPU, Stat: "max", Unit: UnitMillicores, Scale: toMilli, Series: cpuRate, Outer: "max_over_time(sum($series)[$window:$step])"},
+		// average: increase over the whole window / window. avg_over_time of a smoothed rate is biased (it averages
+		// over [start-rate, end]).
+		{Name: "cpu-avg", Metric: MetricCPU, Stat: "avg", Unit: UnitMillicores, Scale: toMilli, Series: cpuIncr, Outer: "sum($series) / $avgseconds"},
+		// memory: min/max/avg over a subquery of the component's sum (max of a sum is not the sum of maxes).
+		{Name: "memory-min", Metric: MetricMemory, Stat: "min", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "min_over_time(sum($series)[$window:$step])"},
+		{Name: "memory-max", Metric: MetricMemory, Stat: "max", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "max_over_time(sum($series)[$window:$step])"},
+		{Name: "memory-avg", Metric: MetricMemory, Stat: "avg", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "avg_over_time(sum($series)[$window:$step])"},
+	}
+}
+
+// Params are the values a query is rendered with.
+type Params struct {
+	Selectors []string      // one selector (braces included) per namespace
+	Rate      time.Duration // rate range, >= 4 scrape intervals
+	Window    time.Duration // whole seconds
+	Step      time.Duration // subquery step: the scrape interval, whole seconds
+	// AvgWindow is the range of the CPU average, ending at the window's end; 0 means Window. The collector widens
+	// it to the rate range for windows shorter than that: increase() over a window holding one or two sparse samples
+	// is noise, and the runner keeps the measured condition for a rate range before every window.
+	AvgWindow time.Duration
+}
+
+// Render expands a query. It is pure.
+func (q Query) Render(p Params) (string, error) {
+	if len(p.Selectors) == 0 {
+		return "", fmt.Errorf("render %s: no series selectors", q.Name)
+	}
+	if p.AvgWindow == 0 {
+		p.AvgWindow = p.Window
+	}
+	for _, d := range []time.Duration{p.Rate, p.Window, p.Step, p.AvgWindow} {
+		if d <= 0 || d%time.Second != 0 {
+			return "", fmt.Errorf("render %s: durations must be whole seconds > 0 (rate %s, window %s, step %s)", q.Name, p.Rate, p.Window, p.Step)
+		}
+	}
+	secs := func(d time.Duration) string { return strconv.FormatInt(int64(d/time.Second), 10) + "s" }
+	parts := make([]string, len(p.Selectors))
+	for i, sel := range p.Selectors {
+		parts[i] = strings.NewReplacer("$sel", sel, "$rate", secs(p.Rate), "$window", secs(p.Window), "$avgwindow", secs(p.AvgWindow)).Replace(q.Series)
+	}
+	return strings.NewReplacer(
+		"$series", strings.Join(parts, " or "),
+		"$window", secs(p.Window),
+		"$step", secs(p.Step),
+		"$avgseconds", strconv.FormatInt(int64(p.AvgWindow/time.Second), 10),
+	).Replace(q.Outer), nil
+}
+
+// Container matchers used by the component definitions.
+const (
+	matchProxy    = `container="istio-proxy"`
+	matchNotProxy = `container!="istio-proxy"`
+)
+
+// PodSet is the pods of one component, found through the Kubernetes API.
+type PodSet struct {
+	Component string
+	// Pods maps namespace -> pod names.
+	Pods map[string][]string
+	// Container is an extra container matcher (e.g. container="istio-proxy"), or "".
+	Container string
+	// Selector, when set, replaces the pod-based selectors (whole-node series, which have no pod label): matchers
+	// without braces.
+	Selector string
+}
+
+// Empty reports whether the set matches nothing.
+func (s PodSet) Empty() bool {
+	if s.Selector != "" {
+		return false
+	}
+	for _, pods := range s.Pods {
+		if len(pods) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// PodCount is the number of pods in the set.
+func (s PodSet) PodCount() int {
+	n := 0
+	for _, pods := range s.Pods {
+		n += len(pods)
+	}
+	return n
+}
+
+// Selectors renders one label selector per namespace: namespace, pod=~"a|b" (names escaped, sorted),
+// container!="",container!="POD", the set's container matcher and the extra matchers (e.g. job="kubelet-cadvisor":
+// a kubelet's /metrics/resource exports the same metric names, and a Prometheus scraping both would double count).
+// It is pure and deterministic.
+func (s PodSet) Selectors(extra ...string) []string {
+	if s.Selector != "" {
+		return []string{"{" + strings.Join(append([]string{s.Selector}, extra...), ",") + "}"}
+	}
+	var out []string
+	for _, ns := range slices.Sorted(maps.Keys(s.Pods)) {
+		pods := slices.Clone(s.Pods[ns])
+		if len(pods) == 0 {
+			continue
+		}
+		slices.Sort(pods)
+		pods = slices.Compact(pods)
+		quoted := make([]string, len(pods))
+		for i, p := range pods {
+			quoted[i] = regexp.QuoteMeta(p)
+		}
+		m := []string{
+			"namespace=" + strconv.Quote(ns),
+			"pod=~" + strconv.Quote(strings.Join(quoted, "|")),
+			`container!=""`, `container!="POD"`,
+		}
+		if s.Container != "" {
+			m = append(m, s.Container)
+		}
+		m = append(m, extra...)
+		out = append(out, "{"+strings.Join(m, ",")+"}")
+	}
+	return out
+}
+
+// NodeSet is the whole-node component: cAdvisor's root cgroup (id="/") of every node, summed.
+func NodeSet() PodSet {
+	return PodSet{Component: results.ComponentNode, Selector: `id="/"`}
+}

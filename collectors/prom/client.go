@@ -1,0 +1,180 @@
+package prom
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"k8s.io/client-go/rest"
+)
+
+// API is the part of the Prometheus HTTP API the collector uses (promv1.API implements it).
+type API interface {
+	Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error)
+	Config(ctx context.Context) (promv1.ConfigResult, error)
+}
+
+// ClientConfig says how to reach Prometheus: a URL, or a Service through the Kubernetes API server's
+// services/proxy subresource (no port-forward needed).
+type ClientConfig struct {
+	URL string
+	// Service is used when URL is empty; Rest is the Kubernetes client config.
+	ServiceNamespace, ServiceName, ServicePort, ServiceScheme string
+	Rest                                                      *rest.Config
+	// BearerTokenFile is read on every request (projected tokens rotate).
+	BearerTokenFile string
+	// CAFile verifies the server; InsecureSkipVerify disables verification.
+	CAFile             string
+	InsecureSkipVerify bool
+}
+
+// Address is the base URL requests go to.
+func (c ClientConfig) Address() (string, error) {
+	if c.URL != "" {
+		return strings.TrimRight(c.URL, "/"), nil
+	}
+	if c.ServiceName == "" || c.Rest == nil {
+		return "", errors.New("prometheus: set a URL, or a Service and a Kubernetes config")
+	}
+	scheme, port := c.ServiceScheme, c.ServicePort
+	if scheme == "" {
+		scheme = "http"
+	}
+	if port == "" {
+		port = "9090"
+	}
+	host := strings.TrimRight(c.Rest.Host, "/")
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	return fmt.Sprintf("%s%s/api/v1/namespaces/%s/services/%s:%s:%s/proxy",
+		host, strings.TrimRight(c.Rest.APIPath, "/"), url.PathEscape(c.ServiceNamespace), scheme, url.PathEscape(c.ServiceName), url.PathEscape(port)), nil
+}
+
+// NewAPI builds a Prometheus API client.
+func NewAPI(c ClientConfig) (promv1.API, error) {
+	addr, err := c.Address()
+	if err != nil {
+		return nil, err
+	}
+	var rt http.RoundTripper
+	if c.URL == "" {
+		// Through the API server: its transport carries the Kubernetes credentials.
+		if rt, err = rest.TransportFor(c.Rest); err != nil {
+			return nil, fmt.Errorf("prometheus via the API server: %w", err)
+		}
+	} else {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if c.CAFile != "" || c.InsecureSkipVerify {
+			tc := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify, MinVersion: tls.VersionTLS12} //nolint:gosec // the user asked for it
+			if c.CAFile != "" {
+				pem, err := os.ReadFile(c.CAFile)
+				if err != nil {
+					return nil, fmt.Errorf("prometheus CA file: %w", err)
+				}
+				pool := x509.NewCertPool()
+				if !pool.AppendCertsFromPEM(pem) {
+					return nil, fmt.Errorf("prometheus CA file %s: no PEM certificates", c.CAFile)
+				}
+				tc.RootCAs = pool
+			}
+			tr.TLSClientConfig = tc
+		}
+		rt = tr
+	}
+	if c.BearerTokenFile != "" {
+		rt = &TokenFileTransport{Path: c.BearerTokenFile, Base: rt}
+	}
+	cl, err := api.NewClient(api.Config{Address: addr, RoundTripper: rt})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus client for %s: %w", addr, err)
+	}
+	return promv1.NewAPI(cl), nil
+}
+
+// TokenFileTransport adds "Authorization: Bearer <token>" read from Path on every request, so rotated projected
+// service account tokens keep working during long runs.
+type TokenFileTransport struct {
+	Path string
+	Base http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *TokenFileTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	b, err := os.ReadFile(t.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read bearer token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return nil, fmt.Errorf("bearer token file %s is empty", t.Path)
+	}
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r)
+}
+
+// Retry says how queries are retried.
+type Retry struct {
+	Attempts int           // total attempts (>= 1)
+	Backoff  time.Duration // first pause; doubled each time
+	Timeout  time.Duration // per attempt
+}
+
+// DefaultRetry is 4 attempts, 500 ms backoff doubling, 30 s per attempt.
+func DefaultRetry() Retry {
+	return Retry{Attempts: 4, Backoff: 500 * time.Millisecond, Timeout: 30 * time.Second}
+}
+
+// query runs one instant query with per-attempt timeouts and retries with backoff on server-side and network
+// errors. A bad query (client error, bad data, execution error) is not retried.
+func query(ctx context.Context, a API, r Retry, q string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error) {
+	attempts := max(r.Attempts, 1)
+	backoff := r.Backoff
+	var lastErr error
+	for i := range attempts {
+		qctx, cancel := context.WithTimeout(ctx, r.Timeout)
+		o := append([]promv1.Option{promv1.WithTimeout(r.Timeout)}, opts...)
+		v, w, _, err := a.Query(qctx, q, ts, o...)
+		cancel()
+		if err == nil {
+			return v, w, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil || !retryable(err) || i == attempts-1 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+	}
+	return nil, nil, fmt.Errorf("query %s: %w", q, lastErr)
+}
+
+func retryable(err error) bool {
+	var pe *promv1.Error
+	if errors.As(err, &pe) {
+		switch pe.Type {
+		case promv1.ErrBadData, promv1.ErrClient, promv1.ErrExec:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,187 @@
+package prom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// Sources of resource samples.
+const (
+	SourcePrometheus = "prometheus"
+	SourceKubelet    = "kubelet-resource"
+)
+
+// Collected is what one window gave.
+type Collected struct {
+	// Window is the whole-second window that was queried (inside the measured one).
+	Window   results.Window
+	Samples  []results.Sample
+	Warnings []string
+}
+
+// QueryWindow cuts a measured window to whole seconds inside it (subquery steps are aligned to multiples of the step
+// since the epoch, so whole-second ends keep the sample points on the scrape grid). It is pure.
+func QueryWindow(w results.Window) (results.Window, error) {
+	start := w.Start.Truncate(time.Second)
+	if start.Before(w.Start) {
+		start = start.Add(time.Second)
+	}
+	end := w.End.Truncate(time.Second)
+	if !end.After(start) {
+		return w, fmt.Errorf("window %s..%s is shorter than one whole second", w.Start.Format(time.RFC3339Nano), w.End.Format(time.RFC3339Nano))
+	}
+	return results.Window{Kind: w.Kind, Start: start.UTC(), End: end.UTC()}, nil
+}
+
+// Collector reads the catalog's statistics from Prometheus.
+type Collector struct {
+	API      API
+	Interval Interval
+	Retry    Retry
+	// Catalog is the query set; nil means Catalog().
+	Catalog []Query
+	// IngestDelay is how long after a window's end the data is complete in Prometheus; 0 means one step + 2 s.
+	IngestDelay time.Duration
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+}
+
+func (c *Collector) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// ReadyAt is when the data of a window ending at end is in Prometheus.
+func (c *Collector) ReadyAt(end time.Time) time.Time {
+	d := c.IngestDelay
+	if d <= 0 {
+		d = c.Interval.Step() + 2*time.Second
+	}
+	return end.Add(d)
+}
+
+// Collect waits until the window's data is stored, then runs one query per component and catalog entry. Components
+// whose queries return nothing are reported in Warnings, as are Prometheus' own warnings. An error means
+// Prometheus could not be queried at all.
+func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet) (Collected, error) {
+	qw, err := QueryWindow(w)
+	if err != nil {
+		return Collected{}, err
+	}
+	out := Collected{Window: qw}
+	step, rate := c.Interval.Step(), c.Interval.RateRange()
+	length := qw.End.Sub(qw.Start)
+	if length < step {
+		return out, fmt.Errorf("window of %s is shorter than the scrape step %s", length, step)
+	}
+	avg := length
+	if length < rate {
+		avg = rate
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s window %s is shorter than the rate range %s: CPU min/max are rates over %s and the CPU average covers the %s up to the window's end",
+			w.Kind, length, rate, rate, rate))
+	}
+	if err := sleepUntil(ctx, c.now, c.ReadyAt(qw.End)); err != nil {
+		return out, err
+	}
+	cat := c.Catalog
+	if cat == nil {
+		cat = Catalog()
+	}
+	var errs []error
+	for _, set := range sets {
+		var extra []string
+		if c.Interval.Job != "" {
+			extra = append(extra, "job="+strconv.Quote(c.Interval.Job))
+		}
+		p := Params{Selectors: set.Selectors(extra...), Rate: rate, Window: length, Step: step, AvgWindow: avg}
+		for _, q := range cat {
+			expr, err := q.Render(p)
+			if err != nil {
+				return out, err
+			}
+			v, warns, err := query(ctx, c.API, c.Retry, expr, qw.End)
+			for _, wn := range warns {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for %s %s: %s", set.Component, q.Name, wn))
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return out, ctx.Err()
+				}
+				errs = append(errs, fmt.Errorf("%s %s: %w", set.Component, q.Name, err))
+				continue
+			}
+			val, ok, err := Scalar(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %s: %w", set.Component, q.Name, err))
+				continue
+			}
+			if !ok {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("no %s data for %s (%d pods) in the %s window", q.Name, set.Component, set.PodCount(), w.Kind))
+				continue
+			}
+			out.Samples = append(out.Samples, results.Sample{
+				Window: qw, Source: SourcePrometheus, Component: set.Component,
+				Metric: q.Metric, Stat: q.Stat, Value: val * q.Scale, Unit: q.Unit,
+			})
+		}
+	}
+	if len(errs) > 0 && len(out.Samples) == 0 {
+		return out, fmt.Errorf("collect %s window from prometheus: %w", w.Kind, errors.Join(errs...))
+	}
+	for _, e := range errs {
+		out.Warnings = append(out.Warnings, e.Error())
+	}
+	return out, nil
+}
+
+// Scalar extracts the single value of an instant query result: a one-element vector or a scalar. An empty vector
+// (no data) gives ok == false; so does NaN. More than one element is an error (every catalog query sums). It is pure.
+func Scalar(v model.Value) (float64, bool, error) {
+	var f float64
+	switch t := v.(type) {
+	case nil:
+		return 0, false, nil
+	case *model.Scalar:
+		f = float64(t.Value)
+	case model.Vector:
+		switch len(t) {
+		case 0:
+			return 0, false, nil
+		case 1:
+			f = float64(t[0].Value)
+		default:
+			return 0, false, fmt.Errorf("want one series, got %d", len(t))
+		}
+	default:
+		return 0, false, fmt.Errorf("want a vector or scalar, got %s", v.Type())
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false, nil
+	}
+	return f, true, nil
+}
+
+func sleepUntil(ctx context.Context, now func() time.Time, t time.Time) error {
+	d := t.Sub(now())
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}

@@ -1,0 +1,17 @@
+// Package prom reads CPU and memory per component (app, sidecar, ztunnel, waypoint, istiod, istio-cni, loadgen,
+// node) over fixed windows, as min, max and avg.
+//
+// The PromQL is a catalog of data (Catalog: name, template, unit, scale, per metric and statistic), rendered per
+// window and component. Pod sets come from the Kubernetes API by label (PodSets), never from container="istio-proxy"
+// alone, which matches sidecars, ztunnels and waypoints alike; they are rendered as namespace="ns",pod=~"a|b|c" with
+// container!="",container!="POD" so cAdvisor's pod-level and pause-container series are never added in. One query per
+// component and statistic, however many pods.
+//
+// Accuracy rules (measured, see the data-path reference): min and max of CPU are taken over a subquery of a rate
+// whose range is at least 4 scrape intervals, at a step of one scrape interval; average CPU is increase(window)/window;
+// memory is the working set, min/max/avg over a subquery of the component's sum. Windows are cut to whole seconds.
+// The caller must run load for at least RateRange before a window starts, so the first rate point sees load only.
+//
+// Without Prometheus, KubeletSampler reads every node's /metrics/resource through the API server's nodes/proxy at a
+// fixed interval and computes the same statistics (source kubelet-resource).
+package prom

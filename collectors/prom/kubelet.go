@@ -1,0 +1,509 @@
+package prom
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/results"
+)
+
+// Point is one reading of a series.
+type Point struct {
+	T time.Time
+	V float64
+}
+
+// SeriesKey identifies a series of the kubelet's resource metrics. Node-level series have only Node set.
+type SeriesKey struct {
+	Node, Namespace, Pod, Container string
+	Metric                          string // MetricCPU (cumulative core-seconds) or MetricMemory (bytes)
+}
+
+// ParseResource reads one kubelet /metrics/resource response: container_cpu_usage_seconds_total,
+// container_memory_working_set_bytes, node_cpu_usage_seconds_total and node_memory_working_set_bytes. Readings
+// without a timestamp get fetched. It is pure.
+func ParseResource(node string, data []byte, fetched time.Time) (map[SeriesKey]Point, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("parse resource metrics of node %s: %w", node, err)
+	}
+	out := map[SeriesKey]Point{}
+	for name, metric := range map[string]string{
+		"container_cpu_usage_seconds_total":  MetricCPU,
+		"container_memory_working_set_bytes": MetricMemory,
+		"node_cpu_usage_seconds_total":       MetricCPU,
+		"node_memory_working_set_bytes":      MetricMemory,
+	} {
+		fam, ok := fams[name]
+		if !ok {
+			continue
+		}
+		for _, m := range fam.GetMetric() {
+			k := SeriesKey{Node: node, Metric: metric}
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "namespace":
+					k.Namespace = l.GetValue()
+				case "pod":
+					k.Pod = l.GetValue()
+				case "container":
+					k.Container = l.GetValue()
+				}
+			}
+			if strings.HasPrefix(name, "container_") && (k.Pod == "" || k.Container == "" || k.Container == "POD") {
+				continue
+			}
+			ts := fetched
+			if m.TimestampMs != nil {
+				ts = time.UnixMilli(m.GetTimestampMs())
+			}
+			out[k] = Point{T: ts.UTC(), V: value(m)}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("resource metrics of node %s hold no CPU or memory series", node)
+	}
+	return out, nil
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Untyped != nil:
+		return m.Untyped.GetValue()
+	}
+	return math.NaN()
+}
+
+// Matches reports whether a kubelet series belongs to the set.
+func (s PodSet) Matches(k SeriesKey) bool {
+	if s.Selector != "" {
+		return s.Component == results.ComponentNode && k.Pod == "" && k.Namespace == ""
+	}
+	if k.Pod == "" || !slices.Contains(s.Pods[k.Namespace], k.Pod) {
+		return false
+	}
+	if name, ok := strings.CutPrefix(s.Container, `container!=`); ok {
+		return k.Container != strings.Trim(name, `"`)
+	}
+	if name, ok := strings.CutPrefix(s.Container, `container=`); ok {
+		return k.Container == strings.Trim(name, `"`)
+	}
+	return true
+}
+
+// Stats computes min/max/avg of CPU (cores) and memory (bytes) of the series over [start, end] on a grid of step,
+// with the same rules as the Prometheus catalog: CPU min/max over rates of range rateRange evaluated at each grid
+// point, CPU avg = the increase over [avgFrom, end] / its length (per series, from its readings inside), memory
+// min/max/avg over the per-grid-point sum (each series' latest reading no older than lookback). Counter resets are
+// handled. ok is false for a metric without data. It is pure.
+func Stats(series map[SeriesKey][]Point, start, end, avgFrom time.Time, step, rateRange, lookback time.Duration) (cpu, mem Summary3) {
+	var cpuKeys, memKeys []SeriesKey
+	for k, pts := range series {
+		if len(pts) == 0 {
+			continue
+		}
+		if k.Metric == MetricCPU {
+			cpuKeys = append(cpuKeys, k)
+		} else {
+			memKeys = append(memKeys, k)
+		}
+	}
+	cpu, mem = newSummary3(), newSummary3()
+	var memSum float64
+	n := 0
+	for t := start; !t.After(end); t = t.Add(step) {
+		var r, m float64
+		rOK, mOK := false, false
+		for _, k := range cpuKeys {
+			if v, ok := rateAt(series[k], t, rateRange); ok {
+				r += v
+				rOK = true
+			}
+		}
+		for _, k := range memKeys {
+			if v, ok := latest(series[k], t, lookback); ok {
+				m += v
+				mOK = true
+			}
+		}
+		if rOK {
+			cpu.add(r)
+		}
+		if mOK {
+			mem.add(m)
+			memSum += m
+			n++
+		}
+	}
+	if n > 0 {
+		mem.Avg = memSum / float64(n)
+	}
+	total, found := 0.0, false
+	for _, k := range cpuKeys {
+		if v, ok := increaseRate(series[k], avgFrom, end); ok {
+			total += v
+			found = true
+		}
+	}
+	if found {
+		cpu.Avg = total
+	} else {
+		cpu.OK = false
+	}
+	return cpu, mem
+}
+
+// Summary3 is min, max and avg of one metric.
+type Summary3 struct {
+	Min, Max, Avg float64
+	OK            bool
+}
+
+func newSummary3() Summary3 { return Summary3{Min: math.Inf(1), Max: math.Inf(-1)} }
+
+func (s *Summary3) add(v float64) {
+	s.Min, s.Max, s.OK = math.Min(s.Min, v), math.Max(s.Max, v), true
+}
+
+// latest is the last reading at or before t, no older than lookback.
+func latest(pts []Point, t time.Time, lookback time.Duration) (float64, bool) {
+	i, _ := slices.BinarySearchFunc(pts, t, func(p Point, t time.Time) int { return p.T.Compare(t) })
+	if i < len(pts) && pts[i].T.Equal(t) {
+		return pts[i].V, true
+	}
+	if i == 0 || t.Sub(pts[i-1].T) > lookback {
+		return 0, false
+	}
+	return pts[i-1].V, true
+}
+
+// rateAt is the per-second increase of a counter over the readings in [t-rng, t], extrapolated by nothing: the
+// slope between the first and last reading in the range (at least two needed), with counter resets added back.
+func rateAt(pts []Point, t time.Time, rng time.Duration) (float64, bool) {
+	return increaseRate(pts, t.Add(-rng), t)
+}
+
+func increaseRate(pts []Point, from, to time.Time) (float64, bool) {
+	var first, last *Point
+	inc := 0.0
+	for i := range pts {
+		p := &pts[i]
+		if p.T.Before(from) || p.T.After(to) {
+			continue
+		}
+		if first == nil {
+			first = p
+		} else {
+			d := p.V - last.V
+			if d < 0 { // counter reset: the new value counts from zero
+				d = p.V
+			}
+			inc += d
+		}
+		last = p
+	}
+	if first == nil || last == first || !last.T.After(first.T) {
+		return 0, false
+	}
+	return inc / last.T.Sub(first.T).Seconds(), true
+}
+
+// NodeResourceGetter fetches a node's /metrics/resource.
+type NodeResourceGetter interface {
+	Nodes(ctx context.Context) ([]string, error)
+	Resource(ctx context.Context, node string) ([]byte, error)
+}
+
+// KubeNodes reads nodes and their kubelets' resource metrics through the API server (nodes/<n>/proxy).
+type KubeNodes struct{ Kube kubernetes.Interface }
+
+// Nodes lists the Ready nodes.
+func (k KubeNodes) Nodes(ctx context.Context) ([]string, error) {
+	l, err := k.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	var out []string
+	for _, n := range l.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				out = append(out, n.Name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Resource GETs /metrics/resource from the node's kubelet.
+func (k KubeNodes) Resource(ctx context.Context, node string) ([]byte, error) {
+	return kube.ProxyGet(ctx, k.Kube, "nodes", "", node, "/metrics/resource", nil)
+}
+
+// KubeletSampler is the fallback when no Prometheus is configured: it reads every node's kubelet resource metrics
+// at a fixed interval (Run, in the background for the whole run) and computes the catalog's statistics from the
+// readings (Collect).
+type KubeletSampler struct {
+	Nodes    NodeResourceGetter
+	Interval time.Duration
+	Timeout  time.Duration // per node request; 0 = Interval
+	Log      *slog.Logger
+
+	mu       sync.Mutex
+	series   map[SeriesKey][]Point
+	lastTick time.Time // completion time of the last sampling round
+	errs     []string
+	tick     chan struct{}
+}
+
+// Resolution is the readings' resolution as an Interval (for RunMeta facts and rate ranges): the sampling interval,
+// or the spacing of cAdvisor's own timestamps when that is wider (its housekeeping runs every 10-15 s, so sampling
+// faster only repeats readings). Calibrate first so the spacing is known.
+func (k *KubeletSampler) Resolution() Interval {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.resolutionLocked()
+}
+
+func (k *KubeletSampler) resolutionLocked() Interval {
+	iv := Interval{Scrape: k.Interval, Effective: ceilSecond(k.Interval), Source: "kubelet sample interval"}
+	if sp, ok := spacingOf(k.series); ok && sp > k.Interval {
+		iv.Effective = ceilSecond(sp)
+		iv.Notes = append(iv.Notes, fmt.Sprintf("cAdvisor readings are %s apart (sampled every %s): rates use %s", sp, k.Interval, iv.Effective))
+	}
+	return iv
+}
+
+// spacingOf is the median over series of each series' median time between consecutive readings, over the series
+// with 3 readings or more; it needs 3 such series (one young container, whose first readings come faster, must not
+// decide).
+func spacingOf(series map[SeriesKey][]Point) (time.Duration, bool) {
+	var perSeries []time.Duration
+	for _, pts := range series {
+		if len(pts) < 3 {
+			continue
+		}
+		deltas := make([]time.Duration, 0, len(pts)-1)
+		for i := 1; i < len(pts); i++ {
+			deltas = append(deltas, pts[i].T.Sub(pts[i-1].T))
+		}
+		slices.Sort(deltas)
+		perSeries = append(perSeries, deltas[len(deltas)/2])
+	}
+	if len(perSeries) < 3 {
+		return 0, false
+	}
+	slices.Sort(perSeries)
+	return perSeries[len(perSeries)/2].Round(10 * time.Millisecond), true
+}
+
+// Calibrate waits (Run must be running) until the readings' spacing is known, at most max. A run should call it
+// before its first window: the lead-in before every window is the rate range, which depends on the spacing.
+func (k *KubeletSampler) Calibrate(ctx context.Context, max time.Duration) (Interval, error) {
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	for {
+		k.mu.Lock()
+		k.init()
+		_, ok := spacingOf(k.series)
+		tick := k.tick
+		iv := k.resolutionLocked()
+		k.mu.Unlock()
+		if ok {
+			return iv, nil
+		}
+		select {
+		case <-ctx.Done():
+			return iv, ctx.Err()
+		case <-deadline.C:
+			iv.Notes = append(iv.Notes, fmt.Sprintf("readings' spacing unknown after %s: assuming the sampling interval", max))
+			return iv, nil
+		case <-tick:
+		}
+	}
+}
+
+// init prepares the sampler's state; k.mu must be held.
+func (k *KubeletSampler) init() {
+	if k.series == nil {
+		k.series = map[SeriesKey][]Point{}
+	}
+	if k.tick == nil {
+		k.tick = make(chan struct{})
+	}
+}
+
+// Run samples until ctx is done. It returns ctx's error.
+func (k *KubeletSampler) Run(ctx context.Context) error {
+	k.mu.Lock()
+	k.init()
+	k.mu.Unlock()
+	t := time.NewTicker(k.Interval)
+	defer t.Stop()
+	var nodes []string
+	for round := 0; ; round++ {
+		if round%10 == 0 || len(nodes) == 0 {
+			if ns, err := k.Nodes.Nodes(ctx); err == nil {
+				nodes = ns
+			} else if ctx.Err() == nil {
+				k.note(err)
+			}
+		}
+		k.sampleOnce(ctx, nodes)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (k *KubeletSampler) note(err error) {
+	if k.Log != nil {
+		k.Log.Warn("kubelet resource metrics", "err", err)
+	}
+	k.mu.Lock()
+	if len(k.errs) < 20 {
+		k.errs = append(k.errs, err.Error())
+	}
+	k.mu.Unlock()
+}
+
+func (k *KubeletSampler) sampleOnce(ctx context.Context, nodes []string) {
+	timeout := k.Timeout
+	if timeout <= 0 {
+		timeout = k.Interval
+	}
+	var wg sync.WaitGroup
+	got := make([]map[SeriesKey]Point, len(nodes))
+	for i, n := range nodes {
+		wg.Go(func() {
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			b, err := k.Nodes.Resource(rctx, n)
+			if err != nil {
+				if ctx.Err() == nil {
+					k.note(err)
+				}
+				return
+			}
+			pts, err := ParseResource(n, b, time.Now())
+			if err != nil {
+				k.note(err)
+				return
+			}
+			got[i] = pts
+		})
+	}
+	wg.Wait()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, pts := range got {
+		for key, p := range pts {
+			s := k.series[key]
+			// cAdvisor stamps readings at its housekeeping; an unchanged stamp is the same reading.
+			if len(s) > 0 && !p.T.After(s[len(s)-1].T) {
+				continue
+			}
+			k.series[key] = append(s, p)
+		}
+	}
+	k.lastTick = time.Now()
+	close(k.tick)
+	k.tick = make(chan struct{})
+}
+
+// Collect waits for a sampling round that ends after the window plus one interval (cAdvisor stamps lag), then
+// computes each set's statistics. Readings older than needed by any later window are dropped.
+func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []PodSet) (Collected, error) {
+	qw, err := QueryWindow(w)
+	if err != nil {
+		return Collected{}, err
+	}
+	out := Collected{Window: qw}
+	res := k.Resolution()
+	step, rate := res.Step(), res.RateRange()
+	avgFrom := qw.Start
+	if l := qw.End.Sub(qw.Start); l < rate {
+		avgFrom = qw.End.Add(-rate)
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s window %s is shorter than the rate range %s: CPU min/max are rates over %s and the CPU average covers the %s up to the window's end",
+			w.Kind, l, rate, rate, rate))
+	}
+	deadline := qw.End.Add(res.Effective + time.Second)
+	for {
+		k.mu.Lock()
+		k.init()
+		done, tick := !k.lastTick.Before(deadline), k.tick
+		k.mu.Unlock()
+		if done {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-tick:
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out.Warnings = append(out.Warnings, k.errs...)
+	k.errs = nil
+	for _, set := range sets {
+		sub := map[SeriesKey][]Point{}
+		for key, pts := range k.series {
+			if set.Matches(key) {
+				sub[key] = pts
+			}
+		}
+		cpu, mem := Stats(sub, qw.Start, qw.End, avgFrom, step, rate, 2*step)
+		add := func(metric string, s Summary3, scale float64, unit string) {
+			if !s.OK {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("no %s readings for %s in the %s window", metric, set.Component, w.Kind))
+				return
+			}
+			for _, st := range []struct {
+				stat string
+				v    float64
+			}{{"min", s.Min}, {"max", s.Max}, {"avg", s.Avg}} {
+				out.Samples = append(out.Samples, results.Sample{Window: qw, Source: SourceKubelet, Component: set.Component,
+					Metric: metric, Stat: st.stat, Value: st.v * scale, Unit: unit})
+			}
+		}
+		add(MetricCPU, cpu, 1000, UnitMillicores)
+		add(MetricMemory, mem, 1.0/(1<<20), UnitMiB)
+	}
+	// Later windows start after this one's start: older readings (beyond one rate range) are no longer needed.
+	cut := qw.Start.Add(-2 * rate)
+	for key, pts := range k.series {
+		i := 0
+		for i < len(pts) && pts[i].T.Before(cut) {
+			i++
+		}
+		if i == len(pts) {
+			delete(k.series, key)
+		} else if i > 0 {
+			k.series[key] = slices.Clone(pts[i:])
+		}
+	}
+	return out, nil
+}

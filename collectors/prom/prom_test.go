@@ -1,0 +1,325 @@
+package prom
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update if intended):\n%s", name, got)
+	}
+}
+
+func TestRenderCatalogGolden(t *testing.T) {
+	t.Parallel()
+	sets := []PodSet{
+		{Component: results.ComponentApp, Pods: map[string][]string{"mb-b": {"svc-1-7d9f", "svc-0-abc"}, "mb-a": {"entry.x-1"}}, Container: matchNotProxy},
+		{Component: results.ComponentZtunnel, Pods: map[string][]string{"istio-system": {"ztunnel-q8x"}}},
+		NodeSet(),
+	}
+	var b strings.Builder
+	for _, s := range sets {
+		for _, q := range Catalog() {
+			expr, err := q.Render(Params{Selectors: s.Selectors(), Rate: 20 * time.Second, Window: 600 * time.Second, Step: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(s.Component + " " + q.Name + " [" + q.Unit + "]\n  " + expr + "\n")
+		}
+	}
+	golden(t, "catalog.golden.txt", b.String())
+	if _, err := Catalog()[0].Render(Params{Selectors: []string{"{}"}, Rate: 1500 * time.Millisecond, Window: time.Minute, Step: time.Second}); err == nil {
+		t.Error("a fractional rate range must be refused")
+	}
+	if _, err := Catalog()[0].Render(Params{Rate: time.Second, Window: time.Minute, Step: time.Second}); err == nil {
+		t.Error("no selectors must be refused")
+	}
+}
+
+func pod(ns, name string, labels map[string]string, containers, inits []string, phase corev1.PodPhase) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, Status: corev1.PodStatus{Phase: phase}}
+	for _, c := range containers {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: c})
+	}
+	for _, c := range inits {
+		p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: c})
+	}
+	return p
+}
+
+func TestPodSets(t *testing.T) {
+	t.Parallel()
+	app := map[string]string{"meshbench.dev/app": "fortio-chain"}
+	lg := map[string]string{"meshbench.dev/component": "loadgen"}
+	kube := fake.NewClientset(
+		pod("mb-single", "svc-0-a", app, []string{"app"}, []string{"istio-validation", "istio-proxy"}, corev1.PodRunning), // native sidecar
+		pod("mb-single", "svc-1-b", app, []string{"app", "istio-proxy"}, nil, corev1.PodRunning),                          // classic sidecar
+		pod("mb-single", "svc-1-old", app, []string{"app"}, nil, corev1.PodSucceeded),                                     // ended: ignored
+		pod("mb-single", "loadgen-0", lg, []string{"loadgen", "istio-proxy"}, nil, corev1.PodRunning),
+		pod("mb-single", "unrelated", nil, []string{"x"}, nil, corev1.PodRunning),
+		pod("istio-system", "ztunnel-1", map[string]string{"app": "ztunnel"}, []string{"istio-proxy"}, nil, corev1.PodRunning),
+		pod("istio-system", "istiod-1", map[string]string{"app": "istiod"}, []string{"discovery"}, nil, corev1.PodRunning),
+		pod("mb-single", "waypoint-1", map[string]string{"gateway.networking.k8s.io/gateway-class-name": "istio-waypoint"}, []string{"istio-proxy"}, nil, corev1.PodRunning),
+	)
+	sets, err := PodSets(context.Background(), KubePods{Kube: kube}, Scope{
+		AppNamespaces: []string{"mb-single"}, AppSelector: "meshbench.dev/app=fortio-chain", LoadgenSelector: "meshbench.dev/component=loadgen",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, s := range sets {
+		b.WriteString(s.Component + ": " + strings.Join(s.Selectors(), " or ") + "\n")
+	}
+	want := `app: {namespace="mb-single",pod=~"svc-0-a|svc-1-b",container!="",container!="POD",container!="istio-proxy"}
+sidecar: {namespace="mb-single",pod=~"loadgen-0|svc-0-a|svc-1-b",container!="",container!="POD",container="istio-proxy"}
+ztunnel: {namespace="istio-system",pod=~"ztunnel-1",container!="",container!="POD"}
+waypoint: {namespace="mb-single",pod=~"waypoint-1",container!="",container!="POD"}
+istiod: {namespace="istio-system",pod=~"istiod-1",container!="",container!="POD"}
+loadgen: {namespace="mb-single",pod=~"loadgen-0",container!="",container!="POD",container!="istio-proxy"}
+`
+	if b.String() != want {
+		t.Errorf("pod sets:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestParseScrapeConfigAndCadvisorJob(t *testing.T) {
+	t.Parallel()
+	cfg := `global:
+  scrape_interval: 15s
+  evaluation_interval: 15s
+scrape_configs:
+- job_name: prometheus
+  static_configs: [{targets: [localhost:9090]}]
+- job_name: kubelet
+  scrape_interval: 30s
+  metrics_path: /metrics/cadvisor
+- job_name: kubernetes-nodes-cadvisor
+  scrape_interval: 1m
+- job_name: resource
+  scrape_interval: 5s
+  metrics_path: /metrics/resource
+`
+	jobs, err := ParseScrapeConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 4 || jobs[0].Interval != 15*time.Second || jobs[1].Interval != 30*time.Second || jobs[2].Interval != time.Minute {
+		t.Fatalf("jobs %+v", jobs)
+	}
+	for _, tc := range []struct {
+		withMetric []string
+		want       string
+		ok         bool
+	}{
+		{[]string{"resource"}, "resource", true},                 // the data says which job
+		{nil, "kubelet", true},                                   // no data: the first job named or pathed cadvisor
+		{[]string{"kubelet", "resource"}, "kubelet", true},       // cadvisor and resource both export it: cadvisor
+		{[]string{"other"}, "kubelet", true},                     // unknown job label: fall back to names
+		{[]string{"prometheus", "resource"}, "prometheus", true}, // odd, but the data wins
+		{[]string{"x"}, "", false},                               // handled below with no cadvisor job
+	} {
+		js := jobs
+		if !tc.ok {
+			js = jobs[:1]
+		}
+		got, ok := CadvisorJob(js, tc.withMetric)
+		if ok != tc.ok || got.Name != tc.want {
+			t.Errorf("CadvisorJob(%v) = %q %v, want %q %v", tc.withMetric, got.Name, ok, tc.want, tc.ok)
+		}
+	}
+	if _, err := ParseScrapeConfig("global: {scrape_interval: fast}"); err == nil {
+		t.Error("a bad duration must be an error")
+	}
+}
+
+func TestScalarAndQueryWindow(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		v      model.Value
+		want   float64
+		ok     bool
+		errors bool
+	}{
+		"nil":     {nil, 0, false, false},
+		"empty":   {model.Vector{}, 0, false, false},
+		"one":     {model.Vector{{Value: 2.5}}, 2.5, true, false},
+		"two":     {model.Vector{{Value: 1}, {Value: 2}}, 0, false, true},
+		"scalar":  {&model.Scalar{Value: 7}, 7, true, false},
+		"nan":     {model.Vector{{Value: model.SampleValue(nanValue())}}, 0, false, false},
+		"matrix":  {model.Matrix{}, 0, false, true},
+		"string?": {&model.String{Value: "x"}, 0, false, true},
+	} {
+		got, ok, err := Scalar(tc.v)
+		if got != tc.want || ok != tc.ok || (err != nil) != tc.errors {
+			t.Errorf("%s: Scalar = %v %v %v", name, got, ok, err)
+		}
+	}
+	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	w, err := QueryWindow(results.Window{Kind: "load", Start: base.Add(300 * time.Millisecond), End: base.Add(60*time.Second + 900*time.Millisecond)})
+	if err != nil || !w.Start.Equal(base.Add(time.Second)) || !w.End.Equal(base.Add(60*time.Second)) || w.Kind != "load" {
+		t.Errorf("QueryWindow = %+v, %v", w, err)
+	}
+	w, err = QueryWindow(results.Window{Start: base, End: base.Add(10 * time.Second)})
+	if err != nil || !w.Start.Equal(base) || !w.End.Equal(base.Add(10*time.Second)) {
+		t.Errorf("whole-second window changed: %+v %v", w, err)
+	}
+	if _, err := QueryWindow(results.Window{Start: base.Add(100 * time.Millisecond), End: base.Add(900 * time.Millisecond)}); err == nil {
+		t.Error("a sub-second window must be refused")
+	}
+}
+
+func nanValue() float64 {
+	var zero float64
+	return zero / zero
+}
+
+func TestTokenFileIsReadOnEveryRequest(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]}]}}`))
+	}))
+	defer srv.Close()
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("first\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api, err := NewAPI(ClientConfig{URL: srv.URL, BearerTokenFile: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, _, _, err := api.Query(ctx, "up", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tok, []byte("rotated"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := api.Query(ctx, "up", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || seen[0] != "Bearer first" || seen[1] != "Bearer rotated" {
+		t.Errorf("Authorization headers %q: want the token re-read per request", seen)
+	}
+}
+
+func TestServiceProxyAddress(t *testing.T) {
+	t.Parallel()
+	c := ClientConfig{ServiceNamespace: "monitoring", ServiceName: "prometheus-k8s", ServicePort: "web", ServiceScheme: "https", Rest: &rest.Config{Host: "https://10.0.0.1:6443"}}
+	got, err := c.Address()
+	want := "https://10.0.0.1:6443/api/v1/namespaces/monitoring/services/https:prometheus-k8s:web/proxy"
+	if err != nil || got != want {
+		t.Errorf("Address = %q, %v; want %q", got, err, want)
+	}
+	if _, err := (ClientConfig{ServiceName: "p"}).Address(); err == nil {
+		t.Error("a Service without a Kubernetes config must be refused")
+	}
+}
+
+// flakyAPI fails the first n queries with err.
+type flakyAPI struct {
+	n     int32
+	err   error
+	calls atomic.Int32
+}
+
+func (f *flakyAPI) Query(context.Context, string, time.Time, ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
+	if f.calls.Add(1) <= f.n {
+		return nil, nil, nil, f.err
+	}
+	return model.Vector{{Value: 3}}, promv1.Warnings{"some warning"}, nil, nil
+}
+
+func (f *flakyAPI) Config(context.Context) (promv1.ConfigResult, error) {
+	return promv1.ConfigResult{}, nil
+}
+
+func TestQueryRetries(t *testing.T) {
+	t.Parallel()
+	r := Retry{Attempts: 3, Backoff: time.Millisecond, Timeout: time.Second}
+	server := &flakyAPI{n: 2, err: &promv1.Error{Type: promv1.ErrServer, Msg: "503"}}
+	v, w, err := query(context.Background(), server, r, "q", time.Now())
+	if err != nil || server.calls.Load() != 3 || len(w) != 1 {
+		t.Errorf("server errors: %v %v %v after %d calls; want success on the third", v, w, err, server.calls.Load())
+	}
+	bad := &flakyAPI{n: 5, err: &promv1.Error{Type: promv1.ErrBadData, Msg: "parse error"}}
+	if _, _, err := query(context.Background(), bad, r, "q(", time.Now()); err == nil || bad.calls.Load() != 1 {
+		t.Errorf("bad query retried %d times (err %v); want one attempt", bad.calls.Load(), err)
+	}
+	down := &flakyAPI{n: 5, err: errors.New("connection refused")}
+	if _, _, err := query(context.Background(), down, r, "q", time.Now()); err == nil || down.calls.Load() != 3 {
+		t.Errorf("network errors: %d calls, err %v; want 3 attempts then the error", down.calls.Load(), err)
+	}
+}
+
+func TestCollectKeepsWarnings(t *testing.T) {
+	t.Parallel()
+	api := &flakyAPI{}
+	now := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
+	c := &Collector{API: api, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second}, Retry: DefaultRetry(), Now: func() time.Time { return now }}
+	w := results.Window{Kind: results.WindowIdle, Start: now.Add(-2 * time.Minute), End: now.Add(-time.Minute)}
+	got, err := c.Collect(context.Background(), w, []PodSet{{Component: "app", Pods: map[string][]string{"ns": {"p"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Samples) != len(Catalog()) || len(got.Warnings) != len(Catalog()) {
+		t.Errorf("%d samples %d warnings: want one of each per catalog entry", len(got.Samples), len(got.Warnings))
+	}
+	if got.Samples[0].Value != 3000 || got.Samples[0].Unit != UnitMillicores || got.Samples[0].Window.Kind != results.WindowIdle {
+		t.Errorf("first sample %+v", got.Samples[0])
+	}
+}
+
+func TestMedianSpacing(t *testing.T) {
+	t.Parallel()
+	mk := func(start int64, gaps ...int64) *model.SampleStream {
+		ss := &model.SampleStream{Values: []model.SamplePair{{Timestamp: model.Time(start)}}}
+		for _, g := range gaps {
+			ss.Values = append(ss.Values, model.SamplePair{Timestamp: ss.Values[len(ss.Values)-1].Timestamp + model.Time(g)})
+		}
+		return ss
+	}
+	// cAdvisor housekeeping jitter (ms): the median, not the mean, and series with < 3 samples ignored.
+	m := model.Matrix{mk(0, 16530, 11620, 14400, 13880, 17590, 16650), mk(500, 14850, 14850), mk(0, 999999)}
+	if d, ok := MedianSpacing(m); !ok || d != 14850*time.Millisecond {
+		t.Errorf("MedianSpacing = %s %v, want 14.85s", d, ok)
+	}
+	if _, ok := MedianSpacing(model.Matrix{mk(0, 5000)}); ok {
+		t.Error("two samples are not enough")
+	}
+}

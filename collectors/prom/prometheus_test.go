@@ -1,0 +1,329 @@
+package prom
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// The synthetic cAdvisor model (CPU in cores, memory in MiB). Every pod also has cAdvisor's pod-level series
+// (container="") and pause container (container="POD"), which the collector must never add in.
+//
+//	bench-mesh/app-0      app alternates 0.2 / 0.6 every 20 s, memory sawtooth 200 + floor(t mod 20)
+//	                      istio-proxy 0.1, 50
+//	bench-mesh/app-1      app 0.3, 150; istio-proxy 0.1, 50
+//	bench-other/app-0     app 0.5, 300 (same pod name in another namespace: must not leak into the app component)
+//	istio-system/ztunnel-x istio-proxy 0.05, 20 (container istio-proxy, like a sidecar: must not leak into sidecar)
+//	istio-system/istiod-y discovery 0.15, 120
+type container struct {
+	ns, pod, name string
+	cpu           func(t float64) float64 // cumulative CPU seconds at t (seconds since the model's epoch)
+	mem           func(t float64) float64 // MiB
+}
+
+func constRate(r float64) func(float64) float64 { return func(t float64) float64 { return r * t } }
+func constMem(m float64) func(float64) float64  { return func(float64) float64 { return m } }
+
+// altCPU integrates a rate that is lo for 20 s, then hi for 20 s, repeating.
+func altCPU(lo, hi float64) func(float64) float64 {
+	return func(t float64) float64 {
+		periods := math.Floor(t / 40)
+		r := t - periods*40
+		v := periods * 20 * (lo + hi)
+		if r < 20 {
+			return v + r*lo
+		}
+		return v + 20*lo + (r-20)*hi
+	}
+}
+
+func sawMem(base float64) func(float64) float64 {
+	return func(t float64) float64 { return base + math.Floor(math.Mod(t, 20)) }
+}
+
+func synthModel() []container {
+	return []container{
+		{"bench-mesh", "app-0", "app", altCPU(0.2, 0.6), sawMem(200)},
+		{"bench-mesh", "app-0", "istio-proxy", constRate(0.1), constMem(50)},
+		{"bench-mesh", "app-1", "app", constRate(0.3), constMem(150)},
+		{"bench-mesh", "app-1", "istio-proxy", constRate(0.1), constMem(50)},
+		{"bench-other", "app-0", "app", constRate(0.5), constMem(300)},
+		{"istio-system", "ztunnel-x", "istio-proxy", constRate(0.05), constMem(20)},
+		{"istio-system", "istiod-y", "discovery", constRate(0.15), constMem(120)},
+	}
+}
+
+// exporter is a cAdvisor look-alike: explicit timestamps, pod-level and pause series.
+type exporter struct {
+	epoch time.Time
+	cs    []container
+	cpu   *prometheus.Desc
+	mem   *prometheus.Desc
+}
+
+func (e *exporter) Describe(ch chan<- *prometheus.Desc) { ch <- e.cpu; ch <- e.mem }
+
+func (e *exporter) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now().Truncate(time.Millisecond)
+	t := now.Sub(e.epoch).Seconds()
+	type podKey struct{ ns, pod string }
+	podCPU, podMem := map[podKey]float64{}, map[podKey]float64{}
+	emit := func(ns, pod, ctr string, cpu, mem float64) {
+		ch <- prometheus.NewMetricWithTimestamp(now, prometheus.MustNewConstMetric(e.cpu, prometheus.CounterValue, cpu, ns, pod, ctr))
+		ch <- prometheus.NewMetricWithTimestamp(now, prometheus.MustNewConstMetric(e.mem, prometheus.GaugeValue, mem*(1<<20), ns, pod, ctr))
+	}
+	for _, c := range e.cs {
+		cpu, mem := c.cpu(t), c.mem(t)
+		emit(c.ns, c.pod, c.name, cpu, mem)
+		podCPU[podKey{c.ns, c.pod}] += cpu
+		podMem[podKey{c.ns, c.pod}] += mem
+	}
+	for k, cpu := range podCPU {
+		emit(k.ns, k.pod, "POD", 0.002*t, 1)                      // pause container
+		emit(k.ns, k.pod, "", cpu+0.002*t+0.001*t, podMem[k]+1+3) // pod cgroup: children plus a little of its own
+	}
+}
+
+// truth is the model's statistics of a component over [s, e] (seconds since epoch), sampling memory at 1 s like
+// the subquery does.
+func truth(cs []container, match func(container) bool, s, e float64) (cpuMin, cpuMax, cpuAvg, memMin, memMax, memAvg float64) {
+	cpuMin, memMin = math.Inf(1), math.Inf(1)
+	cpuMax, memMax = math.Inf(-1), math.Inf(-1)
+	var total, memSum float64
+	n := 0
+	for t := s; t <= e+1e-9; t++ {
+		var mem float64
+		for _, c := range cs {
+			if match(c) {
+				mem += c.mem(t)
+			}
+		}
+		memMin, memMax = math.Min(memMin, mem), math.Max(memMax, mem)
+		memSum += mem
+		n++
+	}
+	// instantaneous rate, probed in the middle of each second (plateaus last 20 s, so the extremes are reached)
+	for t := s + 0.5; t < e; t++ {
+		var r float64
+		for _, c := range cs {
+			if match(c) {
+				r += c.cpu(t+0.25) - c.cpu(t-0.25)
+			}
+		}
+		r *= 2
+		cpuMin, cpuMax = math.Min(cpuMin, r), math.Max(cpuMax, r)
+	}
+	for _, c := range cs {
+		if match(c) {
+			total += c.cpu(e) - c.cpu(s)
+		}
+	}
+	return cpuMin, cpuMax, total / (e - s), memMin, memMax, memSum / float64(n)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startPrometheus runs the Debian prometheus binary (2.42) scraping target every second.
+func startPrometheus(t *testing.T, target string) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("prometheus not found (CI must have it: apt-get install prometheus): %v", err)
+		}
+		t.Skip("prometheus binary not found; install it (apt-get install prometheus) to run the real-Prometheus accuracy test")
+	}
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: kubernetes-cadvisor
+    metrics_path: /metrics/cadvisor
+    honor_labels: true
+    static_configs:
+      - targets: [%q]
+  # A kubelet's /metrics/resource exports the same metric names: the collector must use one job only.
+  - job_name: kubelet-resource
+    metrics_path: /metrics/resource
+    honor_labels: true
+    static_configs:
+      - targets: [%q]
+`, target, target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
+		"--storage.tsdb.retention.time=1h", "--query.lookback-delta=30s", "--log.level=warn")
+	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		_ = logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
+			t.Logf("prometheus log:\n%s", b)
+		}
+	})
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// TestCollectorAgainstRealPrometheus checks min/max/avg per component against the model within 1 %, with the
+// double-counting traps present: container="" and container="POD", istio-proxy in ztunnel, the same pod name in
+// another namespace, and a second job (like a kubelet's /metrics/resource) exporting the same series.
+func TestCollectorAgainstRealPrometheus(t *testing.T) {
+	t.Parallel()
+	e := &exporter{
+		epoch: time.Now().Add(-time.Hour).Truncate(40 * time.Second),
+		cs:    synthModel(),
+		cpu:   prometheus.NewDesc("container_cpu_usage_seconds_total", "cpu", []string{"namespace", "pod", "container"}, nil),
+		mem:   prometheus.NewDesc("container_memory_working_set_bytes", "mem", []string{"namespace", "pod", "container"}, nil),
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics/cadvisor", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics/resource", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	url := startPrometheus(t, l.Addr().String())
+	api, err := NewAPI(ClientConfig{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	retry := Retry{Attempts: 2, Backoff: 200 * time.Millisecond, Timeout: 10 * time.Second}
+
+	// The first scrape lands about 5 s after start (scrape manager reload tick): wait for up == 1, not /-/ready.
+	var firstUp time.Time
+	for firstUp.IsZero() {
+		v, _, err := query(ctx, api, retry, `up{job="kubernetes-cadvisor"} == 1`, time.Time{})
+		if f, ok, _ := Scalar(v); err == nil && ok && f == 1 {
+			firstUp = time.Now()
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("prometheus never scraped the exporter")
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	t.Logf("first scrape visible %s", firstUp.Format(time.RFC3339Nano))
+
+	// Let a little history build up so interval detection sees several samples per series.
+	time.Sleep(12 * time.Second)
+	iv, err := DetectInterval(ctx, api, retry, 0, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("interval: %+v rate range %s", iv, iv.RateRange())
+	if iv.Scrape != time.Second || iv.Effective != time.Second || iv.Job != "kubernetes-cadvisor" || iv.Source != "prometheus config" {
+		t.Errorf("interval %+v: want 1s from the config of job kubernetes-cadvisor", iv)
+	}
+
+	// The window starts one rate range after data exists (data before the window), ends on a whole second.
+	start := time.Now().Add(time.Second).Truncate(time.Second)
+	w := results.Window{Kind: results.WindowLoad, Start: start.Add(123 * time.Millisecond), End: start.Add(60*time.Second + 456*time.Millisecond)}
+	sets := []PodSet{
+		{Component: results.ComponentApp, Pods: map[string][]string{"bench-mesh": {"app-0", "app-1"}}, Container: matchNotProxy},
+		{Component: results.ComponentSidecar, Pods: map[string][]string{"bench-mesh": {"app-1", "app-0"}}, Container: matchProxy},
+		{Component: results.ComponentZtunnel, Pods: map[string][]string{"istio-system": {"ztunnel-x"}}},
+		{Component: results.ComponentIstiod, Pods: map[string][]string{"istio-system": {"istiod-y"}}},
+		// two namespaces in one component: the per-namespace union
+		{Component: "both-apps", Pods: map[string][]string{"bench-mesh": {"app-1"}, "bench-other": {"app-0"}}, Container: matchNotProxy},
+	}
+	matchers := map[string]func(container) bool{
+		results.ComponentApp: func(c container) bool { return c.ns == "bench-mesh" && c.name != "istio-proxy" },
+		results.ComponentSidecar: func(c container) bool {
+			return c.ns == "bench-mesh" && c.name == "istio-proxy"
+		},
+		results.ComponentZtunnel: func(c container) bool { return c.pod == "ztunnel-x" },
+		results.ComponentIstiod:  func(c container) bool { return c.pod == "istiod-y" },
+		"both-apps": func(c container) bool {
+			return (c.ns == "bench-mesh" && c.pod == "app-1" || c.ns == "bench-other") && c.name == "app"
+		},
+	}
+	col := &Collector{API: api, Interval: iv, Retry: retry}
+	got, err := col.Collect(ctx, w, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Warnings) > 0 {
+		t.Errorf("warnings: %q", got.Warnings)
+	}
+	if !got.Window.Start.Equal(start.Add(time.Second)) || !got.Window.End.Equal(start.Add(60*time.Second)) {
+		t.Errorf("query window %s..%s: want whole seconds inside the measured window", got.Window.Start, got.Window.End)
+	}
+	s := got.Window.Start.Sub(e.epoch).Seconds()
+	end := got.Window.End.Sub(e.epoch).Seconds()
+	values := map[string]float64{}
+	for _, smp := range got.Samples {
+		values[smp.Component+"/"+smp.Metric+"/"+smp.Stat] = smp.Value
+		if smp.Source != SourcePrometheus || smp.Window != got.Window {
+			t.Errorf("sample %+v: wrong source or window", smp)
+		}
+	}
+	var report strings.Builder
+	fmt.Fprintf(&report, "%-10s %-6s %-4s %12s %12s %8s\n", "component", "metric", "stat", "truth", "prometheus", "error")
+	for _, set := range sets {
+		cMin, cMax, cAvg, mMin, mMax, mAvg := truth(e.cs, matchers[set.Component], s, end)
+		for _, want := range []struct {
+			metric, stat string
+			v            float64
+		}{
+			{MetricCPU, "min", cMin * 1000}, {MetricCPU, "max", cMax * 1000}, {MetricCPU, "avg", cAvg * 1000},
+			{MetricMemory, "min", mMin}, {MetricMemory, "max", mMax}, {MetricMemory, "avg", mAvg},
+		} {
+			g, ok := values[set.Component+"/"+want.metric+"/"+want.stat]
+			rel := math.Abs(g-want.v) / want.v
+			fmt.Fprintf(&report, "%-10s %-6s %-4s %12.3f %12.3f %7.3f%%\n", set.Component, want.metric, want.stat, want.v, g, 100*rel)
+			if !ok {
+				t.Errorf("%s %s %s: no sample", set.Component, want.metric, want.stat)
+			} else if rel > 0.01 {
+				t.Errorf("%s %s %s = %.4f, truth %.4f (%.2f%% off, limit 1%%)", set.Component, want.metric, want.stat, g, want.v, 100*rel)
+			}
+		}
+	}
+	t.Logf("window %s..%s, rate range %s, step %s\n%s", got.Window.Start.Format(time.RFC3339), got.Window.End.Format(time.RFC3339), iv.RateRange(), iv.Step(), report.String())
+}

@@ -1,0 +1,303 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// In-cluster load clients.
+const (
+	// DeploymentName is the load client Deployment in the entry namespace.
+	DeploymentName = "meshbench-loadgen"
+	// ContainerName is the client container (the mesh may add istio-proxy next to it).
+	ContainerName = "loadgen"
+	// AgentPath is meshbench-agent inside the agent image.
+	AgentPath = "/usr/local/bin/meshbench-agent"
+	// NameLabel and ComponentLabel mark the client pods; they never carry the app's label, so the collector keeps
+	// client CPU apart from the app's.
+	NameLabel      = "app.kubernetes.io/name"
+	ComponentLabel = "app.kubernetes.io/component"
+	ComponentValue = "loadgen"
+	// ModeAnnotation on the pod template records the data-plane mode the clients were created for: changing it rolls
+	// the clients, so sidecar injection (decided at pod creation) follows the namespace.
+	ModeAnnotation = "meshbench.dev/mode"
+	// PreparedAnnotation on the pod template is set by every Prepare: the clients are always fresh pods, so no load
+	// left running by an interrupted or killed meshbench (an exec'd process outlives its stream) adds to a new run.
+	PreparedAnnotation = "meshbench.dev/prepared-at"
+	// Istio's per-pod markers (see the Istio modes reference).
+	sidecarStatusAnnotation = "sidecar.istio.io/status"
+	redirectionAnnotation   = "ambient.istio.io/redirection"
+)
+
+// Cluster runs load from meshbench-agent client pods placed in the app's entry namespace, so they are in the same
+// data-plane mode as the app (an un-meshed client would skip the waypoint and the client-side proxy). The spec's QPS
+// is split evenly over the pods; each is driven by exec of `meshbench-agent load ... --json`.
+type Cluster struct {
+	Kube  kubernetes.Interface
+	Exec  kube.Execer
+	RunID string
+	// Image is spec.images.agent; PullPolicy spec.images.pullPolicy.
+	Image        string
+	PullPolicy   corev1.PullPolicy
+	NodeSelector map[string]string
+	// Clients is the number of client pods (load.clients).
+	Clients int
+	// ReadyTimeout bounds Prepare (default 5 minutes).
+	ReadyTimeout time.Duration
+	Log          *slog.Logger
+
+	prepared string // PreparedAnnotation value of the last Prepare
+}
+
+// Labels are the client pods' labels.
+func (c *Cluster) Labels() map[string]string {
+	return kube.MergeLabels(kube.RunLabels(c.RunID), map[string]string{NameLabel: DeploymentName, ComponentLabel: ComponentValue})
+}
+
+// Selector selects the client pods of this run.
+func (c *Cluster) Selector() string { return labels.Set(c.Labels()).String() }
+
+// Deployment is the client Deployment for namespace ns in mode. It is pure.
+func (c *Cluster) Deployment(ns string, mode scenario.Mode) *appsv1.Deployment {
+	replicas := int32(max(c.Clients, 1))
+	lbl := c.Labels()
+	grace := int64(2)
+	noToken := false
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: DeploymentName, Namespace: ns, Labels: lbl},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: lbl},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: lbl, Annotations: map[string]string{ModeAnnotation: string(mode)}},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: &grace,
+					AutomountServiceAccountToken:  &noToken,
+					NodeSelector:                  c.NodeSelector,
+					// Spread the clients over nodes so one node's CPU does not cap the load.
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: lbl},
+					}},
+					Containers: []corev1.Container{{
+						Name:            ContainerName,
+						Image:           c.Image,
+						ImagePullPolicy: c.PullPolicy,
+						Args:            []string{"load", "--hold"},
+						// Requests only: a CPU limit would throttle the client and cap the load it can measure.
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
+						}},
+						SecurityContext: &corev1.SecurityContext{
+							RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65532)), AllowPrivilegeEscalation: ptr(false),
+							ReadOnlyRootFilesystem: ptr(true), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Prepare creates or updates the client Deployment for mode (always rolling fresh client pods) and waits until
+// exactly the desired number of client pods of this template are Ready and carry the mode's mesh markers (sidecar:
+// istio-proxy and sidecar.istio.io/status; ambient, waypoint: ambient.istio.io/redirection=enabled; none: neither).
+func (c *Cluster) Prepare(ctx context.Context, ns string, mode scenario.Mode) error {
+	want := c.Deployment(ns, mode)
+	want.Spec.Template.Annotations[PreparedAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
+	deps := c.Kube.AppsV1().Deployments(ns)
+	cur, err := deps.Get(ctx, DeploymentName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := deps.Create(ctx, want, metav1.CreateOptions{FieldManager: kube.FieldManager}); err != nil {
+			return fmt.Errorf("create load clients in %s: %w", ns, err)
+		}
+	case err != nil:
+		return fmt.Errorf("get load clients in %s: %w", ns, err)
+	default:
+		cur.Spec.Replicas, cur.Spec.Template = want.Spec.Replicas, want.Spec.Template
+		if _, err := deps.Update(ctx, cur, metav1.UpdateOptions{FieldManager: kube.FieldManager}); err != nil {
+			return fmt.Errorf("update load clients in %s: %w", ns, err)
+		}
+	}
+	timeout := c.ReadyTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c.prepared = want.Spec.Template.Annotations[PreparedAnnotation]
+	var last error
+	for {
+		_, err := c.readyPods(wctx, ns, mode)
+		if err == nil {
+			return nil
+		}
+		last = err
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("load clients in %s not ready in mode %s after %s: %w", ns, mode, timeout, last)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// readyPods returns the client pods when exactly the desired number of current pods are Ready in mode.
+func (c *Cluster) readyPods(ctx context.Context, ns string, mode scenario.Mode) ([]corev1.Pod, error) {
+	l, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: c.Selector()})
+	if err != nil {
+		return nil, fmt.Errorf("list load clients: %w", err)
+	}
+	var pods []corev1.Pod
+	var problems []error
+	for _, p := range l.Items {
+		if p.DeletionTimestamp != nil {
+			problems = append(problems, fmt.Errorf("pod %s is terminating", p.Name))
+			continue
+		}
+		if p.Annotations[ModeAnnotation] != string(mode) {
+			problems = append(problems, fmt.Errorf("pod %s is from mode %q", p.Name, p.Annotations[ModeAnnotation]))
+			continue
+		}
+		if c.prepared != "" && p.Annotations[PreparedAnnotation] != c.prepared {
+			problems = append(problems, fmt.Errorf("pod %s is from an earlier preparation", p.Name))
+			continue
+		}
+		if err := CheckClientPod(p, mode); err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		pods = append(pods, p)
+	}
+	want := max(c.Clients, 1)
+	if len(pods) == want && len(problems) == 0 {
+		slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+		return pods, nil
+	}
+	problems = append(problems, fmt.Errorf("%d of %d client pods ready", len(pods), want))
+	return nil, errors.Join(problems...)
+}
+
+// CheckClientPod reports why a client pod is not usable in mode: not Ready, or missing (or wrongly carrying) the
+// mesh's per-pod markers. It is pure.
+func CheckClientPod(p corev1.Pod, mode scenario.Mode) error {
+	ready := false
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	if p.Status.Phase != corev1.PodRunning || !ready {
+		return fmt.Errorf("pod %s is not ready (phase %s)", p.Name, p.Status.Phase)
+	}
+	proxy := false
+	for _, ctr := range append(slices.Clone(p.Spec.Containers), p.Spec.InitContainers...) {
+		if ctr.Name == "istio-proxy" {
+			proxy = true
+		}
+	}
+	_, injected := p.Annotations[sidecarStatusAnnotation]
+	redirected := p.Annotations[redirectionAnnotation] == "enabled"
+	switch mode {
+	case scenario.ModeSidecar:
+		if !proxy || !injected {
+			return fmt.Errorf("pod %s has no istio-proxy sidecar (is the namespace labelled istio-injection=enabled?)", p.Name)
+		}
+	case scenario.ModeAmbient, scenario.ModeWaypoint:
+		if proxy || injected {
+			return fmt.Errorf("pod %s has a sidecar in ambient mode", p.Name)
+		}
+		if !redirected {
+			return fmt.Errorf("pod %s is not captured by ztunnel (%s=%q)", p.Name, redirectionAnnotation, p.Annotations[redirectionAnnotation])
+		}
+	default:
+		if proxy || injected || redirected {
+			return fmt.Errorf("pod %s is still in the mesh in mode none", p.Name)
+		}
+	}
+	return nil
+}
+
+// Run drives the target from every client pod at once and merges their reports.
+func (c *Cluster) Run(ctx context.Context, ns string, mode scenario.Mode, s Spec) (Result, error) {
+	if err := s.Validate(); err != nil {
+		return Result{}, fmt.Errorf("run load: %w", err)
+	}
+	pods, err := c.readyPods(ctx, ns, mode)
+	if err != nil {
+		return Result{}, fmt.Errorf("load clients in %s: %w", ns, err)
+	}
+	s.Clients = len(pods)
+	specs := s.ClientSpecs()
+	outs := make([]ClientResult, len(pods))
+	errs := make([]error, len(pods))
+	var wg sync.WaitGroup
+	for i, p := range pods {
+		wg.Go(func() {
+			cmd := append([]string{AgentPath, "load"}, specs[i].Args()...)
+			// The exec outlives the load by at most a minute; ctx cancellation stops waiting at once.
+			ectx, cancel := context.WithTimeout(ctx, specs[i].Total()+time.Minute)
+			defer cancel()
+			stdout, stderr, err := c.Exec.Exec(ectx, ns, p.Name, ContainerName, cmd, nil)
+			if err != nil {
+				errs[i] = fmt.Errorf("client %s: %w", p.Name, err)
+				return
+			}
+			cr, err := Parse(stdout)
+			if err != nil {
+				errs[i] = fmt.Errorf("client %s: %w (stderr: %s)", p.Name, err, tail(string(stderr), 300))
+				return
+			}
+			if cr.Client == "" {
+				cr.Client = p.Name
+			}
+			outs[i] = cr
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return Result{}, err
+	}
+	return Merge(s.QPS, outs)
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+// Teardown deletes the client Deployment (its pods go with it). A missing Deployment is not an error.
+func (c *Cluster) Teardown(ctx context.Context, ns string) error {
+	fg := metav1.DeletePropagationForeground
+	err := c.Kube.AppsV1().Deployments(ns).Delete(ctx, DeploymentName, metav1.DeleteOptions{PropagationPolicy: &fg})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete load clients in %s: %w", ns, err)
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package loadgen
+
+import (
+	"strconv"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// Metrics of the samples a load run produces (component loadgen, source fortio).
+const (
+	Source           = "fortio"
+	MetricQPS        = "qps"         // achieved requests per second (stat value), and the requested rate (stat target)
+	MetricLatency    = "latency"     // ms; stats p50 p75 p90 p99 p99.9 avg max
+	MetricRequests   = "requests"    // count of completed requests in the measured phase
+	MetricErrors     = "errors"      // count of non-2xx responses and connection errors
+	MetricErrorRate  = "error-rate"  // errors / requests, %
+	MetricResponses  = "responses"   // count per HTTP status (label code)
+	MetricConnection = "connections" // sockets opened (stat count) and connections asked for (stat target)
+)
+
+// Samples turns a load result into flat samples. base carries the run, case, mode, topology, load level and
+// repetition; Window is set to the load window (Start..End) and Source, Component, Metric, Stat, Value, Unit are
+// filled in. It is pure.
+func (r Result) Samples(base results.Sample) []results.Sample {
+	base.Window = results.Window{Kind: results.WindowLoad, Start: r.Start, End: r.End}
+	base.Source = Source
+	base.Component = results.ComponentLoadgen
+	base.Labels = nil
+	var out []results.Sample
+	add := func(metric, stat string, v float64, unit string, labels map[string]string) {
+		s := base
+		s.Metric, s.Stat, s.Value, s.Unit, s.Labels = metric, stat, v, unit, labels
+		out = append(out, s)
+	}
+	add(MetricQPS, "value", r.ActualQPS, "rps", nil)
+	if r.RequestedQPS > 0 {
+		add(MetricQPS, "target", r.RequestedQPS, "rps", nil)
+	}
+	if h := r.Latency; h != nil && h.Count > 0 {
+		for _, p := range Percentiles() {
+			if v, ok := Percentile(h, p); ok {
+				add(MetricLatency, "p"+strconv.FormatFloat(p, 'f', -1, 64), v*1000, "ms", nil)
+			}
+		}
+		add(MetricLatency, "avg", h.Avg*1000, "ms", nil)
+		add(MetricLatency, "max", h.Max*1000, "ms", nil)
+	}
+	add(MetricRequests, "count", float64(r.Requests), "count", nil)
+	add(MetricErrors, "count", float64(r.Errors), "count", nil)
+	add(MetricErrorRate, "value", r.ErrorRate(), "%", nil)
+	for _, code := range sortedCodes(r.Codes) {
+		add(MetricResponses, "count", float64(r.Codes[code]), "count", map[string]string{"code": strconv.Itoa(code)})
+	}
+	add(MetricConnection, "count", float64(r.Sockets), "count", nil)
+	add(MetricConnection, "target", float64(r.Connections), "count", nil)
+	return out
+}

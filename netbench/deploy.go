@@ -1,0 +1,297 @@
+package netbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// deploy starts the client, picks the RR tool, starts the other pods and the Service, and verifies placement and
+// listening servers. Pods that fail are recorded in r.broken (their cases fail with the reason); an error is
+// returned only when nothing can run.
+func (r *run) deploy(ctx context.Context) error {
+	client := r.objs.ClientPod()
+	if err := createPod(ctx, r.d.Kube, client); err != nil {
+		return err
+	}
+	ready, failed := waitPods(ctx, r.d.Kube, r.cfg.Namespace, []string{client.Name}, r.cfg.ReadyTimeout)
+	if err := failed[client.Name]; err != nil {
+		return fmt.Errorf("client pod (image %s) on %s: %w", r.cfg.Images.Network, r.objs.Placement.ClientNode, err)
+	}
+	r.pods[RoleClient] = ready[client.Name]
+
+	tool, err := r.rrTool(ctx)
+	if err != nil {
+		return err
+	}
+	r.objs.RRTool = tool
+	r.report.RRTool = tool
+	r.cases = WithRRTool(r.cases, tool)
+
+	roles := r.objs.RolesAfterClient()
+	var names []string
+	for _, role := range roles {
+		p := r.objs.Pod(role)
+		if err := createPod(ctx, r.d.Kube, p); err != nil {
+			r.broken[role] = err
+			continue
+		}
+		names = append(names, p.Name)
+	}
+	if r.objs.Service {
+		if err := r.createService(ctx); err != nil {
+			r.report.Notes = append(r.report.Notes, err.Error())
+		}
+	}
+	r.d.Log.Info("waiting for the test pods", "pods", names)
+	ready, failed = waitPods(ctx, r.d.Kube, r.cfg.Namespace, names, r.cfg.ReadyTimeout)
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted while deploying: %w", ctx.Err())
+	}
+	for _, role := range roles {
+		if p := ready[string(role)]; p != nil {
+			r.pods[role] = p
+		} else if err := failed[string(role)]; err != nil {
+			r.broken[role] = err
+		}
+	}
+	r.verifyPlacement()
+	r.waitServers(ctx)
+	if r.service != nil {
+		if err := r.waitEndpoints(ctx); err != nil {
+			r.report.Notes = append(r.report.Notes, err.Error())
+			r.service = nil
+		}
+	}
+	r.mtuFacts(ctx)
+	return nil
+}
+
+// rrTool resolves spec.cni.rrTool: auto takes netperf when the network image has netperf and netserver.
+func (r *run) rrTool(ctx context.Context) (netcol.Tool, error) {
+	hasRR := slices.ContainsFunc(r.cases, func(c Case) bool {
+		return c.Test == scenario.CNITestRR || c.Test == scenario.CNITestCRR
+	})
+	if !hasRR {
+		return "", nil
+	}
+	want := r.cfg.CNI.RRTool
+	if want == scenario.RRToolBuiltin {
+		return netcol.ToolBuiltin, nil
+	}
+	out, err := r.execIn(ctx, RoleClient, ContainerNet, "which", "netperf", "netserver")
+	found := err == nil && len(strings.Fields(out)) == 2
+	switch {
+	case found:
+		return netcol.ToolNetperf, nil
+	case want == scenario.RRToolNetperf:
+		return "", fmt.Errorf("spec.cni.rrTool is netperf, but the network image %s has no netperf and netserver (which: %v); use rrTool auto or builtin",
+			r.cfg.Images.Network, err)
+	default:
+		r.report.Notes = append(r.report.Notes, fmt.Sprintf("the network image %s has no netperf: TCP_RR and TCP_CRR use the built-in tool (%s, agent image %s)",
+			r.cfg.Images.Network, netcol.ToolBuiltin, r.cfg.Images.Agent))
+		return netcol.ToolBuiltin, nil
+	}
+}
+
+func (r *run) createService(ctx context.Context) error {
+	svc := r.objs.ServiceObject()
+	cctx, cancel := callCtx(ctx)
+	defer cancel()
+	got, err := r.d.Kube.CoreV1().Services(svc.Namespace).Create(cctx, svc, metav1.CreateOptions{FieldManager: "meshbench"})
+	if err != nil {
+		return fmt.Errorf("create Service %s: %w", svc.Name, err)
+	}
+	r.service = got
+	r.report.Facts.ServiceClusterIP = got.Spec.ClusterIP
+	return nil
+}
+
+// waitEndpoints waits until the Service's EndpointSlice lists server-remote as a ready endpoint (its only one).
+func (r *run) waitEndpoints(ctx context.Context) error {
+	backend := r.pods[RoleServerRemote]
+	if backend == nil {
+		return errors.New("the Service has no backend: server-remote is not running")
+	}
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, time.Minute, true, func(ctx context.Context) (bool, error) {
+		cctx, cancel := callCtx(ctx)
+		defer cancel()
+		l, err := r.d.Kube.DiscoveryV1().EndpointSlices(r.cfg.Namespace).List(cctx, metav1.ListOptions{
+			LabelSelector: discoveryv1.LabelServiceName + "=" + ServiceName})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		var addrs []string
+		for _, s := range l.Items {
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready != nil && *e.Conditions.Ready {
+					addrs = append(addrs, e.Addresses...)
+				}
+			}
+		}
+		last = fmt.Sprintf("ready endpoints %v", addrs)
+		return len(addrs) == 1 && sameAddr(addrs[0], backend.Status.PodIP), nil
+	})
+	if err != nil {
+		return fmt.Errorf("service %s never had server-remote (%s) as its only ready endpoint (%s): %w", ServiceName, backend.Status.PodIP, last, err)
+	}
+	return nil
+}
+
+// verifyPlacement checks, after scheduling, that every pod is on its node: same-node pods share node A, the
+// cross-node and host servers are on node B.
+func (r *run) verifyPlacement() {
+	pl := r.objs.Placement
+	want := map[Role]string{RoleClient: pl.ClientNode, RoleClientAgent: pl.ClientNode, RoleServerLocal: pl.ClientNode,
+		RoleHostClient: pl.ClientNode, RoleServerRemote: pl.ServerNode, RoleHostServer: pl.ServerNode}
+	for _, role := range []Role{RoleClient, RoleClientAgent, RoleServerLocal, RoleServerRemote, RoleHostClient, RoleHostServer} {
+		p := r.pods[role]
+		if p == nil {
+			continue
+		}
+		r.report.Pods = append(r.report.Pods, PodPlacement{Role: role, Node: p.Spec.NodeName, IP: p.Status.PodIP, HostNetwork: p.Spec.HostNetwork})
+		if p.Spec.NodeName != want[role] {
+			r.broken[role] = fmt.Errorf("scheduled on %s, not on %s", p.Spec.NodeName, want[role])
+			delete(r.pods, role)
+		}
+	}
+	// Cross-node means different nodes, whatever the names say.
+	if a, b := r.pods[RoleClient], r.pods[RoleServerRemote]; a != nil && b != nil && a.Spec.NodeName == b.Spec.NodeName {
+		r.broken[RoleServerRemote] = fmt.Errorf("on the client's node %s: not a cross-node placement", a.Spec.NodeName)
+		delete(r.pods, RoleServerRemote)
+	}
+	if a, b := r.pods[RoleHostClient], r.pods[RoleHostServer]; a != nil && b != nil && a.Spec.NodeName == b.Spec.NodeName {
+		r.broken[RoleHostServer] = fmt.Errorf("on the host client's node %s: not a cross-node placement", a.Spec.NodeName)
+		delete(r.pods, RoleHostServer)
+	}
+}
+
+// waitServers waits until each server pod listens on its iperf3 (and netserver) port, read from /proc/net/tcp*
+// without connecting (a stray connection can wedge an iperf3 3.12 server).
+func (r *run) waitServers(ctx context.Context) {
+	for _, role := range []Role{RoleServerLocal, RoleServerRemote, RoleHostServer} {
+		if r.pods[role] == nil {
+			continue
+		}
+		ports := PodPorts
+		if role == RoleHostServer {
+			ports = HostPorts
+		}
+		want := []int{ports.Iperf3}
+		if r.objs.RRTool == netcol.ToolNetperf {
+			want = append(want, ports.Netserver)
+		}
+		var last string
+		err := wait.PollUntilContextTimeout(ctx, pollInterval, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			out, err := r.execIn(ctx, role, ContainerIperf3, "cat", "/proc/net/tcp", "/proc/net/tcp6")
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			for _, p := range want {
+				if !Listening(out, p) {
+					last = fmt.Sprintf("nothing listens on port %d", p)
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			r.broken[role] = fmt.Errorf("servers not listening (%s): %w", last, err)
+			delete(r.pods, role)
+		}
+	}
+}
+
+// execIn runs a short command in a test pod.
+func (r *run) execIn(ctx context.Context, role Role, container string, cmd ...string) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	stdout, _, err := r.d.Exec.Exec(cctx, r.cfg.Namespace, string(role), container, cmd, nil)
+	return string(stdout), err
+}
+
+// mtuFacts reads the MTU of eth0 in a pod on each node and, with the hostNetwork pods, of the node's
+// default-route interface.
+func (r *run) mtuFacts(ctx context.Context) {
+	read := func(role Role, scope string, peer Role) {
+		p := r.pods[role]
+		if p == nil {
+			return
+		}
+		container := ContainerNet
+		if role == RoleServerRemote || role == RoleHostServer {
+			container = ContainerIperf3
+		}
+		iface := "eth0"
+		if scope == "node" {
+			// The interface towards the other node (its hostNetwork pod IP is the node IP), else the default route.
+			out, err := r.execIn(ctx, role, container, "cat", "/proc/net/route")
+			iface = DefaultRouteInterface(out)
+			if q := r.pods[peer]; q != nil {
+				if i := RouteInterface(out, q.Status.PodIP); i != "" {
+					iface = i
+				}
+			}
+			if err != nil || !ValidInterfaceName(iface) {
+				r.report.Notes = append(r.report.Notes, fmt.Sprintf("node MTU of %s not read: no route found (%v)", p.Spec.NodeName, err))
+				return
+			}
+		}
+		out, err := r.execIn(ctx, role, container, "cat", "/sys/class/net/"+iface+"/mtu")
+		mtu, perr := ParseMTU(out)
+		if err != nil || perr != nil {
+			r.report.Notes = append(r.report.Notes, fmt.Sprintf("MTU of %s in %s not read: %v", iface, role, errors.Join(err, perr)))
+			return
+		}
+		r.report.Facts.MTU = append(r.report.Facts.MTU, MTUFact{Node: p.Spec.NodeName, Scope: scope, Interface: iface, MTU: mtu})
+	}
+	read(RoleClient, "pod", "")
+	read(RoleServerRemote, "pod", "")
+	read(RoleHostClient, "node", RoleHostServer)
+	read(RoleHostServer, "node", RoleHostClient)
+	if r.pods[RoleHostClient] == nil {
+		r.report.Notes = append(r.report.Notes, "node interface MTU not measured: it is read from the hostNetwork pods of the host path")
+	}
+	for _, pod := range r.report.Facts.MTU {
+		for _, node := range r.report.Facts.MTU {
+			if pod.Scope == "pod" && node.Scope == "node" && pod.Node == node.Node && pod.MTU > node.MTU {
+				r.report.Notes = append(r.report.Notes, fmt.Sprintf("pod MTU %d on %s exceeds the node interface MTU %d: expect fragmentation or drops",
+					pod.MTU, pod.Node, node.MTU))
+			}
+		}
+	}
+}
+
+// clusterFacts records the Kubernetes version, the nodes used and the CNI (best effort: facts never fail a run).
+func (r *run) clusterFacts(ctx context.Context, nodes []corev1.Node, pl Placement) {
+	if v, err := r.d.Kube.Discovery().ServerVersion(); err == nil {
+		r.report.Facts.KubernetesVersion = v.GitVersion
+	}
+	for i := range nodes {
+		if nodes[i].Name == pl.ClientNode || nodes[i].Name == pl.ServerNode {
+			r.report.Facts.Nodes = append(r.report.Facts.Nodes, NodeFacts(&nodes[i]))
+		}
+	}
+	cctx, cancel := callCtx(ctx)
+	defer cancel()
+	var dss []appsv1.DaemonSet
+	if l, err := r.d.Kube.AppsV1().DaemonSets(metav1.NamespaceAll).List(cctx, metav1.ListOptions{}); err == nil {
+		dss = l.Items
+	}
+	r.report.Facts.CNI, r.report.Facts.CNISource = DetectCNI(dss, nodes)
+}

@@ -1,0 +1,27 @@
+// Package netbench runs `meshbench cni`: the pod network benchmark underneath the mesh (study B and the CNI
+// benchmarks, done so that every cell is either a measurement with its confidence interval or says why it is empty).
+//
+// One run lives in one namespace labelled with the run labels (and meshbench.dev/component=cni-test), deleted at the
+// end of the run whatever happens (success, failure, Ctrl-C: the finalizer uses a fresh context and waits until the
+// namespace is gone). In it:
+//
+//	client         node A, pod network    network image: iperf3 (and netperf) clients
+//	client-agent   node A, pod network    agent image: built-in TCP_RR/TCP_CRR clients (only with the built-in tool)
+//	server-local   node A, pod network    iperf3 -s, plus the agent's TCP echo or netserver       (same-node path)
+//	server-remote  node B, pod network    the same servers                                         (cross-node path)
+//	service        ClusterIP Service whose only backend is server-remote                          (service path)
+//	host-client    node A, hostNetwork    clients in the node's network namespace                 (host path)
+//	host-server    node B, hostNetwork    servers on high ports of node B                         (host path)
+//
+// hostNetwork is the only privilege asked for, and only when the host path is measured; every container runs as
+// non-root with all capabilities dropped, no privilege escalation, a read-only root file system and the
+// RuntimeDefault seccomp profile. Placement is explicit (spec.cni.placement) or automatic (the first two Ready
+// schedulable nodes by name) and is verified after scheduling. With one node, the cross-node, service and host cases
+// are recorded as skipped with the reason.
+//
+// Every test runs spec.cni.samples times for spec.cni.duration (samples interleaved across cases), through exec
+// (kube.Execer); the raw output of each sample is kept in the run directory (raw/<path>-<test>-<n>.json, .txt for
+// netperf), parsed by collectors/net, checked (the Service path must show the ClusterIP on the client side and the
+// backend's own address on the server side) and appended to the results store as one case per sample. Resource use
+// of the test pods and the nodes is read for an idle window (pods deployed, no traffic) and for every sample.
+package netbench

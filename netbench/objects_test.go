@@ -1,0 +1,121 @@
+package netbench
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/kube"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+func testObjects(tool netcol.Tool) Objects {
+	return Objects{
+		Images:    Images{Network: "meshbench.local/iperf3:dev", Agent: "meshbench.local/agent:dev", PullPolicy: "IfNotPresent"},
+		Namespace: "mb-cni-test", RunID: "cni-test", RRTool: tool, Host: true, Remote: true, Service: true,
+		Placement: Placement{ClientNode: "node1", ServerNode: "node2"},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run with -update if intended):\n%s", path, got)
+	}
+}
+
+func TestObjectsGolden(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []netcol.Tool{netcol.ToolBuiltin, netcol.ToolNetperf} {
+		o := testObjects(tool)
+		var buf bytes.Buffer
+		objs := []any{o.NamespaceObject()}
+		objs = append(objs, o.ClientPod())
+		for _, r := range o.RolesAfterClient() {
+			objs = append(objs, o.Pod(r))
+		}
+		objs = append(objs, o.ServiceObject())
+		for _, obj := range objs {
+			b, err := yaml.Marshal(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf.WriteString("---\n")
+			buf.Write(b)
+		}
+		golden(t, "objects-"+string(tool)+".yaml", buf.Bytes())
+	}
+}
+
+// TestLeastPrivilege: hostNetwork only on the host pods; every container non-root, no capabilities, no escalation.
+func TestLeastPrivilege(t *testing.T) {
+	t.Parallel()
+	o := testObjects(netcol.ToolBuiltin)
+	roles := append([]Role{RoleClient}, o.RolesAfterClient()...)
+	if !slices.Equal(roles, []Role{RoleClient, RoleClientAgent, RoleServerLocal, RoleServerRemote, RoleHostClient, RoleHostServer}) {
+		t.Fatalf("roles %v", roles)
+	}
+	for _, r := range roles {
+		p := o.Pod(r)
+		if p.Name != string(r) || p.Labels[kube.RunLabel] != "cni-test" || p.Labels[ComponentLabel] != ComponentValue || p.Labels[RoleLabel] != string(r) {
+			t.Errorf("%s: name/labels %s %v", r, p.Name, p.Labels)
+		}
+		wantHost := r == RoleHostClient || r == RoleHostServer
+		if p.Spec.HostNetwork != wantHost {
+			t.Errorf("%s: hostNetwork %v", r, p.Spec.HostNetwork)
+		}
+		ps := p.Spec.SecurityContext
+		if ps == nil || !*ps.RunAsNonRoot || *ps.RunAsUser == 0 || ps.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("%s: pod security context %+v", r, ps)
+		}
+		if *p.Spec.AutomountServiceAccountToken || p.Spec.HostPID || p.Spec.HostIPC {
+			t.Errorf("%s: token or host namespaces", r)
+		}
+		wantNode := "node1"
+		if r == RoleServerRemote || r == RoleHostServer {
+			wantNode = "node2"
+		}
+		if got := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values; !slices.Equal(got, []string{wantNode}) {
+			t.Errorf("%s: pinned to %v", r, got)
+		}
+		for _, c := range p.Spec.Containers {
+			sc := c.SecurityContext
+			if sc == nil || *sc.AllowPrivilegeEscalation || *sc.Privileged || !*sc.ReadOnlyRootFilesystem || !*sc.RunAsNonRoot ||
+				!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0 {
+				t.Errorf("%s/%s: security context %+v", r, c.Name, sc)
+			}
+			if _, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+				t.Errorf("%s/%s: a CPU limit throttles the benchmark", r, c.Name)
+			}
+		}
+	}
+	svc := o.ServiceObject()
+	if svc.Spec.Selector[RoleLabel] != string(RoleServerRemote) || svc.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Errorf("service %+v", svc.Spec)
+	}
+	noRR := testObjects("")
+	if slices.Contains(noRR.RolesAfterClient(), RoleClientAgent) || len(noRR.Pod(RoleServerLocal).Spec.Containers) != 1 {
+		t.Error("without rr/crr tests the servers should run iperf3 only")
+	}
+}

@@ -1,0 +1,387 @@
+package netbench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/version"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/collectors/prom"
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+const (
+	testNS        = "mb-cni-unit"
+	testClusterIP = "10.96.0.20"
+)
+
+// podIPs are what the fake "CNI" assigns; hostNetwork pods get their node's IP.
+var podIPs = map[Role]string{RoleClient: "10.244.0.10", RoleClientAgent: "10.244.0.11", RoleServerLocal: "10.244.0.12",
+	RoleServerRemote: "10.244.1.20", RoleHostClient: "172.30.0.1", RoleHostServer: "172.30.0.2"}
+
+// fakeCluster is a client-go fake whose pods become Ready on their affinity node at once, and whose Services get a
+// ClusterIP and an EndpointSlice pointing at server-remote.
+func fakeCluster(t *testing.T, nodes ...corev1.Node) *fake.Clientset {
+	t.Helper()
+	return fakeClusterWith(t, nil, nodes...)
+}
+
+// fakeClusterWith lets mutate change each created pod after the fake scheduler and kubelet did.
+func fakeClusterWith(t *testing.T, mutate func(*corev1.Pod), nodes ...corev1.Node) *fake.Clientset {
+	t.Helper()
+	objs := []runtime.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: testNS}}}
+	for i := range nodes {
+		objs = append(objs, &nodes[i])
+	}
+	kc := fake.NewSimpleClientset(objs...)
+	kc.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.37.2"}
+	kc.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+		p.Spec.NodeName = p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0]
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podIPs[Role(p.Name)],
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+		if mutate != nil {
+			mutate(p)
+		}
+		return false, p, nil
+	})
+	kc.PrependReactor("create", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		s := a.(k8stesting.CreateAction).GetObject().(*corev1.Service)
+		s.Spec.ClusterIP = testClusterIP
+		ready := true
+		es := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: s.Name + "-x", Namespace: s.Namespace,
+			Labels: map[string]string{discoveryv1.LabelServiceName: s.Name}},
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{podIPs[RoleServerRemote]}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}}
+		if err := kc.Tracker().Add(es); err != nil {
+			return true, nil, err
+		}
+		return false, s, nil
+	})
+	return kc
+}
+
+// fakeExec answers the commands netbench runs, like the real tools would on the paths it asks for.
+type fakeExec struct {
+	mu    sync.Mutex
+	calls []string
+	// block, when set, makes the exec of matching commands wait for the context (a test that never ends).
+	block   func(pod string, cmd []string) bool
+	started chan struct{}
+}
+
+func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, cmd []string, _ io.Reader) ([]byte, []byte, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, pod+"/"+container+": "+strings.Join(cmd, " "))
+	f.mu.Unlock()
+	if ns != testNS {
+		return nil, nil, fmt.Errorf("namespace %s", ns)
+	}
+	if f.block != nil && f.block(pod, cmd) {
+		if f.started != nil {
+			close(f.started)
+			f.started = nil
+		}
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	}
+	switch {
+	case cmd[0] == "which":
+		return nil, []byte(""), errors.New("command terminated with exit code 1")
+	case cmd[0] == "cat" && cmd[1] == "/proc/net/tcp":
+		var b strings.Builder
+		for i, p := range []int{5201, 25201} {
+			fmt.Fprintf(&b, "   %d: 00000000:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000 65532 0 1 1\n", i, p)
+		}
+		return []byte(b.String()), nil, nil
+	case cmd[0] == "cat" && cmd[1] == "/proc/net/route":
+		return []byte(procNetRoute), nil, nil
+	case cmd[0] == "cat" && strings.HasSuffix(cmd[1], "/mtu"):
+		return []byte("1500\n"), nil, nil
+	case cmd[0] == "iperf3":
+		return []byte(fakeIperf3(cmd)), nil, nil
+	case cmd[0] == netcol.AgentBinary:
+		test := netcol.BuiltinTestRR
+		if cmd[1] == "crr" {
+			test = netcol.BuiltinTestCRR
+		}
+		b, _ := json.Marshal(netcol.BuiltinResult{Tool: string(netcol.ToolBuiltin), Test: test, Target: cmd[3], Connections: 1,
+			RequestBytes: 100, ResponseBytes: 100, Seconds: 1, Transactions: 20000, TransactionsPerSecond: 20000, Sockets: 1,
+			LatencyMs: netcol.BuiltinLatency{Avg: 0.05, Min: 0.01, Max: 2, P50: 0.04, P90: 0.06, P99: 0.2, P999: 1}})
+		return b, nil, nil
+	}
+	return nil, nil, fmt.Errorf("unexpected command %q", cmd)
+}
+
+// fakeIperf3 is an iperf3 -J result for the command: the client dialled -c, and the server that answered is the
+// ClusterIP's backend or the dialled address itself.
+func fakeIperf3(cmd []string) string {
+	host := cmd[slices.Index(cmd, "-c")+1]
+	backend := host
+	if host == testClusterIP {
+		backend = podIPs[RoleServerRemote]
+	}
+	proto, target := "TCP", "0"
+	if slices.Contains(cmd, "-u") {
+		proto, target = "UDP", "1000000000"
+	}
+	return fmt.Sprintf(`{"start":{"connected":[{"local_host":"10.244.0.10","local_port":40000,"remote_host":%q,"remote_port":5201}],
+"version":"iperf 3.12","test_start":{"protocol":%q,"num_streams":1,"blksize":1448,"omit":0,"duration":1,"reverse":0,"target_bitrate":%s}},
+"end":{"streams":[{"sender":{"mean_rtt":100,"min_rtt":50,"max_rtt":300}}],
+"sum_sent":{"seconds":1,"bytes":125000000,"bits_per_second":1000000000,"retransmits":3,"packets":86000},
+"sum_received":{"seconds":1,"bytes":100000000,"bits_per_second":800000000,"packets":86000,"lost_packets":17200,"lost_percent":20,"jitter_ms":0.01},
+"cpu_utilization_percent":{"host_total":10,"remote_total":20}},
+"server_output_json":{"start":{"connected":[{"local_host":%q,"local_port":5201,"remote_host":"10.244.0.10","remote_port":40000}]}}}`,
+		host, proto, target, backend)
+}
+
+type fakeStore struct {
+	mu      sync.Mutex
+	cases   []results.CaseResult
+	samples []results.Sample
+}
+
+func (s *fakeStore) AppendCase(res results.CaseResult, samples []results.Sample) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cases = append(s.cases, res)
+	s.samples = append(s.samples, samples...)
+	return nil
+}
+
+type fakeResources struct{}
+
+func (fakeResources) Collect(_ context.Context, w results.Window, sets []prom.PodSet) (prom.Collected, error) {
+	var out prom.Collected
+	for _, s := range sets {
+		for _, st := range []string{"min", "avg", "max"} {
+			out.Samples = append(out.Samples, results.Sample{Window: w, Source: prom.SourceKubelet, Component: s.Component,
+				Metric: "cpu", Stat: st, Value: 100, Unit: "millicores"})
+		}
+	}
+	return out, nil
+}
+
+func testConfig(t *testing.T) Config {
+	return Config{
+		RunID: "cni-unit", Namespace: testNS, RunDir: t.TempDir(),
+		CNI: scenario.CNI{Tests: scenario.AllCNITests, Paths: scenario.AllCNIPaths, Duration: scenario.D(time.Second),
+			Samples: 2, Streams: 1, UDPBitrate: "1G", RequestBytes: 100, ResponseBytes: 100, RRTool: scenario.RRToolAuto},
+		Images:       Images{Network: "net:1", Agent: "agent:1", PullPolicy: "IfNotPresent"},
+		ReadyTimeout: 5 * time.Second, DeleteTimeout: 5 * time.Second, IdleWindow: 10 * time.Millisecond,
+	}
+}
+
+func namespaceGone(t *testing.T, kc *fake.Clientset) {
+	t.Helper()
+	_, err := kc.CoreV1().Namespaces().Get(context.Background(), testNS, metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s not deleted: %v", testNS, err)
+	}
+}
+
+func TestRunTwoNodes(t *testing.T) {
+	t.Parallel()
+	kc := fakeCluster(t, node("node1"), node("node2"))
+	ex := &fakeExec{}
+	st := &fakeStore{}
+	cfg := testConfig(t)
+	rep, err := Run(context.Background(), cfg, Deps{Kube: kc, Exec: ex, Store: st, Resources: fakeResources{}})
+	if err != nil {
+		t.Fatalf("Run: %v\ncalls:\n%s", err, strings.Join(ex.calls, "\n"))
+	}
+	namespaceGone(t, kc)
+	if rep.RRTool != netcol.ToolBuiltin || len(rep.Rows) != 16 {
+		t.Fatalf("tool %s, %d rows", rep.RRTool, len(rep.Rows))
+	}
+	for _, row := range rep.Rows {
+		if row.Status != RowOK || row.N != 2 || row.Mean <= 0 {
+			t.Errorf("%s/%s: %s %s n=%d mean=%v", row.Path, row.Test, row.Status, row.Reason, row.N, row.Mean)
+		}
+	}
+	// Placement: same-node pods on node1, cross-node servers on node2.
+	for _, p := range rep.Pods {
+		want := "node1"
+		if p.Role == RoleServerRemote || p.Role == RoleHostServer {
+			want = "node2"
+		}
+		if p.Node != want {
+			t.Errorf("%s on %s", p.Role, p.Node)
+		}
+	}
+	// The Service path dialled the ClusterIP; the host path used the host ports.
+	joined := strings.Join(ex.calls, "\n")
+	for _, want := range []string{
+		"client/net: iperf3 -J -c " + testClusterIP + " -p 5201",
+		"client-agent/agent: meshbench-agent crr --target " + testClusterIP + ":8078",
+		"host-client/net: iperf3 -J -c 172.30.0.2 -p 25201",
+		"host-client/agent: meshbench-agent rr --target 172.30.0.2:28078",
+		"client/net: iperf3 -J -c 10.244.0.12 -p 5201 -t 1 -u -b 1G --get-server-output",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("no exec %q in\n%s", want, joined)
+		}
+	}
+	// Store: idle + 16 cases, samples labelled, raw outputs kept.
+	if len(st.cases) != 17 || st.cases[0].CaseID != "idle" {
+		t.Fatalf("%d cases, first %s", len(st.cases), st.cases[0].CaseID)
+	}
+	var svcTCP *results.CaseResult
+	for i := range st.cases {
+		if st.cases[i].CaseID == "service/tcp" {
+			svcTCP = &st.cases[i]
+		}
+	}
+	if svcTCP == nil || svcTCP.Status != results.StatusOK || svcTCP.Facts["target"] != testClusterIP || svcTCP.Facts["backend"] != podIPs[RoleServerRemote] {
+		t.Fatalf("service/tcp case %+v", svcTCP)
+	}
+	raw, err := os.ReadFile(filepath.Join(cfg.RunDir, svcTCP.Facts["raw.2"]))
+	if err != nil || !strings.Contains(string(raw), testClusterIP) {
+		t.Errorf("raw output %s: %v", svcTCP.Facts["raw.2"], err)
+	}
+	var cpu, tput int
+	for _, s := range st.samples {
+		if s.Metric == "cpu" && s.Window.Kind == results.WindowTest && s.Labels[LabelTest] != "" {
+			cpu++
+		}
+		if s.Metric == MetricThroughput && s.Labels[LabelPath] == "service" && s.Labels[LabelTest] == "udp" && s.Unit == UnitMbps {
+			tput++
+		}
+	}
+	if cpu != 16*2*3 || tput != 2 {
+		t.Errorf("%d test-window cpu samples, %d service udp throughput samples", cpu, tput)
+	}
+	if len(rep.Resources) == 0 || len(rep.Facts.MTU) != 4 || rep.Facts.ServiceClusterIP != testClusterIP {
+		t.Errorf("resources %d, mtu %+v, clusterIP %s", len(rep.Resources), rep.Facts.MTU, rep.Facts.ServiceClusterIP)
+	}
+}
+
+func TestRunSingleNodeSkips(t *testing.T) {
+	t.Parallel()
+	kc := fakeCluster(t, node("node1"), node("node2", notReady))
+	st := &fakeStore{}
+	rep, err := Run(context.Background(), testConfig(t), Deps{Kube: kc, Exec: &fakeExec{}, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespaceGone(t, kc)
+	for _, row := range rep.Rows {
+		switch {
+		case row.Path == scenario.CNIPathSameNode && row.Status != RowOK:
+			t.Errorf("same-node %s: %s", row.Test, row.Status)
+		case row.Path != scenario.CNIPathSameNode && (row.Status != RowSkipped || !strings.Contains(row.Reason, "only one Ready schedulable node")):
+			t.Errorf("%s/%s: %s %q", row.Path, row.Test, row.Status, row.Reason)
+		}
+	}
+	for _, p := range rep.Pods {
+		if p.HostNetwork || p.Role == RoleServerRemote {
+			t.Errorf("pod %s deployed on a single node", p.Role)
+		}
+	}
+	skipped := 0
+	for _, c := range st.cases {
+		if c.Status == results.StatusSkipped {
+			skipped++
+		}
+	}
+	if skipped != 12 {
+		t.Errorf("%d skipped cases recorded, want 12", skipped)
+	}
+}
+
+func TestRunInterruptedCleansUp(t *testing.T) {
+	t.Parallel()
+	kc := fakeCluster(t, node("node1"), node("node2"))
+	started := make(chan struct{})
+	ex := &fakeExec{started: started, block: func(pod string, cmd []string) bool {
+		return cmd[0] == "iperf3" && slices.Contains(cmd, "-u") // the udp test never ends
+	}}
+	st := &fakeStore{}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	rep, err := Run(ctx, testConfig(t), Deps{Kube: kc, Exec: ex, Store: st})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	namespaceGone(t, kc)
+	// same-node/tcp finished before the interruption and is recorded; the interrupted udp sample is not a measurement.
+	var ids []string
+	for _, c := range st.cases {
+		ids = append(ids, c.CaseID)
+	}
+	if !slices.Contains(ids, "same-node/tcp") || slices.Contains(ids, "same-node/udp") {
+		t.Errorf("recorded %v", ids)
+	}
+	if len(rep.Rows) != 1 || rep.Rows[0].Status != RowOK {
+		t.Errorf("rows %+v", rep.Rows)
+	}
+}
+
+func TestRunBrokenPodFailsItsCases(t *testing.T) {
+	t.Parallel()
+	kc := fakeClusterWith(t, func(p *corev1.Pod) {
+		if p.Name == string(RoleHostServer) {
+			p.Status.Phase = corev1.PodPending
+			p.Status.Conditions = nil
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerIperf3,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: "hostNetwork forbidden"}}}}
+		}
+	}, node("node1"), node("node2"))
+	rep, err := Run(context.Background(), testConfig(t), Deps{Kube: kc, Exec: &fakeExec{}, Store: &fakeStore{}})
+	var cf *CasesFailedError
+	if !errors.As(err, &cf) || len(cf.Cases) != 4 {
+		t.Fatalf("err = %v", err)
+	}
+	namespaceGone(t, kc)
+	for _, row := range rep.Rows {
+		if row.Path == scenario.CNIPathHost && (row.Status != RowFailed || !strings.Contains(row.Reason, "host-server")) {
+			t.Errorf("host/%s: %s %q", row.Test, row.Status, row.Reason)
+		}
+		if row.Path != scenario.CNIPathHost && row.Status != RowOK {
+			t.Errorf("%s/%s: %s", row.Path, row.Test, row.Status)
+		}
+	}
+}
+
+func TestRunClientPodBrokenFailsEveryCell(t *testing.T) {
+	t.Parallel()
+	kc := fakeClusterWith(t, func(p *corev1.Pod) {
+		if p.Name == string(RoleClient) {
+			p.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: ContainerNet,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}}}}}
+		}
+	}, node("node1"), node("node2"))
+	st := &fakeStore{}
+	rep, err := Run(context.Background(), testConfig(t), Deps{Kube: kc, Exec: &fakeExec{}, Store: st})
+	if err == nil || !strings.Contains(err.Error(), "ErrImagePull") {
+		t.Fatalf("err = %v", err)
+	}
+	namespaceGone(t, kc)
+	if len(rep.Rows) != 16 || len(st.cases) != 16 {
+		t.Fatalf("%d rows, %d recorded cases", len(rep.Rows), len(st.cases))
+	}
+	for _, row := range rep.Rows {
+		if row.Status != RowFailed || !strings.Contains(row.Reason, "ErrImagePull") {
+			t.Errorf("%s/%s: %s %q", row.Path, row.Test, row.Status, row.Reason)
+		}
+	}
+}

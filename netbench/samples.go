@@ -1,0 +1,142 @@
+package netbench
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// Metrics, stats and units of the measurement samples (results.Sample.Metric/Stat/Unit).
+const (
+	MetricThroughput  = "throughput"  // tcp goodput, udp delivered rate (receiver side)
+	MetricSent        = "sent"        // udp rate the client sent
+	MetricLoss        = "loss"        // udp datagram loss
+	MetricJitter      = "jitter"      // udp jitter
+	MetricRetransmits = "retransmits" // tcp
+	MetricRTT         = "rtt"         // tcp mean smoothed RTT of the sender
+	MetricRR          = "rr"          // TCP_RR transactions/s
+	MetricCRR         = "crr"         // TCP_CRR transactions/s
+	MetricLatency     = "latency"     // rr/crr transaction latency
+	MetricErrors      = "errors"      // rr/crr failed transactions
+
+	StatValue = "value"
+
+	UnitGbps  = "Gbit/s"
+	UnitMbps  = "Mbit/s"
+	UnitPct   = "%"
+	UnitMs    = "ms"
+	UnitTPS   = "tps"
+	UnitCount = "count"
+)
+
+// Label keys of every sample.
+const (
+	LabelPath = "path"
+	LabelTest = "test"
+	LabelTool = "tool"
+)
+
+// Headline is the metric a table cell shows for a test.
+func Headline(t scenario.CNITest) (metric, unit string) {
+	switch t {
+	case scenario.CNITestTCP:
+		return MetricThroughput, UnitGbps
+	case scenario.CNITestUDP:
+		return MetricThroughput, UnitMbps
+	case scenario.CNITestCRR:
+		return MetricCRR, UnitTPS
+	default:
+		return MetricRR, UnitTPS
+	}
+}
+
+// Labels of a case's samples.
+func (c Case) Labels() map[string]string {
+	return map[string]string{LabelPath: string(c.Path), LabelTest: string(c.Test), LabelTool: string(c.Tool)}
+}
+
+// MeasurementSamples turns one parsed sample into results samples. It is pure.
+func MeasurementSamples(c Case, n int, w results.Window, r netcol.Result) []results.Sample {
+	var out []results.Sample
+	add := func(metric, stat string, v float64, unit string) {
+		out = append(out, results.Sample{Repetition: n, Window: w, Source: string(r.Tool), Component: results.ComponentCNITest,
+			Metric: metric, Stat: stat, Value: v, Unit: unit, Labels: c.Labels()})
+	}
+	switch c.Test {
+	case scenario.CNITestTCP:
+		add(MetricThroughput, StatValue, r.BitsPerSecond/1e9, UnitGbps)
+		add(MetricRetransmits, StatValue, float64(r.Retransmits), UnitCount)
+		if r.MeanRTTMicros > 0 {
+			add(MetricRTT, "avg", r.MeanRTTMicros/1e3, UnitMs)
+		}
+	case scenario.CNITestUDP:
+		add(MetricThroughput, StatValue, r.BitsPerSecond/1e6, UnitMbps)
+		add(MetricSent, StatValue, r.SenderBitsPerSecond/1e6, UnitMbps)
+		add(MetricLoss, StatValue, r.LossPercent, UnitPct)
+		add(MetricJitter, StatValue, r.JitterMs, UnitMs)
+	case scenario.CNITestRR, scenario.CNITestCRR:
+		metric, unit := Headline(c.Test)
+		add(metric, StatValue, r.TransactionsPerSecond, unit)
+		for _, s := range r.Latency.Stats() {
+			add(MetricLatency, s.Name, s.Value, UnitMs)
+		}
+		add(MetricErrors, StatValue, float64(r.Errors), UnitCount)
+	}
+	return out
+}
+
+// Expect is what the connection of a sample must look like.
+type Expect struct {
+	// Dialled is the address the client connects to (pod IP, ClusterIP or node IP).
+	Dialled string
+	// Backend is the server's own address: for the Service path the backend pod's IP, never the ClusterIP.
+	Backend string
+	// Service marks the Service path: the server must see the connection on the backend address while the client
+	// dialled the ClusterIP.
+	Service bool
+}
+
+// CheckConnection verifies, from iperf3's own records, that the connection went where the path says: the client
+// dialled Expect.Dialled and the server that answered saw it on Expect.Backend (which, for the Service path, proves
+// kube-proxy's DNAT to the backend). Results of other tools carry no such records and pass. It is pure.
+func CheckConnection(r netcol.Result, e Expect) error {
+	if r.Tool != netcol.ToolIperf3 {
+		return nil
+	}
+	var errs []error
+	if len(r.Connected) == 0 {
+		errs = append(errs, errors.New("iperf3 recorded no connection (start.connected is empty)"))
+	}
+	for _, c := range r.Connected {
+		if !sameAddr(c.RemoteHost, e.Dialled) {
+			errs = append(errs, fmt.Errorf("the client connected to %s, not %s", c.RemoteHost, e.Dialled))
+		}
+	}
+	if len(r.ServerConnected) == 0 {
+		errs = append(errs, errors.New("no server-side record of the connection (iperf3 --get-server-output gave nothing)"))
+	}
+	for _, s := range r.ServerConnected {
+		if !sameAddr(s.LocalHost, e.Backend) {
+			errs = append(errs, fmt.Errorf("the server saw the connection on %s, not on the backend address %s", s.LocalHost, e.Backend))
+		}
+	}
+	if e.Service && sameAddr(e.Dialled, e.Backend) {
+		errs = append(errs, fmt.Errorf("the Service path dialled the backend %s directly", e.Backend))
+	}
+	return errors.Join(errs...)
+}
+
+// sameAddr compares IP addresses textually normalised (IPv4-mapped IPv6 equals IPv4).
+func sameAddr(a, b string) bool {
+	pa, errA := netip.ParseAddr(strings.TrimSpace(a))
+	pb, errB := netip.ParseAddr(strings.TrimSpace(b))
+	if errA != nil || errB != nil {
+		return strings.TrimSpace(a) == strings.TrimSpace(b)
+	}
+	return pa.Unmap() == pb.Unmap()
+}

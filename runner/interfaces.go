@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// The runner's view of the world: narrow interfaces it defines itself (design import rule: runner imports only
+// scenario and results). cmd/meshbench/app wires the real adapters (workloads, mesh, loadgen, collectors/prom).
+
+// Target is a deployed topology of the app, as the runner needs it.
+type Target struct {
+	Topology       string
+	Namespaces     []string
+	EntryNamespace string
+	EntryService   string
+	EntryURL       string
+	Headers        map[string]string
+	AppSelector    string
+	Services       []string
+	// Facts are recorded with every case measured on this target (replicas, services, ...).
+	Facts map[string]string
+	// Handle is the adapter's own value (e.g. workloads.Target); the runner passes it back untouched.
+	Handle any
+}
+
+// Workloads deploys and removes the app.
+type Workloads interface {
+	// Ensure deploys the topology (idempotent) and returns its target.
+	Ensure(ctx context.Context, topo scenario.Topology) (Target, error)
+	// WaitReady waits until every workload is rolled out and every pod is Ready.
+	WaitReady(ctx context.Context, t Target) error
+	// Teardown removes what Ensure created.
+	Teardown(ctx context.Context, t Target) error
+}
+
+// Mesh switches and verifies the data-plane mode.
+type Mesh interface {
+	// Apply puts the target's namespaces into mode, in the safe order (restarting workloads when sidecar
+	// injection changes). The facts are recorded with the case.
+	Apply(ctx context.Context, t Target, mode scenario.Mode) (map[string]string, error)
+	// Verify checks every pod of the target. An error means the mode did not take effect; the case is then not
+	// measured and is recorded failed with the error as its reason.
+	Verify(ctx context.Context, t Target, mode scenario.Mode) (map[string]string, error)
+	// Restore undoes what Apply changed on namespaces meshbench did not create (finalizer).
+	Restore(ctx context.Context) error
+}
+
+// LoadRequest is one load run.
+type LoadRequest struct {
+	Case scenario.Case
+	// LeadIn is load before the measured window (warm-up, trim, and at least the collector's rate range).
+	LeadIn time.Duration
+	// Window is the measured window.
+	Window time.Duration
+	// CoolDown is load after the window (trim end and the rest of load.duration).
+	CoolDown time.Duration
+}
+
+// LoadResult is what a load run measured.
+type LoadResult struct {
+	// Window is the exact measured window (the part every client was in).
+	Window results.Window
+	// Samples are latency, throughput and error samples; the runner fills the case fields.
+	Samples []results.Sample
+	// Requests and Errors decide whether the case counts: a run where every request failed is a failed case.
+	Requests, Errors int64
+	// Facts and Notes are recorded with the case.
+	Facts map[string]string
+	Notes []string
+}
+
+// LoadGenerator drives the app.
+type LoadGenerator interface {
+	// Prepare places the load clients for the target in the given mode (same namespace, so the same data plane)
+	// and waits until they are ready and, where the mode says so, captured by the mesh.
+	Prepare(ctx context.Context, t Target, mode scenario.Mode) error
+	// Run runs one load: lead-in, measured window, cool-down.
+	Run(ctx context.Context, t Target, req LoadRequest) (LoadResult, error)
+	// Teardown removes the load clients of the target.
+	Teardown(ctx context.Context, t Target) error
+}
+
+// Collection is what the resource collector read for one window.
+type Collection struct {
+	// Window is the window actually queried (whole seconds inside the measured one).
+	Window   results.Window
+	Samples  []results.Sample
+	Warnings []string
+}
+
+// Collector reads resource usage per component over a window.
+type Collector interface {
+	// Collect reads the window (waiting until its data is complete).
+	Collect(ctx context.Context, t Target, w results.Window) (Collection, error)
+	// LeadIn is how long before a window the measured condition must already hold (the rate range), so that the
+	// first rate point of the window sees no earlier activity.
+	LeadIn() time.Duration
+}
+
+// Store receives each finished case at once.
+type Store interface {
+	AppendCase(res results.CaseResult, samples []results.Sample) error
+}
+
+// Clock is time for the runner; tests inject a fake.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits d or until ctx is done (then it returns ctx's error).
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// RealClock is the wall clock.
+type RealClock struct{}
+
+// Now is time.Now in UTC.
+func (RealClock) Now() time.Time { return time.Now().UTC() }
+
+// Sleep waits d or until ctx is done.
+func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,48 @@
+package runner
+
+import (
+	"io"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// timeBar shows a time-based progress bar for a wait of known length (idle window, load run) on w; stop ends it.
+// With w nil it does nothing.
+func timeBar(w io.Writer, desc string, d time.Duration) (stop func()) {
+	if w == nil || d <= 0 {
+		return func() {}
+	}
+	secs := int64(d.Round(time.Second) / time.Second)
+	bar := progressbar.NewOptions64(secs,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetPredictTime(false),
+		progressbar.OptionShowElapsedTimeOnFinish(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(time.Second),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionFullWidth(),
+	)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		start := time.Now()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				_ = bar.Finish()
+				return
+			case <-t.C:
+				_ = bar.Set64(min(secs, int64(time.Since(start)/time.Second)))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}

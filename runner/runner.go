@@ -1,0 +1,372 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// DefaultFinalizeTimeout bounds teardown and label restore after the run (or after Ctrl-C).
+const DefaultFinalizeTimeout = 10 * time.Minute
+
+// Runner executes a plan case by case:
+//
+//	switch (topology or mode differs, or the last switch failed):
+//	    workloads.Ensure (new topology) -> mesh.Apply -> workloads.WaitReady -> mesh.Verify -> load clients ready -> settle
+//	idle window (case.Idle)     after a quiet lead-in of at least the collector's rate range
+//	load                        lead-in (warm-up, trim, >= rate range) -> measured window -> cool-down
+//	collect                     resources over the idle and load windows
+//	store.AppendCase            at once: a crash loses nothing, --resume skips what is recorded
+//
+// A case whose switch, verification, load or collection fails is recorded failed with its reason and the run goes on.
+// Finalizers (load clients, workloads, namespace label restore) run after the last case and after cancellation, with
+// a fresh timeout context; Retain skips them.
+type Runner struct {
+	Scenario  *scenario.Scenario
+	Plan      scenario.Plan
+	RunID     string
+	Workloads Workloads
+	Mesh      Mesh
+	Load      LoadGenerator
+	Collector Collector
+	Store     Store
+	// Done are the cases a resumed run already recorded as ok or skipped (results.Run.DoneCases); they are not run again.
+	Done map[string]results.CaseResult
+	// Retain keeps the app, the load clients and the mode labels after the run.
+	Retain bool
+	// FinalizeTimeout bounds the finalizers (default DefaultFinalizeTimeout).
+	FinalizeTimeout time.Duration
+	Clock           Clock
+	Log             *slog.Logger
+	// Progress receives human progress bars for idle windows and load runs (stderr); nil disables them.
+	Progress io.Writer
+}
+
+// Outcome summarises one invocation of Run.
+type Outcome struct {
+	Total       int      // cases in the plan
+	Resumed     int      // skipped because a previous invocation recorded them
+	OK          int      // measured in this invocation
+	Failed      []string // "<case id>: <reason>" of the cases that failed in this invocation
+	Interrupted bool     // the context was cancelled before the plan finished
+}
+
+// state is what the cluster currently holds.
+type state struct {
+	target      *Target
+	topo        string
+	mode        scenario.Mode
+	ready       bool      // switched, verified and load clients placed for (topo, mode)
+	failedKey   string    // topology/mode whose switch failed, for the rest of its consecutive cases
+	failReason  string    // why
+	quietSince  time.Time // end of the last activity (switch, load) the next idle window must not see
+	targetFacts map[string]string
+}
+
+func (r *Runner) clock() Clock {
+	if r.Clock == nil {
+		return RealClock{}
+	}
+	return r.Clock
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return r.Log
+}
+
+// Run executes every case not in Done. It returns an error only when results cannot be recorded or finalizers fail;
+// failed cases are in the Outcome (and recorded in the store).
+func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
+	out.Total = len(r.Plan.Cases)
+	st := &state{}
+	defer func() {
+		if ferr := r.finalize(ctx, st); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+	}()
+	for _, c := range r.Plan.Cases {
+		if ctx.Err() != nil {
+			out.Interrupted = true
+			return out, nil
+		}
+		if _, ok := r.Done[c.ID]; ok {
+			out.Resumed++
+			r.log().Info("case already recorded, skipping", "case", c.ID)
+			continue
+		}
+		r.log().Info("case", "n", fmt.Sprintf("%d/%d", c.Index, out.Total), "id", c.ID)
+		res, samples := r.runCase(ctx, st, c)
+		if ctx.Err() != nil {
+			// An interrupted case is not recorded: --resume runs it again.
+			r.log().Warn("interrupted: case not recorded", "case", c.ID)
+			out.Interrupted = true
+			return out, nil
+		}
+		if err := r.Store.AppendCase(res, samples); err != nil {
+			return out, fmt.Errorf("record case %s: %w", c.ID, err)
+		}
+		if res.Status == results.StatusOK {
+			out.OK++
+			r.log().Info("case done", "case", c.ID, "samples", len(samples), "took", res.End.Sub(res.Start).Round(time.Second))
+		} else {
+			out.Failed = append(out.Failed, c.ID+": "+res.Reason)
+			r.log().Warn("case failed", "case", c.ID, "reason", res.Reason)
+		}
+	}
+	return out, nil
+}
+
+// caseRun accumulates one case's record.
+type caseRun struct {
+	res     results.CaseResult
+	clock   Clock
+	samples []results.Sample
+}
+
+func (cr *caseRun) timed(step string, f func() error) error {
+	start := cr.clock.Now()
+	err := f()
+	cr.res.Timings[step] = cr.clock.Now().Sub(start).Round(time.Millisecond).String()
+	return err
+}
+
+func (cr *caseRun) facts(m map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		cr.res.Facts[k] = m[k]
+	}
+}
+
+func (cr *caseRun) fail(reason string) (results.CaseResult, []results.Sample) {
+	cr.res.Status, cr.res.Reason = results.StatusFailed, reason
+	cr.res.End = cr.clock.Now()
+	return cr.res, cr.samples
+}
+
+func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (results.CaseResult, []results.Sample) {
+	clk := r.clock()
+	cr := &caseRun{clock: clk, res: results.CaseResult{
+		RunID: r.RunID, CaseID: c.ID, Mode: string(c.Mode), Topology: c.Topology.Name, Load: c.QPS.String(),
+		Repetition: c.Repetition, Start: clk.Now(), Timings: map[string]string{}, Facts: map[string]string{},
+	}}
+	key := c.Topology.Name + "/" + string(c.Mode)
+	if !st.ready || st.topo != c.Topology.Name || st.mode != c.Mode {
+		if st.failedKey == key && st.topo == c.Topology.Name && st.mode == c.Mode {
+			return cr.fail("not measured: switching to mode " + string(c.Mode) + " failed earlier in this group: " + st.failReason)
+		}
+		if reason := r.switchTo(ctx, st, c, cr); reason != "" {
+			st.topo, st.mode, st.ready, st.failedKey, st.failReason = c.Topology.Name, c.Mode, false, key, reason
+			return cr.fail(reason)
+		}
+		st.failedKey, st.failReason = "", ""
+	}
+	cr.facts(st.targetFacts)
+	t := *st.target
+	spec := r.Scenario.Spec
+	lead := r.Collector.LeadIn()
+	cr.res.Facts["collector-lead-in"] = lead.String()
+
+	var windows []results.Window
+	if c.Idle && spec.Windows.Idle.Duration > 0 {
+		var w results.Window
+		err := cr.timed("idle", func() error {
+			// The idle window's first rate point looks back one rate range: nothing may run in it.
+			if err := clk.Sleep(ctx, st.quietSince.Add(lead).Sub(clk.Now())); err != nil {
+				return err
+			}
+			w.Kind, w.Start = results.WindowIdle, clk.Now()
+			stop := timeBar(r.Progress, c.ID+" idle window", spec.Windows.Idle.Duration)
+			err := clk.Sleep(ctx, spec.Windows.Idle.Duration)
+			stop()
+			w.End = clk.Now()
+			return err
+		})
+		if err != nil {
+			return cr.fail("idle window: " + err.Error())
+		}
+		windows = append(windows, w)
+		cr.res.Windows = append(cr.res.Windows, w)
+	}
+
+	req := LoadRequest{Case: c, Window: spec.Windows.Load.Duration}
+	warm := spec.Load.WarmUp.Duration + spec.Load.TrimStart.Duration
+	req.LeadIn = max(warm, lead)
+	if req.LeadIn > warm {
+		cr.res.Facts["lead-in"] = fmt.Sprintf("%s (warm-up %s + trim %s raised to the rate range %s: the window's first rate point must see load only)",
+			req.LeadIn, spec.Load.WarmUp.Duration, spec.Load.TrimStart.Duration, lead)
+	}
+	req.CoolDown = max(spec.Load.TrimEnd.Duration, spec.Load.Duration.Duration-warm-req.Window)
+	var lr LoadResult
+	err := cr.timed("load", func() error {
+		stop := timeBar(r.Progress, fmt.Sprintf("%s load (lead-in %s, window %s, cool-down %s)", c.ID, req.LeadIn, req.Window, req.CoolDown),
+			req.LeadIn+req.Window+req.CoolDown)
+		defer stop()
+		var err error
+		lr, err = r.Load.Run(ctx, t, req)
+		return err
+	})
+	st.quietSince = clk.Now()
+	if err != nil {
+		return cr.fail("load: " + err.Error())
+	}
+	cr.facts(lr.Facts)
+	if len(lr.Notes) > 0 {
+		cr.res.Facts["load-notes"] = strings.Join(lr.Notes, "; ")
+	}
+	windows = append(windows, lr.Window)
+	cr.res.Windows = append(cr.res.Windows, lr.Window)
+	cr.add(c, lr.Samples, c.QPS.String())
+
+	var warnings []string
+	for _, w := range windows {
+		var col Collection
+		err := cr.timed("collect-"+w.Kind, func() error {
+			var err error
+			col, err = r.Collector.Collect(ctx, t, w)
+			return err
+		})
+		warnings = append(warnings, col.Warnings...)
+		load := c.QPS.String()
+		if w.Kind == results.WindowIdle {
+			load = "" // idle samples belong to no load level
+		}
+		cr.add(c, col.Samples, load)
+		if err != nil {
+			if len(warnings) > 0 {
+				cr.res.Facts["collector-warnings"] = strings.Join(warnings, "; ")
+			}
+			return cr.fail(fmt.Sprintf("collect %s window: %v", w.Kind, err))
+		}
+	}
+	if len(warnings) > 0 {
+		cr.res.Facts["collector-warnings"] = strings.Join(warnings, "; ")
+	}
+	if lr.Requests == 0 {
+		return cr.fail("load: no request completed in the measured window")
+	}
+	if lr.Errors == lr.Requests {
+		return cr.fail(fmt.Sprintf("load: every one of %d requests failed (see the responses samples for the status codes)", lr.Requests))
+	}
+	cr.res.Status = results.StatusOK
+	cr.res.End = clk.Now()
+	return cr.res, cr.samples
+}
+
+// add fills the case fields of samples and keeps them.
+func (cr *caseRun) add(c scenario.Case, samples []results.Sample, load string) {
+	for _, s := range samples {
+		s.RunID, s.CaseID, s.Mode, s.Topology, s.Load, s.Repetition = cr.res.RunID, c.ID, string(c.Mode), c.Topology.Name, load, c.Repetition
+		cr.samples = append(cr.samples, s)
+	}
+}
+
+// switchTo deploys the case's topology if needed and puts it into the case's mode. It returns "" on success, else
+// the reason the case cannot be measured.
+func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *caseRun) string {
+	clk := r.clock()
+	if st.target == nil || st.topo != c.Topology.Name {
+		if st.target != nil && !r.Retain {
+			r.teardown(ctx, st)
+		}
+		var t Target
+		if err := cr.timed("ensure", func() error {
+			var err error
+			t, err = r.Workloads.Ensure(ctx, c.Topology)
+			return err
+		}); err != nil {
+			st.target = nil
+			return "deploy topology " + c.Topology.Name + ": " + err.Error()
+		}
+		st.target, st.topo, st.targetFacts = &t, c.Topology.Name, t.Facts
+	}
+	st.mode, st.ready = c.Mode, false
+	t := *st.target
+	steps := []struct {
+		name, what string
+		f          func() (map[string]string, error)
+	}{
+		{"mode-switch", "apply mode " + string(c.Mode), func() (map[string]string, error) { return r.Mesh.Apply(ctx, t, c.Mode) }},
+		{"wait-ready", "workloads not ready after switching to mode " + string(c.Mode), func() (map[string]string, error) {
+			return nil, r.Workloads.WaitReady(ctx, t)
+		}},
+		{"verify", "not measured: verification of mode " + string(c.Mode) + " failed", func() (map[string]string, error) {
+			return r.Mesh.Verify(ctx, t, c.Mode)
+		}},
+		{"load-clients", "load clients not ready in mode " + string(c.Mode), func() (map[string]string, error) {
+			return nil, r.Load.Prepare(ctx, t, c.Mode)
+		}},
+	}
+	for _, s := range steps {
+		var facts map[string]string
+		err := cr.timed(s.name, func() error {
+			var err error
+			facts, err = s.f()
+			return err
+		})
+		cr.facts(facts)
+		if err != nil {
+			return s.what + ": " + err.Error()
+		}
+	}
+	st.quietSince = clk.Now()
+	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, r.Scenario.Spec.Windows.Settle.Duration) }); err != nil {
+		return "settle: " + err.Error()
+	}
+	st.ready = true
+	return ""
+}
+
+// teardown removes the current target's load clients and workloads; failures are logged (the next topology can
+// still run; cleanup finds leftovers by label).
+func (r *Runner) teardown(ctx context.Context, st *state) {
+	t := *st.target
+	if err := r.Load.Teardown(ctx, t); err != nil {
+		r.log().Warn("tear down load clients", "topology", t.Topology, "err", err)
+	}
+	if err := r.Workloads.Teardown(ctx, t); err != nil {
+		r.log().Warn("tear down workloads", "topology", t.Topology, "err", err)
+	}
+	st.target, st.ready = nil, false
+}
+
+// finalize runs after the last case or after cancellation, with a fresh context bounded by FinalizeTimeout.
+func (r *Runner) finalize(ctx context.Context, st *state) error {
+	if r.Retain {
+		if st.target != nil {
+			r.log().Info("retaining resources (--retain)", "topology", st.target.Topology, "namespaces", st.target.Namespaces)
+		}
+		return nil
+	}
+	d := r.FinalizeTimeout
+	if d <= 0 {
+		d = DefaultFinalizeTimeout
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	defer cancel()
+	var errs []error
+	if st.target != nil {
+		t := *st.target
+		r.log().Info("tearing down", "topology", t.Topology, "namespaces", t.Namespaces)
+		if err := r.Load.Teardown(fctx, t); err != nil {
+			errs = append(errs, fmt.Errorf("tear down load clients: %w", err))
+		}
+		if err := r.Workloads.Teardown(fctx, t); err != nil {
+			errs = append(errs, fmt.Errorf("tear down workloads: %w", err))
+		}
+	}
+	if err := r.Mesh.Restore(fctx); err != nil {
+		errs = append(errs, fmt.Errorf("restore namespace labels: %w", err))
+	}
+	return errors.Join(errs...)
+}

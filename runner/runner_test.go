@@ -1,0 +1,349 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// fakeClock advances only when slept on, so the tests take no wall time.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+	// onSleep, when set, runs before each sleep (to cancel a context at a chosen moment).
+	onSleep func(d time.Duration)
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if c.onSleep != nil {
+		c.onSleep(d)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d > 0 {
+		c.mu.Lock()
+		c.now = c.now.Add(d)
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+type calls struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (c *calls) add(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.log = append(c.log, fmt.Sprintf(format, args...))
+}
+
+type fakeWorkloads struct {
+	*calls
+	clock *fakeClock
+}
+
+func (f fakeWorkloads) Ensure(_ context.Context, topo scenario.Topology) (Target, error) {
+	f.add("ensure %s", topo.Name)
+	return Target{Topology: topo.Name, Namespaces: []string{"mb-" + topo.Name}, EntryURL: "http://entry/", Facts: map[string]string{"replicas": "1"}}, nil
+}
+
+func (f fakeWorkloads) WaitReady(context.Context, Target) error {
+	f.add("wait-ready")
+	return f.clock.Sleep(context.Background(), 3*time.Second)
+}
+
+func (f fakeWorkloads) Teardown(ctx context.Context, t Target) error {
+	f.add("teardown %s (ctx ok: %v)", t.Topology, ctx.Err() == nil)
+	return nil
+}
+
+type fakeMesh struct {
+	*calls
+	absent scenario.Mode // Verify fails for this mode
+}
+
+func (f fakeMesh) Apply(_ context.Context, _ Target, m scenario.Mode) (map[string]string, error) {
+	f.add("apply %s", m)
+	return map[string]string{"mode-switch": "label"}, nil
+}
+
+func (f fakeMesh) Verify(_ context.Context, _ Target, m scenario.Mode) (map[string]string, error) {
+	f.add("verify %s", m)
+	if m == f.absent {
+		return nil, errors.New("pod svc-0: no ambient.istio.io/redirection annotation (is ztunnel installed?)")
+	}
+	return map[string]string{"verified-pods": "3"}, nil
+}
+
+func (f fakeMesh) Restore(ctx context.Context) error {
+	f.add("restore (ctx ok: %v)", ctx.Err() == nil)
+	return nil
+}
+
+type fakeLoad struct {
+	*calls
+	clock     *fakeClock
+	allErrors bool
+}
+
+func (f fakeLoad) Prepare(_ context.Context, _ Target, m scenario.Mode) error {
+	f.add("prepare %s", m)
+	return nil
+}
+
+func (f fakeLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult, error) {
+	f.add("load %s lead %s window %s cool %s", req.Case.ID, req.LeadIn, req.Window, req.CoolDown)
+	if err := f.clock.Sleep(ctx, req.LeadIn); err != nil {
+		return LoadResult{}, err
+	}
+	w := results.Window{Kind: results.WindowLoad, Start: f.clock.Now().Add(7 * time.Millisecond)}
+	if err := f.clock.Sleep(ctx, req.Window); err != nil {
+		return LoadResult{}, err
+	}
+	w.End = f.clock.Now()
+	if err := f.clock.Sleep(ctx, req.CoolDown); err != nil {
+		return LoadResult{}, err
+	}
+	res := LoadResult{Window: w, Requests: 100, Samples: []results.Sample{
+		{Window: w, Source: "fortio", Component: results.ComponentLoadgen, Metric: "qps", Stat: "value", Value: 99, Unit: "rps"},
+	}}
+	if f.allErrors {
+		res.Errors = 100
+	}
+	return res, nil
+}
+
+func (f fakeLoad) Teardown(ctx context.Context, t Target) error {
+	f.add("load-teardown %s (ctx ok: %v)", t.Topology, ctx.Err() == nil)
+	return nil
+}
+
+type fakeCollector struct{ *calls }
+
+func (f fakeCollector) Collect(_ context.Context, _ Target, w results.Window) (Collection, error) {
+	f.add("collect %s %s", w.Kind, w.End.Sub(w.Start).Round(time.Second))
+	return Collection{Window: w, Samples: []results.Sample{
+		{Window: w, Source: "prometheus", Component: results.ComponentApp, Metric: "cpu", Stat: "avg", Value: 42, Unit: "millicores"},
+	}, Warnings: []string{"no ztunnel data"}}, nil
+}
+
+func (fakeCollector) LeadIn() time.Duration { return 20 * time.Second }
+
+type memStore struct {
+	cases   []results.CaseResult
+	samples []results.Sample
+}
+
+func (m *memStore) AppendCase(res results.CaseResult, samples []results.Sample) error {
+	m.cases = append(m.cases, res)
+	m.samples = append(m.samples, samples...)
+	return nil
+}
+
+func testScenario(t *testing.T, modes string) *scenario.Scenario {
+	t.Helper()
+	s, err := scenario.Parse([]byte(`apiVersion: meshbench.dev/v1alpha1
+kind: Scenario
+metadata: {name: runner-test}
+spec:
+  profile: localcluster
+  workload: {app: fortio-chain}
+  modes: ` + modes + `
+  load: {qps: [50, 200], warmUp: 10s, trimEnd: 2s}
+  windows: {idle: 20s, load: 30s, repetitions: 2, settle: 5s}
+  prometheus: {url: "http://127.0.0.1:19090"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+type harness struct {
+	calls *calls
+	clock *fakeClock
+	store *memStore
+	r     *Runner
+}
+
+func newHarness(t *testing.T, modes string, absent scenario.Mode) *harness {
+	s := testScenario(t, modes)
+	h := &harness{calls: &calls{}, clock: &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}, store: &memStore{}}
+	h.r = &Runner{
+		Scenario: s, Plan: scenario.NewPlan(s), RunID: "run-1",
+		Workloads: fakeWorkloads{h.calls, h.clock}, Mesh: fakeMesh{h.calls, absent}, Load: fakeLoad{calls: h.calls, clock: h.clock},
+		Collector: fakeCollector{h.calls}, Store: h.store, Clock: h.clock,
+	}
+	return h
+}
+
+func TestRunAllCasesWithAnAbsentDataPlane(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none, ambient]", scenario.ModeAmbient)
+	out, err := h.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Total != 8 || out.OK != 4 || len(out.Failed) != 4 || out.Interrupted {
+		t.Fatalf("outcome %+v", out)
+	}
+	want := []string{
+		// repetition 1: none (switch, idle, two load levels), then ambient fails verification once for its group
+		"ensure single", "apply none", "wait-ready", "verify none", "prepare none",
+		"load single.none.q50.r1 lead 20s window 30s cool 2s", "collect idle 20s", "collect load 30s",
+		"load single.none.q200.r1 lead 20s window 30s cool 2s", "collect load 30s",
+		"apply ambient", "wait-ready", "verify ambient",
+		// repetition 2 (serpentine: ambient again first) does not retry the failed group, then none switches back
+		"apply none", "wait-ready", "verify none", "prepare none",
+		"load single.none.q50.r2 lead 20s window 30s cool 2s", "collect idle 20s", "collect load 30s",
+		"load single.none.q200.r2 lead 20s window 30s cool 2s", "collect load 30s",
+		"load-teardown single (ctx ok: true)", "teardown single (ctx ok: true)", "restore (ctx ok: true)",
+	}
+	if got := strings.Join(h.calls.log, "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("calls:\n%s\n\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+	var ids []string
+	for _, c := range h.store.cases {
+		ids = append(ids, c.CaseID+"="+c.Status)
+		if c.Status == results.StatusFailed && !strings.Contains(c.Reason, "verification of mode ambient failed") {
+			t.Errorf("%s reason %q: want the verification failure", c.CaseID, c.Reason)
+		}
+	}
+	wantIDs := "single.none.q50.r1=ok single.none.q200.r1=ok single.ambient.q50.r1=failed single.ambient.q200.r1=failed " +
+		"single.ambient.q50.r2=failed single.ambient.q200.r2=failed single.none.q50.r2=ok single.none.q200.r2=ok"
+	if got := strings.Join(ids, " "); got != wantIDs {
+		t.Errorf("cases %s\nwant  %s", got, wantIDs)
+	}
+	first := h.store.cases[0]
+	if len(first.Windows) != 2 || first.Windows[0].Kind != results.WindowIdle || first.Windows[1].Kind != results.WindowLoad ||
+		first.Windows[0].End.Sub(first.Windows[0].Start) != 20*time.Second {
+		t.Errorf("windows %+v", first.Windows)
+	}
+	// The idle window starts one rate range (20 s) after the switch, not after the 5 s settle alone.
+	if got := first.Windows[0].Start.Sub(first.Start); got != 3*time.Second+20*time.Second {
+		t.Errorf("idle window started %s after the case (want wait-ready 3s + lead-in 20s)", got)
+	}
+	if !strings.Contains(first.Facts["lead-in"], "raised to the rate range 20s") || first.Facts["verified-pods"] != "3" ||
+		first.Facts["replicas"] != "1" || first.Facts["collector-warnings"] == "" {
+		t.Errorf("facts %v", first.Facts)
+	}
+	for _, step := range []string{"ensure", "mode-switch", "wait-ready", "verify", "load-clients", "settle", "idle", "load", "collect-idle", "collect-load"} {
+		if first.Timings[step] == "" {
+			t.Errorf("no timing for %s: %v", step, first.Timings)
+		}
+	}
+	for _, s := range h.store.samples {
+		if s.RunID != "run-1" || s.CaseID == "" || s.Mode != "none" || s.Topology != "single" || s.Repetition == 0 {
+			t.Errorf("sample without case fields: %+v", s)
+		}
+		if (s.Window.Kind == results.WindowIdle) != (s.Load == "") {
+			t.Errorf("idle samples must have no load level, load samples must: %+v", s)
+		}
+	}
+}
+
+func TestResumeSkipsRecordedCasesAndSwitchesFirst(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none]", "")
+	h.r.Done = map[string]results.CaseResult{"single.none.q50.r1": {}, "single.none.q200.r1": {}, "single.none.q50.r2": {}}
+	out, err := h.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Resumed != 3 || out.OK != 1 || len(h.store.cases) != 1 || h.store.cases[0].CaseID != "single.none.q200.r2" {
+		t.Fatalf("outcome %+v cases %+v", out, h.store.cases)
+	}
+	// The remaining case's plan entry has Switch=false, but nothing is deployed in this process: it must switch.
+	if h.calls.log[0] != "ensure single" || h.calls.log[3] != "verify none" {
+		t.Errorf("calls %q: want a full switch before the first remaining case", h.calls.log)
+	}
+	if len(h.store.cases[0].Windows) != 1 {
+		t.Errorf("q200 has no idle window in the plan, got windows %+v", h.store.cases[0].Windows)
+	}
+}
+
+func TestInterruptRunsFinalizersAndDropsTheCase(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none]", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	loads := 0
+	h.clock.onSleep = func(d time.Duration) {
+		if d == 30*time.Second { // a measured window
+			if loads++; loads == 2 {
+				cancel()
+			}
+		}
+	}
+	out, err := h.r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Interrupted || len(h.store.cases) != 1 || h.store.cases[0].CaseID != "single.none.q50.r1" {
+		t.Fatalf("outcome %+v cases %d: want the first case recorded, the interrupted second one not", out, len(h.store.cases))
+	}
+	tail := strings.Join(h.calls.log[len(h.calls.log)-3:], "\n")
+	if tail != "load-teardown single (ctx ok: true)\nteardown single (ctx ok: true)\nrestore (ctx ok: true)" {
+		t.Errorf("finalizers after cancel:\n%s", tail)
+	}
+}
+
+func TestRetainAndAllErrors(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none]", "")
+	h.r.Retain = true
+	h.r.Load = fakeLoad{calls: h.calls, clock: h.clock, allErrors: true}
+	out, err := h.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Failed) != 4 || !strings.Contains(out.Failed[0], "every one of 100 requests failed") {
+		t.Errorf("failed %q", out.Failed)
+	}
+	for _, c := range h.calls.log {
+		if strings.Contains(c, "teardown") || strings.Contains(c, "restore") {
+			t.Errorf("--retain ran %q", c)
+		}
+	}
+	if len(h.store.samples) == 0 {
+		t.Error("a failed case keeps its samples (Summarize leaves them out)")
+	}
+}
+
+type failingCollector struct{ fakeCollector }
+
+func (failingCollector) Collect(_ context.Context, _ Target, w results.Window) (Collection, error) {
+	return Collection{Window: w, Warnings: []string{"prometheus warning"}}, errors.New("prometheus: connection refused")
+}
+
+func TestCollectorFailureFailsTheCaseButKeepsLoadSamples(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none]", "")
+	h.r.Collector = failingCollector{fakeCollector{h.calls}}
+	out, err := h.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Failed) != 4 || !strings.Contains(out.Failed[0], "collect idle window: prometheus: connection refused") {
+		t.Fatalf("failed %q", out.Failed)
+	}
+	c := h.store.cases[0]
+	if c.Facts["collector-warnings"] != "prometheus warning" || len(c.Windows) != 2 {
+		t.Errorf("facts %v windows %v", c.Facts, c.Windows)
+	}
+	if len(h.store.samples) == 0 || h.store.samples[0].Component != results.ComponentLoadgen {
+		t.Errorf("the load samples of a failed case are still recorded: %+v", h.store.samples)
+	}
+}

@@ -1,0 +1,327 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// cniDuration is each sample's length in the full-table test (study B used 10s; MESHBENCH_E2E_CNI_DURATION overrides).
+func cniDuration() string {
+	if d := os.Getenv("MESHBENCH_E2E_CNI_DURATION"); d != "" {
+		return d
+	}
+	return "5s"
+}
+
+var (
+	cniCLIOnce sync.Once
+	cniCLIPath string
+	cniCLIErr  error
+)
+
+// cniCLI builds the meshbench binary once per test process.
+func cniCLI(t *testing.T) string {
+	t.Helper()
+	cniCLIOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "meshbench-e2e-cni-")
+		if err != nil {
+			cniCLIErr = err
+			return
+		}
+		cniCLIPath = filepath.Join(dir, "meshbench")
+		out, err := exec.Command("go", "build", "-o", cniCLIPath, "../../cmd/meshbench").CombinedOutput()
+		if err != nil {
+			cniCLIErr = fmt.Errorf("go build ./cmd/meshbench: %v\n%s", err, out)
+		}
+	})
+	if cniCLIErr != nil {
+		t.Fatal(cniCLIErr)
+	}
+	return cniCLIPath
+}
+
+func cniScenario(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cni.yaml")
+	doc := "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata:\n  name: e2e-cni\nspec:\n  profile: localcluster\n  cni:\n" + body
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func cniCommand(ctx context.Context, c *Cluster, cli string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, cli, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+	return cmd
+}
+
+// TestCNIFullTable runs `meshbench cni` on every path and test of study B plus the host baseline and checks every
+// cell, the placement, the Service path, and the cleanup.
+func TestCNIFullTable(t *testing.T) {
+	c := RequireCluster(t)
+	if len(c.Nodes) < 2 {
+		t.Skipf("the full table needs two nodes, the cluster has %v", c.Nodes)
+	}
+	cli := cniCLI(t)
+	out := t.TempDir()
+	sc := cniScenario(t, fmt.Sprintf(`    tests: [tcp, udp, rr, crr]
+    paths: [same-node, cross-node, service, host]
+    duration: %s
+    samples: 3
+    omit: 1s
+    udpBitrate: "500M"
+    placement: {clientNode: %s, serverNode: %s}
+`, cniDuration(), c.Nodes[0], c.Nodes[1]))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	cmd := cniCommand(ctx, c, cli, "cni", "-f", sc, "--output-dir", out, "-o", "json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("stderr:\n%s", stderr.String())
+	if err != nil {
+		t.Fatalf("meshbench cni: %v\nstdout:\n%s", err, stdout.String())
+	}
+	var rep netbench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, stdout.String())
+	}
+	t.Logf("table:\n%s", rep.Table())
+
+	// Every cell is a measurement: 4 paths x 4 tests, 3 samples each, positive values, the right units.
+	if len(rep.Rows) != 16 {
+		t.Fatalf("%d rows, want 16", len(rep.Rows))
+	}
+	for _, row := range rep.Rows {
+		name := string(row.Path) + "/" + string(row.Test)
+		if row.Status != netbench.RowOK || row.N != 3 || !(row.Mean > 0) || row.CI == nil {
+			t.Errorf("%s: status %s n=%d mean=%v ci=%v reason %q", name, row.Status, row.N, row.Mean, row.CI, row.Reason)
+			continue
+		}
+		secondary := map[string]netbench.Stat{}
+		for _, s := range row.Secondary {
+			secondary[s.Name] = s
+		}
+		switch row.Test {
+		case scenario.CNITestTCP:
+			if row.Unit != netbench.UnitGbps || row.Mean < 0.1 || row.Tool != netcol.ToolIperf3 {
+				t.Errorf("%s: %v %s with %s", name, row.Mean, row.Unit, row.Tool)
+			}
+		case scenario.CNITestUDP:
+			loss, ok := secondary["loss value"]
+			if row.Unit != netbench.UnitMbps || !ok || loss.N != 3 || row.Mean > 500*1.01 {
+				t.Errorf("%s: delivered %v %s (target 500), loss %+v", name, row.Mean, row.Unit, loss)
+			}
+		case scenario.CNITestRR, scenario.CNITestCRR:
+			if row.Unit != netbench.UnitTPS || row.Tool == "" {
+				t.Errorf("%s: %v %s with %q", name, row.Mean, row.Unit, row.Tool)
+			}
+			if p99, ok := secondary["latency p99"]; !ok || !(p99.Mean > 0) {
+				t.Errorf("%s: no p99 latency %+v", name, p99)
+			}
+		}
+	}
+
+	// Placement as asked and verified: same-node pods share node A, the remote and host servers are on node B.
+	want := map[netbench.Role]string{netbench.RoleClient: c.Nodes[0], netbench.RoleServerLocal: c.Nodes[0], netbench.RoleHostClient: c.Nodes[0],
+		netbench.RoleServerRemote: c.Nodes[1], netbench.RoleHostServer: c.Nodes[1]}
+	if rep.RRTool == netcol.ToolBuiltin {
+		want[netbench.RoleClientAgent] = c.Nodes[0]
+	}
+	seen := map[netbench.Role]bool{}
+	for _, p := range rep.Pods {
+		seen[p.Role] = true
+		if p.Node != want[p.Role] {
+			t.Errorf("pod %s ran on %s, want %s", p.Role, p.Node, want[p.Role])
+		}
+		if host := p.Role == netbench.RoleHostClient || p.Role == netbench.RoleHostServer; host != p.HostNetwork {
+			t.Errorf("pod %s hostNetwork=%v", p.Role, p.HostNetwork)
+		}
+	}
+	for role := range want {
+		if !seen[role] {
+			t.Errorf("pod %s not reported", role)
+		}
+	}
+
+	// The ClusterIP path went through the Service: check the raw iperf3 outputs independently of meshbench.
+	run, err := results.Read(rep.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backend string
+	for _, p := range rep.Pods {
+		if p.Role == netbench.RoleServerRemote {
+			backend = p.IP
+		}
+	}
+	checked := 0
+	for _, cs := range run.Cases {
+		if cs.CaseID != "service/tcp" && cs.CaseID != "service/udp" {
+			continue
+		}
+		if cs.Facts["target"] != rep.Facts.ServiceClusterIP || cs.Facts["backend"] != backend || rep.Facts.ServiceClusterIP == backend {
+			t.Errorf("%s facts %v (ClusterIP %s, backend %s)", cs.CaseID, cs.Facts, rep.Facts.ServiceClusterIP, backend)
+		}
+		for n := 1; n <= 3; n++ {
+			raw, err := os.ReadFile(filepath.Join(rep.RunDir, cs.Facts[fmt.Sprintf("raw.%d", n)]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Start struct {
+					Connected []struct {
+						RemoteHost string `json:"remote_host"`
+					} `json:"connected"`
+				} `json:"start"`
+				Server struct {
+					Start struct {
+						Connected []struct {
+							LocalHost string `json:"local_host"`
+						} `json:"connected"`
+					} `json:"start"`
+				} `json:"server_output_json"`
+			}
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				t.Fatalf("%s sample %d: %v", cs.CaseID, n, err)
+			}
+			if len(doc.Start.Connected) == 0 || doc.Start.Connected[0].RemoteHost != rep.Facts.ServiceClusterIP ||
+				len(doc.Server.Start.Connected) == 0 || doc.Server.Start.Connected[0].LocalHost != backend {
+				t.Errorf("%s sample %d: client dialled %+v, server saw %+v; want ClusterIP %s and backend %s",
+					cs.CaseID, n, doc.Start.Connected, doc.Server.Start.Connected, rep.Facts.ServiceClusterIP, backend)
+			}
+			checked++
+		}
+	}
+	if checked != 6 {
+		t.Errorf("checked %d Service samples, want 6", checked)
+	}
+	if len(run.Samples) == 0 || run.Meta.Command != "cni" || run.Summary == nil {
+		t.Errorf("run dir: %d samples, command %q, summary %v", len(run.Samples), run.Meta.Command, run.Summary != nil)
+	}
+	cniNamespaceGone(t, c, rep.Namespace)
+}
+
+func cniNamespaceGone(t *testing.T, c *Cluster, ns string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if ns == "" {
+		t.Fatal("no namespace name")
+	}
+	_, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s still exists after meshbench exited (err %v)", ns, err)
+	}
+}
+
+var (
+	cniNamespaceRE = regexp.MustCompile(`creating the run namespace"? namespace=(\S+)`)
+	cniRunningRE   = regexp.MustCompile(`msg=running case=(\S+)`)
+)
+
+// TestCNICtrlC interrupts `meshbench cni` with SIGINT while a test runs: it must exit 1, say it was interrupted,
+// and leave no namespace behind.
+func TestCNICtrlC(t *testing.T) {
+	c := RequireCluster(t)
+	cli := cniCLI(t)
+	sc := cniScenario(t, `    tests: [tcp]
+    paths: [same-node]
+    duration: 60s
+    samples: 1
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := cniCommand(ctx, c, cli, "cni", "-f", sc, "--output-dir", t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		ns      string
+		log     strings.Builder
+		running = make(chan string, 1)
+	)
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			log.WriteString(line + "\n")
+			if m := cniNamespaceRE.FindStringSubmatch(line); m != nil {
+				ns = m[1]
+			}
+			if m := cniRunningRE.FindStringSubmatch(line); m != nil {
+				select {
+				case running <- m[1]:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	exited := make(chan error, 1)
+	go func() {
+		<-scanned // Wait closes the pipe: read everything first
+		exited <- cmd.Wait()
+	}()
+	select {
+	case cs := <-running:
+		time.Sleep(5 * time.Second) // inside the 60 s iperf3 test
+		t.Logf("sending SIGINT during %s", cs)
+	case err := <-exited:
+		t.Fatalf("meshbench cni exited (%v) before a test started:\n%s", err, log.String())
+	case <-time.After(5 * time.Minute):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("no test started within 5 minutes:\n%s", log.String())
+	}
+	interrupted := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = <-exited
+	t.Logf("exited %v after SIGINT; stderr:\n%s", time.Since(interrupted).Round(time.Second), log.String())
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("exit %v, want code 1", err)
+	}
+	if !strings.Contains(log.String(), "interrupted") {
+		t.Error("stderr does not say the run was interrupted")
+	}
+	if time.Since(interrupted) > 2*time.Minute {
+		t.Errorf("took %s to stop", time.Since(interrupted))
+	}
+	cniNamespaceGone(t, c, ns)
+}
