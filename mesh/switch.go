@@ -385,7 +385,7 @@ func (s *Switcher) restartMismatched(ctx context.Context, t workloads.Target, mo
 // waitRollouts waits, watching the workloads, until every restarted workload is rolled out.
 func (s *Switcher) waitRollouts(ctx context.Context, t workloads.Target, ws []workloads.WorkloadRef, mode scenario.Mode) error {
 	kc := s.Clients.Kube
-	var watches []watchOpener
+	var watches []kube.WatchOpener
 	for _, ns := range t.Namespaces {
 		opts := metav1.ListOptions{LabelSelector: t.AppSelector}
 		watches = append(watches,
@@ -398,7 +398,7 @@ func (s *Switcher) waitRollouts(ctx context.Context, t workloads.Target, ws []wo
 		)
 	}
 	var pending []string
-	err := waitFor(ctx, s.timeout(), watches, func(ctx context.Context) (bool, error) {
+	err := kube.WaitFor(ctx, s.timeout(), watches, func(ctx context.Context) (bool, error) {
 		pending = pending[:0]
 		for _, w := range ws {
 			var ok bool
@@ -423,7 +423,7 @@ func (s *Switcher) waitRollouts(ctx context.Context, t workloads.Target, ws []wo
 		}
 		return len(pending) == 0, nil
 	})
-	if errors.Is(err, errWaitTimeout) {
+	if errors.Is(err, kube.ErrWaitTimeout) {
 		msg := fmt.Sprintf("rollout after switching to %s not finished after %s:\n  %s", mode, s.timeout(), strings.Join(pending, "\n  "))
 		if r, rerr := workloads.CheckReadiness(ctx, kc, t); rerr == nil && len(r.Pods) > 0 {
 			msg += "\n  pod " + strings.Join(r.Pods, "\n  pod ")
@@ -471,7 +471,7 @@ func isNoGatewayAPI(err error) bool {
 
 // waitWaypoints waits, watching Gateways and Deployments, until every waypoint is ready.
 func (s *Switcher) waitWaypoints(ctx context.Context, refs []WaypointRef) error {
-	var watches []watchOpener
+	var watches []kube.WatchOpener
 	seen := map[string]bool{}
 	for _, r := range refs {
 		if seen[r.Namespace] {
@@ -488,7 +488,7 @@ func (s *Switcher) waitWaypoints(ctx context.Context, refs []WaypointRef) error 
 			})
 	}
 	var proofs []WaypointProof
-	err := waitFor(ctx, s.timeout(), watches, func(ctx context.Context) (bool, error) {
+	err := kube.WaitFor(ctx, s.timeout(), watches, func(ctx context.Context) (bool, error) {
 		proofs = proofs[:0]
 		ready := true
 		for _, r := range refs {
@@ -501,7 +501,7 @@ func (s *Switcher) waitWaypoints(ctx context.Context, refs []WaypointRef) error 
 		}
 		return ready, nil
 	})
-	if errors.Is(err, errWaitTimeout) {
+	if errors.Is(err, kube.ErrWaitTimeout) {
 		var lines []string
 		for _, p := range proofs {
 			if !p.Ready {
@@ -549,7 +549,7 @@ func (s *Switcher) deleteWaypoints(ctx context.Context, refs []WaypointRef) erro
 		}
 	}
 	kc := s.Clients.Kube
-	var watches []watchOpener
+	var watches []kube.WatchOpener
 	for _, r := range refs {
 		ns := r.Namespace
 		watches = append(watches, func(ctx context.Context) (watch.Interface, error) {
@@ -557,7 +557,7 @@ func (s *Switcher) deleteWaypoints(ctx context.Context, refs []WaypointRef) erro
 		})
 	}
 	var left []string
-	err := waitFor(ctx, s.timeout(), watches, func(ctx context.Context) (bool, error) {
+	err := kube.WaitFor(ctx, s.timeout(), watches, func(ctx context.Context) (bool, error) {
 		left = left[:0]
 		for _, r := range refs {
 			if _, err := s.Clients.Gateway.GatewayV1().Gateways(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{}); err == nil {
@@ -573,7 +573,7 @@ func (s *Switcher) deleteWaypoints(ctx context.Context, refs []WaypointRef) erro
 		}
 		return len(left) == 0, nil
 	})
-	if errors.Is(err, errWaitTimeout) {
+	if errors.Is(err, kube.ErrWaitTimeout) {
 		return fmt.Errorf("waypoint removal not finished after %s: %s still present", s.timeout(), strings.Join(left, ", "))
 	}
 	return err

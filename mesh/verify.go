@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/meshbench/meshbench/internal/kube"
 	"sort"
 	"strings"
 	"time"
@@ -113,7 +114,7 @@ func (s *Switcher) Verify(ctx context.Context, t workloads.Target, mode scenario
 		refs = Waypoints(t, wp)
 	}
 	kc := s.Clients.Kube
-	var watches []watchOpener
+	var watches []kube.WatchOpener
 	for _, ns := range t.Namespaces {
 		opts := metav1.ListOptions{LabelSelector: t.AppSelector}
 		watches = append(watches, func(ctx context.Context) (watch.Interface, error) { return kc.CoreV1().Pods(ns).Watch(ctx, opts) })
@@ -131,7 +132,7 @@ func (s *Switcher) Verify(ctx context.Context, t workloads.Target, mode scenario
 		}
 	}
 	var v Verification
-	err := waitFor(ctx, timeout, watches, func(ctx context.Context) (bool, error) {
+	err := kube.WaitFor(ctx, timeout, watches, func(ctx context.Context) (bool, error) {
 		var err error
 		v, err = s.verifyOnce(ctx, t, mode, wp, refs)
 		return v.OK(), err
@@ -143,7 +144,7 @@ func (s *Switcher) Verify(ctx context.Context, t workloads.Target, mode scenario
 		s.log().Info("mode verified", "mode", mode, "pods", len(v.Pods), "waypoints", len(v.Waypoints), "standIn", v.StandIn,
 			"elapsed", v.Elapsed.Round(time.Millisecond))
 		return v, nil
-	case errors.Is(err, errWaitTimeout):
+	case errors.Is(err, kube.ErrWaitTimeout):
 		return v, &VerifyError{Verification: v, Timeout: timeout, Hint: s.hint(ctx, mode, v)}
 	default:
 		return v, fmt.Errorf("verify mode %s: %w", mode, err)

@@ -202,7 +202,7 @@ func kindOf(gvr schema.GroupVersionResource, kind string) string {
 func (c Cleaner) waitGone(ctx context.Context, names []string, timeout time.Duration) error {
 	kc := c.Clients.Kube
 	var remaining []string
-	err := waitFor(ctx, timeout, []watchOpener{func(ctx context.Context) (watch.Interface, error) {
+	err := kube.WaitFor(ctx, timeout, []kube.WatchOpener{func(ctx context.Context) (watch.Interface, error) {
 		return kc.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{})
 	}}, func(ctx context.Context) (bool, error) {
 		remaining = remaining[:0]
@@ -218,7 +218,7 @@ func (c Cleaner) waitGone(ctx context.Context, names []string, timeout time.Dura
 		}
 		return len(remaining) == 0, nil
 	})
-	if errors.Is(err, errWaitTimeout) {
+	if errors.Is(err, kube.ErrWaitTimeout) {
 		return fmt.Errorf("namespaces still terminating after %s: %s (check `kubectl get ns %s -o yaml` for stuck finalizers)",
 			timeout, strings.Join(remaining, ", "), remaining[0])
 	}

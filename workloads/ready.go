@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/meshbench/meshbench/internal/kube"
 	"sort"
 	"strings"
 	"time"
@@ -38,7 +39,7 @@ func (d *Deployer) WaitReady(ctx context.Context, t Target, timeout time.Duratio
 		)
 	}
 	var last Readiness
-	err := waitFor(ctx, timeout, workloadWatches(d.Clients.Kube, t), func(ctx context.Context) (bool, error) {
+	err := kube.WaitFor(ctx, timeout, workloadWatches(d.Clients.Kube, t), func(ctx context.Context) (bool, error) {
 		r, err := CheckReadiness(ctx, d.Clients.Kube, t)
 		if err != nil {
 			return false, err
@@ -57,7 +58,7 @@ func (d *Deployer) WaitReady(ctx context.Context, t Target, timeout time.Duratio
 		d.log().Info("workload ready", "app", t.App, "topology", t.Topology, "pods", last.ReadyPods,
 			"elapsed", time.Since(start).Round(time.Millisecond))
 		return nil
-	case errors.Is(err, errWaitTimeout):
+	case errors.Is(err, kube.ErrWaitTimeout):
 		return &NotReadyError{Target: t, Timeout: timeout, Readiness: last}
 	default:
 		return fmt.Errorf("wait for %s/%s to be ready: %w", t.App, t.Topology, err)
@@ -65,8 +66,8 @@ func (d *Deployer) WaitReady(ctx context.Context, t Target, timeout time.Duratio
 }
 
 // workloadWatches watch the app's pods, Deployments and StatefulSets in every namespace of the target.
-func workloadWatches(kc kubernetes.Interface, t Target) []watchOpener {
-	var out []watchOpener
+func workloadWatches(kc kubernetes.Interface, t Target) []kube.WatchOpener {
+	var out []kube.WatchOpener
 	opts := metav1.ListOptions{LabelSelector: t.AppSelector}
 	for _, ns := range t.Namespaces {
 		out = append(out,

@@ -1,4 +1,4 @@
-package workloads
+package kube
 
 import (
 	"context"
@@ -8,19 +8,19 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// errWaitTimeout is returned by waitFor when its own timeout passed (the caller's ctx is still alive).
-var errWaitTimeout = errors.New("timed out")
+// ErrWaitTimeout is returned by WaitFor when its own timeout passed (the caller's ctx is still alive).
+var ErrWaitTimeout = errors.New("timed out")
 
-// watchOpener opens one watch; waitFor re-opens it when the server closes it.
-type watchOpener func(ctx context.Context) (watch.Interface, error)
+// WatchOpener opens one watch; WaitFor re-opens it when the server closes it.
+type WatchOpener func(ctx context.Context) (watch.Interface, error)
 
-// resync bounds how long waitFor trusts a quiet watch: it re-checks at least this often.
+// resync bounds how long WaitFor trusts a quiet watch: it re-checks at least this often.
 const resync = 5 * time.Second
 
-// waitFor runs check now, after every event of the watches and at least every resync, until check reports done,
-// ctx ends (its error is returned) or timeout passes (errWaitTimeout). The watches only trigger re-checks; check
+// WaitFor runs check now, after every event of the watches and at least every resync, until check reports done,
+// ctx ends (its error is returned) or timeout passes (ErrWaitTimeout). The watches only trigger re-checks; check
 // reads the truth, so a missed or coalesced event costs at most one resync.
-func waitFor(ctx context.Context, timeout time.Duration, watches []watchOpener, check func(ctx context.Context) (bool, error)) error {
+func WaitFor(ctx context.Context, timeout time.Duration, watches []WatchOpener, check func(ctx context.Context) (bool, error)) error {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	trigger := make(chan struct{}, 1)
@@ -42,7 +42,7 @@ func waitFor(ctx context.Context, timeout time.Duration, watches []watchOpener, 
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return errWaitTimeout
+			return ErrWaitTimeout
 		case <-trigger:
 		case <-tick.C:
 		}
@@ -50,7 +50,7 @@ func waitFor(ctx context.Context, timeout time.Duration, watches []watchOpener, 
 }
 
 // pump forwards the events of a (re-opened) watch as coalesced triggers until ctx ends.
-func pump(ctx context.Context, open watchOpener, trigger chan<- struct{}) {
+func pump(ctx context.Context, open WatchOpener, trigger chan<- struct{}) {
 	for ctx.Err() == nil {
 		w, err := open(ctx)
 		if err != nil {
