@@ -133,9 +133,14 @@ func (s *Switcher) Verify(ctx context.Context, t workloads.Target, mode scenario
 	}
 	var v Verification
 	err := kube.WaitFor(ctx, timeout, watches, func(ctx context.Context) (bool, error) {
-		var err error
-		v, err = s.verifyOnce(ctx, t, mode, wp, refs)
-		return v.OK(), err
+		snap, err := s.verifyOnce(ctx, t, mode, wp, refs)
+		if err != nil {
+			// A check cut off by the deadline returns a partial snapshot: keep the last complete one, which is what
+			// the failure message must show (the pods and what to fix).
+			return false, err
+		}
+		v = snap
+		return v.OK(), nil
 	})
 	v.Start, v.End = start, s.clock()
 	v.Elapsed = v.End.Sub(v.Start)
