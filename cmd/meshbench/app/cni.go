@@ -45,7 +45,7 @@ TCP_RR and TCP_CRR (netperf when the network image has it, else the built-in for
 Everything runs in one namespace, deleted at the end (also on failure and Ctrl-C) unless --keep. Raw tool output is
 kept in RUN_DIR/raw/, samples in RUN_DIR/samples.jsonl. The scenario needs a spec.cni section; a bad config exits 2
 before the cluster is touched. Exit 1 when a case failed (the table says why).`,
-		Example: `  meshbench cni -f examples/cni.yaml
+		Example: `  meshbench cni -f examples/study-b-network.yaml
   meshbench cni -f examples/study-b-network.yaml -o json --output-dir runs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCNI(cmd.Context(), streams, g, f) },
