@@ -3,34 +3,19 @@ package charts
 import (
 	"bytes"
 	"encoding/xml"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/goldenfile"
+
 	"github.com/meshbench/meshbench/results"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test ./charts -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run go test ./charts -update and review the diff", name)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 // wellFormed parses the SVG as XML and returns the element names it contains.

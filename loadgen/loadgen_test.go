@@ -13,14 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/goldenfile"
+
 	"fortio.org/fortio/fhttp"
 	"fortio.org/fortio/stats"
 	"fortio.org/log"
 
 	"github.com/meshbench/meshbench/results"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files (and re-capture testdata/captured-*.json from a real fortio run)")
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -194,7 +194,7 @@ func TestMergeHistogramsRejectsBadInput(t *testing.T) {
 var captures = []string{"captured-report-0.json", "captured-report-1.json", "captured-fortio.json"}
 
 func TestParseMergeSamplesGolden(t *testing.T) {
-	if *update {
+	if goldenfile.Update() {
 		captureTestdata(t)
 	}
 	var clients []ClientResult
@@ -252,19 +252,7 @@ func golden(t *testing.T, name string, v any) {
 		}
 		got = append(b, '\n')
 	}
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (run go test -update if the change is intended):\n%s", name, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 func TestParseRejects(t *testing.T) {

@@ -2,18 +2,17 @@ package mesh
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/goldenfile"
+
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshbench/meshbench/scenario"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 const dryRunScenario = `apiVersion: meshbench.dev/v1alpha1
 kind: Scenario
@@ -61,7 +60,7 @@ func TestWriteDryRunGolden(t *testing.T) {
 		}
 	}
 	path := filepath.Join("testdata", "dry-run-fortio-chain-multi2.golden.yaml")
-	if *update {
+	if goldenfile.Update() {
 		if err := os.WriteFile(path, a.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -2,11 +2,11 @@ package netbench
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/goldenfile"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -14,8 +14,6 @@ import (
 	netcol "github.com/meshbench/meshbench/collectors/net"
 	"github.com/meshbench/meshbench/internal/kube"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func testObjects(tool netcol.Tool) Objects {
 	return Objects{
@@ -27,22 +25,7 @@ func testObjects(tool netcol.Tool) Objects {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update if intended):\n%s", path, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 func TestObjectsGolden(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/goldenfile"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -414,7 +415,7 @@ func TestFixtures(t *testing.T) {
 	for _, f := range fixtures() {
 		t.Run(f.name, func(t *testing.T) {
 			want := filepath.Join(fixturesDir, f.name)
-			if *update {
+			if goldenfile.Update() {
 				if err := os.RemoveAll(want); err != nil {
 					t.Fatal(err)
 				}

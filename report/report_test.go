@@ -3,16 +3,15 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/goldenfile"
+
 	"github.com/meshbench/meshbench/results"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files and the fixture runs")
 
 func readRun(t *testing.T, name string) *results.Run {
 	t.Helper()
@@ -25,23 +24,7 @@ func readRun(t *testing.T, name string) *results.Run {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./report -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; go test ./report -update rewrites it: review the diff", path)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 func TestSampleReportGolden(t *testing.T) {

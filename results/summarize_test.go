@@ -1,58 +1,21 @@
 package results
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/meshbench/meshbench/internal/goldenfile"
+)
 
 // golden compares got with testdata/name, or rewrites the file with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test ./results/ -run %s -update to create it): %v", t.Name(), err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (go test ./results/ -run %s -update rewrites it after review)\n%s",
-			path, t.Name(), firstDiff(want, got))
-	}
-}
-
-func firstDiff(want, got []byte) string {
-	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	for i := range max(len(wl), len(gl)) {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("line %d:\n want %q\n  got %q", i+1, w, g)
-		}
-	}
-	return ""
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 // fixtureBuilder writes the samples of a run the way the runner does: case by case, idle window then load window.

@@ -1,40 +1,22 @@
 package scenario
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/goldenfile"
+
 	"sigs.k8s.io/yaml"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // golden compares got with testdata/<name>, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden %s (run with -update to create): %v", path, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden (run go test ./scenario -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 // TestFixtures loads every repo-level fixture: valid-* must load cleanly; invalid-* must report every problem,

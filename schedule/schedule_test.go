@@ -2,13 +2,13 @@ package schedule
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/goldenfile"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,24 +18,9 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./schedule -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; go test ./schedule -update rewrites it: review the diff", path)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 func loadScenario(t *testing.T) *scenario.Scenario {

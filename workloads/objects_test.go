@@ -3,13 +3,13 @@ package workloads
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/goldenfile"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,8 +17,6 @@ import (
 
 	"github.com/meshbench/meshbench/scenario"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func mustScenario(t *testing.T, y string) *scenario.Scenario {
 	t.Helper()
@@ -99,19 +97,7 @@ func TestObjectsGolden(t *testing.T) {
 
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./workloads -update to create it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Fatalf("%s differs from the output; if the change is intended run go test ./workloads -update and review the diff", path)
-	}
+	goldenfile.Check(t, path, got)
 }
 
 var addrRE = regexp.MustCompile(`[a-z0-9.-]+:(8080|5432)`)

@@ -3,7 +3,6 @@ package net
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/goldenfile"
+
 	"github.com/meshbench/meshbench/scenario"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
@@ -194,7 +193,7 @@ func TestParseFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			b = append(b, '\n')
-			if *update {
+			if goldenfile.Update() {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)
 				}

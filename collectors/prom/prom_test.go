@@ -3,7 +3,6 @@ package prom
 import (
 	"context"
 	"errors"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/goldenfile"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -23,23 +24,9 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update if intended):\n%s", name, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func TestRenderCatalogGolden(t *testing.T) {
