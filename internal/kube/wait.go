@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
@@ -31,7 +32,7 @@ func WaitFor(ctx context.Context, timeout time.Duration, watches []WatchOpener, 
 	defer tick.Stop()
 	for {
 		done, err := check(wctx)
-		if err != nil && wctx.Err() == nil {
+		if err != nil && wctx.Err() == nil && !deadlineErr(err) {
 			return err
 		}
 		if done && err == nil {
@@ -47,6 +48,13 @@ func WaitFor(ctx context.Context, timeout time.Duration, watches []WatchOpener, 
 		case <-tick.C:
 		}
 	}
+}
+
+// deadlineErr reports whether err means "the deadline is (about to be) reached". client-go's rate limiter refuses a
+// request whose wait would pass the context deadline before the deadline has passed, with an error that does not
+// wrap context.DeadlineExceeded: that is a timeout, not a failure of the check.
+func deadlineErr(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "would exceed context deadline")
 }
 
 // pump forwards the events of a (re-opened) watch as coalesced triggers until ctx ends.
