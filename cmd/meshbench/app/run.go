@@ -118,14 +118,14 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 		Image: s.Spec.Images.Agent, PullPolicy: corev1.PullPolicy(s.Spec.Images.PullPolicy), NodeSelector: s.Spec.Workload.NodeSelector,
 		Clients: s.Spec.Load.Clients, ReadyTimeout: f.readyTimeout, Log: log}
 	col.loadSelector = lg.Selector()
+	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: f.allowExisting, Log: log, Progress: progressWriter(g, streams)}
 	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record}, wp: s.Spec.Waypoint, timeout: f.verifyTimeout}
 	r := &runner.Runner{
 		Scenario: s, Plan: plan, RunID: meta.RunID, Store: store, Done: done, Retain: f.retain, FinalizeTimeout: f.finalizeTimeout, Log: log,
 		Progress: progressWriter(g, streams),
-		Workloads: &workloadsAdapter{d: &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: f.allowExisting, Log: log, Progress: progressWriter(g, streams)},
-			s: s, timeout: f.readyTimeout},
+		Workloads: &workloadsAdapter{d: deployer, s: s, timeout: f.readyTimeout},
 		Mesh:      meshA,
-		Load:      &loadAdapter{c: lg, spec: s.Spec.Load},
+		Load:      &loadAdapter{c: lg, spec: s.Spec.Load, login: deployer.Login},
 		Collector: col,
 	}
 	log.Info("run", "id", meta.RunID, "dir", store.Dir(), "plan", plan.Summary())
@@ -427,16 +427,35 @@ func (a *meshAdapter) Restore(ctx context.Context) error {
 type loadAdapter struct {
 	c    *loadgen.Cluster
 	spec scenario.LoadSpec
+	// login returns the target with the headers the app needs (bank-of-anthos: the demo user's session cookie,
+	// without which the frontend answers every request with a redirect to /login and the load measures nothing).
+	login func(ctx context.Context, t workloads.Target) (workloads.Target, error)
+	// headers are login's headers per topology, taken after every mode switch (pods restarted, data plane new).
+	headers map[string]map[string]string
 }
 
 func (a *loadAdapter) Prepare(ctx context.Context, t runner.Target, mode scenario.Mode) error {
-	return a.c.Prepare(ctx, t.EntryNamespace, mode)
+	if err := a.c.Prepare(ctx, t.EntryNamespace, mode); err != nil {
+		return err
+	}
+	if a.login == nil {
+		return nil
+	}
+	wt, err := a.login(ctx, t.Handle.(workloads.Target))
+	if err != nil {
+		return err
+	}
+	if a.headers == nil {
+		a.headers = map[string]map[string]string{}
+	}
+	a.headers[t.Topology] = wt.Headers
+	return nil
 }
 
 func (a *loadAdapter) Run(ctx context.Context, t runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
 	spec := loadgen.Spec{
 		URL: t.EntryURL, Connections: a.spec.Connections, Duration: req.Window, WarmUp: req.LeadIn, CoolDown: req.CoolDown,
-		PayloadBytes: a.spec.PayloadBytes, Headers: t.Headers, Jitter: a.spec.Jitter, Uniform: a.spec.Uniform, Clients: a.spec.Clients,
+		PayloadBytes: a.spec.PayloadBytes, Headers: kube.MergeLabels(t.Headers, a.headers[t.Topology]), Jitter: a.spec.Jitter, Uniform: a.spec.Uniform, Clients: a.spec.Clients,
 	}
 	if !req.Case.QPS.Max {
 		spec.QPS = req.Case.QPS.Value
