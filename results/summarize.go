@@ -153,6 +153,7 @@ func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryO
 	sum := Summary{
 		SchemaVersion: SchemaVersion,
 		RunID:         meta.RunID,
+		Notes:         meta.Notes,
 		Confidence:    conf,
 		Series:        series,
 		Deltas:        sz.deltas(series, pairs),
@@ -161,6 +162,9 @@ func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryO
 	}
 	for _, id := range order {
 		sum.Cases = append(sum.Cases, latest[id])
+	}
+	if meta.Cluster.Istio != nil {
+		sum.DataPlane = meta.Cluster.Istio.DataPlane
 	}
 	sum.Warnings = sz.warnings
 	return sum

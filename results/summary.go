@@ -2,8 +2,12 @@ package results
 
 // Summary is summary.json: statistics over repetitions, computed by Summarize from samples alone.
 type Summary struct {
-	SchemaVersion string       `json:"schemaVersion"`
-	RunID         string       `json:"runID"`
+	SchemaVersion string `json:"schemaVersion"`
+	RunID         string `json:"runID"`
+	// DataPlane and Notes repeat run.json's data-plane kind and caveats, so a summary read alone (dashboards, the
+	// regression gate) cannot present a stand-in's figures as Istio's.
+	DataPlane     string       `json:"dataPlane,omitempty"`
+	Notes         []string     `json:"notes,omitempty"`
 	Confidence    float64      `json:"confidence"` // e.g. 0.95
 	Series        []Series     `json:"series"`
 	Deltas        []Delta      `json:"deltas,omitempty"`

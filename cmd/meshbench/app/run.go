@@ -224,7 +224,7 @@ func finish(store *results.Store, meta results.RunMeta, log *slog.Logger) (resul
 	if err != nil {
 		return results.Summary{}, "", err
 	}
-	sum := results.Summarize(run.Meta, run.Samples, run.Cases, results.SummaryOptions{})
+	sum := results.Summarize(meta, run.Samples, run.Cases, results.SummaryOptions{}) // meta: with the notes of this session
 	if err := store.WriteSummary(sum); err != nil {
 		return sum, "", err
 	}
