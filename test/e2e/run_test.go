@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -418,5 +419,86 @@ func TestRunKillAndResume(t *testing.T) {
 	}
 	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace %s still exists after the resumed run", ns)
+	}
+}
+
+// TestRunEveryModeIstio is issue 8's acceptance run: `meshbench run` takes a fortio chain through none, sidecar,
+// ambient and waypoint on the local cluster with real istiod and istio-cni; every case is verified and measured,
+// traffic flows in each mode, and run.json, summary.json and the report say the data plane is a test stand-in.
+func TestRunEveryModeIstio(t *testing.T) {
+	t.Parallel() // after the sequential Istio tests (they stop istiod and the ztunnels, and restore them)
+	env := RequireIstio(t)
+	c := env.Cluster
+	const prefix = "mb-modes"
+	deleteNamespaceAtEnd(t, c, prefix+"-single")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	path := quickstartVariant(t, "every-mode", func(spec map[string]any) {
+		spec["modes"] = []string{"none", "sidecar", "ambient", "waypoint"}
+		spec["workload"].(map[string]any)["namespacePrefix"] = prefix
+		spec["load"].(map[string]any)["qps"] = []int{100}
+		spec["windows"] = map[string]any{"idle": "10s", "load": "20s", "repetitions": 1, "settle": "2s"}
+	})
+	work := t.TempDir()
+	stdout, stderr, code := runCLI(ctx, t, c, work, "run", "-f", path, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
+	t.Logf("stderr (tail):\n%s", tail(stderr, 4000))
+	if code != 0 {
+		t.Fatalf("meshbench run exited %d\nstdout:\n%s", code, stdout)
+	}
+	run, err := results.Read(onlyRunDir(t, filepath.Join(work, "runs")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ist := run.Meta.Cluster.Istio; ist == nil || ist.DataPlane != results.DataPlaneStandIn {
+		t.Errorf("run.json istio facts %+v, want data plane %q", ist, results.DataPlaneStandIn)
+	}
+	if !slices.Contains(run.Meta.Notes, "data plane: test stand-in, figures are not Istio's") {
+		t.Errorf("run.json notes %q lack the stand-in caveat", run.Meta.Notes)
+	}
+	if run.Summary == nil || run.Summary.DataPlane != results.DataPlaneStandIn || len(run.Summary.Notes) == 0 {
+		t.Errorf("summary.json does not mark the stand-in data plane: %+v", run.Summary)
+	}
+	idx := indexSamples(run.Samples)
+	modes := map[string]bool{}
+	var switches []string
+	for _, cs := range run.Cases {
+		modes[cs.Mode] = true
+		if cs.Status != results.StatusOK {
+			t.Errorf("case %s: %s %s", cs.CaseID, cs.Status, cs.Reason)
+			continue
+		}
+		if cs.Facts["verified-pods"] != "3" {
+			t.Errorf("case %s: verified pods %q, want 3 (the chain's 3 pods, every one proven)", cs.CaseID, cs.Facts["verified-pods"])
+		}
+		if cs.Mode != "none" && cs.Facts["data-plane"] != results.DataPlaneStandIn {
+			t.Errorf("case %s: data-plane fact %q, want %q", cs.CaseID, cs.Facts["data-plane"], results.DataPlaneStandIn)
+		}
+		if cs.Mode == "waypoint" && cs.Facts["waypoints"] == "" {
+			t.Errorf("case %s: no waypoint verified: facts %v", cs.CaseID, cs.Facts)
+		}
+		if q := idx[cs.CaseID+"|load|loadgen|qps|value"]; q < 90 || q > 105 {
+			t.Errorf("case %s: achieved %.1f qps for a 100 qps target (traffic must flow through the chain in every mode)", cs.CaseID, q)
+		}
+		if e := cs.Facts["error-rate"]; e != "0.000%" {
+			t.Errorf("case %s: error rate %s, want 0", cs.CaseID, e)
+		}
+		switches = append(switches, fmt.Sprintf("%s: %s -> %s switch %s, label->verified %s", cs.CaseID, cs.Facts["mode-from"], cs.Mode,
+			cs.Timings["mode-switch"], cs.Facts["switch-label-to-verified"]))
+	}
+	if len(modes) != 4 || len(run.Cases) != 4 {
+		t.Errorf("cases %d over modes %v, want one case in each of the 4 modes", len(run.Cases), modes)
+	}
+	t.Logf("mode switches:\n  %s", strings.Join(switches, "\n  "))
+	for _, want := range []string{"test stand-in", "| sidecar |", "| ambient |", "| waypoint |"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("printed report lacks %q", want)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(run.Dir, "report", "report.md"))
+	if err != nil || !strings.Contains(string(md), "data plane: test stand-in, figures are not Istio's") {
+		t.Errorf("report.md does not carry the stand-in caveat (err %v)", err)
+	}
+	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, prefix+"-single", metav1.GetOptions{}); err == nil {
+		t.Errorf("namespace %s-single still exists after the run (teardown)", prefix)
 	}
 }

@@ -122,7 +122,7 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record}, wp: s.Spec.Waypoint, timeout: f.verifyTimeout}
 	r := &runner.Runner{
 		Scenario: s, Plan: plan, RunID: meta.RunID, Store: store, Done: done, Retain: f.retain, FinalizeTimeout: f.finalizeTimeout, Log: log,
-		Progress: progressWriter(g, streams),
+		Progress:  progressWriter(g, streams),
 		Workloads: &workloadsAdapter{d: deployer, s: s, timeout: f.readyTimeout},
 		Mesh:      meshA,
 		Load:      &loadAdapter{c: lg, spec: s.Spec.Load, login: deployer.Login},
