@@ -42,7 +42,31 @@ func Build(run *results.Run) Report {
 		r.Cases = r.Summary.Cases
 	}
 	r.Warnings = append(append(r.Warnings, run.Warnings...), r.Summary.Warnings...)
+	r.Warnings = append(r.Warnings, caseWarnings(r.Cases)...)
 	return r
+}
+
+// caseWarnings lists the collector warnings the cases recorded (fact "collector-warnings", joined with "; "), each
+// once with the cases that had it, in order of first appearance: a reader must see that a figure came with a caveat.
+func caseWarnings(cases []results.CaseResult) []string {
+	var order []string
+	ids := map[string][]string{}
+	for _, c := range cases {
+		for _, w := range strings.Split(c.Facts["collector-warnings"], "; ") {
+			if w == "" || slices.Contains(ids[w], c.CaseID) {
+				continue
+			}
+			if ids[w] == nil {
+				order = append(order, w)
+			}
+			ids[w] = append(ids[w], c.CaseID)
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, w := range order {
+		out = append(out, fmt.Sprintf("%s (case %s)", w, strings.Join(ids[w], ", ")))
+	}
+	return out
 }
 
 func latestCases(cases []results.CaseResult) []results.CaseResult {

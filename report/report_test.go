@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,5 +206,25 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 	if n := strings.Count(html, "<svg "); n != 14 {
 		t.Errorf("%d inline SVGs, want 14", n)
+	}
+}
+
+func TestCaseWarnings(t *testing.T) {
+	t.Parallel()
+	cs := func(id, w string) results.CaseResult {
+		return results.CaseResult{CaseID: id, Facts: map[string]string{"collector-warnings": w}}
+	}
+	got := caseWarnings([]results.CaseResult{
+		cs("a", "load window 10s is shorter than the rate range 20s; app cpu: average 3 lies outside"),
+		cs("b", ""),
+		cs("c", "load window 10s is shorter than the rate range 20s"),
+		{CaseID: "d"},
+	})
+	want := []string{
+		"load window 10s is shorter than the rate range 20s (case a, c)",
+		"app cpu: average 3 lies outside (case a)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("caseWarnings =\n%q\nwant\n%q", got, want)
 	}
 }

@@ -141,6 +141,7 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet
 	for _, e := range errs {
 		out.Warnings = append(out.Warnings, e.Error())
 	}
+	out.Warnings = append(out.Warnings, ConsistencyWarnings(out.Samples)...)
 	return out, nil
 }
 

@@ -505,5 +505,6 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []P
 			k.series[key] = slices.Clone(pts[i:])
 		}
 	}
+	out.Warnings = append(out.Warnings, ConsistencyWarnings(out.Samples)...)
 	return out, nil
 }

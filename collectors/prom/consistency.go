@@ -1,0 +1,59 @@
+package prom
+
+import (
+	"fmt"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// ConsistencyTolerance is how far (relative to the max) an average may lie outside [min, max] before it is reported.
+// The CPU average is increase(window)/window and min/max are rates over the rate range, so with sparse counter
+// samples (cAdvisor housekeeping of 10-15 s) the two estimates can disagree by a few percent; beyond this the
+// figures of that window are not trustworthy to the precision a comparison of modes needs.
+const ConsistencyTolerance = 0.05
+
+// ConsistencyWarnings checks, per component, metric and labels, that every average lies within [min, max] (within
+// ConsistencyTolerance of max) and returns one warning per violation, naming the figures and the fix. It is pure.
+func ConsistencyWarnings(samples []results.Sample) []string {
+	type key struct{ component, metric, labels string }
+	type stats struct{ min, max, avg *float64 }
+	byKey := map[key]*stats{}
+	var order []key
+	for i := range samples {
+		s := &samples[i]
+		k := key{s.Component, s.Metric, fmt.Sprint(s.Labels)}
+		st := byKey[k]
+		if st == nil {
+			st = &stats{}
+			byKey[k] = st
+			order = append(order, k)
+		}
+		switch s.Stat {
+		case "min":
+			st.min = &s.Value
+		case "max":
+			st.max = &s.Value
+		case "avg":
+			st.avg = &s.Value
+		}
+	}
+	var out []string
+	for _, k := range order {
+		st := byKey[k]
+		if st.min == nil || st.max == nil || st.avg == nil {
+			continue
+		}
+		lo, hi, avg := *st.min, *st.max, *st.avg
+		slack := ConsistencyTolerance * max(hi, -lo, 0)
+		if avg >= lo-slack && avg <= hi+slack {
+			continue
+		}
+		what := k.component + " " + k.metric
+		if k.labels != "map[]" {
+			what += " " + k.labels
+		}
+		out = append(out, fmt.Sprintf("%s: average %.4g lies outside [min %.4g, max %.4g] by more than %.0f%%: the counter samples are too sparse for this window (lengthen the window, or shorten the kubelet's cAdvisor --housekeeping-interval)",
+			what, avg, lo, hi, 100*ConsistencyTolerance))
+	}
+	return out
+}
