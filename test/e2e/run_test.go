@@ -429,8 +429,8 @@ func TestRunEveryModeIstio(t *testing.T) {
 	t.Parallel() // after the sequential Istio tests (they stop istiod and the ztunnels, and restore them)
 	env := RequireIstio(t)
 	c := env.Cluster
-	const prefix = "mb-modes"
-	deleteNamespaceAtEnd(t, c, prefix+"-single")
+	const prefix = "mb-modes-" // namespaces are prefix + topology
+	deleteNamespaceAtEnd(t, c, prefix+"single")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	path := quickstartVariant(t, "every-mode", func(spec map[string]any) {
@@ -498,7 +498,7 @@ func TestRunEveryModeIstio(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "data plane: test stand-in, figures are not Istio's") {
 		t.Errorf("report.md does not carry the stand-in caveat (err %v)", err)
 	}
-	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, prefix+"-single", metav1.GetOptions{}); err == nil {
-		t.Errorf("namespace %s-single still exists after the run (teardown)", prefix)
+	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, prefix+"single", metav1.GetOptions{}); err == nil {
+		t.Errorf("namespace %ssingle still exists after the run (teardown)", prefix)
 	}
 }
