@@ -27,12 +27,14 @@ func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // createNamespace creates the run namespace and waits for its default ServiceAccount (pods are refused before).
-func createNamespace(ctx context.Context, kc kubernetes.Interface, ns *corev1.Namespace) error {
+// created reports whether the Create call succeeded, also when the wait then fails: the caller must delete a
+// namespace it created, and must never delete one that already existed.
+func createNamespace(ctx context.Context, kc kubernetes.Interface, ns *corev1.Namespace) (created bool, err error) {
 	cctx, cancel := callCtx(ctx)
-	_, err := kc.CoreV1().Namespaces().Create(cctx, ns, metav1.CreateOptions{FieldManager: "meshbench"})
+	_, err = kc.CoreV1().Namespaces().Create(cctx, ns, metav1.CreateOptions{FieldManager: "meshbench"})
 	cancel()
 	if err != nil {
-		return fmt.Errorf("create namespace %s: %w", ns.Name, err)
+		return false, fmt.Errorf("create namespace %s: %w", ns.Name, err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, pollInterval, time.Minute, true, func(ctx context.Context) (bool, error) {
 		cctx, cancel := callCtx(ctx)
@@ -41,9 +43,9 @@ func createNamespace(ctx context.Context, kc kubernetes.Interface, ns *corev1.Na
 		return err == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("namespace %s: default ServiceAccount did not appear: %w", ns.Name, err)
+		return true, fmt.Errorf("namespace %s: default ServiceAccount did not appear: %w", ns.Name, err)
 	}
-	return nil
+	return true, nil
 }
 
 // DeleteNamespace deletes the run namespace and waits until it is gone. ctx should be fresh (the finalizer calls

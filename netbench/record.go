@@ -28,6 +28,8 @@ type pending struct {
 	samples []results.Sample
 	window  *results.Window // nil: no resource window
 	sets    []labelledSet
+	// noCPU, when set, is why the window's CPU figures are not attributable: they are dropped, the reason noted.
+	noCPU string
 }
 
 // recorder collects resource use and appends cases in order, in the background: reading a window's resource use
@@ -69,6 +71,9 @@ func (r *run) resources(ctx context.Context, p *pending) []results.Sample {
 	}
 	var out []results.Sample
 	var notes []string
+	if p.noCPU != "" {
+		notes = append(notes, p.noCPU)
+	}
 	for _, ls := range p.sets {
 		if ls.set.Empty() {
 			continue
@@ -82,6 +87,9 @@ func (r *run) resources(ctx context.Context, p *pending) []results.Sample {
 			continue
 		}
 		for _, s := range col.Samples {
+			if p.noCPU != "" && s.Metric == prom.MetricCPU {
+				continue
+			}
 			s.Labels = maps.Clone(ls.labels)
 			out = append(out, s)
 		}

@@ -44,6 +44,24 @@ type Deps struct {
 	Log       *slog.Logger
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
+	// Sleep waits d, or returns ctx's error as soon as ctx is done (nil = a timer). Tests pass a fake that only
+	// moves their clock on.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// sleep is the default Deps.Sleep.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Config is one run, fully resolved.
@@ -60,8 +78,9 @@ type Config struct {
 	ReadyTimeout, DeleteTimeout time.Duration
 	// Confidence of the intervals (0.95).
 	Confidence float64
-	// RateRange is the resource collector's rate range: a resource window starts this long (at most half the
-	// window) after the traffic did, so its first CPU rate sees traffic only.
+	// RateRange is the resource collector's rate range (0 = unknown: no lead-in, no attribution check). The idle
+	// window follows a quiet lead-in this long; a case's resource window starts this long (at most half the case)
+	// after its traffic did, and a case shorter than two rate ranges gets no CPU figures (see caseWindow).
 	RateRange time.Duration
 	// IdleWindow is the idle measurement (pods deployed, no traffic); 0 means samples x duration, the length of
 	// one case's traffic.
@@ -87,6 +106,9 @@ type run struct {
 	broken  map[Role]error       // pods that failed to start or are misplaced
 	service *corev1.Service
 
+	// cpuLeftOut are the cases whose CPU figures were left out: too short to be attributable (see caseWindow).
+	cpuLeftOut []string
+
 	mu         sync.Mutex
 	resSamples []results.Sample
 }
@@ -96,6 +118,9 @@ type run struct {
 func Run(ctx context.Context, cfg Config, d Deps) (*Report, error) {
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Sleep == nil {
+		d.Sleep = sleep
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -118,6 +143,11 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Report, error) {
 			"resource windows (%s per case) are shorter than 3 rate ranges (%s): CPU min/max are coarse and may not bracket the average; use more samples or a longer duration for resource figures",
 			w, 3*cfg.RateRange))
 	}
+	if len(r.cpuLeftOut) > 0 {
+		r.report.Notes = append(r.report.Notes, fmt.Sprintf(
+			"CPU of %d case(s) not recorded (%s): a case's traffic (samples x duration = %s) must last at least two rate ranges (%s) for its CPU figures to see only its own traffic; lengthen cni.duration or samples",
+			len(r.cpuLeftOut), strings.Join(r.cpuLeftOut, ", "), time.Duration(cfg.CNI.Samples)*cfg.CNI.Duration.Duration, 2*cfg.RateRange))
+	}
 	return r.report, err
 }
 
@@ -137,10 +167,15 @@ func (r *run) execute(ctx context.Context) (err error) {
 		Host: r.runs(scenario.CNIPathHost), Remote: r.runs(scenario.CNIPathCrossNode), Service: r.runs(scenario.CNIPathService)}
 
 	r.d.Log.Info("creating the run namespace", "namespace", r.cfg.Namespace, "nodeA", pl.ClientNode, "nodeB", pl.ServerNode)
-	if err := createNamespace(ctx, r.d.Kube, r.objs.NamespaceObject()); err != nil {
+	created, err := createNamespace(ctx, r.d.Kube, r.objs.NamespaceObject())
+	if created {
+		// Registered as soon as the namespace exists, before the ServiceAccount wait can fail (Ctrl-C, a slow
+		// controller-manager); a namespace that already existed (Create failed) is never ours to delete.
+		defer r.finalize(ctx, &err)
+	}
+	if err != nil {
 		return err
 	}
-	defer r.finalize(ctx, &err)
 
 	rec := r.startRecorder(ctx)
 	defer func() { err = errors.Join(err, rec.wait()) }()
@@ -242,13 +277,19 @@ func (r *run) idle(ctx context.Context, rec *recorder) error {
 	if r.d.Resources == nil {
 		return nil
 	}
-	d := r.cfg.idleWindow()
-	r.d.Log.Info("idle window: pods deployed, no traffic", "duration", d)
+	// The deploy's exec probes and API calls are activity in the test pods. Every CPU rate of a window looks one
+	// rate range back from its point, and a window shorter than the rate range has its CPU average stretched to the
+	// rate range before its end: both reach at most one rate range before the window's start, so one rate range of
+	// quiet before it is exactly what keeps the idle figures idle (collectors/prom: the measured condition holds for
+	// one rate range before a window starts).
+	lead, d := r.cfg.RateRange, r.cfg.idleWindow()
+	r.d.Log.Info("idle window: pods deployed, no traffic", "leadIn", lead, "duration", d)
+	if err := r.d.Sleep(ctx, lead); err != nil {
+		return fmt.Errorf("interrupted before the idle window: %w", err)
+	}
 	start := r.d.Now()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("interrupted during the idle window: %w", ctx.Err())
-	case <-time.After(d):
+	if err := r.d.Sleep(ctx, d); err != nil {
+		return fmt.Errorf("interrupted during the idle window: %w", err)
 	}
 	w := results.Window{Kind: results.WindowIdle, Start: start.UTC(), End: r.d.Now().UTC()}
 	var sets []labelledSet
@@ -302,6 +343,15 @@ func (r *run) runCase(ctx context.Context, c Case, rec *recorder) Row {
 		return Row{Path: c.Path, Test: c.Test, Tool: c.Tool, Status: RowFailed, Reason: "interrupted"} // nothing to record
 	}
 	row := BuildRow(c, outs, r.cfg.Confidence)
+	p := pending{samples: samples} // p.res once res is complete, below
+	if len(samples) > 0 {
+		p.window, p.noCPU = r.caseWindow(start, end)
+		p.sets = []labelledSet{{set: r.podSet(c.Path), labels: c.Labels()}, {set: prom.NodeSet(), labels: c.Labels()}}
+		if p.noCPU != "" {
+			row.Warnings = append(row.Warnings, p.noCPU)
+			r.cpuLeftOut = append(r.cpuLeftOut, c.ID())
+		}
+	}
 	r.report.Rows = append(r.report.Rows, row)
 	res.Start, res.End = start.UTC(), end.UTC()
 	switch row.Status {
@@ -318,16 +368,31 @@ func (r *run) runCase(ctx context.Context, c Case, rec *recorder) Row {
 	if len(row.Warnings) > 0 {
 		res.Facts["warnings"] = strings.Join(row.Warnings, "; ")
 	}
-	p := pending{res: res, samples: samples}
-	if len(samples) > 0 {
-		trim := min(r.cfg.RateRange, end.Sub(start)/2)
-		w := results.Window{Kind: results.WindowTest, Start: start.Add(trim).UTC(), End: end.UTC()}
-		p.window = &w
-		labels := c.Labels()
-		p.sets = []labelledSet{{set: r.podSet(c.Path), labels: labels}, {set: prom.NodeSet(), labels: labels}}
-	}
+	p.res = res
 	rec.submit(p)
 	return row
+}
+
+// caseWindow is the resource window of a case whose traffic ran from start to end, and, when its CPU figures
+// would see more than this case's traffic, why they are left out ("" otherwise).
+//
+// The window starts trim = min(rate range, half the case) after the traffic did. Every CPU rate of the window looks
+// one rate range back from its point, and a window shorter than the rate range has its CPU average stretched to the
+// rate range before its end, so the CPU figures reach back to window start - rate range at the earliest. That stays
+// inside this case (after the previous case's traffic) only when trim >= rate range, that is when the case lasts at
+// least two rate ranges; then the window (case - rate range) is at least one rate range long. Cutting the window to
+// whole seconds only moves its start later and its end earlier, and the stretched average still begins at or after
+// end - 1 s - rate range >= start + rate range - 1 s, inside the case. Memory is a gauge read inside the window and
+// stays attributable, so it is still collected.
+func (r *run) caseWindow(start, end time.Time) (*results.Window, string) {
+	rate, elapsed := r.cfg.RateRange, end.Sub(start)
+	trim := min(rate, elapsed/2)
+	w := &results.Window{Kind: results.WindowTest, Start: start.Add(trim).UTC(), End: end.UTC()}
+	if rate <= 0 || r.d.Resources == nil || elapsed >= 2*rate {
+		return w, ""
+	}
+	return w, fmt.Sprintf("case window %s is shorter than the rate range %s: CPU not attributable to this test (it would include earlier traffic; the case needs samples x duration >= %s); lengthen cni.duration or samples",
+		w.End.Sub(w.Start), rate, 2*rate)
 }
 
 // caseBroken says why a case cannot run although it was planned (a pod it needs is broken).
@@ -473,9 +538,10 @@ func (r *run) sample(ctx context.Context, c Case, t target, n int) (Outcome, res
 			break
 		}
 		r.d.Log.Warn("connection setup failed, retrying", "case", c.ID(), "sample", n, "attempt", attempt, "err", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(2 * time.Second):
+		if r.d.Sleep(ctx, 2*time.Second) != nil {
+			// Interrupted in the pause: another exec would only fail with the context's error and overwrite the
+			// raw output of the attempt that really failed.
+			break
 		}
 	}
 	if err != nil {

@@ -80,6 +80,34 @@ func fakeClusterWith(t *testing.T, mutate func(*corev1.Pod), nodes ...corev1.Nod
 	return kc
 }
 
+// fakeClock is Deps.Now and Deps.Sleep without waiting: Sleep moves the time on at once.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.advance(d)
+	return nil
+}
+
 // fakeExec answers the commands netbench runs, like the real tools would on the paths it asks for.
 type fakeExec struct {
 	mu    sync.Mutex
@@ -87,14 +115,37 @@ type fakeExec struct {
 	// block, when set, makes the exec of matching commands wait for the context (a test that never ends).
 	block   func(pod string, cmd []string) bool
 	started chan struct{}
+	// fail, when it returns output, makes the command exit 1 with that output (an iperf3 error, say).
+	fail func(pod string, cmd []string) []byte
+	// clock, when set, moves on by testTime for every test (iperf3, agent) and records the last other exec (probes).
+	clock     *fakeClock
+	testTime  time.Duration
+	lastProbe time.Time
 }
 
 func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, cmd []string, _ io.Reader) ([]byte, []byte, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, pod+"/"+container+": "+strings.Join(cmd, " "))
 	f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err // a real exec cannot even start
+	}
 	if ns != testNS {
 		return nil, nil, fmt.Errorf("namespace %s", ns)
+	}
+	if f.clock != nil {
+		if cmd[0] == "iperf3" || cmd[0] == netcol.AgentBinary {
+			f.clock.advance(f.testTime)
+		} else {
+			f.mu.Lock()
+			f.lastProbe = f.clock.Now()
+			f.mu.Unlock()
+		}
+	}
+	if f.fail != nil {
+		if out := f.fail(pod, cmd); out != nil {
+			return out, nil, errors.New("command terminated with exit code 1")
+		}
 	}
 	if f.block != nil && f.block(pod, cmd) {
 		if f.started != nil {
@@ -175,7 +226,9 @@ func (fakeResources) Collect(_ context.Context, w results.Window, sets []prom.Po
 	for _, s := range sets {
 		for _, st := range []string{"min", "avg", "max"} {
 			out.Samples = append(out.Samples, results.Sample{Window: w, Source: prom.SourceKubelet, Component: s.Component,
-				Metric: "cpu", Stat: st, Value: 100, Unit: "millicores"})
+				Metric: "cpu", Stat: st, Value: 100, Unit: "millicores"},
+				results.Sample{Window: w, Source: prom.SourceKubelet, Component: s.Component,
+					Metric: "memory", Stat: st, Value: 20, Unit: "MiB"})
 		}
 	}
 	return out, nil
@@ -218,7 +271,15 @@ func TestRunTwoNodes(t *testing.T) {
 			t.Errorf("%s/%s: %s %s n=%d mean=%v", row.Path, row.Test, row.Status, row.Reason, row.N, row.Mean)
 		}
 	}
-	// Placement: same-node pods on node1, cross-node servers on node2.
+	// Placement: same-node pods on node1, cross-node servers on node2. Every deployed pod is listed (the built-in
+	// RR tool adds client-agent; the host path adds host-client and host-server), so an empty list cannot pass.
+	var roles []Role
+	for _, p := range rep.Pods {
+		roles = append(roles, p.Role)
+	}
+	if want := []Role{RoleClient, RoleClientAgent, RoleServerLocal, RoleServerRemote, RoleHostClient, RoleHostServer}; !slices.Equal(roles, want) {
+		t.Fatalf("pods %v, want %v", roles, want)
+	}
 	for _, p := range rep.Pods {
 		want := "node1"
 		if p.Role == RoleServerRemote || p.Role == RoleHostServer {
@@ -383,5 +444,173 @@ func TestRunClientPodBrokenFailsEveryCell(t *testing.T) {
 		if row.Status != RowFailed || !strings.Contains(row.Reason, "ErrImagePull") {
 			t.Errorf("%s/%s: %s %q", row.Path, row.Test, row.Status, row.Reason)
 		}
+	}
+}
+
+// The CPU figures of a window reach one rate range back before its start: the idle window waits that long after the
+// deploy's probes, and a case too short to keep them inside its own traffic has its CPU left out, with a warning.
+func TestRunResourceWindowsSeeOnlyTheirOwnActivity(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		rateRange time.Duration
+		wantCPU   bool
+	}{
+		// Each case runs 2 samples of 1 s (fake clock): 2 s of traffic.
+		{name: "case of exactly two rate ranges keeps its CPU", rateRange: time.Second, wantCPU: true},
+		{name: "case shorter than two rate ranges", rateRange: 1500 * time.Millisecond},
+		{name: "case shorter than one rate range", rateRange: 20 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newFakeClock()
+			ex := &fakeExec{clock: clk, testTime: time.Second}
+			st := &fakeStore{}
+			cfg := testConfig(t)
+			cfg.RateRange = tt.rateRange
+			rep, err := Run(context.Background(), cfg, Deps{Kube: fakeCluster(t, node("node1"), node("node2")), Exec: ex,
+				Store: st, Resources: fakeResources{}, Now: clk.Now, Sleep: clk.Sleep})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if len(st.cases) != 17 || st.cases[0].CaseID != "idle" {
+				t.Fatalf("%d cases, first %s", len(st.cases), st.cases[0].CaseID)
+			}
+			idle := st.cases[0].Windows[0]
+			if quiet := idle.Start.Sub(ex.lastProbe); quiet < tt.rateRange {
+				t.Errorf("idle window starts %s after the last deploy probe, want at least the rate range %s", quiet, tt.rateRange)
+			}
+			if got := idle.End.Sub(idle.Start); got != cfg.IdleWindow {
+				t.Errorf("idle window %s, want %s", got, cfg.IdleWindow)
+			}
+			caseStart := map[string]time.Time{}
+			for _, c := range st.cases[1:] {
+				caseStart[c.CaseID] = c.Start
+				warned := strings.Contains(c.Facts["warnings"], "CPU not attributable to this test") &&
+					strings.Contains(c.Facts["resources"], "lengthen cni.duration or samples")
+				if warned == tt.wantCPU {
+					t.Errorf("%s: warnings %q, resources %q", c.CaseID, c.Facts["warnings"], c.Facts["resources"])
+				}
+			}
+			var cpu, mem int
+			for _, s := range st.samples {
+				if s.Window.Kind != results.WindowTest || s.Labels[LabelTest] == "" {
+					continue
+				}
+				id := s.Labels[LabelPath] + "/" + s.Labels[LabelTest]
+				switch s.Metric {
+				case "cpu":
+					cpu++
+					if back := s.Window.Start.Add(-tt.rateRange); back.Before(caseStart[id]) {
+						t.Errorf("%s: cpu window from %s reaches back to %s, before the case started at %s", id, s.Window.Start, back, caseStart[id])
+					}
+				case "memory":
+					mem++
+				}
+			}
+			wantCPU := 0
+			if tt.wantCPU {
+				wantCPU = 16 * 2 * 3
+			}
+			if cpu != wantCPU || mem != 16*2*3 {
+				t.Errorf("%d test-window cpu samples (want %d), %d memory samples (want %d)", cpu, wantCPU, mem, 16*2*3)
+			}
+			for _, row := range rep.Rows {
+				if warned := slices.ContainsFunc(row.Warnings, func(w string) bool { return strings.Contains(w, "shorter than the rate range") }); warned == tt.wantCPU {
+					t.Errorf("%s/%s: warnings %q", row.Path, row.Test, row.Warnings)
+				}
+			}
+			noted := slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "CPU of 16 case(s) not recorded") })
+			if noted == tt.wantCPU {
+				t.Errorf("notes %q", rep.Notes)
+			}
+		})
+	}
+}
+
+// A namespace the run created is deleted even when the wait for its ServiceAccount fails; one that already existed
+// is left alone.
+func TestRunNamespaceCleanupOnCreateFailure(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		existing   bool // the namespace is there before the run
+		cancelInSA bool // Ctrl-C while waiting for the default ServiceAccount
+		wantErr    string
+		wantGone   bool
+	}{
+		{name: "interrupted while waiting for the ServiceAccount", cancelInSA: true, wantErr: "default ServiceAccount did not appear", wantGone: true},
+		{name: "namespace already exists", existing: true, wantErr: "already exists"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			kc := fakeCluster(t, node("node1"), node("node2"))
+			if tt.existing {
+				if err := kc.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancelInSA {
+				kc.PrependReactor("get", "serviceaccounts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+					cancel()
+					return true, nil, apierrors.NewNotFound(corev1.Resource("serviceaccounts"), "default")
+				})
+			}
+			_, err := Run(ctx, testConfig(t), Deps{Kube: kc, Exec: &fakeExec{}, Store: &fakeStore{}})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if tt.wantGone {
+				namespaceGone(t, kc)
+			} else if _, err := kc.CoreV1().Namespaces().Get(context.Background(), testNS, metav1.GetOptions{}); err != nil {
+				t.Errorf("the namespace that existed before the run: %v", err)
+			}
+		})
+	}
+}
+
+// Ctrl-C during the pause before a retry ends the sample: no further exec, and the raw output of the attempt that
+// really failed is kept.
+func TestRunInterruptedRetryKeepsRealOutput(t *testing.T) {
+	t.Parallel()
+	const refused = `{"start":{"connected":[],"version":"iperf 3.12"},"intervals":[],"end":{},"error":"unable to connect to server: Connection refused"}`
+	ex := &fakeExec{fail: func(_ string, cmd []string) []byte {
+		if cmd[0] == "iperf3" {
+			return []byte(refused)
+		}
+		return nil
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pauses []time.Duration
+	sleepCancels := func(ctx context.Context, d time.Duration) error {
+		pauses = append(pauses, d)
+		cancel() // Ctrl-C lands in the retry pause
+		return ctx.Err()
+	}
+	cfg := testConfig(t)
+	_, err := Run(ctx, cfg, Deps{Kube: fakeCluster(t, node("node1"), node("node2")), Exec: ex, Store: &fakeStore{}, Sleep: sleepCancels})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if len(pauses) != 1 || pauses[0] != 2*time.Second {
+		t.Errorf("pauses %v, want one retry pause of 2s", pauses)
+	}
+	var iperf3 int
+	for _, c := range ex.calls {
+		if strings.Contains(c, ": iperf3 ") {
+			iperf3++
+		}
+	}
+	if iperf3 != 1 {
+		t.Errorf("%d iperf3 execs, want 1 (no retry after the interruption):\n%s", iperf3, strings.Join(ex.calls, "\n"))
+	}
+	raw, err := os.ReadFile(filepath.Join(cfg.RunDir, "raw", "same-node-tcp-1.json"))
+	if err != nil || string(raw) != refused {
+		t.Errorf("raw output %q (%v), want the failed attempt's own output", raw, err)
 	}
 }

@@ -16,8 +16,8 @@ import (
 //
 // Series is rendered once per namespace selector and the results are joined with " or " (pod names are unique only
 // within a namespace); Outer wraps the union. Placeholders: $sel (a label selector with braces), $rate (rate range),
-// $window (window length), $step (subquery step), $avgwindow and $avgseconds (the range of the CPU average, see
-// Params.AvgWindow), $series (the union).
+// $window (window length), $step (subquery step), $fresh (two steps: how old a gauge sample may be and still count),
+// $avgwindow and $avgseconds (the range of the CPU average, see Params.AvgWindow), $series (the union).
 type Query struct {
 	Name   string  `json:"name"`   // e.g. cpu-min
 	Metric string  `json:"metric"` // cpu | memory
@@ -45,9 +45,12 @@ const (
 // (not usage_bytes, which counts page cache; scaled to MiB).
 func Catalog() []Query {
 	const (
-		cpuRate  = "rate(container_cpu_usage_seconds_total$sel[$rate])"
-		cpuIncr  = "increase(container_cpu_usage_seconds_total$sel[$avgwindow])"
-		memGauge = "container_memory_working_set_bytes$sel"
+		cpuRate = "rate(container_cpu_usage_seconds_total$sel[$rate])"
+		cpuIncr = "increase(container_cpu_usage_seconds_total$sel[$avgwindow])"
+		// last_over_time over $fresh (two steps), not the bare gauge: cAdvisor stamps its samples, so Prometheus never
+		// marks the series of a stopped container stale and a bare selector returns its last value for the whole
+		// lookback delta (5 min). A container restarted in a pod that keeps its name would be counted twice.
+		memGauge = "last_over_time(container_memory_working_set_bytes$sel[$fresh])"
 		toMilli  = 1000
 		toMiB    = 1.0 / (1 << 20)
 	)
@@ -93,7 +96,8 @@ func (q Query) Render(p Params) (string, error) {
 	secs := func(d time.Duration) string { return strconv.FormatInt(int64(d/time.Second), 10) + "s" }
 	parts := make([]string, len(p.Selectors))
 	for i, sel := range p.Selectors {
-		parts[i] = strings.NewReplacer("$sel", sel, "$rate", secs(p.Rate), "$window", secs(p.Window), "$avgwindow", secs(p.AvgWindow)).Replace(q.Series)
+		parts[i] = strings.NewReplacer("$sel", sel, "$rate", secs(p.Rate), "$window", secs(p.Window), "$avgwindow", secs(p.AvgWindow),
+			"$fresh", secs(2*p.Step)).Replace(q.Series)
 	}
 	return strings.NewReplacer(
 		"$series", strings.Join(parts, " or "),

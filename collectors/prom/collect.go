@@ -99,7 +99,10 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet
 	}
 	var errs []error
 	for _, set := range sets {
-		var extra []string
+		// metrics_path: kube-prometheus-stack scrapes every kubelet endpoint under one job (job="kubelet") and tells
+		// them apart by this label; /metrics/resource exports the same container series as cAdvisor. Where the label
+		// does not exist the matcher matches everything.
+		extra := []string{`metrics_path!="/metrics/resource"`}
 		if c.Interval.Job != "" {
 			extra = append(extra, "job="+strconv.Quote(c.Interval.Job))
 		}

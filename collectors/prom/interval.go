@@ -129,6 +129,9 @@ func DetectInterval(ctx context.Context, a API, r Retry, override time.Duration,
 		}
 	} else if ctx.Err() != nil {
 		return iv, err
+	} else {
+		// e.g. 401/403: say so, or the note below would blame cAdvisor for an auth problem.
+		iv.Notes = append(iv.Notes, fmt.Sprintf("query count by (job) (container_cpu_usage_seconds_total) failed: %v", err))
 	}
 	slices.Sort(jobsWithMetric)
 	if len(jobsWithMetric) == 0 {

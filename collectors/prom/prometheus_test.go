@@ -66,12 +66,18 @@ func synthModel() []container {
 	}
 }
 
-// exporter is a cAdvisor look-alike: explicit timestamps, pod-level and pause series.
+// exporter is a cAdvisor look-alike: explicit timestamps, pod-level and pause series. Series carry cAdvisor's id
+// label (the cgroup), so a container restarted in a pod of the same name is a new series next to the old one.
 type exporter struct {
 	epoch time.Time
 	cs    []container
-	cpu   *prometheus.Desc
-	mem   *prometheus.Desc
+	// dead are containers that stopped at deadUntil (an earlier instance of a container, e.g. before a restart of
+	// a StatefulSet pod): with explicit timestamps Prometheus never marks their series stale, so a bare selector
+	// would keep returning their last memory value for the 5-minute lookback.
+	dead      []container
+	deadUntil time.Time
+	cpu       *prometheus.Desc
+	mem       *prometheus.Desc
 }
 
 func (e *exporter) Describe(ch chan<- *prometheus.Desc) { ch <- e.cpu; ch <- e.mem }
@@ -81,19 +87,24 @@ func (e *exporter) Collect(ch chan<- prometheus.Metric) {
 	t := now.Sub(e.epoch).Seconds()
 	type podKey struct{ ns, pod string }
 	podCPU, podMem := map[podKey]float64{}, map[podKey]float64{}
-	emit := func(ns, pod, ctr string, cpu, mem float64) {
-		ch <- prometheus.NewMetricWithTimestamp(now, prometheus.MustNewConstMetric(e.cpu, prometheus.CounterValue, cpu, ns, pod, ctr))
-		ch <- prometheus.NewMetricWithTimestamp(now, prometheus.MustNewConstMetric(e.mem, prometheus.GaugeValue, mem*(1<<20), ns, pod, ctr))
+	emit := func(ns, pod, ctr, id string, cpu, mem float64) {
+		ch <- prometheus.NewMetricWithTimestamp(now, prometheus.MustNewConstMetric(e.cpu, prometheus.CounterValue, cpu, ns, pod, ctr, id))
+		ch <- prometheus.NewMetricWithTimestamp(now, prometheus.MustNewConstMetric(e.mem, prometheus.GaugeValue, mem*(1<<20), ns, pod, ctr, id))
+	}
+	if now.Before(e.deadUntil) {
+		for _, c := range e.dead {
+			emit(c.ns, c.pod, c.name, "/kubepods/"+c.pod+"/"+c.name+"-previous", c.cpu(t), c.mem(t))
+		}
 	}
 	for _, c := range e.cs {
 		cpu, mem := c.cpu(t), c.mem(t)
-		emit(c.ns, c.pod, c.name, cpu, mem)
+		emit(c.ns, c.pod, c.name, "/kubepods/"+c.pod+"/"+c.name, cpu, mem)
 		podCPU[podKey{c.ns, c.pod}] += cpu
 		podMem[podKey{c.ns, c.pod}] += mem
 	}
 	for k, cpu := range podCPU {
-		emit(k.ns, k.pod, "POD", 0.002*t, 1)                      // pause container
-		emit(k.ns, k.pod, "", cpu+0.002*t+0.001*t, podMem[k]+1+3) // pod cgroup: children plus a little of its own
+		emit(k.ns, k.pod, "POD", "/kubepods/"+k.pod+"/pause", 0.002*t, 1)             // pause container
+		emit(k.ns, k.pod, "", "/kubepods/"+k.pod, cpu+0.002*t+0.001*t, podMem[k]+1+3) // pod cgroup: children plus a little of its own
 	}
 }
 
@@ -210,8 +221,11 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	e := &exporter{
 		epoch: time.Now().Add(-time.Hour).Truncate(40 * time.Second),
 		cs:    synthModel(),
-		cpu:   prometheus.NewDesc("container_cpu_usage_seconds_total", "cpu", []string{"namespace", "pod", "container"}, nil),
-		mem:   prometheus.NewDesc("container_memory_working_set_bytes", "mem", []string{"namespace", "pod", "container"}, nil),
+		// The previous instance of app-1's app container: gone about 10 s before the window starts.
+		dead:      []container{{"bench-mesh", "app-1", "app", constRate(0.3), constMem(400)}},
+		deadUntil: time.Now().Add(8 * time.Second),
+		cpu:       prometheus.NewDesc("container_cpu_usage_seconds_total", "cpu", []string{"namespace", "pod", "container", "id"}, nil),
+		mem:       prometheus.NewDesc("container_memory_working_set_bytes", "mem", []string{"namespace", "pod", "container", "id"}, nil),
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(e)
