@@ -16,7 +16,7 @@ import (
 //
 // Series is rendered once per namespace selector and the results are joined with " or " (pod names are unique only
 // within a namespace); Outer wraps the union. Placeholders: $sel (a label selector with braces), $rate (rate range),
-// $window (window length), $step (subquery step), $fresh (two steps: how old a gauge sample may be and still count),
+// $window (window length), $step (subquery step), $fresh (the rate range: how old a gauge sample may be and still count),
 // $avgwindow and $avgseconds (the range of the CPU average, see Params.AvgWindow), $series (the union).
 type Query struct {
 	Name   string  `json:"name"`   // e.g. cpu-min
@@ -47,9 +47,12 @@ func Catalog() []Query {
 	const (
 		cpuRate = "rate(container_cpu_usage_seconds_total$sel[$rate])"
 		cpuIncr = "increase(container_cpu_usage_seconds_total$sel[$avgwindow])"
-		// last_over_time over $fresh (two steps), not the bare gauge: cAdvisor stamps its samples, so Prometheus never
-		// marks the series of a stopped container stale and a bare selector returns its last value for the whole
-		// lookback delta (5 min). A container restarted in a pod that keeps its name would be counted twice.
+		// last_over_time over $fresh (the rate range), not the bare gauge: cAdvisor stamps its samples, so Prometheus
+		// never marks the series of a stopped container stale and a bare selector returns its last value for the
+		// whole lookback delta (5 min): a container restarted in a pod that keeps its name was counted twice. The
+		// rate range, not one or two steps: cAdvisor's dynamic housekeeping spaces samples unevenly (10-15 s on a
+		// kubelet with the default interval), and a live series must never drop out of a subquery point; a stopped
+		// one is gone one rate range later, which the runner's lead-in before every window already waits out.
 		memGauge = "last_over_time(container_memory_working_set_bytes$sel[$fresh])"
 		toMilli  = 1000
 		toMiB    = 1.0 / (1 << 20)
@@ -97,7 +100,7 @@ func (q Query) Render(p Params) (string, error) {
 	parts := make([]string, len(p.Selectors))
 	for i, sel := range p.Selectors {
 		parts[i] = strings.NewReplacer("$sel", sel, "$rate", secs(p.Rate), "$window", secs(p.Window), "$avgwindow", secs(p.AvgWindow),
-			"$fresh", secs(2*p.Step)).Replace(q.Series)
+			"$fresh", secs(p.Rate)).Replace(q.Series)
 	}
 	return strings.NewReplacer(
 		"$series", strings.Join(parts, " or "),
