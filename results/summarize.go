@@ -460,12 +460,12 @@ func (sz *summarizer) delta(base, other *Series, p ModePair) Delta {
 // keyOf is the Series key of a sample.
 func keyOf(s *Sample) Key {
 	return Key{Topology: s.Topology, Mode: s.Mode, Load: s.Load, Window: s.Window.Kind, Component: s.Component,
-		Metric: s.Metric, Stat: s.Stat, Unit: s.Unit, Labels: canonicalLabels(s.Labels)}
+		Metric: s.Metric, Stat: s.Stat, Unit: s.Unit, Labels: CanonicalLabels(s.Labels)}
 }
 
-// canonicalLabels renders labels as "k=v,k=v" sorted by key; '\\', ',' and '=' inside keys and values are escaped
+// CanonicalLabels renders labels as "k=v,k=v" sorted by key; '\\', ',' and '=' inside keys and values are escaped
 // with a backslash so different label sets never render the same.
-func canonicalLabels(labels map[string]string) string {
+func CanonicalLabels(labels map[string]string) string {
 	if len(labels) == 0 {
 		return ""
 	}

@@ -21,7 +21,7 @@ func ConsistencyWarnings(samples []results.Sample) []string {
 	var order []key
 	for i := range samples {
 		s := &samples[i]
-		k := key{s.Component, s.Metric, fmt.Sprint(s.Labels)}
+		k := key{s.Component, s.Metric, results.CanonicalLabels(s.Labels)}
 		st := byKey[k]
 		if st == nil {
 			st = &stats{}
@@ -49,7 +49,7 @@ func ConsistencyWarnings(samples []results.Sample) []string {
 			continue
 		}
 		what := k.component + " " + k.metric
-		if k.labels != "map[]" {
+		if k.labels != "" {
 			what += " " + k.labels
 		}
 		out = append(out, fmt.Sprintf("%s: average %.4g lies outside [min %.4g, max %.4g] by more than %.0f%%: the counter samples are too sparse for this window (lengthen the window, or shorten the kubelet's cAdvisor --housekeeping-interval)",

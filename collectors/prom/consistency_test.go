@@ -27,7 +27,7 @@ func TestConsistencyWarnings(t *testing.T) {
 		{"below min (measured: 13 s cAdvisor spacing)", set("app", "cpu", nil, 44.11, 45.33, 40.49), []string{"app cpu: average 40.49 lies outside [min 44.11, max 45.33]"}},
 		{"above max", set("ztunnel", "memory", nil, 4, 5, 6), []string{"ztunnel memory: average 6 lies outside"}},
 		{"labels kept apart", append(set("app", "cpu", map[string]string{"node": "n1"}, 1, 2, 1.5), set("app", "cpu", map[string]string{"node": "n2"}, 1, 2, 3)...),
-			[]string{"app cpu map[node:n2]: average 3"}},
+			[]string{"app cpu node=n2: average 3"}},
 		{"incomplete set ignored", []results.Sample{{Component: "app", Metric: "cpu", Stat: "avg", Value: 9}}, nil},
 		{"zeros", set("waypoint", "cpu", nil, 0, 0, 0), nil},
 	}
