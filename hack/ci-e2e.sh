@@ -3,7 +3,8 @@
 # is left, whatever happened (the exit status is the tests' unless teardown leaves something behind).
 #   phase 1, no Istio: the paths that must say "no Istio" honestly (preflight FAIL, a sidecar case failing
 #            verification instead of measuring an un-meshed app, a run recording the absent mode as failed);
-#   phase 2, real istiod + istio-cni with data-plane stand-ins: every e2e test; the Istio ones fail, not skip.
+#   phase 2, real istiod + istio-cni with data-plane stand-ins: every e2e test; the Istio ones fail, not skip;
+#   phase 3, istiod re-installed as revision canary without a default: the revision e2e test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 teardown() {
@@ -22,3 +23,10 @@ start=$(date +%s)
 make istio-up
 echo "istio-up took $(( $(date +%s) - start ))s"
 MESHBENCH_E2E_ISTIO=1 make e2e
+# phase 3: istiod as revision "canary" with no default revision (what a Helm revision install gives): sidecar
+# injection, ambient enrolment and a Programmed waypoint must all work through meshbench's revision handling.
+start=$(date +%s)
+make istio-down
+make istio-up ISTIO_CP_REVISION=canary
+echo "istio-up (revision canary) took $(( $(date +%s) - start ))s"
+MESHBENCH_E2E_ISTIO=1 MESHBENCH_E2E_ISTIO_REVISION=canary make e2e E2E_RUN='^TestIstioRevision'

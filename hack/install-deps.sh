@@ -6,7 +6,9 @@ pkgs=(
   containerd runc iptables conntrack socat ebtables ethtool ipset busybox-static iproute2  # local cluster nodes
   openssl jq bc curl nftables                                                             # PKI and scripts
   prometheus                                                                              # real Prometheus for tests and the harness
+  docker-registry                                                                         # the local cluster's OCI registry (distribution 2.8.2)
   iperf3 wrk                                                                              # network tests, loadgen bench peer
+  postgresql-15                                                                           # the local cluster's postgres image (Bank of Anthos databases)
   chromium                                                                                # report rendering test
 )
 missing=()

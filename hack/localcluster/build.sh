@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# build.sh: builds (once) and caches every binary and image the local cluster needs under $S/bin, then builds the
-# project's meshbench-agent image (always: other packages keep extending the agent).
+# build.sh: builds (once) and caches every binary and image tarball the local cluster needs under $S/bin, then builds
+# the project's meshbench CLI into $S/build (always: up.sh pushes meshbench's own images with `meshbench images push`,
+# which builds them from this source tree).
 #
 # A component is rebuilt only when its stamp ($S/bin/stamps/NAME) differs: the stamp is version + Go version +
 # hash of the Go module that builds it (+ the inputs of images). Sourced by up.sh; can also run on its own.
@@ -78,8 +79,8 @@ build_cni() {
 build_tools() {
 	local st
 	st="tools $(go env GOVERSION) $(module_hash "$LC_DIR/tools")"
-	stamp_ok tools "$st" "$S"/bin/tools/{mkimage,pause,mbctl} && return 0
-	log "building harness tools (mkimage, pause, mbctl)"
+	stamp_ok tools "$st" "$S"/bin/tools/{mkimage,pause,mbctl,regpush} && return 0
+	log "building harness tools (mkimage, pause, mbctl, regpush)"
 	mkdir -p "$S/bin/tools"
 	timed tools bash -c "cd '$LC_DIR/tools' && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o '$S/bin/tools/' ./cmd/..."
 	stamp_write tools "$st"
@@ -92,12 +93,14 @@ busybox_links() {
 }
 
 mkimage() { "$S/bin/tools/mkimage" "$@"; }
+# shellcheck source=postgres-image.sh
+[ -f "$LC_DIR/postgres-image.sh" ] && source "$LC_DIR/postgres-image.sh"
 
 build_images() {
 	local st out="$S/bin/images" libs=() l
 	mkdir -p "$out"
 
-	st="pause $(file_hash "$S/bin/tools/pause" "$S/bin/tools/mkimage")"
+	st="pause $IMG_PAUSE $(file_hash "$S/bin/tools/pause" "$S/bin/tools/mkimage")"
 	if ! stamp_ok image-pause "$st" "$out/pause.tar"; then
 		mkimage -ref "$IMG_PAUSE" -out "$out/pause.tar" -entrypoint /pause -user 65535:65535 \
 			-label org.opencontainers.image.title=meshbench-pause "$S/bin/tools/pause=/pause"
@@ -105,7 +108,7 @@ build_images() {
 		log "packed $IMG_PAUSE"
 	fi
 
-	st="coredns $(file_hash "$S/bin/coredns" "$S/bin/tools/mkimage")"
+	st="coredns $IMG_COREDNS $(file_hash "$S/bin/coredns" "$S/bin/tools/mkimage")"
 	if ! stamp_ok image-coredns "$st" "$out/coredns.tar"; then
 		mkimage -ref "$IMG_COREDNS" -out "$out/coredns.tar" -entrypoint /coredns \
 			-label org.opencontainers.image.title=coredns -label org.opencontainers.image.version="$COREDNS_VERSION" \
@@ -116,7 +119,7 @@ build_images() {
 
 	# iperf3 from Debian with its shared-library closure (ldd, including the dynamic loader) plus busybox.
 	while read -r l; do libs+=("$l=$l"); done < <(ldd /usr/bin/iperf3 | awk '/=> \// { print $3 } /^\t\// { print $1 }')
-	st="iperf3 $(dpkg-query -W -f '${Version}' iperf3 libiperf0 libc6 libssl3 busybox-static 2>/dev/null) $(file_hash /usr/bin/iperf3 /bin/busybox "$S/bin/tools/mkimage" "${libs[@]%%=*}")"
+	st="iperf3 $IMG_IPERF3 $(dpkg-query -W -f '${Version}' iperf3 libiperf0 libc6 libssl3 busybox-static 2>/dev/null) $(file_hash /usr/bin/iperf3 /bin/busybox "$S/bin/tools/mkimage" "${libs[@]%%=*}")"
 	if ! stamp_ok image-iperf3 "$st" "$out/iperf3.tar"; then
 		mkimage -ref "$IMG_IPERF3" -out "$out/iperf3.tar" -entrypoint /usr/bin/iperf3 \
 			-label org.opencontainers.image.title=iperf3 \
@@ -125,21 +128,28 @@ build_images() {
 		stamp_write image-iperf3 "$st"
 		log "packed $IMG_IPERF3 (iperf3 + ${#libs[@]} shared objects + busybox)"
 	fi
+
+	# toolbox: static busybox with every applet, for test pods that need a shell (httpd, nslookup, wget); meshbench's
+	# own agent image has no shell.
+	st="toolbox $IMG_TOOLBOX $(dpkg-query -W -f '${Version}' busybox-static 2>/dev/null) $(file_hash /bin/busybox "$S/bin/tools/mkimage")"
+	if ! stamp_ok image-toolbox "$st" "$out/toolbox.tar"; then
+		mkimage -ref "$IMG_TOOLBOX" -out "$out/toolbox.tar" -entrypoint /bin/sh \
+			-label org.opencontainers.image.title=meshbench-toolbox \
+			-label "org.opencontainers.image.version=$(dpkg-query -W -f '${Version}' busybox-static)" \
+			-symlinks "$(busybox_links)" /bin/busybox=/bin/busybox
+		stamp_write image-toolbox "$st"
+		log "packed $IMG_TOOLBOX (busybox)"
+	fi
+
+	if declare -F build_postgres_image >/dev/null; then
+		build_postgres_image "$out/postgres.tar" "$IMG_POSTGRES"
+	fi
 }
 
-# build_agent: always rebuilt from the MAIN module (cheap when nothing changed), packed with busybox. Prints the
-# path of the image tarball.
-build_agent() {
-	local bin="$S/build/meshbench-agent" tar="$S/build/agent.tar" sum
-	mkdir -p "$S/build"
-	timed meshbench-agent bash -c "cd '$REPO_ROOT' && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o '$bin' ./cmd/meshbench-agent"
-	sum=$(sha256sum "$bin" | cut -c1-16)
-	mkimage -ref "$IMG_AGENT" -out "$tar" -entrypoint /usr/local/bin/meshbench-agent \
-		-label org.opencontainers.image.title=meshbench-agent \
-		-label org.opencontainers.image.source=https://github.com/meshbench/meshbench \
-		-label "meshbench.dev/agent-sha256=$sum" \
-		-symlinks "$(busybox_links)" "$bin=/usr/local/bin/meshbench-agent" /bin/busybox=/bin/busybox
-	log "packed $IMG_AGENT (agent sha256 $sum)"
+# build_meshbench: the CLI from the MAIN module with the Makefile's version stamping (cheap when nothing changed). Its
+# version is the tag of the meshbench images it pushes (`meshbench images push`), so the CLI and the agent match.
+build_meshbench() {
+	timed meshbench bash -c "cd '$REPO_ROOT' && make -s build BIN='$S/build' >/dev/null"
 }
 
 build_all() {
@@ -150,7 +160,7 @@ build_all() {
 	build_tools
 	build_coredns
 	build_images
-	build_agent
+	build_meshbench
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

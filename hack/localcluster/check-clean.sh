@@ -67,8 +67,8 @@ check "host ledger (sysctls / directories not yet restored)" "$([ -f "$LEDGER" ]
 
 check "cluster.env" "$([ -f "$S/cluster.env" ] && echo "$S/cluster.env" || true)"
 
-check "listeners on the cluster's ports (2379-2381, 6443, 10248-10259, 19090)" \
-	"$(ss -Hltnp 2>/dev/null | grep -E '(127\.0\.0\.1|172\.30\.0\.[12]|0\.0\.0\.0|\*|\[::\]):(2379|2380|2381|6443|10248|10249|10250|10256|10257|10259|19090) ' || true)"
+check "listeners on the cluster's ports (2379-2381, 5000, 6443, 10248-10259, 19090)" \
+	"$(ss -Hltnp 2>/dev/null | grep -E '(127\.0\.0\.1|172\.30\.0\.[12]|0\.0\.0\.0|\*|\[::\]):(2379|2380|2381|5000|6443|10248|10249|10250|10256|10257|10259|19090) ' || true)"
 
 printf '  (info)    sysctls now:'
 for k in net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables "${KUBE_SYSCTLS[@]}"; do

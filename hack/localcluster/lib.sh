@@ -37,11 +37,20 @@ APISERVER_URL=https://$NODE1_IP:6443
 PROM_ADDR=127.0.0.1:19090
 PROM_URL=http://$PROM_ADDR
 
-# --- images (the tool's local-cluster profile points at exactly these refs; non-latest tags => IfNotPresent) ---
-IMG_PAUSE=meshbench.local/pause:dev
-IMG_AGENT=meshbench.local/agent:dev
-IMG_IPERF3=meshbench.local/iperf3:dev
-IMG_COREDNS=meshbench.local/coredns:dev
+# --- registry and images ---
+# A real OCI registry (Debian's docker-registry, distribution 2.8.2) on node1's address, which both nodes reach: every
+# image the cluster runs is PUSHED there and PULLED by the nodes' containerd (registry config in conf/, never
+# `ctr import`), the same path a user's cluster takes. Plain HTTP on a private address, declared as such to containerd
+# (hosts.toml) and to the pushers (-insecure / --insecure), as kind's local-registry recipe does.
+REGISTRY_ADDR=$NODE1_IP:5000
+REGISTRY_PREFIX=$REGISTRY_ADDR/meshbench # the tool's localcluster profile default spec.images.registry
+# Harness-built images (non-latest tags => IfNotPresent). meshbench's own images (meshbench-agent, meshbench) are
+# pushed by `meshbench images push --registry $REGISTRY_PREFIX` and tagged with the tool's version (see up.sh).
+IMG_PAUSE=$REGISTRY_PREFIX/pause:dev
+IMG_IPERF3=$REGISTRY_PREFIX/iperf3:dev
+IMG_COREDNS=$REGISTRY_PREFIX/coredns:dev
+IMG_TOOLBOX=$REGISTRY_PREFIX/toolbox:dev   # busybox with every applet: test pods that need a shell
+IMG_POSTGRES=$REGISTRY_PREFIX/postgres:dev # Debian's PostgreSQL with the official image's entrypoint contract
 
 # --- host-wide names that are ours no matter which state dir created them (the cleanup sweeps these) ---
 OUR_CGROUPS=(kubepods kubepods.slice mb-node2)
@@ -199,7 +208,7 @@ make_host_dir() {
 # Discovery helpers shared by cleanup and check-clean.
 
 # our_procs: pids of processes we started, found without pid files: anything running a binary from $S/bin, and
-# containerd / shims / prometheus / runc / nsenter / unshare whose arguments point into the state dir (shims carry
+# containerd / shims / prometheus / docker-registry / runc / nsenter / unshare whose arguments point into the state dir (shims carry
 # "-address $S/run/<node>/containerd.sock"). Never matched by name alone.
 our_procs() {
 	local p pid exe
@@ -209,7 +218,7 @@ our_procs() {
 		exe=$(readlink "$p/exe" 2>/dev/null) || continue
 		case "$exe" in
 		"$S/bin/"*) echo "$pid" ;;
-		*/containerd | */containerd-shim-runc-v2 | */containerd-shim* | */prometheus | */runc | */nsenter | */unshare)
+		*/containerd | */containerd-shim-runc-v2 | */containerd-shim* | */prometheus | */docker-registry | */runc | */nsenter | */unshare)
 			pid_is_ours "$pid" && echo "$pid"
 			;;
 		esac

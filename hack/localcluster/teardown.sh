@@ -181,6 +181,7 @@ restore_host() {
 teardown_all() {
 	stop_daemon prometheus 10
 	stop_nodes_gracefully
+	stop_daemon registry 10
 	for c in kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_daemon "$c" 10; done
 	kill_leftover_processes
 	release_mounts

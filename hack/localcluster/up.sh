@@ -7,11 +7,13 @@
 #
 # Each node's containerd + kubelet + kube-proxy share one private, persistent mount namespace, so overlay, shm and tmpfs
 # mounts, pod netns, shim sockets and kubelet's /var/log/containers never appear on the host. Prometheus runs on
-# 127.0.0.1:19090 and scrapes both kubelets. The result is described in $S/cluster.env.
+# 127.0.0.1:19090 and scrapes both kubelets. A real OCI registry runs on 172.30.0.1:5000: every image is pushed there
+# (meshbench's own with `meshbench images push`) and the nodes' containerd pull from it. The result is described in
+# $S/cluster.env.
 #
-# If a healthy cluster is already running this only refreshes the agent image (and any image whose tarball
-# changed) and exits: seconds. Otherwise it first removes whatever an earlier (possibly killed) run left behind,
-# then starts from fresh data.
+# If a healthy cluster is already running this only re-pushes the images (unchanged blobs are skipped; a node's cached
+# copy of a re-tagged image is dropped so the next pod pulls the new one) and exits: seconds. Otherwise it first
+# removes whatever an earlier (possibly killed) run left behind, then starts from fresh data.
 
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -24,12 +26,12 @@ source "$LC_DIR/pki.sh"
 
 DAEMONS=(etcd kube-apiserver kube-controller-manager kube-scheduler
 	"containerd-$NODE1" "kubelet-$NODE1" "kube-proxy-$NODE1"
-	"containerd-$NODE2" "kubelet-$NODE2" "kube-proxy-$NODE2" prometheus)
+	"containerd-$NODE2" "kubelet-$NODE2" "kube-proxy-$NODE2" prometheus registry)
 
 preflight() {
 	local c
 	require_root
-	for c in containerd containerd-shim-runc-v2 runc ctr iptables ip6tables ip nsenter unshare setsid openssl prometheus \
+	for c in containerd containerd-shim-runc-v2 runc ctr iptables ip6tables ip nsenter unshare setsid openssl prometheus docker-registry \
 		busybox iperf3 ldd dpkg-query go bc curl jq ss mountpoint; do
 		command -v "$c" >/dev/null || die "missing command: $c (see hack/localcluster/README.md for the apt packages)"
 	done
@@ -42,8 +44,8 @@ preflight() {
 # ports_free: the fixed ports the cluster binds must not be held by anything else (ours were stopped already).
 ports_free() {
 	local busy
-	busy=$(ss -Hltn | awk '{ print $4 }' | grep -E '(127\.0\.0\.1|0\.0\.0\.0|\*|\[::\]|172\.30\.0\.1):(2379|2380|2381|6443|10248|10249|10250|10256|10257|10259|19090)$' || true)
-	[ -z "$busy" ] || die "ports needed by the cluster are in use by other processes: $(echo "$busy" | tr '\n' ' ') ($(ss -Hltnp | grep -E ':(2379|2380|2381|6443|10248|10249|10250|10256|10257|10259|19090) ' | grep -oE 'users:\(\(.*\)\)' | sort -u | tr '\n' ' '))"
+	busy=$(ss -Hltn | awk '{ print $4 }' | grep -E '(127\.0\.0\.1|0\.0\.0\.0|\*|\[::\]|172\.30\.0\.1):(2379|2380|2381|5000|6443|10248|10249|10250|10256|10257|10259|19090)$' || true)
+	[ -z "$busy" ] || die "ports needed by the cluster are in use by other processes: $(echo "$busy" | tr '\n' ' ') ($(ss -Hltnp | grep -E ':(2379|2380|2381|5000|6443|10248|10249|10250|10256|10257|10259|19090) ' | grep -oE 'users:\(\(.*\)\)' | sort -u | tr '\n' ' '))"
 }
 
 curl_admin() { curl -sf --max-time 5 --cacert "$S/pki/ca.crt" --cert "$S/pki/admin.crt" --key "$S/pki/admin.key" "$@"; }
@@ -60,8 +62,11 @@ cluster_healthy() {
 	for d in "${DAEMONS[@]}"; do daemon_alive "$d" || return 1; done
 	apiserver_ready || return 1
 	mbctl -timeout 5s wait-nodes 2 >/dev/null 2>&1 || return 1
-	prom_ready
+	prom_ready || return 1
+	registry_ready
 }
+
+registry_ready() { curl -sf --max-time 3 "http://$REGISTRY_ADDR/v2/" >/dev/null; }
 
 # render SRC DST: fill the @KEY@ placeholders of a template from the settings in lib.sh (+ per-node ones).
 render() {
@@ -70,7 +75,7 @@ render() {
 	sed -e "s|@S@|$S|g" -e "s|@NODE@|$node|g" -e "s|@NODE_IP@|$(node_ip "${node:-$NODE1}")|g" \
 		-e "s|@POD_CIDR@|$(node_pod_cidr "${node:-$NODE1}")|g" -e "s|@CGROUP_ROOT@|$([ "$node" = "$NODE2" ] && echo /mb-node2 || echo /)|g" \
 		-e "s|@BRIDGE@|$BRIDGE|g" -e "s|@CLUSTER_CIDR@|$CLUSTER_CIDR|g" -e "s|@DNS_IP@|$DNS_IP|g" \
-		-e "s|@IMG_PAUSE@|$IMG_PAUSE|g" -e "s|@IMG_COREDNS@|$IMG_COREDNS|g" \
+		-e "s|@IMG_PAUSE@|$IMG_PAUSE|g" -e "s|@IMG_COREDNS@|$IMG_COREDNS|g" -e "s|@REGISTRY_ADDR@|$REGISTRY_ADDR|g" \
 		-e "s|@NODE1@|$NODE1|g" -e "s|@NODE2@|$NODE2|g" -e "s|@NODE1_IP@|$NODE1_IP|g" -e "s|@NODE2_IP@|$NODE2_IP|g" \
 		-e "s|@NODE1_POD_CIDR@|$NODE1_POD_CIDR|g" -e "s|@NODE2_POD_CIDR@|$NODE2_POD_CIDR|g" "$1" >"$2"
 	! grep -n '@[A-Z0-9_]*@' "$2" || die "unrendered placeholder in $2"
@@ -83,7 +88,9 @@ render_configs() {
 		render "$LC_DIR/conf/kubelet.yaml.in" "$S/conf/$node/kubelet.yaml" "$node"
 		render "$LC_DIR/conf/kube-proxy.yaml.in" "$S/conf/$node/kube-proxy.yaml" "$node"
 		render "$LC_DIR/conf/cni.conflist.in" "$S/conf/$node/cni/10-mbnet.conflist" "$node"
+		render "$LC_DIR/conf/registry-hosts.toml.in" "$S/conf/$node/certs.d/$REGISTRY_ADDR/hosts.toml" "$node"
 	done
+	render "$LC_DIR/conf/registry.yml.in" "$S/conf/registry.yml"
 	render "$LC_DIR/conf/prometheus.yml.in" "$S/conf/prometheus.yml"
 	render "$LC_DIR/manifests/nodes.yaml.in" "$S/conf/nodes.yaml"
 	render "$LC_DIR/manifests/coredns.yaml.in" "$S/conf/coredns.yaml"
@@ -209,20 +216,56 @@ start_containerd() {
 	start_daemon "containerd-$node" "${NS_CMD[@]}" containerd --config "$S/conf/$node/containerd.toml"
 }
 
-# import_images NODE: import every image tarball whose content differs from what this node last imported.
-import_images() {
-	local node=$1 tar sum rec
-	rec="$S/run/$node/imported"
-	touch "$rec"
-	for tar in "$S"/bin/images/*.tar "$S/build/agent.tar"; do
-		sum=$(sha256sum "$tar" | cut -c1-16)
-		grep -qx "$(basename "$tar") $sum" "$rec" && continue
-		ctr_node "$node" images import "$tar" >/dev/null || die "import $tar into $node's containerd failed"
-		grep -v "^$(basename "$tar") " "$rec" >"$rec.new" || true
-		echo "$(basename "$tar") $sum" >>"$rec.new"
-		mv "$rec.new" "$rec"
-		echo "$node:$(basename "$tar" .tar)"
+start_registry() {
+	# The registry's storage is a cache kept across restarts (like $S/bin): re-pushing unchanged images then costs only
+	# HEAD requests.
+	mkdir -p "$S/registry"
+	start_daemon registry docker-registry serve "$S/conf/registry.yml"
+	wait_for 30 "registry on $REGISTRY_ADDR" registry_ready
+}
+
+# harness_images: TAR=REF for every harness-built image tarball (meshbench's own images are built and pushed by
+# meshbench itself, see push_images).
+harness_images() {
+	local pair
+	for pair in "pause=$IMG_PAUSE" "coredns=$IMG_COREDNS" "iperf3=$IMG_IPERF3" "toolbox=$IMG_TOOLBOX" "postgres=$IMG_POSTGRES"; do
+		[ -f "$S/bin/images/${pair%%=*}.tar" ] && echo "$S/bin/images/${pair%%=*}.tar=${pair#*=}"
 	done
+	true
+}
+
+# push_images: every image the cluster runs goes to the registry; $S/run/pushed lists REF@DIGEST of each. meshbench's
+# images are pushed by the CLI built from this tree (the tag is its version, so CLI and agent match), multi-arch as a
+# user would push them.
+push_images() {
+	local out
+	# shellcheck disable=SC2046
+	"$S/bin/tools/regpush" -insecure $(harness_images) >"$S/run/pushed.new" || die "pushing the harness images to $REGISTRY_ADDR failed"
+	out=$("$S/build/meshbench" images push --source "$REPO_ROOT" --registry "$REGISTRY_PREFIX" --insecure 2>"$S/logs/images-push.log") ||
+		die "meshbench images push --registry $REGISTRY_PREFIX failed: $(tail -5 "$S/logs/images-push.log")"
+	grep -oE "$REGISTRY_PREFIX/[a-z0-9._/-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}" <<<"$out" >>"$S/run/pushed.new" ||
+		die "meshbench images push printed no REF@DIGEST lines: $out"
+	mv "$S/run/pushed.new" "$S/run/pushed"
+	IMG_AGENT=$(grep -oE "^[^@]*/meshbench-agent:[^@]+" "$S/run/pushed" | head -1)
+	IMG_MESHBENCH=$(grep -oE "^[^@]*/meshbench:[^@]+" "$S/run/pushed" | head -1)
+	[ -n "$IMG_AGENT" ] && [ -n "$IMG_MESHBENCH" ] || die "meshbench images push did not push meshbench-agent and meshbench: $out"
+	MESHBENCH_VERSION=${IMG_AGENT##*:}
+}
+
+# drop_stale_images NODE: a tag that now points at another digest (a rebuilt :dev image, a -dirty version) must not
+# be served from the node's cache (IfNotPresent): remove the node's copy, so the next pod pulls it again. Prints
+# NODE:REF for each.
+drop_stale_images() {
+	local node=$1 line ref digest have
+	daemon_alive "containerd-$node" || return 0
+	while read -r line; do
+		ref=${line%@*} digest=${line##*@}
+		have=$(ctr_node "$node" images ls "name==$ref" 2>/dev/null | awk 'NR > 1 { print $3 }')
+		if [ -n "$have" ] && [ "$have" != "$digest" ]; then
+			ctr_node "$node" images rm "$ref" >/dev/null 2>&1 || true
+			echo "$node:${ref##*/}"
+		fi
+	done <"$S/run/pushed"
 }
 
 start_node() {
@@ -274,12 +317,19 @@ MESHBENCH_APISERVER_URL=$APISERVER_URL
 MESHBENCH_POD_CIDR=$CLUSTER_CIDR
 MESHBENCH_SERVICE_CIDR=$SERVICE_CIDR
 MESHBENCH_CLUSTER_DNS=$DNS_IP
+MESHBENCH_REGISTRY=$REGISTRY_ADDR
+MESHBENCH_IMAGE_REGISTRY=$REGISTRY_PREFIX
+MESHBENCH_VERSION=$MESHBENCH_VERSION
+MESHBENCH_CLI=$S/build/meshbench
 MESHBENCH_IMAGE_AGENT=$IMG_AGENT
+MESHBENCH_IMAGE_MESHBENCH=$IMG_MESHBENCH
 MESHBENCH_IMAGE_IPERF3=$IMG_IPERF3
 MESHBENCH_IMAGE_PAUSE=$IMG_PAUSE
 MESHBENCH_IMAGE_COREDNS=$IMG_COREDNS
+MESHBENCH_IMAGE_TOOLBOX=$IMG_TOOLBOX
+$([ -f "$S/bin/images/postgres.tar" ] && echo "MESHBENCH_IMAGE_POSTGRES=$IMG_POSTGRES")
 # so that a plain ". cluster.env" also exports them
-export KUBECONFIG MESHBENCH_KUBECONFIG MESHBENCH_PROMETHEUS_URL MESHBENCH_CLUSTER_DIR MESHBENCH_NODES MESHBENCH_NODE1 MESHBENCH_NODE2 MESHBENCH_NODE1_IP MESHBENCH_NODE2_IP MESHBENCH_KUBERNETES_VERSION MESHBENCH_APISERVER_URL MESHBENCH_POD_CIDR MESHBENCH_SERVICE_CIDR MESHBENCH_CLUSTER_DNS MESHBENCH_IMAGE_AGENT MESHBENCH_IMAGE_IPERF3 MESHBENCH_IMAGE_PAUSE MESHBENCH_IMAGE_COREDNS
+export KUBECONFIG MESHBENCH_KUBECONFIG MESHBENCH_PROMETHEUS_URL MESHBENCH_CLUSTER_DIR MESHBENCH_NODES MESHBENCH_NODE1 MESHBENCH_NODE2 MESHBENCH_NODE1_IP MESHBENCH_NODE2_IP MESHBENCH_KUBERNETES_VERSION MESHBENCH_APISERVER_URL MESHBENCH_POD_CIDR MESHBENCH_SERVICE_CIDR MESHBENCH_CLUSTER_DNS MESHBENCH_REGISTRY MESHBENCH_IMAGE_REGISTRY MESHBENCH_VERSION MESHBENCH_CLI MESHBENCH_IMAGE_AGENT MESHBENCH_IMAGE_MESHBENCH MESHBENCH_IMAGE_IPERF3 MESHBENCH_IMAGE_PAUSE MESHBENCH_IMAGE_COREDNS MESHBENCH_IMAGE_TOOLBOX$([ -f "$S/bin/images/postgres.tar" ] && echo " MESHBENCH_IMAGE_POSTGRES")
 EOF
 	mv "$S/cluster.env.new" "$S/cluster.env"
 }
@@ -289,23 +339,24 @@ summary() {
 	echo "cluster up in $(elapsed)s ($1)"
 	echo "  KUBECONFIG=$S/kubeconfig/admin.kubeconfig"
 	echo "  Prometheus $PROM_URL"
+	echo "  registry   $REGISTRY_ADDR (images: $(cut -d@ -f1 "$S/run/pushed" | sed 's|.*/||' | tr '\n' ' '))"
 	echo "  env file   $S/cluster.env   (. $S/cluster.env exports everything)"
 	mbctl status | sed 's/^/  /'
 }
 
 # refresh: the fast path for an already healthy cluster.
 refresh() {
-	local imported
+	local dropped
 	log "cluster already up and healthy: refreshing images only"
 	build_all
-	imported=$(for node in "$NODE1" "$NODE2"; do import_images "$node"; done | tr '\n' ' ')
-	log "images re-imported: ${imported:-none (unchanged)}"
+	push_images
+	dropped=$(for node in "$NODE1" "$NODE2"; do drop_stale_images "$node"; done | tr '\n' ' ')
+	log "images pushed to $REGISTRY_ADDR; stale node copies dropped: ${dropped:-none}"
 	write_cluster_env
 	summary "already running; refreshed"
 }
 
 fresh_start() {
-	local imported
 	log "state dir $S: cleaning up whatever an earlier run left behind"
 	teardown_all
 	ports_free
@@ -317,6 +368,9 @@ fresh_start() {
 	gen_kubeconfigs
 	render_configs
 	log "network namespace, veth, PKI and configs ready"
+	start_registry
+	push_images
+	log "registry up on $REGISTRY_ADDR; pushed $(wc -l <"$S/run/pushed") images (meshbench $MESHBENCH_VERSION)"
 	start_control_plane
 	start_prometheus
 	prepare_node2_cgroups
@@ -326,11 +380,7 @@ fresh_start() {
 	start_containerd "$NODE2"
 	wait_for 30 "containerd on $NODE1" ctr --address "$(node_sock "$NODE1")" version
 	wait_for 30 "containerd on $NODE2" ctr --address "$(node_sock "$NODE2")" version
-	import_images "$NODE1" >"$S/run/import-$NODE1.out" &
-	local p1=$!
-	imported=$(import_images "$NODE2" | tr '\n' ' ')
-	wait "$p1" || die "image import into $NODE1 failed"
-	log "containerd up on both nodes; images imported ($(tr '\n' ' ' <"$S/run/import-$NODE1.out")$imported)"
+	log "containerd up on both nodes (pulling from $REGISTRY_ADDR)"
 	start_node "$NODE1"
 	start_node "$NODE2"
 	mbctl -timeout 120s wait-nodes 2

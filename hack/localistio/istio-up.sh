@@ -4,8 +4,8 @@
 #   real:       istiod (pilot-discovery built from istio.io/istio, as Istio's own rendered Deployment, webhooks and
 #               RBAC), the istio-cni node agent (install-cni, one host process per node, see cni-agent.sh), Istio's
 #               CRDs and the Gateway API standard CRDs of the version Istio's go.mod uses.
-#   stand-ins:  docker.io/istio/proxyv2 (cmd/istio-standin: health/metrics ports, app-probe forwarding, no Envoy)
-#               docker.io/istio/ztunnel (cmd/fake-ztunnel: ZDS + plaintext pass-through, in Istio's own ztunnel
+#   stand-ins:  <registry>/istio/proxyv2 (cmd/istio-standin: health/metrics ports, app-probe forwarding, no Envoy)
+#               <registry>/istio/ztunnel (cmd/fake-ztunnel: ZDS + plaintext pass-through, in Istio's own ztunnel
 #               DaemonSet). Both images carry the OCI label meshbench.dev/test-standin=true, and the ConfigMap
 #               istio-system/meshbench-test-standin says so to meshbench (mesh.Detect).
 #
@@ -40,14 +40,18 @@ log "binaries ready (Istio $ISTIO_VERSION, istio.io/istio $ISTIO_PIN)"
 
 # 3. manifests: Istio's own charts (ambient profile + istio-values.yaml), Istio CRDs, Gateway API $GWAPI_PIN CRDs
 mkdir -p "$ISTIO_DIR/manifests" "$ISTIO_DIR/crds"
-"$ISTIO_BIN/mbistio" render -f "$HERE/istio-values.yaml" -set "hub=$ISTIO_HUB" -set "tag=$ISTIO_TAG" \
+# ISTIO_CP_REVISION=canary installs istiod as that revision with NO default (what a Helm revision install gives:
+# istiod-canary, injector istio-sidecar-injector-canary matching istio.io/rev=canary only, no revision tag).
+rev_sets=()
+[ -n "$CP_REVISION" ] && rev_sets=(-set "revision=$CP_REVISION")
+"$ISTIO_BIN/mbistio" render -f "$HERE/istio-values.yaml" -set "hub=$ISTIO_HUB" -set "tag=$ISTIO_TAG" "${rev_sets[@]}" \
 	-ztunnel-sock-dir "$ZDS_DIR" -out "$ISTIO_DIR/manifests" >"$ISTIO_LOGS/render.log" 2>&1 ||
 	die "render failed: $(tail -5 "$ISTIO_LOGS/render.log")"
 mv "$ISTIO_DIR/manifests/istio-crds.yaml" "$ISTIO_DIR/crds/istio-crds.yaml"
 "$ISTIO_BIN/mbistio" gwapi-crds -dir "$(istio_module_dir sigs.k8s.io/gateway-api)" -out "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" >/dev/null
 log "rendered: $(tr '\n' ' ' <"$ISTIO_LOGS/render.log" | tr -s ' ')"
 
-# 4. images, named exactly as the rendered manifests reference them; imported into each node's containerd if changed
+# 4. images, named exactly as the rendered manifests reference them
 mkdir -p "$ISTIO_DIR/images"
 "$MKIMAGE" -ref "$IMG_PILOT" -out "$ISTIO_DIR/images/pilot.tar" -user 1337:1337 -entrypoint /usr/local/bin/pilot-discovery \
 	-label "org.opencontainers.image.version=$ISTIO_VERSION" -label "org.opencontainers.image.revision=$ISTIO_REVISION" \
@@ -59,22 +63,23 @@ mkdir -p "$ISTIO_DIR/images"
 "$MKIMAGE" -ref "$IMG_ZTUNNEL" -out "$ISTIO_DIR/images/ztunnel.tar" -entrypoint /usr/local/bin/ztunnel \
 	-label "$STANDIN_LABEL" -label "meshbench.dev/standin-of=ztunnel" -label "org.opencontainers.image.version=$STANDIN_VERSION" \
 	"$ISTIO_BIN/fake-ztunnel=/usr/local/bin/ztunnel"
-imported=()
+# Pushed to the local registry; the nodes pull them (IfNotPresent). A node's cached copy of a tag that now points at
+# another digest is dropped first, so a rebuilt stand-in is really pulled.
+[ -x "$S/bin/tools/regpush" ] || die "$S/bin/tools/regpush missing: run 'make cluster-up' (it builds the harness tools)"
+pushed=$("$S/bin/tools/regpush" -insecure "$ISTIO_DIR/images/pilot.tar=$IMG_PILOT" "$ISTIO_DIR/images/proxyv2.tar=$IMG_PROXY" \
+	"$ISTIO_DIR/images/ztunnel.tar=$IMG_ZTUNNEL") || die "pushing Istio's images to $REGISTRY_ADDR failed"
+dropped=()
 for node in "${NODES[@]}"; do
-	rec=$ISTIO_DIR/images/imported-$node
-	touch "$rec"
-	have=$(ctr_node "$node" images ls -q 2>/dev/null || true)
-	for img in "pilot=$IMG_PILOT" "proxyv2=$IMG_PROXY" "ztunnel=$IMG_ZTUNNEL"; do
-		tar=$ISTIO_DIR/images/${img%%=*}.tar ref=${img#*=}
-		sum=$(sha256sum "$tar" | cut -c1-16)
-		# re-import when the tarball changed or the node's containerd does not have it (fresh cluster)
-		grep -qx "$(basename "$tar") $sum" "$rec" && grep -qxF "$ref" <<<"$have" && continue
-		ctr_node "$node" images import "$tar" >/dev/null || die "import $tar into $node failed"
-		{ grep -v "^$(basename "$tar") " "$rec" || true; echo "$(basename "$tar") $sum"; } >"$rec.new" && mv "$rec.new" "$rec"
-		imported+=("$node:${img%%=*}")
-	done
+	while read -r line; do
+		ref=${line%@*} digest=${line##*@}
+		have=$(ctr_node "$node" images ls "name==$ref" 2>/dev/null | awk 'NR > 1 { print $3 }')
+		if [ -n "$have" ] && [ "$have" != "$digest" ]; then
+			ctr_node "$node" images rm "$ref" >/dev/null 2>&1 || true
+			dropped+=("$node:${ref##*/}")
+		fi
+	done <<<"$pushed"
 done
-log "images $IMG_PILOT (real), $IMG_PROXY + $IMG_ZTUNNEL (stand-ins) ready; imported: ${imported[*]:-none (unchanged)}"
+log "images $IMG_PILOT (real), $IMG_PROXY + $IMG_ZTUNNEL (stand-ins) pushed to $REGISTRY_ADDR; stale node copies dropped: ${dropped[*]:-none}"
 
 # 5. CRDs
 mbistio apply "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" "$ISTIO_DIR/crds/istio-crds.yaml" >/dev/null
@@ -90,9 +95,9 @@ mbistio marker apply -set "components=proxyv2,ztunnel" \
 	-set "real=istiod,istio-cni" -set "istio.version=$ISTIO_VERSION" -set "istio.module=istio.io/istio@$ISTIO_PIN" \
 	-set "description=Test stand-ins for the data plane: no Envoy, no ztunnel (no mTLS/HBONE/L7). Mode switching is real (istiod injector, istio-cni agent, waypoint controller); data-plane performance numbers are NOT Istio's."
 mbistio apply "$ISTIO_DIR/manifests/istiod.yaml" >/dev/null
-mbistio -timeout 120s wait-deployment istio-system/istiod
-log "istiod Ready"
-mbistio -timeout 60s wait-webhook
+mbistio -timeout 120s wait-deployment "istio-system/$ISTIOD_NAME"
+log "$ISTIOD_NAME Ready${CP_REVISION:+ (revision $CP_REVISION, no default revision)}"
+mbistio -timeout 60s wait-webhook -revision "$CP_REVISION"
 log "istiod webhooks live (validator fail-close, injector caBundle set)"
 
 # 7. istio-cni node agents (host processes), then the ztunnel DaemonSet with the stand-in image
@@ -136,6 +141,7 @@ MESHBENCH_ISTIO_VERSION=$ISTIO_VERSION
 MESHBENCH_ISTIO_MODULE=istio.io/istio@$ISTIO_PIN
 MESHBENCH_ISTIO_STANDINS=proxyv2,ztunnel
 MESHBENCH_ISTIO_DIR=$ISTIO_DIR
+MESHBENCH_ISTIO_REVISION=${CP_REVISION:-default}
 EOF
 echo >&2
 echo "istio up in $(elapsed)s: istiod $ISTIO_VERSION (real), istio-cni agents (real, host processes), proxyv2 + ztunnel STAND-INS" >&2

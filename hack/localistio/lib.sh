@@ -25,16 +25,24 @@ ISTIO_REVISION=${ISTIO_PIN##*-}
 istio_module_dir() { (cd "$LI_DIR" && go list -m -f '{{.Dir}}' "$1"); }
 if [ -z "${ISTIO_VERSION:-}" ]; then
 	_v=$(cat "$(istio_module_dir istio.io/istio)/VERSION" 2>/dev/null || true)
+	if [ -z "$_v" ]; then # a fresh machine: the module is not in the cache yet
+		(cd "$LI_DIR" && go mod download istio.io/istio) >&2 || true
+		_v=$(cat "$(istio_module_dir istio.io/istio)/VERSION" 2>/dev/null || true)
+	fi
 	[ -n "$_v" ] || die "cannot read istio.io/istio $ISTIO_PIN VERSION (go mod download in hack/localistio?)"
 	ISTIO_VERSION=$_v-dev # pseudo-version of master: 1.31-dev, like Istio's own dev builds
 fi
-ISTIO_HUB=docker.io/istio
+# Istio's images come from the local cluster's registry like every other image (pushed by istio-up.sh).
+ISTIO_HUB=$REGISTRY_ADDR/istio
 ISTIO_TAG=$ISTIO_VERSION
 IMAGE_TAG=$ISTIO_TAG-distroless # the ambient profile sets variant: distroless
 IMG_PILOT=$ISTIO_HUB/pilot:$IMAGE_TAG
 IMG_PROXY=$ISTIO_HUB/proxyv2:$IMAGE_TAG
 IMG_ZTUNNEL=$ISTIO_HUB/ztunnel:$IMAGE_TAG
 STANDIN_VERSION=$ISTIO_VERSION-meshbench-standin
+# The istiod revision to install (make istio-up ISTIO_CP_REVISION=canary): empty = the default, non-revisioned install.
+CP_REVISION=${ISTIO_CP_REVISION:-}
+ISTIOD_NAME=istiod${CP_REVISION:+-$CP_REVISION}
 STANDIN_LABEL=meshbench.dev/test-standin=true
 
 # The istio-cni agent of a node serves its ZDS socket at $ZDS_DIR/<node>/ztunnel.sock; the ztunnel DaemonSet mounts

@@ -8,7 +8,7 @@
 //	mbistio wait-crds FILE...                                      until every CRD in FILE... is Established
 //	mbistio wait-deployment NS/NAME                                until the Deployment is available
 //	mbistio wait-daemonset NS/NAME                                 until every scheduled DaemonSet pod is ready
-//	mbistio wait-webhook                                           until istiod has patched its validator to fail-close
+//	mbistio wait-webhook [-revision R]                             until istiod has patched its validator to fail-close
 //	mbistio sa-creds -sa NS/NAME -server URL -out DIR              token + ca.crt + namespace + kubeconfig for a host agent
 //	mbistio cni-env FILE                                           print `export K='V'` lines from the rendered istio-cni env
 //	mbistio supervise -watch-file F -- CMD...                      run CMD; end it when F (the cluster CA) goes away
@@ -123,7 +123,10 @@ func run(ctx context.Context, cmd string, args []string) error {
 	case "wait-daemonset":
 		return c.waitDaemonSet(wctx, one(args))
 	case "wait-webhook":
-		return c.waitWebhook(wctx)
+		wfs := flag.NewFlagSet("wait-webhook", flag.ExitOnError)
+		rev := wfs.String("revision", "", "istiod revision (empty: the default install)")
+		_ = wfs.Parse(args)
+		return c.waitWebhook(wctx, *rev)
 	case "sa-creds":
 		return c.saCreds(wctx, args)
 	case "marker":
@@ -612,9 +615,15 @@ func (c *clients) waitDaemonSet(ctx context.Context, nn string) error {
 
 // waitWebhook waits until istiod has patched its caBundle into the validating webhook and switched it to
 // failurePolicy=Fail, which it does only after it has checked that the apiserver reaches its webhook.
-func (c *clients) waitWebhook(ctx context.Context) error {
+// With a revision the names carry it (istio-discovery templates validatingwebhookconfiguration.yaml and
+// mutatingwebhook.yaml: istio-validator-<rev>-<ns>, istio-sidecar-injector-<rev>).
+func (c *clients) waitWebhook(ctx context.Context, revision string) error {
+	validator, injector := "istio-validator-istio-system", "istio-sidecar-injector"
+	if revision != "" {
+		validator, injector = "istio-validator-"+revision+"-istio-system", "istio-sidecar-injector-"+revision
+	}
 	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		v, err := c.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "istio-validator-istio-system", metav1.GetOptions{})
+		v, err := c.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, validator, metav1.GetOptions{})
 		if err != nil || len(v.Webhooks) == 0 || v.Webhooks[0].FailurePolicy == nil {
 			return false, nil
 		}
@@ -623,7 +632,7 @@ func (c *clients) waitWebhook(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("istiod validating webhook never switched to fail-close: %w", err)
 	}
-	m, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "istio-sidecar-injector", metav1.GetOptions{})
+	m, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, injector, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
