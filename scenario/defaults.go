@@ -3,19 +3,58 @@ package scenario
 import (
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 )
 
-// Default images. The "default" profile uses public images; "localcluster" uses the images the project's local
-// cluster harness (hack/localcluster) builds and imports into each node, so nothing is pulled.
+// Default images. meshbench's own images (agent, CLI) are <Images.Registry>/<repository>:<Images.Tag>, built and
+// pushed by `meshbench images push`; the tag defaults to the loading meshbench's version (LoadOptions.ImageTag), so
+// the constants below hold DefaultImageTag. The "default" profile uses public registries; "localcluster" uses the
+// registry the project's local cluster harness (hack/localcluster) runs where its nodes can reach it.
 const (
-	DefaultAgentImage        = "ghcr.io/meshbench/meshbench-agent:v0.1.0"
-	DefaultNetworkImage      = "quay.io/cloud-bulldozer/k8s-netperf:latest" // iperf3 + netperf + uperf (k8s-netperf)
-	DefaultBankOfAnthosRepo  = "us-central1-docker.pkg.dev/bank-of-anthos-ci/bank-of-anthos"
-	DefaultBankOfAnthosTag   = "v0.6.10"
-	LocalClusterAgentImage   = "meshbench.local/agent:dev"
-	LocalClusterNetworkImage = "meshbench.local/iperf3:dev"
+	// DefaultRegistry holds meshbench's published images (profile default).
+	DefaultRegistry = "ghcr.io/meshbench"
+	// LocalClusterRegistry is the local cluster harness's registry (plain HTTP, on the nodes' bridge address);
+	// `meshbench images push --registry 172.30.0.1:5000/meshbench --insecure` fills it.
+	LocalClusterRegistry = "172.30.0.1:5000/meshbench"
+	// DefaultImageTag is the tag of meshbench's own images when the loader gives none: internal/version's "dev".
+	DefaultImageTag = "dev"
+	// AgentRepository and MeshbenchRepository name meshbench's own images under the registry.
+	AgentRepository     = "meshbench-agent"
+	MeshbenchRepository = "meshbench"
+
+	DefaultAgentImage       = DefaultRegistry + "/" + AgentRepository + ":" + DefaultImageTag
+	DefaultMeshbenchImage   = DefaultRegistry + "/" + MeshbenchRepository + ":" + DefaultImageTag
+	DefaultNetworkImage     = "quay.io/cloud-bulldozer/k8s-netperf:latest" // iperf3 + netperf + uperf (k8s-netperf)
+	DefaultBankOfAnthosRepo = "us-central1-docker.pkg.dev/bank-of-anthos-ci/bank-of-anthos"
+	DefaultBankOfAnthosTag  = "v0.6.10"
+	LocalClusterAgentImage  = LocalClusterRegistry + "/" + AgentRepository + ":" + DefaultImageTag
+	// LocalClusterNetworkImage is built by the harness, not by meshbench: spec.images.registry does not move it.
+	LocalClusterNetworkImage = LocalClusterRegistry + "/iperf3:dev"
 )
+
+// ImageRef is <registry>/<repository>:<tag>, the reference of one of meshbench's own images.
+func ImageRef(registry, repository, tag string) string {
+	return strings.TrimSuffix(registry, "/") + "/" + repository + ":" + tag
+}
+
+// LoadOptions carry what the loader knows before defaults are applied: flags and build facts of the command.
+type LoadOptions struct {
+	// ImageRegistry, when set, replaces spec.images.registry (flag --image-registry). It is applied before the
+	// defaults, so every image derived from the registry moves; explicit spec.images.agent/meshbench stay.
+	ImageRegistry string
+	// ImageTag is the default of spec.images.tag: the running meshbench's version as an image tag. Empty:
+	// DefaultImageTag.
+	ImageTag string
+}
+
+// apply sets what the options decide on a decoded scenario, before SetDefaults.
+func (o LoadOptions) apply(s *Scenario) {
+	if o.ImageRegistry != "" {
+		s.Spec.Images.Registry = o.ImageRegistry
+	}
+	setDefault(&s.Spec.Images.Tag, o.ImageTag)
+}
 
 // SetDefaults fills every unset field. It is idempotent and pure. The cni section is defaulted only when present:
 // a scenario without one simply cannot be used with `meshbench cni`.
@@ -165,11 +204,14 @@ func setCNIDefaults(c *CNI) {
 }
 
 func setImageDefaults(im *Images, p Profile) {
-	agent, network := DefaultAgentImage, DefaultNetworkImage
+	registry, network := DefaultRegistry, DefaultNetworkImage
 	if p == ProfileLocalCluster {
-		agent, network = LocalClusterAgentImage, LocalClusterNetworkImage
+		registry, network = LocalClusterRegistry, LocalClusterNetworkImage
 	}
-	setDefault(&im.Agent, agent)
+	setDefault(&im.Registry, registry)
+	setDefault(&im.Tag, DefaultImageTag)
+	setDefault(&im.Agent, ImageRef(im.Registry, AgentRepository, im.Tag))
+	setDefault(&im.Meshbench, ImageRef(im.Registry, MeshbenchRepository, im.Tag))
 	setDefault(&im.Network, network)
 	setDefault(&im.BankOfAnthos.Registry, DefaultBankOfAnthosRepo)
 	setDefault(&im.BankOfAnthos.Tag, DefaultBankOfAnthosTag)

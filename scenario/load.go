@@ -12,12 +12,15 @@ import (
 
 // Load reads a scenario file strictly, applies defaults and validates it. Bad input returns Problems listing every
 // problem (unknown fields with their path, then validation problems); syntax errors stop earlier with the line.
-func Load(path string) (*Scenario, error) {
+func Load(path string) (*Scenario, error) { return LoadWith(path, LoadOptions{}) }
+
+// LoadWith is Load with the options applied between decoding and defaults.
+func LoadWith(path string, o LoadOptions) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
-	s, err := Parse(data)
+	s, err := ParseWith(data, o)
 	if err != nil {
 		var ps Problems
 		if errors.As(err, &ps) {
@@ -33,7 +36,10 @@ func Load(path string) (*Scenario, error) {
 
 // Parse decodes YAML or JSON strictly (unknown and duplicate fields are problems), applies defaults and validates.
 // It is pure.
-func Parse(data []byte) (*Scenario, error) {
+func Parse(data []byte) (*Scenario, error) { return ParseWith(data, LoadOptions{}) }
+
+// ParseWith is Parse with the options applied between decoding and defaults.
+func ParseWith(data []byte, o LoadOptions) (*Scenario, error) {
 	js, err := yaml.YAMLToJSONStrict(data) // rejects duplicate keys
 	if err != nil {
 		return nil, fmt.Errorf("parse YAML: %w", err)
@@ -47,6 +53,7 @@ func Parse(data []byte) (*Scenario, error) {
 	for _, e := range strict {
 		ps = append(ps, strictProblem(e))
 	}
+	o.apply(&s)
 	SetDefaults(&s)
 	ps = append(ps, Validate(&s)...)
 	if len(ps) > 0 {

@@ -46,6 +46,8 @@ type Spec struct {
 	Modes []Mode `json:"modes,omitempty"`
 	// Waypoint configures the L7 waypoint used by mode "waypoint".
 	Waypoint Waypoint `json:"waypoint,omitzero"`
+	// Istio says which installed control plane serves the app.
+	Istio Istio `json:"istio,omitzero"`
 	// Load is how the fortio clients drive the app.
 	Load LoadSpec `json:"load,omitzero"`
 	// Windows are the measurement windows, repetitions and ordering.
@@ -100,6 +102,19 @@ type Workload struct {
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// Resources sets app container requests (e.g. "100m", "64Mi"); empty keeps the catalog's values.
 	Resources *Resources `json:"resources,omitempty"`
+	// ClusterDomain is the cluster's DNS domain used in the fully qualified service names of multi-namespace
+	// topologies (svc.ns.svc.<domain>). Empty: detected from the kubelet's configuration (clusterDomain), else
+	// "cluster.local".
+	ClusterDomain string `json:"clusterDomain,omitempty"`
+}
+
+// Istio selects the control plane the benchmark uses.
+type Istio struct {
+	// Revision is the istiod revision that serves the app ("canary", or "default" for a non-revisioned install).
+	// Sidecar mode then labels namespaces istio.io/rev=<revision> (istio-injection=enabled only reaches a default
+	// injector) and waypoint Gateways carry istio.io/rev=<revision>. Empty: detected; with several control planes
+	// and no default the run refuses to guess.
+	Revision string `json:"revision,omitempty"`
 }
 
 // Chain is the synthetic fortio service graph: a tree of Depth levels where every service calls FanOut children.
@@ -394,9 +409,22 @@ type CNIPlacement struct {
 
 // Images are every container image meshbench runs. Empty fields take the profile's default.
 type Images struct {
-	// Agent is meshbench-agent: fortio-chain services, load clients, built-in RR/CRR.
+	// Registry holds the images meshbench builds itself (`meshbench images push --registry REG` publishes them):
+	// the agent (<registry>/meshbench-agent:<tag>) and the CLI of scheduled runs (<registry>/meshbench:<tag>). One
+	// setting moves both; agent and meshbench below override each. Profile localcluster: "172.30.0.1:5000/meshbench",
+	// the local cluster harness's registry. The flag --image-registry replaces it.
+	Registry string `json:"registry,omitempty"`
+	// Tag of the images meshbench builds. Default: the version of the meshbench that loads the scenario, as an image
+	// tag ("v0.1.0", "df4d013-dirty"), so agent and CLI always match; "dev" where no version is known. The run's
+	// recorded scenario keeps the resolved value.
+	Tag string `json:"tag,omitempty"`
+	// Agent is meshbench-agent: fortio-chain services, load clients, built-in RR/CRR. Default <registry>/meshbench-agent:<tag>.
 	Agent string `json:"agent,omitempty"`
-	// Network has iperf3 (and netperf's netserver/netperf when present) for `meshbench cni`.
+	// Meshbench is the meshbench CLI image the CronJob of `meshbench schedule` runs. Default <registry>/meshbench:<tag>.
+	Meshbench string `json:"meshbench,omitempty"`
+	// Network has iperf3 (and netperf's netserver/netperf when present) for `meshbench cni`. It is not built by
+	// meshbench, so registry does not move it; profile localcluster: "172.30.0.1:5000/meshbench/iperf3:dev" (built by
+	// the harness).
 	Network string `json:"network,omitempty"`
 	// BankOfAnthos is the registry path and tag of the Bank of Anthos images.
 	BankOfAnthos BankOfAnthosImages `json:"bankOfAnthos,omitzero"`

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -114,6 +115,12 @@ func Validate(s *Scenario) Problems {
 	validateWorkload(c, sp.Child("workload"), &s.Spec.Workload, s.Spec.CNI.configured())
 	validateModes(c, sp.Child("modes"), s.Spec.Modes)
 	validateWaypoint(c, sp.Child("waypoint"), s.Spec.Waypoint)
+	if r := s.Spec.Istio.Revision; r != "" {
+		// istiod revisions are Helm values used in object names (istiod-<rev>) and label values.
+		if msgs := validation.IsDNS1123Label(r); len(msgs) > 0 {
+			c.add(sp.Child("istio", "revision"), "must be a DNS label such as \"canary\" or \"1-30-1\" (got %q); the revision is the istio.io/rev label of the istiod pods", r)
+		}
+	}
 	validateLoad(c, sp.Child("load"), &s.Spec.Load, s.Spec.Windows.Load.Duration)
 	validateWindows(c, sp.Child("windows"), s.Spec.Windows, s.Spec.Prometheus.ScrapeInterval.Duration)
 	validatePrometheus(c, sp.Child("prometheus"), s.Spec.Prometheus)
@@ -162,6 +169,11 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 		c.add(p.Child("chain"), "is only used with app \"fortio-chain\"; remove it or change workload.app")
 	}
 	c.intRange(p.Child("replicas"), w.Replicas, 1, 100, "")
+	if d := w.ClusterDomain; d != "" {
+		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 || strings.HasPrefix(d, ".") || strings.HasSuffix(d, ".") {
+			c.add(p.Child("clusterDomain"), "must be a DNS domain such as \"cluster.local\" without leading or trailing dot (got %q); it is the kubelet's clusterDomain", d)
+		}
+	}
 	if msgs := validation.IsDNS1123Label(strings.TrimSuffix(w.NamespacePrefix, "-") + "x"); len(msgs) > 0 || len(w.NamespacePrefix) > 30 {
 		c.add(p.Child("namespacePrefix"), "must be lower-case letters, digits and '-', at most 30 characters (got %q)", w.NamespacePrefix)
 	}
@@ -367,12 +379,58 @@ func dups[T comparable](vs []T) []int {
 }
 
 func validateImages(c *collector, p *field.Path, im Images) {
-	for _, f := range []struct{ n, v string }{{"agent", im.Agent}, {"network", im.Network}, {"bankOfAnthos.registry", im.BankOfAnthos.Registry}, {"bankOfAnthos.tag", im.BankOfAnthos.Tag}} {
-		if f.v == "" || strings.ContainsAny(f.v, " \t\n") {
-			c.add(p.Child(f.n), "must be a non-empty image reference without spaces (got %q)", f.v)
+	regOK := validRegistry(c, p.Child("registry"), im.Registry)
+	tagOK := validTag(c, p.Child("tag"), im.Tag)
+	for _, f := range []struct{ n, v, derived string }{
+		{"agent", im.Agent, ImageRef(im.Registry, AgentRepository, im.Tag)},
+		{"meshbench", im.Meshbench, ImageRef(im.Registry, MeshbenchRepository, im.Tag)},
+		{"network", im.Network, ""},
+	} {
+		if f.v == f.derived && !(regOK && tagOK) {
+			continue // derived from a registry or tag already reported
+		}
+		if _, err := name.ParseReference(f.v); err != nil || f.v == "" || strings.Contains(f.v, "://") {
+			c.add(p.Child(f.n), "must be an image reference such as \"registry.example/team/image:v1\" (got %q)%s", f.v, nameErr(err))
 		}
 	}
+	validRegistry(c, p.Child("bankOfAnthos", "registry"), im.BankOfAnthos.Registry)
+	validTag(c, p.Child("bankOfAnthos", "tag"), im.BankOfAnthos.Tag)
 	c.oneOf(p.Child("pullPolicy"), im.PullPolicy, []string{"Always", "IfNotPresent", "Never"})
+}
+
+// validRegistry checks a registry prefix (host[:port][/path]) by composing an image name under it, as the pods will.
+func validRegistry(c *collector, p *field.Path, reg string) bool {
+	var err error
+	switch {
+	case strings.Contains(reg, "://"):
+		c.add(p, "must not have a URL scheme (got %q): give host[:port][/path] such as \"ghcr.io/meshbench\"; a plain-HTTP registry is the nodes' container runtime setting (meshbench images push --insecure for pushing)", reg)
+		return false
+	case reg != "":
+		_, err = name.NewRepository(strings.TrimSuffix(reg, "/") + "/" + AgentRepository)
+	}
+	if reg == "" || err != nil {
+		c.add(p, "must be a registry host with an optional path, lower-case, without tag, such as \"ghcr.io/meshbench\" or \"172.30.0.1:5000/meshbench\" (got %q)%s", reg, nameErr(err))
+		return false
+	}
+	return true
+}
+
+// tagRE is the distribution spec's tag grammar (go-containerregistry's name package checks only the characters).
+var tagRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+func validTag(c *collector, p *field.Path, tag string) bool {
+	if !tagRE.MatchString(tag) {
+		c.add(p, "must be an image tag: 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-' (got %q)", tag)
+		return false
+	}
+	return true
+}
+
+func nameErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "; " + err.Error()
 }
 
 func sortedKeys[V any](m map[string]V) []string {

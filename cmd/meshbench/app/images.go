@@ -1,0 +1,393 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/meshbench/meshbench/images"
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/version"
+	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/workloads"
+)
+
+type imagesFlags struct {
+	source    string
+	registry  string
+	tag       string
+	platforms []string
+	caCerts   string
+	insecure  bool   // push
+	file      string // save
+}
+
+const imagesLong = `Build meshbench's own container images from this source tree, as ko and crane do: no Docker, no Dockerfile.
+
+  REG/meshbench-agent:TAG  the agent (/usr/local/bin/meshbench-agent): fortio servers, load clients, RR/CRR tests
+  REG/meshbench:TAG        the CLI (/usr/local/bin/meshbench), which the CronJob of 'meshbench schedule' runs
+
+Each is a multi-arch OCI index (linux/amd64 and linux/arm64 unless --platform), cross-compiled with CGO_ENABLED=0
+and -trimpath, static, running as 65532:65532, with the build host's CA certificates and OCI labels. Builds are
+reproducible: created is SOURCE_DATE_EPOCH, else the source commit's time, and layer mtimes are fixed.
+
+TAG is this meshbench's version (` + "`meshbench version`" + `), which is also the default of spec.images.tag: the agent a
+run deploys is built from the same version as the CLI that deploys it. REG is spec.images.registry's default; runs
+pull from the scenario's spec.images.registry (or --image-registry), so push to the registry the scenario names.
+
+  build   build both indexes and print their references, digests, platforms and sizes (nothing leaves the machine)
+  push    build and push to --registry (credentials from the Docker config: docker login / crane auth login)
+  save    build and write one OCI layout tarball holding both, for ctr / kind:
+          ctr -n k8s.io images import FILE; kind load image-archive FILE`
+
+// NewImagesCommand builds, pushes or saves meshbench's own images.
+func NewImagesCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "images build|push|save",
+		Short: "Build, push or save meshbench's own images (agent and CLI), multi-arch, without Docker",
+		Long:  imagesLong,
+		Example: `  meshbench images build
+  meshbench images push --registry ghcr.io/myorg/meshbench
+  meshbench images push --registry 172.30.0.1:5000/meshbench --insecure
+  meshbench images save -o meshbench-images.tar --platform linux/amd64 && kind load image-archive meshbench-images.tar`,
+		Args: cobra.NoArgs, // with RunE: an unknown verb is an error (exit 2), not the help
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(
+		newImagesVerb(streams, g, "build", "Build the agent and CLI images and print refs, digests, platforms and sizes (no push)"),
+		newImagesVerb(streams, g, "push", "Build the agent and CLI images and push them to --registry; prints ref@digest"),
+		newImagesVerb(streams, g, "save", "Build the agent and CLI images into one OCI layout tarball (ctr images import, kind load image-archive)"),
+	)
+	return cmd
+}
+
+func newImagesVerb(streams Streams, g *GlobalFlags, verb, short string) *cobra.Command {
+	f := &imagesFlags{}
+	cmd := &cobra.Command{
+		Use:   verb,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runImages(cmd.Context(), streams, g, verb, f) },
+	}
+	switch verb {
+	case "build":
+		cmd.Example = "  meshbench images build\n  meshbench images build --platform linux/arm64 -o json"
+	case "push":
+		cmd.Example = "  meshbench images push --registry ghcr.io/myorg/meshbench\n  meshbench images push --registry 172.30.0.1:5000/meshbench --insecure"
+	case "save":
+		cmd.Use = "save -o FILE"
+		cmd.Example = "  meshbench images save -o images.tar\n  ctr -n k8s.io images import images.tar\n  kind load image-archive images.tar"
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.source, "source", "", "meshbench source tree to build (default: the module root at or above the current directory)")
+	fl.StringVar(&f.registry, "registry", scenario.DefaultRegistry, "registry and path the images are named under: REG/meshbench-agent:TAG and REG/meshbench:TAG")
+	fl.StringVar(&f.tag, "tag", images.Tag(version.Get().Version), "image tag (default: this meshbench's version; another tag needs spec.images.tag in the scenarios)")
+	fl.StringSliceVar(&f.platforms, "platform", images.DefaultPlatforms(), "platforms of each image index, comma separated")
+	fl.StringVar(&f.caCerts, "ca-certs", images.DefaultCACerts, "PEM bundle copied to "+images.CACertsPath+" in the images (\"\" for none)")
+	switch verb {
+	case "push":
+		fl.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP and unverified TLS to the registry (a local registry)")
+	case "save":
+		// Shadows the global --output format flag: the archive is the output.
+		fl.StringVarP(&f.file, "output", "o", "", "archive file to write (required)")
+		_ = cmd.MarkFlagRequired("output")
+	}
+	return cmd
+}
+
+func runImages(ctx context.Context, streams Streams, g *GlobalFlags, verb string, f *imagesFlags) error {
+	if verb != "save" {
+		if err := g.checkOutput("table", "json", "yaml"); err != nil {
+			return err
+		}
+	}
+	o, err := imageBuildOptions(ctx, f)
+	if err != nil {
+		return err
+	}
+	if !g.Quiet {
+		o.Progress = streams.ErrOut
+		fmt.Fprintf(streams.ErrOut, "building %s and %s for %s from %s (version %s, created %s)\n",
+			images.RefOf(o.Registry, images.Agent(), o.Tag), images.CLI().Repository, strings.Join(f.platforms, ","), o.Source,
+			o.Stamp.Version, o.Stamp.Created.Format(time.RFC3339))
+		if o.CACerts == "" {
+			fmt.Fprintln(streams.ErrOut, "note: no CA certificates added (--ca-certs): TLS from the images needs a bundle of its own")
+		}
+	}
+	start := time.Now()
+	built, err := images.Build(ctx, o)
+	if err != nil {
+		return err
+	}
+	if !g.Quiet {
+		fmt.Fprintf(streams.ErrOut, "built %d images in %s\n", len(built), time.Since(start).Round(100*time.Millisecond))
+	}
+	switch verb {
+	case "push":
+		if f.insecure {
+			fmt.Fprintf(streams.ErrOut, "--insecure: plain HTTP and unverified TLS are allowed to %s\n", o.Registry)
+		}
+		refs, err := images.Push(ctx, built, images.PushOptions{Insecure: f.insecure})
+		if err != nil && !f.insecure && images.Unreachable(err) {
+			err = fmt.Errorf("%w (a plain-HTTP registry needs --insecure)", err)
+		}
+		if g.Output != "table" {
+			if perr := printValue(streams.Out, g.Output, refs, nil); perr != nil {
+				return errors.Join(err, perr)
+			}
+			return err
+		}
+		for _, r := range refs {
+			fmt.Fprintln(streams.Out, r)
+		}
+		return err
+	case "save":
+		size, err := images.SaveFile(f.file, built)
+		if err != nil {
+			return err
+		}
+		refs := make([]string, len(built))
+		for i, b := range built {
+			refs[i] = b.Ref
+		}
+		fmt.Fprintf(streams.Out, "wrote %s (%s): %s\n", f.file, images.HumanBytes(size), strings.Join(refs, ", "))
+		fmt.Fprintf(streams.ErrOut, "load it with: ctr -n k8s.io images import %s   or: kind load image-archive %s\n", f.file, f.file)
+		return nil
+	}
+	return printValue(streams.Out, g.Output, built, func() string { return builtTable(built) })
+}
+
+// imageBuildOptions turns the flags and this binary's identity into build options; bad flags are bad input.
+func imageBuildOptions(ctx context.Context, f *imagesFlags) (images.Options, error) {
+	var o images.Options
+	dir := f.source
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return o, err
+		}
+		dir = wd
+	}
+	src, err := images.FindSource(dir)
+	if err != nil {
+		return o, badInput(err)
+	}
+	plats, err := images.ParsePlatforms(f.platforms)
+	if err != nil {
+		return o, badInput(fmt.Errorf("--platform: %w", err))
+	}
+	if err := images.CheckName(f.registry, f.tag); err != nil {
+		return o, badInput(fmt.Errorf("--registry/--tag: %w", err))
+	}
+	if f.caCerts != "" {
+		if _, err := os.Stat(f.caCerts); err != nil {
+			if f.caCerts != images.DefaultCACerts {
+				return o, badInput(fmt.Errorf("--ca-certs: %w", err))
+			}
+			f.caCerts = "" // the default bundle is optional: a host without one builds images without one
+		}
+	}
+	v := version.Get()
+	commit, commitTime := images.SourceRevision(ctx, src)
+	if commit == "" {
+		commit = v.Commit
+	}
+	created, err := images.CreatedTime(os.Getenv("SOURCE_DATE_EPOCH"), commitTime, v.BuildDate)
+	if err != nil {
+		return o, badInput(err)
+	}
+	return images.Options{Source: src, Registry: f.registry, Tag: f.tag, Platforms: plats, CACerts: f.caCerts,
+		Stamp: images.Stamp{Version: v.Version, Commit: commit, Created: created}}, nil
+}
+
+func builtTable(built []images.Built) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMAGE / PLATFORM\tDIGEST\tSIZE")
+	for _, x := range built {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", x.Ref, x.Digest, images.HumanBytes(x.Size))
+		for _, p := range x.Platforms {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Platform, p.Digest, images.HumanBytes(p.Size))
+		}
+	}
+	_ = tw.Flush()
+	return b.String()
+}
+
+// addImageRegistryFlag registers --image-registry, applied to the scenario before its defaults (so before the run
+// records it).
+func addImageRegistryFlag(fl *pflag.FlagSet, p *string) {
+	fl.StringVar(p, "image-registry", "", "registry of meshbench's own images, e.g. 172.30.0.1:5000/meshbench (overrides spec.images.registry; moves the agent and meshbench images)")
+}
+
+// scenarioLoadOptions are what the cmd layer decides before a scenario's defaults: the registry flag and the image
+// tag of this binary's version.
+func scenarioLoadOptions(imageRegistry string) scenario.LoadOptions {
+	return scenario.LoadOptions{ImageRegistry: imageRegistry, ImageTag: images.Tag(version.Get().Version)}
+}
+
+// imageWants lists the images a command pulls: for a run the agent (load clients) and every container image of the
+// app as workloads builds it; for cni the network and agent images.
+func imageWants(s *scenario.Scenario, run, cni bool) ([]images.Want, error) {
+	im := s.Spec.Images
+	want := func(ref string) images.Want {
+		switch {
+		case ref == im.Agent:
+			return images.Want{Ref: ref, Field: "spec.images.agent", Ours: true}
+		case ref == im.Meshbench:
+			return images.Want{Ref: ref, Field: "spec.images.meshbench", Ours: true}
+		case ref == im.Network:
+			return images.Want{Ref: ref, Field: "spec.images.network"}
+		case strings.HasPrefix(ref, strings.TrimSuffix(im.BankOfAnthos.Registry, "/")+"/"):
+			return images.Want{Ref: ref, Field: "spec.images.bankOfAnthos"}
+		}
+		return images.Want{Ref: ref}
+	}
+	var out []images.Want
+	if run || cni {
+		out = append(out, want(im.Agent))
+	}
+	if cni {
+		out = append(out, want(im.Network))
+	}
+	if run && s.Spec.Workload.App != "" {
+		for _, topo := range s.Spec.Workload.Topologies {
+			objs, _, err := workloads.Objects(s, topo, "preflight")
+			if err != nil {
+				return nil, fmt.Errorf("list the app's images: %w", err)
+			}
+			for _, ref := range podImages(objs) {
+				out = append(out, want(ref))
+			}
+		}
+	}
+	return out, nil
+}
+
+// podImages are the container images of every pod template in objs, in order.
+func podImages(objs []runtime.Object) []string {
+	var out []string
+	for _, obj := range objs {
+		var spec *corev1.PodSpec
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			spec = &o.Spec.Template.Spec
+		case *appsv1.StatefulSet:
+			spec = &o.Spec.Template.Spec
+		case *appsv1.DaemonSet:
+			spec = &o.Spec.Template.Spec
+		case *batchv1.Job:
+			spec = &o.Spec.Template.Spec
+		case *corev1.Pod:
+			spec = &o.Spec
+		}
+		if spec == nil {
+			continue
+		}
+		for _, c := range append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...) {
+			out = append(out, c.Image)
+		}
+	}
+	return out
+}
+
+// nodePlatforms are the nodes' os/arch, for comparing with image indexes; nil when they cannot be listed.
+func nodePlatforms(ctx context.Context, clients *kube.Clients) []string {
+	if clients == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	nodes, err := clients.Kube.CoreV1().Nodes().List(cctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, n := range nodes.Items {
+		if goos, arch := n.Status.NodeInfo.OperatingSystem, n.Status.NodeInfo.Architecture; goos != "" && arch != "" {
+			out = append(out, goos+"/"+arch)
+		}
+	}
+	return out
+}
+
+// addSkipImageCheckFlag registers --skip-image-check (run and cni).
+func addSkipImageCheckFlag(fl *pflag.FlagSet, p *bool) {
+	fl.BoolVar(p, "skip-image-check", false, "do not resolve the images from here first (when only the nodes can reach or authenticate to the registry)")
+}
+
+// checkRunImages resolves every image a run (or cni) will pull before anything is created: FAIL stops with bad
+// input (exit 2), WARN and OK are logged. clients may be nil (the nodes' platforms are then not compared).
+func checkRunImages(ctx context.Context, g *GlobalFlags, streams Streams, clients *kube.Clients, s *scenario.Scenario, run, cni, skip bool) error {
+	if skip {
+		g.Logger(streams.ErrOut).Warn("image check skipped (--skip-image-check)")
+		return nil
+	}
+	wants, err := imageWants(s, run, cni)
+	if err != nil {
+		return badInput(err)
+	}
+	if clients == nil {
+		clients, _ = kube.NewClients(g.Kubeconfig, g.Context) // nil: no platform comparison; the run reports the error itself
+	}
+	log := g.Logger(streams.ErrOut)
+	rs := images.Check(ctx, wants, images.CheckOptions{Registry: s.Spec.Images.Registry, NodePlatforms: nodePlatforms(ctx, clients)})
+	var fails []string
+	for _, r := range rs {
+		switch r.Status {
+		case images.StatusOK:
+			log.Info("image", "ref", r.Ref, "digest", r.Digest, "platforms", strings.Join(r.Platforms, ","))
+		case images.StatusWarn:
+			log.Warn("image", "ref", r.Ref, "detail", r.Detail, "fix", r.Fix)
+		default:
+			fails = append(fails, r.Detail+"\n    fix: "+r.Fix)
+		}
+	}
+	if len(fails) > 0 {
+		return badInput(fmt.Errorf("%d image(s) cannot be pulled, nothing was created (skip this check with --skip-image-check):\n  %s",
+			len(fails), strings.Join(fails, "\n  ")))
+	}
+	return nil
+}
+
+// imageChecker is images.Check as preflight's mesh.ImageChecker.
+type imageChecker struct{}
+
+func (imageChecker) CheckImages(ctx context.Context, s *scenario.Scenario, nodes []string) []mesh.Check {
+	wants, err := imageWants(s, s.Spec.Workload.App != "", s.Spec.CNI.Configured())
+	if err != nil {
+		return []mesh.Check{{Name: "images", Status: mesh.StatusFail, Detail: err.Error(), Fix: "fix the scenario's workload"}}
+	}
+	var out []mesh.Check
+	for _, r := range images.Check(ctx, wants, images.CheckOptions{Registry: s.Spec.Images.Registry, NodePlatforms: nodes}) {
+		ch := mesh.Check{Name: "image " + imageShortName(r.Ref), Status: mesh.CheckStatus(r.Status), Detail: r.Detail, Fix: r.Fix}
+		if r.Status == images.StatusOK || !strings.Contains(ch.Detail, r.Ref) {
+			ch.Detail = r.Ref + ": " + r.Detail
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// imageShortName is the last path element of a reference without tag or digest: "meshbench-agent", "frontend".
+func imageShortName(ref string) string {
+	if r, err := name.ParseReference(ref); err == nil {
+		return path.Base(r.Context().RepositoryStr())
+	}
+	return ref
+}
