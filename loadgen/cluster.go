@@ -285,6 +285,26 @@ func (c *Cluster) Run(ctx context.Context, ns string, mode scenario.Mode, s Spec
 	return Merge(s.QPS, outs)
 }
 
+// ExecAgent runs `meshbench-agent args...` in the first ready client pod of namespace ns (prepared for mode, so the
+// command's traffic goes through the data plane being measured) and returns its stdout. A non-zero exit is an error
+// that carries the end of stderr.
+func (c *Cluster) ExecAgent(ctx context.Context, ns string, mode scenario.Mode, args []string) ([]byte, error) {
+	if len(args) == 0 {
+		return nil, errors.New("exec meshbench-agent: no subcommand")
+	}
+	pods, err := c.readyPods(ctx, ns, mode)
+	if err != nil {
+		return nil, fmt.Errorf("load clients in %s: %w", ns, err)
+	}
+	p := pods[0].Name
+	stdout, stderr, err := c.Exec.Exec(ctx, ns, p, ContainerName, append([]string{AgentPath}, args...), nil)
+	if err != nil {
+		// Only the subcommand: the arguments may carry credentials or cookies.
+		return stdout, fmt.Errorf("client %s: meshbench-agent %s: %w (stderr: %s)", p, args[0], err, tail(strings.TrimSpace(string(stderr)), 300))
+	}
+	return stdout, nil
+}
+
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s

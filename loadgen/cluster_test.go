@@ -148,3 +148,38 @@ func TestClusterRunSplitsAndMerges(t *testing.T) {
 		t.Error("clients created for another mode must not be used")
 	}
 }
+
+// ExecAgent runs the agent in the first ready client pod of the mode (its traffic is in the data plane measured) and
+// names the pod and the subcommand, never the arguments, on failure.
+func TestClusterExecAgent(t *testing.T) {
+	t.Parallel()
+	c := &Cluster{RunID: "r1"}
+	kc := fake.NewClientset()
+	for _, n := range []string{"lg-b", "lg-a"} {
+		p := clientPod(n, scenario.ModeNone, nil, []string{"loadgen"}, nil, true)
+		p.Labels = c.Labels()
+		if _, err := kc.CoreV1().Pods("mb-single").Create(context.Background(), &p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ex := &replayExec{out: map[string][]byte{"lg-a": []byte(`{"status": 200}`)}}
+	c.Kube, c.Exec, c.Clients = kc, ex, 2
+	out, err := c.ExecAgent(context.Background(), "mb-single", scenario.ModeNone, []string{"curl", "--json", "http://userservice:8080/login?password=secret"})
+	if err != nil || string(out) != `{"status": 200}` {
+		t.Fatalf("got %q, %v", out, err)
+	}
+	if want := "mb-single/lg-a/loadgen /usr/local/bin/meshbench-agent curl --json http://userservice:8080/login?password=secret"; len(ex.cmds) != 1 || strings.Join(ex.cmds[0], " ") != want {
+		t.Errorf("commands %q, want %q", ex.cmds, want)
+	}
+	ex.fail = map[string]error{"lg-a": errors.New("command terminated with exit code 1")}
+	_, err = c.ExecAgent(context.Background(), "mb-single", scenario.ModeNone, []string{"curl", "http://userservice:8080/login?password=secret"})
+	if err == nil || !strings.Contains(err.Error(), "lg-a") || !strings.Contains(err.Error(), "boom") || strings.Contains(err.Error(), "secret") {
+		t.Errorf("error %v: want the pod and stderr named, the arguments not", err)
+	}
+	if _, err := c.ExecAgent(context.Background(), "mb-single", scenario.ModeSidecar, []string{"curl", "http://x/"}); err == nil {
+		t.Error("clients prepared for another mode must not be used")
+	}
+	if _, err := c.ExecAgent(context.Background(), "mb-single", scenario.ModeNone, nil); err == nil {
+		t.Error("no subcommand must be refused")
+	}
+}

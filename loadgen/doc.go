@@ -1,4 +1,4 @@
-// Package loadgen drives load with fortio, as a library (fortio.org/fortio/{fhttp,periodic,stats}; never the root
+// Package loadgen drives load with fortio, as a library (fortio.org/fortio/{fhttp,periodic}; never the root
 // package or fortio's cli).
 //
 // There are two ways to run it:
@@ -6,8 +6,12 @@
 //   - in the cluster (Cluster): meshbench-agent client pods in the same namespace (and so the same data-plane mode)
 //     as the app's entry service, driven by exec of `meshbench-agent load ...`.
 //
-// Both run the same phases per client (warm-up, measured, cool-down; see RunClient) and print the same Report. Args
-// builds the agent's command line, Parse reads a Report (or a plain fortio JSON result) back, and Merge combines
-// the clients: QPS summed, latency histograms merged bucket by bucket (fortio's HistogramData), response codes summed.
-// Args, Parse, Merge and Samples are pure.
+// Both run the same phases per client (warm-up, measured, cool-down; see RunClient) and print the same Report. In
+// the measured phase every request's latency is recorded through fortio's periodic.AccessLogger hook into HDR
+// histograms (github.com/HdrHistogram/hdrhistogram-go, 1 µs to 60 s, 4 significant figures), one for 2xx responses
+// and one for the rest, so error responses never shift the latency percentiles and milliseconds are resolved where
+// fortio's own fixed buckets are 10 ms wide. A Report carries them as sparse [value, count] pairs.
+//
+// Args builds the agent's command line, Parse reads a Report back, and Merge combines the clients: QPS summed,
+// histograms merged exactly, response codes summed. Args, Parse, Merge and Samples are pure.
 package loadgen

@@ -10,13 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/goldenfile"
 
 	"fortio.org/fortio/fhttp"
-	"fortio.org/fortio/stats"
 	"fortio.org/log"
 
 	"github.com/meshbench/meshbench/results"
@@ -98,107 +98,16 @@ func TestParseArgsRejects(t *testing.T) {
 	}
 }
 
-// histogramOf records values the way fortio's runner does.
-func histogramOf(values []float64) *stats.Histogram {
-	h := stats.NewHistogram(0, Resolution)
-	for _, v := range values {
-		h.Record(v)
-	}
-	return h
-}
-
-func TestMergeHistogramsEqualsOneHistogramOfAllValues(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, tc := range []struct {
-		name    string
-		clients int
-		gen     func(i int) float64
-	}{
-		{"sub-ms lognormal", 3, func(int) float64 { return math.Exp(rng.NormFloat64()*0.6) * 2e-4 }},
-		{"one slow client", 2, func(i int) float64 { return float64(1+i%2*9) * (1e-3 + rng.Float64()*1e-3) }},
-		{"spans every bucket range", 4, func(int) float64 { return math.Pow(10, -5.5+rng.Float64()*6) }},
-		{"single value per client", 3, func(i int) float64 { return 0.00123 * float64(i+1) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var all []float64
-			parts := make([][]float64, tc.clients)
-			for c := range parts {
-				n := 1 + rng.IntN(5000)
-				if tc.name == "single value per client" {
-					n = 1
-				}
-				for range n {
-					v := tc.gen(c)
-					parts[c] = append(parts[c], v)
-					all = append(all, v)
-				}
-			}
-			var hs []*stats.HistogramData
-			for _, p := range parts {
-				hs = append(hs, histogramOf(p).Export())
-			}
-			got, err := MergeHistograms(hs, Percentiles())
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := histogramOf(all).Export().CalcPercentiles(Percentiles())
-			if got.Count != want.Count || got.Min != want.Min || got.Max != want.Max {
-				t.Errorf("count/min/max = %d/%g/%g, want %d/%g/%g", got.Count, got.Min, got.Max, want.Count, want.Min, want.Max)
-			}
-			for _, f := range []struct {
-				name      string
-				got, want float64
-			}{{"sum", got.Sum, want.Sum}, {"avg", got.Avg, want.Avg}, {"stddev", got.StdDev, want.StdDev}} {
-				if !near(f.got, f.want, 1e-9) {
-					t.Errorf("%s = %.15g, want %.15g", f.name, f.got, f.want)
-				}
-			}
-			if len(got.Data) != len(want.Data) {
-				t.Fatalf("%d buckets, want %d", len(got.Data), len(want.Data))
-			}
-			for i := range got.Data {
-				g, w := got.Data[i], want.Data[i]
-				if g.Count != w.Count || !near(g.Start, w.Start, 1e-12) || !near(g.End, w.End, 1e-12) || !near(g.Percent, w.Percent, 1e-9) {
-					t.Errorf("bucket %d = %+v, want %+v", i, g, w)
-				}
-			}
-			for i, p := range want.Percentiles {
-				if !near(got.Percentiles[i].Value, p.Value, 1e-12) {
-					t.Errorf("p%g = %g, want %g", p.Percentile, got.Percentiles[i].Value, p.Value)
-				}
-			}
-		})
-	}
-}
-
-func near(a, b, rel float64) bool {
-	return a == b || math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b))
-}
-
-func TestMergeHistogramsRejectsBadInput(t *testing.T) {
-	t.Parallel()
-	h := histogramOf([]float64{1e-3, 2e-3}).Export()
-	h.Count = 3
-	if _, err := MergeHistograms([]*stats.HistogramData{h}, Percentiles()); err == nil {
-		t.Error("a histogram whose buckets do not add up to Count must be refused")
-	}
-	empty, err := MergeHistograms([]*stats.HistogramData{nil, {}}, Percentiles())
-	if err != nil || empty.Count != 0 {
-		t.Errorf("empty inputs: %+v, %v", empty, err)
-	}
-}
-
-// Captured output of real fortio runs (regenerate with -update): a meshbench-agent Report per client and fortio's
-// own JSON result.
-var captures = []string{"captured-report-0.json", "captured-report-1.json", "captured-fortio.json"}
+// Captured output of real fortio runs (regenerate with -update): a meshbench-agent Report per client, two clients
+// loading fortio's echo server at once, 5 % of the answers 503.
+var captures = []string{"captured-report-0.json", "captured-report-1.json"}
 
 func TestParseMergeSamplesGolden(t *testing.T) {
 	if goldenfile.Update() {
 		captureTestdata(t)
 	}
 	var clients []ClientResult
-	for _, name := range captures[:2] {
+	for _, name := range captures {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -207,8 +116,10 @@ func TestParseMergeSamplesGolden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if cr.Requests() == 0 || cr.Latency.Count != cr.Requests() || !cr.End.After(cr.Start) || len(cr.Phases) != 3 {
-			t.Errorf("%s: implausible parse: %d requests, %d latencies, %s..%s, %d phases", name, cr.Requests(), cr.Latency.Count, cr.Start, cr.End, len(cr.Phases))
+		if cr.Requests() == 0 || cr.Latency.Count()+cr.ErrorLatency.Count() != cr.Requests() || cr.ErrorLatency.Count() != cr.Codes[503] ||
+			!cr.End.After(cr.Start) || len(cr.Phases) != 3 || cr.RequestedQPS != 200 || cr.Connections != 2 {
+			t.Errorf("%s: implausible parse: %d requests, %d+%d latencies, codes %v, %s..%s, %d phases, %v qps, %d connections", name, cr.Requests(),
+				cr.Latency.Count(), cr.ErrorLatency.Count(), cr.Codes, cr.Start, cr.End, len(cr.Phases), cr.RequestedQPS, cr.Connections)
 		}
 		clients = append(clients, cr)
 	}
@@ -216,28 +127,15 @@ func TestParseMergeSamplesGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Requests != clients[0].Requests()+clients[1].Requests() || res.Latency.Count != res.Requests {
-		t.Errorf("merged %d requests and %d latencies, want %d", res.Requests, res.Latency.Count, clients[0].Requests()+clients[1].Requests())
+	want := clients[0].Requests() + clients[1].Requests()
+	if res.Requests != want || res.Latency.Count()+res.ErrorLatency.Count() != want || res.Errors != res.ErrorLatency.Count() || res.Errors == 0 {
+		t.Errorf("merged %d requests, %d errors and %d+%d latencies, want %d requests", res.Requests, res.Errors, res.Latency.Count(), res.ErrorLatency.Count(), want)
 	}
 	if !near(res.ActualQPS, clients[0].ActualQPS+clients[1].ActualQPS, 1e-12) {
 		t.Errorf("merged QPS %v", res.ActualQPS)
 	}
 	base := results.Sample{RunID: "r1", CaseID: "single.none.q400.r1", Mode: "none", Topology: "single", Load: "400", Repetition: 1}
 	golden(t, "samples-merged.golden.json", res.Samples(base))
-
-	b, err := os.ReadFile(filepath.Join("testdata", captures[2]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	one, err := Merge(plain.RequestedQPS, []ClientResult{plain})
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "samples-fortio.golden.json", one.Samples(base))
 }
 
 func golden(t *testing.T, name string, v any) {
@@ -257,13 +155,35 @@ func golden(t *testing.T, name string, v any) {
 
 func TestParseRejects(t *testing.T) {
 	t.Parallel()
+	const phases = `"phases": [{"name": "measured", "start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:00:01Z", "requests": 2}]`
+	const geometry = `"unit": "us", "significantFigures": 4, "highest": 60000000`
+	const one = `{"count": 1, "sum": 500, "min": 500, "max": 500, "buckets": [[500, 1]]}`
+	const none = `{"count": 0, "sum": 0, "min": 0, "max": 0, "buckets": []}`
+	measured := func(codes, latency string) string {
+		return `{` + phases + `, "measured": {"requestedQPS": 10, "connections": 1, "sockets": 1, "codes": ` + codes + `, "latency": ` + latency + `}}`
+	}
+	valid := measured(`{"200": 1, "503": 1}`, `{`+geometry+`, "ok": `+one+`, "errors": `+one+`}`)
+	if _, err := Parse([]byte(valid)); err != nil {
+		t.Fatalf("the valid base case fails: %v", err)
+	}
 	for name, in := range map[string]string{
-		"not json":       `fortio: connection refused`,
-		"error reply":    `{"error": true, "message": "init error", "exception": "dial tcp: refused"}`,
-		"no histogram":   `{"RunType": "HTTP", "RetCodes": {"200": 1}}`,
-		"tcp run":        `{"RunType": "TCP", "DurationHistogram": {"Count": 0}}`,
-		"report no body": `{"phases": [], "fortio": null}`,
-		"bad code":       `{"RunType": "HTTP", "DurationHistogram": {"Count": 0}, "RetCodes": {"OK": 1}}`,
+		"not json":             `fortio: connection refused`,
+		"plain fortio result":  `{"RunType": "HTTP", "DurationHistogram": {"Count": 0}, "RetCodes": {"200": 1}}`,
+		"no measured phase":    `{"phases": [], "measured": null}`,
+		"no latency":           `{` + phases + `, "measured": {"codes": {"200": 1}}}`,
+		"bad code":             measured(`{"OK": 1}`, `{`+geometry+`, "ok": `+one+`, "errors": `+none+`}`),
+		"ok count off":         measured(`{"200": 2}`, `{`+geometry+`, "ok": `+one+`, "errors": `+none+`}`),
+		"error in ok":          measured(`{"200": 1, "503": 1}`, `{`+geometry+`, "ok": {"count": 2, "sum": 1000, "min": 500, "max": 500, "buckets": [[500, 2]]}, "errors": `+none+`}`),
+		"418 is an error":      measured(`{"418": 1}`, `{`+geometry+`, "ok": `+one+`, "errors": `+none+`}`),
+		"other geometry":       measured(`{"200": 1}`, `{"unit": "us", "significantFigures": 3, "highest": 60000000, "ok": `+one+`, "errors": `+none+`}`),
+		"no errors histogram":  measured(`{"200": 1}`, `{`+geometry+`, "ok": `+one+`}`),
+		"buckets off count":    measured(`{"200": 2}`, `{`+geometry+`, "ok": {"count": 2, "sum": 1000, "min": 500, "max": 500, "buckets": [[500, 1]]}, "errors": `+none+`}`),
+		"buckets descending":   measured(`{"200": 2}`, `{`+geometry+`, "ok": {"count": 2, "sum": 1000, "min": 400, "max": 600, "buckets": [[600, 1], [400, 1]]}, "errors": `+none+`}`),
+		"zero count bucket":    measured(`{"200": 1}`, `{`+geometry+`, "ok": {"count": 1, "sum": 500, "min": 500, "max": 500, "buckets": [[500, 1], [600, 0]]}, "errors": `+none+`}`),
+		"value above highest":  measured(`{"200": 1}`, `{`+geometry+`, "ok": {"count": 1, "sum": 60000001, "min": 60000001, "max": 60000001, "buckets": [[60000001, 1]]}, "errors": `+none+`}`),
+		"sum outside min..max": measured(`{"200": 1}`, `{`+geometry+`, "ok": {"count": 1, "sum": 900, "min": 500, "max": 500, "buckets": [[500, 1]]}, "errors": `+none+`}`),
+		"empty with a min":     measured(`{}`, `{`+geometry+`, "ok": {"count": 0, "sum": 0, "min": 5, "max": 0, "buckets": []}, "errors": `+none+`}`),
+		"negative code count":  measured(`{"200": -1}`, `{`+geometry+`, "ok": `+none+`, "errors": `+none+`}`),
 	} {
 		if _, err := Parse([]byte(in)); err == nil {
 			t.Errorf("%s: Parse succeeded, want an error", name)
@@ -291,8 +211,8 @@ func TestLocalRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Requests == 0 || res.Errors != 0 || res.Codes[200] != res.Requests || res.Latency.Count != res.Requests {
-		t.Fatalf("requests %d errors %d codes %v latencies %d", res.Requests, res.Errors, res.Codes, res.Latency.Count)
+	if res.Requests == 0 || res.Errors != 0 || res.Codes[200] != res.Requests || res.Latency.Count() != res.Requests || res.ErrorLatency.Count() != 0 {
+		t.Fatalf("requests %d errors %d codes %v latencies %d+%d", res.Requests, res.Errors, res.Codes, res.Latency.Count(), res.ErrorLatency.Count())
 	}
 	if res.Connections != 4 || res.Sockets != 4 {
 		t.Errorf("connections %d sockets %d, want 4 and 4 (keep-alive)", res.Connections, res.Sockets)
@@ -311,11 +231,11 @@ func TestLocalRun(t *testing.T) {
 	if d := res.End.Sub(res.Start); d <= 0 || d > time.Second+200*time.Millisecond {
 		t.Errorf("window %s..%s (%s): want the measured phase of about 1s", res.Start, res.End, d)
 	}
-	prev := 0.0
+	prev := res.Latency.Min()
 	for _, p := range Percentiles() {
-		v, ok := Percentile(res.Latency, p)
-		if !ok || v <= 0 || v < prev {
-			t.Errorf("p%g = %g (ok %v): want > 0 and non-decreasing", p, v, ok)
+		v := res.Latency.Percentile(p)
+		if v <= 0 || v < prev || v > res.Latency.Max() {
+			t.Errorf("p%g = %s: want > 0, non-decreasing, within [min %s, max %s]", p, v, res.Latency.Min(), res.Latency.Max())
 		}
 		prev = v
 	}
@@ -324,8 +244,14 @@ func TestLocalRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bad.Requests == 0 || bad.Errors != bad.Requests || bad.Codes[503] != bad.Requests || bad.ErrorRate() != 100 {
-		t.Errorf("503 run: requests %d errors %d codes %v", bad.Requests, bad.Errors, bad.Codes)
+	if bad.Requests == 0 || bad.Errors != bad.Requests || bad.Codes[503] != bad.Requests || bad.ErrorRate() != 100 ||
+		bad.Latency.Count() != 0 || bad.ErrorLatency.Count() != bad.Requests {
+		t.Errorf("503 run: requests %d errors %d codes %v latencies %d+%d", bad.Requests, bad.Errors, bad.Codes, bad.Latency.Count(), bad.ErrorLatency.Count())
+	}
+	for _, s := range bad.Samples(results.Sample{}) {
+		if s.Metric == MetricLatency {
+			t.Errorf("a run without 2xx answers has latency sample %s = %v: error latencies belong to %s", s.Stat, s.Value, MetricErrLatency)
+		}
 	}
 }
 
@@ -343,33 +269,33 @@ func TestRunClientCancel(t *testing.T) {
 	}
 }
 
-// captureTestdata re-captures the parser's inputs from real fortio runs.
+// captureTestdata re-captures the parser's inputs from real fortio runs: two clients at once, as in a cluster.
 func captureTestdata(t *testing.T) {
 	t.Helper()
 	url := echoServer(t)
-	for i := range 2 {
-		rep, err := RunClient(context.Background(), ClientSpec{URL: url + "/echo?size=128", QPS: 200, Connections: 2,
-			Duration: time.Second, WarmUp: 300 * time.Millisecond, CoolDown: 100 * time.Millisecond, Jitter: true})
-		if err != nil {
-			t.Fatal(err)
+	reps := make([]*Report, len(captures))
+	errs := make([]error, len(captures))
+	var wg sync.WaitGroup
+	for i := range captures {
+		wg.Go(func() {
+			reps[i], errs[i] = RunClient(context.Background(), ClientSpec{URL: url + "/echo?size=128&status=503:5", QPS: 200, Connections: 2,
+				Duration: time.Second, WarmUp: 300 * time.Millisecond, CoolDown: 100 * time.Millisecond, Jitter: true})
+		})
+	}
+	wg.Wait()
+	for i, rep := range reps {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
 		}
 		rep.Client = fmt.Sprintf("meshbench-loadgen-%d", i)
 		writeJSON(t, captures[i], rep)
 	}
-	rep, err := RunClient(context.Background(), ClientSpec{URL: url + "/echo", QPS: MaxQPS, Connections: 4, Duration: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw any
-	if err := json.Unmarshal(rep.Fortio, &raw); err != nil {
-		t.Fatal(err)
-	}
-	writeJSON(t, captures[2], raw)
 }
 
+// writeJSON writes v as meshbench-agent load --json prints it: compact, one line.
 func writeJSON(t *testing.T, name string, v any) {
 	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,20 +319,30 @@ func BenchmarkRunClientMaxQPS(b *testing.B) {
 	b.ReportMetric(qps, "req/s")
 }
 
-// BenchmarkMergeHistograms merges 16 clients' histograms of 100k requests each.
+// BenchmarkMergeHistograms merges 16 clients' histograms of 100k requests each (lognormal around 1 ms).
 func BenchmarkMergeHistograms(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	var hs []*stats.HistogramData
+	var hs []*Histogram
 	for range 16 {
-		h := stats.NewHistogram(0, Resolution)
+		r := newRecorder()
 		for range 100000 {
-			h.Record(math.Exp(rng.NormFloat64()) * 1e-3)
+			r.record(math.Exp(rng.NormFloat64())*1e-3, true)
 		}
-		hs = append(hs, h.Export())
+		hs = append(hs, r.Latencies().OK)
 	}
 	for b.Loop() {
-		if _, err := MergeHistograms(hs, Percentiles()); err != nil {
-			b.Fatal(err)
-		}
+		MergeHistograms(hs...)
 	}
+}
+
+// BenchmarkRecorderReport is the per-request cost fortio's threads pay for the latency recording (8 goroutines).
+func BenchmarkRecorderReport(b *testing.B) {
+	r := newRecorder()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for pb.Next() {
+			r.Report(context.Background(), 0, 0, time.Time{}, 0.02+rng.Float64()*0.01, true, "200")
+		}
+	})
 }

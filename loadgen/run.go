@@ -14,10 +14,6 @@ import (
 	"fortio.org/fortio/periodic"
 )
 
-// Resolution is the latency histogram resolution in seconds. fortio's default (1 ms) turns every sub-millisecond
-// percentile into a linear interpolation inside the first bucket; 1e-5 gives 10 µs buckets and a range up to 1 s.
-const Resolution = 1e-5
-
 // Percentiles are the latency percentiles every run computes, in percent.
 func Percentiles() []float64 { return []float64{50, 75, 90, 99, 99.9} }
 
@@ -34,8 +30,23 @@ type Report struct {
 	Client string `json:"client,omitempty"`
 	// Phases are the runs in order, with exact start and end times. Only the measured phase's statistics are kept.
 	Phases []Phase `json:"phases"`
-	// Fortio is fortio's own JSON result (HTTPRunnerResults) of the measured phase.
-	Fortio json.RawMessage `json:"fortio"`
+	// Measured is the measured phase's detail.
+	Measured *Measured `json:"measured"`
+}
+
+// Measured is what a client reports of its measured phase besides its Phase entry.
+type Measured struct {
+	// RequestedQPS is the client's target rate, MaxQPS for max.
+	RequestedQPS float64 `json:"requestedQPS"`
+	// Connections is the number of fortio threads that ran (fortio lowers it when there are fewer calls than 2 per
+	// thread).
+	Connections int `json:"connections"`
+	// Sockets is the number of sockets fortio opened (== Connections with perfect keep-alive).
+	Sockets int64 `json:"sockets"`
+	// Codes counts the responses per HTTP status; -1 is a connection or socket error.
+	Codes map[int]int64 `json:"codes"`
+	// Latency is every request's latency, 2xx apart from errors.
+	Latency Latencies `json:"latency"`
 }
 
 // Phase is one fortio run inside a client's load.
@@ -51,9 +62,10 @@ type Phase struct {
 // RunClient runs one client's phases (warm-up, measured, cool-down) back to back with fortio's HTTP runner and
 // returns the report. Cancelling ctx aborts the current phase; the error is then ctx's.
 //
-// fortio pitfalls handled here: QPS <= 0 is sent as -1 (0 would mean 8 qps); the histogram resolution is 10 µs; the
-// text report goes to io.Discard; each phase gets its own Aborter, which also keeps fortio from installing its global
-// SIGINT handler (the caller owns signals, through ctx).
+// Latencies are recorded per request in the measured phase (see recorder), not taken from fortio's histogram. fortio
+// pitfalls handled here: QPS <= 0 is sent as -1 (0 would mean 8 qps); the text report goes to io.Discard; each phase
+// gets its own Aborter, which also keeps fortio from installing its global SIGINT handler (the caller owns signals,
+// through ctx).
 func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 	if c.URL == "" || c.Connections < 1 || c.Duration <= 0 {
 		return nil, errors.New("run load: url, connections >= 1 and duration > 0 are required")
@@ -67,7 +79,11 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 		if p.d <= 0 {
 			continue
 		}
-		res, err := runPhase(ctx, c, p.d)
+		var rec *recorder
+		if p.name == PhaseMeasured {
+			rec = newRecorder()
+		}
+		res, err := runPhase(ctx, c, p.d, rec)
 		if err != nil {
 			return rep, fmt.Errorf("run load %s phase against %s: %w", p.name, c.URL, err)
 		}
@@ -79,12 +95,13 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 			}
 		}
 		rep.Phases = append(rep.Phases, ph)
-		if p.name == PhaseMeasured {
-			b, err := json.Marshal(res)
-			if err != nil {
-				return rep, fmt.Errorf("run load: encode fortio result: %w", err)
+		if rec != nil {
+			qps := c.QPS
+			if qps <= 0 {
+				qps = MaxQPS
 			}
-			rep.Fortio = b
+			rep.Measured = &Measured{RequestedQPS: qps, Connections: res.NumThreads, Sockets: res.SocketCount,
+				Codes: res.RetCodes, Latency: rec.Latencies()}
 		}
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("run load against %s: %w", c.URL, err)
@@ -93,8 +110,8 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 	return rep, nil
 }
 
-// runPhase is one fortio HTTP run.
-func runPhase(ctx context.Context, c ClientSpec, d time.Duration) (*fhttp.HTTPRunnerResults, error) {
+// runPhase is one fortio HTTP run; rec, when not nil, records every request's latency.
+func runPhase(ctx context.Context, c ClientSpec, d time.Duration, rec *recorder) (*fhttp.HTTPRunnerResults, error) {
 	qps := c.QPS
 	if qps <= 0 {
 		qps = MaxQPS
@@ -102,19 +119,20 @@ func runPhase(ctx context.Context, c ClientSpec, d time.Duration) (*fhttp.HTTPRu
 	stop := periodic.NewAborter()
 	o := &fhttp.HTTPRunnerOptions{
 		RunnerOptions: periodic.RunnerOptions{
-			QPS:         qps,
-			Duration:    d,
-			NumThreads:  c.Connections,
-			Percentiles: Percentiles(),
-			Resolution:  Resolution,
-			Out:         io.Discard,
-			Stop:        stop,
-			Jitter:      c.Jitter,
-			Uniform:     c.Uniform,
+			QPS:        qps,
+			Duration:   d,
+			NumThreads: c.Connections,
+			Out:        io.Discard,
+			Stop:       stop,
+			Jitter:     c.Jitter,
+			Uniform:    c.Uniform,
 		},
 		// Errors are measured, not fatal: a mesh mid-switch or an overloaded app answers 503s, and the run must say
 		// how many instead of stopping at the first one.
 		AllowInitialErrors: true,
+	}
+	if rec != nil { // a nil *recorder in the interface would not be a nil AccessLogger
+		o.AccessLogger = rec
 	}
 	o.HTTPOptions.Init(c.URL)
 	for _, h := range c.Headers {

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/meshbench/meshbench/results"
 )
@@ -9,13 +10,14 @@ import (
 // Metrics of the samples a load run produces (component loadgen, source fortio).
 const (
 	Source           = "fortio"
-	MetricQPS        = "qps"         // achieved requests per second (stat value), and the requested rate (stat target)
-	MetricLatency    = "latency"     // ms; stats p50 p75 p90 p99 p99.9 avg max
-	MetricRequests   = "requests"    // count of completed requests in the measured phase
-	MetricErrors     = "errors"      // count of non-2xx responses and connection errors
-	MetricErrorRate  = "error-rate"  // errors / requests, %
-	MetricResponses  = "responses"   // count per HTTP status (label code)
-	MetricConnection = "connections" // sockets opened (stat count) and connections asked for (stat target)
+	MetricQPS        = "qps"           // achieved requests per second (stat value), and the requested rate (stat target)
+	MetricLatency    = "latency"       // ms, 2xx requests only; stats p50 p75 p90 p99 p99.9 avg min max
+	MetricErrLatency = "error-latency" // ms, the other requests (when there are any); the same stats
+	MetricRequests   = "requests"      // count of completed requests in the measured phase
+	MetricErrors     = "errors"        // count of non-2xx responses and connection errors
+	MetricErrorRate  = "error-rate"    // errors / requests, %
+	MetricResponses  = "responses"     // count per HTTP status (label code)
+	MetricConnection = "connections"   // sockets opened (stat count) and connections asked for (stat target)
 )
 
 // Samples turns a load result into flat samples. base carries the run, case, mode, topology, load level and
@@ -36,15 +38,19 @@ func (r Result) Samples(base results.Sample) []results.Sample {
 	if r.RequestedQPS > 0 {
 		add(MetricQPS, "target", r.RequestedQPS, "rps", nil)
 	}
-	if h := r.Latency; h != nil && h.Count > 0 {
-		for _, p := range Percentiles() {
-			if v, ok := Percentile(h, p); ok {
-				add(MetricLatency, "p"+strconv.FormatFloat(p, 'f', -1, 64), v*1000, "ms", nil)
-			}
+	latency := func(metric string, h *Histogram) {
+		if h.Count() == 0 {
+			return
 		}
-		add(MetricLatency, "avg", h.Avg*1000, "ms", nil)
-		add(MetricLatency, "max", h.Max*1000, "ms", nil)
+		for _, p := range Percentiles() {
+			add(metric, "p"+strconv.FormatFloat(p, 'f', -1, 64), ms(h.Percentile(p)), "ms", nil)
+		}
+		add(metric, "avg", ms(h.Mean()), "ms", nil)
+		add(metric, "min", ms(h.Min()), "ms", nil)
+		add(metric, "max", ms(h.Max()), "ms", nil)
 	}
+	latency(MetricLatency, r.Latency)
+	latency(MetricErrLatency, r.ErrorLatency)
 	add(MetricRequests, "count", float64(r.Requests), "count", nil)
 	add(MetricErrors, "count", float64(r.Errors), "count", nil)
 	add(MetricErrorRate, "value", r.ErrorRate(), "%", nil)
@@ -55,3 +61,6 @@ func (r Result) Samples(base results.Sample) []results.Sample {
 	add(MetricConnection, "target", float64(r.Connections), "count", nil)
 	return out
 }
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

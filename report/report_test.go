@@ -228,3 +228,36 @@ func TestCaseWarnings(t *testing.T) {
 		t.Errorf("caseWarnings =\n%q\nwant\n%q", got, want)
 	}
 }
+
+// Error answers' latency (loadgen's error-latency samples) gets its own table in the latency section, for the modes
+// that had errors, and never enters the 2xx latency table or chart.
+func TestErrorLatencyTable(t *testing.T) {
+	t.Parallel()
+	run := readRun(t, "sample")
+	sum := *run.Summary
+	sum.Series = slices.Clone(sum.Series)
+	for _, st := range []struct {
+		stat string
+		mean float64
+	}{{"p50", 0.4172}, {"p99", 0.9311}} {
+		sum.Series = append(sum.Series, results.Series{Key: results.Key{Topology: "single", Mode: "sidecar", Load: "1000", Window: results.WindowLoad,
+			Component: results.ComponentLoadgen, Metric: metricErrLatency, Stat: st.stat, Unit: "ms"}, N: 3, Mean: st.mean,
+			CI: &results.Interval{Low: st.mean - 0.01, High: st.mean + 0.01}, Values: []float64{st.mean - 0.01, st.mean, st.mean + 0.01}})
+	}
+	run.Summary = &sum
+	md := string(Build(run).Markdown())
+	section := md[strings.Index(md, "## Latency"):]
+	section = section[:strings.Index(section, "\n## ")]
+	want := "**Latency of error answers (non-2xx and connection errors), kept out of the table above; only modes that had errors**\n\n" +
+		"| mode | p50 (ms) | p99 (ms) |\n|---|---:|---:|\n| sidecar | 0.417 ± 0.010 | 0.931 ± 0.010 |\n"
+	if !strings.Contains(section, want) {
+		t.Errorf("latency section lacks the error table %q:\n%s", want, section)
+	}
+	if strings.Count(section, "Latency of error answers") != 1 {
+		t.Error("the error table belongs to topology single only")
+	}
+	plain := string(Build(readRun(t, "sample")).Markdown())
+	if strings.Contains(plain, "Latency of error answers") {
+		t.Error("a run without error-latency samples must not show the error table")
+	}
+}

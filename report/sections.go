@@ -388,22 +388,7 @@ func (r Report) latencySection() (section, bool) {
 		return s, false
 	}
 	for _, sel := range sels {
-		var stats, modes []string
-		unit := ""
-		for _, x := range r.Summary.Series {
-			if x.Metric != charts.MetricLatency || x.Window != results.WindowLoad || x.Topology != sel.Topology || x.Load != sel.Load || x.Labels != "" || x.Mode == "" {
-				continue
-			}
-			if !slices.Contains(stats, x.Stat) {
-				stats = append(stats, x.Stat)
-			}
-			if !slices.Contains(modes, x.Mode) {
-				modes = append(modes, x.Mode)
-			}
-			unit = x.Unit
-		}
-		charts.SortStats(stats)
-		charts.SortModes(modes)
+		stats, modes, unit := r.latencyStatsModes(charts.MetricLatency, sel)
 		s.heading(fmt.Sprintf("Topology %s, %s", sel.Topology, windowLabel(results.WindowLoad, sel.Load)))
 		header := []string{"mode", "achieved qps"}
 		numeric := []bool{false, true}
@@ -415,7 +400,7 @@ func (r Report) latencySection() (section, bool) {
 		for _, mode := range modes {
 			row := []string{mode, r.achievedQPS(sel.Topology, mode, sel.Load)}
 			for _, st := range stats {
-				x, ok := r.latencySeries(sel.Topology, mode, sel.Load, st)
+				x, ok := r.latencySeries(charts.MetricLatency, sel.Topology, mode, sel.Load, st)
 				if !ok {
 					row = append(row, "not measured")
 					continue
@@ -424,7 +409,10 @@ func (r Report) latencySection() (section, bool) {
 			}
 			rows = append(rows, row)
 		}
-		s.table(table{ID: slug("latency", sel.Topology, sel.Load), Caption: "Client-side latency (fortio), mean ± CI half width over repetitions", Header: header, Numeric: numeric, Rows: rows})
+		s.table(table{ID: slug("latency", sel.Topology, sel.Load), Caption: "Client-side latency of successful (2xx) requests, mean ± CI half width over repetitions", Header: header, Numeric: numeric, Rows: rows})
+		if t, ok := r.errorLatencyTable(sel); ok {
+			s.table(t)
+		}
 
 		var added [][]string
 		hasNone := slices.Contains(modes, "none")
@@ -458,9 +446,59 @@ func (r Report) latencySection() (section, bool) {
 	return s, true
 }
 
-func (r Report) latencySeries(topo, mode, load, stat string) (results.Series, bool) {
+// metricErrLatency is loadgen's error-latency: the latency of non-2xx answers and connection errors, measured apart
+// from "latency" (2xx only), so that fast error answers never lower the latency percentiles.
+const metricErrLatency = "error-latency"
+
+// latencyStatsModes lists the stats and modes of metric's load-window series in sel, in display order, and their unit.
+func (r Report) latencyStatsModes(metric string, sel charts.LatencySelection) (stats, modes []string, unit string) {
 	for _, x := range r.Summary.Series {
-		if x.Metric == charts.MetricLatency && x.Window == results.WindowLoad && x.Topology == topo && x.Mode == mode &&
+		if x.Metric != metric || x.Window != results.WindowLoad || x.Topology != sel.Topology || x.Load != sel.Load || x.Labels != "" || x.Mode == "" {
+			continue
+		}
+		if !slices.Contains(stats, x.Stat) {
+			stats = append(stats, x.Stat)
+		}
+		if !slices.Contains(modes, x.Mode) {
+			modes = append(modes, x.Mode)
+		}
+		unit = x.Unit
+	}
+	charts.SortStats(stats)
+	charts.SortModes(modes)
+	return stats, modes, unit
+}
+
+// errorLatencyTable lists the error answers' latency of the modes that had errors in sel.
+func (r Report) errorLatencyTable(sel charts.LatencySelection) (table, bool) {
+	stats, modes, unit := r.latencyStatsModes(metricErrLatency, sel)
+	if len(stats) == 0 {
+		return table{}, false
+	}
+	header, numeric := []string{"mode"}, []bool{false}
+	for _, st := range stats {
+		header, numeric = append(header, st+" ("+unit+")"), append(numeric, true)
+	}
+	var rows [][]string
+	for _, mode := range modes {
+		row := []string{mode}
+		for _, st := range stats {
+			x, ok := r.latencySeries(metricErrLatency, sel.Topology, mode, sel.Load, st)
+			if !ok {
+				row = append(row, "not measured")
+				continue
+			}
+			row = append(row, fmtMean(x))
+		}
+		rows = append(rows, row)
+	}
+	return table{ID: slug("error-latency", sel.Topology, sel.Load), Header: header, Numeric: numeric, Rows: rows,
+		Caption: "Latency of error answers (non-2xx and connection errors), kept out of the table above; only modes that had errors"}, true
+}
+
+func (r Report) latencySeries(metric, topo, mode, load, stat string) (results.Series, bool) {
+	for _, x := range r.Summary.Series {
+		if x.Metric == metric && x.Window == results.WindowLoad && x.Topology == topo && x.Mode == mode &&
 			x.Load == load && x.Stat == stat && x.Labels == "" {
 			return x, true
 		}
@@ -643,6 +681,10 @@ func (r Report) methodSection() section {
 		"Means are over repetitions; intervals are Student t " + confPct(r.Summary.Confidence) + " confidence intervals of the mean; differences between modes use Welch's interval (unequal variances).",
 		"Files next to this report: series.csv (every statistic), deltas.csv (every comparison, per-1000-rps included), cases.csv (every case with status and reason), charts/*.svg.",
 	})
+	if shared := r.sharedComponents(); len(shared) > 0 {
+		s.heading("Shared components")
+		s.list(shared)
+	}
 	if len(r.Warnings) > 0 {
 		s.heading("Warnings")
 		s.list(r.Warnings)
@@ -650,6 +692,33 @@ func (r Report) methodSection() section {
 		s.para("No warnings were recorded while reading and summarising the run.")
 	}
 	return s
+}
+
+// sharedComponents explains, for each shared Istio component the run measured, what its figures cover: they are part
+// of the mesh total, but one instance serves more than this app.
+func (r Report) sharedComponents() []string {
+	seen := map[string]bool{}
+	for _, sm := range r.Samples {
+		seen[sm.Component] = true
+	}
+	rev := ""
+	if ist := r.Meta.Cluster.Istio; ist != nil && ist.Revision != "" {
+		rev = " (revision " + ist.Revision + ")"
+	}
+	var out []string
+	if seen[results.ComponentZtunnel] {
+		out = append(out, "ztunnel runs one per node and carries every ambient pod of its node, not only this app's: only the ztunnels on the nodes running the app, its load clients and its waypoints are counted, and only in the ambient modes. Its figure is shared; on a busy node it includes other workloads' traffic.")
+	}
+	if seen[results.ComponentIstioCNI] {
+		out = append(out, "istio-cni runs one per node and enrols every ambient pod of its node: counted like ztunnel, on the test nodes and in the ambient modes only.")
+	}
+	if seen[results.ComponentIstiod] {
+		out = append(out, "istiod"+rev+" is the control plane of the whole mesh: counted in every mode with a mesh; its cost grows with every proxy and service in the mesh, not only this app's.")
+	}
+	if len(out) > 0 {
+		out = append(out, "Waypoints are the run's own (found by the gateway-name of the Gateways it created), never other apps' waypoints. The mesh total adds sidecars, ztunnel, waypoints and istiod, so it includes the shared parts above.")
+	}
+	return out
 }
 
 func slug(parts ...string) string {

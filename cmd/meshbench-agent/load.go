@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"fortio.org/log"
 
@@ -63,9 +64,8 @@ func loadMain(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p50, _ := loadgen.Percentile(cr.Latency, 50)
-	p99, _ := loadgen.Percentile(cr.Latency, 99)
-	_, err = fmt.Fprintf(stdout, "%s: %d requests in %s, %.1f qps, p50 %.3f ms, p99 %.3f ms, codes %v\n",
-		c.URL, cr.Requests(), cr.End.Sub(cr.Start).Round(1e6), cr.ActualQPS, p50*1000, p99*1000, cr.Codes)
+	_, err = fmt.Fprintf(stdout, "%s: %d requests in %s, %.1f qps, 2xx p50 %s p99 %s, %d errors p50 %s, codes %v\n",
+		c.URL, cr.Requests(), cr.End.Sub(cr.Start).Round(time.Millisecond), cr.ActualQPS, cr.Latency.Percentile(50),
+		cr.Latency.Percentile(99), cr.ErrorLatency.Count(), cr.ErrorLatency.Percentile(50), cr.Codes)
 	return err
 }

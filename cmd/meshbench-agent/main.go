@@ -1,6 +1,7 @@
 // Command meshbench-agent is the small binary meshbench runs INSIDE the cluster: the fortio-based servers of the
-// demo apps and the test clients (load, request/response) whose results meshbench reads back. It is packed into the
-// image named by spec.images.agent (the local cluster harness builds it from this source).
+// demo apps, the test clients (load, request/response) whose results meshbench reads back, and a one-request HTTP
+// client (curl) for requests that must come from inside the mesh. It is packed into the image named by
+// spec.images.agent (the local cluster harness builds it from this source).
 //
 // Usage: meshbench-agent <subcommand> [flags]. Subcommands are listed in the table below; each lives in its own file.
 package main
@@ -26,6 +27,7 @@ func subcommands() map[string]subcommand {
 		"load":  {help: loadHelp, run: runLoad},
 		"rr":    {help: rrHelp, run: runRR},
 		"crr":   {help: crrHelp, run: runCRR},
+		"curl":  {help: curlHelp, run: runCurl},
 	}
 }
 
