@@ -43,6 +43,9 @@ type CleanReport struct {
 	Waited time.Duration `json:"waited"`
 }
 
+// istioManagedLabel marks objects istiod's gateway controller applies (istio/istio deploymentcontroller.go apply()).
+const istioManagedLabel = "gateway.istio.io/managed"
+
 // namespacedKinds are swept inside namespaces meshbench did not create (and cluster-wide by cleanup). Resources the
 // cluster does not serve (no Gateway API CRDs) are skipped.
 var namespacedKinds = []schema.GroupVersionResource{
@@ -173,8 +176,12 @@ func (c Cleaner) deleteLabelled(ctx context.Context, gvr schema.GroupVersionReso
 		if skipNS[it.GetNamespace()] || it.GetDeletionTimestamp() != nil {
 			continue
 		}
-		// Pods owned by a labelled controller go with it.
-		if gvr.Resource == "pods" && len(it.GetOwnerReferences()) > 0 {
+		// An object with an owner goes with its owner (garbage collection): meshbench's ReplicaSets and pods with its
+		// Deployments, and what istiod creates for a waypoint Gateway (Deployment, Service, ServiceAccount, owned by
+		// the Gateway, without controller=true) with the Gateway, which is swept first. Deleting those directly while
+		// the Gateway exists would only make istiod recreate them. Objects istiod manages without an owner
+		// (gateway.istio.io/managed) are never meshbench's to delete.
+		if len(it.GetOwnerReferences()) > 0 || it.GetLabels()[istioManagedLabel] != "" {
 			continue
 		}
 		err := ri.Namespace(it.GetNamespace()).Delete(ctx, it.GetName(), metav1.DeleteOptions{PropagationPolicy: &bg})

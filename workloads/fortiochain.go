@@ -42,7 +42,7 @@ func (b *builder) fortioChain() error {
 	for i := range names {
 		names[i] = ChainName(i)
 	}
-	p := newPlacement(b.s.Spec.Workload.NamespacePrefix, b.topo, names)
+	p := newPlacement(b.s.Spec.Workload, b.topo, names)
 	b.namespaces(p.namespaces)
 	cpuReq, memReq := "50m", "32Mi"
 	if b.s.Spec.Profile == scenario.ProfileLocalCluster {
@@ -99,6 +99,6 @@ func (b *builder) fortioChain() error {
 	if ch.PayloadBytes > 0 {
 		path = withQuery(path, "size="+strconv.Itoa(ch.PayloadBytes))
 	}
-	b.target.EntryURL = "http://" + FQDN(ChainName(0), b.target.EntryNamespace) + ":" + strconv.Itoa(ChainHTTPPort) + path
+	b.target.EntryURL = "http://" + p.fqdn(ChainName(0)) + ":" + strconv.Itoa(ChainHTTPPort) + path
 	return nil
 }

@@ -53,6 +53,7 @@ func build(s *scenario.Scenario, topo scenario.Topology, runID string, key JWTKe
 	b.target.App = b.app
 	b.target.Topology = topo.Name
 	b.target.AppSelector = AppSelector(b.app, runID)
+	b.target.ClusterDomain = DomainOf(s.Spec.Workload)
 	return b.sorted(), b.target, nil
 }
 
@@ -148,7 +149,7 @@ func (b *builder) configMap(ns, name string, data map[string]string) {
 }
 
 func (b *builder) service(ns, name string, ports ...corev1.ServicePort) {
-	b.add(&corev1.Service{
+	b.addService(&corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: b.labels(name)},
 		Spec: corev1.ServiceSpec{
@@ -157,7 +158,12 @@ func (b *builder) service(ns, name string, ports ...corev1.ServicePort) {
 			Ports:    ports,
 		},
 	})
-	b.target.Services = append(b.target.Services, name)
+}
+
+// addService adds a Service and records it in the target.
+func (b *builder) addService(svc *corev1.Service) {
+	b.add(svc)
+	b.target.Services = append(b.target.Services, svc.Name)
 }
 
 // podSpec fills what every app pod shares: service account, node selector, grace period.
@@ -171,7 +177,7 @@ func (b *builder) podSpec(name string, spec corev1.PodSpec) corev1.PodSpec {
 
 func (b *builder) deployment(ns, name string, spec corev1.PodSpec) {
 	r := b.replicas
-	b.add(&appsv1.Deployment{
+	b.addDeployment(&appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: b.labels(name)},
 		Spec: appsv1.DeploymentSpec{
@@ -183,26 +189,18 @@ func (b *builder) deployment(ns, name string, spec corev1.PodSpec) {
 			},
 		},
 	})
-	b.target.Workloads = append(b.target.Workloads, WorkloadRef{Kind: "Deployment", Namespace: ns, Name: name, Replicas: r})
 }
 
-func (b *builder) statefulSet(ns, name string, spec corev1.PodSpec) {
-	r := int32(1) // databases stay at one replica (emptyDir storage, seeded at start)
-	b.add(&appsv1.StatefulSet{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: b.labels(name)},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:            &r,
-			ServiceName:         name,
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector:            b.selector(name),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: b.podLabels(name)},
-				Spec:       b.podSpec(name, spec),
-			},
-		},
-	})
-	b.target.Workloads = append(b.target.Workloads, WorkloadRef{Kind: "StatefulSet", Namespace: ns, Name: name, Replicas: r})
+// addDeployment adds a Deployment and records it in the target.
+func (b *builder) addDeployment(d *appsv1.Deployment) {
+	b.add(d)
+	b.target.Workloads = append(b.target.Workloads, WorkloadRef{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, Replicas: *d.Spec.Replicas})
+}
+
+// addStatefulSet adds a StatefulSet and records it in the target.
+func (b *builder) addStatefulSet(s *appsv1.StatefulSet) {
+	b.add(s)
+	b.target.Workloads = append(b.target.Workloads, WorkloadRef{Kind: "StatefulSet", Namespace: s.Namespace, Name: s.Name, Replicas: *s.Spec.Replicas})
 }
 
 // resources builds requests and limits from the catalog values, overridden field by field by
@@ -235,7 +233,8 @@ func (b *builder) pullPolicy() corev1.PullPolicy {
 	return corev1.PullIfNotPresent
 }
 
-// podSecurity is the restricted pod security context of the Bank of Anthos manifests (uid/gid 1000).
+// podSecurity is a restricted pod security context: uid/gid uid, non-root, the runtime's default seccomp profile.
+// (Bank of Anthos has its own, as upstream writes it: boaPodSecurity.)
 func podSecurity(uid int64) *corev1.PodSecurityContext {
 	t := true
 	return &corev1.PodSecurityContext{

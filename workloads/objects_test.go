@@ -178,8 +178,9 @@ func TestBankOfAnthosSpec(t *testing.T) {
 			for _, e := range c.Env {
 				envs[e.Name] = e.Value
 			}
-			if envs["ENABLE_TRACING"] != "false" || envs["ENABLE_METRICS"] != "false" {
-				t.Errorf("%s: tracing/metrics exporters must be off outside GCP: %v", v.Name, envs)
+			java := slices.Contains([]string{BoABalanceReader, BoATransactionHistory, BoALedgerWriter}, v.Name)
+			if m, ok := envs["ENABLE_METRICS"]; envs["ENABLE_TRACING"] != "false" || ok != java || (java && m != "false") {
+				t.Errorf("%s: tracing (all) and metrics (the Java services read it) exporters must be off outside GCP: %v", v.Name, envs)
 			}
 			if c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
 				t.Errorf("%s: root filesystem must be read-only", v.Name)

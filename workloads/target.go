@@ -16,8 +16,9 @@ const (
 	AppLabel = "meshbench.dev/app"
 	// ComponentLabel names the service or database inside the app ("frontend", "chain-3").
 	ComponentLabel = "meshbench.dev/component"
-	// ClusterDomain is the DNS domain used in fully qualified service addresses.
-	ClusterDomain = "cluster.local"
+	// ClusterDomain is the DNS domain of fully qualified service addresses when the scenario names none
+	// (spec.workload.clusterDomain; `meshbench run` fills it from the kubelets' configuration).
+	ClusterDomain = kube.DefaultClusterDomain
 )
 
 // Target is what the rest of meshbench needs to drive and observe a deployed app.
@@ -41,6 +42,8 @@ type Target struct {
 	Services []string `json:"services"`
 	// Workloads are the app's Deployments and StatefulSets with their desired replicas.
 	Workloads []WorkloadRef `json:"workloads"`
+	// ClusterDomain is the DNS domain of the app's fully qualified service names.
+	ClusterDomain string `json:"clusterDomain,omitempty"`
 }
 
 // WorkloadRef names one Deployment or StatefulSet of the app.
@@ -108,11 +111,13 @@ type placement struct {
 	namespaces []string
 	byName     map[string]string
 	multi      bool
+	domain     string
 }
 
-func newPlacement(prefix string, topo scenario.Topology, components []string) placement {
-	ns := Namespaces(prefix, topo, len(components))
-	p := placement{namespaces: ns, byName: make(map[string]string, len(components)), multi: topo.Kind == scenario.TopologyMulti}
+func newPlacement(w scenario.Workload, topo scenario.Topology, components []string) placement {
+	ns := Namespaces(w.NamespacePrefix, topo, len(components))
+	p := placement{namespaces: ns, byName: make(map[string]string, len(components)), multi: topo.Kind == scenario.TopologyMulti,
+		domain: DomainOf(w)}
 	for i, c := range components {
 		p.byName[c] = ns[i%len(ns)]
 	}
@@ -126,17 +131,28 @@ func (p placement) host(component string) string {
 	if !p.multi {
 		return component
 	}
-	return FQDN(component, p.ns(component))
+	return p.fqdn(component)
 }
+
+// fqdn is component's fully qualified Service name.
+func (p placement) fqdn(component string) string { return FQDN(component, p.ns(component), p.domain) }
 
 // addr is host:port.
 func (p placement) addr(component string, port int) string {
 	return fmt.Sprintf("%s:%d", p.host(component), port)
 }
 
-// FQDN is the fully qualified name of a Service.
-func FQDN(service, namespace string) string {
-	return service + "." + namespace + ".svc." + ClusterDomain
+// FQDN is the fully qualified name of a Service in a cluster whose DNS domain is domain.
+func FQDN(service, namespace, domain string) string {
+	return service + "." + namespace + ".svc." + domain
+}
+
+// DomainOf is the cluster DNS domain of the workload: spec.workload.clusterDomain, else ClusterDomain.
+func DomainOf(w scenario.Workload) string {
+	if w.ClusterDomain != "" {
+		return w.ClusterDomain
+	}
+	return ClusterDomain
 }
 
 // withQuery appends a query parameter to a path that may already carry a query.
