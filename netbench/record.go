@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,7 @@ func (r *run) resources(ctx context.Context, p *pending) []results.Sample {
 		col, err := r.d.Resources.Collect(cctx, *p.window, []prom.PodSet{ls.set})
 		cancel()
 		notes = append(notes, col.Warnings...)
+		r.noteNodes(col.Warnings)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s resource use not collected: %v", ls.set.Component, err))
 			continue
@@ -90,7 +92,10 @@ func (r *run) resources(ctx context.Context, p *pending) []results.Sample {
 			if p.noCPU != "" && s.Metric == prom.MetricCPU {
 				continue
 			}
-			s.Labels = maps.Clone(ls.labels)
+			// The case's labels, plus the collector's own (node and series of a node sample).
+			labels := maps.Clone(ls.labels)
+			maps.Copy(labels, s.Labels)
+			s.Labels = labels
 			out = append(out, s)
 		}
 	}
@@ -104,4 +109,16 @@ func (r *run) resources(ctx context.Context, p *pending) []results.Sample {
 	r.resSamples = append(r.resSamples, out...)
 	r.mu.Unlock()
 	return out
+}
+
+// noteNodes keeps, once per run, the collector's reasons why a test node's CPU and memory are absent: the same
+// reason in every case's facts is easy to miss, the run's notes are printed with the table.
+func (r *run) noteNodes(warnings []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range warnings {
+		if strings.HasPrefix(w, prom.NodeNotCollected) && !slices.Contains(r.nodeNotes, w) {
+			r.nodeNotes = append(r.nodeNotes, w)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/collectors/prom"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -181,9 +182,11 @@ func valuesOf(samples []results.Sample, metric, stat string) []float64 {
 type ResourceRow struct {
 	Window    string           `json:"window"` // idle | test
 	Path      scenario.CNIPath `json:"path"`
-	Test      scenario.CNITest `json:"test,omitempty"` // "" for idle
-	Component string           `json:"component"`      // cni-test (the path's pods) | node (all nodes)
-	Metric    string           `json:"metric"`         // cpu | memory
+	Test      scenario.CNITest `json:"test,omitempty"`   // "" for idle
+	Component string           `json:"component"`        // cni-test (the path's pods) | node (one test node)
+	Node      string           `json:"node,omitempty"`   // component node: which test node
+	Series    string           `json:"series,omitempty"` // component node: the series it came from (prom.NodeSeries*)
+	Metric    string           `json:"metric"`           // cpu | memory
 	Unit      string           `json:"unit"`
 	Min       *float64         `json:"min,omitempty"`
 	Avg       *float64         `json:"avg,omitempty"`
@@ -192,20 +195,20 @@ type ResourceRow struct {
 }
 
 // ResourceRows groups resource samples (component cni-test or node, metric cpu or memory) by window, path, test,
-// component and metric, in first-seen order. It is pure.
+// component, node and metric, in first-seen order. It is pure.
 func ResourceRows(samples []results.Sample) []ResourceRow {
-	type key struct{ window, path, test, comp, metric string }
+	type key struct{ window, path, test, comp, node, metric string }
 	var order []key
 	rows := map[key]*ResourceRow{}
 	for _, s := range samples {
 		if s.Metric != "cpu" && s.Metric != "memory" {
 			continue
 		}
-		k := key{s.Window.Kind, s.Labels[LabelPath], s.Labels[LabelTest], s.Component, s.Metric}
+		k := key{s.Window.Kind, s.Labels[LabelPath], s.Labels[LabelTest], s.Component, s.Labels[prom.LabelNode], s.Metric}
 		r, ok := rows[k]
 		if !ok {
 			r = &ResourceRow{Window: k.window, Path: scenario.CNIPath(k.path), Test: scenario.CNITest(k.test), Component: k.comp,
-				Metric: k.metric, Unit: s.Unit, Source: s.Source}
+				Node: k.node, Series: s.Labels[prom.LabelSeries], Metric: k.metric, Unit: s.Unit, Source: s.Source}
 			rows[k] = r
 			order = append(order, k)
 		}
@@ -253,11 +256,15 @@ func (r *Report) Table() string {
 	b.WriteString("\n")
 	r.writeFacts(&b)
 	if len(r.Resources) > 0 {
-		b.WriteString("\nresource use (min / avg / max over the window; node = all nodes):\n")
+		b.WriteString("\nresource use (min / avg / max over the window; node = each test node of the path on its own, [from series]):\n")
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "WINDOW\tPATH\tTEST\tCOMPONENT\tMETRIC\tMIN\tAVG\tMAX\tUNIT")
+		fmt.Fprintln(tw, "WINDOW\tPATH\tTEST\tCOMPONENT\tNODE\tMETRIC\tMIN\tAVG\tMAX\tUNIT")
 		for _, rr := range r.Resources {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rr.Window, rr.Path, orDash(string(rr.Test)), rr.Component, rr.Metric,
+			node := orDash(rr.Node)
+			if rr.Series != "" {
+				node += " [" + rr.Series + "]"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rr.Window, rr.Path, orDash(string(rr.Test)), rr.Component, node, rr.Metric,
 				numPtr(rr.Min), numPtr(rr.Avg), numPtr(rr.Max), rr.Unit)
 		}
 		_ = tw.Flush()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/collectors/prom"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -125,7 +126,9 @@ func TestReportRendering(t *testing.T) {
 		Resources: ResourceRows([]results.Sample{
 			{Window: results.Window{Kind: "idle"}, Component: "cni-test", Metric: "cpu", Stat: "min", Value: 1, Unit: "millicores", Labels: map[string]string{LabelPath: "same-node"}},
 			{Window: results.Window{Kind: "idle"}, Component: "cni-test", Metric: "cpu", Stat: "avg", Value: 2, Unit: "millicores", Labels: map[string]string{LabelPath: "same-node"}},
-			{Window: results.Window{Kind: "test"}, Component: "node", Metric: "memory", Stat: "max", Value: 12345, Unit: "MiB", Labels: map[string]string{LabelPath: "same-node", LabelTest: "tcp"}},
+			{Window: results.Window{Kind: "test"}, Component: "node", Metric: "memory", Stat: "max", Value: 12345, Unit: "MiB", Labels: map[string]string{LabelPath: "same-node", LabelTest: "tcp", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesNodeExporter}},
+			{Window: results.Window{Kind: "test"}, Component: "node", Metric: "cpu", Stat: "avg", Value: 1500, Unit: "millicores", Labels: map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesCadvisor}},
+			{Window: results.Window{Kind: "test"}, Component: "node", Metric: "cpu", Stat: "avg", Value: 900, Unit: "millicores", Labels: map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node2", prom.LabelSeries: prom.NodeSeriesCadvisor}},
 			{Window: results.Window{Kind: "test"}, Component: "node", Metric: "latency", Stat: "max", Value: 1, Unit: "ms"},
 		}),
 		Notes: []string{"the network image has no netperf"},
@@ -136,7 +139,7 @@ func TestReportRendering(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "report.csv", []byte(csv))
-	if len(rep.Resources) != 2 || rep.Resources[0].Max != nil || *rep.Resources[0].Avg != 2 {
+	if len(rep.Resources) != 4 || rep.Resources[0].Max != nil || *rep.Resources[0].Avg != 2 || rep.Resources[3].Node != "node2" || *rep.Resources[3].Avg != 900 {
 		t.Errorf("resources %+v", rep.Resources)
 	}
 }

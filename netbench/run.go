@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,8 +103,9 @@ type run struct {
 	cases  []Case
 	report *Report
 
-	pods    map[Role]*corev1.Pod // Ready, verified pods
-	broken  map[Role]error       // pods that failed to start or are misplaced
+	pods    map[Role]*corev1.Pod    // Ready, verified pods
+	nodes   map[string]prom.NodeRef // the cluster's nodes, to name the test nodes in scrape labels
+	broken  map[Role]error          // pods that failed to start or are misplaced
 	service *corev1.Service
 
 	// cpuLeftOut are the cases whose CPU figures were left out: too short to be attributable (see caseWindow).
@@ -111,6 +113,7 @@ type run struct {
 
 	mu         sync.Mutex
 	resSamples []results.Sample
+	nodeNotes  []string // why a test node's CPU and memory are absent, once per run
 }
 
 // Run deploys the test pods, runs every case, records the results and deletes the namespace (also on failure and
@@ -143,6 +146,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Report, error) {
 			"resource windows (%s per case) are shorter than 3 rate ranges (%s): CPU min/max are coarse and may not bracket the average; use more samples or a longer duration for resource figures",
 			w, 3*cfg.RateRange))
 	}
+	r.report.Notes = append(r.report.Notes, r.nodeNotes...)
 	if len(r.cpuLeftOut) > 0 {
 		r.report.Notes = append(r.report.Notes, fmt.Sprintf(
 			"CPU of %d case(s) not recorded (%s): a case's traffic (samples x duration = %s) must last at least two rate ranges (%s) for its CPU figures to see only its own traffic; lengthen cni.duration or samples",
@@ -163,6 +167,10 @@ func (r *run) execute(ctx context.Context) (err error) {
 	}
 	r.cases = Plan(r.cfg.CNI, pl)
 	r.clusterFacts(ctx, nodes, pl)
+	r.nodes = map[string]prom.NodeRef{}
+	for i := range nodes {
+		r.nodes[nodes[i].Name] = prom.NodeRefOf(&nodes[i])
+	}
 	r.objs = Objects{Images: r.cfg.Images, Namespace: r.cfg.Namespace, RunID: r.cfg.RunID, Placement: pl,
 		Host: r.runs(scenario.CNIPathHost), Remote: r.runs(scenario.CNIPathCrossNode), Service: r.runs(scenario.CNIPathService)}
 
@@ -293,12 +301,14 @@ func (r *run) idle(ctx context.Context, rec *recorder) error {
 	}
 	w := results.Window{Kind: results.WindowIdle, Start: start.UTC(), End: r.d.Now().UTC()}
 	var sets []labelledSet
+	var all []Role
 	for _, p := range r.cfg.CNI.Paths {
 		if r.runs(p) {
 			sets = append(sets, labelledSet{set: r.podSet(p), labels: map[string]string{LabelPath: string(p)}})
+			all = append(all, pathRoles(p)...)
 		}
 	}
-	sets = append(sets, labelledSet{set: prom.NodeSet(), labels: map[string]string{LabelPath: "all"}})
+	sets = append(sets, labelledSet{set: r.nodeSet(all), labels: map[string]string{LabelPath: "all"}})
 	rec.submit(pending{res: results.CaseResult{CaseID: "idle", Status: results.StatusOK, Start: w.Start, End: w.End,
 		Windows: []results.Window{w}}, window: &w, sets: sets})
 	return nil
@@ -346,7 +356,7 @@ func (r *run) runCase(ctx context.Context, c Case, rec *recorder) Row {
 	p := pending{samples: samples} // p.res once res is complete, below
 	if len(samples) > 0 {
 		p.window, p.noCPU = r.caseWindow(start, end)
-		p.sets = []labelledSet{{set: r.podSet(c.Path), labels: c.Labels()}, {set: prom.NodeSet(), labels: c.Labels()}}
+		p.sets = []labelledSet{{set: r.podSet(c.Path), labels: c.Labels()}, {set: r.nodeSet(pathRoles(c.Path)), labels: c.Labels()}}
 		if p.noCPU != "" {
 			row.Warnings = append(row.Warnings, p.noCPU)
 			r.cpuLeftOut = append(r.cpuLeftOut, c.ID())
@@ -430,24 +440,48 @@ func (r *run) rolesOf(c Case) []Role {
 	}
 }
 
-// podSet is the path's pods, for resource use.
-func (r *run) podSet(p scenario.CNIPath) prom.PodSet {
-	var names []string
+// pathRoles are the pods a path's cases may use, for resource use.
+func pathRoles(p scenario.CNIPath) []Role {
 	switch p {
 	case scenario.CNIPathSameNode:
-		names = []string{string(RoleClient), string(RoleClientAgent), string(RoleServerLocal)}
+		return []Role{RoleClient, RoleClientAgent, RoleServerLocal}
 	case scenario.CNIPathHost:
-		names = []string{string(RoleHostClient), string(RoleHostServer)}
+		return []Role{RoleHostClient, RoleHostServer}
 	default:
-		names = []string{string(RoleClient), string(RoleClientAgent), string(RoleServerRemote)}
+		return []Role{RoleClient, RoleClientAgent, RoleServerRemote}
 	}
+}
+
+// podSet is the path's pods, for resource use.
+func (r *run) podSet(p scenario.CNIPath) prom.PodSet {
 	var deployed []string
-	for _, n := range names {
-		if r.pods[Role(n)] != nil {
-			deployed = append(deployed, n)
+	for _, role := range pathRoles(p) {
+		if r.pods[role] != nil {
+			deployed = append(deployed, string(role))
 		}
 	}
 	return prom.PodSet{Component: results.ComponentCNITest, Pods: map[string][]string{r.cfg.Namespace: deployed}}
+}
+
+// nodeSet is the whole-node component of the nodes the deployed pods among roles run on (same-node: node A only;
+// the other paths: A and B), each measured on its own: never the cluster's other nodes.
+func (r *run) nodeSet(roles []Role) prom.PodSet {
+	var names []string
+	for _, role := range roles {
+		if p := r.pods[role]; p != nil && p.Spec.NodeName != "" && !slices.Contains(names, p.Spec.NodeName) {
+			names = append(names, p.Spec.NodeName)
+		}
+	}
+	slices.Sort(names)
+	set := prom.NodeSet()
+	for _, n := range names {
+		ref, ok := r.nodes[n]
+		if !ok {
+			ref = prom.NodeRef{Name: n}
+		}
+		set.Nodes = append(set.Nodes, ref)
+	}
+	return set
 }
 
 // target is where a case's client runs and what it connects to.

@@ -614,3 +614,131 @@ func TestRunInterruptedRetryKeepsRealOutput(t *testing.T) {
 		t.Errorf("raw output %q (%v), want the failed attempt's own output", raw, err)
 	}
 }
+
+// nodeRecorder records the node set of every resource window and answers like the Prometheus collector: per test
+// node, labelled with the node and the series.
+type nodeRecorder struct {
+	mu  sync.Mutex
+	got [][]prom.NodeRef
+}
+
+func (n *nodeRecorder) Collect(_ context.Context, w results.Window, sets []prom.PodSet) (prom.Collected, error) {
+	var out prom.Collected
+	for _, s := range sets {
+		if s.Component != results.ComponentNode {
+			continue
+		}
+		n.mu.Lock()
+		n.got = append(n.got, s.Nodes)
+		n.mu.Unlock()
+		for _, ref := range s.Nodes {
+			out.Samples = append(out.Samples, results.Sample{Window: w, Source: prom.SourcePrometheus, Component: s.Component, Metric: "cpu", Stat: "avg",
+				Value: 100, Unit: "millicores", Labels: map[string]string{prom.LabelNode: ref.Name, prom.LabelSeries: prom.NodeSeriesCadvisor}})
+		}
+	}
+	return out, nil
+}
+
+// TestRunNodeSetsAreTheTestNodes checks that the whole-node component of each window is the nodes its pods run on
+// (same-node: node A; the other paths and the idle window: A and B), never the cluster's third node, with the
+// nodes' addresses, and that a node sample keeps the collector's node and series labels next to the case's.
+func TestRunNodeSetsAreTheTestNodes(t *testing.T) {
+	t.Parallel()
+	withIP := func(ip string) func(*corev1.Node) {
+		return func(n *corev1.Node) {
+			n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+		}
+	}
+	kc := fakeCluster(t, node("node1", withIP("10.0.0.1")), node("node2", withIP("10.0.0.2")), node("node3", withIP("10.0.0.3")))
+	cfg := testConfig(t)
+	cfg.CNI.Placement = scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"}
+	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
+	rec := &nodeRecorder{}
+	st := &fakeStore{}
+	rep, err := Run(context.Background(), cfg, Deps{Kube: kc, Exec: &fakeExec{}, Store: st, Resources: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"idle": {"node1", "node2"}, "same-node/tcp": {"node1"}, "cross-node/tcp": {"node1", "node2"},
+		"service/tcp": {"node1", "node2"}, "host/tcp": {"node1", "node2"}}
+	seen := map[string][]string{}
+	for _, s := range st.samples {
+		if s.Component != results.ComponentNode {
+			continue
+		}
+		id := s.Labels[LabelPath] + "/" + s.Labels[LabelTest]
+		if s.Window.Kind == results.WindowIdle {
+			id = "idle"
+			if s.Labels[LabelPath] != "all" {
+				t.Errorf("idle node sample labels %v", s.Labels)
+			}
+		}
+		if s.Labels[prom.LabelSeries] != prom.NodeSeriesCadvisor {
+			t.Errorf("sample %s lost the collector's series label: %v", id, s.Labels)
+		}
+		seen[id] = append(seen[id], s.Labels[prom.LabelNode])
+	}
+	for id, nodes := range want {
+		if !slices.Equal(seen[id], nodes) {
+			t.Errorf("%s: node samples for %v, want %v", id, seen[id], nodes)
+		}
+	}
+	for _, set := range rec.got {
+		for _, ref := range set {
+			if ref.Name == "node3" {
+				t.Errorf("node3 runs no test pod but was measured")
+			}
+			if len(ref.Addresses) != 1 || ref.Addresses[0] != "10.0.0."+ref.Name[4:] {
+				t.Errorf("node %s has addresses %v: want its InternalIP", ref.Name, ref.Addresses)
+			}
+		}
+	}
+	// The report keeps one row per node.
+	var rows []string
+	for _, rr := range rep.Resources {
+		if rr.Component == results.ComponentNode && rr.Window == "test" && rr.Path == scenario.CNIPathCrossNode {
+			rows = append(rows, rr.Node+" "+rr.Series)
+		}
+	}
+	if !slices.Equal(rows, []string{"node1 cadvisor-root", "node2 cadvisor-root"}) {
+		t.Errorf("cross-node node rows %q", rows)
+	}
+}
+
+// absentNodes answers every node set like the Prometheus collector does when no series names the node.
+type absentNodes struct{}
+
+func (absentNodes) Collect(_ context.Context, _ results.Window, sets []prom.PodSet) (prom.Collected, error) {
+	var out prom.Collected
+	for _, s := range sets {
+		for _, n := range s.Nodes {
+			out.Warnings = append(out.Warnings, prom.NodeNotCollected+n.Name+" not collected: no series identifies it (...)")
+		}
+	}
+	return out, nil
+}
+
+// TestRunNodeAbsentNoteOnce checks that the reason a test node has no figures is a note of the run, once per node,
+// besides each case's facts.
+func TestRunNodeAbsentNoteOnce(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
+	st := &fakeStore{}
+	rep, err := Run(context.Background(), cfg, Deps{Kube: fakeCluster(t, node("node1"), node("node2")), Exec: &fakeExec{}, Store: st, Resources: absentNodes{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range rep.Notes {
+		if strings.HasPrefix(n, prom.NodeNotCollected) {
+			got = append(got, n)
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0], "node1 not collected") || !strings.Contains(got[1], "node2 not collected") {
+		t.Errorf("run notes %q: want one per node", got)
+	}
+	if f := st.cases[1].Facts["resources"]; !strings.Contains(f, prom.NodeNotCollected) {
+		t.Errorf("case %s facts %q: want the reason there too", st.cases[1].CaseID, f)
+	}
+}

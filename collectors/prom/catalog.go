@@ -15,7 +15,8 @@ import (
 // Query is one catalog entry: how to compute one statistic of one metric for one component over a window.
 //
 // Series is rendered once per namespace selector and the results are joined with " or " (pod names are unique only
-// within a namespace); Outer wraps the union. Placeholders: $sel (a label selector with braces), $rate (rate range),
+// within a namespace); Outer wraps the union. Placeholders: $sel (a label selector with braces), $match (the same
+// matchers without braces, for templates that add their own: {mode!~"idle",$match}), $rate (rate range),
 // $window (window length), $step (subquery step), $fresh (the rate range: how old a gauge sample may be and still count),
 // $avgwindow and $avgseconds (the range of the CPU average, see Params.AvgWindow), $series (the union).
 type Query struct {
@@ -44,19 +45,24 @@ const (
 // container_cpu_usage_seconds_total (cores, scaled to millicores), memory from container_memory_working_set_bytes
 // (not usage_bytes, which counts page cache; scaled to MiB).
 func Catalog() []Query {
+	// last_over_time over $fresh (the rate range), not the bare gauge: cAdvisor stamps its samples, so Prometheus
+	// never marks the series of a stopped container stale and a bare selector returns its last value for the whole
+	// lookback delta (5 min): a container restarted in a pod that keeps its name was counted twice. The rate range,
+	// not one or two steps: cAdvisor's dynamic housekeeping spaces samples unevenly (10-15 s on a kubelet with the
+	// default interval), and a live series must never drop out of a subquery point; a stopped one is gone one rate
+	// range later, which the runner's lead-in before every window already waits out.
+	return catalogOf("container_cpu_usage_seconds_total$sel", "last_over_time(container_memory_working_set_bytes$sel[$fresh])")
+}
+
+// catalogOf is the query set over a CPU counter (a selector template, in core-seconds) and a memory gauge expression
+// (a template, in bytes, already fresh-filtered).
+func catalogOf(cpuCounter, memGauge string) []Query {
 	const (
-		cpuRate = "rate(container_cpu_usage_seconds_total$sel[$rate])"
-		cpuIncr = "increase(container_cpu_usage_seconds_total$sel[$avgwindow])"
-		// last_over_time over $fresh (the rate range), not the bare gauge: cAdvisor stamps its samples, so Prometheus
-		// never marks the series of a stopped container stale and a bare selector returns its last value for the
-		// whole lookback delta (5 min): a container restarted in a pod that keeps its name was counted twice. The
-		// rate range, not one or two steps: cAdvisor's dynamic housekeeping spaces samples unevenly (10-15 s on a
-		// kubelet with the default interval), and a live series must never drop out of a subquery point; a stopped
-		// one is gone one rate range later, which the runner's lead-in before every window already waits out.
-		memGauge = "last_over_time(container_memory_working_set_bytes$sel[$fresh])"
-		toMilli  = 1000
-		toMiB    = 1.0 / (1 << 20)
+		toMilli = 1000
+		toMiB   = 1.0 / (1 << 20)
 	)
+	cpuRate := "rate(" + cpuCounter + "[$rate])"
+	cpuIncr := "increase(" + cpuCounter + "[$avgwindow])"
 	return []Query{
 		// min/max of a rate: subquery at one scrape interval of the component's summed rate (range >= 4 scrapes).
 		{Name: "cpu-min", Metric: MetricCPU, Stat: "min", Unit: UnitMillicores, Scale: toMilli, Series: cpuRate, Outer: "min_over_time(sum($series)[$window:$step])"},
@@ -99,7 +105,7 @@ func (q Query) Render(p Params) (string, error) {
 	secs := func(d time.Duration) string { return strconv.FormatInt(int64(d/time.Second), 10) + "s" }
 	parts := make([]string, len(p.Selectors))
 	for i, sel := range p.Selectors {
-		parts[i] = strings.NewReplacer("$sel", sel, "$rate", secs(p.Rate), "$window", secs(p.Window), "$avgwindow", secs(p.AvgWindow),
+		parts[i] = strings.NewReplacer("$sel", sel, "$match", strings.TrimSuffix(strings.TrimPrefix(sel, "{"), "}"), "$rate", secs(p.Rate), "$window", secs(p.Window), "$avgwindow", secs(p.AvgWindow),
 			"$fresh", secs(p.Rate)).Replace(q.Series)
 	}
 	return strings.NewReplacer(
@@ -123,15 +129,21 @@ type PodSet struct {
 	Pods map[string][]string
 	// Container is an extra container matcher (e.g. container="istio-proxy"), or "".
 	Container string
-	// Selector, when set, replaces the pod-based selectors (whole-node series, which have no pod label): matchers
-	// without braces.
-	Selector string
+	// Nodes, for the whole-node component (ComponentNode), are the test nodes: each is measured on its own, from
+	// the series that identify it (see NodeSet); Pods is unused then.
+	Nodes []NodeRef
+	// Notes are problems met while building the set (e.g. a node that could not be read); the collectors pass
+	// them on as warnings.
+	Notes []string
+	// Required sets must give their CPU and memory averages: without them the case is not measured (a waypoint case
+	// without waypoint figures would pass for ambient).
+	Required bool
 }
 
 // Empty reports whether the set matches nothing.
 func (s PodSet) Empty() bool {
-	if s.Selector != "" {
-		return false
+	if s.Component == results.ComponentNode {
+		return len(s.Nodes) == 0
 	}
 	for _, pods := range s.Pods {
 		if len(pods) > 0 {
@@ -150,14 +162,11 @@ func (s PodSet) PodCount() int {
 	return n
 }
 
-// Selectors renders one label selector per namespace: namespace, pod=~"a|b" (names escaped, sorted),
-// container!="",container!="POD", the set's container matcher and the extra matchers (e.g. job="kubelet-cadvisor":
-// a kubelet's /metrics/resource exports the same metric names, and a Prometheus scraping both would double count).
-// It is pure and deterministic.
+// Selectors renders one label selector per namespace (none for the node set, whose series are found per node):
+// namespace, pod=~"a|b" (names escaped, sorted), container!="",container!="POD", the set's container matcher and
+// the extra matchers (e.g. job="kubelet-cadvisor": a kubelet's /metrics/resource exports the same metric names, and
+// a Prometheus scraping both would double count). It is pure and deterministic.
 func (s PodSet) Selectors(extra ...string) []string {
-	if s.Selector != "" {
-		return []string{"{" + strings.Join(append([]string{s.Selector}, extra...), ",") + "}"}
-	}
 	var out []string
 	for _, ns := range slices.Sorted(maps.Keys(s.Pods)) {
 		pods := slices.Clone(s.Pods[ns])
@@ -184,7 +193,9 @@ func (s PodSet) Selectors(extra ...string) []string {
 	return out
 }
 
-// NodeSet is the whole-node component: cAdvisor's root cgroup (id="/") of every node, summed.
-func NodeSet() PodSet {
-	return PodSet{Component: results.ComponentNode, Selector: `id="/"`}
+// NodeSet is the whole-node component of the given test nodes (the nodes the measured pods run on). Each node is
+// measured on its own from a series that identifies it (see ChooseNodeSeries); there is no "every node" set: a
+// cluster-wide sum would add nodes the test never touched.
+func NodeSet(nodes ...NodeRef) PodSet {
+	return PodSet{Component: results.ComponentNode, Nodes: nodes}
 }

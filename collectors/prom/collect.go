@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"time"
@@ -99,6 +100,14 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet
 	}
 	var errs []error
 	for _, set := range sets {
+		out.Warnings = append(out.Warnings, set.Notes...)
+		base := Params{Rate: rate, Window: length, Step: step, AvgWindow: avg}
+		if set.Component == results.ComponentNode {
+			if err := c.collectNodes(ctx, &out, &errs, set, w.Kind, base); err != nil {
+				return out, err
+			}
+			continue
+		}
 		// metrics_path: kube-prometheus-stack scrapes every kubelet endpoint under one job (job="kubelet") and tells
 		// them apart by this label; /metrics/resource exports the same container series as cAdvisor. Where the label
 		// does not exist the matcher matches everything.
@@ -106,36 +115,9 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet
 		if c.Interval.Job != "" {
 			extra = append(extra, "job="+strconv.Quote(c.Interval.Job))
 		}
-		p := Params{Selectors: set.Selectors(extra...), Rate: rate, Window: length, Step: step, AvgWindow: avg}
-		for _, q := range cat {
-			expr, err := q.Render(p)
-			if err != nil {
-				return out, err
-			}
-			v, warns, err := query(ctx, c.API, c.Retry, expr, qw.End)
-			for _, wn := range warns {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for %s %s: %s", set.Component, q.Name, wn))
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return out, ctx.Err()
-				}
-				errs = append(errs, fmt.Errorf("%s %s: %w", set.Component, q.Name, err))
-				continue
-			}
-			val, ok, err := Scalar(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s %s: %w", set.Component, q.Name, err))
-				continue
-			}
-			if !ok {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("no %s data for %s (%d pods) in the %s window", q.Name, set.Component, set.PodCount(), w.Kind))
-				continue
-			}
-			out.Samples = append(out.Samples, results.Sample{
-				Window: qw, Source: SourcePrometheus, Component: set.Component,
-				Metric: q.Metric, Stat: q.Stat, Value: val * q.Scale, Unit: q.Unit,
-			})
+		base.Selectors = set.Selectors(extra...)
+		if err := c.runCatalog(ctx, &out, &errs, cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind); err != nil {
+			return out, err
 		}
 	}
 	if len(errs) > 0 && len(out.Samples) == 0 {
@@ -146,6 +128,43 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet
 	}
 	out.Warnings = append(out.Warnings, ConsistencyWarnings(out.Samples)...)
 	return out, nil
+}
+
+// runCatalog runs every query of cat with p and appends a sample per answer (with a copy of labels); a query that
+// returns nothing becomes a warning naming the component and what (e.g. "3 pods"), a failed one an entry of errs.
+// Only a render error or the end of ctx stop it.
+func (c *Collector) runCatalog(ctx context.Context, out *Collected, errs *[]error, cat []Query, p Params, component, what string, labels map[string]string, kind string) error {
+	for _, q := range cat {
+		expr, err := q.Render(p)
+		if err != nil {
+			return err
+		}
+		v, warns, err := query(ctx, c.API, c.Retry, expr, out.Window.End)
+		for _, wn := range warns {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for %s %s: %s", component, q.Name, wn))
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			*errs = append(*errs, fmt.Errorf("%s %s: %w", component, q.Name, err))
+			continue
+		}
+		val, ok, err := Scalar(v)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("%s %s: %w", component, q.Name, err))
+			continue
+		}
+		if !ok {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("no %s data for %s (%s) in the %s window", q.Name, component, what, kind))
+			continue
+		}
+		out.Samples = append(out.Samples, results.Sample{
+			Window: out.Window, Source: SourcePrometheus, Component: component,
+			Metric: q.Metric, Stat: q.Stat, Value: val * q.Scale, Unit: q.Unit, Labels: maps.Clone(labels),
+		})
+	}
+	return nil
 }
 
 // Scalar extracts the single value of an instant query result: a one-element vector or a scalar. An empty vector

@@ -12,6 +12,16 @@
 // memory is the working set, min/max/avg over a subquery of the component's sum. Windows are cut to whole seconds.
 // The caller must run load for at least RateRange before a window starts, so the first rate point sees load only.
 //
+// The whole-node component is the test nodes (the nodes the measured pods run on), each measured on its own and
+// labelled node=<name>, series=<source>; never a sum over the cluster. Per window, the collector looks for the
+// series that identify each node by a node label, instance (the node name, or one of its addresses with a port),
+// nodename or kubernetes_io_hostname, in this order of sources: cAdvisor's root cgroup (id="/", the same job as the
+// pods), the kubelet's /metrics/resource (node_cpu_usage_seconds_total, node_memory_working_set_bytes), node-exporter
+// (node_cpu_seconds_total without idle, iowait, steal; MemTotal - MemAvailable). Selectors then match every identity
+// label exactly. kube-prometheus-stack drops the root cgroup and does not scrape /metrics/resource by default, so
+// node-exporter is what remains there; a node no source names gets a warning that says, per source, why.
+//
 // Without Prometheus, KubeletSampler reads every node's /metrics/resource through the API server's nodes/proxy at a
-// fixed interval and computes the same statistics (source kubelet-resource).
+// fixed interval and computes the same statistics (source kubelet-resource; a test node from its own kubelet's
+// node_* series).
 package prom

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -96,8 +97,8 @@ func value(m *dto.Metric) float64 {
 
 // Matches reports whether a kubelet series belongs to the set.
 func (s PodSet) Matches(k SeriesKey) bool {
-	if s.Selector != "" {
-		return s.Component == results.ComponentNode && k.Pod == "" && k.Namespace == ""
+	if s.Component == results.ComponentNode {
+		return isNodeSeries(k) && slices.ContainsFunc(s.Nodes, func(n NodeRef) bool { return n.Name == k.Node })
 	}
 	if k.Pod == "" || !slices.Contains(s.Pods[k.Namespace], k.Pod) {
 		return false
@@ -468,17 +469,11 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []P
 	defer k.mu.Unlock()
 	out.Warnings = append(out.Warnings, k.errs...)
 	k.errs = nil
-	for _, set := range sets {
-		sub := map[SeriesKey][]Point{}
-		for key, pts := range k.series {
-			if set.Matches(key) {
-				sub[key] = pts
-			}
-		}
+	emit := func(set PodSet, sub map[SeriesKey][]Point, what string, labels map[string]string) {
 		cpu, mem := Stats(sub, qw.Start, qw.End, avgFrom, step, rate, 2*step)
 		add := func(metric string, s Summary3, scale float64, unit string) {
 			if !s.OK {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("no %s readings for %s in the %s window", metric, set.Component, w.Kind))
+				out.Warnings = append(out.Warnings, fmt.Sprintf("no %s readings for %s in the %s window", metric, what, w.Kind))
 				return
 			}
 			for _, st := range []struct {
@@ -486,11 +481,34 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []P
 				v    float64
 			}{{"min", s.Min}, {"max", s.Max}, {"avg", s.Avg}} {
 				out.Samples = append(out.Samples, results.Sample{Window: qw, Source: SourceKubelet, Component: set.Component,
-					Metric: metric, Stat: st.stat, Value: st.v * scale, Unit: unit})
+					Metric: metric, Stat: st.stat, Value: st.v * scale, Unit: unit, Labels: maps.Clone(labels)})
 			}
 		}
 		add(MetricCPU, cpu, 1000, UnitMillicores)
 		add(MetricMemory, mem, 1.0/(1<<20), UnitMiB)
+	}
+	for _, set := range sets {
+		out.Warnings = append(out.Warnings, set.Notes...)
+		if set.Component == results.ComponentNode {
+			// Each test node on its own, from its own kubelet's node_* series: never a sum over the cluster.
+			for _, n := range set.Nodes {
+				sub := map[SeriesKey][]Point{}
+				for key, pts := range k.series {
+					if key.Node == n.Name && set.Matches(key) {
+						sub[key] = pts
+					}
+				}
+				emit(set, sub, "node "+n.Name+" (its kubelet's /metrics/resource)", map[string]string{LabelNode: n.Name, LabelSeries: NodeSeriesResource})
+			}
+			continue
+		}
+		sub := map[SeriesKey][]Point{}
+		for key, pts := range k.series {
+			if set.Matches(key) {
+				sub[key] = pts
+			}
+		}
+		emit(set, sub, set.Component, nil)
 	}
 	// Later windows start after this one's start: older readings (beyond one rate range) are no longer needed.
 	cut := qw.Start.Add(-2 * rate)

@@ -104,7 +104,7 @@ func TestPodSetMatchesKubeletSeries(t *testing.T) {
 	t.Parallel()
 	app := PodSet{Component: "app", Pods: map[string][]string{"ns": {"a"}}, Container: matchNotProxy}
 	side := PodSet{Component: "sidecar", Pods: map[string][]string{"ns": {"a"}}, Container: matchProxy}
-	node := NodeSet()
+	node := NodeSet(NodeRef{Name: "n1"}, NodeRef{Name: "n3"})
 	for _, c := range []struct {
 		set  PodSet
 		key  SeriesKey
@@ -116,6 +116,7 @@ func TestPodSetMatchesKubeletSeries(t *testing.T) {
 		{side, SeriesKey{Namespace: "ns", Pod: "a", Container: "istio-proxy"}, true},
 		{side, SeriesKey{Namespace: "ns", Pod: "a", Container: "app"}, false},
 		{node, SeriesKey{Node: "n1"}, true},
+		{node, SeriesKey{Node: "n2"}, false}, // not a test node: never added in
 		{node, SeriesKey{Node: "n1", Namespace: "ns", Pod: "a", Container: "app"}, false},
 		{app, SeriesKey{Node: "n1"}, false},
 	} {
@@ -128,7 +129,7 @@ func TestPodSetMatchesKubeletSeries(t *testing.T) {
 // fakeNodes serves synthetic /metrics/resource text following a model clock.
 type fakeNodes struct{ t0 time.Time }
 
-func (f fakeNodes) Nodes(context.Context) ([]string, error) { return []string{"n1", "n2"}, nil }
+func (f fakeNodes) Nodes(context.Context) ([]string, error) { return []string{"n1", "n2", "n3"}, nil }
 
 func (f fakeNodes) Resource(_ context.Context, node string) ([]byte, error) {
 	now := time.Now().Truncate(time.Millisecond)
@@ -139,8 +140,10 @@ func (f fakeNodes) Resource(_ context.Context, node string) ([]byte, error) {
 	fmt.Fprintf(&b, "container_cpu_usage_seconds_total{container=\"istio-proxy\",namespace=\"ns\",pod=\"app-%s\"} %g %d\n", node, 0.05*x, now.UnixMilli())
 	fmt.Fprintf(&b, "# TYPE container_memory_working_set_bytes gauge\n")
 	fmt.Fprintf(&b, "container_memory_working_set_bytes{container=\"app\",namespace=\"ns\",pod=\"app-%s\"} %d %d\n", node, 64<<20, now.UnixMilli())
-	fmt.Fprintf(&b, "# TYPE node_cpu_usage_seconds_total counter\nnode_cpu_usage_seconds_total %g %d\n", 1.5*x, now.UnixMilli())
-	fmt.Fprintf(&b, "# TYPE node_memory_working_set_bytes gauge\nnode_memory_working_set_bytes %d %d\n", 2<<30, now.UnixMilli())
+	// node n<i> uses i cores and i GiB: a sum over the cluster's three nodes would be visibly wrong.
+	i := float64(node[1] - '0')
+	fmt.Fprintf(&b, "# TYPE node_cpu_usage_seconds_total counter\nnode_cpu_usage_seconds_total %g %d\n", i*x, now.UnixMilli())
+	fmt.Fprintf(&b, "# TYPE node_memory_working_set_bytes gauge\nnode_memory_working_set_bytes %g %d\n", i*(1<<30), now.UnixMilli())
 	return []byte(b.String()), nil
 }
 
@@ -155,29 +158,37 @@ func TestKubeletSampler(t *testing.T) {
 	sets := []PodSet{
 		{Component: "app", Pods: map[string][]string{"ns": {"app-n1", "app-n2"}}, Container: matchNotProxy},
 		{Component: "sidecar", Pods: map[string][]string{"ns": {"app-n1", "app-n2"}}, Container: matchProxy},
-		NodeSet(),
+		NodeSet(NodeRef{Name: "n1"}, NodeRef{Name: "n3"}), // two test nodes of three
 	}
 	got, err := k.Collect(ctx, w, sets)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float64{
-		"app/cpu": 500, "app/memory": 128, "node/cpu": 3000, "node/memory": 4096,
+		"app/cpu": 500, "app/memory": 128,
+		"node/n1/cpu": 1000, "node/n1/memory": 1024, "node/n3/cpu": 3000, "node/n3/memory": 3072,
 	}
 	seen := 0
 	for _, s := range got.Samples {
 		if s.Source != SourceKubelet {
 			t.Errorf("source %q", s.Source)
 		}
-		if v, ok := want[s.Component+"/"+s.Metric]; ok {
+		key := s.Component + "/" + s.Metric
+		if s.Component == results.ComponentNode {
+			if s.Labels[LabelSeries] != NodeSeriesResource {
+				t.Errorf("node sample %+v: series label %q, want %q", s, s.Labels[LabelSeries], NodeSeriesResource)
+			}
+			key = s.Component + "/" + s.Labels[LabelNode] + "/" + s.Metric
+		}
+		if v, ok := want[key]; ok {
 			seen++
 			if math.Abs(s.Value-v) > 0.02*v {
 				t.Errorf("%s %s %s = %.2f, want %.2f", s.Component, s.Metric, s.Stat, s.Value, v)
 			}
 		}
 	}
-	if seen != 12 {
-		t.Errorf("%d checked samples of %d, want 12: %+v (warnings %q)", seen, len(got.Samples), got.Samples, got.Warnings)
+	if seen != 18 {
+		t.Errorf("%d checked samples of %d, want 18: %+v (warnings %q)", seen, len(got.Samples), got.Samples, got.Warnings)
 	}
 	for _, wn := range got.Warnings {
 		if !strings.Contains(wn, "memory readings for sidecar") { // the fake has no istio-proxy memory series

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,24 +21,50 @@ type Scope struct {
 	AppSelector string
 	// LoadgenSelector selects the load client pods in AppNamespaces; "" = none.
 	LoadgenSelector string
-	// Node adds the whole-node component (cAdvisor root cgroup; with the kubelet fallback, node_* metrics).
+	// Node adds the whole-node component of the test nodes: the nodes running the app, load client and waypoint
+	// pods (the data path; ztunnel runs on every node and istiod is the control plane). Each node is measured on
+	// its own (see NodeSet).
 	Node bool
+	// Mesh says which shared Istio components serve the app in this case; the zero value (mode none) counts none:
+	// the ztunnels and other apps' waypoints of an ambient-profile cluster are not this app's cost.
+	Mesh MeshScope
 }
 
-// Mesh components are found by label across all namespaces (Istio may live outside istio-system; waypoints live in
-// app namespaces or a shared one).
-var meshComponents = []struct {
-	component, selector string
-}{
-	{results.ComponentZtunnel, "app=ztunnel"},
-	{results.ComponentWaypoint, "gateway.networking.k8s.io/gateway-class-name=istio-waypoint"},
-	{results.ComponentIstiod, "app=istiod"},
-	{results.ComponentIstioCNI, "k8s-app=istio-cni-node"},
+// MeshScope selects the Istio components that serve the app under test.
+type MeshScope struct {
+	// Istiod counts the control plane's pods (any mesh mode). IstiodRevision restricts them to one revision
+	// (istio.io/rev on the istiod pods, "default" for a non-revisioned install; "" = every istiod).
+	Istiod         bool
+	IstiodRevision string
+	// NodeAgents counts ztunnel and istio-cni (ambient modes), on the test nodes only: a ztunnel serves every
+	// ambient pod of its node, so it is shared, and a node without the app runs none of its traffic.
+	NodeAgents bool
+	// Waypoints are the waypoint Gateways the run created (waypoint mode). Their pods are selected by
+	// gateway.networking.k8s.io/gateway-name, which every waypoint pod carries from Istio 1.24 on
+	// (gateway-class-name only from 1.28: istio/istio manifests/charts/istio-control/istio-discovery/files/
+	// waypoint.yaml, PR 57585). A listed Gateway without pods is an error: waypoint mode would read like ambient.
+	Waypoints []NamespacedName
 }
+
+// NamespacedName names one object.
+type NamespacedName struct{ Namespace, Name string }
+
+// Shared components: one instance serves more than the app's pods. The report says so next to their figures.
+var SharedComponents = []string{results.ComponentZtunnel, results.ComponentIstioCNI, results.ComponentIstiod}
+
+// Labels Istio's charts put on the component pods (testdata/upstream/istio.yaml, 1.24.0 ... 1.31.0-rc.0).
+const (
+	ztunnelSelector  = "app=ztunnel"
+	istioCNISelector = "k8s-app=istio-cni-node" // istio-cni pods have no app label
+	istiodSelector   = "app=istiod"             // istio=pilot only without a revision; istio=istiod with one
+	gatewayNameLabel = "gateway.networking.k8s.io/gateway-name"
+)
 
 // PodLister is the part of the Kubernetes API PodSets needs.
 type PodLister interface {
 	List(ctx context.Context, namespace, selector string) ([]corev1.Pod, error)
+	// Node reads one node (for its addresses: scrape targets name nodes by IP as often as by name).
+	Node(ctx context.Context, name string) (*corev1.Node, error)
 }
 
 // KubePods lists pods with a clientset.
@@ -52,14 +79,30 @@ func (k KubePods) List(ctx context.Context, namespace, selector string) ([]corev
 	return l.Items, nil
 }
 
+// Node reads the node called name.
+func (k KubePods) Node(ctx context.Context, name string) (*corev1.Node, error) {
+	n, err := k.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get node %q: %w", name, err)
+	}
+	return n, nil
+}
+
 // PodSets finds every component's pods: app containers and sidecars in the app's pods, load clients (their
 // istio-proxy counts as sidecar: the client is in the mesh like the app), ztunnel, waypoints, istiod, istio-cni.
-// Components without pods are left out. Pods that ended (Succeeded, Failed) are ignored; pods being deleted are
-// kept, as they ran during the window.
+// With Scope.Node, the node set of the nodes the app, load client and waypoint pods run on. Components without
+// pods are left out. Pods that ended (Succeeded, Failed) are ignored; pods being deleted are kept, as they ran
+// during the window.
 func PodSets(ctx context.Context, l PodLister, sc Scope) ([]PodSet, error) {
 	app := PodSet{Component: results.ComponentApp, Pods: map[string][]string{}, Container: matchNotProxy}
 	sidecar := PodSet{Component: results.ComponentSidecar, Pods: map[string][]string{}, Container: matchProxy}
 	loadgen := PodSet{Component: results.ComponentLoadgen, Pods: map[string][]string{}, Container: matchNotProxy}
+	var testNodes []string // where the data path runs
+	addNode := func(p corev1.Pod) {
+		if p.Spec.NodeName != "" && !slices.Contains(testNodes, p.Spec.NodeName) {
+			testNodes = append(testNodes, p.Spec.NodeName)
+		}
+	}
 	for _, ns := range sc.AppNamespaces {
 		appPods, err := l.List(ctx, ns, sc.AppSelector)
 		if err != nil {
@@ -74,6 +117,7 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]PodSet, error) {
 		lgNames := map[string]bool{}
 		for _, p := range lgPods {
 			if live(p) {
+				addNode(p)
 				lgNames[p.Name] = true
 				loadgen.Pods[ns] = append(loadgen.Pods[ns], p.Name)
 				if HasProxy(p) {
@@ -85,6 +129,7 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]PodSet, error) {
 			if !live(p) || lgNames[p.Name] {
 				continue
 			}
+			addNode(p)
 			app.Pods[ns] = append(app.Pods[ns], p.Name)
 			if HasProxy(p) {
 				sidecar.Pods[ns] = append(sidecar.Pods[ns], p.Name)
@@ -92,22 +137,51 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]PodSet, error) {
 		}
 	}
 	sets := []PodSet{app, sidecar}
-	for _, mc := range meshComponents {
-		pods, err := l.List(ctx, "", mc.selector)
+	m := sc.Mesh
+	waypoint := PodSet{Component: results.ComponentWaypoint, Pods: map[string][]string{}}
+	for _, gw := range m.Waypoints {
+		pods, err := l.List(ctx, gw.Namespace, gatewayNameLabel+"="+gw.Name)
 		if err != nil {
 			return nil, err
 		}
-		s := PodSet{Component: mc.component, Pods: map[string][]string{}}
+		n := 0
 		for _, p := range pods {
 			if live(p) {
-				s.Pods[p.Namespace] = append(s.Pods[p.Namespace], p.Name)
+				addNode(p)
+				waypoint.Pods[p.Namespace] = append(waypoint.Pods[p.Namespace], p.Name)
+				n++
 			}
 		}
-		sets = append(sets, s)
+		if n == 0 {
+			return nil, fmt.Errorf("waypoint %s/%s has no running pod (selected by %s=%s): its cost cannot be measured, and waypoint mode would read like ambient",
+				gw.Namespace, gw.Name, gatewayNameLabel, gw.Name)
+		}
 	}
-	sets = append(sets, loadgen)
+	waypoint.Required = len(m.Waypoints) > 0
+	var ztunnel, cni, istiod PodSet
+	if m.NodeAgents {
+		var err error
+		onTestNodes := append([]string{}, testNodes...) // never nil: no test node means no node agent
+		if ztunnel, err = clusterPods(ctx, l, results.ComponentZtunnel, ztunnelSelector, onTestNodes); err != nil {
+			return nil, err
+		}
+		if cni, err = clusterPods(ctx, l, results.ComponentIstioCNI, istioCNISelector, onTestNodes); err != nil {
+			return nil, err
+		}
+	}
+	if m.Istiod {
+		sel := istiodSelector
+		if m.IstiodRevision != "" {
+			sel += ",istio.io/rev=" + m.IstiodRevision
+		}
+		var err error
+		if istiod, err = clusterPods(ctx, l, results.ComponentIstiod, sel, nil); err != nil {
+			return nil, err
+		}
+	}
+	sets = append(sets, ztunnel, waypoint, istiod, cni, loadgen)
 	if sc.Node {
-		sets = append(sets, NodeSet())
+		sets = append(sets, testNodeSet(ctx, l, testNodes))
 	}
 	out := sets[:0]
 	for _, s := range sets {
@@ -119,6 +193,38 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]PodSet, error) {
 		}
 	}
 	return out, nil
+}
+
+// clusterPods is the set of a component's running pods in every namespace, restricted to nodes unless nodes is nil.
+func clusterPods(ctx context.Context, l PodLister, component, selector string, nodes []string) (PodSet, error) {
+	pods, err := l.List(ctx, "", selector)
+	if err != nil {
+		return PodSet{}, err
+	}
+	s := PodSet{Component: component, Pods: map[string][]string{}}
+	for _, p := range pods {
+		if live(p) && (nodes == nil || slices.Contains(nodes, p.Spec.NodeName)) {
+			s.Pods[p.Namespace] = append(s.Pods[p.Namespace], p.Name)
+		}
+	}
+	return s, nil
+}
+
+// testNodeSet is the node set of the named nodes, sorted; a node that cannot be read is still measured by name
+// (a node label or instance="<name>" identifies it), with a note.
+func testNodeSet(ctx context.Context, l PodLister, names []string) PodSet {
+	slices.Sort(names)
+	set := NodeSet()
+	for _, name := range names {
+		n, err := l.Node(ctx, name)
+		if err != nil {
+			set.Notes = append(set.Notes, fmt.Sprintf("node %s: %v: only its name can identify its series", name, err))
+			set.Nodes = append(set.Nodes, NodeRef{Name: name})
+			continue
+		}
+		set.Nodes = append(set.Nodes, NodeRefOf(n))
+	}
+	return set
 }
 
 func live(p corev1.Pod) bool {
@@ -139,4 +245,31 @@ func HasProxy(p corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// CheckRequired fails when a Required set got no CPU or memory average in the samples of a window: the case's primary
+// figures would be missing (a waypoint case without waypoint samples passes for plain ambient). It is pure.
+func CheckRequired(sets []PodSet, samples []results.Sample) error {
+	var missing []string
+	for _, set := range sets {
+		if !set.Required {
+			continue
+		}
+		for _, metric := range []string{MetricCPU, MetricMemory} {
+			found := false
+			for _, s := range samples {
+				if s.Component == set.Component && s.Metric == metric && s.Stat == "avg" {
+					found = true
+					break
+				}
+			}
+			if !found {
+				missing = append(missing, fmt.Sprintf("%s %s (%d pods)", set.Component, metric, set.PodCount()))
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("no average for %s: the case cannot be measured without them", strings.Join(missing, ", "))
+	}
+	return nil
 }

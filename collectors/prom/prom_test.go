@@ -34,7 +34,6 @@ func TestRenderCatalogGolden(t *testing.T) {
 	sets := []PodSet{
 		{Component: results.ComponentApp, Pods: map[string][]string{"mb-b": {"svc-1-7d9f", "svc-0-abc"}, "mb-a": {"entry.x-1"}}, Container: matchNotProxy},
 		{Component: results.ComponentZtunnel, Pods: map[string][]string{"istio-system": {"ztunnel-q8x"}}},
-		NodeSet(),
 	}
 	var b strings.Builder
 	for _, s := range sets {
@@ -44,6 +43,18 @@ func TestRenderCatalogGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			b.WriteString(s.Component + " " + q.Name + " [" + q.Unit + "]\n  " + expr + "\n")
+		}
+	}
+	// Node sources, each with one exact target selector as ChooseNodeSeries makes them (kube-prometheus-stack's
+	// labels: job kubelet, instance = the node's InternalIP, node from the Endpoints' target).
+	pick := NodePick{Node: "node1", Groups: []NodeGroup{{Labels: map[string]string{"job": "kubelet", "instance": "10.0.0.5:10250", "node": "node1", "metrics_path": "/metrics/cadvisor"}}}}
+	for _, src := range nodeSources() {
+		for _, q := range src.catalog() {
+			expr, err := q.Render(Params{Selectors: pick.Selectors(), Rate: 20 * time.Second, Window: 600 * time.Second, Step: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString("node " + src.name + " " + q.Name + " [" + q.Unit + "]\n  " + expr + "\n")
 		}
 	}
 	golden(t, "catalog.golden.txt", b.String())
@@ -66,39 +77,87 @@ func pod(ns, name string, labels map[string]string, containers, inits []string, 
 	return p
 }
 
+func onNode(p *corev1.Pod, node string) *corev1.Pod { p.Spec.NodeName = node; return p }
+
+// TestPodSets: per mode, only what serves the app under test is counted. On an ambient-profile cluster the ztunnels,
+// istio-cni agents and other apps' waypoints exist in every mode; before, they were counted as this app's cost in
+// sidecar and none mode too, and waypoints were found by gateway-class-name, a label Istio only has from 1.28.
 func TestPodSets(t *testing.T) {
 	t.Parallel()
 	app := map[string]string{"meshbench.dev/app": "fortio-chain"}
 	lg := map[string]string{"meshbench.dev/component": "loadgen"}
+	wp := func(gw string) map[string]string {
+		// testdata/upstream/istio.yaml 1.24: gateway-name and managed, no gateway-class-name.
+		return map[string]string{"gateway.networking.k8s.io/gateway-name": gw, "gateway.istio.io/managed": "istio.io-mesh-controller"}
+	}
 	kube := fake.NewClientset(
-		pod("mb-single", "svc-0-a", app, []string{"app"}, []string{"istio-validation", "istio-proxy"}, corev1.PodRunning), // native sidecar
-		pod("mb-single", "svc-1-b", app, []string{"app", "istio-proxy"}, nil, corev1.PodRunning),                          // classic sidecar
-		pod("mb-single", "svc-1-old", app, []string{"app"}, nil, corev1.PodSucceeded),                                     // ended: ignored
-		pod("mb-single", "loadgen-0", lg, []string{"loadgen", "istio-proxy"}, nil, corev1.PodRunning),
+		onNode(pod("mb-single", "svc-0-a", app, []string{"app"}, []string{"istio-validation", "istio-proxy"}, corev1.PodRunning), "node1"), // native sidecar
+		onNode(pod("mb-single", "svc-1-b", app, []string{"app", "istio-proxy"}, nil, corev1.PodRunning), "node1"),                          // classic sidecar
+		pod("mb-single", "svc-1-old", app, []string{"app"}, nil, corev1.PodSucceeded),                                                      // ended: ignored
+		onNode(pod("mb-single", "loadgen-0", lg, []string{"loadgen", "istio-proxy"}, nil, corev1.PodRunning), "node1"),
 		pod("mb-single", "unrelated", nil, []string{"x"}, nil, corev1.PodRunning),
-		pod("istio-system", "ztunnel-1", map[string]string{"app": "ztunnel"}, []string{"istio-proxy"}, nil, corev1.PodRunning),
-		pod("istio-system", "istiod-1", map[string]string{"app": "istiod"}, []string{"discovery"}, nil, corev1.PodRunning),
-		pod("mb-single", "waypoint-1", map[string]string{"gateway.networking.k8s.io/gateway-class-name": "istio-waypoint"}, []string{"istio-proxy"}, nil, corev1.PodRunning),
+		onNode(pod("istio-system", "ztunnel-1", map[string]string{"app": "ztunnel"}, []string{"istio-proxy"}, nil, corev1.PodRunning), "node1"),
+		onNode(pod("istio-system", "ztunnel-3", map[string]string{"app": "ztunnel"}, []string{"istio-proxy"}, nil, corev1.PodRunning), "node3"), // no app pod there
+		onNode(pod("kube-system", "istio-cni-node-1", map[string]string{"k8s-app": "istio-cni-node"}, []string{"install-cni"}, nil, corev1.PodRunning), "node1"),
+		pod("istio-system", "istiod-1", map[string]string{"app": "istiod", "istio.io/rev": "default"}, []string{"discovery"}, nil, corev1.PodRunning),
+		pod("istio-system", "istiod-canary-1", map[string]string{"app": "istiod", "istio.io/rev": "canary"}, []string{"discovery"}, nil, corev1.PodRunning),
+		onNode(pod("mb-single", "waypoint-1", wp("waypoint"), []string{"istio-proxy"}, nil, corev1.PodRunning), "node2"),
+		onNode(pod("other-app", "waypoint-9", wp("waypoint"), []string{"istio-proxy"}, nil, corev1.PodRunning), "node2"), // another app's waypoint
 	)
-	sets, err := PodSets(context.Background(), KubePods{Kube: kube}, Scope{
-		AppNamespaces: []string{"mb-single"}, AppSelector: "meshbench.dev/app=fortio-chain", LoadgenSelector: "meshbench.dev/component=loadgen",
-	})
-	if err != nil {
-		t.Fatal(err)
+	const (
+		appLine     = `app: {namespace="mb-single",pod=~"svc-0-a|svc-1-b",container!="",container!="POD",container!="istio-proxy"}`
+		sidecarLine = `sidecar: {namespace="mb-single",pod=~"loadgen-0|svc-0-a|svc-1-b",container!="",container!="POD",container="istio-proxy"}`
+		loadgenLine = `loadgen: {namespace="mb-single",pod=~"loadgen-0",container!="",container!="POD",container!="istio-proxy"}`
+		istiodLine  = `istiod: {namespace="istio-system",pod=~"istiod-1",container!="",container!="POD"}`
+	)
+	for _, tc := range []struct {
+		name string
+		mesh MeshScope
+		want []string
+	}{
+		{"none: no Istio component is the app's", MeshScope{}, []string{appLine, sidecarLine, loadgenLine}},
+		{"sidecar: istiod of the run's revision, no ztunnel", MeshScope{Istiod: true, IstiodRevision: "default"}, []string{appLine, sidecarLine, istiodLine, loadgenLine}},
+		{"ambient: the node agents of the test nodes only", MeshScope{Istiod: true, IstiodRevision: "default", NodeAgents: true}, []string{appLine, sidecarLine,
+			`ztunnel: {namespace="istio-system",pod=~"ztunnel-1",container!="",container!="POD"}`, istiodLine,
+			`istio-cni: {namespace="kube-system",pod=~"istio-cni-node-1",container!="",container!="POD"}`, loadgenLine}},
+		{"waypoint: the run's waypoint by gateway-name; its node becomes a test node", MeshScope{Istiod: true, IstiodRevision: "canary", NodeAgents: true,
+			Waypoints: []NamespacedName{{Namespace: "mb-single", Name: "waypoint"}}}, []string{appLine, sidecarLine,
+			`ztunnel: {namespace="istio-system",pod=~"ztunnel-1",container!="",container!="POD"}`,
+			`waypoint: {namespace="mb-single",pod=~"waypoint-1",container!="",container!="POD"}`,
+			`istiod: {namespace="istio-system",pod=~"istiod-canary-1",container!="",container!="POD"}`,
+			`istio-cni: {namespace="kube-system",pod=~"istio-cni-node-1",container!="",container!="POD"}`, loadgenLine}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sets, err := PodSets(context.Background(), KubePods{Kube: kube}, Scope{
+				AppNamespaces: []string{"mb-single"}, AppSelector: "meshbench.dev/app=fortio-chain", LoadgenSelector: "meshbench.dev/component=loadgen", Mesh: tc.mesh,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range sets {
+				got = append(got, s.Component+": "+strings.Join(s.Selectors(), " or "))
+				if s.Required != (s.Component == results.ComponentWaypoint) {
+					t.Errorf("%s: Required %v", s.Component, s.Required)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("pod sets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
 	}
-	var b strings.Builder
-	for _, s := range sets {
-		b.WriteString(s.Component + ": " + strings.Join(s.Selectors(), " or ") + "\n")
+
+	// A waypoint Gateway of the run without pods fails loudly instead of measuring waypoint mode as ambient.
+	_, err := PodSets(context.Background(), KubePods{Kube: kube}, Scope{AppNamespaces: []string{"mb-single"}, AppSelector: "meshbench.dev/app=fortio-chain",
+		Mesh: MeshScope{Istiod: true, NodeAgents: true, Waypoints: []NamespacedName{{Namespace: "mb-single", Name: "missing"}}}})
+	if err == nil || !strings.Contains(err.Error(), "waypoint mb-single/missing has no running pod") {
+		t.Errorf("missing waypoint: %v", err)
 	}
-	want := `app: {namespace="mb-single",pod=~"svc-0-a|svc-1-b",container!="",container!="POD",container!="istio-proxy"}
-sidecar: {namespace="mb-single",pod=~"loadgen-0|svc-0-a|svc-1-b",container!="",container!="POD",container="istio-proxy"}
-ztunnel: {namespace="istio-system",pod=~"ztunnel-1",container!="",container!="POD"}
-waypoint: {namespace="mb-single",pod=~"waypoint-1",container!="",container!="POD"}
-istiod: {namespace="istio-system",pod=~"istiod-1",container!="",container!="POD"}
-loadgen: {namespace="mb-single",pod=~"loadgen-0",container!="",container!="POD",container!="istio-proxy"}
-`
-	if b.String() != want {
-		t.Errorf("pod sets:\n%s\nwant:\n%s", b.String(), want)
+	set := PodSet{Component: results.ComponentWaypoint, Required: true, Pods: map[string][]string{"mb-single": {"waypoint-1"}}}
+	if err := CheckRequired([]PodSet{set}, []results.Sample{{Component: results.ComponentWaypoint, Metric: MetricCPU, Stat: "avg"}}); err == nil ||
+		!strings.Contains(err.Error(), "no average for waypoint memory (1 pods)") {
+		t.Errorf("CheckRequired: %v", err)
 	}
 }
 

@@ -158,19 +158,7 @@ func freePort(t *testing.T) int {
 // startPrometheus runs the Debian prometheus binary (2.42) scraping target every second.
 func startPrometheus(t *testing.T, target string) string {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("prometheus not found (CI must have it: apt-get install prometheus): %v", err)
-		}
-		t.Skip("prometheus binary not found; install it (apt-get install prometheus) to run the real-Prometheus accuracy test")
-	}
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
+	return startPrometheusWith(t, fmt.Sprintf(`
   - job_name: kubernetes-cadvisor
     metrics_path: /metrics/cadvisor
     honor_labels: true
@@ -182,7 +170,33 @@ scrape_configs:
     honor_labels: true
     static_configs:
       - targets: [%q]
-`, target, target)
+`, target, target))
+}
+
+// needPrometheus returns the path of the prometheus binary, or skips (fails in CI) without it.
+func needPrometheus(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("prometheus not found (CI must have it: apt-get install prometheus): %v", err)
+		}
+		t.Skip("prometheus binary not found; install it (apt-get install prometheus) to run the real-Prometheus accuracy test")
+	}
+	return bin
+}
+
+// startPrometheusWith runs the Debian prometheus binary (2.42) with a 1 s global scrape interval and the given
+// scrape_configs entries (YAML list items indented by two spaces), and returns its URL.
+func startPrometheusWith(t *testing.T, scrapeConfigs string) string {
+	t.Helper()
+	bin := needPrometheus(t)
+	dir := t.TempDir()
+	cfg := `global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:` + scrapeConfigs
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

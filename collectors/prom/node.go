@@ -1,0 +1,414 @@
+package prom
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Sources of whole-node series: the value of the series label of node samples.
+const (
+	// NodeSeriesCadvisor is cAdvisor's root cgroup (/metrics/cadvisor, id="/"): container_cpu_usage_seconds_total
+	// and container_memory_working_set_bytes, the same data the pod components come from.
+	NodeSeriesCadvisor = "cadvisor-root"
+	// NodeSeriesResource is the kubelet's /metrics/resource: node_cpu_usage_seconds_total and
+	// node_memory_working_set_bytes (the kubelet computes both from the same root cgroup).
+	NodeSeriesResource = "kubelet-resource"
+	// NodeSeriesNodeExporter is node-exporter: node_cpu_seconds_total of every mode but idle, iowait and steal
+	// (kube-prometheus' own definition of busy), memory MemTotal - MemAvailable (not a working set: it leaves out
+	// reclaimable caches differently, so compare node-exporter figures only with node-exporter figures).
+	NodeSeriesNodeExporter = "node-exporter"
+)
+
+// NodeNotCollected starts the warning for a test node no source identifies (the rest says why, per source).
+const NodeNotCollected = "node CPU and memory of node "
+
+// Label keys of node samples.
+const (
+	LabelNode   = "node"   // the test node's name
+	LabelSeries = "series" // NodeSeriesCadvisor | NodeSeriesResource | NodeSeriesNodeExporter
+)
+
+// NodeRef is a test node as the Kubernetes API describes it: the names scrape labels may call it by.
+type NodeRef struct {
+	Name string
+	// Addresses are the node's status addresses, InternalIP first: targets found through Endpoints (the kubelet
+	// Service prometheus-operator maintains, hostNetwork node-exporter pods) carry one as instance="IP:port".
+	Addresses []string
+	// Hostname is the node's kubernetes.io/hostname label (a labelmap of node labels makes it
+	// kubernetes_io_hostname).
+	Hostname string
+}
+
+// NodeRefOf describes a node object. It is pure.
+func NodeRefOf(n *corev1.Node) NodeRef {
+	r := NodeRef{Name: n.Name, Hostname: n.Labels[corev1.LabelHostname]}
+	for _, t := range []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP, corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS} {
+		for _, a := range n.Status.Addresses {
+			if a.Type == t && a.Address != "" && !slices.Contains(r.Addresses, a.Address) {
+				r.Addresses = append(r.Addresses, a.Address)
+			}
+		}
+	}
+	return r
+}
+
+// IdentifiedBy reports whether a series' labels name this node. A node label (prometheus-operator sets it from
+// the Endpoints' Node target; the local harness sets it statically) decides alone. Otherwise the host part of
+// instance may be the node's name (Prometheus' role: node sets instance to the node name) or one of its addresses
+// (instance="10.0.0.5:10250" of Endpoints-discovered targets), or nodename / kubernetes_io_hostname may be its name
+// or hostname. It is pure.
+func (r NodeRef) IdentifiedBy(labels map[string]string) bool {
+	if n := labels["node"]; n != "" {
+		return n == r.Name
+	}
+	if inst := labels["instance"]; inst != "" && r.named(hostOf(inst)) {
+		return true
+	}
+	for _, k := range []string{"nodename", "kubernetes_io_hostname"} {
+		if v := labels[k]; v != "" && (v == r.Name || v == r.Hostname) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r NodeRef) named(h string) bool {
+	if h == r.Name || (r.Hostname != "" && h == r.Hostname) {
+		return true
+	}
+	for _, a := range r.Addresses {
+		if sameHost(a, h) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r NodeRef) describe() string {
+	s := "name " + r.Name
+	if len(r.Addresses) > 0 {
+		s += ", addresses " + strings.Join(r.Addresses, " ")
+	}
+	if r.Hostname != "" && r.Hostname != r.Name {
+		s += ", hostname " + r.Hostname
+	}
+	return s
+}
+
+// hostOf is the host part of an instance label: "10.0.0.5:10250" -> 10.0.0.5, "[fd00::1]:9100" -> fd00::1,
+// "node1" -> node1.
+func hostOf(instance string) string {
+	if h, _, err := net.SplitHostPort(instance); err == nil {
+		return h
+	}
+	return strings.Trim(instance, "[]")
+}
+
+func sameHost(a, b string) bool {
+	pa, errA := netip.ParseAddr(a)
+	pb, errB := netip.ParseAddr(b)
+	if errA == nil && errB == nil {
+		return pa.Unmap() == pb.Unmap()
+	}
+	return a == b
+}
+
+// nodeIdentityLabels are the target labels that tell whose series one is, and which scrape of it: a group of
+// series equal on all of them is one node's data from one target. Absent labels count as "" (and are matched as
+// such: exactly).
+var nodeIdentityLabels = []string{"job", "instance", "node", "nodename", "kubernetes_io_hostname", "metrics_path", "service", "endpoint"}
+
+// nodeSource is a candidate for whole-node CPU and memory, in the order of preference.
+type nodeSource struct {
+	name string
+	// cpu is the core-seconds counter, a selector template ($sel, or {...,$match} with matchers of its own); mem is
+	// the gauge in bytes, an expression template already fresh-filtered.
+	cpu, mem string
+	// cadvisorScope restricts the search to the cAdvisor job the pod components use, without /metrics/resource.
+	cadvisorScope bool
+	// absent is why the series is commonly missing, for the note of a node without data.
+	absent string
+}
+
+func nodeSources() []nodeSource {
+	return []nodeSource{
+		{name: NodeSeriesCadvisor, cadvisorScope: true,
+			cpu: `container_cpu_usage_seconds_total{id="/",$match}`,
+			mem: `last_over_time(container_memory_working_set_bytes{id="/",$match}[$fresh])`,
+			absent: `kube-prometheus-stack drops it: kubelet.serviceMonitor.cAdvisorMetricRelabelings drops [id, pod] matching '.+;', ` +
+				`every cgroup without a pod label`},
+		{name: NodeSeriesResource,
+			cpu: `node_cpu_usage_seconds_total$sel`,
+			mem: `last_over_time(node_memory_working_set_bytes$sel[$fresh])`,
+			absent: `the kubelets' /metrics/resource is not scraped (kube-prometheus-stack: kubelet.serviceMonitor.resource is false by default; ` +
+				`set it true, with resourcePath /metrics/resource)`},
+		{name: NodeSeriesNodeExporter,
+			cpu:    `node_cpu_seconds_total{mode!~"idle|iowait|steal",$match}`,
+			mem:    `(last_over_time(node_memory_MemTotal_bytes$sel[$fresh]) - last_over_time(node_memory_MemAvailable_bytes$sel[$fresh]))`,
+			absent: `no node-exporter is scraped`},
+	}
+}
+
+func (s nodeSource) catalog() []Query { return catalogOf(s.cpu, s.mem) }
+
+// expandSel fills a template's selector placeholders with matchers (without braces; "" for none).
+func expandSel(tmpl, inner string) string {
+	if inner == "" {
+		return strings.NewReplacer(",$match", "", "$sel", "").Replace(tmpl)
+	}
+	return strings.NewReplacer("$match", inner, "$sel", "{"+inner+"}").Replace(tmpl)
+}
+
+// NodeGroup is one target's series of a source: their identity labels and the most samples one of them has over
+// the searched range.
+type NodeGroup struct {
+	Labels  map[string]string
+	Samples int
+}
+
+// NodeCandidates is what Prometheus holds of one source: the groups of its CPU series, or why they could not be
+// read.
+type NodeCandidates struct {
+	Source string
+	Probe  string // the series searched, for notes
+	Absent string // why they are commonly missing
+	Groups []NodeGroup
+	Err    error
+}
+
+// NodePick is the series chosen for one test node: groups of one source and one job.
+type NodePick struct {
+	Node   string
+	Source string
+	Groups []NodeGroup
+}
+
+// Selectors are the pick's exact selectors, one per group, every identity label matched exactly (absent ones as
+// ""). It is pure.
+func (p NodePick) Selectors() []string {
+	out := make([]string, 0, len(p.Groups))
+	for _, g := range p.Groups {
+		out = append(out, "{"+g.matchers()+"}")
+	}
+	return out
+}
+
+func (g NodeGroup) matchers() string {
+	ms := make([]string, len(nodeIdentityLabels))
+	for i, k := range nodeIdentityLabels {
+		ms[i] = k + "=" + strconv.Quote(g.Labels[k])
+	}
+	return strings.Join(ms, ",")
+}
+
+// short names the group by its non-empty identifying labels.
+func (g NodeGroup) short() string {
+	var ms []string
+	for _, k := range []string{"job", "instance", "node", "nodename", "kubernetes_io_hostname"} {
+		if v := g.Labels[k]; v != "" {
+			ms = append(ms, k+"="+strconv.Quote(v))
+		}
+	}
+	return "{" + strings.Join(ms, ",") + "}"
+}
+
+// MaxSamples is the most samples one series of the pick has over the searched range.
+func (p NodePick) MaxSamples() int {
+	n := 0
+	for _, g := range p.Groups {
+		n = max(n, g.Samples)
+	}
+	return n
+}
+
+// ChooseNodeSeries picks, for every test node, the first source (in cands' order) with series that identify that
+// node (NodeRef.IdentifiedBy) and no other test node, and of those the groups of one job (the first by name: two
+// jobs scraping one target would count it twice). A node no source identifies gets a note that says, per source,
+// why: no series at all (with the usual cause), series of other targets only (named), or a failed query. Nothing is
+// ever summed over nodes. It is pure and deterministic.
+func ChooseNodeSeries(nodes []NodeRef, cands []NodeCandidates) ([]NodePick, []string) {
+	var picks []NodePick
+	var notes []string
+	for _, n := range nodes {
+		var why []string
+		found := false
+		for _, c := range cands {
+			if c.Err != nil {
+				why = append(why, fmt.Sprintf("%s %s: query failed: %v", c.Source, c.Probe, c.Err))
+				continue
+			}
+			var mine []NodeGroup
+			for _, g := range c.Groups {
+				if !n.IdentifiedBy(g.Labels) {
+					continue
+				}
+				var also []string
+				for _, o := range nodes {
+					if o.Name != n.Name && o.IdentifiedBy(g.Labels) {
+						also = append(also, o.Name)
+					}
+				}
+				if len(also) > 0 {
+					notes = append(notes, fmt.Sprintf("node %s: %s series %s also match node(s) %s: not attributable, left out",
+						n.Name, c.Source, g.short(), strings.Join(also, ", ")))
+					continue
+				}
+				mine = append(mine, g)
+			}
+			if len(mine) == 0 {
+				if len(c.Groups) == 0 {
+					why = append(why, fmt.Sprintf("%s %s: no series (%s)", c.Source, c.Probe, c.Absent))
+				} else {
+					why = append(why, fmt.Sprintf("%s %s: only series of other targets (%s)", c.Source, c.Probe, shortGroups(c.Groups, 4)))
+				}
+				continue
+			}
+			var jobs []string
+			for _, g := range mine {
+				if !slices.Contains(jobs, g.Labels["job"]) {
+					jobs = append(jobs, g.Labels["job"])
+				}
+			}
+			slices.Sort(jobs)
+			pick := NodePick{Node: n.Name, Source: c.Source}
+			for _, g := range mine {
+				if g.Labels["job"] == jobs[0] {
+					pick.Groups = append(pick.Groups, g)
+				}
+			}
+			slices.SortFunc(pick.Groups, func(a, b NodeGroup) int { return strings.Compare(a.matchers(), b.matchers()) })
+			if len(jobs) > 1 {
+				notes = append(notes, fmt.Sprintf("node %s: %s series of jobs %s identify it; using job %q only (both would count it twice)",
+					n.Name, c.Source, strings.Join(jobs, ", "), jobs[0]))
+			}
+			if len(pick.Groups) > 1 {
+				notes = append(notes, fmt.Sprintf("node %s: %d %s targets of job %q identify it (%s): counted together, as one target that changed labels; if they are one target scraped twice, its figures are doubled",
+					n.Name, len(pick.Groups), c.Source, jobs[0], shortGroups(pick.Groups, 4)))
+			}
+			picks = append(picks, pick)
+			found = true
+			break
+		}
+		if !found {
+			notes = append(notes, fmt.Sprintf(NodeNotCollected+"%s not collected: no series identifies it by a node, instance, nodename or kubernetes_io_hostname label (%s): %s",
+				n.Name, n.describe(), strings.Join(why, "; ")))
+		}
+	}
+	return picks, notes
+}
+
+func shortGroups(gs []NodeGroup, limit int) string {
+	var s []string
+	for i, g := range gs {
+		if i == limit {
+			s = append(s, fmt.Sprintf("and %d more", len(gs)-limit))
+			break
+		}
+		s = append(s, g.short())
+	}
+	return strings.Join(s, ", ")
+}
+
+// groupsOf reads the result of the search query (one element per identity label set).
+func groupsOf(v model.Value) []NodeGroup {
+	vec, _ := v.(model.Vector)
+	out := make([]NodeGroup, 0, len(vec))
+	for _, s := range vec {
+		g := NodeGroup{Labels: map[string]string{}, Samples: int(s.Value)}
+		for _, k := range nodeIdentityLabels {
+			if v := s.Metric[model.LabelName(k)]; v != "" {
+				g.Labels[k] = string(v)
+			}
+		}
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b NodeGroup) int { return strings.Compare(a.matchers(), b.matchers()) })
+	return out
+}
+
+// NodeParams adapts the query parameters to a node source whose samples are sparser than the cAdvisor step
+// (node-exporter is often scraped at Prometheus' global interval, 30 s, while kube-prometheus-stack scrapes
+// cAdvisor every 10 s): samples counted over look give their spacing, and when it is clearly (1.5x) wider than the
+// step, the step becomes that spacing and the rate range 4 of them. The note says so, and when the wider rate
+// range reaches further before the window than the lead-in. It is pure.
+func NodeParams(p Params, look time.Duration, samples int) (Params, string) {
+	if samples <= 0 {
+		return p, ""
+	}
+	spacing := look / time.Duration(samples)
+	if spacing <= p.Step+p.Step/2 {
+		return p, ""
+	}
+	q := p
+	// Rounded, not ceiled: the count over look is off by one either way, and 64 s / 31 samples must stay a 2 s step.
+	q.Step = max(time.Second, spacing.Round(time.Second))
+	q.Rate = max(p.Rate, 4*q.Step)
+	q.AvgWindow = max(p.Window, q.Rate)
+	note := fmt.Sprintf("samples about %s apart (step %s): CPU min/max use rates over %s at steps of %s", spacing.Round(100*time.Millisecond), p.Step, q.Rate, q.Step)
+	if q.Rate > p.Rate {
+		note += fmt.Sprintf(", reaching %s before the window, beyond the %s lead-in", q.Rate, p.Rate)
+	}
+	return q, note
+}
+
+// collectNodes measures each test node of a node set on its own: it searches every source's CPU series once over
+// the window (and the rate range before it), picks per node (ChooseNodeSeries), and runs the source's catalog with
+// the pick's exact selectors. Samples are labelled with the node and the source.
+func (c *Collector) collectNodes(ctx context.Context, out *Collected, errs *[]error, set PodSet, kind string, base Params) error {
+	qw := out.Window
+	look := qw.End.Sub(qw.Start) + base.Rate
+	srcs := nodeSources()
+	cands := make([]NodeCandidates, 0, len(srcs))
+	for _, src := range srcs {
+		scope := ""
+		if src.cadvisorScope {
+			scope = `metrics_path!="/metrics/resource"`
+			if c.Interval.Job != "" {
+				scope += ",job=" + strconv.Quote(c.Interval.Job)
+			}
+		}
+		cand := NodeCandidates{Source: src.name, Probe: expandSel(src.cpu, scope), Absent: src.absent}
+		expr := fmt.Sprintf("max by (%s) (count_over_time(%s[%ds]))", strings.Join(nodeIdentityLabels, ", "), cand.Probe, int64(look/time.Second))
+		v, warns, err := query(ctx, c.API, c.Retry, expr, qw.End)
+		for _, wn := range warns {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for node series %s: %s", src.name, wn))
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			cand.Err = err
+		} else {
+			cand.Groups = groupsOf(v)
+		}
+		cands = append(cands, cand)
+	}
+	picks, notes := ChooseNodeSeries(set.Nodes, cands)
+	out.Warnings = append(out.Warnings, notes...)
+	for _, pk := range picks {
+		src := srcs[slices.IndexFunc(srcs, func(s nodeSource) bool { return s.name == pk.Source })]
+		p := base
+		p.Selectors = pk.Selectors()
+		p, note := NodeParams(p, look, pk.MaxSamples())
+		if note != "" {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("node %s (%s): %s", pk.Node, pk.Source, note))
+		}
+		labels := map[string]string{LabelNode: pk.Node, LabelSeries: pk.Source}
+		if err := c.runCatalog(ctx, out, errs, src.catalog(), p, set.Component, "node "+pk.Node+", "+pk.Source, labels, kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isNodeSeries reports whether a kubelet series is node-level (no pod).
+func isNodeSeries(k SeriesKey) bool { return k.Pod == "" && k.Namespace == "" && k.Container == "" }
