@@ -30,8 +30,18 @@ type IstioInfo struct {
 	// Version is the control plane version ("1.31-dev"), from istiod's :15014/version, else its image tag.
 	Version       string `json:"version,omitempty"`
 	VersionSource string `json:"versionSource,omitempty"` // "istiod /version" | "image tag"
-	Revision      string `json:"revision,omitempty"`
-	Namespace     string `json:"namespace,omitempty"` // istiod's namespace
+	// ControlPlanes are every installed istiod revision and tag; the facts below are of the chosen one only, so two
+	// control planes are never mixed.
+	ControlPlanes ControlPlanes `json:"controlPlanes"`
+	// Revision is the chosen revision ("default" for a non-revisioned install); RevisionSource says why, and
+	// RevisionError why none could be chosen (several control planes and no default, or spec.istio.revision not
+	// installed).
+	Revision       string `json:"revision,omitempty"`
+	RevisionSource string `json:"revisionSource,omitempty"`
+	RevisionError  string `json:"revisionError,omitempty"`
+	Namespace      string `json:"namespace,omitempty"` // istiod's namespace
+	// RootNamespace is the mesh config's rootNamespace (mesh-wide policies live there; default istio-system).
+	RootNamespace string `json:"rootNamespace,omitempty"`
 	// PilotEnableAmbient is istiod's PILOT_ENABLE_AMBIENT.
 	PilotEnableAmbient bool `json:"pilotEnableAmbient"`
 	// Ztunnel and IstioCNI are the node agents' DaemonSets (nil when absent).
@@ -81,17 +91,18 @@ type DaemonSetInfo struct {
 	Ready     int32  `json:"ready"`
 }
 
-// GatewayAPIInfo is the Gateway API CRDs' state.
+// GatewayAPIInfo is the Gateway API CRDs' state, judged as istiod judges it: it accepts every CRD whatever its
+// bundle-version annotation, except the few it has a minimum for (IstiodMinimumCRDs), which it ignores below it.
 type GatewayAPIInfo struct {
 	// Installed is true when the gateways.gateway.networking.k8s.io CRD exists.
 	Installed bool `json:"installed"`
-	// BundleVersion is the CRD's gateway.networking.k8s.io/bundle-version annotation ("" when missing).
+	// BundleVersion and Channel are the Gateway CRD's gateway.networking.k8s.io/bundle-version and /channel
+	// annotations ("" when missing: istiod accepts it anyway).
 	BundleVersion string `json:"bundleVersion,omitempty"`
 	Channel       string `json:"channel,omitempty"`
-	// MinBundleVersion is the version the detected Istio needs (istiod ignores older or unannotated CRDs).
-	MinBundleVersion string `json:"minBundleVersion,omitempty"`
-	// OK is true when installed and the bundle version is at least the minimum.
-	OK bool `json:"ok"`
+	// Ignored lists the installed CRDs istiod ignores (bundle-version missing or below its minimum), e.g.
+	// "grpcroutes.gateway.networking.k8s.io (bundle-version v1.0.0 < v1.1.0)". meshbench uses none of them.
+	Ignored []string `json:"ignored,omitempty"`
 	// WaypointClass is true when the GatewayClass istio-waypoint exists (istiod creates it).
 	WaypointClass bool `json:"waypointClass"`
 }
@@ -106,7 +117,8 @@ func (i IstioInfo) Facts(profile string) *results.IstioFacts {
 		dp = results.DataPlaneStandIn
 	}
 	return &results.IstioFacts{
-		Version: i.Version, Revision: i.Revision, Profile: profile, AmbientCapable: i.AmbientCapable,
+		Version: i.Version, Revision: i.Revision, RevisionSource: i.RevisionSource, Revisions: i.ControlPlanes.Revisions,
+		RootNamespace: i.RootNamespace, Profile: profile, AmbientCapable: i.AmbientCapable,
 		NativeSidecars: i.NativeSidecars, ZtunnelImage: i.ZtunnelImage, ProxyImage: i.ProxyImage, DataPlane: dp,
 		GatewayAPIBundleVersion: i.GatewayAPI.BundleVersion,
 	}
@@ -114,27 +126,44 @@ func (i IstioInfo) Facts(profile string) *results.IstioFacts {
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// Detect reads what Istio is installed: istiod pods (app=istiod, all namespaces) and their version (GET :15014/version
-// through the pods/proxy subresource), revision, PILOT_ENABLE_AMBIENT, the ztunnel (app=ztunnel) and istio-cni
-// (k8s-app=istio-cni-node) DaemonSets or a host-process istio-cni, HBONE in the mesh config, native sidecars,
-// the Gateway API CRDs' bundle-version, the proxy image and stand-in markers. Only a failure to list istiod pods is an
-// error; other failed reads are listed in Problems.
-func Detect(ctx context.Context, c *kube.Clients) (IstioInfo, error) {
+// Detect reads what Istio is installed: the control planes (istiod pods app=istiod in all namespaces, revision tags,
+// the default injector), then, for the revision wantRevision (spec.istio.revision; "" = the only one, or the default
+// injector's), that istiod's version (GET :15014/version through the pods/proxy subresource), PILOT_ENABLE_AMBIENT,
+// mesh config (HBONE, rootNamespace) and injector values, plus the ztunnel (app=ztunnel) and istio-cni
+// (k8s-app=istio-cni-node) DaemonSets or a host-process istio-cni, native sidecars, the Gateway API CRDs and stand-in
+// markers. Only a failure to list istiod pods is an error; a revision that cannot be chosen is RevisionError, other
+// failed reads are listed in Problems.
+func Detect(ctx context.Context, c *kube.Clients, wantRevision string) (IstioInfo, error) {
 	var info IstioInfo
 	kc := c.Kube
-	pods, err := kc.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "app=istiod"})
+	cp, all, problem, err := DetectControlPlanes(ctx, kc)
 	if err != nil {
-		return info, fmt.Errorf("detect istio: list istiod pods: %w", err)
+		return info, fmt.Errorf("detect istio: %w", err)
 	}
-	items := pods.Items
+	info.ControlPlanes = cp
+	if problem != "" {
+		info.Problems = append(info.Problems, problem)
+	}
+	choice, err := ResolveRevision(wantRevision, cp)
+	if err != nil {
+		info.RevisionError = err.Error()
+	}
+	info.Revision, info.RevisionSource = choice.Revision, choice.Source
+	items := make([]corev1.Pod, 0, len(all))
+	for _, p := range all {
+		rev := p.Labels[LabelRevision]
+		if rev == "" {
+			rev = DefaultRevision
+		}
+		if p.DeletionTimestamp == nil && rev == choice.Revision {
+			items = append(items, p)
+		}
+	}
 	sort.Slice(items, func(i, j int) bool {
 		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
 	})
 	var envs map[string]string
 	for _, p := range items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
 		d := IstiodInfo{Namespace: p.Namespace, Pod: p.Name, Revision: p.Labels["istio.io/rev"], Ready: podReady(p)}
 		for _, ct := range p.Spec.Containers {
 			if ct.Name == "discovery" || d.Image == "" {
@@ -156,8 +185,8 @@ func Detect(ctx context.Context, c *kube.Clients) (IstioInfo, error) {
 		}
 		info.Istiods = append(info.Istiods, d)
 	}
-	info.Installed = len(info.Istiods) > 0
-	if info.Installed {
+	info.Installed = len(cp.Revisions) > 0
+	if len(info.Istiods) > 0 {
 		first := info.Istiods[0]
 		for _, d := range info.Istiods {
 			if d.Ready {
@@ -165,7 +194,7 @@ func Detect(ctx context.Context, c *kube.Clients) (IstioInfo, error) {
 				break
 			}
 		}
-		info.Namespace, info.Revision = first.Namespace, first.Revision
+		info.Namespace = first.Namespace
 		info.Version, info.VersionSource = first.Version, "istiod /version"
 		if info.Version == "" {
 			info.Version, info.VersionSource = imageTag(first.Image), "image tag"
@@ -184,6 +213,11 @@ func Detect(ctx context.Context, c *kube.Clients) (IstioInfo, error) {
 	if info.Namespace != "" {
 		detectMeshConfig(ctx, c, &info)
 	}
+	if info.Installed && info.RootNamespace == "" {
+		// pkg/config/mesh/mesh.go DefaultMeshConfig and the istio-discovery chart (global.istioNamespace): istio-system,
+		// whatever namespace istiod runs in.
+		info.RootNamespace = "istio-system"
+	}
 	detectNativeSidecars(ctx, c, envs, &info)
 	detectGatewayAPI(ctx, c, &info)
 	detectStandIn(ctx, c, &info)
@@ -191,6 +225,8 @@ func Detect(ctx context.Context, c *kube.Clients) (IstioInfo, error) {
 	switch {
 	case !info.Installed:
 		info.AmbientMissing = append(info.AmbientMissing, "istiod")
+	case len(info.Istiods) == 0:
+		info.AmbientMissing = append(info.AmbientMissing, "a chosen istiod revision")
 	case !info.PilotEnableAmbient:
 		info.AmbientMissing = append(info.AmbientMissing, "PILOT_ENABLE_AMBIENT=true on istiod")
 	}
@@ -316,12 +352,14 @@ func detectMeshConfig(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	}
 	if cm, err := cms.Get(ctx, name, metav1.GetOptions{}); err == nil {
 		var mc struct {
+			RootNamespace string `json:"rootNamespace"`
 			DefaultConfig struct {
 				ProxyMetadata map[string]string `json:"proxyMetadata"`
 			} `json:"defaultConfig"`
 		}
 		if err := yaml.Unmarshal([]byte(cm.Data["mesh"]), &mc); err == nil {
 			info.HBONE = strings.EqualFold(mc.DefaultConfig.ProxyMetadata["ISTIO_META_ENABLE_HBONE"], "true")
+			info.RootNamespace = mc.RootNamespace
 		}
 	} else if !apierrors.IsNotFound(err) {
 		info.Problems = append(info.Problems, fmt.Sprintf("read mesh config %s/%s: %v", info.Namespace, name, err))
@@ -423,23 +461,33 @@ func detectNativeSidecars(ctx context.Context, c *kube.Clients, envs map[string]
 	info.NativeSidecars = &native
 }
 
-// Minimum Gateway API bundle versions by Istio minor (the version each Istio release was built against;
-// shared/reference/istio-modes.md). Minors in between use the closest lower entry.
-var gatewayAPIMin = []struct {
-	minor  int
-	bundle string
-}{{24, "v1.2.0"}, {27, "v1.3.0"}, {28, "v1.4.0"}, {30, "v1.5.1"}, {31, "v1.6.0"}}
+// istiodMinimumCRDs are the Gateway API CRDs istiod ignores when their gateway.networking.k8s.io/bundle-version is
+// missing or below a minimum, from the Istio minor that introduced each: istio/istio pkg/kube/kclient/crdwatcher.go
+// (minimumCRDVersions, 1.24.0-1.30.x) and pkg/config/schema/gatewayapi/minimumversions.go (1.31.0-rc.0). Every other
+// CRD, Gateway and GatewayClass included, is accepted whatever its annotation. Pinned per minor by
+// testdata/upstream/istio.yaml (TestIstiodMinimumCRDsMatchUpstream).
+var istiodMinimumCRDs = []struct {
+	sinceMinor int
+	crd, min   string
+}{
+	{24, "grpcroutes.gateway.networking.k8s.io", "v1.1.0"},
+	{28, "backendtlspolicies.gateway.networking.k8s.io", "v1.4.0"},
+	{30, "tlsroutes.gateway.networking.k8s.io", "v1.5.0"},
+	{31, "tcproutes.gateway.networking.k8s.io", "v1.6.0"},
+}
 
-// MinGatewayAPIBundle returns the Gateway API bundle version Istio version needs ("" when unknown).
-func MinGatewayAPIBundle(istioVersion string) string {
+// IstiodMinimumCRDs returns the CRDs (full name -> minimum bundle-version) istiod of istioVersion ignores below their
+// minimum; nil when the version is unknown or older than 1.24 (then nothing is judged). A newer minor than the table
+// knows gets the newest entries.
+func IstiodMinimumCRDs(istioVersion string) map[string]string {
 	maj, minor, ok := parseMajorMinor(istioVersion)
-	if !ok || maj != 1 {
-		return ""
+	if !ok || maj != 1 || minor < 24 {
+		return nil
 	}
-	out := ""
-	for _, e := range gatewayAPIMin {
-		if minor >= e.minor {
-			out = e.bundle
+	out := map[string]string{}
+	for _, e := range istiodMinimumCRDs {
+		if minor >= e.sinceMinor {
+			out[e.crd] = e.min
 		}
 	}
 	return out
@@ -464,11 +512,11 @@ func MinKubernetes(istioVersion string) int {
 
 func detectGatewayAPI(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	g := &info.GatewayAPI
-	g.MinBundleVersion = MinGatewayAPIBundle(info.Version)
 	if c.Dynamic == nil {
 		return
 	}
-	crd, err := c.Dynamic.Resource(crdGVR).Get(ctx, "gateways.gateway.networking.k8s.io", metav1.GetOptions{})
+	crds := c.Dynamic.Resource(crdGVR)
+	crd, err := crds.Get(ctx, "gateways.gateway.networking.k8s.io", metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return
 	}
@@ -478,14 +526,60 @@ func detectGatewayAPI(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	}
 	g.Installed = true
 	ann := crd.GetAnnotations()
-	g.BundleVersion = ann["gateway.networking.k8s.io/bundle-version"]
+	g.BundleVersion = ann[bundleVersionAnnotation]
 	g.Channel = ann["gateway.networking.k8s.io/channel"]
-	g.OK = g.BundleVersion != "" && (g.MinBundleVersion == "" || CompareVersions(g.BundleVersion, g.MinBundleVersion) >= 0)
+	mins := IstiodMinimumCRDs(info.Version)
+	for _, name := range sortedKeys(mins) {
+		other, err := crds.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			info.Problems = append(info.Problems, fmt.Sprintf("read CRD %s: %v", name, err))
+			continue
+		}
+		if why := IstiodIgnoresCRD(other.GetAnnotations()[bundleVersionAnnotation], mins[name]); why != "" {
+			g.Ignored = append(g.Ignored, name+" ("+why+")")
+		}
+	}
 	if c.Gateway != nil {
 		if _, err := c.Gateway.GatewayV1().GatewayClasses().Get(ctx, WaypointClass, metav1.GetOptions{}); err == nil {
 			g.WaypointClass = true
 		}
 	}
+}
+
+const bundleVersionAnnotation = "gateway.networking.k8s.io/bundle-version"
+
+// IstiodIgnoresCRD says why istiod ignores a CRD with a minimum ("" when it accepts it): the annotation is missing,
+// unparsable or below min (a prerelease suffix is dropped before comparing, as istiod does). It is pure.
+func IstiodIgnoresCRD(bundleVersion, min string) string {
+	switch {
+	case bundleVersion == "":
+		return "no bundle-version annotation, istiod needs >= " + min
+	case !validVersion(bundleVersion):
+		return fmt.Sprintf("bundle-version %q cannot be parsed, istiod needs >= %s", bundleVersion, min)
+	case CompareVersions(bundleVersion, min) < 0:
+		return fmt.Sprintf("bundle-version %s < %s", bundleVersion, min)
+	}
+	return ""
+}
+
+func validVersion(v string) bool {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	if i := strings.IndexAny(v, "-+"); i >= 0 {
+		v = v[:i]
+	}
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return false
+	}
+	for _, p := range parts {
+		if _, err := strconv.Atoi(p); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // detectStandIn looks for the markers of hack/'s stand-in data plane: a ConfigMap labelled

@@ -38,9 +38,17 @@ func TestParseIstiodVersion(t *testing.T) {
 
 func TestVersionTables(t *testing.T) {
 	t.Parallel()
-	for v, want := range map[string]string{"1.24.3": "v1.2.0", "1.26.0": "v1.2.0", "1.27.1": "v1.3.0", "1.29.2": "v1.4.0", "1.30.0": "v1.5.1", "1.31-dev": "v1.6.0", "1.33.0": "v1.6.0", "1.22.0": "", "junk": ""} {
-		if got := MinGatewayAPIBundle(v); got != want {
-			t.Errorf("MinGatewayAPIBundle(%s) = %q, want %q", v, got, want)
+	for v, want := range map[string]int{"1.24.3": 1, "1.27.1": 1, "1.28.0": 2, "1.29.2": 2, "1.30.0": 3, "1.31-dev": 4, "1.33.0": 4, "1.22.0": 0, "junk": 0} {
+		if got := len(IstiodMinimumCRDs(v)); got != want {
+			t.Errorf("IstiodMinimumCRDs(%s) has %d CRDs, want %d", v, got, want)
+		}
+	}
+	for _, tc := range []struct{ have, min, want string }{
+		{"v1.1.0", "v1.1.0", ""}, {"v1.2.1", "v1.1.0", ""}, {"v1.6.0-rc.1", "v1.6.0", ""},
+		{"v1.0.0", "v1.1.0", "bundle-version v1.0.0 < v1.1.0"}, {"", "v1.1.0", "no bundle-version annotation"}, {"junk", "v1.1.0", "cannot be parsed"},
+	} {
+		if got := IstiodIgnoresCRD(tc.have, tc.min); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("IstiodIgnoresCRD(%q, %q) = %q, want %q", tc.have, tc.min, got, tc.want)
 		}
 	}
 	for v, want := range map[string]int{"1.24.0": 28, "1.26.1": 29, "1.28.0": 29, "1.30.2": 32, "1.31-dev": 32, "1.20.0": 0} {
@@ -74,7 +82,8 @@ func TestProxyImageFromValues(t *testing.T) {
 
 // fakeIstio is an ambient install like hack/localistio's: istiod (not yet ready, so no /version call), the ztunnel
 // DaemonSet labelled only on its pod template, a host-process istio-cni (seen through an annotated pod), the mesh and
-// injector ConfigMaps with the stand-in marker, Gateway API CRDs at bundleVersion.
+// injector ConfigMaps with the stand-in marker, the Gateway CRD at bundleVersion ("" = no annotation, which istiod
+// accepts) and a grpcroutes CRD at v1.0.0 (below istiod's minimum v1.1.0: ignored by istiod).
 func fakeIstio(t *testing.T, bundleVersion string) *kube.Clients {
 	t.Helper()
 	objs := []runtime.Object{
@@ -92,6 +101,7 @@ func fakeIstio(t *testing.T, bundleVersion string) *kube.Clients {
 			Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, NumberReady: 2},
 		},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "app", Annotations: map[string]string{AnnotationRedirection: "enabled"}}},
+		func() runtime.Object { wh := injectorMWC("istio-sidecar-injector", DefaultRevision, "", true); return &wh }(),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio", Namespace: "istio-system"},
 			Data: map[string]string{"mesh": "defaultConfig:\n  proxyMetadata:\n    ISTIO_META_ENABLE_HBONE: \"true\"\n"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio-sidecar-injector", Namespace: "istio-system"},
@@ -100,12 +110,18 @@ func fakeIstio(t *testing.T, bundleVersion string) *kube.Clients {
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node1"}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2"}}},
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node2"}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.32.0"}}},
 	}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "gateways.gateway.networking.k8s.io", "annotations": map[string]any{
-			"gateway.networking.k8s.io/bundle-version": bundleVersion, "gateway.networking.k8s.io/channel": "standard"}},
-	}}
-	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{crdGVR: "CustomResourceDefinitionList"}, crd)
+	crd := func(name, bundle string) *unstructured.Unstructured {
+		ann := map[string]any{"gateway.networking.k8s.io/channel": "standard"}
+		if bundle != "" {
+			ann["gateway.networking.k8s.io/bundle-version"] = bundle
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata":   map[string]any{"name": name, "annotations": ann},
+		}}
+	}
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{crdGVR: "CustomResourceDefinitionList"},
+		crd("gateways.gateway.networking.k8s.io", bundleVersion), crd("grpcroutes.gateway.networking.k8s.io", "v1.0.0"))
 	gc := gwfake.NewSimpleClientset(&gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: WaypointClass}})
 	return &kube.Clients{Kube: fake.NewClientset(objs...), Dynamic: dyn, Gateway: gc}
 }
@@ -113,7 +129,7 @@ func fakeIstio(t *testing.T, bundleVersion string) *kube.Clients {
 func TestDetect(t *testing.T) {
 	t.Parallel()
 	c := fakeIstio(t, "v1.4.0")
-	info, err := Detect(context.Background(), c)
+	info, err := Detect(context.Background(), c, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +148,11 @@ func TestDetect(t *testing.T) {
 	if info.ProxyImage != "docker.io/istio/proxyv2:1.30.1-distroless" || info.ZtunnelImage != "docker.io/istio/ztunnel:1.30.1-distroless" {
 		t.Errorf("images %q %q", info.ProxyImage, info.ZtunnelImage)
 	}
-	if g := info.GatewayAPI; !g.Installed || g.BundleVersion != "v1.4.0" || g.MinBundleVersion != "v1.5.1" || g.OK || !g.WaypointClass {
+	if g := info.GatewayAPI; !g.Installed || g.BundleVersion != "v1.4.0" || !g.WaypointClass || len(g.Ignored) != 1 || !strings.Contains(g.Ignored[0], "grpcroutes") {
 		t.Errorf("gateway api %+v", g)
+	}
+	if info.RootNamespace != "istio-system" || info.RevisionSource != "the only control plane" {
+		t.Errorf("root namespace %q, revision source %q", info.RootNamespace, info.RevisionSource)
 	}
 	if !info.StandIn || len(info.StandInEvidence) == 0 {
 		t.Errorf("stand-in not detected: %+v", info.StandInEvidence)
@@ -146,8 +165,13 @@ func TestDetect(t *testing.T) {
 	for _, ch := range istioChecks(info, "v1.37.2", true, true, true) {
 		checks[ch.Name] = ch
 	}
-	if ch := checks["gateway-api"]; ch.Status != StatusFail || !strings.Contains(ch.Detail, "older than v1.5.1") {
-		t.Errorf("old Gateway API CRDs with waypoint requested must FAIL: %+v", ch)
+	// istiod 1.30 accepts a v1.4.0 Gateway CRD (no minimum for it); it ignores the v1.0.0 grpcroutes CRD, which meshbench
+	// does not use: a WARN naming it, never a FAIL.
+	if ch := checks["gateway-api"]; ch.Status != StatusWarn || !strings.Contains(ch.Detail, "istiod ignores grpcroutes.gateway.networking.k8s.io (bundle-version v1.0.0 < v1.1.0)") {
+		t.Errorf("Gateway API check: %+v", ch)
+	}
+	if ch := checks["istio-revision"]; ch.Status != StatusOK || !strings.Contains(ch.Detail, "revision default (the only control plane): sidecar mode labels istio-injection=enabled") {
+		t.Errorf("revision check: %+v", ch)
 	}
 	if ch := checks["ambient"]; ch.Status != StatusOK {
 		t.Errorf("ambient %+v", ch)
@@ -159,6 +183,26 @@ func TestDetect(t *testing.T) {
 		if ch.Name == "gateway-api" && ch.Status == StatusFail {
 			t.Errorf("without waypoint mode old CRDs are a warning only: %+v", ch)
 		}
+	}
+}
+
+// A Gateway CRD without a bundle-version annotation (GKE-managed CRDs may have none and cannot be upgraded by the
+// user) is accepted by istiod: 1.24.0-1.31.0-rc.0 check a minimum only for grpcroutes, backendtlspolicies, tlsroutes
+// and tcproutes (istio/istio pkg/kube/kclient/crdwatcher.go, pkg/config/schema/gatewayapi/minimumversions.go). The
+// preflight must not FAIL waypoint mode for it (it did before).
+func TestGatewayCRDWithoutBundleVersionIsAccepted(t *testing.T) {
+	t.Parallel()
+	info, err := Detect(context.Background(), fakeIstio(t, ""), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := gatewayAPICheck(info, true)
+	if ch.Status == StatusFail || !strings.Contains(ch.Detail, "no bundle-version annotation (istiod accepts the Gateway CRD without one)") {
+		t.Errorf("Gateway CRD without annotation: %+v", ch)
+	}
+	none := gatewayAPICheck(IstioInfo{Version: "1.30.1"}, true)
+	if none.Status != StatusFail || none.Fix == "" {
+		t.Errorf("no Gateway CRD at all with waypoint mode must FAIL: %+v", none)
 	}
 }
 

@@ -17,7 +17,8 @@ const DryRunRunID = "dry-run"
 
 // CaseObjects returns every object a case in topology topo and mode would apply, in apply order: the Namespaces
 // with the mode's labels, the waypoint Gateways of mode waypoint, then the app's objects (workloads.Objects). It is
-// pure; the jwt-key Secret carries the placeholder text of workloads.Objects.
+// pure (offline: the revision is spec.istio.revision as written, not the one a run would detect); the jwt-key Secret
+// carries the placeholder text of workloads.Objects.
 func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mode, runID string) ([]runtime.Object, workloads.Target, error) {
 	objs, t, err := workloads.Objects(s, topo, runID)
 	if err != nil {
@@ -32,7 +33,7 @@ func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mod
 			break
 		}
 		ns = ns.DeepCopy()
-		for k, v := range NamespaceLabels(mode, ns.Name, wp, waypointNamespaceFor(t, wp, ns.Name), "") {
+		for k, v := range NamespaceLabels(mode, ns.Name, wp, waypointNamespaceFor(t, wp, ns.Name), s.Spec.Istio.Revision) {
 			if v != nil {
 				ns.Labels = kube.MergeLabels(ns.Labels, map[string]string{k: *v})
 			}
@@ -40,7 +41,7 @@ func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mod
 		out = append(out, ns)
 	}
 	if mode == scenario.ModeWaypoint {
-		for _, gw := range WaypointGateways(t, wp, runID) {
+		for _, gw := range WaypointGateways(t, wp, runID, s.Spec.Istio.Revision) {
 			out = append(out, gw)
 		}
 	}

@@ -53,6 +53,14 @@ type PreflightOptions struct {
 	AllowExisting bool
 	// SkipPrometheus skips the Prometheus check (tests).
 	SkipPrometheus bool
+	// Images, when set, resolves every image the scenario's pods pull (nil: not checked).
+	Images ImageChecker
+}
+
+// ImageChecker resolves the images a scenario will pull, one check per image. The cmd layer adapts package images,
+// so mesh does not depend on registries; nodePlatforms ("linux/amd64") are the nodes' (nil when not listed).
+type ImageChecker interface {
+	CheckImages(ctx context.Context, s *scenario.Scenario, nodePlatforms []string) []Check
 }
 
 // PreflightReport is the whole preflight: every check in a fixed order, and what was detected.
@@ -109,8 +117,9 @@ func (r PreflightReport) Table() string {
 
 // Preflight checks, without changing anything, whether scenario s can run on the cluster: Kubernetes and nodes,
 // Istio presence and version, ambient capability, native sidecars, Gateway API CRDs, the stand-in marker, the app's
-// namespaces, Prometheus and every permission. A check fails only when it blocks what s asks for (e.g. no Istio with
-// mode sidecar). The error is for the report's own failure (cluster unreachable), not for failed checks.
+// namespaces, the images (o.Images), Prometheus and every permission. A check fails only when it blocks what s asks
+// for (e.g. no Istio with mode sidecar). The error is for the report's own failure (cluster unreachable), not for
+// failed checks.
 func Preflight(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o PreflightOptions) (PreflightReport, error) {
 	r := PreflightReport{Scenario: s.Metadata.Name, Modes: s.Spec.Modes}
 	needIstio, needAmbient, needWaypoint := false, false, false
@@ -129,23 +138,37 @@ func Preflight(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o Pre
 	}
 	r.KubernetesVersion = sv.GitVersion
 	nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	var platforms []string
 	if err != nil {
 		add(Check{Name: "kubernetes", Status: StatusFail, Detail: fmt.Sprintf("%s; list nodes: %v", sv.GitVersion, err), Fix: "grant list on nodes"})
 	} else {
 		add(nodesCheck(sv.GitVersion, nodes.Items))
+		for _, n := range nodes.Items {
+			if ni := n.Status.NodeInfo; ni.OperatingSystem != "" && ni.Architecture != "" {
+				platforms = append(platforms, ni.OperatingSystem+"/"+ni.Architecture)
+			}
+		}
 	}
 
 	// Istio.
-	info, err := Detect(ctx, c)
+	info, err := Detect(ctx, c, s.Spec.Istio.Revision)
 	if err != nil {
 		add(Check{Name: "istio", Status: StatusFail, Detail: err.Error(), Fix: "grant list on pods cluster-wide"})
 	} else {
 		r.Istio = &info
 		r.Checks = append(r.Checks, istioChecks(info, sv.GitVersion, needIstio, needAmbient, needWaypoint)...)
+		if needIstio && info.Installed && info.RevisionError == "" {
+			add(mtlsCheck(ctx, c, info, appNamespaces(s)))
+		}
 	}
 
 	// Namespaces.
 	add(namespacesCheck(ctx, c, s, o.AllowExisting))
+
+	// Images (from this workstation: a WARN when the registry is out of reach here).
+	if o.Images != nil {
+		r.Checks = append(r.Checks, o.Images.CheckImages(ctx, s, platforms)...)
+	}
 
 	// Prometheus.
 	if !o.SkipPrometheus {
@@ -204,8 +227,12 @@ func istioChecks(i IstioInfo, k8sVersion string, needIstio, needAmbient, needWay
 			ready++
 		}
 	}
-	ch := Check{Name: "istio", Status: StatusOK, Detail: fmt.Sprintf("istiod %s (from %s) in %s, revision %q, %d of %d pods ready",
-		i.Version, i.VersionSource, i.Namespace, orDash(i.Revision), ready, len(i.Istiods))}
+	out = append(out, revisionCheck(i, needIstio))
+	if i.RevisionError != "" {
+		return out // no control plane chosen: facts of another revision would be wrong
+	}
+	ch := Check{Name: "istio", Status: StatusOK, Detail: fmt.Sprintf("istiod %s (from %s) in %s, %d of %d pods ready",
+		i.Version, i.VersionSource, i.Namespace, ready, len(i.Istiods))}
 	if ready == 0 {
 		ch.Status, ch.Fix = sev(needIstio), "no istiod pod is Ready: check `kubectl -n "+i.Namespace+" get pods -l app=istiod`"
 	}
@@ -245,30 +272,7 @@ func istioChecks(i IstioInfo, k8sVersion string, needIstio, needAmbient, needWay
 			Detail: fmt.Sprintf("sidecars will be native=%v: %s", *i.NativeSidecars, i.NativeSidecarsReason)})
 	}
 
-	g := i.GatewayAPI
-	gw := Check{Name: "gateway-api", Status: StatusOK}
-	switch {
-	case !g.Installed:
-		gw.Status, gw.Detail = sev(needWaypoint), "Gateway API CRDs not installed"
-		gw.Fix = "install the standard-channel CRDs (kubectl apply --server-side -f .../standard-install.yaml) of version >= " + orDash(g.MinBundleVersion)
-	case g.BundleVersion == "":
-		gw.Status, gw.Detail = sev(needWaypoint), "Gateway API CRDs have no gateway.networking.k8s.io/bundle-version annotation: istiod ignores them"
-		gw.Fix = "re-install the CRDs from an official release"
-	case !g.OK:
-		gw.Status = sev(needWaypoint)
-		gw.Detail = fmt.Sprintf("bundle-version %s (%s channel) is older than %s, which Istio %s needs: istiod ignores older CRDs", g.BundleVersion, orDash(g.Channel), g.MinBundleVersion, i.Version)
-		gw.Fix = "upgrade the Gateway API CRDs to " + g.MinBundleVersion + " or later"
-	default:
-		gw.Detail = fmt.Sprintf("bundle-version %s (%s channel), Istio %s needs >= %s; GatewayClass %s present: %v", g.BundleVersion, orDash(g.Channel), i.Version, orDash(g.MinBundleVersion), WaypointClass, g.WaypointClass)
-		if !g.WaypointClass && needWaypoint {
-			gw.Status, gw.Fix = StatusWarn, "istiod has not created GatewayClass "+WaypointClass+" (ambient disabled?): waypoints will not be programmed"
-		}
-	}
-	if !needWaypoint && gw.Status == StatusWarn && !g.Installed {
-		gw.Status, gw.Fix = StatusOK, ""
-		gw.Detail += " (no waypoint mode requested)"
-	}
-	out = append(out, gw)
+	out = append(out, gatewayAPICheck(i, needWaypoint))
 
 	if i.StandIn {
 		detail := "data plane is a TEST STAND-IN (" + strings.Join(i.StandInEvidence, "; ") + ")"
@@ -285,6 +289,100 @@ func istioChecks(i IstioInfo, k8sVersion string, needIstio, needAmbient, needWay
 			Fix: "some facts could not be read (permissions?): the run records them as unknown"})
 	}
 	return out
+}
+
+// revisionCheck says which control plane the run uses and how the modes will reach it.
+func revisionCheck(i IstioInfo, needIstio bool) Check {
+	ch := Check{Name: "istio-revision", Status: StatusOK}
+	cp := i.ControlPlanes
+	installed := fmt.Sprintf("installed revisions %s%s, default injector %s", strings.Join(cp.Revisions, ", "), tagsSuffix(cp.Tags), orDash(cp.DefaultInjector))
+	if i.RevisionError != "" {
+		ch.Status, ch.Detail = StatusWarn, i.RevisionError
+		if needIstio {
+			ch.Status = StatusFail
+		}
+		ch.Fix = "set spec.istio.revision (" + installed + ")"
+		return ch
+	}
+	choice := RevisionChoice{Revision: i.Revision, Source: i.RevisionSource}
+	if choice.Revisioned() {
+		ch.Detail = fmt.Sprintf("revision %s (%s): sidecar mode labels istio.io/rev=%s, waypoint Gateways carry istio.io/rev=%s; %s",
+			choice.Revision, choice.Source, choice.Revision, choice.Revision, installed)
+	} else {
+		ch.Detail = fmt.Sprintf("revision %s (%s): sidecar mode labels istio-injection=enabled; %s", choice.Revision, choice.Source, installed)
+		if cp.DefaultInjector == "" && len(cp.Tags) == 0 && len(cp.Revisions) > 0 {
+			ch.Status = StatusWarn
+			ch.Fix = "no webhook serves istio-injection=enabled (no namespace.sidecar-injector.istio.io): sidecar injection may not happen"
+		}
+	}
+	return ch
+}
+
+// gatewayAPICheck mirrors what istiod checks: the Gateway CRD must be served for waypoints (any bundle-version: istiod
+// accepts it without one); CRDs istiod has a minimum for and ignores below it are a WARN (meshbench uses none of
+// them, other workloads might).
+func gatewayAPICheck(i IstioInfo, needWaypoint bool) Check {
+	g := i.GatewayAPI
+	gw := Check{Name: "gateway-api", Status: StatusOK}
+	if !g.Installed {
+		gw.Status, gw.Detail = StatusOK, "Gateway API CRDs not installed (no waypoint mode requested)"
+		if needWaypoint {
+			gw.Status, gw.Detail = StatusFail, "Gateway API CRDs not installed: waypoints are gateway.networking.k8s.io/v1 Gateways"
+			gw.Fix = "install the standard-channel CRDs (kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases/download/<version>/standard-install.yaml)"
+		}
+		return gw
+	}
+	bundle := g.BundleVersion
+	if bundle == "" {
+		bundle = "no bundle-version annotation (istiod accepts the Gateway CRD without one)"
+	} else {
+		bundle = "bundle-version " + bundle + " (" + orDash(g.Channel) + " channel)"
+	}
+	gw.Detail = fmt.Sprintf("Gateway CRD served, %s; GatewayClass %s present: %v", bundle, WaypointClass, g.WaypointClass)
+	if mins := IstiodMinimumCRDs(i.Version); len(mins) > 0 {
+		var parts []string
+		for _, n := range sortedKeys(mins) {
+			parts = append(parts, strings.TrimSuffix(n, ".gateway.networking.k8s.io")+" >= "+mins[n])
+		}
+		gw.Detail += fmt.Sprintf("; Istio %s has minimums only for %s", i.Version, strings.Join(parts, ", "))
+	}
+	switch {
+	case !g.WaypointClass && needWaypoint:
+		gw.Status, gw.Fix = StatusWarn, "istiod has not created GatewayClass "+WaypointClass+" (ambient disabled?): waypoints will not be programmed"
+	case len(g.Ignored) > 0:
+		gw.Status = StatusWarn
+		gw.Detail += "; istiod ignores " + strings.Join(g.Ignored, ", ")
+		gw.Fix = "meshbench uses none of these CRDs; upgrade them if other workloads need them"
+	}
+	return gw
+}
+
+// mtlsCheck records the PeerAuthentication mode the app's namespaces will have (mesh-wide policy in the root
+// namespace, namespace-wide ones in existing app namespaces). It never blocks: STRICT is what many production meshes
+// run, and meshbench's load clients and logins run inside the mesh.
+func mtlsCheck(ctx context.Context, c *kube.Clients, i IstioInfo, namespaces []string) Check {
+	ms, err := DetectMTLS(ctx, c.Istio, i.RootNamespace, namespaces)
+	if err != nil {
+		return Check{Name: "mtls", Status: StatusWarn, Detail: err.Error(), Fix: "grant list on peerauthentications.security.istio.io; the effective mTLS mode is recorded as unknown"}
+	}
+	detail := "effective PeerAuthentication mode of the app namespaces: " + SummarizeMTLS(ms)
+	if len(ms) == 0 {
+		detail = "no app namespaces"
+	}
+	return Check{Name: "mtls", Status: StatusOK, Detail: detail + " (root namespace " + i.RootNamespace + ")"}
+}
+
+// appNamespaces are the namespaces of every topology of the scenario, in plan order ("" entries never).
+func appNamespaces(s *scenario.Scenario) []string {
+	var all []string
+	for _, topo := range s.Spec.Workload.Topologies {
+		_, t, err := workloads.Objects(s, topo, "preflight")
+		if err != nil {
+			continue // namespacesCheck reports it
+		}
+		all = append(all, t.Namespaces...)
+	}
+	return all
 }
 
 func namespacesCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario, allowExisting bool) Check {

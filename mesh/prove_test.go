@@ -107,7 +107,7 @@ func TestProve(t *testing.T) {
 func TestProveWaypoint(t *testing.T) {
 	t.Parallel()
 	ref := WaypointRef{Namespace: "ns", Name: "waypoint"}
-	gw := WaypointGateway(ref, testWaypoint, false, "r")
+	gw := WaypointGateway(ref, testWaypoint, false, "r", "")
 	progd := gw.DeepCopy()
 	programmed(progd)
 	available := readyDeployment("ns", "waypoint", nil)
@@ -141,7 +141,7 @@ func TestProveWaypoint(t *testing.T) {
 func TestWaypointGateway(t *testing.T) {
 	t.Parallel()
 	shared := scenario.Waypoint{Scope: scenario.WaypointShared, Name: "wp", For: "all"}
-	gws := WaypointGateways(testTarget, shared, "r")
+	gws := WaypointGateways(testTarget, shared, "r", "")
 	if len(gws) != 1 || gws[0].Namespace != "ns-a" {
 		t.Fatalf("shared scope: one waypoint in the entry namespace, got %d", len(gws))
 	}
@@ -160,8 +160,37 @@ func TestWaypointGateway(t *testing.T) {
 	if *lb[LabelUseWaypoint] != "wp" || *lb[LabelUseWaypointNamespace] != "ns-a" {
 		t.Errorf("shared waypoint labels %v", lb)
 	}
-	if per := WaypointGateways(testTarget, testWaypoint, "r"); len(per) != 2 || per[0].Spec.Listeners[0].AllowedRoutes != nil {
+	if per := WaypointGateways(testTarget, testWaypoint, "r", ""); len(per) != 2 || per[0].Spec.Listeners[0].AllowedRoutes != nil {
 		t.Errorf("per-namespace: %d gateways", len(per))
+	}
+}
+
+// A revision-only install takes only Gateways labelled istio.io/rev=<revision> (istio/istio
+// pilot/pkg/config/kube/gateway/deploymentcontroller.go @1.24.0, pkg/revisions/tag_watcher.go IsMine @1.30.3): the
+// waypoint must carry it, or it is never Programmed. And istiod copies the Gateway's labels onto the Deployment, pods,
+// Service and ServiceAccount it creates unless spec.infrastructure.labels is set (extractInfrastructureLabels, 1.24.0 to
+// 1.31.0-rc.0): meshbench's run labels must not reach istiod-owned objects, so infrastructure.labels holds only
+// WaypointRunLabel.
+func TestWaypointGatewayRevisionAndInfrastructureLabels(t *testing.T) {
+	t.Parallel()
+	ref := WaypointRef{Namespace: "ns-a", Name: "waypoint"}
+	canary := WaypointGateway(ref, testWaypoint, false, "r1", "canary")
+	if canary.Labels[LabelRevision] != "canary" {
+		t.Errorf("revisioned waypoint labels %v: want istio.io/rev=canary", canary.Labels)
+	}
+	for _, rev := range []string{"", DefaultRevision} {
+		if gw := WaypointGateway(ref, testWaypoint, false, "r1", rev); gw.Labels[LabelRevision] != "" {
+			t.Errorf("revision %q: a default install needs no istio.io/rev label: %v", rev, gw.Labels)
+		}
+	}
+	infra := canary.Spec.Infrastructure
+	if infra == nil || len(infra.Labels) != 1 || infra.Labels[WaypointRunLabel] != "r1" {
+		t.Fatalf("spec.infrastructure.labels %+v: want only %s=r1", infra, WaypointRunLabel)
+	}
+	for k := range infra.Labels {
+		if k == "app.kubernetes.io/managed-by" || k == "meshbench.dev/run" {
+			t.Errorf("run label %s would be copied onto istiod-owned objects", k)
+		}
 	}
 }
 

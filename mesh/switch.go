@@ -439,7 +439,7 @@ func (s *Switcher) ensureWaypoints(ctx context.Context, t workloads.Target, wp s
 	if gc == nil {
 		return errors.New("create waypoint: no Gateway API client")
 	}
-	for _, gw := range WaypointGateways(t, wp, s.RunID) {
+	for _, gw := range WaypointGateways(t, wp, s.RunID, s.Revision) {
 		cur, err := gc.GatewayV1().Gateways(gw.Namespace).Get(ctx, gw.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):

@@ -151,7 +151,7 @@ func newCluster(t *testing.T, from scenario.Mode, nativeSidecars bool) (*kube.Cl
 	)
 	var gws []runtime.Object
 	if from == scenario.ModeWaypoint {
-		for _, gw := range WaypointGateways(testTarget, testWaypoint, testRun) {
+		for _, gw := range WaypointGateways(testTarget, testWaypoint, testRun, "") {
 			programmed(gw)
 			gws = append(gws, gw)
 			objs = append(objs, readyDeployment(gw.Namespace, gw.Name, nil))

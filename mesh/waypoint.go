@@ -58,10 +58,19 @@ func waypointNamespaceFor(t workloads.Target, wp scenario.Waypoint, ns string) s
 	return ns
 }
 
+// WaypointRunLabel is the only label istiod copies from meshbench's waypoint Gateways onto the objects it creates for
+// them (Deployment, pod template, Service, ServiceAccount), through spec.infrastructure.labels. Without that field
+// istiod copies ALL the Gateway's labels (istio/istio pilot/pkg/config/kube/gateway/deploymentcontroller.go
+// extractInfrastructureLabels, 1.24.0-1.31.0-rc.0), and meshbench's run labels would mark istiod-owned objects as
+// meshbench's: a label-based cleanup would delete them while istiod recreates them.
+const WaypointRunLabel = "meshbench.dev/waypoint-of-run"
+
 // WaypointGateway is the waypoint object (what `istioctl waypoint apply` creates): a Gateway of class
-// istio-waypoint with one HBONE listener on 15008, labelled istio.io/waypoint-for. A shared waypoint admits
-// routes from every namespace.
-func WaypointGateway(ref WaypointRef, wp scenario.Waypoint, shared bool, runID string) *gwv1.Gateway {
+// istio-waypoint with one HBONE listener on 15008, labelled istio.io/waypoint-for, and istio.io/rev=<revision> when
+// the control plane is a named revision (istiod's deployment controller only takes Gateways whose istio.io/rev, or
+// else their namespace's, names its revision or tag; an unlabelled one needs a default: istio/istio
+// pkg/revisions/tag_watcher.go IsMine). A shared waypoint admits routes from every namespace.
+func WaypointGateway(ref WaypointRef, wp scenario.Waypoint, shared bool, runID, revision string) *gwv1.Gateway {
 	forWhat := wp.For
 	if forWhat == "" {
 		forWhat = "service"
@@ -71,22 +80,26 @@ func WaypointGateway(ref WaypointRef, wp scenario.Waypoint, shared bool, runID s
 		all := gwv1.NamespacesFromAll
 		l.AllowedRoutes = &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &all}}
 	}
+	lbl := kube.MergeLabels(kube.RunLabels(runID), map[string]string{LabelWaypointFor: forWhat})
+	if revision != "" && revision != DefaultRevision {
+		lbl[LabelRevision] = revision
+	}
 	return &gwv1.Gateway{
-		TypeMeta: metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: ref.Name, Namespace: ref.Namespace,
-			Labels: kube.MergeLabels(kube.RunLabels(runID), map[string]string{LabelWaypointFor: forWhat}),
+		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
+		ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: ref.Namespace, Labels: lbl},
+		Spec: gwv1.GatewaySpec{
+			GatewayClassName: WaypointClass, Listeners: []gwv1.Listener{l},
+			Infrastructure: &gwv1.GatewayInfrastructure{Labels: map[gwv1.LabelKey]gwv1.LabelValue{WaypointRunLabel: gwv1.LabelValue(runID)}},
 		},
-		Spec: gwv1.GatewaySpec{GatewayClassName: WaypointClass, Listeners: []gwv1.Listener{l}},
 	}
 }
 
 // WaypointGateways returns the Gateways of mode waypoint for the target.
-func WaypointGateways(t workloads.Target, wp scenario.Waypoint, runID string) []*gwv1.Gateway {
+func WaypointGateways(t workloads.Target, wp scenario.Waypoint, runID, revision string) []*gwv1.Gateway {
 	refs := Waypoints(t, wp)
 	out := make([]*gwv1.Gateway, len(refs))
 	for i, r := range refs {
-		out[i] = WaypointGateway(r, wp, wp.Scope == scenario.WaypointShared, runID)
+		out[i] = WaypointGateway(r, wp, wp.Scope == scenario.WaypointShared, runID, revision)
 	}
 	return out
 }

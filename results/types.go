@@ -66,6 +66,8 @@ type ClusterFacts struct {
 	CNI               string      `json:"cni,omitempty"`     // detected CNI, or "" when unknown
 	Nodes             []NodeFacts `json:"nodes,omitempty"`
 	Istio             *IstioFacts `json:"istio,omitempty"`
+	// ClusterDomain is the DNS domain of the app's fully qualified service names (scenario or kubelet clusterDomain).
+	ClusterDomain string `json:"clusterDomain,omitempty"`
 }
 
 // NodeFacts describes one node.
@@ -88,15 +90,24 @@ const (
 
 // IstioFacts describes the Istio installation a run measured.
 type IstioFacts struct {
-	Version                 string `json:"version,omitempty"`
-	Revision                string `json:"revision,omitempty"`
-	Profile                 string `json:"profile,omitempty"`
-	AmbientCapable          bool   `json:"ambientCapable"`
-	NativeSidecars          *bool  `json:"nativeSidecars,omitempty"`
-	ZtunnelImage            string `json:"ztunnelImage,omitempty"`
-	ProxyImage              string `json:"proxyImage,omitempty"`
-	DataPlane               string `json:"dataPlane,omitempty"` // DataPlaneIstio or DataPlaneStandIn
-	GatewayAPIBundleVersion string `json:"gatewayAPIBundleVersion,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	// RevisionSource says how the revision was chosen (spec.istio.revision, the only control plane, the default
+	// injector); Revisions are every istiod revision installed.
+	RevisionSource          string   `json:"revisionSource,omitempty"`
+	Revisions               []string `json:"revisions,omitempty"`
+	Profile                 string   `json:"profile,omitempty"`
+	AmbientCapable          bool     `json:"ambientCapable"`
+	NativeSidecars          *bool    `json:"nativeSidecars,omitempty"`
+	ZtunnelImage            string   `json:"ztunnelImage,omitempty"`
+	ProxyImage              string   `json:"proxyImage,omitempty"`
+	DataPlane               string   `json:"dataPlane,omitempty"` // DataPlaneIstio or DataPlaneStandIn
+	GatewayAPIBundleVersion string   `json:"gatewayAPIBundleVersion,omitempty"`
+	// RootNamespace holds mesh-wide policies (mesh config rootNamespace).
+	RootNamespace string `json:"rootNamespace,omitempty"`
+	// MTLS is the mesh-wide PeerAuthentication mode in RootNamespace ("PERMISSIVE (no mesh-wide PeerAuthentication)"
+	// when none exists); the effective mode of the app's namespaces is a case fact ("mtls").
+	MTLS string `json:"mtls,omitempty"`
 }
 
 // PromFacts records how resource samples were obtained.

@@ -94,8 +94,9 @@ type Collection struct {
 
 // Collector reads resource usage per component over a window.
 type Collector interface {
-	// Collect reads the window (waiting until its data is complete).
-	Collect(ctx context.Context, t Target, w results.Window) (Collection, error)
+	// Collect reads the window of a case in mode (waiting until its data is complete). The mode decides which shared
+	// components serve the app (ztunnel only in ambient modes, waypoints only in waypoint mode, istiod only with a mesh).
+	Collect(ctx context.Context, t Target, mode scenario.Mode, w results.Window) (Collection, error)
 	// LeadIn is how long before a window the measured condition must already hold (the rate range), so that the
 	// first rate point of the window sees no earlier activity.
 	LeadIn() time.Duration

@@ -233,7 +233,7 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 		var col Collection
 		err := cr.timed("collect-"+w.Kind, func() error {
 			var err error
-			col, err = r.Collector.Collect(ctx, t, w)
+			col, err = r.Collector.Collect(ctx, t, c.Mode, w)
 			return err
 		})
 		warnings = append(warnings, col.Warnings...)

@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,9 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
-
-// agentImage is the project's agent image as the harness imports it into both nodes (busybox included).
-const agentImage = "meshbench.local/agent:dev"
 
 // webScript serves /cgi-bin/who with busybox httpd: it answers with the serving pod's hostname and the client
 // address it saw, so a test can tell which pod answered and that the source IP was not masqueraded.
@@ -36,7 +35,7 @@ func TestCluster(t *testing.T) {
 	defer cancel()
 	ns := c.CreateNamespace(t, "cluster")
 
-	web := webDeployment(c, ns)
+	web := webDeployment(t, c, ns)
 	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, web, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create deployment: %v", err)
 	}
@@ -44,7 +43,7 @@ func TestCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create service: %v", err)
 	}
-	if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, clientPod(c, ns), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, clientPod(t, c, ns), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create client pod: %v", err)
 	}
 
@@ -106,10 +105,39 @@ func TestCluster(t *testing.T) {
 	fqdn := fmt.Sprintf("%s.%s.svc.cluster.local", svc.Name, ns)
 
 	t.Run("exec", func(t *testing.T) {
-		out := run(t, "echo exec-ok $(hostname); test -x /usr/local/bin/meshbench-agent && echo agent-present", func(out string) error {
-			return expect(out, "exec-ok "+client.Name, "agent-present")
+		out := run(t, "echo exec-ok $(hostname); test -x /bin/busybox && echo toolbox-present", func(out string) error {
+			return expect(out, "exec-ok "+client.Name, "toolbox-present")
 		})
 		t.Logf("exec: %q", strings.TrimSpace(out))
+	})
+
+	// Every image reaches the nodes through the harness registry, as on a user's cluster: each container's imageID is
+	// the registry repository at the digest the harness pushed (an image imported with `ctr import` has no such repo
+	// digest), and the kubelet reports a pull.
+	t.Run("registry", func(t *testing.T) {
+		pushed := map[string]string{} // repo -> digest
+		b, err := os.ReadFile(filepath.Join(c.Env["MESHBENCH_CLUSTER_DIR"], "run", "pushed"))
+		if err != nil {
+			t.Fatalf("the harness records what it pushed: %v", err)
+		}
+		for _, line := range strings.Fields(string(b)) {
+			ref, digest, _ := strings.Cut(line, "@")
+			pushed[ref[:strings.LastIndex(ref, ":")]] = digest
+		}
+		all := append(append([]corev1.Pod{}, webPods...), client)
+		for _, p := range all {
+			for _, st := range p.Status.ContainerStatuses {
+				repo, digest, _ := strings.Cut(st.ImageID, "@")
+				if !strings.HasPrefix(repo, c.Env["MESHBENCH_REGISTRY"]+"/") || pushed[repo] != digest {
+					t.Errorf("pod %s container %s: imageID %q is not a pushed image of the registry %s (pushed: %v)", p.Name, st.Name, st.ImageID, c.Env["MESHBENCH_REGISTRY"], pushed)
+				}
+			}
+		}
+		ev, err := c.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=Pulled"})
+		if err != nil || len(ev.Items) == 0 {
+			t.Fatalf("no Pulled events in %s: %v", ns, err)
+		}
+		t.Logf("kubelet: %s", ev.Items[0].Message)
 	})
 
 	t.Run("dns", func(t *testing.T) {
@@ -181,7 +209,7 @@ func expect(out string, want ...string) error {
 	return nil
 }
 
-func webDeployment(c *Cluster, ns string) *appsv1.Deployment {
+func webDeployment(t *testing.T, c *Cluster, ns string) *appsv1.Deployment {
 	labels := c.Labels(map[string]string{"app": "web"})
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: labels},
@@ -207,7 +235,7 @@ func webDeployment(c *Cluster, ns string) *appsv1.Deployment {
 					TerminationGracePeriodSeconds: ptr.To[int64](1),
 					Containers: []corev1.Container{{
 						Name:    "web",
-						Image:   agentImage,
+						Image:   c.Image(t, "TOOLBOX"),
 						Command: []string{"sh", "-c", webScript},
 						Ports:   []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 						ReadinessProbe: &corev1.Probe{
@@ -232,14 +260,14 @@ func webService(c *Cluster, ns string) *corev1.Service {
 	}
 }
 
-func clientPod(c *Cluster, ns string) *corev1.Pod {
+func clientPod(t *testing.T, c *Cluster, ns string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "client", Namespace: ns, Labels: c.Labels(map[string]string{"app": "client"})},
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
 			Containers: []corev1.Container{{
 				Name:    "client",
-				Image:   agentImage,
+				Image:   c.Image(t, "TOOLBOX"),
 				Command: []string{"sleep", "3600"},
 			}},
 		},

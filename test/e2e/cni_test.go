@@ -53,7 +53,12 @@ func cniCLI(t *testing.T) string {
 			return
 		}
 		cniCLIPath = filepath.Join(dir, "meshbench")
-		out, err := exec.Command("go", "build", "-o", cniCLIPath, "../../cmd/meshbench").CombinedOutput()
+		// Stamped with the harness' version (cluster.env), so the images it derives are the ones the harness pushed.
+		args := []string{"build", "-o", cniCLIPath}
+		if cluster != nil && cluster.Env["MESHBENCH_VERSION"] != "" {
+			args = append(args, "-ldflags", "-X github.com/meshbench/meshbench/internal/version.Version="+cluster.Env["MESHBENCH_VERSION"])
+		}
+		out, err := exec.Command("go", append(args, "../../cmd/meshbench")...).CombinedOutput()
 		if err != nil {
 			cniCLIErr = fmt.Errorf("go build ./cmd/meshbench: %v\n%s", err, out)
 		}

@@ -41,6 +41,8 @@ type IstioEnv struct {
 	*Cluster
 	Clients *kube.Clients
 	Version string // istiod's version per the stand-in marker (1.31-dev)
+	// Revision is the installed istiod revision ("default", or e.g. "canary" with no default: ISTIO_CP_REVISION).
+	Revision string
 }
 
 // RequireIstio returns the cluster with Istio, or skips the test when the local Istio is not up (make istio-up).
@@ -48,6 +50,43 @@ type IstioEnv struct {
 // succeeded on this very cluster ($MESHBENCH_CLUSTER_DIR/istio/istio.env newer than the cluster's CA: what CI's
 // `make cluster-up ISTIO=1` leaves behind).
 func RequireIstio(t *testing.T) *IstioEnv {
+	t.Helper()
+	e := requireIstio(t)
+	if e.Revision != "default" {
+		t.Skipf("the local Istio is installed as revision %q with no default: this test needs the default install (make istio-up)", e.Revision)
+	}
+	return e
+}
+
+// RequireIstioRevision is RequireIstio for an istiod installed as a named revision with no default
+// (make istio-up ISTIO_CP_REVISION=canary); with MESHBENCH_E2E_ISTIO_REVISION set, anything else fails the test.
+func RequireIstioRevision(t *testing.T) *IstioEnv {
+	t.Helper()
+	want := os.Getenv("MESHBENCH_E2E_ISTIO_REVISION")
+	if want == "" && localIstioRevision() == "default" {
+		t.Skip("needs the local Istio installed as a revision without default: make istio-up ISTIO_CP_REVISION=canary (CI phase 3 sets MESHBENCH_E2E_ISTIO_REVISION)")
+	}
+	e := requireIstio(t)
+	if want != "" && e.Revision != want {
+		t.Fatalf("MESHBENCH_E2E_ISTIO_REVISION=%s but the local Istio is revision %q", want, e.Revision)
+	}
+	return e
+}
+
+// localIstioRevision is MESHBENCH_ISTIO_REVISION from istio.env ("default" when absent).
+func localIstioRevision() string {
+	dir := os.Getenv("MESHBENCH_CLUSTER_DIR")
+	if dir == "" {
+		dir = DefaultClusterDir
+	}
+	env, err := readEnvFile(filepath.Join(dir, "istio", "istio.env"))
+	if err != nil || env["MESHBENCH_ISTIO_REVISION"] == "" {
+		return "default"
+	}
+	return env["MESHBENCH_ISTIO_REVISION"]
+}
+
+func requireIstio(t *testing.T) *IstioEnv {
 	t.Helper()
 	strict, why := istioExpected()
 	if strict && clusterErr != nil {
@@ -68,7 +107,7 @@ func RequireIstio(t *testing.T) *IstioEnv {
 		t.Fatalf("clients: %v", err)
 	}
 	cm, _ := c.Client.CoreV1().ConfigMaps(istioNamespace).Get(ctx, standInMarkerName, metav1.GetOptions{})
-	return &IstioEnv{Cluster: c, Clients: cl, Version: cm.Data["istio.version"]}
+	return &IstioEnv{Cluster: c, Clients: cl, Version: cm.Data["istio.version"], Revision: localIstioRevision()}
 }
 
 // istioExpected reports whether a missing Istio must fail the tests, and why.
@@ -93,9 +132,13 @@ func istioExpected() (bool, string) {
 
 // istioMissing says what of the local Istio is not there ("" when istiod, the ztunnel stand-in and the marker are).
 func istioMissing(ctx context.Context, c *Cluster) string {
-	d, err := c.Client.AppsV1().Deployments(istioNamespace).Get(ctx, "istiod", metav1.GetOptions{})
+	name := "istiod"
+	if rev := localIstioRevision(); rev != "default" {
+		name += "-" + rev
+	}
+	d, err := c.Client.AppsV1().Deployments(istioNamespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return "deployment istio-system/istiod: " + err.Error()
+		return "deployment istio-system/" + name + ": " + err.Error()
 	}
 	if d.Status.AvailableReplicas < 1 {
 		return "istiod has no available replica"
@@ -139,7 +182,7 @@ func chainScenario(prefix string, multi bool) (*scenario.Scenario, scenario.Topo
 			},
 		},
 	}
-	scenario.SetDefaults(s)
+	setDefaults(s)
 	return s, s.Spec.Workload.Topologies[0]
 }
 
@@ -307,10 +350,10 @@ func (e *IstioEnv) chainTraffic(ctx context.Context, target workloads.Target) (s
 	var out string
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		// NB: busybox wget segfaults with -T here; bound it with timeout(1).
-		stdout, _, err := e.Exec(ctx, from.Namespace, from.Name, "app", "sh", "-c", "timeout 10 wget -q -S -O /dev/null "+target.EntryURL+" 2>&1")
+		// The agent image is static and has no shell: its own curl (meshbench-agent curl) sends the request.
+		stdout, _, err := e.Exec(ctx, from.Namespace, from.Name, "app", "/usr/local/bin/meshbench-agent", "curl", "--timeout", "10s", target.EntryURL)
 		out, lastErr = stdout, err
-		return err == nil && strings.Contains(stdout, " 200 "), nil
+		return err == nil && strings.HasPrefix(stdout, "HTTP/1.1 200 "), nil
 	})
 	if err != nil {
 		return out, fmt.Errorf("GET %s from %s/%s: %v (last output %q)", target.EntryURL, from.Namespace, from.Name, lastErr, strings.TrimSpace(out))

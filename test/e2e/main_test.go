@@ -35,6 +35,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/meshbench/meshbench/internal/version"
+	"github.com/meshbench/meshbench/scenario"
 )
 
 const (
@@ -70,6 +73,14 @@ var (
 
 func TestMain(m *testing.M) {
 	cluster, clusterErr = connect()
+	if cluster != nil {
+		// The harness pushed meshbench's images tagged with the version of the CLI it built (cluster.env): the
+		// images this process derives from spec.images.registry must carry that tag, as they would for a
+		// released CLI and its pushed images.
+		if v := cluster.Env["MESHBENCH_VERSION"]; v != "" {
+			version.Version = v
+		}
+	}
 	code := m.Run()
 	if cluster != nil {
 		cluster.deleteRunNamespaces()
@@ -142,6 +153,22 @@ func connect() (*Cluster, error) {
 	return c, nil
 }
 
+// Image returns the ref of a harness image from cluster.env (MESHBENCH_IMAGE_<NAME>: AGENT, MESHBENCH, IPERF3,
+// TOOLBOX, POSTGRES, ...): every image is pushed to the harness registry and pulled by the nodes, so its ref names
+// the registry. Missing: the test is skipped (fails with CI=true), since the cluster was built without it.
+func (c *Cluster) Image(t testing.TB, name string) string {
+	t.Helper()
+	ref := c.Env["MESHBENCH_IMAGE_"+name]
+	if ref == "" {
+		msg := fmt.Sprintf("cluster.env has no MESHBENCH_IMAGE_%s (re-run `make cluster-up`)", name)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return ref
+}
+
 // readEnvFile parses KEY=VALUE lines (comments, blank and `export ...` lines ignored; optional quotes removed).
 func readEnvFile(path string) (map[string]string, error) {
 	f, err := os.Open(path)
@@ -180,4 +207,13 @@ func randomSuffix(n int) string {
 		panic(err)
 	}
 	return hex.EncodeToString(b)[:n]
+}
+
+// setDefaults is scenario.SetDefaults with the images the harness pushed: spec.images.tag is the version of the
+// harness' CLI (cluster.env MESHBENCH_VERSION), as `meshbench` fills it from its own version.
+func setDefaults(s *scenario.Scenario) {
+	if cluster != nil && s.Spec.Images.Tag == "" {
+		s.Spec.Images.Tag = cluster.Env["MESHBENCH_VERSION"]
+	}
+	scenario.SetDefaults(s)
 }

@@ -127,13 +127,13 @@ func TestMeshWaypointGatewayIsValid(t *testing.T) {
 		{Scope: scenario.WaypointPerNamespace, Name: "waypoint", For: "service"},
 		{Scope: scenario.WaypointShared, Name: "shared-wp", For: "all"},
 	} {
-		for _, gw := range mesh.WaypointGateways(target, wp, c.RunID) {
+		for _, gw := range mesh.WaypointGateways(target, wp, c.RunID, "") {
 			if _, err := cl.Gateway.GatewayV1().Gateways(gw.Namespace).Create(ctx, gw, dry); err != nil {
 				t.Errorf("%s waypoint %s/%s rejected: %v", wp.Scope, gw.Namespace, gw.Name, err)
 			}
 		}
 	}
-	bad := mesh.WaypointGateway(mesh.WaypointRef{Namespace: ns1, Name: "bad"}, scenario.Waypoint{}, false, c.RunID)
+	bad := mesh.WaypointGateway(mesh.WaypointRef{Namespace: ns1, Name: "bad"}, scenario.Waypoint{}, false, c.RunID, "")
 	bad.Spec.Listeners = append(bad.Spec.Listeners, gwv1.Listener{Name: "mesh", Port: 15008, Protocol: "HBONE"}) // duplicate listener name
 	if _, err := cl.Gateway.GatewayV1().Gateways(ns1).Create(ctx, bad, dry); err == nil {
 		t.Error("a Gateway with duplicate listener names was accepted: is the CRD validating at all?")
@@ -154,7 +154,7 @@ func TestMeshPreflight(t *testing.T) {
 			Modes:      []scenario.Mode{scenario.ModeNone, scenario.ModeSidecar},
 			Prometheus: scenario.Prometheus{URL: c.PrometheusURL},
 		}}
-	scenario.SetDefaults(s)
+	setDefaults(s)
 	start := time.Now()
 	rep, err := mesh.Preflight(ctx, cl, s, mesh.PreflightOptions{Permissions: []mesh.Permission{
 		{Resource: "pods", Verbs: []string{"get", "list", "watch"}, Why: "verify"},

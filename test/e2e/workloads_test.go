@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func wlChainScenario(t *testing.T, depth, fanOut, payload int, topo scenario.Top
 			Load: scenario.LoadSpec{Path: "/echo"},
 		},
 	}
-	scenario.SetDefaults(s)
+	setDefaults(s)
 	if ps := scenario.Validate(s); len(ps) > 0 {
 		t.Fatalf("scenario: %v", ps)
 	}
@@ -94,7 +95,8 @@ func wlDeploy(t *testing.T, d *workloads.Deployer, s *scenario.Scenario) workloa
 	return target
 }
 
-// wlGet requests url from inside a pod of the target (the agent image has busybox wget) and returns the body.
+// wlGet requests url from inside a pod of the target (with the agent's own curl: the image has no shell) and returns
+// the body.
 func wlGet(ctx context.Context, t *testing.T, c *Cluster, target workloads.Target, ns, url string) string {
 	t.Helper()
 	pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: target.AppSelector})
@@ -103,16 +105,20 @@ func wlGet(ctx context.Context, t *testing.T, c *Cluster, target workloads.Targe
 	}
 	var last error
 	for attempt := 0; attempt < 10; attempt++ {
-		// busybox wget segfaults with -T here: bound it with timeout(1).
-		out, stderr, err := c.Exec(ctx, ns, pods.Items[0].Name, "app", "sh", "-c", "timeout 10 wget -qO- '"+url+"'")
+		out, stderr, err := c.Exec(ctx, ns, pods.Items[0].Name, "app", "/usr/local/bin/meshbench-agent", "curl", "--json", "--fail", "--timeout", "10s", url)
 		if err == nil {
-			return out
+			var resp struct {
+				Body string `json:"body"`
+			}
+			if err = json.Unmarshal([]byte(out), &resp); err == nil {
+				return resp.Body
+			}
 		}
 		last = err
-		t.Logf("wget %s from %s/%s: %v %s (retrying)", url, ns, pods.Items[0].Name, err, stderr)
+		t.Logf("curl %s from %s/%s: %v %s (retrying)", url, ns, pods.Items[0].Name, err, stderr)
 		time.Sleep(2 * time.Second)
 	}
-	t.Fatalf("wget %s: %v", url, last)
+	t.Fatalf("curl %s: %v", url, last)
 	return ""
 }
 
@@ -180,7 +186,7 @@ func TestWorkloadsBankOfAnthosServerDryRun(t *testing.T) {
 			App: scenario.AppBankOfAnthos, Replicas: 2, NamespacePrefix: "e2e-boa-" + randomSuffix(4) + "-",
 			Topologies: []scenario.Topology{{Kind: scenario.TopologySingle}, {Kind: scenario.TopologyMulti}},
 		}}}
-	scenario.SetDefaults(s)
+	setDefaults(s)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	key, err := workloads.GenerateJWTKey(nil, 4096)

@@ -16,6 +16,7 @@ import (
 	"github.com/meshbench/meshbench/collectors/prom"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/version"
+	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
@@ -27,6 +28,8 @@ type cniFlags struct {
 	keep          bool
 	readyTimeout  time.Duration
 	deleteTimeout time.Duration
+	imageRegistry string
+	skipImages    bool
 }
 
 // NewCNICommand benchmarks the pod network underneath the mesh.
@@ -44,7 +47,8 @@ TCP_RR and TCP_CRR (netperf when the network image has it, else the built-in for
 
 Everything runs in one namespace, deleted at the end (also on failure and Ctrl-C) unless --keep. Raw tool output is
 kept in RUN_DIR/raw/, samples in RUN_DIR/samples.jsonl. The scenario needs a spec.cni section; a bad config exits 2
-before the cluster is touched. Exit 1 when a case failed (the table says why).`,
+before the cluster is touched, and so does an image its registry does not have or refuses (the agent and network
+images are resolved first; --skip-image-check). Exit 1 when a case failed (the table says why).`,
 		Example: `  meshbench cni -f examples/study-b-network.yaml
   meshbench cni -f examples/study-b-network.yaml -o json --output-dir runs`,
 		Args: cobra.NoArgs,
@@ -56,6 +60,8 @@ before the cluster is touched. Exit 1 when a case failed (the table says why).`,
 	fl.BoolVar(&f.keep, "keep", false, "keep the test namespace and pods after the run (delete it yourself)")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 3*time.Minute, "how long the test pods may take to become ready")
 	fl.DurationVar(&f.deleteTimeout, "delete-timeout", 3*time.Minute, "bound on deleting the test namespace (also after Ctrl-C)")
+	addImageRegistryFlag(fl, &f.imageRegistry)
+	addSkipImageCheckFlag(fl, &f.skipImages)
 	return cmd
 }
 
@@ -66,7 +72,7 @@ func runCNI(ctx context.Context, streams Streams, g *GlobalFlags, f *cniFlags) e
 	if f.file == "" {
 		return badInput(errors.New("give the scenario with -f/--file (it needs a spec.cni section)"))
 	}
-	s, err := loadScenario(f.file)
+	s, err := loadScenario(f.file, f.imageRegistry)
 	if err != nil {
 		return err
 	}
@@ -81,6 +87,9 @@ func runCNI(ctx context.Context, streams Streams, g *GlobalFlags, f *cniFlags) e
 	if err != nil {
 		return badInput(err)
 	}
+	if err := checkRunImages(ctx, g, streams, clients, s, false, true, f.skipImages); err != nil {
+		return err
+	}
 	store, meta, err := createCNIRun(s)
 	if err != nil {
 		return err
@@ -93,7 +102,13 @@ func runCNI(ctx context.Context, streams Streams, g *GlobalFlags, f *cniFlags) e
 		return err
 	}
 	defer stop()
-	meta.Cluster, meta.Prometheus, meta.Notes = clusterFacts(ctx, clients, s, log), promFacts, append(meta.Notes, notes...)
+	// The CNI baseline needs no control plane: Istio is detected for the record only (an undecidable revision is
+	// just not recorded).
+	ist, err := mesh.Detect(ctx, clients, s.Spec.Istio.Revision)
+	if err != nil {
+		log.Warn("detect istio", "err", err)
+	}
+	meta.Cluster, meta.Prometheus, meta.Notes = clusterFacts(ctx, clients, s, ist, log), promFacts, append(meta.Notes, notes...)
 	if err := store.UpdateMeta(meta); err != nil {
 		return err
 	}

@@ -10,8 +10,9 @@ import (
 )
 
 type planFlags struct {
-	file   string
-	dryRun bool
+	file          string
+	dryRun        bool
+	imageRegistry string
 }
 
 // NewPlanCommand prints the expanded plan of a scenario without touching any cluster.
@@ -28,6 +29,7 @@ The output is deterministic. A bad config exits 2 with every problem listed; no 
 	}
 	cmd.Flags().StringVarP(&f.file, "file", "f", "", "scenario file (YAML)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print every object each case would apply, as YAML (-o yaml)")
+	addImageRegistryFlag(cmd.Flags(), &f.imageRegistry)
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
@@ -36,7 +38,7 @@ func runPlan(_ context.Context, streams Streams, g *GlobalFlags, f *planFlags) e
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}
-	s, err := loadScenario(f.file)
+	s, err := loadScenario(f.file, f.imageRegistry)
 	if err != nil {
 		return err
 	}
@@ -47,9 +49,10 @@ func runPlan(_ context.Context, streams Streams, g *GlobalFlags, f *planFlags) e
 	return printValue(streams.Out, g.Output, p, p.Table)
 }
 
-// loadScenario loads and validates a scenario; every problem is bad input (exit 2).
-func loadScenario(path string) (*scenario.Scenario, error) {
-	s, err := scenario.Load(path)
+// loadScenario loads and validates a scenario with this binary's image tag and the --image-registry override
+// (scenarioLoadOptions); every problem is bad input (exit 2).
+func loadScenario(path, imageRegistry string) (*scenario.Scenario, error) {
+	s, err := scenario.LoadWith(path, scenarioLoadOptions(imageRegistry))
 	if err != nil {
 		return nil, badInput(err)
 	}

@@ -15,6 +15,7 @@ type preflightFlags struct {
 	file          string
 	allowExisting bool
 	prometheusURL string
+	imageRegistry string
 }
 
 // NewPreflightCommand checks, without changing anything, whether a scenario can run on the cluster.
@@ -26,10 +27,13 @@ func NewPreflightCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 		Long: `Check, read-only, everything a run of the scenario needs: Kubernetes version and nodes; Istio presence and version
 (istiod's /version through the API server); ambient capability (PILOT_ENABLE_AMBIENT, ztunnel, istio-cni);
 native sidecars; Gateway API CRDs and their bundle-version against the Istio version; a test stand-in data plane;
-the app's namespaces; Prometheus and its cAdvisor series; and every permission (SelfSubjectAccessReview).
-Each check is OK, WARN or FAIL with the fix. Exit 2 when a FAIL blocks the requested modes.`,
+the app's namespaces; every image the pods pull (a manifest HEAD from here: missing or unauthorized is a FAIL, an
+unreachable registry a WARN, an index without the nodes' platforms a FAIL); Prometheus and its cAdvisor series; and
+every permission (SelfSubjectAccessReview). Each check is OK, WARN or FAIL with the fix. Exit 2 when a FAIL blocks
+the requested modes.`,
 		Example: `  meshbench preflight -f examples/quickstart.yaml
-  meshbench preflight -f examples/study-a-multi.yaml -o json`,
+  meshbench preflight -f examples/study-a-multi.yaml -o json
+  meshbench preflight -f examples/quickstart.yaml --image-registry 172.30.0.1:5000/meshbench`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPreflight(cmd.Context(), streams, g, f) },
 	}
@@ -37,6 +41,7 @@ Each check is OK, WARN or FAIL with the fix. Exit 2 when a FAIL blocks the reque
 	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML)")
 	fl.BoolVar(&f.allowExisting, "allow-existing-namespaces", false, "existing app namespaces are a warning, not a failure")
 	fl.StringVar(&f.prometheusURL, "prometheus-url", "", "Prometheus URL (overrides spec.prometheus)")
+	addImageRegistryFlag(fl, &f.imageRegistry)
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
@@ -45,7 +50,7 @@ func runPreflight(ctx context.Context, streams Streams, g *GlobalFlags, f *prefl
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}
-	s, err := loadScenario(f.file)
+	s, err := loadScenario(f.file, f.imageRegistry)
 	if err != nil {
 		return err
 	}
@@ -60,7 +65,7 @@ func runPreflight(ctx context.Context, streams Streams, g *GlobalFlags, f *prefl
 	for i, p := range schedule.RequiredPermissions {
 		perms[i] = mesh.Permission{Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Verbs: p.Verbs, Why: p.Why}
 	}
-	rep, err := mesh.Preflight(ctx, clients, s, mesh.PreflightOptions{Permissions: perms, AllowExisting: f.allowExisting})
+	rep, err := mesh.Preflight(ctx, clients, s, mesh.PreflightOptions{Permissions: perms, AllowExisting: f.allowExisting, Images: imageChecker{}})
 	if err != nil {
 		return err
 	}

@@ -103,6 +103,7 @@ func NewRootCommand(streams Streams) *cobra.Command {
 		NewScheduleCommand(streams, g),
 		NewPreflightCommand(streams, g),
 		NewCleanupCommand(streams, g),
+		NewImagesCommand(streams, g),
 	)
 	return root
 }

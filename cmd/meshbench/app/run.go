@@ -41,6 +41,8 @@ type runFlags struct {
 	readyTimeout    time.Duration
 	verifyTimeout   time.Duration
 	finalizeTimeout time.Duration
+	imageRegistry   string
+	skipImages      bool
 }
 
 // NewRunCommand runs a scenario end to end: deploy, switch modes, verify, load, collect, summarise.
@@ -58,7 +60,8 @@ RUN_DIR continues an interrupted run without repeating recorded cases. At the en
 written and the study-A tables are printed.
 
 Ctrl-C or SIGTERM stops after cleaning up (app namespaces deleted, namespace labels restored) unless --retain.
-Exit code 1 when some cases failed (everything is still written), 2 for bad input.`,
+Exit code 1 when some cases failed (everything is still written), 2 for bad input, which includes an image the
+registry does not have or refuses: every image is resolved before anything is created (--skip-image-check).`,
 		Example: `  meshbench run -f examples/quickstart.yaml
   meshbench run --resume runs/quickstart-20261201-101500`,
 		Args: cobra.NoArgs,
@@ -74,6 +77,8 @@ Exit code 1 when some cases failed (everything is still written), 2 for bad inpu
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 10*time.Minute, "how long workloads and load clients may take to become ready")
 	fl.DurationVar(&f.verifyTimeout, "verify-timeout", 3*time.Minute, "how long every pod may take to prove the data-plane mode")
 	fl.DurationVar(&f.finalizeTimeout, "finalize-timeout", runner.DefaultFinalizeTimeout, "bound on teardown and label restore (also after Ctrl-C)")
+	addImageRegistryFlag(fl, &f.imageRegistry)
+	addSkipImageCheckFlag(fl, &f.skipImages)
 	return cmd
 }
 
@@ -82,7 +87,10 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 		return err
 	}
 	log := g.Logger(streams.ErrOut)
-	s, store, meta, done, err := openRun(f)
+	// Every image is resolved before the run directory or anything in the cluster is created.
+	s, store, meta, done, err := openRun(f, func(s *scenario.Scenario) error {
+		return checkRunImages(ctx, g, streams, nil, s, true, false, f.skipImages)
+	})
 	if err != nil {
 		return err
 	}
@@ -95,13 +103,17 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 	if err != nil {
 		return badInput(err)
 	}
+	ist, err := resolveCluster(ctx, clients, s, plan, log)
+	if err != nil {
+		return err
+	}
 	col, promFacts, notes, stop, err := newCollector(ctx, clients, s, log)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	if done == nil { // a new run: record the facts before the first case
-		meta.Cluster, meta.Prometheus = clusterFacts(ctx, clients, s, log), promFacts
+		meta.Cluster, meta.Prometheus = clusterFacts(ctx, clients, s, ist, log), promFacts
 		meta.Notes = append(meta.Notes, notes...)
 		if ist := meta.Cluster.Istio; ist != nil && ist.DataPlane == results.DataPlaneStandIn {
 			meta.Notes = append(meta.Notes, standInNote)
@@ -117,9 +129,10 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 	lg := &loadgen.Cluster{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube}, RunID: meta.RunID,
 		Image: s.Spec.Images.Agent, PullPolicy: corev1.PullPolicy(s.Spec.Images.PullPolicy), NodeSelector: s.Spec.Workload.NodeSelector,
 		Clients: s.Spec.Load.Clients, ReadyTimeout: f.readyTimeout, Log: log}
-	col.loadSelector = lg.Selector()
+	col.loadSelector, col.waypoint, col.revision = lg.Selector(), s.Spec.Waypoint, ist.Revision
 	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: f.allowExisting, Log: log, Progress: progressWriter(g, streams)}
-	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record}, wp: s.Spec.Waypoint, timeout: f.verifyTimeout}
+	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record, Revision: ist.Revision},
+		wp: s.Spec.Waypoint, timeout: f.verifyTimeout, rootNS: ist.RootNamespace}
 	r := &runner.Runner{
 		Scenario: s, Plan: plan, RunID: meta.RunID, Store: store, Done: done, Retain: f.retain, FinalizeTimeout: f.finalizeTimeout, Log: log,
 		Progress:  progressWriter(g, streams),
@@ -164,12 +177,15 @@ func progressWriter(g *GlobalFlags, streams Streams) io.Writer {
 
 const standInNote = "data plane: test stand-in, figures are not Istio's"
 
-// openRun creates a new run directory for -f, or resumes --resume RUN_DIR with the scenario recorded in it.
-func openRun(f *runFlags) (*scenario.Scenario, *results.Store, results.RunMeta, map[string]results.CaseResult, error) {
+// openRun creates a new run directory for -f, or resumes --resume RUN_DIR with the scenario recorded in it; check
+// runs on the scenario first (the image check).
+func openRun(f *runFlags, check func(*scenario.Scenario) error) (*scenario.Scenario, *results.Store, results.RunMeta, map[string]results.CaseResult, error) {
 	var zero results.RunMeta
 	switch {
 	case f.resume != "" && f.file != "":
 		return nil, nil, zero, nil, badInput(errors.New("give either -f SCENARIO (new run) or --resume RUN_DIR, not both"))
+	case f.resume != "" && f.imageRegistry != "":
+		return nil, nil, zero, nil, badInput(errors.New("--image-registry with --resume: a resumed run keeps the images it recorded"))
 	case f.resume != "":
 		store, run, err := results.Resume(f.resume)
 		if err != nil {
@@ -180,17 +196,24 @@ func openRun(f *runFlags) (*scenario.Scenario, *results.Store, results.RunMeta, 
 			_ = store.Close()
 			return nil, nil, zero, nil, badInput(fmt.Errorf("resume %s: recorded scenario: %w", f.resume, err))
 		}
+		if err := check(s); err != nil {
+			_ = store.Close()
+			return nil, nil, zero, nil, err
+		}
 		return s, store, run.Meta, run.DoneCases(), nil
 	case f.file == "":
 		return nil, nil, zero, nil, badInput(errors.New("give -f SCENARIO or --resume RUN_DIR"))
 	}
-	s, err := loadScenario(f.file)
+	s, err := loadScenario(f.file, f.imageRegistry)
 	if err != nil {
 		return nil, nil, zero, nil, err
 	}
 	plan := scenario.NewPlan(s)
 	if len(plan.Cases) == 0 {
 		return nil, nil, zero, nil, badInput(fmt.Errorf("%s: no mesh benchmark cases (spec.workload is empty); use meshbench cni for network-only scenarios", f.file))
+	}
+	if err := check(s); err != nil {
+		return nil, nil, zero, nil, err
 	}
 	start := time.Now().UTC()
 	v := version.Get()
@@ -247,19 +270,44 @@ type runCollector struct {
 	pods         prom.PodLister
 	loadSelector string
 	collect      func(ctx context.Context, w results.Window, sets []prom.PodSet) (prom.Collected, error)
+	// waypoint and revision say which waypoints and which istiod serve the app (meshScope).
+	waypoint scenario.Waypoint
+	revision string
 	// lead is the rate range when the collector was built; leadFn, when set, follows later changes (the kubelet
 	// sampler's resolution follows cAdvisor's timestamps).
 	lead   time.Duration
 	leadFn func() time.Duration
 }
 
-func (c *runCollector) Collect(ctx context.Context, t runner.Target, w results.Window) (runner.Collection, error) {
-	sets, err := prom.PodSets(ctx, c.pods, prom.Scope{AppNamespaces: t.Namespaces, AppSelector: t.AppSelector, LoadgenSelector: c.loadSelector})
+func (c *runCollector) Collect(ctx context.Context, t runner.Target, mode scenario.Mode, w results.Window) (runner.Collection, error) {
+	// Node: each node running the app, load client or waypoint pods, measured on its own (never the whole cluster).
+	sets, err := prom.PodSets(ctx, c.pods, prom.Scope{AppNamespaces: t.Namespaces, AppSelector: t.AppSelector, LoadgenSelector: c.loadSelector, Node: true,
+		Mesh: meshScope(t, mode, c.waypoint, c.revision)})
 	if err != nil {
 		return runner.Collection{}, err
 	}
 	got, err := c.collect(ctx, w, sets)
+	if err == nil {
+		err = prom.CheckRequired(sets, got.Samples)
+	}
 	return runner.Collection{Window: got.Window, Samples: got.Samples, Warnings: got.Warnings}, err
+}
+
+// meshScope is what serves the app in mode: nothing in none; istiod of the run's revision with a mesh; the node agents
+// (ztunnel, istio-cni) of the app's nodes in ambient modes; the run's own waypoints in waypoint mode.
+func meshScope(t runner.Target, mode scenario.Mode, wp scenario.Waypoint, revision string) prom.MeshScope {
+	var m prom.MeshScope
+	if !mesh.NeedsIstio(mode) {
+		return m
+	}
+	m.Istiod, m.IstiodRevision = true, revision
+	m.NodeAgents = mesh.UsesAmbient(mode)
+	if wt, ok := t.Handle.(workloads.Target); ok && mode == scenario.ModeWaypoint {
+		for _, r := range mesh.Waypoints(wt, wp) {
+			m.Waypoints = append(m.Waypoints, prom.NamespacedName{Namespace: r.Namespace, Name: r.Name})
+		}
+	}
+	return m
 }
 
 func (c *runCollector) LeadIn() time.Duration {
@@ -319,9 +367,39 @@ func newCollector(ctx context.Context, clients *kube.Clients, s *scenario.Scenar
 	return rc, facts, notes, func() {}, nil
 }
 
+// resolveCluster reads, before anything is changed, what the run must know of the cluster: the Istio control plane
+// serving the app (spec.istio.revision, or the only/default one; with several and no default the run refuses to guess:
+// exit 2) and the cluster DNS domain for the app's FQDNs (spec.workload.clusterDomain, else the kubelets' clusterDomain,
+// else cluster.local with a warning).
+func resolveCluster(ctx context.Context, clients *kube.Clients, s *scenario.Scenario, plan scenario.Plan, log *slog.Logger) (mesh.IstioInfo, error) {
+	info, err := mesh.Detect(ctx, clients, s.Spec.Istio.Revision)
+	if err != nil {
+		log.Warn("detect istio", "err", err)
+	}
+	for _, p := range info.Problems {
+		log.Warn("detect istio", "problem", p)
+	}
+	needIstio := false
+	for _, c := range plan.Cases {
+		needIstio = needIstio || mesh.NeedsIstio(c.Mode)
+	}
+	if info.RevisionError != "" && needIstio {
+		return info, badInput(fmt.Errorf("choose the Istio control plane: %s (nothing was changed in the cluster)", info.RevisionError))
+	}
+	if len(plan.Cases) > 0 && s.Spec.Workload.ClusterDomain == "" {
+		d, err := kube.DetectClusterDomain(ctx, clients.Kube)
+		if err != nil {
+			d = kube.DefaultClusterDomain
+			log.Warn("cluster DNS domain not detected: using "+d+" (set spec.workload.clusterDomain if the cluster uses another)", "err", err)
+		}
+		s.Spec.Workload.ClusterDomain = d
+	}
+	return info, nil
+}
+
 // clusterFacts gathers run.json's cluster facts; what cannot be read is logged and left empty.
-func clusterFacts(ctx context.Context, clients *kube.Clients, s *scenario.Scenario, log *slog.Logger) results.ClusterFacts {
-	f := results.ClusterFacts{Profile: string(s.Spec.Profile)}
+func clusterFacts(ctx context.Context, clients *kube.Clients, s *scenario.Scenario, ist mesh.IstioInfo, log *slog.Logger) results.ClusterFacts {
+	f := results.ClusterFacts{Profile: string(s.Spec.Profile), ClusterDomain: s.Spec.Workload.ClusterDomain}
 	if v, err := clients.Kube.Discovery().ServerVersion(); err == nil {
 		f.KubernetesVersion = v.GitVersion
 	} else {
@@ -344,7 +422,7 @@ func clusterFacts(ctx context.Context, clients *kube.Clients, s *scenario.Scenar
 		}
 		sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].Name < f.Nodes[j].Name })
 	}
-	f.Istio = istioFacts(ctx, clients, log)
+	f.Istio = istioFacts(ist)
 	return f
 }
 
@@ -385,6 +463,7 @@ type meshAdapter struct {
 	timeout time.Duration
 	last    mesh.Transition
 	standIn bool
+	rootNS  string // mesh config rootNamespace (mesh-wide PeerAuthentication)
 }
 
 func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
@@ -412,10 +491,27 @@ func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario
 		facts["data-plane"] = results.DataPlaneStandIn
 		a.standIn = true
 	}
+	if r := a.sw.Revision; r != "" && mesh.NeedsIstio(mode) {
+		facts["istio-revision"] = r
+	}
+	facts["mtls"] = a.mtls(ctx, t.Namespaces, mode)
 	if err == nil && !v.OK() {
 		err = fmt.Errorf("%d pods, problems: %s", len(v.Pods), strings.Join(v.Problems, "; "))
 	}
 	return facts, err
+}
+
+// mtls is the effective PeerAuthentication mode of the app's namespaces in mode (what the measured traffic had to
+// satisfy): "none (no mesh)" in mode none.
+func (a *meshAdapter) mtls(ctx context.Context, namespaces []string, mode scenario.Mode) string {
+	if !mesh.NeedsIstio(mode) {
+		return "none (no mesh)"
+	}
+	ms, err := mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, namespaces)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return mesh.SummarizeMTLS(ms)
 }
 
 func (a *meshAdapter) Restore(ctx context.Context) error {
@@ -428,8 +524,9 @@ type loadAdapter struct {
 	c    *loadgen.Cluster
 	spec scenario.LoadSpec
 	// login returns the target with the headers the app needs (bank-of-anthos: the demo user's session cookie,
-	// without which the frontend answers every request with a redirect to /login and the load measures nothing).
-	login func(ctx context.Context, t workloads.Target) (workloads.Target, error)
+	// without which the frontend answers every request with a redirect to /login and the load measures nothing). It
+	// sends its request with agent, from a load client pod: through the data plane of the mode, as the load does.
+	login func(ctx context.Context, t workloads.Target, agent workloads.AgentExec) (workloads.Target, error)
 	// headers are login's headers per topology, taken after every mode switch (pods restarted, data plane new).
 	headers map[string]map[string]string
 }
@@ -441,7 +538,9 @@ func (a *loadAdapter) Prepare(ctx context.Context, t runner.Target, mode scenari
 	if a.login == nil {
 		return nil
 	}
-	wt, err := a.login(ctx, t.Handle.(workloads.Target))
+	wt, err := a.login(ctx, t.Handle.(workloads.Target), func(ctx context.Context, args []string) ([]byte, error) {
+		return a.c.ExecAgent(ctx, t.EntryNamespace, mode, args)
+	})
 	if err != nil {
 		return err
 	}
@@ -485,15 +584,7 @@ func (a *loadAdapter) Teardown(ctx context.Context, t runner.Target) error {
 
 // istioFacts describes the installed Istio for run.json (nil when none is installed). Istio has no IstioOperator in
 // the cluster since 1.24, so the profile is inferred: "ambient" when istiod runs with PILOT_ENABLE_AMBIENT.
-func istioFacts(ctx context.Context, clients *kube.Clients, log *slog.Logger) *results.IstioFacts {
-	info, err := mesh.Detect(ctx, clients)
-	if err != nil {
-		log.Warn("detect istio", "err", err)
-		return nil
-	}
-	for _, p := range info.Problems {
-		log.Warn("detect istio", "problem", p)
-	}
+func istioFacts(info mesh.IstioInfo) *results.IstioFacts {
 	profile := "default"
 	if info.PilotEnableAmbient {
 		profile = "ambient"

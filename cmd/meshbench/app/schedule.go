@@ -10,15 +10,15 @@ import (
 
 	"github.com/meshbench/meshbench/compare"
 	"github.com/meshbench/meshbench/internal/kube"
-	"github.com/meshbench/meshbench/internal/version"
 	"github.com/meshbench/meshbench/schedule"
 )
 
 type scheduleFlags struct {
-	file   string
-	opts   schedule.Options
-	apply  bool
-	dryRun bool
+	file          string
+	opts          schedule.Options
+	apply         bool
+	dryRun        bool
+	imageRegistry string
 }
 
 // NewScheduleCommand emits or applies a CronJob that runs a scenario in the cluster on a schedule.
@@ -45,7 +45,8 @@ PersistentVolumeClaim, and a CronJob whose pod runs 'meshbench run', then 'meshb
 	fl.StringVar(&o.Schedule, "schedule", schedule.DefaultSchedule, "cron schedule of the runs")
 	fl.StringVar(&o.TimeZone, "time-zone", "", "IANA time zone of the schedule (default: the controller's)")
 	fl.StringVar(&o.Namespace, "namespace", schedule.DefaultNamespace, "namespace of the CronJob, ServiceAccount and ConfigMap")
-	fl.StringVar(&o.Image, "image", defaultImage(), "meshbench container image")
+	fl.StringVar(&o.Image, "image", "", "meshbench container image (default spec.images.meshbench: <spec.images.registry>/meshbench:<this version>)")
+	addImageRegistryFlag(fl, &f.imageRegistry)
 	fl.StringVar(&o.PVC, "pvc", "", "PersistentVolumeClaim that keeps the runs (mounted at "+schedule.RunsDir+")")
 	fl.StringVar(&o.PVCSize, "pvc-size", "", "also create the PVC with this size, e.g. 20Gi")
 	fl.StringVar(&o.StorageClass, "storage-class", "", "storage class of the created PVC (default: the cluster's)")
@@ -60,20 +61,11 @@ PersistentVolumeClaim, and a CronJob whose pod runs 'meshbench run', then 'meshb
 	return cmd
 }
 
-// defaultImage is the meshbench image of this build's version.
-func defaultImage() string {
-	v := version.Get().Version
-	if v == "" || v == "dev" || strings.Contains(v, "dirty") {
-		v = "latest"
-	}
-	return "ghcr.io/meshbench/meshbench:" + v
-}
-
 func runSchedule(ctx context.Context, streams Streams, g *GlobalFlags, f *scheduleFlags) error {
 	if err := g.checkOutput("table", "yaml"); err != nil {
 		return err
 	}
-	s, err := loadScenario(f.file)
+	s, err := loadScenario(f.file, f.imageRegistry)
 	if err != nil {
 		return err
 	}
@@ -84,6 +76,9 @@ func runSchedule(ctx context.Context, streams Streams, g *GlobalFlags, f *schedu
 	}
 	opts := f.opts
 	opts.Scenario = s
+	if opts.Image == "" { // the CLI image of the scenario's registry and tag: the same version as the agent it deploys
+		opts.Image = s.Spec.Images.Meshbench
+	}
 	objs, err := schedule.Objects(opts)
 	if err != nil {
 		return badInput(err)

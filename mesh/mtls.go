@@ -1,0 +1,148 @@
+package mesh
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	securityv1beta1 "istio.io/api/security/v1beta1"
+	securityv1 "istio.io/client-go/pkg/apis/security/v1"
+	istioclient "istio.io/client-go/pkg/clientset/versioned"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// mTLS modes of a PeerAuthentication as meshbench records them.
+const (
+	MTLSStrict     = "STRICT"
+	MTLSPermissive = "PERMISSIVE"
+	MTLSDisable    = "DISABLE"
+)
+
+// MTLS is the effective PeerAuthentication mode of one namespace and where it comes from.
+type MTLS struct {
+	Namespace string `json:"namespace"`
+	// Mode is STRICT, PERMISSIVE or DISABLE.
+	Mode string `json:"mode"`
+	// Source is the policy that decided it ("PeerAuthentication istio-system/default (mesh-wide)"), or "no
+	// PeerAuthentication (Istio's default)".
+	Source string `json:"source"`
+	// WorkloadPolicies counts PeerAuthentications with a workload selector in the namespace: they override the mode
+	// for the pods they select and are not evaluated here.
+	WorkloadPolicies int `json:"workloadPolicies,omitempty"`
+}
+
+func (m MTLS) String() string {
+	s := m.Mode + " (" + m.Source
+	if m.WorkloadPolicies > 0 {
+		s += fmt.Sprintf("; %d workload-level PeerAuthentication(s) not evaluated", m.WorkloadPolicies)
+	}
+	return s + ")"
+}
+
+// EffectiveMTLS computes a namespace's mode from the PeerAuthentications of the root namespace and of ns, as istiod
+// composes them (istio/istio pilot/pkg/security/authn/policy_applier.go ComposePeerAuthentication, and the ambient
+// index's convertedSelectorPeerAuthentications, same rules 1.24.0-1.31.0-rc.0): namespace-wide (no selector) over
+// mesh-wide (no selector in the root namespace), the oldest policy winning within a level, UNSET inheriting from the
+// level above, PERMISSIVE when nothing sets a mode. Selector policies in the root namespace are ignored by istiod;
+// selector policies in ns are counted, not evaluated. It is pure.
+func EffectiveMTLS(pas []*securityv1.PeerAuthentication, rootNS, ns string) MTLS {
+	out := MTLS{Namespace: ns, Mode: MTLSPermissive, Source: "no PeerAuthentication (Istio's default)"}
+	var mesh, nsWide []*securityv1.PeerAuthentication
+	for _, pa := range pas {
+		if pa == nil || pa.DeletionTimestamp != nil {
+			continue
+		}
+		hasSelector := pa.Spec.GetSelector() != nil && len(pa.Spec.GetSelector().GetMatchLabels()) > 0
+		switch {
+		case pa.Namespace == rootNS && !hasSelector:
+			mesh = append(mesh, pa)
+		case pa.Namespace == ns && ns != rootNS && !hasSelector:
+			nsWide = append(nsWide, pa)
+		case pa.Namespace == ns && ns != rootNS && hasSelector:
+			out.WorkloadPolicies++
+		}
+	}
+	if m, ok := oldestMode(mesh); ok {
+		out.Mode, out.Source = m.mode, "PeerAuthentication "+m.name+" (mesh-wide)"
+	}
+	if m, ok := oldestMode(nsWide); ok {
+		out.Mode, out.Source = m.mode, "PeerAuthentication "+m.name+" (namespace-wide)"
+	}
+	return out
+}
+
+type paMode struct{ mode, name string }
+
+// oldestMode is the mode of the oldest policy (ties: by name) when it sets one; an UNSET mode inherits (ok false).
+func oldestMode(pas []*securityv1.PeerAuthentication) (paMode, bool) {
+	if len(pas) == 0 {
+		return paMode{}, false
+	}
+	sort.SliceStable(pas, func(i, j int) bool {
+		a, b := pas[i].CreationTimestamp, pas[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return a.Before(&b)
+		}
+		return pas[i].Name < pas[j].Name
+	})
+	pa := pas[0]
+	switch pa.Spec.GetMtls().GetMode() {
+	case securityv1beta1.PeerAuthentication_MutualTLS_STRICT:
+		return paMode{MTLSStrict, pa.Namespace + "/" + pa.Name}, true
+	case securityv1beta1.PeerAuthentication_MutualTLS_PERMISSIVE:
+		return paMode{MTLSPermissive, pa.Namespace + "/" + pa.Name}, true
+	case securityv1beta1.PeerAuthentication_MutualTLS_DISABLE:
+		return paMode{MTLSDisable, pa.Namespace + "/" + pa.Name}, true
+	}
+	return paMode{}, false
+}
+
+// DetectMTLS reads the PeerAuthentications of the root namespace and of each namespace and returns their effective
+// modes, in the order given. A cluster without the PeerAuthentication CRD has the default mode everywhere.
+func DetectMTLS(ctx context.Context, ic istioclient.Interface, rootNS string, namespaces []string) ([]MTLS, error) {
+	if ic == nil {
+		return nil, fmt.Errorf("detect mTLS: no Istio client")
+	}
+	var pas []*securityv1.PeerAuthentication
+	for _, ns := range append([]string{rootNS}, namespaces...) {
+		list, err := ic.SecurityV1().PeerAuthentications(ns).List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) {
+			break // CRD not installed
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list PeerAuthentications in %s: %w", ns, err)
+		}
+		for i := range list.Items {
+			pas = append(pas, list.Items[i])
+		}
+	}
+	out := make([]MTLS, len(namespaces))
+	for i, ns := range namespaces {
+		out[i] = EffectiveMTLS(pas, rootNS, ns)
+	}
+	return out, nil
+}
+
+// SummarizeMTLS renders the namespaces' modes in one line: "STRICT (PeerAuthentication istio-system/default
+// (mesh-wide))" when they agree, else one entry per namespace.
+func SummarizeMTLS(ms []MTLS) string {
+	if len(ms) == 0 {
+		return ""
+	}
+	same := true
+	for _, m := range ms[1:] {
+		if m.String() != ms[0].String() {
+			same = false
+		}
+	}
+	if same {
+		return ms[0].String()
+	}
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = m.Namespace + ": " + m.String()
+	}
+	return strings.Join(parts, "; ")
+}
