@@ -28,12 +28,7 @@ type upstreamPods struct {
 
 func buildUpstreamPods(t *testing.T, m upstreamfixture.Minor, rev string, native bool) upstreamPods {
 	t.Helper()
-	vars := map[string]string{"REV": rev, "RELEASE": "istio", "CHART": "istiod", "ISTIO_VERSION": m.Tag, "APP": "web", "VERSION": "v1", "GATEWAY": "waypoint"}
-	withCommon := func(c upstreamfixture.Component) map[string]string {
-		l := upstreamfixture.Expand(c.PodLabels, vars)
-		maps.Copy(l, upstreamfixture.Expand(c.CommonLabels, vars))
-		return l
-	}
+	vars := upstreamfixture.Vars(m, rev)
 	containers := func(names []string) []corev1.Container {
 		var out []corev1.Container
 		for _, n := range names {
@@ -42,10 +37,7 @@ func buildUpstreamPods(t *testing.T, m upstreamfixture.Minor, rev string, native
 		return out
 	}
 	var p upstreamPods
-	il := withCommon(m.Istiod)
-	if rev != DefaultRevision {
-		maps.Copy(il, upstreamfixture.Expand(m.Istiod.RevisionOverrides, vars))
-	}
+	il := upstreamfixture.PodLabels(m.Istiod, vars, rev)
 	name := m.Istiod.Deployment
 	if rev != DefaultRevision {
 		name = strings.ReplaceAll(m.Istiod.DeploymentWithRevision, "$REV", rev)
@@ -57,7 +49,7 @@ func buildUpstreamPods(t *testing.T, m upstreamfixture.Minor, rev string, native
 		comp upstreamfixture.Component
 		pod  *corev1.Pod
 	}{{m.Ztunnel, &p.ztunnel}, {m.IstioCNI, &p.cni}} {
-		l := withCommon(c.comp)
+		l := upstreamfixture.PodLabels(c.comp, vars, "")
 		*c.pod = corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: c.comp.DaemonSet + "-abcde", Namespace: c.comp.Namespace, Labels: l},
 			Spec: corev1.PodSpec{NodeName: "node1", Containers: containers(c.comp.Containers)}}
 		// The charts put these labels on the pod template; the DaemonSet's own labels are the Helm ones only.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/kube"
@@ -77,7 +76,7 @@ func login(ctx context.Context, agent AgentExec, t Target, timeout, retry time.D
 }
 
 // loginURL is userservice's /login URL with the demo user's credentials. The host is userservice's FQDN in the
-// cluster DNS domain that the target's EntryURL (http://frontend.<ns>.svc.<domain>:80/...) was built with.
+// target's cluster DNS domain.
 func loginURL(t Target) (*url.URL, error) {
 	ns := ""
 	for _, w := range t.Workloads {
@@ -88,12 +87,10 @@ func loginURL(t Target) (*url.URL, error) {
 	if ns == "" {
 		return nil, fmt.Errorf("no %s in the target", BoAUserService)
 	}
-	entry, err := url.Parse(t.EntryURL)
-	prefix := t.EntryService + "." + t.EntryNamespace + ".svc."
-	if err != nil || !strings.HasPrefix(entry.Hostname(), prefix) || len(entry.Hostname()) == len(prefix) {
-		return nil, fmt.Errorf("entry URL %q: want http://%s<cluster domain>:port/path", t.EntryURL, prefix)
+	domain := t.ClusterDomain
+	if domain == "" {
+		domain = ClusterDomain
 	}
-	domain := strings.TrimPrefix(entry.Hostname(), prefix)
 	return &url.URL{Scheme: "http", Host: FQDN(BoAUserService, ns, domain) + ":" + strconv.Itoa(boaUserServicePort), Path: "/login",
 		RawQuery: url.Values{"username": {BoAUsername}, "password": {BoAPassword}}.Encode()}, nil
 }

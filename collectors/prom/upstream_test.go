@@ -27,20 +27,17 @@ func TestPodSetsUpstreamMinors(t *testing.T) {
 	for _, m := range minors {
 		t.Run(m.Minor, func(t *testing.T) {
 			t.Parallel()
-			vars := map[string]string{"GATEWAY": "waypoint", "GATEWAY_CLASS": m.Waypoint.GatewayClass, "REV": "canary", "RELEASE": "istio",
-				"CHART": "x", "ISTIO_VERSION": m.Tag, "APP": "web", "VERSION": "v1"}
+			vars := upstreamfixture.Vars(m, "canary")
 			mk := func(ns, name, node string, labels map[string]string, containers []string) *corev1.Pod {
 				p := pod(ns, name, labels, containers, nil, corev1.PodRunning)
 				p.Spec.NodeName = node
 				return p
 			}
 			comp := func(c upstreamfixture.Component, rev bool) map[string]string {
-				l := upstreamfixture.Expand(c.PodLabels, vars)
-				maps.Copy(l, upstreamfixture.Expand(c.CommonLabels, vars))
 				if rev {
-					maps.Copy(l, upstreamfixture.Expand(c.RevisionOverrides, vars))
+					return upstreamfixture.PodLabels(c, vars, "canary")
 				}
-				return l
+				return upstreamfixture.PodLabels(c, vars, "")
 			}
 			app := map[string]string{"meshbench.dev/app": "fortio-chain"}
 			maps.Copy(app, upstreamfixture.Expand(m.Injected.AddsPodLabels, vars))

@@ -125,3 +125,25 @@ func Expand(m map[string]string, vars map[string]string) map[string]string {
 	}
 	return out
 }
+
+// Vars are the placeholder values tests render the fixture with: waypoint Gateway "waypoint", revision rev (""
+// or "default" for a non-revisioned install), Helm release "istio", app "web" v1.
+func Vars(m Minor, rev string) map[string]string {
+	return map[string]string{"GATEWAY": "waypoint", "GATEWAY_CLASS": m.Waypoint.GatewayClass, "REV": rev, "RELEASE": "istio",
+		"CHART": "istio", "ISTIO_VERSION": m.Tag, "APP": "web", "VERSION": "v1"}
+}
+
+// PodLabels are the labels a component's pods carry: the chart's pod labels and common Helm labels, with the
+// revision's overrides when rev names one.
+func PodLabels(c Component, vars map[string]string, rev string) map[string]string {
+	l := Expand(c.PodLabels, vars)
+	for k, v := range Expand(c.CommonLabels, vars) {
+		l[k] = v
+	}
+	if rev != "" && rev != "default" {
+		for k, v := range Expand(c.RevisionOverrides, vars) {
+			l[k] = v
+		}
+	}
+	return l
+}
