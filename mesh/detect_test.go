@@ -101,7 +101,10 @@ func fakeIstio(t *testing.T, bundleVersion string) *kube.Clients {
 			Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, NumberReady: 2},
 		},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "app", Annotations: map[string]string{AnnotationRedirection: "enabled"}}},
-		func() runtime.Object { wh := injectorMWC("istio-sidecar-injector", DefaultRevision, "", true); return &wh }(),
+		func() runtime.Object {
+			wh := injectorMWC("istio-sidecar-injector", DefaultRevision, "", true)
+			return &wh
+		}(),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio", Namespace: "istio-system"},
 			Data: map[string]string{"mesh": "defaultConfig:\n  proxyMetadata:\n    ISTIO_META_ENABLE_HBONE: \"true\"\n"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio-sidecar-injector", Namespace: "istio-system"},
@@ -117,7 +120,7 @@ func fakeIstio(t *testing.T, bundleVersion string) *kube.Clients {
 		}
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-			"metadata":   map[string]any{"name": name, "annotations": ann},
+			"metadata": map[string]any{"name": name, "annotations": ann},
 		}}
 	}
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{crdGVR: "CustomResourceDefinitionList"},

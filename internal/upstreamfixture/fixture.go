@@ -115,7 +115,9 @@ func Expand(m map[string]string, vars map[string]string) map[string]string {
 		names = append(names, n)
 	}
 	// Longest first: $GATEWAY must not eat the start of $GATEWAY_CLASS.
-	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) || len(names[i]) == len(names[j]) && names[i] < names[j] })
+	sort.Slice(names, func(i, j int) bool {
+		return len(names[i]) > len(names[j]) || len(names[i]) == len(names[j]) && names[i] < names[j]
+	})
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		for _, n := range names {
