@@ -449,8 +449,11 @@ func TestRunEveryModeIstio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ist := run.Meta.Cluster.Istio; ist == nil || ist.DataPlane != results.DataPlaneStandIn {
-		t.Errorf("run.json istio facts %+v, want data plane %q", ist, results.DataPlaneStandIn)
+	if ist := run.Meta.Cluster.Istio; ist == nil || ist.DataPlane != results.DataPlaneStandIn || ist.Revision != "default" || ist.RootNamespace != "istio-system" {
+		t.Errorf("run.json istio facts %+v, want data plane %q, revision default, root namespace istio-system", ist, results.DataPlaneStandIn)
+	}
+	if d := run.Meta.Cluster.ClusterDomain; d != "cluster.local" {
+		t.Errorf("cluster domain %q: want cluster.local, read from the kubelets' /configz", d)
 	}
 	if !slices.Contains(run.Meta.Notes, "data plane: test stand-in, figures are not Istio's") {
 		t.Errorf("run.json notes %q lack the stand-in caveat", run.Meta.Notes)
@@ -475,6 +478,15 @@ func TestRunEveryModeIstio(t *testing.T) {
 		}
 		if cs.Mode == "waypoint" && cs.Facts["waypoints"] == "" {
 			t.Errorf("case %s: no waypoint verified: facts %v", cs.CaseID, cs.Facts)
+		}
+		// Only what serves the app counts: waypoint figures only in waypoint mode (its pods found by gateway-name),
+		// ztunnel only in the ambient modes, istiod whenever there is a mesh, none of them without one.
+		has := func(comp string) bool { return idx[cs.CaseID+"|load|"+comp+"|memory|avg"] > 0 }
+		if has("waypoint") != (cs.Mode == "waypoint") || has("ztunnel") != (cs.Mode == "ambient" || cs.Mode == "waypoint") || has("istiod") != (cs.Mode != "none") {
+			t.Errorf("case %s (%s): waypoint %v, ztunnel %v, istiod %v measured", cs.CaseID, cs.Mode, has("waypoint"), has("ztunnel"), has("istiod"))
+		}
+		if want := map[bool]string{true: "PERMISSIVE (no PeerAuthentication (Istio's default))", false: "none (no mesh)"}[cs.Mode != "none"]; cs.Facts["mtls"] != want {
+			t.Errorf("case %s: mtls fact %q, want %q", cs.CaseID, cs.Facts["mtls"], want)
 		}
 		if q := idx[cs.CaseID+"|load|loadgen|qps|value"]; q < 90 || q > 105 {
 			t.Errorf("case %s: achieved %.1f qps for a 100 qps target (traffic must flow through the chain in every mode)", cs.CaseID, q)
