@@ -531,7 +531,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{StatusOK, pushed[0].Digest, "", true},
 		{StatusFail, "meshbench:nope not found in " + host(open), "meshbench images push --registry " + host(open) + "/meshbench", false},
-		{StatusFail, "refused access (unauthorized)", "docker login " + host(locked), false},
+		{StatusWarn, "refused anonymous access and the Docker config has no credentials for it", "docker login " + host(locked), false},
 		{StatusWarn, "could not check from here", "the nodes may", false},
 	} {
 		r := rs[0]
@@ -542,6 +542,14 @@ func TestCheck(t *testing.T) {
 		if r.Status != StatusOK && !strings.Contains(r.Detail, r.Ref) {
 			t.Errorf("%s: detail %q does not name the image", r.Ref, r.Detail)
 		}
+	}
+	// With credentials the registry refuses, unauthorized is a FAIL: the configured account may not pull it.
+	wrong := staticKeychain{&authn.Basic{Username: "u", Password: "wrong"}}
+	if r := Check(context.Background(), wants[2:3], CheckOptions{Keychain: wrong})[0]; r.Status != StatusFail || !strings.Contains(r.Detail, "refused access (unauthorized) with the credentials") {
+		t.Errorf("refused credentials: %+v", r)
+	}
+	if r := Check(context.Background(), wants[2:3], CheckOptions{Keychain: staticKeychain{&authn.Basic{Username: "u", Password: "p"}}})[0]; r.Status != StatusFail || !strings.Contains(r.Detail, "not found") {
+		t.Errorf("right credentials, missing image: %+v", r)
 	}
 	// The nodes' platforms against the index: none present is a FAIL, some missing a WARN.
 	for nodes, want := range map[string]Status{"linux/s390x": StatusFail, "linux/arm64,linux/s390x": StatusWarn, "linux/arm64": StatusOK} {

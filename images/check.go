@@ -242,8 +242,15 @@ func judge(w Want, err error, o CheckOptions) Result {
 	case errNotFound:
 		r.Status, r.Detail, r.Fix = StatusFail, w.Ref+" not found in "+reg, publish
 	case errUnauthorized:
-		r.Status, r.Detail = StatusFail, w.Ref+": "+reg+" refused access (unauthorized)"
-		r.Fix = fmt.Sprintf("docker login %s (meshbench reads the Docker config) and give the nodes pull access; if only the nodes can pull it, skip this check with --skip-image-check; some registries answer unauthorized for images that do not exist: %s", reg, publish)
+		if anonymousFor(w.Ref, o.Keychain) {
+			// No credentials here is not proof the nodes cannot pull: kubelet credential providers (ECR, Artifact
+			// Registry), node service accounts and imagePullSecrets give the nodes access a workstation lacks.
+			r.Status, r.Detail = StatusWarn, fmt.Sprintf("%s: could not check from here: %s refused anonymous access and the Docker config has no credentials for it; the nodes may pull it with their own credentials", w.Ref, reg)
+			r.Fix = fmt.Sprintf("docker login %s to let meshbench check it; make sure the nodes can pull it", reg)
+			break
+		}
+		r.Status, r.Detail = StatusFail, w.Ref+": "+reg+" refused access (unauthorized) with the credentials of the Docker config"
+		r.Fix = fmt.Sprintf("docker login %s again with an account that may pull it (meshbench reads the Docker config), and give the nodes pull access; if only the nodes can pull it, skip this check with --skip-image-check; some registries answer unauthorized for images that do not exist: %s", reg, publish)
 	case errUnreachable:
 		r.Status, r.Detail = StatusWarn, fmt.Sprintf("%s: could not check from here: %v; the nodes may still reach it", w.Ref, err)
 		r.Fix = "check that the nodes can pull " + w.Ref
@@ -252,6 +259,19 @@ func judge(w Want, err error, o CheckOptions) Result {
 		r.Fix = "check that the nodes can pull " + w.Ref
 	}
 	return r
+}
+
+// anonymousFor reports whether the keychain has no credentials for ref's registry (the request went out anonymous).
+func anonymousFor(ref string, kc authn.Keychain) bool {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return false
+	}
+	if kc == nil {
+		kc = authn.DefaultKeychain
+	}
+	a, err := kc.Resolve(r.Context().Registry)
+	return err == nil && a == authn.Anonymous
 }
 
 func orImage(field string) string {
