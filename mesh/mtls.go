@@ -114,9 +114,7 @@ func DetectMTLS(ctx context.Context, ic istioclient.Interface, rootNS string, na
 		if err != nil {
 			return nil, fmt.Errorf("list PeerAuthentications in %s: %w", ns, err)
 		}
-		for i := range list.Items {
-			pas = append(pas, list.Items[i])
-		}
+		pas = append(pas, list.Items...)
 	}
 	out := make([]MTLS, len(namespaces))
 	for i, ns := range namespaces {

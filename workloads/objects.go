@@ -140,14 +140,6 @@ func (b *builder) serviceAccount(ns, name string) {
 	})
 }
 
-func (b *builder) configMap(ns, name string, data map[string]string) {
-	b.add(&corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: b.labels("")},
-		Data:       data,
-	})
-}
-
 func (b *builder) service(ns, name string, ports ...corev1.ServicePort) {
 	b.addService(&corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},

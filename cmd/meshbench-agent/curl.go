@@ -113,7 +113,7 @@ func parseCurlFlags(args []string, stderr io.Writer) (curlFlags, error) {
 	} else {
 		f.url = urls[0]
 		if u, err := url.Parse(f.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("URL %q: want http://host[:port]/path or https://...", f.url))
+			errs = append(errs, fmt.Errorf("URL %q: want http://host[:port]/path or https://host/path", f.url))
 		}
 	}
 	if f.method != "" && !validToken(f.method) {
