@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 const curlHelp = "one HTTP request, like fortio curl: [-H 'K: V']... [-X METHOD] [-d BODY] [--timeout D] [--json] [--fail] URL; prints the status line, headers and body (--json: {status, headers, body, durationSeconds}); exit 1 on a transport error, and with --fail on a status >= 400"
@@ -129,7 +130,11 @@ func parseCurlFlags(args []string, stderr io.Writer) (curlFlags, error) {
 type curlResponse struct {
 	Status          int         `json:"status"`
 	Headers         http.Header `json:"headers"`
-	Body            string      `json:"body"` // invalid UTF-8 is replaced (U+FFFD) by the JSON encoding
+	// Body is the body as text when it is valid UTF-8; otherwise BodyBase64 holds it (JSON would replace every
+	// invalid byte with U+FFFD, so a binary payload, such as fortio's ?size= answer, could not be measured).
+	Body            string      `json:"body,omitempty"`
+	BodyBase64      []byte      `json:"bodyBase64,omitempty"`
+	BodyBytes       int         `json:"bodyBytes"`
 	DurationSeconds float64     `json:"durationSeconds"`
 }
 
@@ -193,7 +198,13 @@ func curlMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
-		err = enc.Encode(curlResponse{Status: resp.StatusCode, Headers: resp.Header, Body: string(b), DurationSeconds: elapsed.Seconds()})
+		out := curlResponse{Status: resp.StatusCode, Headers: resp.Header, BodyBytes: len(b), DurationSeconds: elapsed.Seconds()}
+		if utf8.Valid(b) {
+			out.Body = string(b)
+		} else {
+			out.BodyBase64 = b
+		}
+		err = enc.Encode(out)
 	} else {
 		err = writeRawResponse(stdout, resp, b)
 	}

@@ -77,6 +77,9 @@ func echoHTTP(t *testing.T) *httptest.Server {
 			return
 		case r.URL.Path == "/slow":
 			time.Sleep(2 * time.Second)
+		case r.URL.Path == "/binary": // like fortio's ?size= payload: not UTF-8
+			_, _ = w.Write([]byte{0xff, 0xfe, 0x00, 'a', 0x80})
+			return
 		}
 		b, _ := io.ReadAll(r.Body)
 		var hs []string
@@ -154,6 +157,23 @@ func TestCurlAgainstServer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A binary body comes back byte for byte under --json (base64), not with every invalid byte replaced by U+FFFD.
+func TestCurlBinaryBodyJSON(t *testing.T) {
+	t.Parallel()
+	srv := echoHTTP(t)
+	var out bytes.Buffer
+	if err := curlMain(context.Background(), []string{"--json", srv.URL + "/binary"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var r curlResponse
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if want := []byte{0xff, 0xfe, 0x00, 'a', 0x80}; !bytes.Equal(r.BodyBase64, want) || r.Body != "" || r.BodyBytes != len(want) {
+		t.Errorf("body %q base64 %v (%d bytes), want %v", r.Body, r.BodyBase64, r.BodyBytes, want)
 	}
 }
 

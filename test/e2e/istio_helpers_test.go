@@ -30,8 +30,6 @@ import (
 const (
 	istioNamespace    = "istio-system"
 	standInMarkerName = "meshbench-test-standin"
-	// proxyImage is what istiod's injector and waypoint controller must put into pods (hub/proxyv2:tag-distroless).
-	proxyImage = "docker.io/istio/proxyv2:1.31-dev-distroless"
 	// cniFieldManager is the field manager the REAL istio-cni node agent (install-cni) writes pod annotations with.
 	cniFieldManager = "install-cni"
 )
@@ -41,6 +39,9 @@ type IstioEnv struct {
 	*Cluster
 	Clients *kube.Clients
 	Version string // istiod's version per the stand-in marker (1.31-dev)
+	// ProxyImage is what istiod's injector and waypoint controller must put into pods: the harness's proxyv2
+	// stand-in as the marker records it (<registry>/istio/proxyv2:<tag>-distroless).
+	ProxyImage string
 	// Revision is the installed istiod revision ("default", or e.g. "canary" with no default: ISTIO_CP_REVISION).
 	Revision string
 }
@@ -107,7 +108,10 @@ func requireIstio(t *testing.T) *IstioEnv {
 		t.Fatalf("clients: %v", err)
 	}
 	cm, _ := c.Client.CoreV1().ConfigMaps(istioNamespace).Get(ctx, standInMarkerName, metav1.GetOptions{})
-	return &IstioEnv{Cluster: c, Clients: cl, Version: cm.Data["istio.version"], Revision: localIstioRevision()}
+	if cm.Data["proxyv2.image"] == "" {
+		t.Fatalf("the stand-in marker ConfigMap names no proxyv2.image: %v", cm.Data)
+	}
+	return &IstioEnv{Cluster: c, Clients: cl, Version: cm.Data["istio.version"], Revision: localIstioRevision(), ProxyImage: cm.Data["proxyv2.image"]}
 }
 
 // istioExpected reports whether a missing Istio must fail the tests, and why.
@@ -231,7 +235,7 @@ func (e *IstioEnv) realIstioEvidence(ctx context.Context, target workloads.Targe
 			if p.DeletionTimestamp != nil {
 				continue
 			}
-			if err := podEvidence(p, mode); err != nil {
+			if err := e.podEvidence(p, mode); err != nil {
 				problems = append(problems, fmt.Sprintf("pod %s/%s: %v", p.Namespace, p.Name, err))
 			}
 		}
@@ -241,7 +245,7 @@ func (e *IstioEnv) realIstioEvidence(ctx context.Context, target workloads.Targe
 				problems = append(problems, fmt.Sprintf("waypoint deployment in %s: %v", ns, err))
 				continue
 			}
-			if err := waypointEvidence(dep); err != nil {
+			if err := e.waypointEvidence(dep); err != nil {
 				problems = append(problems, fmt.Sprintf("waypoint %s/%s: %v", ns, dep.Name, err))
 			}
 		}
@@ -252,7 +256,7 @@ func (e *IstioEnv) realIstioEvidence(ctx context.Context, target workloads.Targe
 	return nil
 }
 
-func podEvidence(p corev1.Pod, mode scenario.Mode) error {
+func (e *IstioEnv) podEvidence(p corev1.Pod, mode scenario.Mode) error {
 	status, hasStatus := p.Annotations[mesh.AnnotationSidecarStatus]
 	redirection, hasRedirection := p.Annotations[mesh.AnnotationRedirection]
 	switch mode {
@@ -271,8 +275,8 @@ func podEvidence(p corev1.Pod, mode scenario.Mode) error {
 		}
 		for _, c := range p.Spec.InitContainers {
 			if c.Name == mesh.ProxyContainer {
-				if c.Image != proxyImage || c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
-					return fmt.Errorf("%s image %s restartPolicy %v, want %s as a native sidecar", c.Name, c.Image, c.RestartPolicy, proxyImage)
+				if c.Image != e.ProxyImage || c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+					return fmt.Errorf("%s image %s restartPolicy %v, want %s as a native sidecar", c.Name, c.Image, ptrString(c.RestartPolicy), e.ProxyImage)
 				}
 				return nil
 			}
@@ -293,7 +297,7 @@ func podEvidence(p corev1.Pod, mode scenario.Mode) error {
 	return nil
 }
 
-func waypointEvidence(dep *appsv1.Deployment) error {
+func (e *IstioEnv) waypointEvidence(dep *appsv1.Deployment) error {
 	if dep.Labels["gateway.istio.io/managed"] != "istio.io-mesh-controller" {
 		return fmt.Errorf("not made by istiod's waypoint controller (labels %v)", dep.Labels)
 	}
@@ -305,14 +309,14 @@ func waypointEvidence(dep *appsv1.Deployment) error {
 		return fmt.Errorf("not owned by a Gateway")
 	}
 	for _, c := range dep.Spec.Template.Spec.Containers {
-		if c.Name == mesh.ProxyContainer && c.Image == proxyImage {
+		if c.Name == mesh.ProxyContainer && c.Image == e.ProxyImage {
 			if dep.Spec.Template.Annotations[mesh.StandInAnnotation] != "true" {
 				return fmt.Errorf("pod template lacks %s (gatewayClasses overlay not applied by istiod)", mesh.StandInAnnotation)
 			}
 			return nil
 		}
 	}
-	return fmt.Errorf("no %s container with image %s", mesh.ProxyContainer, proxyImage)
+	return fmt.Errorf("no %s container with image %s", mesh.ProxyContainer, e.ProxyImage)
 }
 
 // annotationWrittenBy reports whether manager owns metadata.annotations[key] in the pod's managedFields.
@@ -445,4 +449,11 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func ptrString[T any](p *T) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprint(*p)
 }

@@ -108,9 +108,13 @@ func wlGet(ctx context.Context, t *testing.T, c *Cluster, target workloads.Targe
 		out, stderr, err := c.Exec(ctx, ns, pods.Items[0].Name, "app", "/usr/local/bin/meshbench-agent", "curl", "--json", "--fail", "--timeout", "10s", url)
 		if err == nil {
 			var resp struct {
-				Body string `json:"body"`
+				Body       string `json:"body"`
+				BodyBase64 []byte `json:"bodyBase64"` // a binary body (fortio's ?size= payload)
 			}
 			if err = json.Unmarshal([]byte(out), &resp); err == nil {
+				if resp.BodyBase64 != nil {
+					return string(resp.BodyBase64)
+				}
 				return resp.Body
 			}
 		}
