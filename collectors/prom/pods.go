@@ -247,29 +247,33 @@ func HasProxy(p corev1.Pod) bool {
 	return false
 }
 
-// CheckRequired fails when a Required set got no CPU or memory average in the samples of a window: the case's primary
-// figures would be missing (a waypoint case without waypoint samples passes for plain ambient). It is pure.
+// CheckRequired fails when a Required set got no figure of its own in a window: no memory average, or no CPU
+// statistic at all (a waypoint case without waypoint samples passes for plain ambient). A missing CPU average alone
+// is not fatal: cAdvisor's dynamic housekeeping spaces the samples of an idle container up to 15 s apart, so a short
+// window may hold one sample (no increase) while min/max have their points; the collector warns about it. It is pure.
 func CheckRequired(sets []PodSet, samples []results.Sample) error {
 	var missing []string
 	for _, set := range sets {
 		if !set.Required {
 			continue
 		}
-		for _, metric := range []string{MetricCPU, MetricMemory} {
-			found := false
-			for _, s := range samples {
-				if s.Component == set.Component && s.Metric == metric && s.Stat == "avg" {
-					found = true
-					break
-				}
+		cpu, mem := false, false
+		for _, s := range samples {
+			if s.Component != set.Component {
+				continue
 			}
-			if !found {
-				missing = append(missing, fmt.Sprintf("%s %s (%d pods)", set.Component, metric, set.PodCount()))
-			}
+			cpu = cpu || s.Metric == MetricCPU
+			mem = mem || (s.Metric == MetricMemory && s.Stat == "avg")
+		}
+		if !cpu {
+			missing = append(missing, fmt.Sprintf("%s cpu (%d pods)", set.Component, set.PodCount()))
+		}
+		if !mem {
+			missing = append(missing, fmt.Sprintf("%s memory average (%d pods)", set.Component, set.PodCount()))
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("no average for %s: the case cannot be measured without them", strings.Join(missing, ", "))
+		return fmt.Errorf("no figure for %s: the case cannot be measured without them", strings.Join(missing, ", "))
 	}
 	return nil
 }

@@ -156,7 +156,16 @@ func TestPodSets(t *testing.T) {
 	}
 	set := PodSet{Component: results.ComponentWaypoint, Required: true, Pods: map[string][]string{"mb-single": {"waypoint-1"}}}
 	if err := CheckRequired([]PodSet{set}, []results.Sample{{Component: results.ComponentWaypoint, Metric: MetricCPU, Stat: "avg"}}); err == nil ||
-		!strings.Contains(err.Error(), "no average for waypoint memory (1 pods)") {
+		!strings.Contains(err.Error(), "no figure for waypoint memory average (1 pods)") {
+		t.Errorf("CheckRequired: %v", err)
+	}
+	if err := CheckRequired([]PodSet{set}, []results.Sample{{Component: results.ComponentApp, Metric: MetricCPU, Stat: "avg"}}); err == nil ||
+		!strings.Contains(err.Error(), "waypoint cpu (1 pods), waypoint memory average (1 pods)") {
+		t.Errorf("CheckRequired without any waypoint sample: %v", err)
+	}
+	// An idle container's sparse cAdvisor samples may give min/max but no average: measured, with the collector's warning.
+	if err := CheckRequired([]PodSet{set}, []results.Sample{{Component: results.ComponentWaypoint, Metric: MetricCPU, Stat: "max"},
+		{Component: results.ComponentWaypoint, Metric: MetricMemory, Stat: "avg"}}); err != nil {
 		t.Errorf("CheckRequired: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func TestIstioRevisionCanary(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "revision "+env.Revision+" (the only control plane): sidecar mode labels istio.io/rev="+env.Revision) {
 		t.Fatalf("preflight exited %d; want the revision found and used:\n%s\n%s", code, stdout, tail(stderr, 2000))
 	}
-	for _, want := range []string{"istio-revision", "mtls", "gateway-api", "images"} {
+	for _, want := range []string{"istio-revision", "mtls", "gateway-api", "image meshbench-agent"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("preflight lists no %q check:\n%s", want, stdout)
 		}
