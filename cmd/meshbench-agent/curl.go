@@ -128,14 +128,14 @@ func parseCurlFlags(args []string, stderr io.Writer) (curlFlags, error) {
 
 // curlResponse is the --json output.
 type curlResponse struct {
-	Status          int         `json:"status"`
-	Headers         http.Header `json:"headers"`
+	Status  int         `json:"status"`
+	Headers http.Header `json:"headers"`
 	// Body is the body as text when it is valid UTF-8; otherwise BodyBase64 holds it (JSON would replace every
 	// invalid byte with U+FFFD, so a binary payload, such as fortio's ?size= answer, could not be measured).
-	Body            string      `json:"body,omitempty"`
-	BodyBase64      []byte      `json:"bodyBase64,omitempty"`
-	BodyBytes       int         `json:"bodyBytes"`
-	DurationSeconds float64     `json:"durationSeconds"`
+	Body            string  `json:"body,omitempty"`
+	BodyBase64      []byte  `json:"bodyBase64,omitempty"`
+	BodyBytes       int     `json:"bodyBytes"`
+	DurationSeconds float64 `json:"durationSeconds"`
 }
 
 func runCurl(ctx context.Context, args []string) error {
