@@ -9,6 +9,7 @@ BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.BuildDate=$(BUILD_DATE)
 BIN := bin
 STATICCHECK_VERSION ?= v0.8.2
+ERRORLINT_VERSION ?= v1.8.0
 FUZZTIME ?= 60s
 
 .PHONY: build test lint fuzz bench clean help deps ci demo
@@ -23,11 +24,12 @@ build: ## build meshbench and meshbench-agent into bin/
 test: ## unit + integration tests that need no cluster (real Prometheus, iperf3 and fortio where installed)
 	$(GO) test -count=1 ./...
 
-lint: ## gofmt check, go vet, staticcheck
-	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^hack/.*/k8s/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+lint: ## gofmt check, go vet, staticcheck, errorlint
+	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go' | grep -v '^hack/.*/k8s/' | while read -r f; do [ -f "$$f" ] && echo "$$f"; done)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) run github.com/polyfloyd/go-errorlint@$(ERRORLINT_VERSION) ./...
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for p in $$($(GO) list ./...); do \
@@ -46,14 +48,10 @@ ci: ## fresh machine -> everything: deps, lint, unit + integration tests, local 
 	$(MAKE) test
 	hack/ci-e2e.sh
 
-demo: build ## the main job: local cluster up, then meshbench's quickstart against it (see README)
-	hack/install-deps.sh
-	$(MAKE) cluster-up
-	set -a; . $${MESHBENCH_CLUSTER_DIR:-/var/lib/meshbench/localcluster}/cluster.env; set +a; \
-	  $(BIN)/meshbench plan -f examples/quickstart.yaml && \
-	  $(BIN)/meshbench preflight -f examples/quickstart.yaml; \
-	  $(BIN)/meshbench run -f examples/quickstart.yaml --output-dir runs && \
-	  $(BIN)/meshbench cni -f examples/quickstart.yaml --output-dir runs
+DEMO_SCENARIO ?= examples/demo.yaml
+
+demo: build ## the main job: local cluster + local Istio, a small app through none/sidecar/ambient/waypoint, the comparison and report.html
+	DEMO_SCENARIO=$(DEMO_SCENARIO) MESHBENCH=$(CURDIR)/$(BIN)/meshbench bash hack/localcluster/demo.sh
 
 clean: ## remove build output
 	rm -rf $(BIN)

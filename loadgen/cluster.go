@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
@@ -62,6 +64,8 @@ type Cluster struct {
 	// ReadyTimeout bounds Prepare (default 5 minutes).
 	ReadyTimeout time.Duration
 	Log          *slog.Logger
+	// Clock stamps the preparations and paces Prepare's re-checks (nil = the wall clock).
+	Clock clock.Clock
 
 	prepared string // PreparedAnnotation value of the last Prepare
 }
@@ -125,7 +129,11 @@ func ptr[T any](v T) *T { return &v }
 // istio-proxy and sidecar.istio.io/status; ambient, waypoint: ambient.istio.io/redirection=enabled; none: neither).
 func (c *Cluster) Prepare(ctx context.Context, ns string, mode scenario.Mode) error {
 	want := c.Deployment(ns, mode)
-	want.Spec.Template.Annotations[PreparedAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
+	clk := c.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	want.Spec.Template.Annotations[PreparedAnnotation] = clk.Now().UTC().Format(time.RFC3339Nano)
 	deps := c.Kube.AppsV1().Deployments(ns)
 	cur, err := deps.Get(ctx, DeploymentName, metav1.GetOptions{})
 	switch {
@@ -145,25 +153,21 @@ func (c *Cluster) Prepare(ctx context.Context, ns string, mode scenario.Mode) er
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	c.prepared = want.Spec.Template.Annotations[PreparedAnnotation]
-	var last error
-	for {
-		_, err := c.readyPods(wctx, ns, mode)
-		if err == nil {
-			return nil
-		}
-		last = err
-		select {
-		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("load clients in %s not ready in mode %s after %s: %w", ns, mode, timeout, last)
-		case <-time.After(time.Second):
-		}
+	// Pod events trigger a re-check at once; the 1 s interval bounds a quiet or missed watch.
+	podWatch := func(ctx context.Context) (watch.Interface, error) {
+		return c.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: c.Selector()})
 	}
+	var last error
+	err = kube.Wait{Timeout: timeout, Watches: []kube.WatchOpener{podWatch}, Interval: time.Second, Clock: clk}.Until(ctx,
+		func(ctx context.Context) (bool, error) {
+			_, last = c.readyPods(ctx, ns, mode)
+			return last == nil, nil // not ready yet, or a transient API error: keep it for the message
+		})
+	if errors.Is(err, kube.ErrWaitTimeout) {
+		return fmt.Errorf("load clients in %s not ready in mode %s: %w after %s: %w", ns, mode, err, timeout, last)
+	}
+	return err
 }
 
 // readyPods returns the client pods when exactly the desired number of current pods are Ready in mode.

@@ -10,13 +10,16 @@
 // Switcher.Apply follows the safe order of docs/ambient/migrate (shared/reference/istio-modes.md): a waypoint is
 // created and ready before anything is labelled to use it; the new mode's labels go on before the old mode's come
 // off; Deployments and StatefulSets are restarted only when sidecar involvement changes (injection happens at pod
-// creation; ambient capture is asynchronous and needs no restart), and the rollouts are waited for. Verify then
-// watches until every app pod proves the mode. The decision per pod is the pure Prove.
+// creation; ambient capture is asynchronous and needs no restart). Apply does not wait for those rollouts: the
+// caller waits for the app once (the runner's wait-ready, target.WaitReady), then Verify watches until every app pod
+// proves the mode. The decision per pod is the pure Prove. The app is described by internal/target.Target, so mesh
+// never imports workloads.
 //
 // Labels meshbench changes on namespaces it did not create are written to a LabelRecord (namespace-labels.json in
 // the run directory) before the change, and restored at the end of the run and by `meshbench cleanup`.
 //
-// Detect and Preflight read what is installed (istiod version through the pods/proxy subresource, ambient
-// capability, native sidecars, Gateway API CRDs and their bundle-version, stand-in data planes built by hack/) and
-// check permissions and Prometheus, so a run fails before it changes anything.
+// Detect reads what is installed (istiod version through the pods/proxy subresource, ambient capability, native
+// sidecars, Gateway API CRDs and their bundle-version, stand-in data planes built by hack/); package preflight judges
+// it against a scenario, with the nodes, namespaces, images, Prometheus and permissions, so a run fails before it
+// changes anything.
 package mesh

@@ -8,19 +8,23 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
-	"github.com/meshbench/meshbench/workloads"
 )
 
 // DryRunRunID is the run id printed by `meshbench plan --dry-run` (real runs get a generated one).
 const DryRunRunID = "dry-run"
 
+// AppObjects builds the app's objects of a topology, Namespaces first, and its target: workloads.Objects. The caller
+// passes it in, so that mesh does not import workloads (adapters never import each other).
+type AppObjects func(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, target.Target, error)
+
 // CaseObjects returns every object a case in topology topo and mode would apply, in apply order: the Namespaces
-// with the mode's labels, the waypoint Gateways of mode waypoint, then the app's objects (workloads.Objects). It is
-// pure (offline: the revision is spec.istio.revision as written, not the one a run would detect); the jwt-key Secret
-// carries the placeholder text of workloads.Objects.
-func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mode, runID string) ([]runtime.Object, workloads.Target, error) {
-	objs, t, err := workloads.Objects(s, topo, runID)
+// with the mode's labels, the waypoint Gateways of mode waypoint, then the app's objects (from app). It is pure when
+// app is (offline: the revision is spec.istio.revision as written, not the one a run would detect; workloads.Objects
+// puts placeholder text in the jwt-key Secret).
+func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mode, runID string, app AppObjects) ([]runtime.Object, target.Target, error) {
+	objs, t, err := app(s, topo, runID)
 	if err != nil {
 		return nil, t, err
 	}
@@ -51,8 +55,8 @@ func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mod
 
 // WriteDryRun writes, for every case of the plan, the objects it would apply, as one YAML stream: a case that switches
 // topology or mode lists all of its objects; a case that does not is a comment (it re-applies the same objects).
-// Output is deterministic (run id DryRunRunID).
-func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan) error {
+// Output is deterministic (run id DryRunRunID) when app is.
+func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan, app AppObjects) error {
 	if _, err := fmt.Fprintf(w, "# meshbench plan --dry-run: scenario %q, %d cases, run id %q\n", s.Metadata.Name, len(p.Cases), DryRunRunID); err != nil {
 		return err
 	}
@@ -63,7 +67,7 @@ func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan) error {
 			}
 			continue
 		}
-		objs, t, err := CaseObjects(s, c.Topology, c.Mode, DryRunRunID)
+		objs, t, err := CaseObjects(s, c.Topology, c.Mode, DryRunRunID, app)
 		if err != nil {
 			return fmt.Errorf("dry-run case %s: %w", c.ID, err)
 		}
@@ -71,7 +75,7 @@ func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan) error {
 			c.ID, c.Topology.Name, c.Mode, len(objs), t.Namespaces, t.EntryURL); err != nil {
 			return err
 		}
-		if err := workloads.RenderYAML(w, objs); err != nil {
+		if err := kube.RenderYAML(w, objs); err != nil {
 			return fmt.Errorf("dry-run case %s: %w", c.ID, err)
 		}
 	}

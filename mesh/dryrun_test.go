@@ -1,4 +1,4 @@
-package mesh
+package mesh_test
 
 import (
 	"bytes"
@@ -11,8 +11,12 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/workloads"
 )
+
+// The dry run composes mesh and workloads as the wiring does; this external test package may import both.
 
 const dryRunScenario = `apiVersion: meshbench.dev/v1alpha1
 kind: Scenario
@@ -38,10 +42,10 @@ func TestWriteDryRunGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var a, b bytes.Buffer
-	if err := WriteDryRun(&a, s, scenario.NewPlan(s)); err != nil {
+	if err := mesh.WriteDryRun(&a, s, scenario.NewPlan(s), workloads.Objects); err != nil {
 		t.Fatal(err)
 	}
-	_ = WriteDryRun(&b, s, scenario.NewPlan(s))
+	_ = mesh.WriteDryRun(&b, s, scenario.NewPlan(s), workloads.Objects)
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Fatal("dry-run output is not deterministic")
 	}
@@ -81,7 +85,7 @@ func TestCaseObjectsWaypointBeforeApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, _, err := CaseObjects(s, s.Spec.Workload.Topologies[0], scenario.ModeWaypoint, "r")
+	objs, _, err := mesh.CaseObjects(s, s.Spec.Workload.Topologies[0], scenario.ModeWaypoint, "r", workloads.Objects)
 	if err != nil {
 		t.Fatal(err)
 	}

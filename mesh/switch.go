@@ -13,14 +13,16 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
-	"github.com/meshbench/meshbench/workloads"
 )
 
 // Switcher puts an app's namespaces into a data-plane mode.
@@ -34,7 +36,7 @@ type Switcher struct {
 	// Revision, when set to a non-default Istio revision, makes sidecar mode label istio.io/rev=<Revision> instead
 	// of istio-injection=enabled.
 	Revision string
-	// Timeout bounds each wait of Apply (waypoints ready, rollouts, waypoint removal); default 10 minutes.
+	// Timeout bounds each wait of Apply (waypoints ready, waypoint removal); default 10 minutes.
 	Timeout time.Duration
 
 	now func() time.Time // clock; tests replace it
@@ -49,7 +51,8 @@ type Transition struct {
 	Namespaces []string `json:"namespaces"`
 	// Steps in the order they ran.
 	Steps []Step `json:"steps"`
-	// Restarted workloads ("Deployment ns/name"), because their pods' sidecar did not match the mode.
+	// Restarted workloads ("Deployment ns/name"), because their pods' sidecar did not match the mode. Apply does not
+	// wait for their rollout: the caller does (the runner's wait-ready step, target.WaitReady).
 	Restarted []string  `json:"restarted,omitempty"`
 	Start     time.Time `json:"start"`
 	End       time.Time `json:"end"`
@@ -57,7 +60,7 @@ type Transition struct {
 
 // Step is one operation of a transition.
 type Step struct {
-	// Name is one of: waypoint-create, waypoint-ready, label, unlabel, restart, rollout, waypoint-delete.
+	// Name is one of: waypoint-create, waypoint-ready, label, unlabel, restart, waypoint-delete.
 	Name   string    `json:"name"`
 	Detail string    `json:"detail,omitempty"`
 	Start  time.Time `json:"start"`
@@ -139,13 +142,17 @@ func (s *Switcher) step(tr *Transition, name, detail string, fn func() error) er
 //  2. label: set the new mode's namespace labels (the new data plane is enabled before the old one is removed);
 //  3. unlabel: remove the other modes' labels;
 //  4. restart the Deployments and StatefulSets whose pods' sidecar does not match the mode (sidecar <-> anything:
-//     injection happens only at pod creation), and wait for the rollouts;
-//  5. leaving waypoint mode: delete this run's waypoints, after nothing uses them any more.
+//     injection happens only at pod creation);
+//  5. leaving waypoint mode: delete this run's waypoints, now that no namespace label points at them, and wait
+//     until their pods are gone.
+//
+// Apply does not wait for the restarted workloads to roll out (Transition.Restarted names them): waiting for the
+// app is the caller's one step (the runner's wait-ready, target.WaitReady), and Verify checks every pod afterwards.
+// Nor does it wait for ambient capture, which istio-cni does asynchronously: Verify does.
 //
 // Namespaces that do not exist yet are created (labelled with the run), so Apply may run before the app is deployed:
-// pods are then created in the right mode and nothing restarts. Apply does not wait for ambient capture, which
-// istio-cni does asynchronously: Verify does.
-func (s *Switcher) Apply(ctx context.Context, t workloads.Target, mode scenario.Mode, wp scenario.Waypoint) (tr Transition, err error) {
+// pods are then created in the right mode and nothing restarts.
+func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint) (tr Transition, err error) {
 	tr = Transition{To: mode, Namespaces: append([]string(nil), t.Namespaces...), Start: s.clock()}
 	defer func() { tr.End = s.clock() }() // named result: the caller sees End
 	if s.Clients == nil {
@@ -202,7 +209,7 @@ func (s *Switcher) Apply(ctx context.Context, t workloads.Target, mode scenario.
 		}
 	}
 
-	var restarted []workloads.WorkloadRef
+	var restarted []target.WorkloadRef
 	err = s.step(&tr, "restart", "workloads whose pods' sidecar does not match the mode", func() error {
 		var err error
 		restarted, err = s.restartMismatched(ctx, t, mode)
@@ -213,17 +220,12 @@ func (s *Switcher) Apply(ctx context.Context, t workloads.Target, mode scenario.
 	}
 	if n := len(tr.Steps); n > 0 && tr.Steps[n-1].Name == "restart" {
 		tr.Steps[n-1].Detail = strings.Join(tr.Restarted, ", ")
-		if len(restarted) == 0 {
+		if len(restarted) == 0 && err == nil {
 			tr.Steps = tr.Steps[:n-1] // nothing restarted: not a step
 		}
 	}
 	if err != nil {
 		return tr, err
-	}
-	if len(restarted) > 0 {
-		if err := s.step(&tr, "rollout", strings.Join(tr.Restarted, ", "), func() error { return s.waitRollouts(ctx, t, restarted, mode) }); err != nil {
-			return tr, err
-		}
 	}
 
 	stale, err := s.staleWaypoints(ctx, t, wanted)
@@ -284,7 +286,7 @@ func (s *Switcher) checkForeign(nss map[string]*corev1.Namespace) error {
 	}
 	var foreign []string
 	for n, ns := range nss {
-		if !workloads.IsManaged(ns) {
+		if !target.IsManaged(ns) {
 			foreign = append(foreign, n)
 		}
 	}
@@ -315,7 +317,7 @@ func (s *Switcher) patchLabels(ctx context.Context, order []string, nss map[stri
 		if !ok {
 			continue
 		}
-		if !workloads.IsManaged(nss[n]) {
+		if !target.IsManaged(nss[n]) {
 			if err := s.Record.Remember(n, nss[n].Labels, sortedKeys(p)); err != nil {
 				return fmt.Errorf("record labels of namespace %s before changing them: %w", n, err)
 			}
@@ -334,17 +336,15 @@ func (s *Switcher) patchLabels(ctx context.Context, order []string, nss map[stri
 }
 
 // restartMismatched rollout-restarts every workload with a pod whose sidecar presence differs from what mode needs.
-func (s *Switcher) restartMismatched(ctx context.Context, t workloads.Target, mode scenario.Mode) ([]workloads.WorkloadRef, error) {
+func (s *Switcher) restartMismatched(ctx context.Context, t target.Target, mode scenario.Mode) ([]target.WorkloadRef, error) {
 	wantSidecar := UsesSidecar(mode)
-	var out []workloads.WorkloadRef
+	var out []target.WorkloadRef
 	stamp := s.clock().UTC().Format(time.RFC3339Nano)
 	for _, w := range t.Workloads {
-		sel, err := labels.Parse(t.AppSelector)
+		sel, err := t.PodSelector(w)
 		if err != nil {
-			return out, fmt.Errorf("app selector %q: %w", t.AppSelector, err)
+			return out, fmt.Errorf("select the pods of %s (app selector %q): %w", w, t.AppSelector, err)
 		}
-		req, _ := labels.NewRequirement(workloads.ComponentLabel, "=", []string{w.Name})
-		sel = sel.Add(*req)
 		pods, err := s.Clients.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 		if err != nil {
 			return out, fmt.Errorf("list pods of %s: %w", w, err)
@@ -367,9 +367,9 @@ func (s *Switcher) restartMismatched(ctx context.Context, t workloads.Target, mo
 		body := fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, restartAnnotation, stamp)
 		opts := metav1.PatchOptions{FieldManager: FieldManager}
 		switch w.Kind {
-		case "Deployment":
+		case target.KindDeployment:
 			_, err = s.Clients.Kube.AppsV1().Deployments(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, body, opts)
-		case "StatefulSet":
+		case target.KindStatefulSet:
 			_, err = s.Clients.Kube.AppsV1().StatefulSets(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, body, opts)
 		default:
 			err = fmt.Errorf("unknown workload kind %q", w.Kind)
@@ -382,62 +382,14 @@ func (s *Switcher) restartMismatched(ctx context.Context, t workloads.Target, mo
 	return out, nil
 }
 
-// waitRollouts waits, watching the workloads, until every restarted workload is rolled out.
-func (s *Switcher) waitRollouts(ctx context.Context, t workloads.Target, ws []workloads.WorkloadRef, mode scenario.Mode) error {
-	kc := s.Clients.Kube
-	var watches []kube.WatchOpener
-	for _, ns := range t.Namespaces {
-		opts := metav1.ListOptions{LabelSelector: t.AppSelector}
-		watches = append(watches,
-			func(ctx context.Context) (watch.Interface, error) {
-				return kc.AppsV1().Deployments(ns).Watch(ctx, opts)
-			},
-			func(ctx context.Context) (watch.Interface, error) {
-				return kc.AppsV1().StatefulSets(ns).Watch(ctx, opts)
-			},
-		)
-	}
-	var pending []string
-	err := kube.WaitFor(ctx, s.timeout(), watches, func(ctx context.Context) (bool, error) {
-		pending = pending[:0]
-		for _, w := range ws {
-			var ok bool
-			var why string
-			switch w.Kind {
-			case "Deployment":
-				d, err := kc.AppsV1().Deployments(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{})
-				if err != nil {
-					return false, fmt.Errorf("get %s: %w", w, err)
-				}
-				ok, why = workloads.DeploymentReady(d)
-			case "StatefulSet":
-				st, err := kc.AppsV1().StatefulSets(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{})
-				if err != nil {
-					return false, fmt.Errorf("get %s: %w", w, err)
-				}
-				ok, why = workloads.StatefulSetReady(st)
-			}
-			if !ok {
-				pending = append(pending, w.String()+": "+why)
-			}
-		}
-		return len(pending) == 0, nil
-	})
-	if errors.Is(err, kube.ErrWaitTimeout) {
-		msg := fmt.Sprintf("rollout after switching to %s not finished after %s:\n  %s", mode, s.timeout(), strings.Join(pending, "\n  "))
-		if r, rerr := workloads.CheckReadiness(ctx, kc, t); rerr == nil && len(r.Pods) > 0 {
-			msg += "\n  pod " + strings.Join(r.Pods, "\n  pod ")
-		}
-		return errors.New(msg)
-	}
-	return err
-}
-
 // ensureWaypoints creates (or updates) the waypoint Gateways of the target.
-func (s *Switcher) ensureWaypoints(ctx context.Context, t workloads.Target, wp scenario.Waypoint) error {
+func (s *Switcher) ensureWaypoints(ctx context.Context, t target.Target, wp scenario.Waypoint) error {
 	gc := s.Clients.Gateway
 	if gc == nil {
 		return errors.New("create waypoint: no Gateway API client")
+	}
+	if err := s.checkGatewayAPI(); err != nil {
+		return fmt.Errorf("create waypoint: %w", err)
 	}
 	for _, gw := range WaypointGateways(t, wp, s.RunID, s.Revision) {
 		cur, err := gc.GatewayV1().Gateways(gw.Namespace).Get(ctx, gw.Name, metav1.GetOptions{})
@@ -456,17 +408,34 @@ func (s *Switcher) ensureWaypoints(ctx context.Context, t workloads.Target, wp s
 			}
 		}
 		if err != nil {
-			if isNoGatewayAPI(err) {
-				return fmt.Errorf("create waypoint %s/%s: the cluster does not serve gateway.networking.k8s.io/v1 Gateways: install the Gateway API CRDs (standard channel): %w", gw.Namespace, gw.Name, err)
-			}
 			return fmt.Errorf("create waypoint %s/%s: %w", gw.Namespace, gw.Name, err)
 		}
 	}
 	return nil
 }
 
-func isNoGatewayAPI(err error) bool {
-	return apierrors.IsNotFound(err) && strings.Contains(err.Error(), "the server could not find the requested resource")
+// ErrNoGatewayAPI means the cluster does not serve gateway.networking.k8s.io/v1 Gateways (no Gateway API CRDs):
+// waypoint mode cannot run.
+var ErrNoGatewayAPI = errors.New("the cluster does not serve gateway.networking.k8s.io/v1 Gateways: install the Gateway API CRDs (standard channel)")
+
+// checkGatewayAPI asks API discovery, through the clients' REST mapper, whether the cluster serves
+// gateway.networking.k8s.io/v1 Gateways. It is a typed answer (meta.IsNoMatchError) where a Gateway call would only
+// fail with a 404 that reads like a missing object. The error wraps ErrNoGatewayAPI and the mapper's
+// *meta.NoKindMatchError when the kind is not served. Without a mapper (clients built by hand) it returns nil and the
+// Gateway calls themselves fail.
+func (s *Switcher) checkGatewayAPI() error {
+	if s.Clients.Mapper == nil {
+		return nil
+	}
+	_, err := s.Clients.Mapper.RESTMapping(schema.GroupKind{Group: gwv1.GroupName, Kind: "Gateway"}, gwv1.GroupVersion.Version)
+	switch {
+	case err == nil:
+		return nil
+	case meta.IsNoMatchError(err):
+		return fmt.Errorf("%w (%w)", ErrNoGatewayAPI, err)
+	default:
+		return fmt.Errorf("discover the Gateway API: %w", err)
+	}
 }
 
 // waitWaypoints waits, watching Gateways and Deployments, until every waypoint is ready.
@@ -514,16 +483,21 @@ func (s *Switcher) waitWaypoints(ctx context.Context, refs []WaypointRef) error 
 }
 
 // staleWaypoints lists this run's waypoint Gateways in the target's namespaces that the mode does not want.
-func (s *Switcher) staleWaypoints(ctx context.Context, t workloads.Target, wanted map[WaypointRef]bool) ([]WaypointRef, error) {
+func (s *Switcher) staleWaypoints(ctx context.Context, t target.Target, wanted map[WaypointRef]bool) ([]WaypointRef, error) {
 	if s.Clients.Gateway == nil {
 		return nil, nil
+	}
+	if err := s.checkGatewayAPI(); errors.Is(err, ErrNoGatewayAPI) {
+		return nil, nil // no Gateway API in the cluster: nothing to delete
+	} else if err != nil {
+		return nil, fmt.Errorf("list waypoints: %w", err)
 	}
 	var out []WaypointRef
 	sel := kube.RunSelector(s.RunID)
 	for _, ns := range t.Namespaces {
 		list, err := s.Clients.Gateway.GatewayV1().Gateways(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if apierrors.IsNotFound(err) {
-			return nil, nil // no Gateway API in the cluster: nothing to delete
+			return nil, nil // a list is never "not found" unless the resource is not served: no Gateway API, nothing to delete
 		}
 		if err != nil {
 			return nil, fmt.Errorf("list waypoints in %s: %w", ns, err)

@@ -13,17 +13,21 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/restmapper"
 	k8stesting "k8s.io/client-go/testing"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
-	"github.com/meshbench/meshbench/workloads"
 )
 
 const testRun = "run-1"
@@ -67,14 +71,14 @@ func (r *recorder) reactor(a k8stesting.Action) (bool, runtime.Object, error) {
 	return false, nil, nil
 }
 
-var testTarget = workloads.Target{
+var testTarget = target.Target{
 	App:            scenario.AppFortioChain,
 	Topology:       "multi",
 	Namespaces:     []string{"ns-a", "ns-b"},
 	EntryService:   "web",
 	EntryNamespace: "ns-a",
-	AppSelector:    workloads.AppSelector(scenario.AppFortioChain, testRun),
-	Workloads: []workloads.WorkloadRef{
+	AppSelector:    target.AppSelector(scenario.AppFortioChain, testRun),
+	Workloads: []target.WorkloadRef{
 		{Kind: "Deployment", Namespace: "ns-a", Name: "web", Replicas: 1},
 		{Kind: "StatefulSet", Namespace: "ns-b", Name: "db", Replicas: 1},
 	},
@@ -88,7 +92,7 @@ func podIn(mode scenario.Mode, ns, component string, native bool) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: component + "-0", Namespace: ns, Annotations: map[string]string{},
-			Labels: kube.MergeLabels(workloads.AppLabels(scenario.AppFortioChain, testRun), map[string]string{workloads.ComponentLabel: component}),
+			Labels: kube.MergeLabels(target.AppLabels(scenario.AppFortioChain, testRun), map[string]string{target.ComponentLabel: component}),
 		},
 		Spec: corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "app"}}},
 		Status: corev1.PodStatus{
@@ -139,9 +143,9 @@ func newCluster(t *testing.T, from scenario.Mode, nativeSidecars bool) (*kube.Cl
 	}
 	one := int32(1)
 	objs = append(objs,
-		readyDeployment("ns-a", "web", workloads.AppLabels(scenario.AppFortioChain, testRun)),
+		readyDeployment("ns-a", "web", target.AppLabels(scenario.AppFortioChain, testRun)),
 		&appsv1.StatefulSet{
-			ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns-b", Labels: workloads.AppLabels(scenario.AppFortioChain, testRun)},
+			ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns-b", Labels: target.AppLabels(scenario.AppFortioChain, testRun)},
 			Spec:       appsv1.StatefulSetSpec{Replicas: &one},
 			Status:     appsv1.StatefulSetStatus{ReadyReplicas: 1, UpdatedReplicas: 1, CurrentRevision: "r1", UpdateRevision: "r1"},
 		},
@@ -305,8 +309,9 @@ func TestApplyAllTransitions(t *testing.T) {
 				if len(tr.Restarted) != wantRestarts {
 					t.Errorf("Transition.Restarted = %v", tr.Restarted)
 				}
-				if wantRestarts > 0 && !slices.Contains(stepNames(tr), "rollout") {
-					t.Errorf("restarts must be followed by a rollout wait: %v", stepNames(tr))
+				// The rollout is waited for once, by the caller (the runner's wait-ready): Apply does not wait.
+				if slices.Contains(stepNames(tr), "rollout") {
+					t.Errorf("Apply must not wait for the rollout itself: %v", stepNames(tr))
 				}
 			})
 		}
@@ -506,5 +511,56 @@ func TestTimings(t *testing.T) {
 	want := map[string]string{"mode-switch": "3s", "label": "100ms", "restart": "100ms", "rollout": "1.8s", "label-to-verified": "3s"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Timings = %v, want %v", got, want)
+	}
+}
+
+// Without the Gateway API CRDs, discovery (the REST mapper) says so, typed: waypoint mode fails before anything is
+// created or labelled, with the fix; other modes find no stale waypoints to delete and go on.
+func TestApplyWithoutGatewayAPI(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		resources []*metav1.APIResourceList
+	}{
+		{"no gateway group", nil},
+		{"gateway group without v1", []*metav1.APIResourceList{{GroupVersion: "gateway.networking.k8s.io/v1beta1",
+			APIResources: []metav1.APIResource{{Name: "gateways", Kind: "Gateway", Namespaced: true}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clients, rec := newCluster(t, scenario.ModeAmbient, false)
+			disc := clients.Kube.Discovery().(*fakediscovery.FakeDiscovery)
+			disc.Resources = append([]*metav1.APIResourceList{{GroupVersion: "v1",
+				APIResources: []metav1.APIResource{{Name: "namespaces", Kind: "Namespace"}}}}, tc.resources...)
+			clients.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+			sw := &Switcher{Clients: clients, RunID: testRun, Timeout: time.Second}
+			_, err := sw.Apply(ctx, testTarget, scenario.ModeWaypoint, testWaypoint)
+			if !errors.Is(err, ErrNoGatewayAPI) || !meta.IsNoMatchError(err) {
+				t.Fatalf("want ErrNoGatewayAPI wrapping the mapper's no-match error, got %v", err)
+			}
+			if !strings.Contains(err.Error(), "install the Gateway API CRDs") {
+				t.Errorf("error lacks the fix: %v", err)
+			}
+			if l := rec.entries(); len(l) != 0 {
+				t.Errorf("nothing may change when waypoint mode cannot run: %v", l)
+			}
+			if _, err := sw.Apply(ctx, testTarget, scenario.ModeSidecar, testWaypoint); err != nil {
+				t.Errorf("sidecar mode needs no Gateway API: %v", err)
+			}
+		})
+	}
+}
+
+func TestApplyWithGatewayAPIServed(t *testing.T) {
+	t.Parallel()
+	clients, _ := newCluster(t, scenario.ModeAmbient, false)
+	disc := clients.Kube.Discovery().(*fakediscovery.FakeDiscovery)
+	disc.Resources = []*metav1.APIResourceList{{GroupVersion: gwv1.GroupVersion.String(),
+		APIResources: []metav1.APIResource{{Name: "gateways", Kind: "Gateway", Namespaced: true}}}}
+	clients.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	sw := &Switcher{Clients: clients, RunID: testRun, Timeout: 5 * time.Second}
+	if _, err := sw.Apply(context.Background(), testTarget, scenario.ModeWaypoint, testWaypoint); err != nil {
+		t.Fatalf("Gateway API served: %v", err)
 	}
 }

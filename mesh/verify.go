@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/meshbench/meshbench/internal/kube"
 	"sort"
 	"strings"
 	"time"
@@ -12,8 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
-	"github.com/meshbench/meshbench/workloads"
 )
 
 // Verification is the per-pod (and per-waypoint) proof that a mode is in effect.
@@ -104,7 +104,7 @@ func (e *VerifyError) Error() string {
 // number of pods exists (no old replicas left), every waypoint is ready, and the namespace labels are still the
 // mode's, or until timeout. The returned Verification holds the last proofs either way; on failure the error is a
 // *VerifyError naming the pods and what to fix.
-func (s *Switcher) Verify(ctx context.Context, t workloads.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
+func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
 	start := s.clock()
 	if s.Clients == nil {
 		return Verification{Mode: mode}, errors.New("verify mode: no Kubernetes clients")
@@ -157,7 +157,7 @@ func (s *Switcher) Verify(ctx context.Context, t workloads.Target, mode scenario
 }
 
 // verifyOnce takes one snapshot of the proofs.
-func (s *Switcher) verifyOnce(ctx context.Context, t workloads.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef) (Verification, error) {
+func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef) (Verification, error) {
 	v := Verification{Mode: mode}
 	kc := s.Clients.Kube
 	live := 0

@@ -14,8 +14,8 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
-	"github.com/meshbench/meshbench/workloads"
 )
 
 // WaypointRef locates one waypoint Gateway.
@@ -28,7 +28,7 @@ func (w WaypointRef) String() string { return w.Namespace + "/" + w.Name }
 
 // Waypoints returns the waypoints mode waypoint uses for the target: one per app namespace (per-namespace scope),
 // or one in the entry namespace shared by all (shared scope).
-func Waypoints(t workloads.Target, wp scenario.Waypoint) []WaypointRef {
+func Waypoints(t target.Target, wp scenario.Waypoint) []WaypointRef {
 	name := waypointName(wp)
 	if wp.Scope == scenario.WaypointShared {
 		return []WaypointRef{{Namespace: sharedWaypointNamespace(t), Name: name}}
@@ -40,7 +40,7 @@ func Waypoints(t workloads.Target, wp scenario.Waypoint) []WaypointRef {
 	return out
 }
 
-func sharedWaypointNamespace(t workloads.Target) string {
+func sharedWaypointNamespace(t target.Target) string {
 	if t.EntryNamespace != "" {
 		return t.EntryNamespace
 	}
@@ -51,7 +51,7 @@ func sharedWaypointNamespace(t workloads.Target) string {
 }
 
 // waypointNamespaceFor is where the waypoint used by namespace ns lives.
-func waypointNamespaceFor(t workloads.Target, wp scenario.Waypoint, ns string) string {
+func waypointNamespaceFor(t target.Target, wp scenario.Waypoint, ns string) string {
 	if wp.Scope == scenario.WaypointShared {
 		return sharedWaypointNamespace(t)
 	}
@@ -95,7 +95,7 @@ func WaypointGateway(ref WaypointRef, wp scenario.Waypoint, shared bool, runID, 
 }
 
 // WaypointGateways returns the Gateways of mode waypoint for the target.
-func WaypointGateways(t workloads.Target, wp scenario.Waypoint, runID, revision string) []*gwv1.Gateway {
+func WaypointGateways(t target.Target, wp scenario.Waypoint, runID, revision string) []*gwv1.Gateway {
 	refs := Waypoints(t, wp)
 	out := make([]*gwv1.Gateway, len(refs))
 	for i, r := range refs {

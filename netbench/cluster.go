@@ -12,15 +12,22 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/meshbench/meshbench/internal/kube"
 )
 
 // apiTimeout bounds every single Kubernetes API call.
 const apiTimeout = 30 * time.Second
 
-// pollInterval is how often pod and namespace state is polled.
+// pollInterval is how often pod, namespace and endpoint state and the servers' ports are polled.
 const pollInterval = 500 * time.Millisecond
+
+// poll is the netbench form of the one wait helper: check every pollInterval on clk until timeout (0: until ctx ends).
+func poll(clk clock.Clock, timeout time.Duration) kube.Wait {
+	return kube.Wait{Timeout: timeout, Interval: pollInterval, Clock: clk}
+}
 
 func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, apiTimeout)
@@ -29,14 +36,14 @@ func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 // createNamespace creates the run namespace and waits for its default ServiceAccount (pods are refused before).
 // created reports whether the Create call succeeded, also when the wait then fails: the caller must delete a
 // namespace it created, and must never delete one that already existed.
-func createNamespace(ctx context.Context, kc kubernetes.Interface, ns *corev1.Namespace) (created bool, err error) {
+func createNamespace(ctx context.Context, clk clock.Clock, kc kubernetes.Interface, ns *corev1.Namespace) (created bool, err error) {
 	cctx, cancel := callCtx(ctx)
 	_, err = kc.CoreV1().Namespaces().Create(cctx, ns, metav1.CreateOptions{FieldManager: "meshbench"})
 	cancel()
 	if err != nil {
 		return false, fmt.Errorf("create namespace %s: %w", ns.Name, err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, pollInterval, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = poll(clk, time.Minute).Until(ctx, func(ctx context.Context) (bool, error) {
 		cctx, cancel := callCtx(ctx)
 		defer cancel()
 		_, err := kc.CoreV1().ServiceAccounts(ns.Name).Get(cctx, "default", metav1.GetOptions{})
@@ -48,8 +55,8 @@ func createNamespace(ctx context.Context, kc kubernetes.Interface, ns *corev1.Na
 	return true, nil
 }
 
-// DeleteNamespace deletes the run namespace and waits until it is gone. ctx should be fresh (the finalizer calls
-// it after the run's context may have been cancelled).
+// DeleteNamespace deletes the run namespace and waits (on the wall clock, until ctx ends) until it is gone. ctx
+// should be fresh (the finalizer calls it after the run's context may have been cancelled).
 func DeleteNamespace(ctx context.Context, kc kubernetes.Interface, name string) error {
 	policy := metav1.DeletePropagationForeground
 	cctx, cancel := callCtx(ctx)
@@ -61,7 +68,7 @@ func DeleteNamespace(ctx context.Context, kc kubernetes.Interface, name string) 
 	if err != nil {
 		return fmt.Errorf("delete namespace %s: %w", name, err)
 	}
-	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+	err = poll(nil, 0).Until(ctx, func(ctx context.Context) (bool, error) {
 		cctx, cancel := callCtx(ctx)
 		defer cancel()
 		_, err := kc.CoreV1().Namespaces().Get(cctx, name, metav1.GetOptions{})
@@ -84,11 +91,11 @@ func createPod(ctx context.Context, kc kubernetes.Interface, p *corev1.Pod) erro
 
 // waitPods waits until every named pod is Ready. It fails a pod early when it cannot start (image pull, config,
 // crash, terminated) and returns, per pod that is not Ready, the reason with its recent events.
-func waitPods(ctx context.Context, kc kubernetes.Interface, ns string, names []string, timeout time.Duration) (map[string]*corev1.Pod, map[string]error) {
+func waitPods(ctx context.Context, clk clock.Clock, kc kubernetes.Interface, ns string, names []string, timeout time.Duration) (map[string]*corev1.Pod, map[string]error) {
 	ready := map[string]*corev1.Pod{}
 	failed := map[string]error{}
 	last := map[string]*corev1.Pod{}
-	_ = wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	_ = poll(clk, timeout).Until(ctx, func(ctx context.Context) (bool, error) {
 		for _, n := range names {
 			if ready[n] != nil || failed[n] != nil {
 				continue

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	netcol "github.com/meshbench/meshbench/collectors/net"
 	"github.com/meshbench/meshbench/scenario"
@@ -26,7 +25,7 @@ func (r *run) deploy(ctx context.Context) error {
 	if err := createPod(ctx, r.d.Kube, client); err != nil {
 		return err
 	}
-	ready, failed := waitPods(ctx, r.d.Kube, r.cfg.Namespace, []string{client.Name}, r.cfg.ReadyTimeout)
+	ready, failed := waitPods(ctx, r.d.Clock, r.d.Kube, r.cfg.Namespace, []string{client.Name}, r.cfg.ReadyTimeout)
 	if err := failed[client.Name]; err != nil {
 		return fmt.Errorf("client pod (image %s) on %s: %w", r.cfg.Images.Network, r.objs.Placement.ClientNode, err)
 	}
@@ -56,7 +55,7 @@ func (r *run) deploy(ctx context.Context) error {
 		}
 	}
 	r.d.Log.Info("waiting for the test pods", "pods", names)
-	ready, failed = waitPods(ctx, r.d.Kube, r.cfg.Namespace, names, r.cfg.ReadyTimeout)
+	ready, failed = waitPods(ctx, r.d.Clock, r.d.Kube, r.cfg.Namespace, names, r.cfg.ReadyTimeout)
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted while deploying: %w", ctx.Err())
 	}
@@ -126,7 +125,7 @@ func (r *run) waitEndpoints(ctx context.Context) error {
 		return errors.New("the Service has no backend: server-remote is not running")
 	}
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := poll(r.d.Clock, time.Minute).Until(ctx, func(ctx context.Context) (bool, error) {
 		cctx, cancel := callCtx(ctx)
 		defer cancel()
 		l, err := r.d.Kube.DiscoveryV1().EndpointSlices(r.cfg.Namespace).List(cctx, metav1.ListOptions{
@@ -196,7 +195,7 @@ func (r *run) waitServers(ctx context.Context) {
 			want = append(want, ports.Netserver)
 		}
 		var last string
-		err := wait.PollUntilContextTimeout(ctx, pollInterval, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := poll(r.d.Clock, 30*time.Second).Until(ctx, func(ctx context.Context) (bool, error) {
 			out, err := r.execIn(ctx, role, ContainerIperf3, "cat", "/proc/net/tcp", "/proc/net/tcp6")
 			if err != nil {
 				last = err.Error()

@@ -12,11 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	netcol "github.com/meshbench/meshbench/collectors/net"
 	"github.com/meshbench/meshbench/collectors/prom"
@@ -43,26 +45,9 @@ type Deps struct {
 	Resources ResourceCollector
 	Store     Store
 	Log       *slog.Logger
-	// Now is the clock (nil = time.Now).
-	Now func() time.Time
-	// Sleep waits d, or returns ctx's error as soon as ctx is done (nil = a timer). Tests pass a fake that only
-	// moves their clock on.
-	Sleep func(ctx context.Context, d time.Duration) error
-}
-
-// sleep is the default Deps.Sleep.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	// Clock is the run's time: window bounds, the idle and retry pauses and the polls' intervals (nil = the wall
+	// clock). Tests pass a fake whose timers fire at once.
+	Clock clock.Clock
 }
 
 // Config is one run, fully resolved.
@@ -119,11 +104,8 @@ type run struct {
 // Run deploys the test pods, runs every case, records the results and deletes the namespace (also on failure and
 // when ctx is cancelled). The report is returned even with an error, holding what was measured.
 func Run(ctx context.Context, cfg Config, d Deps) (*Report, error) {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
-	if d.Sleep == nil {
-		d.Sleep = sleep
+	if d.Clock == nil {
+		d.Clock = clock.RealClock{}
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -175,7 +157,7 @@ func (r *run) execute(ctx context.Context) (err error) {
 		Host: r.runs(scenario.CNIPathHost), Remote: r.runs(scenario.CNIPathCrossNode), Service: r.runs(scenario.CNIPathService)}
 
 	r.d.Log.Info("creating the run namespace", "namespace", r.cfg.Namespace, "nodeA", pl.ClientNode, "nodeB", pl.ServerNode)
-	created, err := createNamespace(ctx, r.d.Kube, r.objs.NamespaceObject())
+	created, err := createNamespace(ctx, r.d.Clock, r.d.Kube, r.objs.NamespaceObject())
 	if created {
 		// Registered as soon as the namespace exists, before the ServiceAccount wait can fail (Ctrl-C, a slow
 		// controller-manager); a namespace that already existed (Create failed) is never ours to delete.
@@ -195,7 +177,7 @@ func (r *run) execute(ctx context.Context) (err error) {
 	for _, c := range r.cases {
 		if c.SkipReason != "" {
 			rec.submit(pending{res: results.CaseResult{CaseID: c.ID(), Status: results.StatusSkipped, Reason: c.SkipReason,
-				Start: r.d.Now().UTC(), End: r.d.Now().UTC(), Facts: map[string]string{LabelTool: string(c.Tool)}}})
+				Start: r.d.Clock.Now().UTC(), End: r.d.Clock.Now().UTC(), Facts: map[string]string{LabelTool: string(c.Tool)}}})
 			r.report.Rows = append(r.report.Rows, BuildRow(c, nil, r.cfg.Confidence))
 		}
 	}
@@ -227,7 +209,7 @@ func (r *run) failAll(rec *recorder, err error) {
 	if errors.Is(err, context.Canceled) {
 		return // interrupted: nothing was measured, nothing to claim
 	}
-	now := r.d.Now().UTC()
+	now := r.d.Clock.Now().UTC()
 	for _, c := range r.cases {
 		res := results.CaseResult{CaseID: c.ID(), Start: now, End: now, Status: results.StatusFailed, Reason: "deploy: " + err.Error()}
 		outs := []Outcome{{N: 1, Err: fmt.Errorf("deploy: %w", err)}}
@@ -292,14 +274,14 @@ func (r *run) idle(ctx context.Context, rec *recorder) error {
 	// one rate range before a window starts).
 	lead, d := r.cfg.RateRange, r.cfg.idleWindow()
 	r.d.Log.Info("idle window: pods deployed, no traffic", "leadIn", lead, "duration", d)
-	if err := r.d.Sleep(ctx, lead); err != nil {
+	if err := kube.Sleep(ctx, r.d.Clock, lead); err != nil {
 		return fmt.Errorf("interrupted before the idle window: %w", err)
 	}
-	start := r.d.Now()
-	if err := r.d.Sleep(ctx, d); err != nil {
+	start := r.d.Clock.Now()
+	if err := kube.Sleep(ctx, r.d.Clock, d); err != nil {
 		return fmt.Errorf("interrupted during the idle window: %w", err)
 	}
-	w := results.Window{Kind: results.WindowIdle, Start: start.UTC(), End: r.d.Now().UTC()}
+	w := results.Window{Kind: results.WindowIdle, Start: start.UTC(), End: r.d.Clock.Now().UTC()}
 	var sets []labelledSet
 	var all []Role
 	for _, p := range r.cfg.CNI.Paths {
@@ -319,7 +301,7 @@ func (r *run) runCase(ctx context.Context, c Case, rec *recorder) Row {
 	res := results.CaseResult{CaseID: c.ID(), Facts: map[string]string{LabelTool: string(c.Tool)}}
 	if err := r.caseBroken(c); err != nil {
 		res.Status, res.Reason = results.StatusFailed, err.Error()
-		res.Start, res.End = r.d.Now().UTC(), r.d.Now().UTC()
+		res.Start, res.End = r.d.Clock.Now().UTC(), r.d.Clock.Now().UTC()
 		rec.submit(pending{res: res})
 		outs := []Outcome{{N: 1, Err: err}}
 		row := BuildRow(c, outs, r.cfg.Confidence)
@@ -331,7 +313,7 @@ func (r *run) runCase(ctx context.Context, c Case, rec *recorder) Row {
 		res.Facts[k] = v
 	}
 	r.d.Log.Info("running", "case", c.ID(), "tool", c.Tool, "samples", r.cfg.CNI.Samples, "duration", r.cfg.CNI.Duration.Duration)
-	start := r.d.Now()
+	start := r.d.Clock.Now()
 	var outs []Outcome
 	var samples []results.Sample
 	for n := 1; n <= r.cfg.CNI.Samples; n++ {
@@ -348,7 +330,7 @@ func (r *run) runCase(ctx context.Context, c Case, rec *recorder) Row {
 			samples = append(samples, MeasurementSamples(c, n, w, *o.Result)...)
 		}
 	}
-	end := r.d.Now()
+	end := r.d.Clock.Now()
 	if len(outs) == 0 && ctx.Err() != nil {
 		return Row{Path: c.Path, Test: c.Test, Tool: c.Tool, Status: RowFailed, Reason: "interrupted"} // nothing to record
 	}
@@ -568,11 +550,11 @@ func (r *run) sample(ctx context.Context, c Case, t target, n int) (Outcome, res
 		if err == nil {
 			res, err = netcol.Parse(spec, stdout)
 		}
-		if err == nil || attempt >= connectRetries || ctx.Err() != nil || !setupFailure(err) {
+		if err == nil || attempt >= connectRetries || ctx.Err() != nil || !retryable(err) {
 			break
 		}
 		r.d.Log.Warn("connection setup failed, retrying", "case", c.ID(), "sample", n, "attempt", attempt, "err", err)
-		if r.d.Sleep(ctx, 2*time.Second) != nil {
+		if kube.Sleep(ctx, r.d.Clock, 2*time.Second) != nil {
 			// Interrupted in the pause: another exec would only fail with the context's error and overwrite the
 			// raw output of the attempt that really failed.
 			break
@@ -593,18 +575,18 @@ func (r *run) execTest(ctx context.Context, t target, args []string, spec netcol
 	timeout := spec.Duration + spec.Omit + time.Minute
 	ectx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	start := r.d.Now()
+	start := r.d.Clock.Now()
 	stdout, stderr, err := r.d.Exec.Exec(ectx, r.cfg.Namespace, string(t.client), t.container, args, nil)
-	w := results.Window{Kind: results.WindowTest, Start: start.UTC(), End: r.d.Now().UTC()}
+	w := results.Window{Kind: results.WindowTest, Start: start.UTC(), End: r.d.Clock.Now().UTC()}
 	if err != nil {
 		if _, perr := netcol.Parse(spec, stdout); perr != nil {
 			// The tool's own explanation first (iperf3 JSON error, netperf message), then the exec error.
 			msg := strings.TrimSpace(string(stderr))
 			if len(stdout) > 0 {
-				return w, stdout, fmt.Errorf("%w (exec: %v)", perr, err)
+				return w, stdout, netcol.ClassifyStderr(spec.Tool, stderr, fmt.Errorf("%w (exec: %v)", perr, err))
 			}
 			if msg != "" {
-				return w, stdout, fmt.Errorf("%s: %w", oneLine(msg, 300), err)
+				return w, stdout, netcol.ClassifyStderr(spec.Tool, stderr, fmt.Errorf("%s: %w", oneLine(msg, 300), err))
 			}
 			return w, stdout, err
 		}
@@ -612,15 +594,11 @@ func (r *run) execTest(ctx context.Context, t target, args []string, spec netcol
 	return w, stdout, nil
 }
 
-// setupFailure tells connection-setup failures (nothing measured) from measurement failures.
-func setupFailure(err error) bool {
-	s := strings.ToLower(err.Error())
-	for _, m := range []string{"server is busy", "unable to connect", "connection refused", "no route to host", "no transaction completed"} {
-		if strings.Contains(s, m) {
-			return true
-		}
-	}
-	return false
+// retryable tells connection-setup failures (nothing measured) from measurement failures, on the error's type:
+// collectors/net reads the tool's report once and marks a connection that was never set up as a *SetupError; an
+// exec that could not reach its pod (connection refused, no route on the way to the kubelet) measured nothing too.
+func retryable(err error) bool {
+	return netcol.IsSetupFailure(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH)
 }
 
 // keepRaw writes the tool output of a sample to raw/<path>-<test>-<n>.json (.txt for netperf) and returns the path

@@ -23,6 +23,7 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
 
 	netcol "github.com/meshbench/meshbench/collectors/net"
 	"github.com/meshbench/meshbench/collectors/prom"
@@ -80,11 +81,16 @@ func fakeClusterWith(t *testing.T, mutate func(*corev1.Pod), nodes ...corev1.Nod
 	return kc
 }
 
-// fakeClock is Deps.Now and Deps.Sleep without waiting: Sleep moves the time on at once.
+// fakeClock is a k8s.io/utils/clock.Clock that never waits: every timer fires at once and moves the time on by its
+// duration (a pause or a poll interval passes in no wall time). onTimer, when set, sees each timer's duration and
+// may hold it back (fire=false: it never fires, the caller's ctx must end the wait).
 type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu      sync.Mutex
+	t       time.Time
+	onTimer func(d time.Duration) (fire bool)
 }
+
+var _ clock.Clock = (*fakeClock)(nil)
 
 func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)} }
 
@@ -94,19 +100,32 @@ func (c *fakeClock) Now() time.Time {
 	return c.t
 }
 
+func (c *fakeClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
 func (c *fakeClock) advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 }
 
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
+func (c *fakeClock) NewTimer(d time.Duration) clock.Timer {
+	ch := make(chan time.Time, 1)
+	if c.onTimer == nil || c.onTimer(d) {
+		c.advance(d)
+		ch <- c.Now()
 	}
-	c.advance(d)
-	return nil
+	return fakeTimer{ch}
 }
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).C() }
+func (c *fakeClock) Tick(d time.Duration) <-chan time.Time  { return c.NewTimer(d).C() }
+func (c *fakeClock) Sleep(d time.Duration)                  { c.advance(d) }
+
+type fakeTimer struct{ ch chan time.Time }
+
+func (t fakeTimer) C() <-chan time.Time      { return t.ch }
+func (t fakeTimer) Stop() bool               { return false }
+func (t fakeTimer) Reset(time.Duration) bool { return false }
 
 // fakeExec answers the commands netbench runs, like the real tools would on the paths it asks for.
 type fakeExec struct {
@@ -470,7 +489,7 @@ func TestRunResourceWindowsSeeOnlyTheirOwnActivity(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.RateRange = tt.rateRange
 			rep, err := Run(context.Background(), cfg, Deps{Kube: fakeCluster(t, node("node1"), node("node2")), Exec: ex,
-				Store: st, Resources: fakeResources{}, Now: clk.Now, Sleep: clk.Sleep})
+				Store: st, Resources: fakeResources{}, Clock: clk})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -587,13 +606,14 @@ func TestRunInterruptedRetryKeepsRealOutput(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var pauses []time.Duration
-	sleepCancels := func(ctx context.Context, d time.Duration) error {
+	clk := newFakeClock()
+	clk.onTimer = func(d time.Duration) bool {
 		pauses = append(pauses, d)
-		cancel() // Ctrl-C lands in the retry pause
-		return ctx.Err()
+		cancel() // Ctrl-C lands in the retry pause (the polls before it succeed at their first check: no timer)
+		return false
 	}
 	cfg := testConfig(t)
-	_, err := Run(ctx, cfg, Deps{Kube: fakeCluster(t, node("node1"), node("node2")), Exec: ex, Store: &fakeStore{}, Sleep: sleepCancels})
+	_, err := Run(ctx, cfg, Deps{Kube: fakeCluster(t, node("node1"), node("node2")), Exec: ex, Store: &fakeStore{}, Clock: clk})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

@@ -119,6 +119,9 @@ type scenarioFacts struct {
 	Connections string
 }
 
+// ScenarioName is metadata.name of the scenario the run recorded ("" when run.json has no config echo).
+func (r Report) ScenarioName() string { return r.scenario().Name }
+
 func (r Report) scenario() scenarioFacts {
 	var doc struct {
 		Metadata struct {

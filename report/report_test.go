@@ -45,9 +45,9 @@ func TestSampleReportContent(t *testing.T) {
 	md := string(rep.Markdown())
 	for _, want := range []string{
 		"## Run facts", "v1.37.2", "Istio | 1.28.1", "scrape interval 15s", "idle 5m0s, load 10m0s",
-		"Resource usage per component (study A)", "Topology single", "Topology multi8",
+		"Resource usage per component", "Topology single", "Topology multi8",
 		"ambient vs sidecar", "Cost per 1000 requests per second", "millicores/krps",
-		"Added latency vs none", "Pod network (study B)", "| host | tcp | throughput |", "iperf3", "netperf",
+		"Added latency vs none", "Pod network", "| host | tcp | throughput |", "iperf3", "netperf",
 		"not measured (see note 1)", "Note 1: service crr not measured: failed (case cni/service/crr): netperf TCP\\_CRR to ClusterIP",
 		"Failed and skipped cases", "connection refused 3 times",
 	} {
@@ -259,5 +259,49 @@ func TestErrorLatencyTable(t *testing.T) {
 	plain := string(Build(readRun(t, "sample")).Markdown())
 	if strings.Contains(plain, "Latency of error answers") {
 		t.Error("a run without error-latency samples must not show the error table")
+	}
+}
+
+// TestImpossibleResourceRow: an average above the max (or below the min) cannot come from consistent data (the
+// quickstart's CNI idle row read min 0.492, avg 0.549, max 0.528): min and max are not shown as figures, the average
+// (over the whole window) is, and a note says why.
+func TestImpossibleResourceRow(t *testing.T) {
+	t.Parallel()
+	run := readRun(t, "sample")
+	sum := *run.Summary
+	sum.Series = slices.Clone(sum.Series)
+	unit := ""
+	for _, x := range sum.Series {
+		if x.Metric == "cpu" && isResource(x) {
+			unit = x.Unit
+			break
+		}
+	}
+	add := func(mode, stat string, v float64) {
+		sum.Series = append(sum.Series, results.Series{Key: results.Key{Topology: "sparse", Mode: mode, Window: results.WindowIdle,
+			Component: results.ComponentApp, Metric: "cpu", Stat: stat, Unit: unit}, N: 3, Mean: v, Min: v, Max: v,
+			CI: &results.Interval{Low: v - 0.01, High: v + 0.01}, Values: []float64{v, v, v}})
+	}
+	add("none", "min", 0.492)
+	add("none", "avg", 0.549)
+	add("none", "max", 0.528)
+	add("sidecar", "min", 0.492) // consistent: shown as figures
+	add("sidecar", "avg", 0.5)
+	add("sidecar", "max", 0.528)
+	run.Summary = &sum
+	md := string(Build(run).Markdown())
+	section := md[strings.Index(md, "### Topology sparse"):]
+	section = section[:strings.Index(section, "\n## ")]
+	if want := "| none | idle | app | n/a: too sparse | n/a: too sparse | 0.549 ± 0.010 |"; !strings.Contains(section, want) {
+		t.Errorf("impossible row: want %q in\n%s", want, section)
+	}
+	if want := "| sidecar | idle | app | 0.492 | 0.528 | 0.500 ± 0.010 |"; !strings.Contains(section, want) {
+		t.Errorf("consistent row: want %q in\n%s", want, section)
+	}
+	if !strings.Contains(section, "the average lies outside [min, max]") {
+		t.Errorf("the table must explain n/a: too sparse:\n%s", section)
+	}
+	if strings.Contains(section, "| none | idle | app | 0.492") {
+		t.Errorf("the impossible min is shown as a figure:\n%s", section)
 	}
 }

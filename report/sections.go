@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,18 +200,19 @@ func confPct(c float64) string {
 // resourceSection is study A's table: per topology and mode, min/max/avg CPU and memory per component, idle and under
 // load, with the mesh total, followed by the charts.
 func (r Report) resourceSection() (section, bool) {
-	s := section{ID: "resources", Title: "Resource usage per component (study A)"}
+	s := section{ID: "resources", Title: "Resource usage per component"}
 	ss := r.Summary.Series
 	topos := distinctKeys(ss, isResource, func(k results.Key) string { return k.Topology })
 	if len(topos) == 0 {
 		return s, false
 	}
+	s.para("Min, max and average CPU and memory of every component over fixed idle and load windows, per data-plane mode: the measurement of the published Istio ambient vs sidecar comparison on Bank of Anthos (Grafana min/max/avg over 10-minute windows, one namespace and eight namespaces; examples/study-a-*.yaml reproduce it).")
 	s.para("Each figure is the mean over repetitions of the per-window statistic (min, max or average of the component's usage over the window); avg is shown ± the half width of its %s confidence interval. n is the number of repetitions behind the average.", confPct(r.Summary.Confidence))
 	cpuUnit, memUnit := r.unitOf(charts.MetricCPU), r.unitOf(charts.MetricMemory)
 	for _, topo := range topos {
 		inTopo := func(x results.Series) bool { return isResource(x) && x.Topology == topo }
 		var rows [][]string
-		meshRows := false
+		meshRows, sparseRows := false, false
 		for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return k.Mode }) {
 			inMode := func(x results.Series) bool { return inTopo(x) && x.Mode == mode }
 			type wl struct{ window, load string }
@@ -232,13 +234,31 @@ func (r Report) resourceSection() (section, bool) {
 						if metric == charts.MetricMemory {
 							unit = memUnit
 						}
+						key := func(stat string) results.Key {
+							return results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+						}
+						// An average outside [min, max] is impossible for consistent data (means over repetitions keep
+						// the order): the counter samples were too sparse for min/max. The average covers the whole
+						// window and stands; min and max are not shown as figures.
+						impossible := false
+						if lo, okLo := r.series(key("min")); okLo {
+							if hi, okHi := r.series(key("max")); okHi {
+								if av, okAv := r.series(key("avg")); okAv {
+									impossible = outside(av.Mean, lo.Mean, hi.Mean)
+								}
+							}
+						}
+						if impossible {
+							sparseRows = true
+						}
 						for _, stat := range []string{"min", "max", "avg"} {
-							k := results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
-							x, ok := r.series(k)
+							x, ok := r.series(key(stat))
 							switch {
 							case ok && stat == "avg":
 								row = append(row, fmtMean(x))
 								n = max(n, x.N)
+							case ok && impossible:
+								row = append(row, "n/a: too sparse")
 							case ok:
 								row = append(row, charts.FormatValue(x.Mean))
 							case comp == results.ComponentMesh:
@@ -260,6 +280,9 @@ func (r Report) resourceSection() (section, bool) {
 			Numeric: []bool{false, false, false, true, true, true, true, true, true, true},
 			Rows:    rows,
 		}
+		if sparseRows {
+			t.Notes = append(t.Notes, "n/a: too sparse: the average lies outside [min, max], which consistent data cannot give: the usage counter was sampled too sparsely for min and max over this window (lengthen the window, or shorten the kubelet's cAdvisor housekeeping interval). The average covers the whole window and is shown.")
+		}
 		if meshRows {
 			t.Notes = append(t.Notes, "mesh = sidecar + ztunnel + waypoint + istiod. Only averages add up over a window; the peak of a sum is not the sum of the peaks, so the mesh rows have no min or max (n/a: avg only).")
 		}
@@ -276,6 +299,12 @@ func (r Report) resourceSection() (section, bool) {
 		}
 	}
 	return s, true
+}
+
+// outside reports whether avg lies outside [lo, hi] by more than rounding (1e-9 relative).
+func outside(avg, lo, hi float64) bool {
+	eps := 1e-9 * max(math.Abs(lo), math.Abs(hi), math.Abs(avg))
+	return avg < lo-eps || avg > hi+eps
 }
 
 // unitOf is the unit the summary uses for a resource metric (the first seen).
@@ -532,7 +561,7 @@ func (r Report) achievedQPS(topo, mode, load string) string {
 // networkSection is study B's table: rows path x test, with value, CI, unit and tool, the host baseline ratio and
 // band, and a reason for every test that did not produce a value.
 func (r Report) networkSection() (section, bool) {
-	s := section{ID: "network", Title: "Pod network (study B)"}
+	s := section{ID: "network", Title: "Pod network"}
 	type row struct {
 		path, test string
 		x          *results.Series
@@ -583,6 +612,7 @@ func (r Report) networkSection() (section, bool) {
 		}
 		out = append(out, []string{rw.path, rw.test, x.Metric, charts.FormatValue(x.Mean), fmtCI(x.CI), x.Unit, ratio, band, r.toolOf(x), strconv.Itoa(x.N)})
 	}
+	s.para("The pod network underneath the mesh, measured like the published iperf3 and netperf pod network benchmark (iperf3 TCP and UDP, netperf TCP_RR and TCP_CRR; same node, across nodes, to a ClusterIP Service), with the host-network baseline and colour bands of the Kubernetes CNI benchmarks (examples/study-b-network.yaml reproduces it).")
 	s.para("Mean of the test samples with its %s confidence interval; \"vs host\" is the mean relative to the host-network path on the same nodes, coloured green (≥ 95 %%), yellow (≥ 90 %%), orange (≥ 80 %%) or red (< 80 %%).", confPct(r.Summary.Confidence))
 	s.table(table{ID: "study-b", Header: []string{"path", "test", "metric", "value", "CI", "unit", "vs host", "band", "tool", "n"},
 		Numeric: []bool{false, false, false, true, true, false, true, false, false, true}, Rows: out, Notes: notes})

@@ -4,27 +4,22 @@ import (
 	"context"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// The runner's view of the world: narrow interfaces it defines itself (design import rule: runner imports only
-// scenario and results). cmd/meshbench/app wires the real adapters (workloads, mesh, loadgen, collectors/prom).
+// The runner's view of the world: narrow interfaces it defines itself (import rule: runner imports scenario,
+// results and leaf packages under internal/, never an adapter). The wiring (cmd/meshbench/app, orchestrate) plugs
+// the real adapters (workloads, mesh, loadgen, collectors/prom) in.
 
-// Target is a deployed topology of the app, as the runner needs it.
+// Target is a deployed topology of the app, as the runner passes it between the adapters: the app's description
+// (namespaces, workloads, entry service; internal/target, a leaf package every adapter shares) and the facts recorded
+// with every case measured on it.
 type Target struct {
-	Topology       string
-	Namespaces     []string
-	EntryNamespace string
-	EntryService   string
-	EntryURL       string
-	Headers        map[string]string
-	AppSelector    string
-	Services       []string
+	target.Target
 	// Facts are recorded with every case measured on this target (replicas, services, ...).
 	Facts map[string]string
-	// Handle is the adapter's own value (e.g. workloads.Target); the runner passes it back untouched.
-	Handle any
 }
 
 // Workloads deploys and removes the app.
@@ -40,7 +35,8 @@ type Workloads interface {
 // Mesh switches and verifies the data-plane mode.
 type Mesh interface {
 	// Apply puts the target's namespaces into mode, in the safe order (restarting workloads when sidecar
-	// injection changes). The facts are recorded with the case.
+	// injection changes, without waiting for their rollout: the runner asks Workloads.WaitReady next). The facts are
+	// recorded with the case.
 	Apply(ctx context.Context, t Target, mode scenario.Mode) (map[string]string, error)
 	// Verify checks every pod of the target. An error means the mode did not take effect; the case is then not
 	// measured and is recorded failed with the error as its reason.

@@ -67,7 +67,7 @@ type state struct {
 	mode        scenario.Mode
 	ready       bool      // switched, verified and load clients placed for (topo, mode)
 	failedKey   string    // topology/mode whose switch failed, for the rest of its consecutive cases
-	failReason  string    // why
+	failErr     error     // why (a *SwitchError)
 	quietSince  time.Time // end of the last activity (switch, load) the next idle window must not see
 	targetFacts map[string]string
 }
@@ -163,13 +163,13 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 	key := c.Topology.Name + "/" + string(c.Mode)
 	if !st.ready || st.topo != c.Topology.Name || st.mode != c.Mode {
 		if st.failedKey == key && st.topo == c.Topology.Name && st.mode == c.Mode {
-			return cr.fail("not measured: switching to mode " + string(c.Mode) + " failed earlier in this group: " + st.failReason)
+			return cr.fail("not measured: switching to mode " + string(c.Mode) + " failed earlier in this group: " + st.failErr.Error())
 		}
-		if reason := r.switchTo(ctx, st, c, cr); reason != "" {
-			st.topo, st.mode, st.ready, st.failedKey, st.failReason = c.Topology.Name, c.Mode, false, key, reason
-			return cr.fail(reason)
+		if err := r.switchTo(ctx, st, c, cr); err != nil {
+			st.topo, st.mode, st.ready, st.failedKey, st.failErr = c.Topology.Name, c.Mode, false, key, err
+			return cr.fail(err.Error())
 		}
-		st.failedKey, st.failReason = "", ""
+		st.failedKey, st.failErr = "", nil
 	}
 	cr.facts(st.targetFacts)
 	t := *st.target
@@ -271,9 +271,24 @@ func (cr *caseRun) add(c scenario.Case, samples []results.Sample, load string) {
 	}
 }
 
-// switchTo deploys the case's topology if needed and puts it into the case's mode. It returns "" on success, else
-// the reason the case cannot be measured.
-func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *caseRun) string {
+// SwitchError is why a case could not be switched to its topology and mode: the runner step that failed (ensure,
+// mode-switch, wait-ready, verify, load-clients, settle), what it was doing in words, and the adapter's error. Its
+// text is the reason recorded with the failed case.
+type SwitchError struct {
+	Step string
+	What string
+	Err  error
+}
+
+func (e *SwitchError) Error() string { return e.What + ": " + e.Err.Error() }
+
+func (e *SwitchError) Unwrap() error { return e.Err }
+
+// switchTo deploys the case's topology if needed and puts it into the case's mode, in the one order of the house:
+// Workloads.Ensure (new topology) -> Mesh.Apply (labels, restarts) -> Workloads.WaitReady (the only wait for the
+// app's rollout) -> Mesh.Verify (every pod) -> LoadGenerator.Prepare -> settle. It returns nil on success, else a
+// *SwitchError saying why the case cannot be measured.
+func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *caseRun) error {
 	clk := r.clock()
 	if st.target == nil || st.topo != c.Topology.Name {
 		if st.target != nil && !r.Retain {
@@ -286,7 +301,7 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 			return err
 		}); err != nil {
 			st.target = nil
-			return "deploy topology " + c.Topology.Name + ": " + err.Error()
+			return &SwitchError{Step: "ensure", What: "deploy topology " + c.Topology.Name, Err: err}
 		}
 		st.target, st.topo, st.targetFacts = &t, c.Topology.Name, t.Facts
 	}
@@ -316,15 +331,15 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 		})
 		cr.facts(facts)
 		if err != nil {
-			return s.what + ": " + err.Error()
+			return &SwitchError{Step: s.name, What: s.what, Err: err}
 		}
 	}
 	st.quietSince = clk.Now()
 	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, r.Scenario.Spec.Windows.Settle.Duration) }); err != nil {
-		return "settle: " + err.Error()
+		return &SwitchError{Step: "settle", What: "settle", Err: err}
 	}
 	st.ready = true
-	return ""
+	return nil
 }
 
 // teardown removes the current target's load clients and workloads; failures are logged (the next topology can

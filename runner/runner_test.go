@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -56,7 +57,8 @@ type fakeWorkloads struct {
 
 func (f fakeWorkloads) Ensure(_ context.Context, topo scenario.Topology) (Target, error) {
 	f.add("ensure %s", topo.Name)
-	return Target{Topology: topo.Name, Namespaces: []string{"mb-" + topo.Name}, EntryURL: "http://entry/", Facts: map[string]string{"replicas": "1"}}, nil
+	return Target{Target: target.Target{Topology: topo.Name, Namespaces: []string{"mb-" + topo.Name}, EntryURL: "http://entry/"},
+		Facts: map[string]string{"replicas": "1"}}, nil
 }
 
 func (f fakeWorkloads) WaitReady(context.Context, Target) error {
@@ -82,7 +84,7 @@ func (f fakeMesh) Apply(_ context.Context, _ Target, m scenario.Mode) (map[strin
 func (f fakeMesh) Verify(_ context.Context, _ Target, m scenario.Mode) (map[string]string, error) {
 	f.add("verify %s", m)
 	if m == f.absent {
-		return nil, errors.New("pod svc-0: no ambient.istio.io/redirection annotation (is ztunnel installed?)")
+		return nil, errNoRedirection
 	}
 	return map[string]string{"verified-pods": "3"}, nil
 }
@@ -91,6 +93,8 @@ func (f fakeMesh) Restore(ctx context.Context) error {
 	f.add("restore (ctx ok: %v)", ctx.Err() == nil)
 	return nil
 }
+
+var errNoRedirection = errors.New("pod svc-0: no ambient.istio.io/redirection annotation (is ztunnel installed?)")
 
 type fakeLoad struct {
 	*calls
@@ -345,5 +349,38 @@ func TestCollectorFailureFailsTheCaseButKeepsLoadSamples(t *testing.T) {
 	}
 	if len(h.store.samples) == 0 || h.store.samples[0].Component != results.ComponentLoadgen {
 		t.Errorf("the load samples of a failed case are still recorded: %+v", h.store.samples)
+	}
+}
+
+// A failed switch is a typed error naming the runner step and keeping the adapter's error; the reason recorded with
+// the case is its text, the same words as before.
+func TestSwitchErrorIsTyped(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[ambient]", scenario.ModeAmbient)
+	c := h.r.Plan.Cases[0]
+	cr := &caseRun{clock: h.clock, res: results.CaseResult{Timings: map[string]string{}, Facts: map[string]string{}}}
+	err := h.r.switchTo(context.Background(), &state{}, c, cr)
+	var se *SwitchError
+	if !errors.As(err, &se) || se.Step != "verify" || !errors.Is(err, errNoRedirection) {
+		t.Fatalf("switchTo = %#v, want a *SwitchError of step verify wrapping the mesh's error", err)
+	}
+	want := "not measured: verification of mode ambient failed: " + errNoRedirection.Error()
+	if err.Error() != want {
+		t.Errorf("reason %q, want %q", err.Error(), want)
+	}
+	if _, ok := cr.res.Timings["verify"]; !ok {
+		t.Errorf("the failed step is still timed: %v", cr.res.Timings)
+	}
+	if _, err := h.r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i, rec := range h.store.cases {
+		wantReason := want
+		if i > 0 {
+			wantReason = "not measured: switching to mode ambient failed earlier in this group: " + want
+		}
+		if rec.Reason != wantReason {
+			t.Errorf("case %s reason %q, want %q", rec.CaseID, rec.Reason, wantReason)
+		}
 	}
 }

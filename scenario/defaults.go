@@ -145,9 +145,10 @@ func (l *LoadSpec) fillDuration(window time.Duration) {
 	}
 }
 
-// MinDuration is the shortest load run that contains the measured window.
+// MinDuration is the shortest load run that contains the measured window. It saturates instead of overflowing, so
+// out-of-range settings are reported by Validate rather than wrapped into a negative figure.
 func (l LoadSpec) MinDuration(window time.Duration) time.Duration {
-	return l.WarmUp.Duration + l.TrimStart.Duration + window + l.TrimEnd.Duration
+	return satSum(l.WarmUp.Duration, l.TrimStart.Duration, window, l.TrimEnd.Duration)
 }
 
 func setWindowDefaults(w *Windows, name string) {

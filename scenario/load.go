@@ -3,30 +3,56 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
-
-	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
 
 // Load reads a scenario file strictly, applies defaults and validates it. Bad input returns Problems listing every
-// problem (unknown fields with their path, then validation problems); syntax errors stop earlier with the line.
+// problem at once: syntax, a second document, unknown, repeated and mistyped fields with their path and line, then
+// validation problems. A file larger than MaxFileBytes is refused without reading further.
 func Load(path string) (*Scenario, error) { return LoadWith(path, LoadOptions{}) }
 
 // LoadWith is Load with the options applied between decoding and defaults.
 func LoadWith(path string, o LoadOptions) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
-	s, err := ParseWith(data, o)
+	defer f.Close()
+	var size int64 = -1
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	data, err := readLimited(f, size)
 	if err != nil {
 		var ps Problems
 		if errors.As(err, &ps) {
-			return s, err
+			return nil, err
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("read scenario %s: %w", path, err)
+	}
+	return loadData(data, o)
+}
+
+// LoadFrom is LoadWith for a scenario read from r (standard input, a ConfigMap): the same size limit, decoding,
+// defaults, validation and file checks.
+func LoadFrom(r io.Reader, o LoadOptions) (*Scenario, error) {
+	data, err := readLimited(r, -1)
+	if err != nil {
+		var ps Problems
+		if errors.As(err, &ps) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	return loadData(data, o)
+}
+
+func loadData(data []byte, o LoadOptions) (*Scenario, error) {
+	s, err := ParseWith(data, o)
+	if err != nil {
+		return s, err
 	}
 	if ps := CheckFiles(s); len(ps) > 0 {
 		return s, ps
@@ -34,48 +60,67 @@ func LoadWith(path string, o LoadOptions) (*Scenario, error) {
 	return s, nil
 }
 
-// Parse decodes YAML or JSON strictly (unknown and duplicate fields are problems), applies defaults and validates.
-// It is pure.
+// readLimited reads at most MaxFileBytes (one byte more tells a larger input apart), so /dev/zero or a huge file
+// cannot exhaust memory. size is the file's size when known (a regular file), for the message.
+func readLimited(r io.Reader, size int64) ([]byte, error) {
+	if size > MaxFileBytes {
+		return nil, tooLarge(fmt.Sprintf("is %d bytes", size))
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, tooLarge(fmt.Sprintf("has more than %d bytes (a device or a pipe that does not end?)", MaxFileBytes))
+	}
+	return data, nil
+}
+
+func tooLarge(what string) Problems {
+	return Problems{{Path: "(file)", Message: fmt.Sprintf("%s; a scenario file is at most %d bytes (1 MiB): give the path of a scenario YAML file such as examples/quickstart.yaml", what, MaxFileBytes)}}
+}
+
+// Parse decodes YAML or JSON strictly (unknown, repeated and mistyped fields are problems), applies defaults and
+// validates. It is pure.
 func Parse(data []byte) (*Scenario, error) { return ParseWith(data, LoadOptions{}) }
 
-// ParseWith is Parse with the options applied between decoding and defaults.
+// ParseWith is Parse with the options applied between decoding and defaults. It returns Problems for every bad
+// input, with the scenario as far as it could be decoded (nil when nothing could).
 func ParseWith(data []byte, o LoadOptions) (*Scenario, error) {
-	js, err := yaml.YAMLToJSONStrict(data) // rejects duplicate keys
-	if err != nil {
-		return nil, fmt.Errorf("parse YAML: %w", err)
+	if len(data) > MaxFileBytes {
+		return nil, tooLarge(fmt.Sprintf("is %d bytes", len(data)))
 	}
 	var s Scenario
-	strict, err := kjson.UnmarshalStrict(js, &s, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
-	if err != nil {
-		return nil, fmt.Errorf("decode scenario: %w", err)
-	}
-	var ps Problems
-	for _, e := range strict {
-		ps = append(ps, strictProblem(e))
+	ps, ok := decodeYAML(data, &s)
+	if !ok {
+		return nil, ps
 	}
 	o.apply(&s)
 	SetDefaults(&s)
-	ps = append(ps, Validate(&s)...)
+	ps = append(ps, withoutReported(Validate(&s), ps)...)
 	if len(ps) > 0 {
 		return &s, ps
 	}
 	return &s, nil
 }
 
-// strictProblem turns sigs.k8s.io/json's `unknown field "spec.load.qpss"` into a Problem with that path.
-func strictProblem(err error) Problem {
-	msg := err.Error()
-	if _, rest, ok := strings.Cut(msg, `unknown field "`); ok {
-		if path, _, ok := strings.Cut(rest, `"`); ok {
-			return Problem{Path: path, Message: "unknown field; check its spelling and indentation against the config reference (README)"}
+// withoutReported drops validation problems at (or below) a path the decoder already reported: a field that could
+// not be decoded stays unset, and "is required" after "found a list, expected a string" would only repeat it.
+func withoutReported(vs, decoded Problems) Problems {
+	var out Problems
+	for _, v := range vs {
+		dup := false
+		for _, d := range decoded {
+			if v.Path == d.Path || strings.HasPrefix(v.Path, d.Path+".") || strings.HasPrefix(v.Path, d.Path+"[") {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, v)
 		}
 	}
-	if _, rest, ok := strings.Cut(msg, `duplicate field "`); ok {
-		if path, _, ok := strings.Cut(rest, `"`); ok {
-			return Problem{Path: path, Message: "is set twice; keep one"}
-		}
-	}
-	return Problem{Path: "(document)", Message: msg}
+	return out
 }
 
 // CheckFiles reports files named by the scenario that cannot be read (token and CA files), so a run fails before

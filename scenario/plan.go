@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -170,41 +171,99 @@ func groups(modes []Mode, reps int, il Interleave, seed int64) []modeRep {
 	return out
 }
 
+// Topology size costs: creating a namespace, and each app pod scheduled and Ready (image cached). A deploy or a
+// restarting switch pays them per namespace and per pod of the topology on top of the fixed figure, so multi8 with
+// six replicas costs more than single with one.
+const (
+	estPerNamespace = 5 * time.Second
+	estPerPod       = 3 * time.Second
+)
+
+// topologySize is the number of app namespaces and pods of a topology: fortio-chain has Chain.Services() services,
+// Bank of Anthos six services and two databases (databases stay at one replica; workloads/bankofanthos.go).
+func topologySize(w Workload, t Topology) (namespaces, pods int) {
+	services, fixed := 1, 0
+	switch {
+	case w.App == AppBankOfAnthos:
+		services, fixed = 6, 2
+	case w.Chain != nil:
+		services = w.Chain.Services()
+	}
+	namespaces = 1
+	if t.Kind == TopologyMulti {
+		namespaces = t.Namespaces
+		if namespaces <= 0 {
+			namespaces = services + fixed
+		}
+	}
+	return namespaces, services*max(t.Replicas, 1) + fixed
+}
+
 func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 	var total time.Duration
+	add := func(ds ...time.Duration) { total = satSum(append(ds, total)...) }
 	var prev *Case
 	for i := range cases {
 		c := &cases[i]
+		namespaces, pods := topologySize(s.Spec.Workload, c.Topology)
+		size := satSum(satMul(estPerNamespace, namespaces), satMul(estPerPod, pods))
 		if prev == nil || prev.Topology.Name != c.Topology.Name {
 			if prev != nil {
-				total += estTeardown
+				add(estTeardown)
 			}
-			total += estDeploy
+			add(estDeploy, size)
 		} else if c.Switch {
 			if NeedsRestart(prev.Mode, c.Mode) {
-				total += estRestartSwitch
+				add(estRestartSwitch, satMul(estPerPod, pods))
 			} else {
-				total += estLabelSwitch
+				add(estLabelSwitch)
 			}
 		}
 		if c.Switch {
 			if c.Mode == ModeWaypoint {
-				total += estWaypoint
+				waypoints := namespaces
+				if s.Spec.Waypoint.Scope == WaypointShared {
+					waypoints = 1
+				}
+				add(satMul(estWaypoint, waypoints))
 			}
-			total += s.Spec.Windows.Settle.Duration
+			add(s.Spec.Windows.Settle.Duration)
 		}
 		if c.Idle {
-			total += s.Spec.Windows.Idle.Duration
+			add(s.Spec.Windows.Idle.Duration)
 		}
-		total += s.Spec.Load.Duration.Duration + estCollect
+		add(s.Spec.Load.Duration.Duration, estCollect)
 		prev = c
 	}
 	if prev != nil {
-		total += estTeardown
+		add(estTeardown)
 	}
-	note := fmt.Sprintf("assumes %s per deploy, %s per restarting switch, %s per label-only switch, %s per waypoint, %s collection per case",
-		estDeploy, estRestartSwitch, estLabelSwitch, estWaypoint, estCollect)
+	note := fmt.Sprintf("assumes %s per deploy plus %s per namespace and %s per app pod, %s plus %s per pod per restarting switch, %s per label-only switch, %s per waypoint, %s collection per case",
+		estDeploy, estPerNamespace, estPerPod, estRestartSwitch, estPerPod, estLabelSwitch, estWaypoint, estCollect)
 	return total, note
+}
+
+// satSum adds non-negative durations, saturating at the largest Duration instead of wrapping to a negative one.
+func satSum(ds ...time.Duration) time.Duration {
+	var t time.Duration
+	for _, d := range ds {
+		if d > 0 && t > math.MaxInt64-d {
+			return math.MaxInt64
+		}
+		t += d
+	}
+	return t
+}
+
+// satMul multiplies a non-negative duration by a count, saturating like satSum.
+func satMul(d time.Duration, n int) time.Duration {
+	if n <= 0 || d <= 0 {
+		return 0
+	}
+	if d > time.Duration(math.MaxInt64/int64(n)) {
+		return math.MaxInt64
+	}
+	return d * time.Duration(n)
 }
 
 // Summary is the one-line description of the plan's size.

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -53,11 +54,7 @@ func TestFixtures(t *testing.T) {
 }
 
 func errorsAs(err error, ps *Problems) bool {
-	p, ok := err.(Problems)
-	if ok {
-		*ps = p
-	}
-	return ok
+	return errors.As(err, ps)
 }
 
 // TestPlanGolden pins the expanded plan of every shipped example (table and JSON) and checks it is deterministic.

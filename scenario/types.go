@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -31,19 +32,19 @@ type Metadata struct {
 	// Name is used in run IDs and reports: lower-case letters, digits and '-'.
 	Name string `json:"name"`
 	// Description is free text shown in reports.
-	Description string `json:"description,omitempty"`
+	Description string `json:"description,omitempty" mb:"max=4096"`
 }
 
 // Spec is what to deploy, which modes to compare, how to load and measure.
 type Spec struct {
 	// Profile selects defaults: "default" (public images, real clusters) or "localcluster" (the images the
 	// project's local cluster harness builds, small resource requests).
-	Profile Profile `json:"profile,omitempty"`
+	Profile Profile `json:"profile,omitempty" mb:"defaulted"`
 	// Workload is the demo app and where it runs.
 	Workload Workload `json:"workload"`
 	// Modes are the data-plane modes to compare, in the order given (the first is the baseline for deltas
 	// unless "none" is present).
-	Modes []Mode `json:"modes,omitempty"`
+	Modes []Mode `json:"modes,omitempty" mb:"defaulted"`
 	// Waypoint configures the L7 waypoint used by mode "waypoint".
 	Waypoint Waypoint `json:"waypoint,omitzero"`
 	// Istio says which installed control plane serves the app.
@@ -93,11 +94,11 @@ type Workload struct {
 	// Chain shapes the fortio-chain graph; only with app fortio-chain.
 	Chain *Chain `json:"chain,omitempty"`
 	// Topologies to deploy the app in; each is measured with every mode. Default: one "single" topology.
-	Topologies []Topology `json:"topologies,omitempty"`
+	Topologies []Topology `json:"topologies,omitempty" mb:"defaulted"`
 	// Replicas per service (Deployments; databases stay at 1). A topology may override it.
-	Replicas int `json:"replicas,omitempty"`
+	Replicas int `json:"replicas,omitempty" mb:"defaulted"`
 	// NamespacePrefix prefixes every namespace the tool creates for the app.
-	NamespacePrefix string `json:"namespacePrefix,omitempty"`
+	NamespacePrefix string `json:"namespacePrefix,omitempty" mb:"defaulted"`
 	// NodeSelector restricts app and load-client pods to matching nodes.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// Resources sets app container requests (e.g. "100m", "64Mi"); empty keeps the catalog's values.
@@ -151,14 +152,14 @@ const (
 // Topology is one placement of the app.
 type Topology struct {
 	// Name identifies the topology in case IDs; default "single" or "multi<N>".
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" mb:"defaulted"`
 	// Kind is "single" or "multi".
 	Kind TopologyKind `json:"kind"`
 	// Namespaces is, for multi, the number of namespaces services are spread over round-robin;
 	// 0 means one service per namespace (study A's enterprise case).
 	Namespaces int `json:"namespaces,omitempty"`
 	// Replicas overrides workload.replicas for this topology.
-	Replicas int `json:"replicas,omitempty"`
+	Replicas int `json:"replicas,omitempty" mb:"defaulted"`
 }
 
 // Resources are container resource requests and limits as Kubernetes quantities.
@@ -187,11 +188,11 @@ var AllModes = []Mode{ModeNone, ModeSidecar, ModeAmbient, ModeWaypoint}
 type Waypoint struct {
 	// Scope is "per-namespace" (one waypoint in every app namespace, as in study A) or "shared" (one waypoint
 	// for all app namespaces).
-	Scope WaypointScope `json:"scope,omitempty"`
+	Scope WaypointScope `json:"scope,omitempty" mb:"defaulted"`
 	// Name of the waypoint Gateway; default "waypoint".
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" mb:"defaulted"`
 	// For is the istio.io/waypoint-for label: service (default), workload, all.
-	For string `json:"for,omitempty"`
+	For string `json:"for,omitempty" mb:"defaulted"`
 }
 
 // WaypointScope says how many waypoints there are.
@@ -206,22 +207,22 @@ const (
 // LoadSpec is how the app is driven.
 type LoadSpec struct {
 	// QPS levels, each a number > 0 or "max". Each level is a separate case.
-	QPS []QPS `json:"qps,omitempty"`
+	QPS []QPS `json:"qps,omitempty" mb:"defaulted"`
 	// Connections per client pod (fortio -c).
-	Connections int `json:"connections,omitempty"`
+	Connections int `json:"connections,omitempty" mb:"defaulted"`
 	// PayloadBytes is the request body size (0 = GET without body).
 	PayloadBytes int `json:"payloadBytes,omitempty"`
 	// Path is the URL path requested on the entry service; default "/" (fortio-chain) or "/home" (bank-of-anthos).
-	Path string `json:"path,omitempty"`
+	Path string `json:"path,omitempty" mb:"defaulted"`
 	// Duration is the whole load run per level; default warmUp + trimStart + windows.load + trimEnd.
-	Duration Duration `json:"duration,omitzero"`
+	Duration Duration `json:"duration,omitzero" mb:"defaulted"`
 	// WarmUp runs load before the measured part begins (connections, JIT, caches).
-	WarmUp Duration `json:"warmUp,omitzero"`
+	WarmUp Duration `json:"warmUp,omitzero" mb:"defaulted"`
 	// TrimStart and TrimEnd are cut from the load run around the measured window.
 	TrimStart Duration `json:"trimStart,omitzero"`
-	TrimEnd   Duration `json:"trimEnd,omitzero"`
+	TrimEnd   Duration `json:"trimEnd,omitzero" mb:"defaulted"`
 	// Clients is the number of fortio client pods; the QPS level is split evenly between them.
-	Clients int `json:"clients,omitempty"`
+	Clients int `json:"clients,omitempty" mb:"defaulted"`
 	// Jitter adds ±10% jitter to request intervals (fortio -jitter).
 	Jitter bool `json:"jitter,omitempty"`
 	// Uniform spreads requests uniformly across connections (fortio -uniform).
@@ -280,18 +281,18 @@ func (q *QPS) UnmarshalJSON(b []byte) error {
 // Windows are the fixed measurement windows and the repetition scheme.
 type Windows struct {
 	// Idle is the window measured with the app deployed and no traffic, once per topology and mode.
-	Idle Duration `json:"idle,omitzero"`
+	Idle Duration `json:"idle,omitzero" mb:"defaulted"`
 	// Load is the measured steady-state window inside each load run (study A used 10m).
-	Load Duration `json:"load,omitzero"`
+	Load Duration `json:"load,omitzero" mb:"defaulted"`
 	// Repetitions of the whole mode x load matrix, for confidence intervals (>= 3 recommended).
-	Repetitions int `json:"repetitions,omitempty"`
+	Repetitions int `json:"repetitions,omitempty" mb:"defaulted"`
 	// Interleave orders modes across repetitions: "serpentine" (A B C, C B A, ...: interleaved, fewest switches),
 	// "random" (seeded shuffle per repetition) or "none" (all repetitions of a mode back to back).
-	Interleave Interleave `json:"interleave,omitempty"`
+	Interleave Interleave `json:"interleave,omitempty" mb:"defaulted"`
 	// Seed for "random" interleaving; 0 derives one from the scenario name so plans stay reproducible.
 	Seed int64 `json:"seed,omitempty"`
 	// Settle is waited after a mode switch is verified and before the idle window (lets restarts calm down).
-	Settle Duration `json:"settle,omitzero"`
+	Settle Duration `json:"settle,omitzero" mb:"defaulted"`
 }
 
 // Interleave is a mode-ordering scheme.
@@ -318,45 +319,46 @@ type Prometheus struct {
 	// ScrapeInterval of the cAdvisor job; 0 = auto-detect from Prometheus.
 	ScrapeInterval Duration `json:"scrapeInterval,omitzero"`
 	// Timeout per query.
-	Timeout Duration `json:"timeout,omitzero"`
+	Timeout Duration `json:"timeout,omitzero" mb:"defaulted"`
 	// KubeletSampleInterval is the sampling period of the fallback used when neither URL nor Service is set:
 	// the kubelets' resource metrics read through the API server.
-	KubeletSampleInterval Duration `json:"kubeletSampleInterval,omitzero"`
+	KubeletSampleInterval Duration `json:"kubeletSampleInterval,omitzero" mb:"defaulted"`
 }
 
 // ServiceRef names an in-cluster Service.
 type ServiceRef struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
-	Port      string `json:"port,omitempty"`   // port name or number; default "9090"
-	Scheme    string `json:"scheme,omitempty"` // http (default) or https
+	Port      string `json:"port,omitempty" mb:"defaulted"`   // port name or number; default "9090"
+	Scheme    string `json:"scheme,omitempty" mb:"defaulted"` // http (default) or https
 }
 
 // CNI configures the pod network benchmark.
 type CNI struct {
 	// Tests to run: tcp (iperf3 TCP), udp (iperf3 UDP), rr (TCP_RR), crr (TCP_CRR).
-	Tests []CNITest `json:"tests,omitempty"`
+	Tests []CNITest `json:"tests,omitempty" mb:"defaulted"`
 	// Paths to measure: same-node, cross-node, service (ClusterIP, backend on the other node), host (hostNetwork baseline).
-	Paths []CNIPath `json:"paths,omitempty"`
+	Paths []CNIPath `json:"paths,omitempty" mb:"defaulted"`
 	// Duration of each test sample.
-	Duration Duration `json:"duration,omitzero"`
+	Duration Duration `json:"duration,omitzero" mb:"defaulted"`
 	// Samples per path and test (>= 3 for a confidence interval).
-	Samples int `json:"samples,omitempty"`
+	Samples int `json:"samples,omitempty" mb:"defaulted"`
 	// Streams is the number of parallel iperf3 TCP streams (-P).
-	Streams int `json:"streams,omitempty"`
+	Streams int `json:"streams,omitempty" mb:"defaulted"`
 	// Omit is cut from the start of each iperf3 test (-O), to skip TCP slow start.
-	Omit Duration `json:"omit,omitzero"`
-	// UDPBitrate is the iperf3 UDP target rate, e.g. "1G", "500M"; "0" = unlimited. Required with the udp test:
-	// iperf3's silent 1 Mbit/s default is not a measurement.
+	Omit Duration `json:"omit,omitzero" mb:"defaulted"`
+	// UDPBitrate is the iperf3 UDP target rate (-b) in bit/s with an optional decimal suffix K, M, G or T (1G =
+	// 10^9 bit/s, as iperf3 reads it), e.g. "1G", "500M"; "0" = unlimited; at most "1T". Required with the udp
+	// test: iperf3's silent 1 Mbit/s default is not a measurement.
 	UDPBitrate string `json:"udpBitrate,omitempty"`
 	// UDPPacketBytes is the UDP datagram size (-l); 0 = iperf3's default (path MTU based).
 	UDPPacketBytes int `json:"udpPacketBytes,omitempty"`
 	// RequestBytes and ResponseBytes are the RR/CRR message sizes (default 100: a 1-byte request does not make a
 	// proxy open its upstream).
-	RequestBytes  int `json:"requestBytes,omitempty"`
-	ResponseBytes int `json:"responseBytes,omitempty"`
+	RequestBytes  int `json:"requestBytes,omitempty" mb:"defaulted"`
+	ResponseBytes int `json:"responseBytes,omitempty" mb:"defaulted"`
 	// RRTool picks the RR/CRR implementation: auto (netperf when the image has it, else builtin), netperf, builtin.
-	RRTool RRTool `json:"rrTool,omitempty"`
+	RRTool RRTool `json:"rrTool,omitempty" mb:"defaulted"`
 	// Placement pins the test pods; empty picks two Ready schedulable nodes automatically.
 	Placement CNIPlacement `json:"placement,omitzero"`
 }
@@ -413,36 +415,40 @@ type Images struct {
 	// the agent (<registry>/meshbench-agent:<tag>) and the CLI of scheduled runs (<registry>/meshbench:<tag>). One
 	// setting moves both; agent and meshbench below override each. Profile localcluster: "172.30.0.1:5000/meshbench",
 	// the local cluster harness's registry. The flag --image-registry replaces it.
-	Registry string `json:"registry,omitempty"`
+	Registry string `json:"registry,omitempty" mb:"defaulted"`
 	// Tag of the images meshbench builds. Default: the version of the meshbench that loads the scenario, as an image
 	// tag ("v0.1.0", "df4d013-dirty"), so agent and CLI always match; "dev" where no version is known. The run's
 	// recorded scenario keeps the resolved value.
-	Tag string `json:"tag,omitempty"`
+	Tag string `json:"tag,omitempty" mb:"defaulted"`
 	// Agent is meshbench-agent: fortio-chain services, load clients, built-in RR/CRR. Default <registry>/meshbench-agent:<tag>.
-	Agent string `json:"agent,omitempty"`
+	Agent string `json:"agent,omitempty" mb:"defaulted"`
 	// Meshbench is the meshbench CLI image the CronJob of `meshbench schedule` runs. Default <registry>/meshbench:<tag>.
-	Meshbench string `json:"meshbench,omitempty"`
+	Meshbench string `json:"meshbench,omitempty" mb:"defaulted"`
 	// Network has iperf3 (and netperf's netserver/netperf when present) for `meshbench cni`. It is not built by
 	// meshbench, so registry does not move it; profile localcluster: "172.30.0.1:5000/meshbench/iperf3:dev" (built by
 	// the harness).
-	Network string `json:"network,omitempty"`
+	Network string `json:"network,omitempty" mb:"defaulted"`
 	// BankOfAnthos is the registry path and tag of the Bank of Anthos images.
 	BankOfAnthos BankOfAnthosImages `json:"bankOfAnthos,omitzero"`
 	// PullPolicy for every pod; default IfNotPresent.
-	PullPolicy string `json:"pullPolicy,omitempty"`
+	PullPolicy string `json:"pullPolicy,omitempty" mb:"defaulted"`
 }
 
 // BankOfAnthosImages locates the Bank of Anthos images: <Registry>/<service>:<Tag>.
 type BankOfAnthosImages struct {
-	Registry string `json:"registry,omitempty"`
-	Tag      string `json:"tag,omitempty"`
+	Registry string `json:"registry,omitempty" mb:"defaulted"`
+	Tag      string `json:"tag,omitempty" mb:"defaulted"`
 }
 
 // Output is where results are written.
 type Output struct {
 	// Dir receives one directory per run (run.json, samples.jsonl, cases.jsonl, summary.json, report).
-	Dir string `json:"dir,omitempty"`
+	Dir string `json:"dir,omitempty" mb:"defaulted"`
 }
+
+// MaxDuration bounds every duration setting (windows, load runs, timeouts): a day is already far beyond any
+// benchmark window, and the bound keeps sums such as the plan's estimate far from overflowing.
+const MaxDuration = 24 * time.Hour
 
 // Duration is a time.Duration written as a Go duration string ("10m", "30s").
 type Duration struct{ time.Duration }
@@ -465,7 +471,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var secs float64
-	if err := json.Unmarshal(b, &secs); err != nil {
+	if err := json.Unmarshal(b, &secs); err != nil || math.Abs(secs) > MaxDuration.Seconds()*1000 {
 		return fmt.Errorf(`duration %s: use a Go duration such as "30s" or "10m"`, string(b))
 	}
 	d.Duration = time.Duration(secs * float64(time.Second))

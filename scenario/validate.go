@@ -3,8 +3,10 @@ package scenario
 import (
 	"fmt"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,6 +112,9 @@ func Validate(s *Scenario) Problems {
 		c.add(field.NewPath("kind"), "must be %q (got %q)", Kind, s.Kind)
 	}
 	validateName(c, field.NewPath("metadata", "name"), s.Metadata.Name)
+	if n := len(s.Metadata.Description); n > MaxDescriptionBytes {
+		c.add(field.NewPath("metadata", "description"), "is %d bytes long; at most %d bytes: keep the description short, it is shown in reports", n, MaxDescriptionBytes)
+	}
 	sp := field.NewPath("spec")
 	c.oneOf(sp.Child("profile"), string(s.Spec.Profile), strs(Profiles))
 	validateWorkload(c, sp.Child("workload"), &s.Spec.Workload, s.Spec.CNI.configured())
@@ -131,6 +136,7 @@ func Validate(s *Scenario) Problems {
 	if strings.TrimSpace(s.Spec.Output.Dir) == "" {
 		c.add(sp.Child("output", "dir"), "must not be empty; e.g. \"runs\"")
 	}
+	validateDurationBounds(c, sp, reflect.ValueOf(s.Spec), s.Spec.Load.MinDuration(s.Spec.Windows.Load.Duration))
 	if len(c.ps) == 0 {
 		return nil
 	}
@@ -284,7 +290,7 @@ func validateWindows(c *collector, p *field.Path, w Windows, scrape time.Duratio
 		c.add(p.Child("load"), "is %s, shorter than 4 scrape intervals (%s): rates need >= 4 samples; lengthen the window", w.Load, D(4*scrape))
 	}
 	if w.Idle.Duration > 0 && scrape > 0 && w.Idle.Duration < 4*scrape {
-		c.add(p.Child("idle"), "is %s, shorter than 4 scrape intervals (%s); lengthen it or set 0 to skip idle windows", w.Idle, D(4*scrape))
+		c.add(p.Child("idle"), "is %s, shorter than 4 scrape intervals (%s): rates need >= 4 samples; lengthen the window", w.Idle, D(4*scrape))
 	}
 	c.intRange(p.Child("repetitions"), w.Repetitions, 1, 100, "use >= 3 for confidence intervals")
 	c.oneOf(p.Child("interleave"), string(w.Interleave), []string{string(InterleaveSerpentine), string(InterleaveRandom), string(InterleaveNone)})
@@ -324,8 +330,6 @@ func validatePrometheus(c *collector, p *field.Path, pr Prometheus) {
 	}
 }
 
-var bitrateRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[KMGkmg]?$`)
-
 func validateCNI(c *collector, p *field.Path, n CNI) {
 	hasUDP := false
 	for i, t := range n.Tests {
@@ -352,8 +356,10 @@ func validateCNI(c *collector, p *field.Path, n CNI) {
 	switch {
 	case hasUDP && n.UDPBitrate == "":
 		c.add(p.Child("udpBitrate"), "is required with the udp test: set a target such as \"1G\" or \"0\" (unlimited); iperf3's silent 1 Mbit/s default is not a measurement")
-	case n.UDPBitrate != "" && !bitrateRE.MatchString(n.UDPBitrate):
-		c.add(p.Child("udpBitrate"), "must be a number with an optional K/M/G suffix, e.g. \"500M\", \"1G\" or \"0\" (got %q)", n.UDPBitrate)
+	case n.UDPBitrate != "":
+		if _, err := ParseBitrate(n.UDPBitrate); err != nil {
+			c.add(p.Child("udpBitrate"), "%v", err)
+		}
 	}
 	c.intRange(p.Child("udpPacketBytes"), n.UDPPacketBytes, 0, 65507, "")
 	c.intRange(p.Child("requestBytes"), n.RequestBytes, 1, 1<<20, "")
@@ -389,7 +395,7 @@ func validateImages(c *collector, p *field.Path, im Images) {
 		if f.v == f.derived && !(regOK && tagOK) {
 			continue // derived from a registry or tag already reported
 		}
-		if _, err := name.ParseReference(f.v); err != nil || f.v == "" || strings.Contains(f.v, "://") {
+		if err := checkImageRef(f.v); err != nil || f.v == "" || strings.Contains(f.v, "://") {
 			c.add(p.Child(f.n), "must be an image reference such as \"registry.example/team/image:v1\" (got %q)%s", f.v, nameErr(err))
 		}
 	}
@@ -406,7 +412,7 @@ func validRegistry(c *collector, p *field.Path, reg string) bool {
 		c.add(p, "must not have a URL scheme (got %q): give host[:port][/path] such as \"ghcr.io/meshbench\"; a plain-HTTP registry is the nodes' container runtime setting (meshbench images push --insecure for pushing)", reg)
 		return false
 	case reg != "":
-		_, err = name.NewRepository(strings.TrimSuffix(reg, "/") + "/" + AgentRepository)
+		err = checkImageRef(ImageRef(reg, AgentRepository, DefaultImageTag))
 	}
 	if reg == "" || err != nil {
 		c.add(p, "must be a registry host with an optional path, lower-case, without tag, such as \"ghcr.io/meshbench\" or \"172.30.0.1:5000/meshbench\" (got %q)%s", reg, nameErr(err))
@@ -414,6 +420,40 @@ func validRegistry(c *collector, p *field.Path, reg string) bool {
 	}
 	return true
 }
+
+// checkImageRef parses an image reference with go-containerregistry's name package, then applies the distribution
+// reference grammar it leaves out (github.com/distribution/reference v0.5.0 regexp.go: path components are lower-case alphanumerics
+// joined by '.', '_', '__' or dashes; a tag starts with a word character; a registry is a host name or IP with an
+// optional port 1-65535), so "a//b", "-x/y" and "x/y:-tag", which name accepts and no runtime pulls, are refused.
+// A reference without tag or digest means ":latest", as to the container runtime.
+func checkImageRef(ref string) error {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return err
+	}
+	repo := r.Context()
+	for _, c := range strings.Split(repo.RepositoryStr(), "/") {
+		if !pathComponentRE.MatchString(c) {
+			return fmt.Errorf("path component %q: lower-case letters and digits, separated by '.', '_', '__' or '-'", c)
+		}
+	}
+	if t, ok := r.(name.Tag); ok && !tagRE.MatchString(t.TagStr()) {
+		return fmt.Errorf("tag %q: letters, digits, '_', '.' and '-', not starting with '.' or '-'", t.TagStr())
+	}
+	if reg := repo.RegistryStr(); !registryRE.MatchString(reg) {
+		return fmt.Errorf("registry %q: a host name or IP address with an optional port", reg)
+	} else if _, port, ok := strings.Cut(strings.TrimPrefix(reg[strings.LastIndexByte(reg, ']')+1:], "["), ":"); ok {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("registry %q: the port must be a number from 1 to 65535", reg)
+		}
+	}
+	return nil
+}
+
+var (
+	pathComponentRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+	registryRE      = regexp.MustCompile(`^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?$`)
+)
 
 // tagRE is the distribution spec's tag grammar (go-containerregistry's name package checks only the characters).
 var tagRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
@@ -440,4 +480,34 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// validateDurationBounds reports every duration setting above MaxDuration, wherever it is in the spec (a new
+// Duration field is covered without a line here). load.duration may exceed it when it is the default derived from
+// warm-up, trims and a window that are each within bounds.
+func validateDurationBounds(c *collector, p *field.Path, v reflect.Value, derivedLoad time.Duration) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			validateDurationBounds(c, p, v.Elem(), derivedLoad)
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			validateDurationBounds(c, p.Index(i), v.Index(i), derivedLoad)
+		}
+	case reflect.Struct:
+		if v.Type() == durationType {
+			d := v.Interface().(Duration).Duration
+			if d > MaxDuration && !(p.String() == "spec.load.duration" && d == derivedLoad) {
+				c.add(p, "is %s; at most %s: split a longer study into several runs", D(d), D(MaxDuration))
+			}
+			return
+		}
+		for i := 0; i < v.NumField(); i++ { // field order, never map order: problems are reported deterministically
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			if name != "" && name != "-" {
+				validateDurationBounds(c, p.Child(name), v.Field(i), derivedLoad)
+			}
+		}
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -230,9 +229,4 @@ func (c Cleaner) waitGone(ctx context.Context, names []string, timeout time.Dura
 			timeout, strings.Join(remaining, ", "), remaining[0])
 	}
 	return err
-}
-
-// IsManaged reports whether a namespace was created by meshbench.
-func IsManaged(ns *corev1.Namespace) bool {
-	return ns != nil && ns.Labels[kube.ManagedByLabel] == kube.ManagedByValue
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/goldenfile"
+	"github.com/meshbench/meshbench/internal/kube"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -78,7 +79,7 @@ func TestObjectsGolden(t *testing.T) {
 			var buf bytes.Buffer
 			tj, _ := json.MarshalIndent(target, "# ", "  ")
 			buf.WriteString("# target: " + string(tj) + "\n")
-			if err := RenderYAML(&buf, objs); err != nil {
+			if err := kube.RenderYAML(&buf, objs); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join("testdata", tc.name+".golden.yaml"), buf.Bytes())
@@ -87,7 +88,7 @@ func TestObjectsGolden(t *testing.T) {
 			objs2, _, _ := Objects(s, s.Spec.Workload.Topologies[tc.topo], "golden-run")
 			var again bytes.Buffer
 			again.WriteString("# target: " + string(tj) + "\n")
-			_ = RenderYAML(&again, objs2)
+			_ = kube.RenderYAML(&again, objs2)
 			if !bytes.Equal(buf.Bytes(), again.Bytes()) {
 				t.Fatal("Objects is not deterministic")
 			}

@@ -4,32 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/meshbench/meshbench/internal/kube"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/meshbench/meshbench/internal/target"
 )
 
-// WaitReady waits until every Deployment and StatefulSet of the target is rolled out and every app pod is Ready.
-// It is driven by watches on the app's pods and workloads. On timeout the error names every pod that is not ready
-// and why (image pull failures, crash loops with the last termination reason, scheduling failures with the
-// scheduler's message).
+// WaitReady waits until every Deployment and StatefulSet of the target is rolled out and every app pod is Ready
+// (target.WaitReady: watches on the app's pods and workloads), drawing a progress bar on d.Progress. On timeout the
+// error is a *target.NotReadyError naming every pod that is not ready and why (image pull failures, crash loops
+// with the last termination reason, scheduling failures with the scheduler's message).
 func (d *Deployer) WaitReady(ctx context.Context, t Target, timeout time.Duration) error {
 	if d.Clients == nil {
 		return errors.New("wait for workload: no Kubernetes clients")
 	}
 	start := time.Now()
-	var bar *progressbar.ProgressBar
+	var progress func(target.Readiness)
+	finish := func() {}
 	if d.Progress != nil {
-		bar = progressbar.NewOptions(t.ExpectedPods(),
+		bar := progressbar.NewOptions(t.ExpectedPods(),
 			progressbar.OptionSetWriter(d.Progress),
 			progressbar.OptionSetDescription(fmt.Sprintf("%s/%s pods ready", t.App, t.Topology)),
 			progressbar.OptionShowCount(),
@@ -37,258 +31,15 @@ func (d *Deployer) WaitReady(ctx context.Context, t Target, timeout time.Duratio
 			progressbar.OptionThrottle(200*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 		)
+		finish = func() { _ = bar.Finish() }
+		progress = func(r target.Readiness) { _ = bar.Set(min(r.ReadyPods, t.ExpectedPods())) }
 	}
-	var last Readiness
-	err := kube.WaitFor(ctx, timeout, workloadWatches(d.Clients.Kube, t), func(ctx context.Context) (bool, error) {
-		r, err := CheckReadiness(ctx, d.Clients.Kube, t)
-		if err != nil {
-			return false, err
-		}
-		last = r
-		if bar != nil {
-			_ = bar.Set(min(r.ReadyPods, t.ExpectedPods()))
-		}
-		return r.Ready(), nil
-	})
-	if bar != nil {
-		_ = bar.Finish()
+	r, err := target.WaitReady(ctx, d.Clients.Kube, t, timeout, progress)
+	finish()
+	if err != nil {
+		return err
 	}
-	switch {
-	case err == nil:
-		d.log().Info("workload ready", "app", t.App, "topology", t.Topology, "pods", last.ReadyPods,
-			"elapsed", time.Since(start).Round(time.Millisecond))
-		return nil
-	case errors.Is(err, kube.ErrWaitTimeout):
-		return &NotReadyError{Target: t, Timeout: timeout, Readiness: last}
-	default:
-		return fmt.Errorf("wait for %s/%s to be ready: %w", t.App, t.Topology, err)
-	}
-}
-
-// workloadWatches watch the app's pods, Deployments and StatefulSets in every namespace of the target.
-func workloadWatches(kc kubernetes.Interface, t Target) []kube.WatchOpener {
-	var out []kube.WatchOpener
-	opts := metav1.ListOptions{LabelSelector: t.AppSelector}
-	for _, ns := range t.Namespaces {
-		out = append(out,
-			func(ctx context.Context) (watch.Interface, error) { return kc.CoreV1().Pods(ns).Watch(ctx, opts) },
-			func(ctx context.Context) (watch.Interface, error) {
-				return kc.AppsV1().Deployments(ns).Watch(ctx, opts)
-			},
-			func(ctx context.Context) (watch.Interface, error) {
-				return kc.AppsV1().StatefulSets(ns).Watch(ctx, opts)
-			},
-		)
-	}
-	return out
-}
-
-// Readiness is a snapshot of how far the app is from ready.
-type Readiness struct {
-	ExpectedPods int
-	ReadyPods    int
-	// Workloads not yet rolled out, each with the reason ("Deployment ns/frontend: 1 of 2 replicas available").
-	Workloads []string
-	// Pods not ready, each with the reason (PodProblem).
-	Pods []string
-}
-
-// Ready reports whether every workload is rolled out and every pod is ready.
-func (r Readiness) Ready() bool { return len(r.Workloads) == 0 && len(r.Pods) == 0 }
-
-// NotReadyError is WaitReady's timeout: it says what is not ready and why.
-type NotReadyError struct {
-	Target    Target
-	Timeout   time.Duration
-	Readiness Readiness
-}
-
-func (e *NotReadyError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s not ready after %s: %d of %d pods ready", e.Target.App, e.Target.Topology, e.Timeout,
-		e.Readiness.ReadyPods, e.Readiness.ExpectedPods)
-	for _, p := range e.Readiness.Pods {
-		b.WriteString("\n  pod " + p)
-	}
-	for _, w := range e.Readiness.Workloads {
-		b.WriteString("\n  " + w)
-	}
-	return b.String()
-}
-
-// CheckReadiness lists the target's workloads and pods and says what is not ready.
-func CheckReadiness(ctx context.Context, kc kubernetes.Interface, t Target) (Readiness, error) {
-	r := Readiness{ExpectedPods: t.ExpectedPods()}
-	for _, w := range t.Workloads {
-		var ok bool
-		var why string
-		switch w.Kind {
-		case "Deployment":
-			dep, err := kc.AppsV1().Deployments(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				ok, why = false, "not found"
-			} else if err != nil {
-				return r, fmt.Errorf("get %s: %w", w, err)
-			} else {
-				ok, why = DeploymentReady(dep)
-			}
-		case "StatefulSet":
-			sts, err := kc.AppsV1().StatefulSets(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				ok, why = false, "not found"
-			} else if err != nil {
-				return r, fmt.Errorf("get %s: %w", w, err)
-			} else {
-				ok, why = StatefulSetReady(sts)
-			}
-		}
-		if !ok {
-			r.Workloads = append(r.Workloads, w.String()+": "+why)
-		}
-	}
-	for _, ns := range t.Namespaces {
-		pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: t.AppSelector})
-		if err != nil {
-			return r, fmt.Errorf("list app pods in %s: %w", ns, err)
-		}
-		items := pods.Items
-		sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
-		for _, p := range items {
-			if prob := PodProblem(p); prob != "" {
-				r.Pods = append(r.Pods, fmt.Sprintf("%s/%s%s: %s", p.Namespace, p.Name, onNode(p), prob))
-				continue
-			}
-			r.ReadyPods++
-		}
-	}
-	return r, nil
-}
-
-func onNode(p corev1.Pod) string {
-	if p.Spec.NodeName == "" {
-		return ""
-	}
-	return " (node " + p.Spec.NodeName + ")"
-}
-
-// DeploymentReady reports whether a Deployment's latest spec is fully rolled out and available, and if not, why.
-func DeploymentReady(d *appsv1.Deployment) (bool, string) {
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
-	st := d.Status
-	for _, c := range st.Conditions {
-		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
-			return false, "cannot create pods: " + c.Message
-		}
-		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
-			return false, "rollout stuck: " + c.Reason + ": " + c.Message
-		}
-	}
-	switch {
-	case st.ObservedGeneration < d.Generation:
-		return false, "controller has not seen the latest spec yet"
-	case st.UpdatedReplicas < want:
-		return false, fmt.Sprintf("%d of %d replicas updated", st.UpdatedReplicas, want)
-	case st.Replicas > st.UpdatedReplicas:
-		return false, fmt.Sprintf("%d old replicas still terminating", st.Replicas-st.UpdatedReplicas)
-	case st.AvailableReplicas < want:
-		return false, fmt.Sprintf("%d of %d replicas available", st.AvailableReplicas, want)
-	}
-	return true, ""
-}
-
-// StatefulSetReady reports whether a StatefulSet's latest revision is rolled out and ready, and if not, why.
-func StatefulSetReady(s *appsv1.StatefulSet) (bool, string) {
-	want := int32(1)
-	if s.Spec.Replicas != nil {
-		want = *s.Spec.Replicas
-	}
-	st := s.Status
-	switch {
-	case st.ObservedGeneration < s.Generation:
-		return false, "controller has not seen the latest spec yet"
-	case st.UpdateRevision != "" && st.CurrentRevision != st.UpdateRevision:
-		return false, fmt.Sprintf("rolling out revision %s (%d of %d updated)", st.UpdateRevision, st.UpdatedReplicas, want)
-	case st.ReadyReplicas < want:
-		return false, fmt.Sprintf("%d of %d replicas ready", st.ReadyReplicas, want)
-	}
-	return true, ""
-}
-
-// PodProblem says why a pod is not ready, in the words an operator needs ("" when it is ready): image pull
-// failures, crash loops with the last termination reason, unschedulable pods with the scheduler's message.
-func PodProblem(p corev1.Pod) string {
-	if p.DeletionTimestamp != nil {
-		return "terminating"
-	}
-	switch p.Status.Phase {
-	case corev1.PodSucceeded, corev1.PodFailed:
-		return strings.TrimSpace(fmt.Sprintf("phase %s: %s %s", p.Status.Phase, p.Status.Reason, p.Status.Message))
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
-			return strings.TrimSpace("Pending, not scheduled: " + c.Reason + ": " + c.Message)
-		}
-	}
-	statuses := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
-	for _, cs := range statuses {
-		if prob := containerProblem(cs); prob != "" {
-			return "container " + cs.Name + ": " + prob
-		}
-	}
-	if podReady(p) {
-		return ""
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.State.Running != nil && !cs.Ready {
-			return "container " + cs.Name + ": running but not ready (readiness probe failing)"
-		}
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue {
-			return strings.TrimSpace("not ready: " + c.Reason + " " + c.Message)
-		}
-	}
-	if p.Status.Phase == corev1.PodPending {
-		return "Pending"
-	}
-	return "not ready"
-}
-
-func containerProblem(cs corev1.ContainerStatus) string {
-	w := cs.State.Waiting
-	if w == nil {
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			return fmt.Sprintf("terminated: %s (exit code %d) %s", t.Reason, t.ExitCode, strings.TrimSpace(t.Message))
-		}
-		return ""
-	}
-	switch w.Reason {
-	case "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull":
-		return strings.TrimSpace(fmt.Sprintf("%s for image %s: %s", w.Reason, cs.Image, w.Message))
-	case "CrashLoopBackOff":
-		s := fmt.Sprintf("CrashLoopBackOff (%d restarts)", cs.RestartCount)
-		if t := cs.LastTerminationState.Terminated; t != nil {
-			s += fmt.Sprintf(", last exit: %s (exit code %d)", t.Reason, t.ExitCode)
-			if m := strings.TrimSpace(t.Message); m != "" {
-				s += ": " + m
-			}
-		}
-		return s
-	case "ContainerCreating", "PodInitializing", "":
-		return ""
-	default:
-		return strings.TrimSpace(w.Reason + ": " + w.Message)
-	}
-}
-
-func podReady(p corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	d.log().Info("workload ready", "app", t.App, "topology", t.Topology, "pods", r.ReadyPods,
+		"elapsed", time.Since(start).Round(time.Millisecond))
+	return nil
 }

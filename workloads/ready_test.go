@@ -13,85 +13,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
-
-func TestPodProblem(t *testing.T) {
-	t.Parallel()
-	now := metav1.Now()
-	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-	notReady := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}
-	for _, tc := range []struct {
-		name string
-		pod  corev1.Pod
-		want string // substring; "" = ready
-	}{
-		{"ready", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: ready}}, ""},
-		{"terminating", corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: corev1.PodStatus{Conditions: ready}}, "terminating"},
-		{"unschedulable", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
-			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/2 nodes are available: 2 Insufficient cpu.",
-		}}}}, "Pending, not scheduled: Unschedulable: 0/2 nodes are available: 2 Insufficient cpu."},
-		{"image pull", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: notReady, ContainerStatuses: []corev1.ContainerStatus{{
-			Name: "frontend", Image: "example.com/frontend:v1",
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}},
-		}}}}, "container frontend: ImagePullBackOff for image example.com/frontend:v1: Back-off pulling image"},
-		{"err image pull in init", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{
-			Name: "istio-proxy", Image: "docker.io/istio/proxyv2:1.31",
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}},
-		}}}}, "container istio-proxy: ErrImagePull for image docker.io/istio/proxyv2:1.31"},
-		{"crash loop", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: notReady, ContainerStatuses: []corev1.ContainerStatus{{
-			Name: "app", RestartCount: 4,
-			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
-			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}},
-		}}}}, "CrashLoopBackOff (4 restarts), last exit: OOMKilled (exit code 137)"},
-		{"config error", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
-			Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: `configmap "x" not found`}},
-		}}}}, `CreateContainerConfigError: configmap "x" not found`},
-		{"probe failing", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: notReady, ContainerStatuses: []corev1.ContainerStatus{{
-			Name: "app", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
-		}}}}, "running but not ready"},
-		{"creating", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
-			Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
-		}}}}, "Pending"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got := PodProblem(tc.pod)
-			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
-				t.Errorf("PodProblem = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestDeploymentAndStatefulSetReady(t *testing.T) {
-	t.Parallel()
-	two := int32(2)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: appsv1.DeploymentSpec{Replicas: &two},
-		Status: appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2, ReadyReplicas: 2}}
-	if ok, why := DeploymentReady(d); !ok {
-		t.Errorf("rolled out deployment not ready: %s", why)
-	}
-	old := d.DeepCopy()
-	old.Status.ObservedGeneration = 2
-	if ok, _ := DeploymentReady(old); ok {
-		t.Error("a deployment whose controller has not seen the latest generation is not ready")
-	}
-	surge := d.DeepCopy()
-	surge.Status.Replicas = 3
-	if ok, why := DeploymentReady(surge); ok || !strings.Contains(why, "old replicas") {
-		t.Errorf("old pods still around: ok=%v why=%q", ok, why)
-	}
-	s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.StatefulSetSpec{Replicas: &two},
-		Status: appsv1.StatefulSetStatus{ObservedGeneration: 1, ReadyReplicas: 2, UpdatedReplicas: 2, CurrentRevision: "a", UpdateRevision: "a"}}
-	if ok, why := StatefulSetReady(s); !ok {
-		t.Errorf("statefulset not ready: %s", why)
-	}
-	s.Status.UpdateRevision = "b"
-	if ok, _ := StatefulSetReady(s); ok {
-		t.Error("statefulset rolling to a new revision is not ready")
-	}
-}
 
 func TestCheckNamespaces(t *testing.T) {
 	t.Parallel()
@@ -121,7 +45,7 @@ func TestCheckNamespaces(t *testing.T) {
 func TestCheckReadinessAndWaitTimeout(t *testing.T) {
 	t.Parallel()
 	s := mustScenario(t, chainScenario)
-	_, target, err := Objects(s, s.Spec.Workload.Topologies[0], "r1")
+	_, tg, err := Objects(s, s.Spec.Workload.Topologies[0], "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +53,7 @@ func TestCheckReadinessAndWaitTimeout(t *testing.T) {
 	var objs []corev1.Pod
 	kc := fake.NewClientset()
 	ctx := context.Background()
-	for i, w := range target.Workloads {
+	for i, w := range tg.Workloads {
 		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace, Labels: AppLabels(scenario.AppFortioChain, "r1")},
 			Spec:   appsv1.DeploymentSpec{Replicas: &one},
 			Status: appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1, ReadyReplicas: 1}}
@@ -150,8 +74,8 @@ func TestCheckReadinessAndWaitTimeout(t *testing.T) {
 		}
 	}
 	d := &Deployer{Clients: &kube.Clients{Kube: kc}, RunID: "r1"}
-	err = d.WaitReady(ctx, target, 300*time.Millisecond)
-	var nre *NotReadyError
+	err = d.WaitReady(ctx, tg, 300*time.Millisecond)
+	var nre *target.NotReadyError
 	if !errors.As(err, &nre) {
 		t.Fatalf("want NotReadyError, got %v", err)
 	}
@@ -166,7 +90,7 @@ func TestCheckReadinessAndWaitTimeout(t *testing.T) {
 	p.Status.Conditions[0].Status = corev1.ConditionTrue
 	p.Status.ContainerStatuses = nil
 	done := make(chan error, 1)
-	go func() { done <- d.WaitReady(ctx, target, 10*time.Second) }()
+	go func() { done <- d.WaitReady(ctx, tg, 10*time.Second) }()
 	time.Sleep(100 * time.Millisecond)
 	if _, err := kc.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)

@@ -4,88 +4,34 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/labels"
-
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// Labels meshbench puts on the app's objects and pods (besides kube.RunLabels).
+// Labels meshbench puts on the app's objects and pods (besides kube.RunLabels); their home is internal/target.
 const (
-	// AppLabel names the catalog app ("bank-of-anthos", "fortio-chain") on every object and pod of the app.
-	AppLabel = "meshbench.dev/app"
-	// ComponentLabel names the service or database inside the app ("frontend", "chain-3").
-	ComponentLabel = "meshbench.dev/component"
+	// AppLabel names the catalog app on every object and pod of the app (target.AppLabel).
+	AppLabel = target.AppLabel
+	// ComponentLabel names the service or database inside the app (target.ComponentLabel).
+	ComponentLabel = target.ComponentLabel
 	// ClusterDomain is the DNS domain of fully qualified service addresses when the scenario names none
 	// (spec.workload.clusterDomain; `meshbench run` fills it from the kubelets' configuration).
 	ClusterDomain = kube.DefaultClusterDomain
 )
 
-// Target is what the rest of meshbench needs to drive and observe a deployed app.
-type Target struct {
-	// App is the catalog app.
-	App scenario.App `json:"app"`
-	// Topology is the topology name from the scenario ("single", "multi3").
-	Topology string `json:"topology"`
-	// Namespaces are the app's namespaces, in placement order (the entry namespace first).
-	Namespaces []string `json:"namespaces"`
-	// EntryService and EntryNamespace locate the service load is sent to.
-	EntryService   string `json:"entryService"`
-	EntryNamespace string `json:"entryNamespace"`
-	// EntryURL is the in-cluster URL load clients request, including the path (and, for fortio-chain, ?size=).
-	EntryURL string `json:"entryURL"`
-	// Headers are sent with every load request (bank-of-anthos: the Cookie Login returns).
-	Headers map[string]string `json:"headers,omitempty"`
-	// AppSelector is the label selector of the app's pods (and of its Deployments and StatefulSets).
-	AppSelector string `json:"appSelector"`
-	// Services are the app's Service names, in placement order.
-	Services []string `json:"services"`
-	// Workloads are the app's Deployments and StatefulSets with their desired replicas.
-	Workloads []WorkloadRef `json:"workloads"`
-	// ClusterDomain is the DNS domain of the app's fully qualified service names.
-	ClusterDomain string `json:"clusterDomain,omitempty"`
-}
+// Target is the deployed app as the rest of meshbench needs it; it is defined in the leaf package internal/target so
+// that mesh and the runner use it without importing workloads.
+type Target = target.Target
 
-// WorkloadRef names one Deployment or StatefulSet of the app.
-type WorkloadRef struct {
-	Kind      string `json:"kind"` // Deployment | StatefulSet
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	Replicas  int32  `json:"replicas"`
-}
-
-// String is "Kind ns/name".
-func (w WorkloadRef) String() string { return w.Kind + " " + w.Namespace + "/" + w.Name }
-
-// ExpectedPods is the number of app pods when every workload is rolled out.
-func (t Target) ExpectedPods() int {
-	n := 0
-	for _, w := range t.Workloads {
-		n += int(w.Replicas)
-	}
-	return n
-}
-
-// WorkloadsIn returns the workloads in namespace ns, in order.
-func (t Target) WorkloadsIn(ns string) []WorkloadRef {
-	var out []WorkloadRef
-	for _, w := range t.Workloads {
-		if w.Namespace == ns {
-			out = append(out, w)
-		}
-	}
-	return out
-}
+// WorkloadRef names one Deployment or StatefulSet of the app (target.WorkloadRef).
+type WorkloadRef = target.WorkloadRef
 
 // AppLabels are the labels on every object of app in run runID; their selector is Target.AppSelector.
-func AppLabels(app scenario.App, runID string) map[string]string {
-	return kube.MergeLabels(kube.RunLabels(runID), map[string]string{AppLabel: string(app)})
-}
+func AppLabels(app scenario.App, runID string) map[string]string { return target.AppLabels(app, runID) }
 
 // AppSelector selects the pods and workloads of app in run runID.
-func AppSelector(app scenario.App, runID string) string {
-	return labels.Set(AppLabels(app, runID)).String()
-}
+func AppSelector(app scenario.App, runID string) string { return target.AppSelector(app, runID) }
 
 // Namespaces returns the namespaces a topology uses, in placement order: "<prefix><name>" for single,
 // "<prefix><name>-<i>" for multi. components is the number of services and databases of the app (multi with

@@ -2,9 +2,62 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"os"
+
+	"k8s.io/klog/v2"
 
 	"github.com/meshbench/meshbench/cmd/meshbench/app"
 )
 
-func main() { os.Exit(app.Main()) }
+func main() {
+	quietKlog()
+	os.Exit(app.Main())
+}
+
+// quietKlog routes klog, which client-go logs through, into slog at debug level. Without it klog writes straight to
+// stderr, and every Ctrl-C during an exec or port-forward prints library lines ("Copying stderr failed ... use of
+// closed network connection", "Websocket Ping failed") that mean nothing to a user: the run already reports what
+// was interrupted. The records go to slog.Default() as it is when they are logged, so they appear only where the
+// process's default slog logger enables debug; by default they are dropped.
+func quietKlog() {
+	klog.SetSlogLogger(slog.New(debugHandler{}))
+}
+
+// debugHandler hands every record to slog.Default()'s handler at level debug, whatever level klog gave it (klog
+// logs client-go's unhandled errors as errors; for a user they are debug detail). ops replays WithAttrs/WithGroup
+// on that handler in the order they were asked for.
+type debugHandler struct {
+	ops []func(slog.Handler) slog.Handler
+}
+
+func (debugHandler) Enabled(ctx context.Context, _ slog.Level) bool {
+	return slog.Default().Handler().Enabled(ctx, slog.LevelDebug)
+}
+
+func (h debugHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.Default().Handler()
+	if !out.Enabled(ctx, slog.LevelDebug) {
+		return nil
+	}
+	for _, op := range h.ops {
+		out = op(out)
+	}
+	d := slog.NewRecord(r.Time, slog.LevelDebug, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool { d.AddAttrs(a); return true })
+	d.AddAttrs(slog.String("lib", "klog"), slog.String("klog_level", r.Level.String()))
+	return out.Handle(ctx, d)
+}
+
+func (h debugHandler) with(op func(slog.Handler) slog.Handler) debugHandler {
+	return debugHandler{ops: append(append([]func(slog.Handler) slog.Handler(nil), h.ops...), op)}
+}
+
+func (h debugHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return h.with(func(o slog.Handler) slog.Handler { return o.WithAttrs(as) })
+}
+
+func (h debugHandler) WithGroup(name string) slog.Handler {
+	return h.with(func(o slog.Handler) slog.Handler { return o.WithGroup(name) })
+}

@@ -101,7 +101,8 @@ func ParseBuiltin(out []byte, test scenario.CNITest) (Result, error) {
 		return Result{}, err
 	}
 	if b.Transactions <= 0 || b.TransactionsPerSecond <= 0 || b.Seconds <= 0 {
-		return Result{}, fmt.Errorf("no transaction completed (%d errors: %s)", b.Errors, errorKinds(b.ErrorKinds))
+		// Not one transaction: the connection was never usable, nothing was measured.
+		return Result{}, &SetupError{Tool: ToolBuiltin, Err: fmt.Errorf("no transaction completed (%d errors: %s)", b.Errors, errorKinds(b.ErrorKinds))}
 	}
 	r := Result{
 		Tool: ToolBuiltin, Test: test, Version: "fortio " + b.FortioVersion, Seconds: b.Seconds,

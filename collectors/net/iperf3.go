@@ -106,7 +106,7 @@ func decodeIperf3(out []byte, protocol string) (*iperf3Doc, error) {
 		return nil, fmt.Errorf("not iperf3 JSON (-J): %w (output starts %q)", err, head(out, 120))
 	}
 	if d.Error != "" {
-		return nil, fmt.Errorf("iperf3: %s", d.Error)
+		return nil, classify(ToolIperf3, d.Error, fmt.Errorf("iperf3: %s", d.Error))
 	}
 	ts := d.Start.TestStart
 	if ts == nil {

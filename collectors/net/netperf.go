@@ -65,7 +65,7 @@ var keyvalRE = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
 func ParseNetperf(out []byte) (Result, error) {
 	kv, err := netperfValues(out)
 	if err != nil {
-		return Result{}, err
+		return Result{}, classify(ToolNetperf, string(out), err)
 	}
 	r := Result{Tool: ToolNetperf, Version: "netperf 2.7.x omni"}
 	units := strings.TrimSpace(kv["THROUGHPUT_UNITS"])
@@ -82,7 +82,7 @@ func ParseNetperf(out []byte) (Result, error) {
 		}
 	}
 	if tps <= 0 {
-		return Result{}, fmt.Errorf("throughput is %v transactions/s: no transaction completed", tps)
+		return Result{}, &SetupError{Tool: ToolNetperf, Err: fmt.Errorf("throughput is %v transactions/s: no transaction completed", tps)}
 	}
 	r.TransactionsPerSecond = tps
 	if v, ok, err := netperfFloat(kv, "ELAPSED_TIME"); err != nil {

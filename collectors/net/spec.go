@@ -163,37 +163,11 @@ func (s Spec) Validate() error {
 
 var localPortsRE = regexp.MustCompile(`^[0-9]{4,5}-[0-9]{4,5}$`)
 
-var decimalRE = regexp.MustCompile(`^[0-9]{1,15}(\.[0-9]{1,9})?$`)
-
-// ParseBitrate reads an iperf3 rate the way iperf3 does: decimal K/M/G/T suffixes (1G = 1e9 bit/s), "0" is
-// unlimited. An empty string is an error: iperf3's own UDP default (1 Mibit/s) is not a measurement.
+// ParseBitrate reads an iperf3 rate in bit/s with scenario.ParseBitrate, the one bitrate parser (decimal K/M/G/T
+// suffixes as iperf3 reads them, "0" = unlimited, at most 1T, whole bit/s), as the float the iperf3 JSON carries.
 func ParseBitrate(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return 0, errors.New(`is required: set a target such as "1G" or "0" (unlimited); iperf3's silent 1 Mibit/s default is not a measurement`)
-	}
-	mult := 1.0
-	switch t[len(t)-1] {
-	case 'k', 'K':
-		mult = 1e3
-	case 'm', 'M':
-		mult = 1e6
-	case 'g', 'G':
-		mult = 1e9
-	case 't', 'T':
-		mult = 1e12
-	}
-	if mult != 1 {
-		t = t[:len(t)-1]
-	}
-	if !decimalRE.MatchString(t) {
-		return 0, fmt.Errorf("%q: must be a number with an optional K/M/G/T suffix", s)
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q: %w", s, err)
-	}
-	return v * mult, nil
+	v, err := scenario.ParseBitrate(s)
+	return float64(v), err
 }
 
 // seconds renders a whole-second duration for iperf3/netperf flags.

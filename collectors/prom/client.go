@@ -16,6 +16,8 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
+
+	"github.com/meshbench/meshbench/scenario"
 )
 
 // API is the part of the Prometheus HTTP API the collector uses (promv1.API implements it).
@@ -61,11 +63,27 @@ func (c ClientConfig) Address() (string, error) {
 		host, strings.TrimRight(c.Rest.APIPath, "/"), url.PathEscape(c.ServiceNamespace), scheme, url.PathEscape(c.ServiceName), url.PathEscape(port)), nil
 }
 
-// NewAPI builds a Prometheus API client.
+// ConfigFor is how the scenario's spec.prometheus reaches Prometheus: its URL, else its Service through the API server
+// that rc points at. Both the run's collector and preflight use it, so they reach the same Prometheus the same way.
+func ConfigFor(p scenario.Prometheus, rc *rest.Config) ClientConfig {
+	c := ClientConfig{URL: p.URL, BearerTokenFile: p.BearerTokenFile, CAFile: p.CAFile, InsecureSkipVerify: p.InsecureSkipVerify}
+	if svc := p.Service; svc != nil && p.URL == "" {
+		c.ServiceNamespace, c.ServiceName, c.ServicePort, c.ServiceScheme, c.Rest = svc.Namespace, svc.Name, svc.Port, svc.Scheme, rc
+	}
+	return c
+}
+
+// NewAPI builds a Prometheus API client. The TLS settings and the bearer token apply to a URL only: through the API
+// server the Kubernetes credentials authenticate, and a Prometheus token would replace them (client-go sends no
+// credentials of its own when a request already carries an Authorization header), so they are refused there.
 func NewAPI(c ClientConfig) (promv1.API, error) {
 	addr, err := c.Address()
 	if err != nil {
 		return nil, err
+	}
+	if c.URL == "" && (c.BearerTokenFile != "" || c.CAFile != "" || c.InsecureSkipVerify) {
+		return nil, errors.New("prometheus: spec.prometheus.bearerTokenFile, caFile and insecureSkipVerify apply to spec.prometheus.url only; " +
+			"through spec.prometheus.service the Kubernetes credentials of --kubeconfig are used: remove them, or set url instead of service")
 	}
 	var rt http.RoundTripper
 	if c.URL == "" {

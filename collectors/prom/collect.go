@@ -2,11 +2,11 @@ package prom
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -71,9 +71,40 @@ func (c *Collector) ReadyAt(end time.Time) time.Time {
 	return end.Add(d)
 }
 
+// QueryErrors is Collect's error when queries failed (after their retries) or gave an unusable answer: the figures
+// they stand for are missing, so the case is not measured, even though Collected still holds the samples of the
+// queries that worked (they are kept for the record). A query that answers with no data is not one of these: that
+// is a warning, and CheckRequired decides whether the case can do without it.
+type QueryErrors struct {
+	// Kind is the window kind (idle, load).
+	Kind string
+	// Queries is how many queries ran; Failed are the ones that failed, each naming the component and the figure.
+	Queries int
+	Failed  []error
+}
+
+func (e *QueryErrors) Error() string {
+	// A Prometheus that is down fails every query alike: three say why, the count says how many.
+	const shown = 3
+	var msg []string
+	for i, err := range e.Failed {
+		if i == shown {
+			msg = append(msg, fmt.Sprintf("and %d more", len(e.Failed)-shown))
+			break
+		}
+		msg = append(msg, err.Error())
+	}
+	return fmt.Sprintf("%d of %d prometheus queries for the %s window failed, their figures are missing: %s",
+		len(e.Failed), e.Queries, e.Kind, strings.Join(msg, "; "))
+}
+
+// Unwrap gives the failures to errors.Is and errors.As.
+func (e *QueryErrors) Unwrap() []error { return e.Failed }
+
 // Collect waits until the window's data is stored, then runs one query per component and catalog entry. Components
-// whose queries return nothing are reported in Warnings, as are Prometheus' own warnings. An error means
-// Prometheus could not be queried at all.
+// whose queries return nothing are reported in Warnings, as are Prometheus' own warnings. When any query failed, the
+// error is a *QueryErrors (with the samples of the others in Collected): a case must not pass with a figure silently
+// missing.
 func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet) (Collected, error) {
 	qw, err := QueryWindow(w)
 	if err != nil {
@@ -98,12 +129,12 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet
 	if cat == nil {
 		cat = Catalog()
 	}
-	var errs []error
+	var t tally
 	for _, set := range sets {
 		out.Warnings = append(out.Warnings, set.Notes...)
 		base := Params{Rate: rate, Window: length, Step: step, AvgWindow: avg}
 		if set.Component == results.ComponentNode {
-			if err := c.collectNodes(ctx, &out, &errs, set, w.Kind, base); err != nil {
+			if err := c.collectNodes(ctx, &out, &t, set, w.Kind, base); err != nil {
 				return out, err
 			}
 			continue
@@ -116,29 +147,33 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet
 			extra = append(extra, "job="+strconv.Quote(c.Interval.Job))
 		}
 		base.Selectors = set.Selectors(extra...)
-		if err := c.runCatalog(ctx, &out, &errs, cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind); err != nil {
+		if err := c.runCatalog(ctx, &out, &t, cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind); err != nil {
 			return out, err
 		}
 	}
-	if len(errs) > 0 && len(out.Samples) == 0 {
-		return out, fmt.Errorf("collect %s window from prometheus: %w", w.Kind, errors.Join(errs...))
-	}
-	for _, e := range errs {
-		out.Warnings = append(out.Warnings, e.Error())
-	}
 	out.Warnings = append(out.Warnings, ConsistencyWarnings(out.Samples)...)
+	if len(t.failed) > 0 {
+		return out, &QueryErrors{Kind: w.Kind, Queries: t.queries, Failed: t.failed}
+	}
 	return out, nil
 }
 
+// tally counts the catalog queries of one Collect and keeps the failed ones.
+type tally struct {
+	queries int
+	failed  []error
+}
+
 // runCatalog runs every query of cat with p and appends a sample per answer (with a copy of labels); a query that
-// returns nothing becomes a warning naming the component and what (e.g. "3 pods"), a failed one an entry of errs.
-// Only a render error or the end of ctx stop it.
-func (c *Collector) runCatalog(ctx context.Context, out *Collected, errs *[]error, cat []Query, p Params, component, what string, labels map[string]string, kind string) error {
+// returns nothing becomes a warning naming the component and what (e.g. "3 pods"), a failed one an entry of
+// t.failed. Only a render error or the end of ctx stop it.
+func (c *Collector) runCatalog(ctx context.Context, out *Collected, t *tally, cat []Query, p Params, component, what string, labels map[string]string, kind string) error {
 	for _, q := range cat {
 		expr, err := q.Render(p)
 		if err != nil {
 			return err
 		}
+		t.queries++
 		v, warns, err := query(ctx, c.API, c.Retry, expr, out.Window.End)
 		for _, wn := range warns {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for %s %s: %s", component, q.Name, wn))
@@ -147,12 +182,12 @@ func (c *Collector) runCatalog(ctx context.Context, out *Collected, errs *[]erro
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			*errs = append(*errs, fmt.Errorf("%s %s: %w", component, q.Name, err))
+			t.failed = append(t.failed, fmt.Errorf("%s %s (%s): %w", component, q.Name, what, err))
 			continue
 		}
 		val, ok, err := Scalar(v)
 		if err != nil {
-			*errs = append(*errs, fmt.Errorf("%s %s: %w", component, q.Name, err))
+			t.failed = append(t.failed, fmt.Errorf("%s %s (%s): %w", component, q.Name, what, err))
 			continue
 		}
 		if !ok {

@@ -12,6 +12,14 @@
 // memory is the working set, min/max/avg over a subquery of the component's sum. Windows are cut to whole seconds.
 // The caller must run load for at least RateRange before a window starts, so the first rate point sees load only.
 //
+// Missing figures are never silent: a query that answers with no data is a warning naming the component (and
+// CheckRequired fails a window whose required components gave nothing), and a query that fails after its retries
+// fails the whole collection with a *QueryErrors, so the runner records the case as failed, not ok with a gap.
+//
+// One Prometheus client serves the run and preflight (NewAPI, ConfigFor, ProbeCAdvisor): a URL with CA file,
+// insecureSkipVerify and a bearer token file re-read per request, or a Service through the API server's
+// services/proxy subresource with the Kubernetes credentials.
+//
 // The whole-node component is the test nodes (the nodes the measured pods run on), each measured on its own and
 // labelled node=<name>, series=<source>; never a sum over the cluster. Per window, the collector looks for the
 // series that identify each node by a node label, instance (the node name, or one of its addresses with a port),

@@ -363,7 +363,7 @@ func NodeParams(p Params, look time.Duration, samples int) (Params, string) {
 // collectNodes measures each test node of a node set on its own: it searches every source's CPU series once over
 // the window (and the rate range before it), picks per node (ChooseNodeSeries), and runs the source's catalog with
 // the pick's exact selectors. Samples are labelled with the node and the source.
-func (c *Collector) collectNodes(ctx context.Context, out *Collected, errs *[]error, set PodSet, kind string, base Params) error {
+func (c *Collector) collectNodes(ctx context.Context, out *Collected, t *tally, set PodSet, kind string, base Params) error {
 	qw := out.Window
 	look := qw.End.Sub(qw.Start) + base.Rate
 	srcs := nodeSources()
@@ -403,7 +403,7 @@ func (c *Collector) collectNodes(ctx context.Context, out *Collected, errs *[]er
 			out.Warnings = append(out.Warnings, fmt.Sprintf("node %s (%s): %s", pk.Node, pk.Source, note))
 		}
 		labels := map[string]string{LabelNode: pk.Node, LabelSeries: pk.Source}
-		if err := c.runCatalog(ctx, out, errs, src.catalog(), p, set.Component, "node "+pk.Node+", "+pk.Source, labels, kind); err != nil {
+		if err := c.runCatalog(ctx, out, t, src.catalog(), p, set.Component, "node "+pk.Node+", "+pk.Source, labels, kind); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package prom
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -376,5 +377,73 @@ func TestMedianSpacing(t *testing.T) {
 	}
 	if _, ok := MedianSpacing(model.Matrix{mk(0, 5000)}); ok {
 		t.Error("two samples are not enough")
+	}
+}
+
+// failOneAPI answers every query with one sample, except those containing fail, which fail with a bad-data error
+// (not retried).
+type failOneAPI struct{ fail string }
+
+func (f failOneAPI) Query(_ context.Context, q string, _ time.Time, _ ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
+	if strings.Contains(q, f.fail) {
+		return nil, nil, nil, &promv1.Error{Type: promv1.ErrBadData, Msg: "exceeded maximum resolution"}
+	}
+	return model.Vector{{Value: 2}}, nil, nil, nil
+}
+
+func (failOneAPI) Config(context.Context) (promv1.ConfigResult, error) {
+	return promv1.ConfigResult{}, nil
+}
+
+// One failed query among many fails the collection (the runner then fails the case): before, it became a warning
+// and the case passed as ok with the figure missing. The samples of the other queries are still returned.
+func TestCollectFailsOnAPartialFailure(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
+	c := &Collector{API: failOneAPI{fail: "max_over_time(sum(last_over_time(container_memory_working_set_bytes"}, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second},
+		Retry: DefaultRetry(), Now: func() time.Time { return now }}
+	w := results.Window{Kind: results.WindowLoad, Start: now.Add(-2 * time.Minute), End: now.Add(-time.Minute)}
+	sets := []PodSet{
+		{Component: results.ComponentApp, Pods: map[string][]string{"ns": {"a", "b"}}, Container: matchNotProxy},
+		{Component: results.ComponentSidecar, Pods: map[string][]string{"ns": {"a", "b"}}, Container: matchProxy},
+	}
+	got, err := c.Collect(context.Background(), w, sets)
+	var qe *QueryErrors
+	if !errors.As(err, &qe) {
+		t.Fatalf("Collect error %v (%T): want *QueryErrors", err, err)
+	}
+	want := 2 * len(Catalog())
+	if qe.Queries != want || len(qe.Failed) != 2 || qe.Kind != results.WindowLoad {
+		t.Errorf("QueryErrors %+v: want 2 of %d failed in the load window", qe, want)
+	}
+	var pe *promv1.Error
+	if !errors.As(err, &pe) || pe.Type != promv1.ErrBadData {
+		t.Errorf("the Prometheus error must stay reachable: %v", err)
+	}
+	for _, s := range []string{"2 of 12 prometheus queries for the load window failed", "app memory-max (2 pods)", "sidecar memory-max (2 pods)"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q lacks %q", err, s)
+		}
+	}
+	if len(got.Samples) != want-2 {
+		t.Errorf("%d samples, want the %d of the queries that worked", len(got.Samples), want-2)
+	}
+	for _, s := range got.Samples {
+		if s.Metric == MetricMemory && s.Stat == "max" {
+			t.Errorf("sample of a failed query: %+v", s)
+		}
+	}
+}
+
+func TestQueryErrorsMessageIsBounded(t *testing.T) {
+	t.Parallel()
+	e := &QueryErrors{Kind: "idle", Queries: 12}
+	for i := range 12 {
+		e.Failed = append(e.Failed, fmt.Errorf("component%d cpu-min: connection refused", i))
+	}
+	msg := e.Error()
+	if !strings.HasPrefix(msg, "12 of 12 prometheus queries for the idle window failed") || !strings.Contains(msg, "component2 cpu-min") ||
+		strings.Contains(msg, "component3") || !strings.HasSuffix(msg, "and 9 more") {
+		t.Errorf("message %q: want the count, three failures and how many more", msg)
 	}
 }

@@ -2,6 +2,7 @@ package prom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -354,4 +355,19 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 		}
 	}
 	t.Logf("window %s..%s, rate range %s, step %s\n%s", got.Window.Start.Format(time.RFC3339), got.Window.End.Format(time.RFC3339), iv.RateRange(), iv.Step(), report.String())
+
+	// The same window with one query that real Prometheus refuses at evaluation (label_replace with an invalid
+	// destination label name: an execution error, not retried): the collection fails naming that figure, and the
+	// other figures are still returned.
+	broken := append(Catalog(), Query{Name: "cpu-broken", Metric: MetricCPU, Stat: "max", Unit: UnitMillicores, Scale: 1000,
+		Series: "rate(container_cpu_usage_seconds_total$sel[$rate])", Outer: `label_replace(sum($series), "0-bad", "x", "", "")`})
+	col.Catalog = broken
+	part, err := col.Collect(ctx, w, sets[:1])
+	var qe *QueryErrors
+	if !errors.As(err, &qe) || len(qe.Failed) != 1 || qe.Queries != len(broken) || !strings.Contains(err.Error(), "app cpu-broken") {
+		t.Errorf("one refused query: error %v, want *QueryErrors naming app cpu-broken, 1 of %d", err, len(broken))
+	}
+	if len(part.Samples) != len(Catalog()) {
+		t.Errorf("one refused query: %d samples, want the %d of the queries that worked", len(part.Samples), len(Catalog()))
+	}
 }

@@ -6,7 +6,8 @@
 # A component is rebuilt only when its stamp ($S/bin/stamps/NAME) differs: the stamp is version + Go version +
 # hash of the Go module that builds it (+ the inputs of images). Sourced by up.sh; can also run on its own.
 #
-# Cold on 2 cores (see README.md): Kubernetes ~6 min, CoreDNS ~1.5-4 min, etcd ~45 s, CNI ~20 s, tools ~30 s.
+# Cold on 2 cores (see README.md, measured): Kubernetes 6-28 min (363 s on a quiet machine, 855 s in a cold
+# `make demo`, 1645 s while other builds shared the cores), CoreDNS 2-3 min, etcd 1-4 min, CNI < 1 min, tools 2-3 min.
 
 # shellcheck source=lib.sh
 [ -n "${LC_DIR:-}" ] || source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -32,7 +33,7 @@ timed() {
 	local name=$1 t0
 	shift
 	t0=$(date +%s.%N)
-	"$@" || die "build of $name failed"
+	with_heartbeat "building $name" "$@" || die "build of $name failed"
 	log "built $name in $(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f')s"
 }
 
@@ -40,7 +41,7 @@ build_k8s() {
 	local st out="$S/bin/k8s"
 	st="k8s $K8S_VERSION $(go env GOVERSION) $(module_hash "$LC_DIR/k8s") $(echo "$K8S_LDFLAGS" | sha256sum | cut -c1-8)"
 	stamp_ok k8s "$st" "$out"/{kube-apiserver,kube-controller-manager,kube-scheduler,kubelet,kube-proxy,kubectl} && return 0
-	log "building Kubernetes $K8S_VERSION (apiserver, controller-manager, scheduler, kubelet, kube-proxy, kubectl): ~6 min cold on 2 cores"
+	log "building Kubernetes $K8S_VERSION (apiserver, controller-manager, scheduler, kubelet, kube-proxy, kubectl): cold 6-28 min on 2 cores (363-1645 s measured), a progress line every minute"
 	mkdir -p "$out"
 	# One go build for all mains: the shared packages are compiled once. CGO stays on (the upstream default).
 	timed kubernetes bash -c "cd '$LC_DIR/k8s' && go build -trimpath -ldflags '$K8S_LDFLAGS' -o '$out/' ./cmd/..."

@@ -70,6 +70,23 @@ log() { printf '[%6.1fs] %s\n' "$(echo "$(date +%s.%N) - $T_START" | bc)" "$*" >
 die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 elapsed() { echo "$(date +%s.%N) - $T_START" | bc | xargs printf '%.1f'; }
 
+# with_heartbeat WHAT CMD...: run CMD and, while it runs, print a line every MB_HEARTBEAT seconds (default 60) saying
+# WHAT is still running and for how long: a cold `go build` of Kubernetes or Istio is silent for 5-30 minutes, and a
+# newcomer must not take that for a hang. The ticker stops with CMD, and on its own if this shell dies.
+with_heartbeat() {
+	local what=$1 t0=$SECONDS hb rc=0
+	shift
+	(
+		while sleep "${MB_HEARTBEAT:-60}" && kill -0 $$ 2>/dev/null; do
+			log "... still $what ($((SECONDS - t0)) s so far)"
+		done
+	) 9>&- &
+	hb=$!
+	"$@" || rc=$?
+	kill "$hb" 2>/dev/null || true
+	wait "$hb" 2>/dev/null || true
+	return "$rc"
+}
 require_root() { [ "$(id -u)" = 0 ] || die "must run as root (network namespaces, mounts, iptables, cgroups)"; }
 
 # node_* map a node name to its per-node settings.

@@ -6,11 +6,20 @@
 # running cluster (host cleanup only), and twice in a row. The build cache ($ISTIO_DIR/bin, images) is kept.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+LI_VERSION_OPTIONAL=1 # removing needs no Istio version (and must not download a module to find one)
 # shellcheck source=hack/localistio/lib.sh
 source "$HERE/lib.sh"
+
+# Never built and never installed here (e.g. after `make demo` on a machine that skipped Istio, or a fresh state
+# dir): there is nothing of Istio to remove, and no agent or host rule can exist without the binaries in $ISTIO_BIN.
+# Say so and succeed, so that `make cluster-down` goes on to stop the cluster.
+if ! [ -e "$ISTIO_BIN/install-cni" ] && ! [ -e "$ISTIO_BIN/mbistio" ] && ! [ -d "$ISTIO_RUN" ] && ! [ -d "$ISTIO_DIR/manifests" ]; then
+	log "istio-down: the local Istio was never built or installed in $ISTIO_DIR: nothing to remove"
+	exit 0
+fi
+
 # shellcheck source=hack/localistio/host-cleanup.sh
 source "$HERE/host-cleanup.sh"
-
 require_root
 mkdir -p "$ISTIO_DIR" "$ISTIO_RUN/pids"
 exec 8>"$ISTIO_DIR/.lock"

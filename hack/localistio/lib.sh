@@ -23,14 +23,22 @@ ISTIO_PIN=$(awk '$1 == "istio.io/istio" { print $2 }' "$LI_DIR/go.mod")
 GWAPI_PIN=$(awk '$1 == "sigs.k8s.io/gateway-api" { print $2 }' "$LI_DIR/go.mod")
 ISTIO_REVISION=${ISTIO_PIN##*-}
 istio_module_dir() { (cd "$LI_DIR" && go list -m -f '{{.Dir}}' "$1"); }
+# LI_VERSION_OPTIONAL=1 (istio-down, status): the version only names images and build flags, which removing needs
+# neither: never download the module for it, and never fail on it (teardown must work from any state, also on a
+# machine that never built Istio or whose module cache was wiped).
 if [ -z "${ISTIO_VERSION:-}" ]; then
-	_v=$(cat "$(istio_module_dir istio.io/istio)/VERSION" 2>/dev/null || true)
-	if [ -z "$_v" ]; then # a fresh machine: the module is not in the cache yet
+	_v=$(cat "$(istio_module_dir istio.io/istio 2>/dev/null)/VERSION" 2>/dev/null || true)
+	if [ -z "$_v" ] && [ "${LI_VERSION_OPTIONAL:-0}" != 1 ]; then # a fresh machine: the module is not in the cache yet
 		(cd "$LI_DIR" && go mod download istio.io/istio) >&2 || true
 		_v=$(cat "$(istio_module_dir istio.io/istio)/VERSION" 2>/dev/null || true)
 	fi
-	[ -n "$_v" ] || die "cannot read istio.io/istio $ISTIO_PIN VERSION (go mod download in hack/localistio?)"
-	ISTIO_VERSION=$_v-dev # pseudo-version of master: 1.31-dev, like Istio's own dev builds
+	if [ -n "$_v" ]; then
+		ISTIO_VERSION=$_v-dev # pseudo-version of master: 1.31-dev, like Istio's own dev builds
+	elif [ "${LI_VERSION_OPTIONAL:-0}" = 1 ]; then
+		ISTIO_VERSION=unknown
+	else
+		die "cannot read istio.io/istio $ISTIO_PIN VERSION (go mod download in hack/localistio?)"
+	fi
 fi
 # Istio's images come from the local cluster's registry like every other image (pushed by istio-up.sh).
 ISTIO_HUB=$REGISTRY_ADDR/istio

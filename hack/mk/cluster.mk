@@ -9,8 +9,17 @@ E2E_TIMEOUT ?= 60m
 cluster-up: ## start (or refresh) the local two-node cluster + Prometheus; builds and caches binaries on first use
 	bash hack/localcluster/up.sh
 
-cluster-down: ## stop the local cluster and remove everything it created on the host (also after a killed run)
-	bash hack/localcluster/down.sh
+# The two teardown steps, as variables so that hack/mk's test can run cluster-down's wiring with stand-ins (it must
+# never touch the real cluster).
+ISTIO_DOWN ?= bash hack/localistio/istio-down.sh
+CLUSTER_DOWN ?= bash hack/localcluster/down.sh
+
+# cluster-down removes the local Istio first (its host agents and netfilter state would outlive the cluster; a no-op
+# when Istio was never built or installed), and stops the cluster even when that step fails: a newcomer's documented
+# way out must always take the cluster down. The exit status still reports a failed step.
+cluster-down: ## stop the local cluster (local Istio first, if any) and remove everything it created on the host (also after a killed run)
+	@rc=0; $(ISTIO_DOWN) || { rc=$$?; echo "cluster-down: istio-down failed (exit $$rc): stopping the cluster anyway; run 'make istio-down' again afterwards" >&2; }; \
+	  $(CLUSTER_DOWN) || exit $$?; exit $$rc
 
 cluster-status: ## kubeconfig, Prometheus URL, daemons, nodes and pods of the local cluster
 	@bash hack/localcluster/status.sh

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"time"
 
 	istioclient "istio.io/client-go/pkg/clientset/versioned"
 	"k8s.io/client-go/discovery"
@@ -16,12 +17,16 @@ import (
 
 // Clients bundles the clients built from one rest.Config.
 type Clients struct {
-	Config  *rest.Config
-	Kube    kubernetes.Interface
-	Dynamic dynamic.Interface
-	Istio   istioclient.Interface
-	Gateway gatewayclient.Interface
-	Mapper  *restmapper.DeferredDiscoveryRESTMapper
+	// Config is the configuration every client was built from, its per-request timeout included (exec and
+	// port-forward built from it are streams and not cut by it).
+	Config *rest.Config
+	// RequestTimeout is the deadline of every ordinary API request (0: none); see DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	Kube           kubernetes.Interface
+	Dynamic        dynamic.Interface
+	Istio          istioclient.Interface
+	Gateway        gatewayclient.Interface
+	Mapper         *restmapper.DeferredDiscoveryRESTMapper
 }
 
 // LoadConfig resolves a rest.Config the way kubectl does: explicit path, else $KUBECONFIG, else ~/.kube/config,
@@ -42,17 +47,49 @@ func LoadConfig(kubeconfig, context string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// NewClients builds every client meshbench uses from a kubeconfig.
+// Options are how clients are built; the zero value is the default.
+type Options struct {
+	// Kubeconfig and Context select the cluster ("" = kubectl's defaults, see LoadConfig).
+	Kubeconfig, Context string
+	// RequestTimeout bounds each ordinary API request: 0 means DefaultRequestTimeout (30 s), a negative value no
+	// bound. Streams (watch, exec, port-forward, logs -f) are never bounded by it. A --request-timeout flag maps here.
+	RequestTimeout time.Duration
+}
+
+func (o Options) requestTimeout() time.Duration {
+	switch {
+	case o.RequestTimeout == 0:
+		return DefaultRequestTimeout
+	case o.RequestTimeout < 0:
+		return 0
+	}
+	return o.RequestTimeout
+}
+
+// NewClients builds every client meshbench uses from a kubeconfig, with the default request timeout.
 func NewClients(kubeconfig, context string) (*Clients, error) {
-	cfg, err := LoadConfig(kubeconfig, context)
+	return Options{Kubeconfig: kubeconfig, Context: context}.NewClients()
+}
+
+// NewClients builds every client meshbench uses from the kubeconfig the options name.
+func (o Options) NewClients() (*Clients, error) {
+	cfg, err := LoadConfig(o.Kubeconfig, o.Context)
 	if err != nil {
 		return nil, err
 	}
-	return NewClientsForConfig(cfg)
+	return o.ClientsForConfig(cfg)
 }
 
-// NewClientsForConfig builds every client from a rest.Config.
+// NewClientsForConfig builds every client from a rest.Config, with the default request timeout.
 func NewClientsForConfig(cfg *rest.Config) (*Clients, error) {
+	return Options{}.ClientsForConfig(cfg)
+}
+
+// ClientsForConfig builds every client from a copy of cfg that carries the options' request timeout (Kubeconfig
+// and Context are not used).
+func (o Options) ClientsForConfig(cfg *rest.Config) (*Clients, error) {
+	timeout := o.requestTimeout()
+	cfg = WithRequestTimeout(cfg, timeout)
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -74,5 +111,5 @@ func NewClientsForConfig(cfg *rest.Config) (*Clients, error) {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	return &Clients{Config: cfg, Kube: kc, Dynamic: dc, Istio: ic, Gateway: gc, Mapper: mapper}, nil
+	return &Clients{Config: cfg, RequestTimeout: timeout, Kube: kc, Dynamic: dc, Istio: ic, Gateway: gc, Mapper: mapper}, nil
 }

@@ -7,29 +7,65 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 )
 
-// ErrWaitTimeout is returned by WaitFor when its own timeout passed (the caller's ctx is still alive).
+// ErrWaitTimeout is returned by a wait when its own timeout passed (the caller's ctx is still alive).
 var ErrWaitTimeout = errors.New("timed out")
 
-// WatchOpener opens one watch; WaitFor re-opens it when the server closes it.
+// WatchOpener opens one watch; a wait re-opens it when the server closes it.
 type WatchOpener func(ctx context.Context) (watch.Interface, error)
 
-// resync bounds how long WaitFor trusts a quiet watch: it re-checks at least this often.
+// resync bounds how long a watched wait trusts a quiet watch: it re-checks at least this often.
 const resync = 5 * time.Second
 
-// WaitFor runs check now, after every event of the watches and at least every resync, until check reports done,
-// ctx ends (its error is returned) or timeout passes (ErrWaitTimeout). The watches only trigger re-checks; check
-// reads the truth, so a missed or coalesced event costs at most one resync.
+// Wait is the one way meshbench waits for a condition (design.md convention 4: waits use watches, respect ctx).
+// check runs at once, after every event of the Watches and at least every Interval, until it reports done, ctx
+// ends (its error is returned) or Timeout passes (ErrWaitTimeout). The watches only trigger re-checks: check reads
+// the truth, so a missed or coalesced event costs at most one Interval. A wait without watches is a plain poll.
+//
+// An error from check ends the wait at once (a permanent failure such as Forbidden), unless it only says the
+// deadline is reached; a check that tolerates transient errors returns (false, nil) and keeps the last error for
+// its own message.
+type Wait struct {
+	// Timeout bounds the wait; 0 leaves it to ctx. It is a context deadline (wall time), so it also ends a check
+	// that hangs in a call.
+	Timeout time.Duration
+	// Watches trigger re-checks on their events.
+	Watches []WatchOpener
+	// Interval re-checks at least this often: 0 means 5 s, the resync of a watched wait; polls without watches
+	// set their own.
+	Interval time.Duration
+	// Clock times the re-checks (nil = the wall clock); tests pass a fake.
+	Clock clock.Clock
+}
+
+// WaitFor is Wait{Timeout: timeout, Watches: watches}.Until(ctx, check): a watched wait with the default resync.
 func WaitFor(ctx context.Context, timeout time.Duration, watches []WatchOpener, check func(ctx context.Context) (bool, error)) error {
-	wctx, cancel := context.WithTimeout(ctx, timeout)
+	return Wait{Timeout: timeout, Watches: watches}.Until(ctx, check)
+}
+
+// Until runs the wait (see Wait).
+func (w Wait) Until(ctx context.Context, check func(ctx context.Context) (bool, error)) error {
+	var (
+		wctx   context.Context
+		cancel context.CancelFunc
+	)
+	if w.Timeout > 0 {
+		wctx, cancel = context.WithTimeout(ctx, w.Timeout)
+	} else {
+		wctx, cancel = context.WithCancel(ctx) // the watches' pumps end with the wait
+	}
 	defer cancel()
 	trigger := make(chan struct{}, 1)
-	for _, open := range watches {
+	for _, open := range w.Watches {
 		go pump(wctx, open, trigger)
 	}
-	tick := time.NewTicker(resync)
-	defer tick.Stop()
+	interval := w.Interval
+	if interval <= 0 {
+		interval = resync
+	}
+	clk := orReal(w.Clock)
 	for {
 		done, err := check(wctx)
 		if err != nil && wctx.Err() == nil && !deadlineErr(err) {
@@ -38,43 +74,44 @@ func WaitFor(ctx context.Context, timeout time.Duration, watches []WatchOpener, 
 		if done && err == nil {
 			return nil
 		}
+		t := clk.NewTimer(interval)
 		select {
 		case <-wctx.Done():
+			t.Stop()
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return ErrWaitTimeout
 		case <-trigger:
-		case <-tick.C:
+		case <-t.C():
 		}
+		t.Stop()
 	}
 }
 
-// deadlineErr reports whether err means "the deadline is (about to be) reached". client-go's rate limiter refuses a
-// request whose wait would pass the context deadline before the deadline has passed, with an error that does not
-// wrap context.DeadlineExceeded: that is a timeout, not a failure of the check.
+// deadlineErr reports whether err means "the deadline is (about to be) reached". client-go's rate limiter
+// (golang.org/x/time/rate via k8s.io/client-go/util/flowcontrol) refuses a request whose wait would pass the context
+// deadline before the deadline has passed, with an untyped error that does not wrap context.DeadlineExceeded: that
+// is a timeout, not a failure of the check. Its text is the only mark it has.
 func deadlineErr(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "would exceed context deadline")
 }
 
-// pump forwards the events of a (re-opened) watch as coalesced triggers until ctx ends.
+// pump forwards the events of a (re-opened) watch as coalesced triggers until ctx ends. Its re-open pauses are
+// wall time on purpose: they pace reconnects to a real server, and a fake clock that fires at once would spin.
 func pump(ctx context.Context, open WatchOpener, trigger chan<- struct{}) {
 	for ctx.Err() == nil {
 		w, err := open(ctx)
 		if err != nil {
-			select {
-			case <-ctx.Done():
+			if Sleep(ctx, nil, time.Second) != nil {
 				return
-			case <-time.After(time.Second):
-				continue
 			}
+			continue
 		}
 		drain(ctx, w, trigger)
 		w.Stop()
-		select {
-		case <-ctx.Done():
+		if Sleep(ctx, nil, 200*time.Millisecond) != nil {
 			return
-		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/util/flowcontrol"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func TestWaitForErrors(t *testing.T) {
@@ -62,5 +63,59 @@ func TestWaitForCallerCancel(t *testing.T) {
 	err := WaitFor(ctx, time.Minute, nil, func(context.Context) (bool, error) { return false, nil })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("WaitFor with a cancelled ctx = %v, want context.Canceled", err)
+	}
+}
+
+// stepWhenWaiting moves the fake clock on by d whenever something waits on it, until ctx ends.
+func stepWhenWaiting(ctx context.Context, fc *clocktesting.FakeClock, d time.Duration) {
+	for ctx.Err() == nil {
+		if fc.HasWaiters() {
+			fc.Step(d)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A poll re-checks on its Interval as read from its Clock: an hour on the fake clock, no wall time.
+func TestWaitIntervalOnClock(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fc := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	go stepWhenWaiting(ctx, fc, time.Hour)
+	start := fc.Now()
+	calls := 0
+	err := Wait{Interval: time.Hour, Clock: fc}.Until(ctx, func(context.Context) (bool, error) {
+		calls++
+		return calls == 3, nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("Until = %v after %d checks, want nil after 3", err, calls)
+	}
+	if got := fc.Since(start); got != 2*time.Hour {
+		t.Errorf("the fake clock moved %v, want two intervals (2h)", got)
+	}
+}
+
+func TestSleep(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fc := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	go stepWhenWaiting(ctx, fc, time.Second)
+	start := fc.Now()
+	if err := Sleep(ctx, fc, 3*time.Second); err != nil || fc.Since(start) < 3*time.Second {
+		t.Fatalf("Sleep = %v after %v on the fake clock, want nil after 3s", err, fc.Since(start))
+	}
+	if err := SleepUntil(ctx, fc, fc.Now().Add(-time.Second)); err != nil {
+		t.Errorf("SleepUntil a past instant = %v, want nil at once", err)
+	}
+	cctx, ccancel := context.WithCancel(ctx)
+	ccancel()
+	if err := Sleep(cctx, nil, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep with a cancelled ctx = %v, want context.Canceled", err)
+	}
+	if err := Sleep(cctx, nil, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep(0) with a cancelled ctx = %v, want context.Canceled", err)
 	}
 }

@@ -24,7 +24,9 @@ import (
 	"github.com/meshbench/meshbench/cmd/meshbench/app"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/preflight"
 	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/schedule"
 	"github.com/meshbench/meshbench/workloads"
 )
 
@@ -156,7 +158,7 @@ func TestMeshPreflight(t *testing.T) {
 		}}
 	setDefaults(s)
 	start := time.Now()
-	rep, err := mesh.Preflight(ctx, cl, s, mesh.PreflightOptions{Permissions: []mesh.Permission{
+	rep, err := preflight.Run(ctx, cl, s, preflight.Options{Permissions: []schedule.Permission{
 		{Resource: "pods", Verbs: []string{"get", "list", "watch"}, Why: "verify"},
 		{Resource: "namespaces", Verbs: []string{"create", "patch"}, Why: "label"},
 	}})
@@ -164,26 +166,26 @@ func TestMeshPreflight(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("preflight in %s:\n%s", time.Since(start).Round(time.Millisecond), rep.Table())
-	checks := map[string]mesh.Check{}
+	checks := map[string]preflight.Check{}
 	for _, ch := range rep.Checks {
 		checks[ch.Name] = ch
 	}
-	if ch := checks["kubernetes"]; ch.Status != mesh.StatusOK || !strings.Contains(ch.Detail, "v1.37") {
+	if ch := checks["kubernetes"]; ch.Status != preflight.StatusOK || !strings.Contains(ch.Detail, "v1.37") {
 		t.Errorf("kubernetes check %+v", ch)
 	}
-	if ch := checks["permissions"]; ch.Status != mesh.StatusOK {
+	if ch := checks["permissions"]; ch.Status != preflight.StatusOK {
 		t.Errorf("admin must pass the permission check: %+v", ch)
 	}
-	if ch := checks["prometheus"]; ch.Status == mesh.StatusFail {
+	if ch := checks["prometheus"]; ch.Status == preflight.StatusFail {
 		t.Logf("prometheus check failed (harness Prometheus down?): %+v", ch)
 	}
 	istio := meshIstioPresent(ctx, t, c)
 	ich := checks["istio"]
 	if istio {
-		if ich.Status != mesh.StatusOK || rep.Istio == nil || rep.Istio.Version == "" || rep.Istio.VersionSource != "istiod /version" {
+		if ich.Status != preflight.StatusOK || rep.Istio == nil || rep.Istio.Version == "" || rep.Istio.VersionSource != "istiod /version" {
 			t.Errorf("Istio is installed: want its version from istiod /version, got %+v %+v", ich, rep.Istio)
 		}
-	} else if ich.Status != mesh.StatusFail || !strings.Contains(ich.Detail, "no Istio control plane") || !rep.Failed() {
+	} else if ich.Status != preflight.StatusFail || !strings.Contains(ich.Detail, "no Istio control plane") || !rep.Failed() {
 		t.Errorf("no Istio and mode sidecar requested: want a blocking FAIL, got %+v", ich)
 	}
 

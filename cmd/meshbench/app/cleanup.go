@@ -12,17 +12,17 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/workloads"
 )
 
 type cleanupFlags struct {
-	run     string
-	all     bool
-	runDir  string
-	runsDir string
-	timeout time.Duration
+	run       string
+	all       bool
+	runDir    string
+	outputDir string
+	timeout   time.Duration
 }
 
 // NewCleanupCommand deletes what meshbench created (found by its labels) and restores recorded namespace labels.
@@ -35,17 +35,18 @@ func NewCleanupCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 --all), every such labelled object in other namespaces (the app in --allow-existing-namespaces namespaces, waypoint
 Gateways, load clients) and labelled cluster-scoped objects, then wait until the namespaces are gone. Namespaces
 meshbench did not create are never deleted: the labels it changed on them are restored from the run directory's
-namespace-labels.json (--run-dir, or <runs-dir>/<ID>; with --all every <runs-dir>/*/namespace-labels.json).`,
+namespace-labels.json (--run-dir, or <output-dir>/<ID>; with --all every <output-dir>/*/namespace-labels.json).`,
 		Example: `  meshbench cleanup --run quickstart-20261201-101500
-  meshbench cleanup --all --runs-dir runs`,
+  meshbench cleanup --all --output-dir runs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCleanup(cmd.Context(), streams, g, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.run, "run", "", "run ID to clean up")
 	fl.BoolVar(&f.all, "all", false, "clean up every meshbench run in the cluster")
-	fl.StringVar(&f.runDir, "run-dir", "", "run directory holding namespace-labels.json (default <runs-dir>/<run ID>)")
-	fl.StringVar(&f.runsDir, "runs-dir", "runs", "directory of run directories (spec.output.dir)")
+	fl.StringVar(&f.runDir, "run-dir", "", "run directory holding namespace-labels.json (default <output-dir>/<run ID>)")
+	fl.StringVar(&f.outputDir, "output-dir", "runs", "directory of run directories (spec.output.dir, run --output-dir)")
+	deprecatedAlias(cmd, streams.ErrOut, "runs-dir", "output-dir")
 	fl.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long to wait for namespaces to be deleted")
 	return cmd
 }
@@ -64,9 +65,12 @@ func runCleanup(ctx context.Context, streams Streams, g *GlobalFlags, f *cleanup
 	if (f.run == "") == !f.all {
 		return badInput(errors.New("give exactly one of --run ID or --all"))
 	}
-	clients, err := kube.NewClients(g.Kubeconfig, g.Context)
+	if f.timeout <= 0 {
+		return badInput(fmt.Errorf("--timeout %s: must be a positive duration, e.g. --timeout 5m", f.timeout))
+	}
+	clients, _, err := orchestrate.Connect(ctx, g.Kubeconfig, g.Context, orchestrate.DefaultConnectTimeout)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
 	log := g.Logger(streams.ErrOut)
 	var errs []error
@@ -113,13 +117,13 @@ func labelRecords(f *cleanupFlags) []string {
 	case f.runDir != "":
 		return []string{filepath.Join(f.runDir, mesh.LabelRecordFile)}
 	case f.run != "":
-		p := filepath.Join(f.runsDir, f.run, mesh.LabelRecordFile)
+		p := filepath.Join(f.outputDir, f.run, mesh.LabelRecordFile)
 		if _, err := os.Stat(p); err == nil {
 			return []string{p}
 		}
 		return nil
 	default:
-		m, _ := filepath.Glob(filepath.Join(f.runsDir, "*", mesh.LabelRecordFile))
+		m, _ := filepath.Glob(filepath.Join(f.outputDir, "*", mesh.LabelRecordFile))
 		sort.Strings(m)
 		return m
 	}

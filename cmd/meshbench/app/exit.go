@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 
+	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -44,6 +45,10 @@ func exitCode(err error) int {
 	}
 	var ps scenario.Problems
 	if errors.As(err, &ps) {
+		return ExitBadInput
+	}
+	var ie *orchestrate.InputError
+	if errors.As(err, &ie) {
 		return ExitBadInput
 	}
 	return ExitRunFailed

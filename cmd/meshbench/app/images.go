@@ -13,18 +13,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshbench/meshbench/images"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/version"
-	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/orchestrate"
+	"github.com/meshbench/meshbench/preflight"
 	"github.com/meshbench/meshbench/scenario"
-	"github.com/meshbench/meshbench/workloads"
 )
 
 type imagesFlags struct {
@@ -121,7 +116,7 @@ func runImages(ctx context.Context, streams Streams, g *GlobalFlags, verb string
 		return err
 	}
 	if !g.Quiet {
-		o.Progress = streams.ErrOut
+		o.Progress = progressWriter(g, streams.ErrOut)
 		fmt.Fprintf(streams.ErrOut, "building %s and %s for %s from %s (version %s, created %s)\n",
 			images.RefOf(o.Registry, images.Agent(), o.Tag), images.CLI().Repository, strings.Join(f.platforms, ","), o.Source,
 			o.Stamp.Version, o.Stamp.Created.Format(time.RFC3339))
@@ -241,141 +236,37 @@ func scenarioLoadOptions(imageRegistry string) scenario.LoadOptions {
 	return scenario.LoadOptions{ImageRegistry: imageRegistry, ImageTag: images.Tag(version.Get().Version)}
 }
 
-// imageWants lists the images a command pulls: for a run the agent (load clients) and every container image of the
-// app as workloads builds it; for cni the network and agent images.
-func imageWants(s *scenario.Scenario, run, cni bool) ([]images.Want, error) {
-	im := s.Spec.Images
-	want := func(ref string) images.Want {
-		switch {
-		case ref == im.Agent:
-			return images.Want{Ref: ref, Field: "spec.images.agent", Ours: true}
-		case ref == im.Meshbench:
-			return images.Want{Ref: ref, Field: "spec.images.meshbench", Ours: true}
-		case ref == im.Network:
-			return images.Want{Ref: ref, Field: "spec.images.network"}
-		case strings.HasPrefix(ref, strings.TrimSuffix(im.BankOfAnthos.Registry, "/")+"/"):
-			return images.Want{Ref: ref, Field: "spec.images.bankOfAnthos"}
-		}
-		return images.Want{Ref: ref}
-	}
-	var out []images.Want
-	if run || cni {
-		out = append(out, want(im.Agent))
-	}
-	if cni {
-		out = append(out, want(im.Network))
-	}
-	if run && s.Spec.Workload.App != "" {
-		for _, topo := range s.Spec.Workload.Topologies {
-			objs, _, err := workloads.Objects(s, topo, "preflight")
-			if err != nil {
-				return nil, fmt.Errorf("list the app's images: %w", err)
-			}
-			for _, ref := range podImages(objs) {
-				out = append(out, want(ref))
-			}
-		}
-	}
-	return out, nil
-}
-
-// podImages are the container images of every pod template in objs, in order.
-func podImages(objs []runtime.Object) []string {
-	var out []string
-	for _, obj := range objs {
-		var spec *corev1.PodSpec
-		switch o := obj.(type) {
-		case *appsv1.Deployment:
-			spec = &o.Spec.Template.Spec
-		case *appsv1.StatefulSet:
-			spec = &o.Spec.Template.Spec
-		case *appsv1.DaemonSet:
-			spec = &o.Spec.Template.Spec
-		case *batchv1.Job:
-			spec = &o.Spec.Template.Spec
-		case *corev1.Pod:
-			spec = &o.Spec
-		}
-		if spec == nil {
-			continue
-		}
-		for _, c := range append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...) {
-			out = append(out, c.Image)
-		}
-	}
-	return out
-}
-
-// nodePlatforms are the nodes' os/arch, for comparing with image indexes; nil when they cannot be listed.
-func nodePlatforms(ctx context.Context, clients *kube.Clients) []string {
-	if clients == nil {
-		return nil
-	}
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	nodes, err := clients.Kube.CoreV1().Nodes().List(cctx, metav1.ListOptions{})
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, n := range nodes.Items {
-		if goos, arch := n.Status.NodeInfo.OperatingSystem, n.Status.NodeInfo.Architecture; goos != "" && arch != "" {
-			out = append(out, goos+"/"+arch)
-		}
-	}
-	return out
-}
-
 // addSkipImageCheckFlag registers --skip-image-check (run and cni).
 func addSkipImageCheckFlag(fl *pflag.FlagSet, p *bool) {
 	fl.BoolVar(p, "skip-image-check", false, "do not resolve the images from here first (when only the nodes can reach or authenticate to the registry)")
 }
 
-// checkRunImages resolves every image a run (or cni) will pull before anything is created: FAIL stops with bad
-// input (exit 2), WARN and OK are logged. clients may be nil (the nodes' platforms are then not compared).
+// checkRunImages resolves every image a run (or cni) will pull before anything is created (orchestrate.CheckImages:
+// a FAIL is bad input, exit 2). clients may be nil: they are then built here, and without them the nodes' platforms
+// are not compared.
 func checkRunImages(ctx context.Context, g *GlobalFlags, streams Streams, clients *kube.Clients, s *scenario.Scenario, run, cni, skip bool) error {
+	log := g.Logger(streams.ErrOut)
 	if skip {
-		g.Logger(streams.ErrOut).Warn("image check skipped (--skip-image-check)")
+		log.Warn("image check skipped (--skip-image-check)")
 		return nil
-	}
-	wants, err := imageWants(s, run, cni)
-	if err != nil {
-		return badInput(err)
 	}
 	if clients == nil {
 		clients, _ = kube.NewClients(g.Kubeconfig, g.Context) // nil: no platform comparison; the run reports the error itself
 	}
-	log := g.Logger(streams.ErrOut)
-	rs := images.Check(ctx, wants, images.CheckOptions{Registry: s.Spec.Images.Registry, NodePlatforms: nodePlatforms(ctx, clients)})
-	var fails []string
-	for _, r := range rs {
-		switch r.Status {
-		case images.StatusOK:
-			log.Info("image", "ref", r.Ref, "digest", r.Digest, "platforms", strings.Join(r.Platforms, ","))
-		case images.StatusWarn:
-			log.Warn("image", "ref", r.Ref, "detail", r.Detail, "fix", r.Fix)
-		default:
-			fails = append(fails, r.Detail+"\n    fix: "+r.Fix)
-		}
-	}
-	if len(fails) > 0 {
-		return badInput(fmt.Errorf("%d image(s) cannot be pulled, nothing was created (skip this check with --skip-image-check):\n  %s",
-			len(fails), strings.Join(fails, "\n  ")))
-	}
-	return nil
+	return orchestrate.CheckImages(ctx, clients, s, run, cni, log)
 }
 
-// imageChecker is images.Check as preflight's mesh.ImageChecker.
+// imageChecker is images.Check as a preflight.ImageChecker.
 type imageChecker struct{}
 
-func (imageChecker) CheckImages(ctx context.Context, s *scenario.Scenario, nodes []string) []mesh.Check {
-	wants, err := imageWants(s, s.Spec.Workload.App != "", s.Spec.CNI.Configured())
+func (imageChecker) CheckImages(ctx context.Context, s *scenario.Scenario, nodes []string) []preflight.Check {
+	wants, err := orchestrate.ImageWants(s, s.Spec.Workload.App != "", s.Spec.CNI.Configured())
 	if err != nil {
-		return []mesh.Check{{Name: "images", Status: mesh.StatusFail, Detail: err.Error(), Fix: "fix the scenario's workload"}}
+		return []preflight.Check{{Name: "images", Status: preflight.StatusFail, Detail: err.Error(), Fix: "fix the scenario's workload"}}
 	}
-	var out []mesh.Check
+	var out []preflight.Check
 	for _, r := range images.Check(ctx, wants, images.CheckOptions{Registry: s.Spec.Images.Registry, NodePlatforms: nodes}) {
-		ch := mesh.Check{Name: "image " + imageShortName(r.Ref), Status: mesh.CheckStatus(r.Status), Detail: r.Detail, Fix: r.Fix}
+		ch := preflight.Check{Name: "image " + imageShortName(r.Ref), Status: preflight.Status(r.Status), Detail: r.Detail, Fix: r.Fix}
 		if r.Status == images.StatusOK || !strings.Contains(ch.Detail, r.Ref) {
 			ch.Detail = r.Ref + ": " + r.Detail
 		}

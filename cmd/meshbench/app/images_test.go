@@ -17,7 +17,8 @@ import (
 
 	"github.com/meshbench/meshbench/images"
 	"github.com/meshbench/meshbench/internal/version"
-	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/orchestrate"
+	"github.com/meshbench/meshbench/preflight"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -169,7 +170,7 @@ func TestImageWants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wants, err := imageWants(boa, true, true)
+	wants, err := orchestrate.ImageWants(boa, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestImageWants(t *testing.T) {
 			t.Errorf("bank-of-anthos image %s not checked: %v", c, boaImages)
 		}
 	}
-	agentOnly, _ := imageWants(boa, false, false)
+	agentOnly, _ := orchestrate.ImageWants(boa, false, false)
 	if len(agentOnly) != 0 {
 		t.Errorf("no command, wants %v", agentOnly)
 	}
@@ -203,7 +204,7 @@ func TestImageCheckerForPreflight(t *testing.T) {
 		t.Fatal(err)
 	}
 	checks := imageChecker{}.CheckImages(context.Background(), s, []string{"linux/amd64"})
-	if len(checks) != 2 || checks[0].Name != "image meshbench-agent" || checks[0].Status != mesh.StatusFail ||
+	if len(checks) != 2 || checks[0].Name != "image meshbench-agent" || checks[0].Status != preflight.StatusFail ||
 		!strings.Contains(checks[0].Detail, reg+"/meshbench-agent:v1 not found") || checks[1].Name != "image k8s-netperf" {
 		t.Errorf("checks %+v", checks)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshbench/meshbench/internal/kube"
-	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/preflight"
 	"github.com/meshbench/meshbench/schedule"
 )
 
@@ -61,11 +61,7 @@ func runPreflight(ctx context.Context, streams Streams, g *GlobalFlags, f *prefl
 	if err != nil {
 		return badInput(err)
 	}
-	perms := make([]mesh.Permission, len(schedule.RequiredPermissions))
-	for i, p := range schedule.RequiredPermissions {
-		perms[i] = mesh.Permission{Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Verbs: p.Verbs, Why: p.Why}
-	}
-	rep, err := mesh.Preflight(ctx, clients, s, mesh.PreflightOptions{Permissions: perms, AllowExisting: f.allowExisting, Images: imageChecker{}})
+	rep, err := preflight.Run(ctx, clients, s, preflight.Options{Permissions: schedule.RequiredPermissions, AllowExisting: f.allowExisting, Images: imageChecker{}})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshbench/meshbench/push"
 	"github.com/meshbench/meshbench/report"
 	"github.com/meshbench/meshbench/results"
 )
@@ -32,7 +33,7 @@ self-contained report.html (inline CSS and SVG, no scripts, no external assets),
 and charts/*.svg. Nothing but the run directory is read; no cluster is contacted.
 
 With --push, the summary is also sent to a Prometheus Pushgateway as gauges (meshbench_resource_mean,
-meshbench_delta_percent, meshbench_case_failed_total, ...; see the report package documentation), replacing the
+meshbench_delta_percent, meshbench_case_failed_total, ...; see the push package documentation), replacing the
 previous push of the same job and instance.`,
 		Example: `  meshbench report runs/20261130-030000
   meshbench report runs/20261130-030000 --push http://pushgateway.monitoring:9091 --push-instance prod-eu`,
@@ -40,7 +41,8 @@ previous push of the same job and instance.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd.Context(), streams, g, f, args[0]) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.out, "out", "", "output directory (default RUN_DIR/report)")
+	fl.StringVar(&f.out, "output-dir", "", "directory that receives the report files (default RUN_DIR/report)")
+	deprecatedAlias(cmd, streams.ErrOut, "out", "output-dir")
 	fl.BoolVar(&f.latest, "latest", false, "RUN_DIR is a directory of runs: report the one that started last")
 	fl.BoolVar(&f.noFiles, "no-files", false, "write no files (with --push: push only)")
 	fl.StringVar(&f.push, "push", "", "Pushgateway URL to push the summary to, e.g. http://pushgateway:9091")
@@ -79,8 +81,8 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 		}
 	}
 	if f.push != "" {
-		opts := report.PushOptions{URL: f.push, Job: f.pushJob, Instance: f.pushInstance}
-		if err := report.Push(ctx, rep, opts); err != nil {
+		opts := push.Options{URL: f.push, Job: f.pushJob, Instance: f.pushInstance}
+		if err := push.Push(ctx, rep, opts); err != nil {
 			return err
 		}
 		fmt.Fprintf(streams.ErrOut, "pushed the summary of %s to %s\n", rep.Meta.RunID, f.push)

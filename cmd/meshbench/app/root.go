@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/meshbench/meshbench/internal/version"
 )
@@ -25,7 +26,7 @@ type Streams struct {
 	ErrOut io.Writer
 }
 
-// GlobalFlags are shared by every verb.
+// GlobalFlags are shared by every verb (Kubeconfig and Context only by those that talk to a cluster).
 type GlobalFlags struct {
 	Kubeconfig string
 	Context    string
@@ -66,7 +67,7 @@ benchmarks the pod network underneath (iperf3, TCP_RR, TCP_CRR) and compares run
 Exit codes:
   0  success
   1  the run failed, or some cases failed (results and reasons are still written)
-  2  bad input (flags or config); nothing in the cluster was changed
+  2  bad input (flags, config, images, a cluster that does not answer); nothing was created or changed
   3  a regression gate (compare --fail-if) was violated`
 
 // NewRootCommand builds the command tree.
@@ -88,24 +89,61 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	// Flag parsing errors are the user's input (exit 2), not a failed run; subcommands inherit this.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	pf.StringVar(&g.Context, "context", "", "kubeconfig context to use (default: the current context)")
 	pf.CountVarP(&g.Verbose, "verbose", "v", "more log output (repeatable)")
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "only warnings and errors on stderr")
 	pf.StringVarP(&g.Output, "output", "o", "table", "output format: table, json or yaml (some commands add csv)")
-	root.AddCommand(
-		NewVersionCommand(streams),
-		NewPlanCommand(streams, g),
+	// Only the verbs that talk to a cluster offer --kubeconfig and --context; plan, report, compare, version and
+	// images work offline.
+	cluster := []*cobra.Command{
 		NewRunCommand(streams, g),
 		NewCNICommand(streams, g),
-		NewReportCommand(streams, g),
-		NewCompareCommand(streams, g),
 		NewScheduleCommand(streams, g),
 		NewPreflightCommand(streams, g),
 		NewCleanupCommand(streams, g),
-		NewImagesCommand(streams, g),
-	)
+	}
+	for _, c := range cluster {
+		addClusterFlags(c, g)
+	}
+	root.AddCommand(NewVersionCommand(streams), NewPlanCommand(streams, g))
+	root.AddCommand(cluster[:2]...)
+	root.AddCommand(NewReportCommand(streams, g), NewCompareCommand(streams, g))
+	root.AddCommand(cluster[2:]...)
+	root.AddCommand(NewImagesCommand(streams, g))
 	return root
+}
+
+// addClusterFlags registers --kubeconfig and --context on a verb that talks to a cluster.
+func addClusterFlags(c *cobra.Command, g *GlobalFlags) {
+	c.Flags().StringVar(&g.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	c.Flags().StringVar(&g.Context, "context", "", "kubeconfig context to use (default: the current context)")
+}
+
+// deprecatedAlias registers old as a hidden, deprecated spelling of the flag new (same value): scripts written for
+// the old name keep working and are told the new name on w (stderr). Not cobra's MarkDeprecated: cobra prints that
+// notice on the command's output stream, stdout here, which would corrupt `-o json` and `plan --show-objects` output.
+func deprecatedAlias(c *cobra.Command, w io.Writer, old, new string) {
+	f := c.Flags().Lookup(new)
+	c.Flags().Var(&deprecatedValue{Value: f.Value, w: w, old: old, new: new}, old, "deprecated: use --"+new)
+	alias := c.Flags().Lookup(old)
+	alias.NoOptDefVal, alias.Hidden = f.NoOptDefVal, true
+}
+
+// deprecatedValue is the value of a deprecated flag: it sets the new flag's value and warns once per use.
+type deprecatedValue struct {
+	pflag.Value
+	w        io.Writer
+	old, new string
+}
+
+func (v *deprecatedValue) Set(s string) error {
+	fmt.Fprintf(v.w, "Flag --%s has been deprecated, use --%s\n", v.old, v.new)
+	return v.Value.Set(s)
+}
+
+// IsBoolFlag keeps a boolean alias usable without a value (--keep), as the flag it replaces was.
+func (v *deprecatedValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // Main runs meshbench and returns the process exit code.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/meshbench/meshbench/compare"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/schedule"
 )
 
@@ -31,7 +32,8 @@ func NewScheduleCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 the permissions a run needs (the list preflight checks) and its binding, a ConfigMap with the scenario, optionally a
 PersistentVolumeClaim, and a CronJob whose pod runs 'meshbench run', then 'meshbench report' (and --push), then
 'meshbench compare' against --baseline with the --fail-if gates. With --apply the objects are server-side applied
-(field manager meshbench); --dry-run makes the API server validate them without persisting anything.`,
+(field manager meshbench); --dry-run makes the API server validate them without persisting anything. (--dry-run
+never changes the cluster, in every verb; to see the objects a run applies, use plan --show-objects.)`,
 		Example: `  meshbench schedule -f nightly.yaml --pvc meshbench-runs --pvc-size 20Gi > schedule.yaml
   meshbench schedule -f nightly.yaml --push http://pushgateway.monitoring:9091 --apply
   meshbench schedule -f nightly.yaml --pvc runs --baseline baseline --fail-if 'cpu.sidecar > +10%' --apply --dry-run`,
@@ -65,6 +67,9 @@ func runSchedule(ctx context.Context, streams Streams, g *GlobalFlags, f *schedu
 	if err := g.checkOutput("table", "yaml"); err != nil {
 		return err
 	}
+	if f.opts.Timeout <= 0 {
+		return badInput(fmt.Errorf("--timeout %s: must be a positive duration, e.g. --timeout 6h", f.opts.Timeout))
+	}
 	s, err := loadScenario(f.file, f.imageRegistry)
 	if err != nil {
 		return err
@@ -91,7 +96,7 @@ func runSchedule(ctx context.Context, streams Streams, g *GlobalFlags, f *schedu
 		_, err = streams.Out.Write(b)
 		return err
 	}
-	clients, err := kube.NewClients(g.Kubeconfig, g.Context)
+	clients, _, err := orchestrate.Connect(ctx, g.Kubeconfig, g.Context, orchestrate.DefaultConnectTimeout)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package mesh
+package preflight
 
 import (
 	"context"
@@ -12,43 +12,37 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshbench/meshbench/collectors/prom"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/schedule"
 	"github.com/meshbench/meshbench/workloads"
 )
 
-// CheckStatus is a preflight verdict.
-type CheckStatus string
+// Status is a check's verdict.
+type Status string
 
 // Verdicts. FAIL blocks the run (exit 2); WARN is shown with its fix but does not block.
 const (
-	StatusOK   CheckStatus = "OK"
-	StatusWarn CheckStatus = "WARN"
-	StatusFail CheckStatus = "FAIL"
+	StatusOK   Status = "OK"
+	StatusWarn Status = "WARN"
+	StatusFail Status = "FAIL"
 )
 
 // Check is one line of the preflight report.
 type Check struct {
-	Name   string      `json:"name"`
-	Status CheckStatus `json:"status"`
-	Detail string      `json:"detail"`
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Detail string `json:"detail"`
 	// Fix says what to do about a WARN or FAIL.
 	Fix string `json:"fix,omitempty"`
 }
 
-// Permission is one API permission a run needs (the cmd layer converts schedule.RequiredPermissions).
-type Permission struct {
-	Group       string
-	Resource    string
-	Subresource string
-	Verbs       []string
-	Why         string
-}
-
-// PreflightOptions configures Preflight.
-type PreflightOptions struct {
-	// Permissions are checked with SelfSubjectAccessReview, cluster-wide.
-	Permissions []Permission
+// Options configures Run.
+type Options struct {
+	// Permissions are checked with SelfSubjectAccessReview, cluster-wide (the CLI passes schedule.RequiredPermissions).
+	Permissions []schedule.Permission
 	// AllowExisting mirrors --allow-existing-namespaces: existing foreign namespaces are a WARN, not a FAIL.
 	AllowExisting bool
 	// SkipPrometheus skips the Prometheus check (tests).
@@ -58,23 +52,23 @@ type PreflightOptions struct {
 }
 
 // ImageChecker resolves the images a scenario will pull, one check per image. The cmd layer adapts package images,
-// so mesh does not depend on registries; nodePlatforms ("linux/amd64") are the nodes' (nil when not listed).
+// so preflight does not depend on registries; nodePlatforms ("linux/amd64") are the nodes' (nil when not listed).
 type ImageChecker interface {
 	CheckImages(ctx context.Context, s *scenario.Scenario, nodePlatforms []string) []Check
 }
 
-// PreflightReport is the whole preflight: every check in a fixed order, and what was detected.
-type PreflightReport struct {
+// Report is the whole preflight: every check in a fixed order, and what was detected.
+type Report struct {
 	Scenario string          `json:"scenario"`
 	Modes    []scenario.Mode `json:"modes"`
 	Checks   []Check         `json:"checks"`
-	Istio    *IstioInfo      `json:"istio,omitempty"`
+	Istio    *mesh.IstioInfo `json:"istio,omitempty"`
 	// KubernetesVersion is the API server's version.
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 }
 
 // Failed reports whether any check failed: the requested run cannot work.
-func (r PreflightReport) Failed() bool {
+func (r Report) Failed() bool {
 	for _, c := range r.Checks {
 		if c.Status == StatusFail {
 			return true
@@ -84,7 +78,7 @@ func (r PreflightReport) Failed() bool {
 }
 
 // Table renders the report for humans: one line per check, the fix indented below each WARN or FAIL.
-func (r PreflightReport) Table() string {
+func (r Report) Table() string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATUS\tCHECK\tDETAIL")
@@ -115,17 +109,17 @@ func (r PreflightReport) Table() string {
 	return b.String()
 }
 
-// Preflight checks, without changing anything, whether scenario s can run on the cluster: Kubernetes and nodes,
+// Run checks, without changing anything, whether scenario s can run on the cluster: Kubernetes and nodes,
 // Istio presence and version, ambient capability, native sidecars, Gateway API CRDs, the stand-in marker, the app's
 // namespaces, the images (o.Images), Prometheus and every permission. A check fails only when it blocks what s asks
 // for (e.g. no Istio with mode sidecar). The error is for the report's own failure (cluster unreachable), not for
 // failed checks.
-func Preflight(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o PreflightOptions) (PreflightReport, error) {
-	r := PreflightReport{Scenario: s.Metadata.Name, Modes: s.Spec.Modes}
+func Run(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o Options) (Report, error) {
+	r := Report{Scenario: s.Metadata.Name, Modes: s.Spec.Modes}
 	needIstio, needAmbient, needWaypoint := false, false, false
 	for _, m := range s.Spec.Modes {
-		needIstio = needIstio || NeedsIstio(m)
-		needAmbient = needAmbient || UsesAmbient(m)
+		needIstio = needIstio || mesh.NeedsIstio(m)
+		needAmbient = needAmbient || mesh.UsesAmbient(m)
 		needWaypoint = needWaypoint || m == scenario.ModeWaypoint
 	}
 	add := func(ch Check) { r.Checks = append(r.Checks, ch) }
@@ -151,7 +145,7 @@ func Preflight(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o Pre
 	}
 
 	// Istio.
-	info, err := Detect(ctx, c, s.Spec.Istio.Revision)
+	info, err := mesh.Detect(ctx, c, s.Spec.Istio.Revision)
 	if err != nil {
 		add(Check{Name: "istio", Status: StatusFail, Detail: err.Error(), Fix: "grant list on pods cluster-wide"})
 	} else {
@@ -203,175 +197,6 @@ func nodesCheck(version string, nodes []corev1.Node) Check {
 	return ch
 }
 
-// istioChecks judges the detection against what the scenario needs.
-func istioChecks(i IstioInfo, k8sVersion string, needIstio, needAmbient, needWaypoint bool) []Check {
-	var out []Check
-	sev := func(needed bool) CheckStatus {
-		if needed {
-			return StatusFail
-		}
-		return StatusWarn
-	}
-	if !i.Installed {
-		ch := Check{Name: "istio", Status: sev(needIstio), Detail: "no Istio control plane (no pod labelled app=istiod in any namespace)",
-			Fix: "install Istio (e.g. istioctl install --set profile=ambient), or keep only mode \"none\" in spec.modes"}
-		if !needIstio {
-			ch.Status, ch.Fix = StatusOK, ""
-			ch.Detail += "; only mode none is requested"
-		}
-		return append(out, ch)
-	}
-	ready := 0
-	for _, d := range i.Istiods {
-		if d.Ready {
-			ready++
-		}
-	}
-	out = append(out, revisionCheck(i, needIstio))
-	if i.RevisionError != "" {
-		return out // no control plane chosen: facts of another revision would be wrong
-	}
-	ch := Check{Name: "istio", Status: StatusOK, Detail: fmt.Sprintf("istiod %s (from %s) in %s, %d of %d pods ready",
-		i.Version, i.VersionSource, i.Namespace, ready, len(i.Istiods))}
-	if ready == 0 {
-		ch.Status, ch.Fix = sev(needIstio), "no istiod pod is Ready: check `kubectl -n "+i.Namespace+" get pods -l app=istiod`"
-	}
-	out = append(out, ch)
-	if minK := MinKubernetes(i.Version); minK > 0 && !versionAtLeast(k8sVersion, 1, minK) {
-		out = append(out, Check{Name: "istio-kubernetes", Status: StatusWarn,
-			Detail: fmt.Sprintf("Istio %s needs Kubernetes >= 1.%d (istioctl precheck), cluster is %s", i.Version, minK, k8sVersion),
-			Fix:    "upgrade the cluster or use an older Istio"})
-	}
-
-	amb := Check{Name: "ambient", Status: StatusOK}
-	if i.AmbientCapable {
-		parts := []string{"PILOT_ENABLE_AMBIENT=true"}
-		if i.Ztunnel != nil {
-			parts = append(parts, fmt.Sprintf("ztunnel %s/%s %d/%d ready", i.Ztunnel.Namespace, i.Ztunnel.Name, i.Ztunnel.Ready, i.Ztunnel.Desired))
-		}
-		if i.IstioCNI != nil {
-			parts = append(parts, fmt.Sprintf("istio-cni %s/%s %d/%d ready", i.IstioCNI.Namespace, i.IstioCNI.Name, i.IstioCNI.Ready, i.IstioCNI.Desired))
-		} else {
-			parts = append(parts, "istio-cni: "+i.IstioCNIEvidence)
-		}
-		parts = append(parts, fmt.Sprintf("HBONE in mesh config %v", i.HBONE))
-		amb.Detail = strings.Join(parts, "; ")
-	} else {
-		amb.Status = sev(needAmbient)
-		amb.Detail = "not ambient-capable: missing " + strings.Join(i.AmbientMissing, ", ")
-		amb.Fix = "install the ambient profile (istioctl install --set profile=ambient), or remove ambient and waypoint from spec.modes"
-		if !needAmbient {
-			amb.Status, amb.Fix = StatusOK, ""
-			amb.Detail += " (no ambient mode requested)"
-		}
-	}
-	out = append(out, amb)
-
-	if i.NativeSidecars != nil {
-		out = append(out, Check{Name: "native-sidecars", Status: StatusOK,
-			Detail: fmt.Sprintf("sidecars will be native=%v: %s", *i.NativeSidecars, i.NativeSidecarsReason)})
-	}
-
-	out = append(out, gatewayAPICheck(i, needWaypoint))
-
-	if i.StandIn {
-		detail := "data plane is a TEST STAND-IN (" + strings.Join(i.StandInEvidence, "; ") + ")"
-		if i.StandInDescription != "" {
-			detail += ": " + i.StandInDescription
-		}
-		out = append(out, Check{Name: "data-plane", Status: StatusWarn, Detail: detail,
-			Fix: "mode switching is real, but proxy CPU/memory and latency figures are not Istio's; every report says so"})
-	} else {
-		out = append(out, Check{Name: "data-plane", Status: StatusOK, Detail: "proxy image " + orDash(i.ProxyImage) + ", ztunnel image " + orDash(i.ZtunnelImage)})
-	}
-	if len(i.Problems) > 0 {
-		out = append(out, Check{Name: "istio-detection", Status: StatusWarn, Detail: strings.Join(i.Problems, "; "),
-			Fix: "some facts could not be read (permissions?): the run records them as unknown"})
-	}
-	return out
-}
-
-// revisionCheck says which control plane the run uses and how the modes will reach it.
-func revisionCheck(i IstioInfo, needIstio bool) Check {
-	ch := Check{Name: "istio-revision", Status: StatusOK}
-	cp := i.ControlPlanes
-	installed := fmt.Sprintf("installed revisions %s%s, default injector %s", strings.Join(cp.Revisions, ", "), tagsSuffix(cp.Tags), orDash(cp.DefaultInjector))
-	if i.RevisionError != "" {
-		ch.Status, ch.Detail = StatusWarn, i.RevisionError
-		if needIstio {
-			ch.Status = StatusFail
-		}
-		ch.Fix = "set spec.istio.revision (" + installed + ")"
-		return ch
-	}
-	choice := RevisionChoice{Revision: i.Revision, Source: i.RevisionSource}
-	if choice.Revisioned() {
-		ch.Detail = fmt.Sprintf("revision %s (%s): sidecar mode labels istio.io/rev=%s, waypoint Gateways carry istio.io/rev=%s; %s",
-			choice.Revision, choice.Source, choice.Revision, choice.Revision, installed)
-	} else {
-		ch.Detail = fmt.Sprintf("revision %s (%s): sidecar mode labels istio-injection=enabled; %s", choice.Revision, choice.Source, installed)
-		if cp.DefaultInjector == "" && len(cp.Tags) == 0 && len(cp.Revisions) > 0 {
-			ch.Status = StatusWarn
-			ch.Fix = "no webhook serves istio-injection=enabled (no namespace.sidecar-injector.istio.io): sidecar injection may not happen"
-		}
-	}
-	return ch
-}
-
-// gatewayAPICheck mirrors what istiod checks: the Gateway CRD must be served for waypoints (any bundle-version: istiod
-// accepts it without one); CRDs istiod has a minimum for and ignores below it are a WARN (meshbench uses none of
-// them, other workloads might).
-func gatewayAPICheck(i IstioInfo, needWaypoint bool) Check {
-	g := i.GatewayAPI
-	gw := Check{Name: "gateway-api", Status: StatusOK}
-	if !g.Installed {
-		gw.Status, gw.Detail = StatusOK, "Gateway API CRDs not installed (no waypoint mode requested)"
-		if needWaypoint {
-			gw.Status, gw.Detail = StatusFail, "Gateway API CRDs not installed: waypoints are gateway.networking.k8s.io/v1 Gateways"
-			gw.Fix = "install the standard-channel CRDs (kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases/download/<version>/standard-install.yaml)"
-		}
-		return gw
-	}
-	bundle := g.BundleVersion
-	if bundle == "" {
-		bundle = "no bundle-version annotation (istiod accepts the Gateway CRD without one)"
-	} else {
-		bundle = "bundle-version " + bundle + " (" + orDash(g.Channel) + " channel)"
-	}
-	gw.Detail = fmt.Sprintf("Gateway CRD served, %s; GatewayClass %s present: %v", bundle, WaypointClass, g.WaypointClass)
-	if mins := IstiodMinimumCRDs(i.Version); len(mins) > 0 {
-		var parts []string
-		for _, n := range sortedKeys(mins) {
-			parts = append(parts, strings.TrimSuffix(n, ".gateway.networking.k8s.io")+" >= "+mins[n])
-		}
-		gw.Detail += fmt.Sprintf("; Istio %s has minimums only for %s", i.Version, strings.Join(parts, ", "))
-	}
-	switch {
-	case !g.WaypointClass && needWaypoint:
-		gw.Status, gw.Fix = StatusWarn, "istiod has not created GatewayClass "+WaypointClass+" (ambient disabled?): waypoints will not be programmed"
-	case len(g.Ignored) > 0:
-		gw.Status = StatusWarn
-		gw.Detail += "; istiod ignores " + strings.Join(g.Ignored, ", ")
-		gw.Fix = "meshbench uses none of these CRDs; upgrade them if other workloads need them"
-	}
-	return gw
-}
-
-// mtlsCheck records the PeerAuthentication mode the app's namespaces will have (mesh-wide policy in the root
-// namespace, namespace-wide ones in existing app namespaces). It never blocks: STRICT is what many production meshes
-// run, and meshbench's load clients and logins run inside the mesh.
-func mtlsCheck(ctx context.Context, c *kube.Clients, i IstioInfo, namespaces []string) Check {
-	ms, err := DetectMTLS(ctx, c.Istio, i.RootNamespace, namespaces)
-	if err != nil {
-		return Check{Name: "mtls", Status: StatusWarn, Detail: err.Error(), Fix: "grant list on peerauthentications.security.istio.io; the effective mTLS mode is recorded as unknown"}
-	}
-	detail := "effective PeerAuthentication mode of the app namespaces: " + SummarizeMTLS(ms)
-	if len(ms) == 0 {
-		detail = "no app namespaces"
-	}
-	return Check{Name: "mtls", Status: StatusOK, Detail: detail + " (root namespace " + i.RootNamespace + ")"}
-}
-
 // appNamespaces are the namespaces of every topology of the scenario, in plan order ("" entries never).
 func appNamespaces(s *scenario.Scenario) []string {
 	var all []string
@@ -421,7 +246,7 @@ func prometheusCheck(ctx context.Context, c *kube.Clients, p scenario.Prometheus
 		return Check{Name: "prometheus", Status: StatusWarn, Detail: "no Prometheus configured: resource usage comes from the kubelets' resource metrics (coarser)",
 			Fix: "set spec.prometheus.url or spec.prometheus.service for cAdvisor series"}
 	}
-	pr, err := ProbePrometheus(ctx, p, c.Config)
+	pr, err := prom.ProbeCAdvisor(ctx, prom.ConfigFor(p, c.Config), p.Timeout.Duration)
 	if err != nil {
 		return Check{Name: "prometheus", Status: StatusFail, Detail: err.Error(), Fix: "check spec.prometheus (URL reachable from here, or the Service through the API server)"}
 	}
@@ -442,7 +267,7 @@ func prometheusCheck(ctx context.Context, c *kube.Clients, p scenario.Prometheus
 
 // PermissionChecks asks the API server (SelfSubjectAccessReview, cluster-wide) for every verb of every permission.
 // One check per permission; FAIL lists the denied verbs and why the run needs them.
-func PermissionChecks(ctx context.Context, c *kube.Clients, perms []Permission) []Check {
+func PermissionChecks(ctx context.Context, c *kube.Clients, perms []schedule.Permission) []Check {
 	if len(perms) == 0 {
 		return []Check{{Name: "permissions", Status: StatusWarn, Detail: "no permission list given: not checked"}}
 	}
@@ -487,11 +312,4 @@ func PermissionChecks(ctx context.Context, c *kube.Clients, perms []Permission) 
 	}
 	slices.SortStableFunc(out, func(a, b Check) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -1,4 +1,4 @@
-package report
+package push
 
 import (
 	"context"
@@ -8,14 +8,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/push"
+	pgpush "github.com/prometheus/client_golang/prometheus/push"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/meshbench/meshbench/charts"
+	"github.com/meshbench/meshbench/report"
 	"github.com/meshbench/meshbench/results"
 )
 
-// Metric names pushed to a Pushgateway (see the package documentation for their labels).
+// Metric names pushed to a Pushgateway (see the package documentation for their labels). Dashboards and alerts depend
+// on them: renaming one is a breaking change.
 const (
 	MetricResourceMean     = "meshbench_resource_mean"
 	MetricResourceCILow    = "meshbench_resource_ci_low"
@@ -43,17 +45,17 @@ var (
 	infoLabels        = []string{"run_id", "tool_version", "kubernetes_version", "istio_version", "data_plane", "profile", "scenario"}
 )
 
-// PushOptions says where to push.
-type PushOptions struct {
-	URL      string        // Pushgateway base URL, e.g. http://pushgateway.monitoring:9091
-	Job      string        // grouping key job; "" = "meshbench"
-	Instance string        // grouping key instance; "" = the scenario name, else "default"
-	Timeout  time.Duration // per push; 0 = 30s
-	Client   push.HTTPDoer // nil = http.Client with Timeout
+// Options says where to push.
+type Options struct {
+	URL      string          // Pushgateway base URL, e.g. http://pushgateway.monitoring:9091
+	Job      string          // grouping key job; "" = "meshbench"
+	Instance string          // grouping key instance; "" = the scenario name, else "default"
+	Timeout  time.Duration   // per push; 0 = 30s
+	Client   pgpush.HTTPDoer // nil = http.Client with Timeout
 }
 
 // Registry builds the gauges of a report in a fresh registry (pure: no I/O).
-func (r Report) Registry() *prometheus.Registry {
+func Registry(r report.Report) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	gauge := func(name, help string, labels []string) *prometheus.GaugeVec {
 		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
@@ -142,7 +144,7 @@ func (r Report) Registry() *prometheus.Registry {
 	if m.Cluster.Istio != nil {
 		istioVersion, dataPlane = m.Cluster.Istio.Version, m.Cluster.Istio.DataPlane
 	}
-	info.WithLabelValues(m.RunID, m.Tool.Version, m.Cluster.KubernetesVersion, istioVersion, dataPlane, m.Cluster.Profile, r.scenario().Name).Set(1)
+	info.WithLabelValues(m.RunID, m.Tool.Version, m.Cluster.KubernetesVersion, istioVersion, dataPlane, m.Cluster.Profile, r.ScenarioName()).Set(1)
 	start.WithLabelValues().Set(float64(m.Start.Unix()))
 	if m.End != nil {
 		end.WithLabelValues().Set(float64(m.End.Unix()))
@@ -154,16 +156,16 @@ func isResourceMetric(m string) bool { return m == charts.MetricCPU || m == char
 
 // Push replaces the metrics of the grouping key {job, instance} on the Pushgateway with the report's (HTTP PUT), in
 // the text exposition format.
-func Push(ctx context.Context, r Report, opts PushOptions) error {
+func Push(ctx context.Context, r report.Report, opts Options) error {
 	if opts.URL == "" {
 		return errors.New("push: no Pushgateway URL")
 	}
 	job := orText(opts.Job, "meshbench")
 	instance := opts.Instance
 	if instance == "" {
-		instance = orText(r.scenario().Name, "default")
+		instance = orText(r.ScenarioName(), "default")
 	}
-	reg := r.Registry()
+	reg := Registry(r)
 	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
@@ -174,10 +176,17 @@ func Push(ctx context.Context, r Report, opts PushOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p := push.New(opts.URL, job).Grouping("instance", instance).Gatherer(reg).Client(client).
+	p := pgpush.New(opts.URL, job).Grouping("instance", instance).Gatherer(reg).Client(client).
 		Format(expfmt.NewFormat(expfmt.TypeTextPlain))
 	if err := p.PushContext(ctx); err != nil {
 		return fmt.Errorf("push to %s (job %q, instance %q): %w", opts.URL, job, instance, err)
 	}
 	return nil
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package workloads
+package kube
 
 import (
 	"fmt"
@@ -6,15 +6,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
-
-	"github.com/meshbench/meshbench/internal/kube"
 )
 
 // RenderYAML writes objects as a multi-document YAML stream, exactly as they would be server-side applied (no
 // status, no creationTimestamp). Keys are sorted, so the output is deterministic.
 func RenderYAML(w io.Writer, objs []runtime.Object) error {
 	for _, o := range objs {
-		u, err := kube.ToUnstructured(o)
+		u, err := ToUnstructured(o)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,52 @@
+package net
+
+import (
+	"errors"
+	"strings"
+)
+
+// SetupError is a test that never got a connection to measure over: the server was busy with another test or not
+// listening, there was no route, or not one transaction completed. Nothing was measured, so a caller may retry it.
+// The parsers return it (wrapped by Parse) where they read the tool's own report; callers decide on
+// errors.As(err, new(*SetupError)) and never on the message text.
+type SetupError struct {
+	Tool Tool
+	// Err is the failure in the tool's words; Error() is its text unchanged.
+	Err error
+}
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// IsSetupFailure reports whether err is (or wraps) a *SetupError.
+func IsSetupFailure(err error) bool {
+	var se *SetupError
+	return errors.As(err, &se)
+}
+
+// setupMarkers are how the tools word a connection that was never set up (lower case). iperf3 (esnet/iperf
+// src/iperf_error.c, iperf_strerror; captured from 3.12 in testdata/iperf3-error-*.json): IEACCESSDENIED "the server
+// is busy running a test. try again later", IECONNECT "unable to connect to server: <strerror>"; netperf and the
+// agent print the socket error ("Connection refused", "No route to host") with their own prefix.
+var setupMarkers = []string{"server is busy", "unable to connect", "connection refused", "no route to host"}
+
+// classify returns err as a *SetupError of tool when msg, the tool's own report, says that the connection was never
+// set up; else err unchanged. It is the one place where tool output text decides a failure's kind.
+func classify(tool Tool, msg string, err error) error {
+	if err == nil {
+		return nil
+	}
+	m := strings.ToLower(msg)
+	for _, k := range setupMarkers {
+		if strings.Contains(m, k) {
+			return &SetupError{Tool: tool, Err: err}
+		}
+	}
+	return err
+}
+
+// ClassifyStderr is classify for what a tool printed on stderr when its exec failed without output to parse: err
+// (the exec failure, carrying that message) becomes a *SetupError when stderr says the connection was never set up.
+func ClassifyStderr(tool Tool, stderr []byte, err error) error {
+	return classify(tool, string(stderr), err)
+}

@@ -1,0 +1,182 @@
+package orchestrate
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/loadgen"
+	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/runner"
+	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/workloads"
+)
+
+// workloadsAdapter is workloads.Deployer as the runner's Workloads.
+type workloadsAdapter struct {
+	d       *workloads.Deployer
+	s       *scenario.Scenario
+	timeout time.Duration
+}
+
+func (a *workloadsAdapter) Ensure(ctx context.Context, topo scenario.Topology) (runner.Target, error) {
+	t, err := a.d.Ensure(ctx, a.s, topo)
+	if err != nil {
+		return runner.Target{}, err
+	}
+	return runner.Target{
+		Target: t,
+		Facts: map[string]string{
+			"app": string(t.App), "namespaces": strings.Join(t.Namespaces, ","), "services": strconv.Itoa(len(t.Services)),
+			"replicas": strconv.Itoa(topo.Replicas), "app-pods": strconv.Itoa(t.ExpectedPods()), "entry-url": t.EntryURL,
+		},
+	}, nil
+}
+
+func (a *workloadsAdapter) WaitReady(ctx context.Context, t runner.Target) error {
+	return a.d.WaitReady(ctx, t.Target, a.timeout)
+}
+
+func (a *workloadsAdapter) Teardown(ctx context.Context, t runner.Target) error {
+	return a.d.Teardown(ctx, t.Target)
+}
+
+// meshAdapter is mesh.Switcher as the runner's Mesh.
+type meshAdapter struct {
+	sw      *mesh.Switcher
+	wp      scenario.Waypoint
+	timeout time.Duration
+	last    mesh.Transition
+	standIn bool
+	rootNS  string // mesh config rootNamespace (mesh-wide PeerAuthentication)
+}
+
+func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
+	tr, err := a.sw.Apply(ctx, t.Target, mode, a.wp)
+	a.last = tr
+	facts := map[string]string{"mode-from": string(tr.From)}
+	if len(tr.Restarted) > 0 {
+		facts["restarted"] = strings.Join(tr.Restarted, ",")
+	}
+	return facts, err
+}
+
+func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
+	v, err := a.sw.Verify(ctx, t.Target, mode, a.wp, a.timeout)
+	facts := a.last.Timings(&v)
+	for k, d := range facts {
+		delete(facts, k)
+		facts["switch-"+k] = d
+	}
+	facts["verified-pods"] = strconv.Itoa(len(v.Pods))
+	if len(v.Waypoints) > 0 {
+		facts["waypoints"] = strconv.Itoa(len(v.Waypoints))
+	}
+	if v.StandIn {
+		facts["data-plane"] = results.DataPlaneStandIn
+		a.standIn = true
+	}
+	if r := a.sw.Revision; r != "" && mesh.NeedsIstio(mode) {
+		facts["istio-revision"] = r
+	}
+	facts["mtls"] = a.mtls(ctx, t.Namespaces, mode)
+	if err == nil && !v.OK() {
+		err = fmt.Errorf("%d pods, problems: %s", len(v.Pods), strings.Join(v.Problems, "; "))
+	}
+	return facts, err
+}
+
+// mtls is the effective PeerAuthentication mode of the app's namespaces in mode (what the measured traffic had to
+// satisfy): "none (no mesh)" in mode none.
+func (a *meshAdapter) mtls(ctx context.Context, namespaces []string, mode scenario.Mode) string {
+	if !mesh.NeedsIstio(mode) {
+		return "none (no mesh)"
+	}
+	ms, err := mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, namespaces)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return mesh.SummarizeMTLS(ms)
+}
+
+func (a *meshAdapter) Restore(ctx context.Context) error {
+	_, err := a.sw.Restore(ctx)
+	return err
+}
+
+// loadAdapter is loadgen.Cluster as the runner's LoadGenerator.
+type loadAdapter struct {
+	c    *loadgen.Cluster
+	spec scenario.LoadSpec
+	// login returns the target with the headers the app needs (bank-of-anthos: the demo user's session cookie,
+	// without which the frontend answers every request with a redirect to /login and the load measures nothing). It
+	// sends its request with agent, from a load client pod: through the data plane of the mode, as the load does.
+	login func(ctx context.Context, t workloads.Target, agent workloads.AgentExec) (workloads.Target, error)
+	// headers are login's headers per topology, taken after every mode switch (pods restarted, data plane new).
+	headers map[string]map[string]string
+}
+
+func (a *loadAdapter) Prepare(ctx context.Context, t runner.Target, mode scenario.Mode) error {
+	if err := a.c.Prepare(ctx, t.EntryNamespace, mode); err != nil {
+		return err
+	}
+	if a.login == nil {
+		return nil
+	}
+	wt, err := a.login(ctx, t.Target, func(ctx context.Context, args []string) ([]byte, error) {
+		return a.c.ExecAgent(ctx, t.EntryNamespace, mode, args)
+	})
+	if err != nil {
+		return err
+	}
+	if a.headers == nil {
+		a.headers = map[string]map[string]string{}
+	}
+	a.headers[t.Topology] = wt.Headers
+	return nil
+}
+
+func (a *loadAdapter) Run(ctx context.Context, t runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
+	spec := loadgen.Spec{
+		URL: t.EntryURL, Connections: a.spec.Connections, Duration: req.Window, WarmUp: req.LeadIn, CoolDown: req.CoolDown,
+		PayloadBytes: a.spec.PayloadBytes, Headers: kube.MergeLabels(t.Headers, a.headers[t.Topology]), Jitter: a.spec.Jitter, Uniform: a.spec.Uniform, Clients: a.spec.Clients,
+	}
+	if !req.Case.QPS.Max {
+		spec.QPS = req.Case.QPS.Value
+	}
+	res, err := a.c.Run(ctx, t.EntryNamespace, req.Case.Mode, spec)
+	if err != nil {
+		return runner.LoadResult{}, err
+	}
+	var clients []string
+	for _, c := range res.Clients {
+		clients = append(clients, fmt.Sprintf("%s %s..%s %.1f qps", c.Client, c.Start.Format(time.RFC3339Nano), c.End.Format(time.RFC3339Nano), c.ActualQPS))
+	}
+	return runner.LoadResult{
+		Window:   results.Window{Kind: results.WindowLoad, Start: res.Start, End: res.End},
+		Samples:  res.Samples(results.Sample{}),
+		Requests: res.Requests, Errors: res.Errors, Notes: res.Notes,
+		Facts: map[string]string{
+			"achieved-qps": strconv.FormatFloat(res.ActualQPS, 'f', 1, 64), "error-rate": strconv.FormatFloat(res.ErrorRate(), 'f', 3, 64) + "%",
+			"load-clients": strings.Join(clients, "; "),
+		},
+	}, nil
+}
+
+func (a *loadAdapter) Teardown(ctx context.Context, t runner.Target) error {
+	return a.c.Teardown(ctx, t.EntryNamespace)
+}
+
+// istioFacts describes the installed Istio for run.json (nil when none is installed). Istio has no IstioOperator in
+// the cluster since 1.24, so the profile is inferred: "ambient" when istiod runs with PILOT_ENABLE_AMBIENT.
+func istioFacts(info mesh.IstioInfo) *results.IstioFacts {
+	profile := "default"
+	if info.PilotEnableAmbient {
+		profile = "ambient"
+	}
+	return info.Facts(profile)
+}

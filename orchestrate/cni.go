@@ -1,0 +1,76 @@
+package orchestrate
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// CNIConfig is one `meshbench cni`: the validated scenario (flags applied) and the bounds of its waits.
+type CNIConfig struct {
+	Scenario *scenario.Scenario
+	// Retain keeps the test namespace and pods after the run.
+	Retain          bool
+	ReadyTimeout    time.Duration
+	FinalizeTimeout time.Duration
+}
+
+// CNIResult is what a network benchmark wrote: its directory and netbench's report.
+type CNIResult struct {
+	RunID  string
+	Dir    string
+	Report *netbench.Report
+}
+
+// CNI runs the pod-network benchmark. The collector is built (and the kubelet sampler calibrated) before the run
+// directory is created; the returned error wraps *netbench.CasesFailedError when some cases failed.
+func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
+	s, log, clients := cfg.Scenario, d.Log, d.Clients
+	// Kubelet fallback: sample at most every 5 s (cAdvisor's own stamps are ~10 s apart) so short tests get data.
+	s.Spec.Prometheus.KubeletSampleInterval.Duration = min(s.Spec.Prometheus.KubeletSampleInterval.Duration, 5*time.Second)
+	col, err := NewCollector(ctx, clients, s, log)
+	if err != nil {
+		return CNIResult{}, err
+	}
+	defer col.Stop()
+	// The CNI baseline needs no control plane: Istio is detected for the record only (an undecidable revision is
+	// just not recorded).
+	ist, err := mesh.Detect(ctx, clients, s.Spec.Istio.Revision)
+	if err != nil {
+		log.Warn("detect istio", "err", err)
+	}
+	meta, err := newMeta("cni", s, netbench.PlannedCases(s.Spec.CNI))
+	if err != nil {
+		return CNIResult{}, err
+	}
+	meta.Cluster, meta.Prometheus, meta.Notes = ClusterFacts(ctx, clients, s, d.KubeVersion, ist, log), col.Facts, append(meta.Notes, col.Notes...)
+	// The run ID is also the namespace name (mb-<run id>): lower-case, digits and '-', short.
+	store, meta, err := CreateRun(s.Spec.Output.Dir, "cni", meta)
+	if err != nil {
+		return CNIResult{}, err
+	}
+	defer func() { _ = store.Close() }()
+	res := CNIResult{RunID: meta.RunID, Dir: store.Dir()}
+	nc := netbench.Config{
+		RunID: meta.RunID, Namespace: "mb-" + meta.RunID, CNI: s.Spec.CNI, RunDir: store.Dir(), Keep: cfg.Retain,
+		Images:       netbench.Images{Network: s.Spec.Images.Network, Agent: s.Spec.Images.Agent, PullPolicy: s.Spec.Images.PullPolicy},
+		ReadyTimeout: cfg.ReadyTimeout, DeleteTimeout: cfg.FinalizeTimeout, RateRange: col.lead,
+	}
+	deps := netbench.Deps{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube},
+		Resources: col, Store: store, Log: log}
+	rep, runErr := netbench.Run(ctx, nc, deps)
+	res.Report = rep
+	if rep != nil {
+		meta.Cluster.CNI = rep.Facts.CNI
+		meta.Notes = append(meta.Notes, rep.Notes...)
+	}
+	if _, _, err := Finish(store, meta, log); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	return res, runErr
+}

@@ -1,0 +1,172 @@
+package orchestrate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/version"
+	"github.com/meshbench/meshbench/loadgen"
+	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/report"
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/runner"
+	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/workloads"
+)
+
+// StandInNote is the run note of a data plane that is the test stand-in, not Istio.
+const StandInNote = "data plane: test stand-in, figures are not Istio's"
+
+// RunConfig is one `meshbench run`: a new run of Scenario, or the continuation of the run in ResumeDir (whose
+// recorded scenario Scenario then is). Scenario is validated with every flag already applied: what run.json records
+// is what runs, so a resumed run repeats it.
+type RunConfig struct {
+	Scenario  *scenario.Scenario
+	ResumeDir string
+	// Retain keeps the app, load clients and mode labels after the run.
+	Retain        bool
+	AllowExisting bool
+	ReadyTimeout  time.Duration
+	VerifyTimeout time.Duration
+	// FinalizeTimeout bounds teardown and label restore (also after Ctrl-C).
+	FinalizeTimeout time.Duration
+}
+
+// Deps are the live handles a run uses: clients of a reachable API server (Connect) and where humans read progress.
+type Deps struct {
+	Clients     *kube.Clients
+	KubeVersion string
+	Log         *slog.Logger
+	// Progress receives progress bars or lines (nil: none).
+	Progress io.Writer
+}
+
+// RunResult is what a run wrote: its directory, the summary and its Markdown rendering, and the runner's outcome.
+type RunResult struct {
+	RunID    string
+	Dir      string
+	Summary  results.Summary
+	Markdown string
+	Outcome  runner.Outcome
+}
+
+// Run carries out a mesh benchmark run. Everything that can refuse the run (the Istio revision, the Prometheus
+// configuration, the kubelet sampler's calibration) is settled before the run directory is created. The returned
+// error is the runner's (or the writing of the results); failed and interrupted cases are in RunResult.Outcome.
+func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
+	s, log := cfg.Scenario, d.Log
+	plan := scenario.NewPlan(s)
+	ist, err := ResolveCluster(ctx, d.Clients, s, plan, log)
+	if err != nil {
+		return RunResult{}, err
+	}
+	col, err := NewCollector(ctx, d.Clients, s, log)
+	if err != nil {
+		return RunResult{}, err
+	}
+	defer col.Stop()
+
+	var store *results.Store
+	var meta results.RunMeta
+	var done map[string]results.CaseResult
+	if cfg.ResumeDir != "" {
+		st, run, err := results.Resume(cfg.ResumeDir)
+		if err != nil {
+			return RunResult{}, inputError(err)
+		}
+		store, meta, done = st, run.Meta, run.DoneCases()
+	} else {
+		if meta, err = newMeta("run", s, plan); err != nil {
+			return RunResult{}, err
+		}
+		meta.Cluster, meta.Prometheus = ClusterFacts(ctx, d.Clients, s, d.KubeVersion, ist, log), col.Facts
+		meta.Notes = append(meta.Notes, col.Notes...)
+		if ist := meta.Cluster.Istio; ist != nil && ist.DataPlane == results.DataPlaneStandIn {
+			meta.Notes = append(meta.Notes, StandInNote)
+		}
+		if store, meta, err = CreateRun(s.Spec.Output.Dir, s.Metadata.Name, meta); err != nil {
+			return RunResult{}, err
+		}
+	}
+	defer func() { _ = store.Close() }()
+	res := RunResult{RunID: meta.RunID, Dir: store.Dir()}
+
+	record, err := mesh.OpenLabelRecord(filepath.Join(store.Dir(), mesh.LabelRecordFile))
+	if err != nil {
+		return res, err
+	}
+	clients := d.Clients
+	lg := &loadgen.Cluster{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube}, RunID: meta.RunID,
+		Image: s.Spec.Images.Agent, PullPolicy: corev1.PullPolicy(s.Spec.Images.PullPolicy), NodeSelector: s.Spec.Workload.NodeSelector,
+		Clients: s.Spec.Load.Clients, ReadyTimeout: cfg.ReadyTimeout, Log: log}
+	col.loadSelector, col.waypoint, col.revision = lg.Selector(), s.Spec.Waypoint, ist.Revision
+	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress}
+	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record, Revision: ist.Revision},
+		wp: s.Spec.Waypoint, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace}
+	r := &runner.Runner{
+		Scenario: s, Plan: plan, RunID: meta.RunID, Store: store, Done: done, Retain: cfg.Retain, FinalizeTimeout: cfg.FinalizeTimeout, Log: log,
+		Progress:  d.Progress,
+		Workloads: &workloadsAdapter{d: deployer, s: s, timeout: cfg.ReadyTimeout},
+		Mesh:      meshA,
+		Load:      &loadAdapter{c: lg, spec: s.Spec.Load, login: deployer.Login},
+		Collector: runCollector{col},
+	}
+	log.Info("run", "id", meta.RunID, "dir", store.Dir(), "plan", plan.Summary())
+	out, runErr := r.Run(ctx)
+	res.Outcome = out
+	if meshA.standIn && !slices.Contains(meta.Notes, StandInNote) {
+		meta.Notes = append(meta.Notes, StandInNote)
+	}
+	sum, md, err := Finish(store, meta, log)
+	res.Summary, res.Markdown = sum, md
+	return res, errors.Join(runErr, err)
+}
+
+// newMeta is run.json of a new run before its ID is drawn: command, start, tool, the scenario echo and the plan.
+func newMeta(command string, s *scenario.Scenario, plan any) (results.RunMeta, error) {
+	v := version.Get()
+	meta := results.RunMeta{Command: command, Start: time.Now().UTC(),
+		Tool: results.ToolInfo{Version: v.Version, Commit: v.Commit, GoVersion: v.GoVersion, BuildDate: v.BuildDate}}
+	var err error
+	if meta.Scenario, err = json.Marshal(s); err != nil {
+		return meta, fmt.Errorf("encode scenario: %w", err)
+	}
+	if meta.Plan, err = json.Marshal(plan); err != nil {
+		return meta, fmt.Errorf("encode plan: %w", err)
+	}
+	return meta, nil
+}
+
+// Finish summarises everything the run directory holds (resumed cases included), writes summary.json, the end time
+// and the report files, and returns the summary and its Markdown.
+func Finish(store *results.Store, meta results.RunMeta, log *slog.Logger) (results.Summary, string, error) {
+	run, err := results.Read(store.Dir())
+	if err != nil {
+		return results.Summary{}, "", err
+	}
+	sum := results.Summarize(meta, run.Samples, run.Cases, results.SummaryOptions{}) // meta: with the notes of this session
+	if err := store.WriteSummary(sum); err != nil {
+		return sum, "", err
+	}
+	end := time.Now().UTC()
+	meta.End = &end
+	if err := store.UpdateMeta(meta); err != nil {
+		return sum, "", err
+	}
+	run.Meta, run.Summary = meta, &sum
+	rep := report.Build(run)
+	if _, err := report.Write(filepath.Join(store.Dir(), "report"), rep.Files()); err != nil {
+		log.Warn("write report files", "err", err)
+	}
+	return sum, string(rep.Markdown()), nil
+}

@@ -1,0 +1,200 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/mesh"
+)
+
+// istioChecks judges the detection against what the scenario needs.
+func istioChecks(i mesh.IstioInfo, k8sVersion string, needIstio, needAmbient, needWaypoint bool) []Check {
+	var out []Check
+	sev := func(needed bool) Status {
+		if needed {
+			return StatusFail
+		}
+		return StatusWarn
+	}
+	if !i.Installed {
+		ch := Check{Name: "istio", Status: sev(needIstio), Detail: "no Istio control plane (no pod labelled app=istiod in any namespace)",
+			Fix: "install Istio (e.g. istioctl install --set profile=ambient), or keep only mode \"none\" in spec.modes"}
+		if !needIstio {
+			ch.Status, ch.Fix = StatusOK, ""
+			ch.Detail += "; only mode none is requested"
+		}
+		return append(out, ch)
+	}
+	ready := 0
+	for _, d := range i.Istiods {
+		if d.Ready {
+			ready++
+		}
+	}
+	out = append(out, revisionCheck(i, needIstio))
+	if i.RevisionError != "" {
+		return out // no control plane chosen: facts of another revision would be wrong
+	}
+	ch := Check{Name: "istio", Status: StatusOK, Detail: fmt.Sprintf("istiod %s (from %s) in %s, %d of %d pods ready",
+		i.Version, i.VersionSource, i.Namespace, ready, len(i.Istiods))}
+	if ready == 0 {
+		ch.Status, ch.Fix = sev(needIstio), "no istiod pod is Ready: check `kubectl -n "+i.Namespace+" get pods -l app=istiod`"
+	}
+	out = append(out, ch)
+	if minK := mesh.MinKubernetes(i.Version); minK > 0 && mesh.CompareVersions(k8sVersion, fmt.Sprintf("1.%d.0", minK)) < 0 {
+		out = append(out, Check{Name: "istio-kubernetes", Status: StatusWarn,
+			Detail: fmt.Sprintf("Istio %s needs Kubernetes >= 1.%d (istioctl precheck), cluster is %s", i.Version, minK, k8sVersion),
+			Fix:    "upgrade the cluster or use an older Istio"})
+	}
+
+	amb := Check{Name: "ambient", Status: StatusOK}
+	if i.AmbientCapable {
+		parts := []string{"PILOT_ENABLE_AMBIENT=true"}
+		if i.Ztunnel != nil {
+			parts = append(parts, fmt.Sprintf("ztunnel %s/%s %d/%d ready", i.Ztunnel.Namespace, i.Ztunnel.Name, i.Ztunnel.Ready, i.Ztunnel.Desired))
+		}
+		if i.IstioCNI != nil {
+			parts = append(parts, fmt.Sprintf("istio-cni %s/%s %d/%d ready", i.IstioCNI.Namespace, i.IstioCNI.Name, i.IstioCNI.Ready, i.IstioCNI.Desired))
+		} else {
+			parts = append(parts, "istio-cni: "+i.IstioCNIEvidence)
+		}
+		parts = append(parts, fmt.Sprintf("HBONE in mesh config %v", i.HBONE))
+		amb.Detail = strings.Join(parts, "; ")
+	} else {
+		amb.Status = sev(needAmbient)
+		amb.Detail = "not ambient-capable: missing " + strings.Join(i.AmbientMissing, ", ")
+		amb.Fix = "install the ambient profile (istioctl install --set profile=ambient), or remove ambient and waypoint from spec.modes"
+		if !needAmbient {
+			amb.Status, amb.Fix = StatusOK, ""
+			amb.Detail += " (no ambient mode requested)"
+		}
+	}
+	out = append(out, amb)
+
+	if i.NativeSidecars != nil {
+		out = append(out, Check{Name: "native-sidecars", Status: StatusOK,
+			Detail: fmt.Sprintf("sidecars will be native=%v: %s", *i.NativeSidecars, i.NativeSidecarsReason)})
+	}
+
+	out = append(out, gatewayAPICheck(i, needWaypoint))
+
+	if i.StandIn {
+		detail := "data plane is a TEST STAND-IN (" + strings.Join(i.StandInEvidence, "; ") + ")"
+		if i.StandInDescription != "" {
+			detail += ": " + i.StandInDescription
+		}
+		out = append(out, Check{Name: "data-plane", Status: StatusWarn, Detail: detail,
+			Fix: "mode switching is real, but proxy CPU/memory and latency figures are not Istio's; every report says so"})
+	} else {
+		out = append(out, Check{Name: "data-plane", Status: StatusOK, Detail: "proxy image " + orDash(i.ProxyImage) + ", ztunnel image " + orDash(i.ZtunnelImage)})
+	}
+	if len(i.Problems) > 0 {
+		out = append(out, Check{Name: "istio-detection", Status: StatusWarn, Detail: strings.Join(i.Problems, "; "),
+			Fix: "some facts could not be read (permissions?): the run records them as unknown"})
+	}
+	return out
+}
+
+// revisionCheck says which control plane the run uses and how the modes will reach it.
+func revisionCheck(i mesh.IstioInfo, needIstio bool) Check {
+	ch := Check{Name: "istio-revision", Status: StatusOK}
+	cp := i.ControlPlanes
+	installed := fmt.Sprintf("installed revisions %s%s, default injector %s", strings.Join(cp.Revisions, ", "), tagsSuffix(cp.Tags), orDash(cp.DefaultInjector))
+	if i.RevisionError != "" {
+		ch.Status, ch.Detail = StatusWarn, i.RevisionError
+		if needIstio {
+			ch.Status = StatusFail
+		}
+		ch.Fix = "set spec.istio.revision (" + installed + ")"
+		return ch
+	}
+	choice := mesh.RevisionChoice{Revision: i.Revision, Source: i.RevisionSource}
+	if choice.Revisioned() {
+		ch.Detail = fmt.Sprintf("revision %s (%s): sidecar mode labels istio.io/rev=%s, waypoint Gateways carry istio.io/rev=%s; %s",
+			choice.Revision, choice.Source, choice.Revision, choice.Revision, installed)
+	} else {
+		ch.Detail = fmt.Sprintf("revision %s (%s): sidecar mode labels istio-injection=enabled; %s", choice.Revision, choice.Source, installed)
+		if cp.DefaultInjector == "" && len(cp.Tags) == 0 && len(cp.Revisions) > 0 {
+			ch.Status = StatusWarn
+			ch.Fix = "no webhook serves istio-injection=enabled (no namespace.sidecar-injector.istio.io): sidecar injection may not happen"
+		}
+	}
+	return ch
+}
+
+// gatewayAPICheck mirrors what istiod checks: the Gateway CRD must be served for waypoints (any bundle-version: istiod
+// accepts it without one); CRDs istiod has a minimum for and ignores below it are a WARN (meshbench uses none of
+// them, other workloads might).
+func gatewayAPICheck(i mesh.IstioInfo, needWaypoint bool) Check {
+	g := i.GatewayAPI
+	gw := Check{Name: "gateway-api", Status: StatusOK}
+	if !g.Installed {
+		gw.Status, gw.Detail = StatusOK, "Gateway API CRDs not installed (no waypoint mode requested)"
+		if needWaypoint {
+			gw.Status, gw.Detail = StatusFail, "Gateway API CRDs not installed: waypoints are gateway.networking.k8s.io/v1 Gateways"
+			gw.Fix = "install the standard-channel CRDs (kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases/download/<version>/standard-install.yaml)"
+		}
+		return gw
+	}
+	bundle := g.BundleVersion
+	if bundle == "" {
+		bundle = "no bundle-version annotation (istiod accepts the Gateway CRD without one)"
+	} else {
+		bundle = "bundle-version " + bundle + " (" + orDash(g.Channel) + " channel)"
+	}
+	gw.Detail = fmt.Sprintf("Gateway CRD served, %s; GatewayClass %s present: %v", bundle, mesh.WaypointClass, g.WaypointClass)
+	if mins := mesh.IstiodMinimumCRDs(i.Version); len(mins) > 0 {
+		var parts []string
+		for _, n := range slices.Sorted(maps.Keys(mins)) {
+			parts = append(parts, strings.TrimSuffix(n, ".gateway.networking.k8s.io")+" >= "+mins[n])
+		}
+		gw.Detail += fmt.Sprintf("; Istio %s has minimums only for %s", i.Version, strings.Join(parts, ", "))
+	}
+	switch {
+	case !g.WaypointClass && needWaypoint:
+		gw.Status, gw.Fix = StatusWarn, "istiod has not created GatewayClass "+mesh.WaypointClass+" (ambient disabled?): waypoints will not be programmed"
+	case len(g.Ignored) > 0:
+		gw.Status = StatusWarn
+		gw.Detail += "; istiod ignores " + strings.Join(g.Ignored, ", ")
+		gw.Fix = "meshbench uses none of these CRDs; upgrade them if other workloads need them"
+	}
+	return gw
+}
+
+// mtlsCheck records the PeerAuthentication mode the app's namespaces will have (mesh-wide policy in the root
+// namespace, namespace-wide ones in existing app namespaces). It never blocks: STRICT is what many production meshes
+// run, and meshbench's load clients and logins run inside the mesh.
+func mtlsCheck(ctx context.Context, c *kube.Clients, i mesh.IstioInfo, namespaces []string) Check {
+	ms, err := mesh.DetectMTLS(ctx, c.Istio, i.RootNamespace, namespaces)
+	if err != nil {
+		return Check{Name: "mtls", Status: StatusWarn, Detail: err.Error(), Fix: "grant list on peerauthentications.security.istio.io; the effective mTLS mode is recorded as unknown"}
+	}
+	detail := "effective PeerAuthentication mode of the app namespaces: " + mesh.SummarizeMTLS(ms)
+	if len(ms) == 0 {
+		detail = "no app namespaces"
+	}
+	return Check{Name: "mtls", Status: StatusOK, Detail: detail + " (root namespace " + i.RootNamespace + ")"}
+}
+
+// tagsSuffix lists revision tags as "; tags tag->revision, ..." (sorted), or "" without tags.
+func tagsSuffix(tags map[string]string) string {
+	if len(tags) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, t := range slices.Sorted(maps.Keys(tags)) {
+		parts = append(parts, t+"->"+tags[t])
+	}
+	return "; tags " + strings.Join(parts, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
