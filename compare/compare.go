@@ -40,7 +40,7 @@ const (
 	Worse          Verdict = "worse"
 	Changed        Verdict = "changed" // significant, metric of unknown direction
 	NotSignificant Verdict = "not significant"
-	Insufficient   Verdict = "insufficient data" // fewer than 2 observations on a side: no interval
+	Insufficient   Verdict = "insufficient data" // fewer than results.MinIntervalN repetitions on a side: no judgement
 )
 
 // Row compares one measured quantity (one results.Key) between two runs.
@@ -55,7 +55,7 @@ type Row struct {
 	Percent     *float64          `json:"percent,omitempty"`   // 100*Diff/|BaseMean|; nil when BaseMean is 0
 	PercentCI   *results.Interval `json:"percentCI,omitempty"` // DiffCI scaled like Percent
 	PValue      *float64          `json:"pValue,omitempty"`
-	Significant bool              `json:"significant"` // DiffCI excludes 0
+	Significant bool              `json:"significant"` // DiffCI excludes 0, from results.MinIntervalN repetitions a side
 	Verdict     Verdict           `json:"verdict"`
 }
 
@@ -128,14 +128,20 @@ func compareSeries(b, n results.Series, confidence float64) Row {
 			row.PercentCI = &results.Interval{Low: row.DiffCI.Low * scale, High: row.DiffCI.High * scale}
 		}
 	}
-	row.Significant = row.DiffCI != nil && (row.DiffCI.Low > 0 || row.DiffCI.High < 0)
+	row.Significant = judged(row) && (row.DiffCI.Low > 0 || row.DiffCI.High < 0)
 	row.Verdict = verdict(row)
 	return row
 }
 
+// judged reports whether a row has an interval worth judging: results.MinIntervalN repetitions on each side (from 2,
+// a 95 % interval is wider than most values, and "significant" from it is luck).
+func judged(r Row) bool {
+	return r.DiffCI != nil && min(r.BaseN, r.NewN) >= results.MinIntervalN
+}
+
 func verdict(r Row) Verdict {
 	switch {
-	case r.DiffCI == nil:
+	case !judged(r):
 		return Insufficient
 	case !r.Significant:
 		return NotSignificant
@@ -257,6 +263,9 @@ func Evaluate(res Result, gates []Gate) ([]GateOutcome, error) {
 	return out, errors.Join(errs...)
 }
 
+// insufficientWhy is why a gate cannot judge a row of fewer than results.MinIntervalN repetitions on a side.
+var insufficientWhy = fmt.Sprintf("fewer than %d repetitions on a side, no interval", results.MinIntervalN)
+
 // gateChange is the row's change in the gate's terms; why explains a row that cannot be judged ("unit" = the gate's
 // unit does not apply to the row at all).
 func gateChange(g Gate, row Row) (change float64, unit, why string) {
@@ -264,8 +273,8 @@ func gateChange(g Gate, row Row) (change float64, unit, why string) {
 		if row.Percent == nil {
 			return 0, "%", "base mean is 0, no percent change"
 		}
-		if row.DiffCI == nil {
-			return *row.Percent, "%", "fewer than 2 observations on a side, no interval"
+		if !judged(row) {
+			return *row.Percent, "%", insufficientWhy
 		}
 		return *row.Percent, "%", ""
 	}
@@ -278,8 +287,8 @@ func gateChange(g Gate, row Row) (change float64, unit, why string) {
 		}
 		unit = g.Unit
 	}
-	if row.DiffCI == nil {
-		return row.Diff * f, unit, "fewer than 2 observations on a side, no interval"
+	if !judged(row) {
+		return row.Diff * f, unit, insufficientWhy
 	}
 	return row.Diff * f, unit, ""
 }

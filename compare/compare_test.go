@@ -180,6 +180,9 @@ func TestVerdicts(t *testing.T) {
 		{"cpu", lo, hi, Worse}, {"cpu", hi, lo, Better}, {"latency", lo, hi, Worse},
 		{"qps", lo, hi, Better}, {"throughput", hi, lo, Worse}, {"crr", lo, hi, Better},
 		{"widgets", lo, hi, Changed}, {"cpu", lo, []float64{10.1, 9.9, 10}, NotSignificant}, {"cpu", []float64{1}, []float64{2}, Insufficient},
+		// Two repetitions give a (wide) interval that here excludes 0, but fewer than results.MinIntervalN on a side
+		// is not judged.
+		{"cpu", []float64{10, 10.1}, []float64{20, 20.1}, Insufficient}, {"cpu", lo, []float64{20, 20.1}, Insufficient},
 	}
 	for _, tt := range tests {
 		if got := mk(tt.metric, tt.base, tt.new); got != tt.want {

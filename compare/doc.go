@@ -14,7 +14,7 @@
 //	                   higher is better for qps, throughput, rr, crr
 //	changed            significant, but the metric has no known direction
 //	not significant    the interval contains 0
-//	insufficient data  fewer than 2 observations on a side, so no interval (run 3 or more repetitions)
+//	insufficient data  fewer than 3 repetitions on a side (results.MinIntervalN), so no interval and no judgement
 //
 // Keys measured by only one run are listed, never silently dropped. Differences in the runs' facts (meshbench,
 // Kubernetes and Istio versions, node count, data plane, scenario) are listed as context notes, because an upgrade
@@ -52,7 +52,7 @@
 //     beyond 5 %.
 //   - A gate fails on a row only when the change is significant (the confidence interval of the difference excludes 0)
 //     AND the point estimate satisfies "change op threshold". A noisy +12 % whose interval spans 0 does not fail;
-//     a significant +3 % does not cross +10 %. Rows without an interval (fewer than 2 repetitions) or with a base mean
+//     a significant +3 % does not cross +10 %. Rows without a judged interval (fewer than 3 repetitions on a side) or with a base mean
 //     of 0 under a % gate cannot fail and are reported as not evaluable.
 //   - A gate that selects no row at all is an error (exit 2), so a typo cannot pass silently.
 //   - Any failing gate makes the command return *GateError, which the CLI maps to exit code 3; the message names each

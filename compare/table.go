@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -76,8 +77,8 @@ func dash(s string) string {
 }
 
 func ciText(r Row) string {
-	if r.DiffCI == nil {
-		return "n/a (n<2)"
+	if !judged(r) {
+		return "n/a (n=" + strconv.Itoa(min(r.BaseN, r.NewN)) + ": no interval)"
 	}
 	return "[" + signed(r.DiffCI.Low) + ", " + signed(r.DiffCI.High) + "]"
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// DryRunRunID is the run id printed by `meshbench plan --dry-run` (real runs get a generated one).
+// DryRunRunID is the run id printed by `meshbench plan --show-objects` (real runs get a generated one).
 const DryRunRunID = "dry-run"
 
 // AppObjects builds the app's objects of a topology, Namespaces first, and its target: workloads.Objects. The caller
@@ -57,7 +57,7 @@ func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mod
 // topology or mode lists all of its objects; a case that does not is a comment (it re-applies the same objects).
 // Output is deterministic (run id DryRunRunID) when app is.
 func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan, app AppObjects) error {
-	if _, err := fmt.Fprintf(w, "# meshbench plan --dry-run: scenario %q, %d cases, run id %q\n", s.Metadata.Name, len(p.Cases), DryRunRunID); err != nil {
+	if _, err := fmt.Fprintf(w, "# meshbench plan --show-objects: scenario %q, %d cases, run id %q\n", s.Metadata.Name, len(p.Cases), DryRunRunID); err != nil {
 		return err
 	}
 	for _, c := range p.Cases {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshbench/meshbench/internal/kube"
@@ -39,7 +40,8 @@ type Switcher struct {
 	// Timeout bounds each wait of Apply (waypoints ready, waypoint removal); default 10 minutes.
 	Timeout time.Duration
 
-	now func() time.Time // clock; tests replace it
+	// Clock stamps the transition's steps and the restart annotation (nil = the wall clock); tests pass a fake.
+	Clock clock.PassiveClock
 }
 
 // Transition is what Apply did, in order, with times: the runner stores it with the case.
@@ -111,9 +113,9 @@ func (s *Switcher) log() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func (s *Switcher) clock() time.Time {
-	if s.now != nil {
-		return s.now()
+func (s *Switcher) now() time.Time {
+	if s.Clock != nil {
+		return s.Clock.Now()
 	}
 	return time.Now()
 }
@@ -127,9 +129,9 @@ func (s *Switcher) timeout() time.Duration {
 
 // step runs fn as a named step of tr.
 func (s *Switcher) step(tr *Transition, name, detail string, fn func() error) error {
-	st := Step{Name: name, Detail: detail, Start: s.clock()}
+	st := Step{Name: name, Detail: detail, Start: s.now()}
 	err := fn()
-	st.End = s.clock()
+	st.End = s.now()
 	tr.Steps = append(tr.Steps, st)
 	s.log().Debug("mode switch step", "to", tr.To, "step", name, "detail", detail, "elapsed", st.Elapsed().Round(time.Millisecond), "err", err)
 	return err
@@ -153,8 +155,8 @@ func (s *Switcher) step(tr *Transition, name, detail string, fn func() error) er
 // Namespaces that do not exist yet are created (labelled with the run), so Apply may run before the app is deployed:
 // pods are then created in the right mode and nothing restarts.
 func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint) (tr Transition, err error) {
-	tr = Transition{To: mode, Namespaces: append([]string(nil), t.Namespaces...), Start: s.clock()}
-	defer func() { tr.End = s.clock() }() // named result: the caller sees End
+	tr = Transition{To: mode, Namespaces: append([]string(nil), t.Namespaces...), Start: s.now()}
+	defer func() { tr.End = s.now() }() // named result: the caller sees End
 	if s.Clients == nil {
 		return tr, errors.New("switch mode: no Kubernetes clients")
 	}
@@ -238,7 +240,7 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 		}
 	}
 	s.log().Info("mode applied", "from", tr.From, "to", mode, "namespaces", t.Namespaces, "restarted", len(restarted),
-		"elapsed", s.clock().Sub(tr.Start).Round(time.Millisecond))
+		"elapsed", s.now().Sub(tr.Start).Round(time.Millisecond))
 	return tr, nil
 }
 
@@ -339,7 +341,7 @@ func (s *Switcher) patchLabels(ctx context.Context, order []string, nss map[stri
 func (s *Switcher) restartMismatched(ctx context.Context, t target.Target, mode scenario.Mode) ([]target.WorkloadRef, error) {
 	wantSidecar := UsesSidecar(mode)
 	var out []target.WorkloadRef
-	stamp := s.clock().UTC().Format(time.RFC3339Nano)
+	stamp := s.now().UTC().Format(time.RFC3339Nano)
 	for _, w := range t.Workloads {
 		sel, err := t.PodSelector(w)
 		if err != nil {

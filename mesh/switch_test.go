@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/restmapper"
 	k8stesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
@@ -562,5 +563,41 @@ func TestApplyWithGatewayAPIServed(t *testing.T) {
 	sw := &Switcher{Clients: clients, RunID: testRun, Timeout: 5 * time.Second}
 	if _, err := sw.Apply(context.Background(), testTarget, scenario.ModeWaypoint, testWaypoint); err != nil {
 		t.Fatalf("Gateway API served: %v", err)
+	}
+}
+
+// Apply stamps its transition, its steps and the restart annotation from the Switcher's clock: with a fake clock the
+// record is exact.
+func TestApplyStampsFromItsClock(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
+	clients, rec := newCluster(t, scenario.ModeNone, false)
+	sw := &Switcher{Clients: clients, RunID: testRun, Timeout: 5 * time.Second, Clock: testingclock.NewFakePassiveClock(t0)}
+	tr, err := sw.Apply(context.Background(), testTarget, scenario.ModeSidecar, testWaypoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Start.Equal(t0) || !tr.End.Equal(t0) || len(tr.Steps) == 0 {
+		t.Fatalf("transition %v..%v with %d steps, want all at %v", tr.Start, tr.End, len(tr.Steps), t0)
+	}
+	for _, s := range tr.Steps {
+		if !s.Start.Equal(t0) || !s.End.Equal(t0) {
+			t.Errorf("step %s %v..%v, want %v", s.Name, s.Start, s.End, t0)
+		}
+	}
+	if got := tr.Timings(nil)["mode-switch"]; got != "0s" {
+		t.Errorf("mode-switch timing %q, want 0s", got)
+	}
+	restarts := 0
+	for _, e := range rec.entries() {
+		if isRestart(e) {
+			restarts++
+			if !strings.Contains(e, t0.Format(time.RFC3339Nano)) {
+				t.Errorf("restart %q does not carry the clock's stamp %s", e, t0.Format(time.RFC3339Nano))
+			}
+		}
+	}
+	if restarts != len(testTarget.Workloads) {
+		t.Errorf("%d restarts, want %d (none -> sidecar restarts every workload)", restarts, len(testTarget.Workloads))
 	}
 }

@@ -105,7 +105,7 @@ func (e *VerifyError) Error() string {
 // mode's, or until timeout. The returned Verification holds the last proofs either way; on failure the error is a
 // *VerifyError naming the pods and what to fix.
 func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
-	start := s.clock()
+	start := s.now()
 	if s.Clients == nil {
 		return Verification{Mode: mode}, errors.New("verify mode: no Kubernetes clients")
 	}
@@ -142,7 +142,7 @@ func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mo
 		v = snap
 		return v.OK(), nil
 	})
-	v.Start, v.End = start, s.clock()
+	v.Start, v.End = start, s.now()
 	v.Elapsed = v.End.Sub(v.Start)
 	switch {
 	case err == nil:

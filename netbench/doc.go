@@ -19,12 +19,13 @@
 // schedulable nodes by name) and is verified after scheduling. With one node, the cross-node, service and host cases
 // are recorded as skipped with the reason.
 //
-// Every test runs spec.cni.samples times for spec.cni.duration (samples interleaved across cases), through exec
+// Every test runs spec.cni.samples times for spec.cni.duration (the samples of a case back to back), through exec
 // (kube.Execer); the raw output of each sample is kept in the run directory (raw/<path>-<test>-<n>.json, .txt for
 // netperf), parsed by collectors/net, checked (the Service path must show the ClusterIP on the client side and the
-// backend's own address on the server side) and appended to the results store as one case per sample. Resource use
-// of the test pods and of their nodes (node A for same-node, A and B otherwise; each node on its own, labelled
-// node and series) is read for an idle window (pods deployed, then one rate range of quiet, then no traffic) and
+// backend's own address on the server side) and appended to the results store as one case per path x test (case ID
+// <path>/<test>, the plan's; sample n is repetition n). The printed table is results.CNIRows over the summary of
+// what was recorded, the computation the report uses. Resource use of the test pods and of their nodes (node A for
+// same-node, A and B otherwise; each node on its own, labelled node and series) is read for an idle window (pods deployed, then one rate range of quiet, then no traffic) and
 // for every case; a case shorter than two rate ranges gets memory figures only, because its CPU figures would reach
 // back into the previous case's traffic (the case says so in a warning).
 package netbench

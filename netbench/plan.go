@@ -149,7 +149,7 @@ type Case struct {
 }
 
 // ID is the case ID of the whole path x test ("cross-node/tcp"); samples add "/<n>".
-func (c Case) ID() string { return string(c.Path) + "/" + string(c.Test) }
+func (c Case) ID() string { return scenario.CNICaseID(c.Path, c.Test) }
 
 // SampleID is the case ID of sample n (1-based).
 func (c Case) SampleID(n int) string { return c.ID() + "/" + strconv.Itoa(n) }
@@ -159,31 +159,25 @@ func needsNodeB(p scenario.CNIPath) bool {
 	return p == scenario.CNIPathCrossNode || p == scenario.CNIPathService || p == scenario.CNIPathHost
 }
 
-// Plan expands the cni section into cases: paths in the configured order, tests in the configured order inside each
-// path. It is pure.
+// Plan is scenario's plan of the cni section (scenario.NewCNIPlan: the cases and IDs `meshbench plan` prints) with
+// what the cluster tells: the iperf3 tool of tcp and udp, and the skip reason of a path that needs a second node
+// the cluster does not have. It is pure.
 func Plan(c scenario.CNI, p Placement) []Case {
 	var out []Case
-	for _, path := range c.Paths {
-		for _, test := range c.Tests {
-			cs := Case{Path: path, Test: test}
-			if test == scenario.CNITestTCP || test == scenario.CNITestUDP {
-				cs.Tool = netcol.ToolIperf3
-			}
-			if needsNodeB(path) && p.ServerNode == "" {
-				cs.SkipReason = p.SingleNodeReason
-				if cs.SkipReason == "" {
-					cs.SkipReason = "no second node: the path needs a server on another node"
-				}
-			}
-			out = append(out, cs)
+	for _, pc := range scenario.NewCNIPlan(c).Cases {
+		cs := Case{Path: pc.Path, Test: pc.Test}
+		if cs.Test == scenario.CNITestTCP || cs.Test == scenario.CNITestUDP {
+			cs.Tool = netcol.ToolIperf3
 		}
+		if needsNodeB(cs.Path) && p.ServerNode == "" {
+			cs.SkipReason = p.SingleNodeReason
+			if cs.SkipReason == "" {
+				cs.SkipReason = "no second node: the path needs a server on another node"
+			}
+		}
+		out = append(out, cs)
 	}
 	return out
-}
-
-// PlannedCases are the cases before placement is known (for run.json): every case as if two nodes exist.
-func PlannedCases(c scenario.CNI) []Case {
-	return Plan(c, Placement{ClientNode: "node-a", ServerNode: "node-b"})
 }
 
 // WithRRTool sets the request/response tool on the rr and crr cases.

@@ -49,7 +49,15 @@ func (r *run) startRecorder(ctx context.Context) *recorder {
 			p.samples = append(p.samples, r.resources(ctx, &p)...)
 			if err := r.d.Store.AppendCase(p.res, p.samples); err != nil {
 				rec.errs = append(rec.errs, fmt.Errorf("record case %s: %w", p.res.CaseID, err))
+				continue
 			}
+			r.mu.Lock()
+			r.recorded = append(r.recorded, p.res)
+			for _, s := range p.samples {
+				s.CaseID = p.res.CaseID
+				r.recSamples = append(r.recSamples, s)
+			}
+			r.mu.Unlock()
 		}
 	}()
 	return rec
@@ -105,9 +113,6 @@ func (r *run) resources(ctx context.Context, p *pending) []results.Sample {
 		}
 		p.res.Facts["resources"] = strings.Join(notes, "; ")
 	}
-	r.mu.Lock()
-	r.resSamples = append(r.resSamples, out...)
-	r.mu.Unlock()
 	return out
 }
 

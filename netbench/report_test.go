@@ -77,11 +77,58 @@ func TestCheckConnection(t *testing.T) {
 	}
 }
 
-func TestBuildRow(t *testing.T) {
+// recordedCase is a case as runCase records it: its status from the outcomes, its measurement samples.
+func recordedCase(c Case, outs []Outcome) (results.CaseResult, []results.Sample) {
+	res := results.CaseResult{CaseID: c.ID(), Facts: c.Labels(), Status: results.StatusOK}
+	if c.SkipReason != "" {
+		res.Status, res.Reason = results.StatusSkipped, c.SkipReason
+		return res, nil
+	}
+	status, reason, warnings := caseStatus(outs)
+	switch status {
+	case RowPartial:
+		res.Reason = results.CNIPartialPrefix + reason
+	case RowFailed:
+		res.Status, res.Reason = results.StatusFailed, reason
+	}
+	if len(warnings) > 0 {
+		res.Facts["warnings"] = strings.Join(warnings, "; ")
+	}
+	var samples []results.Sample
+	for _, o := range outs {
+		if o.Result != nil {
+			for _, s := range MeasurementSamples(c, o.N, results.Window{Kind: results.WindowTest}, *o.Result) {
+				s.CaseID = c.ID()
+				samples = append(samples, s)
+			}
+		}
+	}
+	return res, samples
+}
+
+type outcomes struct {
+	c    Case
+	outs []Outcome
+}
+
+// tableOf computes the rows and resource rows as Run does: the recorded cases and samples through results.Summarize.
+func tableOf(conf float64, extra []results.Sample, cs ...outcomes) ([]Row, []ResourceRow) {
+	var cases []results.CaseResult
+	var samples []results.Sample
+	for _, c := range cs {
+		res, smp := recordedCase(c.c, c.outs)
+		cases, samples = append(cases, res), append(samples, smp...)
+	}
+	sum := results.Summarize(results.RunMeta{RunID: "r"}, append(samples, extra...), cases, results.SummaryOptions{Confidence: conf})
+	return results.CNIRows(sum), results.CNIResourceRows(sum)
+}
+
+func TestCaseRows(t *testing.T) {
 	t.Parallel()
 	c := Case{Path: scenario.CNIPathCrossNode, Test: scenario.CNITestTCP, Tool: netcol.ToolIperf3}
-	row := BuildRow(c, []Outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Result: tcpResult(10)}, {N: 3, Result: tcpResult(11)}}, 0.95)
-	if row.Status != RowOK || row.N != 3 || row.Mean != 10 || row.Unit != UnitGbps || row.CI == nil {
+	rows, _ := tableOf(0.95, nil, outcomes{c, []Outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Result: tcpResult(10)}, {N: 3, Result: tcpResult(11)}}})
+	row := rows[0]
+	if row.Status != RowOK || row.N != 3 || row.Mean != 10 || row.Unit != UnitGbps || row.CI == nil || row.Tool != "iperf3" {
 		t.Fatalf("row %+v", row)
 	}
 	// t(0.975, 2) = 4.303; sd = 1; half width 4.303/sqrt(3) = 2.484
@@ -91,19 +138,24 @@ func TestBuildRow(t *testing.T) {
 	if d := row.Detail(); d != "retransmits 10, rtt 0.15 ms" {
 		t.Errorf("detail %q", d)
 	}
-	partial := BuildRow(c, []Outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Err: errors.New("iperf3: boom")}}, 0.95)
-	if partial.Status != RowPartial || partial.N != 1 || partial.CI != nil || !strings.Contains(partial.Reason, "sample 2: iperf3: boom") {
+	rows, _ = tableOf(0.95, nil,
+		outcomes{c, []Outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Err: errors.New("iperf3: boom")}}},
+		outcomes{Case{Path: "same-node", Test: "tcp", Tool: netcol.ToolIperf3}, []Outcome{{N: 1, Err: errors.New("x")}}},
+		outcomes{Case{Path: "host", Test: "rr", SkipReason: "only one node"}, nil},
+		outcomes{Case{Path: "service", Test: "tcp", Tool: netcol.ToolIperf3}, nil})
+	if len(rows) != 4 {
+		t.Fatalf("rows %+v", rows)
+	}
+	if partial := rows[0]; partial.Status != RowPartial || partial.N != 1 || partial.CI != nil || !strings.Contains(partial.Reason, "sample 2: iperf3: boom") {
 		t.Errorf("partial %+v", partial)
 	}
-	failed := BuildRow(c, []Outcome{{N: 1, Err: errors.New("x")}}, 0.95)
-	if failed.Status != RowFailed || failed.Reason != "sample 1: x" {
+	if failed := rows[1]; failed.Status != RowFailed || failed.Reason != "sample 1: x" || failed.N != 0 {
 		t.Errorf("failed %+v", failed)
 	}
-	skipped := BuildRow(Case{Path: "host", Test: "rr", SkipReason: "only one node"}, nil, 0.95)
-	if skipped.Status != RowSkipped || skipped.Reason != "only one node" || skipped.Metric != MetricRR {
+	if skipped := rows[2]; skipped.Status != RowSkipped || skipped.Reason != "only one node" || skipped.Metric != MetricRR {
 		t.Errorf("skipped %+v", skipped)
 	}
-	if none := BuildRow(c, nil, 0.95); none.Status != RowFailed || none.Reason == "" {
+	if none := rows[3]; none.Status != RowFailed || none.Reason == "" {
 		t.Errorf("no samples %+v", none)
 	}
 }
@@ -111,26 +163,34 @@ func TestBuildRow(t *testing.T) {
 func TestReportRendering(t *testing.T) {
 	t.Parallel()
 	conf := 0.95
+	res := func(kind, comp, metric, stat string, v float64, unit string, labels map[string]string) results.Sample {
+		return results.Sample{CaseID: "idle", Window: results.Window{Kind: kind}, Component: comp, Metric: metric, Stat: stat, Value: v, Unit: unit, Labels: labels}
+	}
+	sameNode := map[string]string{LabelPath: "same-node"}
+	rows, resources := tableOf(conf, []results.Sample{
+		res("idle", "cni-test", "cpu", "min", 1, "millicores", sameNode),
+		res("idle", "cni-test", "cpu", "avg", 2, "millicores", sameNode),
+		// The demo's impossible row: avg above max (sparse counter samples). Min and max are not figures.
+		res("idle", "node", "cpu", "min", 492, "millicores", map[string]string{LabelPath: "all", prom.LabelNode: "node1"}),
+		res("idle", "node", "cpu", "avg", 549, "millicores", map[string]string{LabelPath: "all", prom.LabelNode: "node1"}),
+		res("idle", "node", "cpu", "max", 528, "millicores", map[string]string{LabelPath: "all", prom.LabelNode: "node1"}),
+		res("test", "node", "memory", "max", 12345, "MiB", map[string]string{LabelPath: "same-node", LabelTest: "tcp", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesNodeExporter}),
+		res("test", "node", "cpu", "avg", 1500, "millicores", map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesCadvisor}),
+		res("test", "node", "cpu", "avg", 900, "millicores", map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node2", prom.LabelSeries: prom.NodeSeriesCadvisor}),
+		res("test", "node", "latency", "max", 1, "ms", nil),
+	},
+		outcomes{Case{Path: "host", Test: "tcp", Tool: netcol.ToolIperf3, SkipReason: "only one Ready schedulable node (node1)"}, nil},
+		outcomes{Case{Path: "same-node", Test: "tcp", Tool: netcol.ToolIperf3}, []Outcome{{N: 1, Result: tcpResult(20)}, {N: 2, Result: tcpResult(21)}, {N: 3, Result: tcpResult(19.5)}}},
+		outcomes{Case{Path: "same-node", Test: "udp", Tool: netcol.ToolIperf3}, []Outcome{{N: 1, Result: &netcol.Result{Tool: netcol.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008}}}},
+		outcomes{Case{Path: "cross-node", Test: "rr", Tool: netcol.ToolBuiltin}, []Outcome{{N: 1, Result: rrResult(21380)}, {N: 2, Result: rrResult(22005)}}},
+		outcomes{Case{Path: "service", Test: "crr", Tool: netcol.ToolBuiltin}, []Outcome{{N: 1, Err: errors.New("no transaction completed")}}},
+	)
 	rep := &Report{
 		RunID: "cni-20261201-000000-abcd", Namespace: "mb-cni-20261201-000000-abcd", Confidence: conf,
 		Placement: Placement{ClientNode: "node1", ServerNode: "node2"}, RRTool: netcol.ToolBuiltin,
 		Facts: Facts{KubernetesVersion: "v1.37.2", CNISource: "no known CNI DaemonSet", ServiceClusterIP: "10.96.0.20",
 			MTU: []MTUFact{{Node: "node1", Scope: "pod", Interface: "eth0", MTU: 1500}, {Node: "node1", Scope: "node", Interface: "mbnode2", MTU: 1500}}},
-		Rows: []Row{
-			BuildRow(Case{Path: "same-node", Test: "tcp", Tool: netcol.ToolIperf3}, []Outcome{{N: 1, Result: tcpResult(20)}, {N: 2, Result: tcpResult(21)}, {N: 3, Result: tcpResult(19.5)}}, conf),
-			BuildRow(Case{Path: "same-node", Test: "udp", Tool: netcol.ToolIperf3}, []Outcome{{N: 1, Result: &netcol.Result{Tool: netcol.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008}}}, conf),
-			BuildRow(Case{Path: "cross-node", Test: "rr", Tool: netcol.ToolBuiltin}, []Outcome{{N: 1, Result: rrResult(21380)}, {N: 2, Result: rrResult(22005)}}, conf),
-			BuildRow(Case{Path: "service", Test: "crr", Tool: netcol.ToolBuiltin}, []Outcome{{N: 1, Err: errors.New("no transaction completed")}}, conf),
-			BuildRow(Case{Path: "host", Test: "tcp", Tool: netcol.ToolIperf3, SkipReason: "only one Ready schedulable node (node1)"}, nil, conf),
-		},
-		Resources: ResourceRows([]results.Sample{
-			{Window: results.Window{Kind: "idle"}, Component: "cni-test", Metric: "cpu", Stat: "min", Value: 1, Unit: "millicores", Labels: map[string]string{LabelPath: "same-node"}},
-			{Window: results.Window{Kind: "idle"}, Component: "cni-test", Metric: "cpu", Stat: "avg", Value: 2, Unit: "millicores", Labels: map[string]string{LabelPath: "same-node"}},
-			{Window: results.Window{Kind: "test"}, Component: "node", Metric: "memory", Stat: "max", Value: 12345, Unit: "MiB", Labels: map[string]string{LabelPath: "same-node", LabelTest: "tcp", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesNodeExporter}},
-			{Window: results.Window{Kind: "test"}, Component: "node", Metric: "cpu", Stat: "avg", Value: 1500, Unit: "millicores", Labels: map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesCadvisor}},
-			{Window: results.Window{Kind: "test"}, Component: "node", Metric: "cpu", Stat: "avg", Value: 900, Unit: "millicores", Labels: map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node2", prom.LabelSeries: prom.NodeSeriesCadvisor}},
-			{Window: results.Window{Kind: "test"}, Component: "node", Metric: "latency", Stat: "max", Value: 1, Unit: "ms"},
-		}),
+		Rows: rows, Resources: resources,
 		Notes: []string{"the network image has no netperf"},
 	}
 	golden(t, "report-table.txt", []byte(rep.Table()))
@@ -139,7 +199,23 @@ func TestReportRendering(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "report.csv", []byte(csv))
-	if len(rep.Resources) != 4 || rep.Resources[0].Max != nil || *rep.Resources[0].Avg != 2 || rep.Resources[3].Node != "node2" || *rep.Resources[3].Avg != 900 {
-		t.Errorf("resources %+v", rep.Resources)
+	if len(rep.Resources) != 5 {
+		t.Fatalf("resources %+v", rep.Resources)
+	}
+	byKey := map[string]ResourceRow{}
+	for _, rr := range rep.Resources {
+		byKey[rr.Window+" "+rr.Path+" "+rr.Component+" "+rr.Node+" "+rr.Metric] = rr
+	}
+	if r := byKey["idle same-node cni-test  cpu"]; r.Max != nil || r.Avg == nil || *r.Avg != 2 || r.TooSparse {
+		t.Errorf("idle cni-test %+v", r)
+	}
+	if r := byKey["idle all node node1 cpu"]; !r.TooSparse {
+		t.Errorf("avg 549 outside [492, 528] is not marked too sparse: %+v", r)
+	}
+	if r := byKey["test cross-node node node2 cpu"]; r.Avg == nil || *r.Avg != 900 {
+		t.Errorf("node2 %+v", r)
+	}
+	if tab := rep.Table(); !strings.Contains(tab, results.TooSparse) || !strings.Contains(tab, "549") || strings.Contains(tab, "528") {
+		t.Errorf("the impossible row is shown as a figure:\n%s", tab)
 	}
 }

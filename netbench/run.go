@@ -96,9 +96,12 @@ type run struct {
 	// cpuLeftOut are the cases whose CPU figures were left out: too short to be attributable (see caseWindow).
 	cpuLeftOut []string
 
-	mu         sync.Mutex
-	resSamples []results.Sample
-	nodeNotes  []string // why a test node's CPU and memory are absent, once per run
+	mu        sync.Mutex
+	nodeNotes []string // why a test node's CPU and memory are absent, once per run
+	// recorded and recSamples are what the recorder stored, in order: the report's rows are computed from them
+	// exactly as from the run directory (results.Summarize, results.CNIRows).
+	recorded   []results.CaseResult
+	recSamples []results.Sample
 }
 
 // Run deploys the test pods, runs every case, records the results and deletes the namespace (also on failure and
@@ -122,7 +125,10 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Report, error) {
 	r := &run{cfg: cfg, d: d, pods: map[Role]*corev1.Pod{}, broken: map[Role]error{},
 		report: &Report{RunID: cfg.RunID, RunDir: cfg.RunDir, Namespace: cfg.Namespace, Confidence: cfg.Confidence}}
 	err := r.execute(ctx)
-	r.report.Resources = ResourceRows(r.resSamples)
+	r.mu.Lock()
+	sum := results.Summarize(results.RunMeta{RunID: cfg.RunID}, r.recSamples, r.recorded, results.SummaryOptions{Confidence: cfg.Confidence})
+	r.mu.Unlock()
+	r.report.Rows, r.report.Resources = results.CNIRows(sum), results.CNIResourceRows(sum)
 	if w := cfg.idleWindow(); len(r.report.Resources) > 0 && cfg.RateRange > 0 && w < 3*cfg.RateRange {
 		r.report.Notes = append(r.report.Notes, fmt.Sprintf(
 			"resource windows (%s per case) are shorter than 3 rate ranges (%s): CPU min/max are coarse and may not bracket the average; use more samples or a longer duration for resource figures",
@@ -177,8 +183,7 @@ func (r *run) execute(ctx context.Context) (err error) {
 	for _, c := range r.cases {
 		if c.SkipReason != "" {
 			rec.submit(pending{res: results.CaseResult{CaseID: c.ID(), Status: results.StatusSkipped, Reason: c.SkipReason,
-				Start: r.d.Clock.Now().UTC(), End: r.d.Clock.Now().UTC(), Facts: map[string]string{LabelTool: string(c.Tool)}}})
-			r.report.Rows = append(r.report.Rows, BuildRow(c, nil, r.cfg.Confidence))
+				Start: r.d.Clock.Now().UTC(), End: r.d.Clock.Now().UTC(), Facts: c.Labels()}})
 		}
 	}
 	if err := r.idle(ctx, rec); err != nil {
@@ -189,11 +194,11 @@ func (r *run) execute(ctx context.Context) (err error) {
 		if c.SkipReason != "" {
 			continue
 		}
-		row := r.runCase(ctx, c, rec)
+		status := r.runCase(ctx, c, rec)
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted during %s: %w", c.ID(), ctx.Err())
 		}
-		if row.Status == RowFailed {
+		if status == RowFailed {
 			failed = append(failed, c.ID())
 		}
 	}
@@ -211,13 +216,12 @@ func (r *run) failAll(rec *recorder, err error) {
 	}
 	now := r.d.Clock.Now().UTC()
 	for _, c := range r.cases {
-		res := results.CaseResult{CaseID: c.ID(), Start: now, End: now, Status: results.StatusFailed, Reason: "deploy: " + err.Error()}
-		outs := []Outcome{{N: 1, Err: fmt.Errorf("deploy: %w", err)}}
+		res := results.CaseResult{CaseID: c.ID(), Start: now, End: now, Status: results.StatusFailed, Reason: "deploy: " + err.Error(),
+			Facts: c.Labels()}
 		if c.SkipReason != "" {
-			res.Status, res.Reason, outs = results.StatusSkipped, c.SkipReason, nil
+			res.Status, res.Reason = results.StatusSkipped, c.SkipReason
 		}
 		rec.submit(pending{res: res})
-		r.report.Rows = append(r.report.Rows, BuildRow(c, outs, r.cfg.Confidence))
 	}
 }
 
@@ -296,17 +300,15 @@ func (r *run) idle(ctx context.Context, rec *recorder) error {
 	return nil
 }
 
-// runCase runs the samples of one case back to back (one resource window covers them) and records it.
-func (r *run) runCase(ctx context.Context, c Case, rec *recorder) Row {
-	res := results.CaseResult{CaseID: c.ID(), Facts: map[string]string{LabelTool: string(c.Tool)}}
+// runCase runs the samples of one case back to back (one resource window covers them), records it and returns its
+// status (RowOK, RowPartial, RowFailed).
+func (r *run) runCase(ctx context.Context, c Case, rec *recorder) string {
+	res := results.CaseResult{CaseID: c.ID(), Facts: c.Labels()}
 	if err := r.caseBroken(c); err != nil {
 		res.Status, res.Reason = results.StatusFailed, err.Error()
 		res.Start, res.End = r.d.Clock.Now().UTC(), r.d.Clock.Now().UTC()
 		rec.submit(pending{res: res})
-		outs := []Outcome{{N: 1, Err: err}}
-		row := BuildRow(c, outs, r.cfg.Confidence)
-		r.report.Rows = append(r.report.Rows, row)
-		return row
+		return RowFailed
 	}
 	tg := r.target(c)
 	for k, v := range tg.facts() {
@@ -332,37 +334,36 @@ func (r *run) runCase(ctx context.Context, c Case, rec *recorder) Row {
 	}
 	end := r.d.Clock.Now()
 	if len(outs) == 0 && ctx.Err() != nil {
-		return Row{Path: c.Path, Test: c.Test, Tool: c.Tool, Status: RowFailed, Reason: "interrupted"} // nothing to record
+		return RowFailed // interrupted before a sample finished: nothing to record
 	}
-	row := BuildRow(c, outs, r.cfg.Confidence)
+	status, reason, warnings := caseStatus(outs)
 	p := pending{samples: samples} // p.res once res is complete, below
 	if len(samples) > 0 {
 		p.window, p.noCPU = r.caseWindow(start, end)
 		p.sets = []labelledSet{{set: r.podSet(c.Path), labels: c.Labels()}, {set: r.nodeSet(pathRoles(c.Path)), labels: c.Labels()}}
 		if p.noCPU != "" {
-			row.Warnings = append(row.Warnings, p.noCPU)
+			warnings = append(warnings, p.noCPU)
 			r.cpuLeftOut = append(r.cpuLeftOut, c.ID())
 		}
 	}
-	r.report.Rows = append(r.report.Rows, row)
 	res.Start, res.End = start.UTC(), end.UTC()
-	switch row.Status {
+	switch status {
 	case RowOK:
 		res.Status = results.StatusOK
 	case RowPartial:
-		res.Status, res.Reason = results.StatusOK, "some samples failed: "+row.Reason
+		res.Status, res.Reason = results.StatusOK, results.CNIPartialPrefix+reason
 	default:
-		res.Status, res.Reason = results.StatusFailed, row.Reason
+		res.Status, res.Reason = results.StatusFailed, reason
 	}
 	if ctx.Err() != nil && len(outs) < r.cfg.CNI.Samples {
 		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + fmt.Sprintf("interrupted after %d of %d samples", len(outs), r.cfg.CNI.Samples)
 	}
-	if len(row.Warnings) > 0 {
-		res.Facts["warnings"] = strings.Join(row.Warnings, "; ")
+	if len(warnings) > 0 {
+		res.Facts["warnings"] = strings.Join(warnings, "; ")
 	}
 	p.res = res
 	rec.submit(p)
-	return row
+	return status
 }
 
 // caseWindow is the resource window of a case whose traffic ran from start to end, and, when its CPU figures

@@ -366,9 +366,9 @@ func TestRunSingleNodeSkips(t *testing.T) {
 	namespaceGone(t, kc)
 	for _, row := range rep.Rows {
 		switch {
-		case row.Path == scenario.CNIPathSameNode && row.Status != RowOK:
+		case scenario.CNIPath(row.Path) == scenario.CNIPathSameNode && row.Status != RowOK:
 			t.Errorf("same-node %s: %s", row.Test, row.Status)
-		case row.Path != scenario.CNIPathSameNode && (row.Status != RowSkipped || !strings.Contains(row.Reason, "only one Ready schedulable node")):
+		case scenario.CNIPath(row.Path) != scenario.CNIPathSameNode && (row.Status != RowSkipped || !strings.Contains(row.Reason, "only one Ready schedulable node")):
 			t.Errorf("%s/%s: %s %q", row.Path, row.Test, row.Status, row.Reason)
 		}
 	}
@@ -433,10 +433,10 @@ func TestRunBrokenPodFailsItsCases(t *testing.T) {
 	}
 	namespaceGone(t, kc)
 	for _, row := range rep.Rows {
-		if row.Path == scenario.CNIPathHost && (row.Status != RowFailed || !strings.Contains(row.Reason, "host-server")) {
+		if scenario.CNIPath(row.Path) == scenario.CNIPathHost && (row.Status != RowFailed || !strings.Contains(row.Reason, "host-server")) {
 			t.Errorf("host/%s: %s %q", row.Test, row.Status, row.Reason)
 		}
-		if row.Path != scenario.CNIPathHost && row.Status != RowOK {
+		if scenario.CNIPath(row.Path) != scenario.CNIPathHost && row.Status != RowOK {
 			t.Errorf("%s/%s: %s", row.Path, row.Test, row.Status)
 		}
 	}
@@ -716,7 +716,7 @@ func TestRunNodeSetsAreTheTestNodes(t *testing.T) {
 	// The report keeps one row per node.
 	var rows []string
 	for _, rr := range rep.Resources {
-		if rr.Component == results.ComponentNode && rr.Window == "test" && rr.Path == scenario.CNIPathCrossNode {
+		if rr.Component == results.ComponentNode && rr.Window == "test" && scenario.CNIPath(rr.Path) == scenario.CNIPathCrossNode {
 			rows = append(rows, rr.Node+" "+rr.Series)
 		}
 	}

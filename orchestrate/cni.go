@@ -44,7 +44,9 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 	if err != nil {
 		log.Warn("detect istio", "err", err)
 	}
-	meta, err := newMeta("cni", s, netbench.PlannedCases(s.Spec.CNI))
+	// run.json records the same plan type `meshbench plan` prints (its pod network part, case IDs <path>/<test>).
+	plan := scenario.NewPlan(s)
+	meta, err := newMeta("cni", s, scenario.Plan{Scenario: plan.Scenario, CNI: plan.CNI})
 	if err != nil {
 		return CNIResult{}, err
 	}

@@ -33,6 +33,9 @@ import (
 //     (Independent draws would give ~5 % false positives per key at 95 % confidence, which is what an interval
 //     promises, not what a fixture for "no change" should show.)
 //   - regression: aa-1 with the sidecar containers' CPU (all stats, idle and load) raised by 25 %.
+//   - mesh-local, cni-local: a mesh run (aa-1's scenario without network cases) and a `meshbench cni` run of the
+//     same cluster, as the two commands record them (cni: case IDs <path>/<test>, a tool label, an idle window with
+//     the test pods' and nodes' resource use): the inputs of the combined report (report/testdata/combined).
 const fixturesDir = "../testdata/runs"
 
 type topo struct {
@@ -61,6 +64,8 @@ type fixture struct {
 	repOf  func(rep int) int
 	jitter float64 // zero-sum noise per repetition, as a fraction of the key's repetition spread (sd)
 	tweak  func(s *results.Sample)
+	// command is run.json's command: "run" (default) or "cni" (a pod network run: no topologies).
+	command string
 }
 
 var modes = []string{"none", "sidecar", "ambient", "waypoint"}
@@ -196,6 +201,9 @@ func (f fixture) meta() results.RunMeta {
 		}
 		topos = append(topos, m)
 	}
+	if f.command == "cni" {
+		return f.cniMeta(nodes, ver, prof, dp, native)
+	}
 	spec := map[string]any{
 		"profile":    f.profile,
 		"workload":   map[string]any{"app": "bank-of-anthos", "topologies": topos, "replicas": 2, "namespacePrefix": "mb-"},
@@ -232,6 +240,63 @@ func (f fixture) meta() results.RunMeta {
 	return m
 }
 
+// cniMeta is run.json of a `meshbench cni` run: the scenario echo has only the cni section, the plan only CNI cases.
+func (f fixture) cniMeta(nodes []results.NodeFacts, ver, prof, dp string, native bool) results.RunMeta {
+	echo, err := json.Marshal(map[string]any{"apiVersion": "meshbench.dev/v1alpha1", "kind": "Scenario",
+		"metadata": map[string]any{"name": "pod-network", "description": "the pod network underneath the mesh"},
+		"spec": map[string]any{"profile": f.profile,
+			"cni":        map[string]any{"tests": f.cni, "paths": f.cniPaths, "duration": "10s", "samples": 3, "udpBitrate": "0"},
+			"prometheus": map[string]any{"url": "http://prometheus.monitoring.svc:9090", "scrapeInterval": "15s"}}})
+	if err != nil {
+		panic(err)
+	}
+	var cases []map[string]any
+	for _, path := range f.cniPaths {
+		for _, test := range f.cni {
+			cases = append(cases, map[string]any{"id": path + "/" + test, "path": path, "test": test, "samples": 3})
+		}
+	}
+	plan, err := json.Marshal(map[string]any{"scenario": "pod-network", "cni": map[string]any{"cases": cases}})
+	if err != nil {
+		panic(err)
+	}
+	m := results.RunMeta{
+		RunID: f.runID, Command: "cni", Start: f.start, Scenario: echo, Plan: plan,
+		Tool: results.ToolInfo{Version: "v0.1.0", Commit: "3f2a9c1", GoVersion: "go1.26.8", BuildDate: "2026-11-29T18:00:00Z"},
+		Cluster: results.ClusterFacts{KubernetesVersion: "v1.37.2", Profile: f.profile, CNI: "localcluster bridge", Nodes: nodes,
+			Istio: &results.IstioFacts{Version: ver, Revision: "default", Profile: prof, AmbientCapable: true, NativeSidecars: &native, DataPlane: dp}},
+		Prometheus: &results.PromFacts{URL: "http://prometheus.monitoring.svc:9090", Source: "prometheus", ScrapeInterval: 15 * time.Second, RateRange: time.Minute},
+	}
+	return m
+}
+
+// cniIdleCase is the idle window of a cni run: the test pods of each path and each test node, no traffic.
+func (f fixture) cniIdleCase(at time.Time) (results.CaseResult, []results.Sample) {
+	w := results.Window{Kind: results.WindowIdle, Start: at, End: at.Add(90 * time.Second)}
+	c := results.CaseResult{CaseID: "idle", Status: results.StatusOK, Start: at, End: w.End, Windows: []results.Window{w}}
+	var out []results.Sample
+	add := func(comp string, labels map[string]string, metric, unit string, base float64) {
+		for _, st := range []struct {
+			name   string
+			factor float64
+		}{{"min", 0.9}, {"max", 1.2}, {"avg", 1}} {
+			key := fmt.Sprintf("cni/idle/%s/%v/%s/%s", comp, labels, metric, st.name)
+			out = append(out, results.Sample{CaseID: "idle", Window: w, Source: "prometheus", Component: comp, Metric: metric,
+				Stat: st.name, Unit: unit, Value: f.value(base*st.factor, 0.01, key, 1), Labels: labels})
+		}
+	}
+	for _, path := range f.cniPaths {
+		add(results.ComponentCNITest, map[string]string{"path": path}, "cpu", "millicores", 3.2)
+		add(results.ComponentCNITest, map[string]string{"path": path}, "memory", "MiB", 21)
+	}
+	for _, node := range []string{"node-1", "node-2"} {
+		labels := map[string]string{"path": "all", "node": node, "series": "cadvisor-root"}
+		add(results.ComponentNode, labels, "cpu", "millicores", 410)
+		add(results.ComponentNode, labels, "memory", "MiB", 5120)
+	}
+	return c, out
+}
+
 // generate writes the fixture run into dir through results.Store.
 func (f fixture) generate(dir string) error {
 	meta := f.meta()
@@ -263,6 +328,13 @@ func (f fixture) generate(dir string) error {
 					return err
 				}
 			}
+		}
+	}
+	if f.command == "cni" {
+		c, samples := f.cniIdleCase(clock)
+		clock = c.End.Add(5 * time.Second)
+		if err := appendCase(c, samples); err != nil {
+			return err
 		}
 	}
 	for _, test := range f.cni {
@@ -345,6 +417,11 @@ func (f fixture) meshCase(t topo, mode string, rep int, at time.Time) (results.C
 
 func (f fixture) cniCase(path, test string, at time.Time) (results.CaseResult, []results.Sample) {
 	id := fmt.Sprintf("cni/%s/%s", path, test)
+	labels := map[string]string{"path": path, "test": test}
+	if f.command == "cni" { // as meshbench cni records them
+		id = path + "/" + test
+		labels["tool"] = cniValues(test, path)[0].source
+	}
 	c := results.CaseResult{
 		CaseID: id, Repetition: 1, Status: results.StatusOK, Start: at,
 		Facts: map[string]string{"path": path, "test": test, "clientNode": "node-1", "serverNode": "node-2", "podMTU": "1450", "nodeMTU": "1500"},
@@ -375,7 +452,7 @@ func (f fixture) cniCase(path, test string, at time.Time) (results.CaseResult, [
 			key := fmt.Sprintf("cni/%s/%s/%s", path, test, m.metric)
 			out = append(out, results.Sample{CaseID: id, Repetition: 1, Window: win, Source: m.source, Component: results.ComponentCNITest,
 				Metric: m.metric, Stat: "value", Value: f.value(m.v, sd, key, i+1), Unit: m.unit,
-				Labels: map[string]string{"path": path, "test": test}})
+				Labels: labels})
 		}
 		w = win.End.Add(2 * time.Second)
 	}
@@ -408,7 +485,14 @@ func fixtures() []fixture {
 		cni: []string{"tcp", "udp", "rr", "crr"}, cniPaths: []string{"host", "same-node", "cross-node", "service"},
 		failCNI: "service/crr", seed: "sample",
 	}
-	return []fixture{sample, aa1, aa2, reg}
+	meshLocal := base
+	meshLocal.name, meshLocal.runID, meshLocal.start, meshLocal.cni, meshLocal.cniPaths = "mesh-local", "20261128-030000-mesh", day.Add(-48*time.Hour), nil, nil
+	cniLocal := fixture{
+		name: "cni-local", runID: "20261128-020000-cni", start: day.Add(-49 * time.Hour), command: "cni",
+		profile: "localcluster", standIn: true, reps: 1, seed: "cni-local",
+		cni: []string{"tcp", "udp", "rr", "crr"}, cniPaths: []string{"host", "same-node", "cross-node", "service"},
+	}
+	return []fixture{sample, aa1, aa2, reg, meshLocal, cniLocal}
 }
 
 func TestFixtures(t *testing.T) {

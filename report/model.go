@@ -25,6 +25,9 @@ type Report struct {
 	Warnings []string
 	// Recomputed is true when summary.json was missing and the summary was computed from the samples.
 	Recomputed bool
+	// Baseline is the pod network run (meshbench cni) of the same cluster a combined report holds (Combine); nil
+	// otherwise.
+	Baseline *Report
 }
 
 // Build prepares a report from a run as results.Read returns it. When the run has no summary.json, the summary is
@@ -220,13 +223,36 @@ func isResource(s results.Series) bool {
 		(s.Window == results.WindowIdle || s.Window == results.WindowLoad)
 }
 
-// fmtMean renders a series' mean with the half width of its interval: "412 ± 15", or "412 (n=1, no CI)".
+// fmtMean renders a series' mean with the half width of its interval: "412 ± 15", or "412 (n=2: no interval)" below
+// results.MinIntervalN repetitions (an interval from 2 is routinely wider than the value: 0.720 ± 0.960).
 func fmtMean(s results.Series) string {
-	if s.CI == nil {
-		return charts.FormatValue(s.Mean) + " (n=" + strconv.Itoa(s.N) + ", no CI)"
+	if s.CI == nil || s.N < results.MinIntervalN {
+		return charts.FormatValue(s.Mean) + " (" + noInterval(s.N) + ")"
 	}
 	half := (s.CI.High - s.CI.Low) / 2
 	return charts.FormatValue(s.Mean) + " ± " + charts.FormatValue(half)
+}
+
+// noInterval says why a figure has no interval: "n=2: no interval".
+func noInterval(n int) string { return "n=" + strconv.Itoa(n) + ": no interval" }
+
+// deltaN is the smaller repetition count of a delta's two series (0 when a series is not in the summary): a change
+// is judged only from results.MinIntervalN repetitions on each side.
+func (r Report) deltaN(d results.Delta) int {
+	n := -1
+	for _, s := range r.Summary.Series {
+		k := s.Key
+		if k.Mode != d.Base && k.Mode != d.Other {
+			continue
+		}
+		k.Mode = ""
+		if k == d.Key {
+			if n < 0 || s.N < n {
+				n = s.N
+			}
+		}
+	}
+	return max(n, 0)
 }
 
 // fmtCI renders an interval: "[395, 425]".
@@ -245,17 +271,17 @@ func signed(v float64) string {
 	return charts.FormatValue(v)
 }
 
-// fmtDeltaPct renders a delta as "-68.8 % [-70.1, -67.5] significant".
-func fmtDeltaPct(d results.Delta) string {
-	change, verdict := deltaPctParts(d)
+// fmtDeltaPct renders a delta as "-68.8 % [-70.1, -67.5] significant"; n is deltaN.
+func fmtDeltaPct(d results.Delta, n int) string {
+	change, verdict := deltaPctParts(d, n)
 	return change + " " + verdict
 }
 
-// fmtDeltaAbs renders a delta in its unit: "+1.10 ms [+0.9, +1.3]".
-func fmtDeltaAbs(d results.Delta) string {
+// fmtDeltaAbs renders a delta in its unit: "+1.10 ms [+0.9, +1.3]"; n is deltaN.
+func fmtDeltaAbs(d results.Delta, n int) string {
 	s := signed(d.Diff) + " " + d.Unit
-	if d.DiffCI == nil {
-		return s + " (fewer than 2 observations, no CI)"
+	if d.DiffCI == nil || n < results.MinIntervalN {
+		return s + " (" + noInterval(n) + ")"
 	}
 	s += " [" + signed(d.DiffCI.Low) + ", " + signed(d.DiffCI.High) + "]"
 	if !d.Significant {

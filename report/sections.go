@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +41,9 @@ func (r Report) document() document {
 		d.Sections = append(d.Sections, s)
 	}
 	if s, ok := r.networkSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.baselineSection(); ok {
 		d.Sections = append(d.Sections, s)
 	}
 	d.Sections = append(d.Sections, r.casesSection(), r.methodSection())
@@ -120,6 +122,9 @@ func (r Report) factsSection() section {
 	}
 	rows = append(rows, []string{"measured windows", orText(strings.Join(obs, ", "), "none recorded")})
 	rows = append(rows, []string{"nodes", nodesText(c.Nodes)})
+	if r.Baseline != nil {
+		rows = append(rows, r.baselineFact())
+	}
 	s.table(table{ID: "facts-table", Header: []string{"fact", "value"}, Rows: rows, Class: "facts"})
 	if len(c.Nodes) > 0 {
 		var nrows [][]string
@@ -174,14 +179,15 @@ func (r Report) headlineSection() (section, bool) {
 			continue
 		}
 		items = append(items, fmt.Sprintf("%s vs %s, topology %s, %s: mesh %s %s → %s %s, %s", d.Other, d.Base, d.Topology,
-			windowLabel(d.Window, d.Load), d.Metric, charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), d.Unit, fmtDeltaPct(d)))
+			windowLabel(d.Window, d.Load), d.Metric, charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), d.Unit, fmtDeltaPct(d, r.deltaN(d))))
 	}
 	for _, d := range r.Summary.Deltas {
 		if d.Metric != charts.MetricLatency || d.Base != "none" || d.Stat != "p99" || d.Labels != "" {
 			continue
 		}
-		items = append(items, fmt.Sprintf("%s adds %s to p99 latency (topology %s, %s)", d.Other, fmtDeltaAbs(d), d.Topology, windowLabel(d.Window, d.Load)))
+		items = append(items, fmt.Sprintf("%s adds %s to p99 latency (topology %s, %s)", d.Other, fmtDeltaAbs(d, r.deltaN(d)), d.Topology, windowLabel(d.Window, d.Load)))
 	}
+	items = append(r.baselineHeadlines(), items...)
 	if len(items) == 0 {
 		return s, false
 	}
@@ -244,7 +250,7 @@ func (r Report) resourceSection() (section, bool) {
 						if lo, okLo := r.series(key("min")); okLo {
 							if hi, okHi := r.series(key("max")); okHi {
 								if av, okAv := r.series(key("avg")); okAv {
-									impossible = outside(av.Mean, lo.Mean, hi.Mean)
+									impossible = results.AvgOutside(av.Mean, lo.Mean, hi.Mean)
 								}
 							}
 						}
@@ -258,7 +264,7 @@ func (r Report) resourceSection() (section, bool) {
 								row = append(row, fmtMean(x))
 								n = max(n, x.N)
 							case ok && impossible:
-								row = append(row, "n/a: too sparse")
+								row = append(row, results.TooSparse)
 							case ok:
 								row = append(row, charts.FormatValue(x.Mean))
 							case comp == results.ComponentMesh:
@@ -281,7 +287,7 @@ func (r Report) resourceSection() (section, bool) {
 			Rows:    rows,
 		}
 		if sparseRows {
-			t.Notes = append(t.Notes, "n/a: too sparse: the average lies outside [min, max], which consistent data cannot give: the usage counter was sampled too sparsely for min and max over this window (lengthen the window, or shorten the kubelet's cAdvisor housekeeping interval). The average covers the whole window and is shown.")
+			t.Notes = append(t.Notes, results.TooSparseNote)
 		}
 		if meshRows {
 			t.Notes = append(t.Notes, "mesh = sidecar + ztunnel + waypoint + istiod. Only averages add up over a window; the peak of a sum is not the sum of the peaks, so the mesh rows have no min or max (n/a: avg only).")
@@ -299,12 +305,6 @@ func (r Report) resourceSection() (section, bool) {
 		}
 	}
 	return s, true
-}
-
-// outside reports whether avg lies outside [lo, hi] by more than rounding (1e-9 relative).
-func outside(avg, lo, hi float64) bool {
-	eps := 1e-9 * max(math.Abs(lo), math.Abs(hi), math.Abs(avg))
-	return avg < lo-eps || avg > hi+eps
 }
 
 // unitOf is the unit the summary uses for a resource metric (the first seen).
@@ -327,7 +327,7 @@ func (r Report) comparisonSection() (section, bool) {
 			(d.Component != results.ComponentMesh && d.Component != results.ComponentApp) {
 			continue
 		}
-		change, verdict := deltaPctParts(d)
+		change, verdict := deltaPctParts(d, r.deltaN(d))
 		byMetric[d.Metric] = append(byMetric[d.Metric], []string{d.Topology, windowLabel(d.Window, d.Load), d.Component,
 			d.Other + " vs " + d.Base, charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), change, verdict})
 	}
@@ -349,13 +349,14 @@ func (r Report) comparisonSection() (section, bool) {
 	return s, true
 }
 
-// deltaPctParts splits a delta into "−68.8 % [−70.1, −67.5]" and its verdict.
-func deltaPctParts(d results.Delta) (change, verdict string) {
+// deltaPctParts splits a delta into "−68.8 % [−70.1, −67.5]" and its verdict; n is deltaN (below
+// results.MinIntervalN repetitions there is no interval and no verdict).
+func deltaPctParts(d results.Delta, n int) (change, verdict string) {
 	switch {
 	case d.Percent == nil:
 		return signed(d.Diff) + " " + d.Unit + " (base is 0, no percent)", "n/a: no percent"
-	case d.PercentCI == nil:
-		return signed(*d.Percent) + " %", "n/a: fewer than 2 observations"
+	case d.PercentCI == nil || n < results.MinIntervalN:
+		return signed(*d.Percent) + " %", "n/a: " + noInterval(n)
 	}
 	change = signed(*d.Percent) + " % [" + signed(d.PercentCI.Low) + ", " + signed(d.PercentCI.High) + "]"
 	if d.Significant {
@@ -454,7 +455,7 @@ func (r Report) latencySection() (section, bool) {
 				d, ok := r.latencyDelta(sel.Topology, mode, sel.Load, st)
 				switch {
 				case ok:
-					row = append(row, fmtDeltaAbs(d))
+					row = append(row, fmtDeltaAbs(d, r.deltaN(d)))
 				case !hasNone:
 					row = append(row, "n/a: no \"none\" baseline measured")
 				default:
@@ -558,72 +559,69 @@ func (r Report) achievedQPS(topo, mode, load string) string {
 	return orText(strings.Join(parts, "; "), "not measured")
 }
 
-// networkSection is study B's table: rows path x test, with value, CI, unit and tool, the host baseline ratio and
-// band, and a reason for every test that did not produce a value.
+// networkSection is study B's table: rows path x test (results.CNIRows, the table meshbench cni prints), with value,
+// CI, unit and tool, the host baseline ratio and band, and a reason for every test that did not produce a value.
 func (r Report) networkSection() (section, bool) {
 	s := section{ID: "network", Title: "Pod network"}
-	type row struct {
-		path, test string
-		x          *results.Series
-		reason     string
-	}
-	var rows []row
-	for _, x := range r.Summary.Series {
-		if x.Component != results.ComponentCNITest || charts.LabelValue(x.Labels, charts.LabelPath) == "" {
-			continue
-		}
-		rows = append(rows, row{path: charts.LabelValue(x.Labels, charts.LabelPath), test: charts.LabelValue(x.Labels, charts.LabelTest), x: &x})
-	}
-	for _, c := range r.Cases {
-		if c.Status == results.StatusOK || c.Facts["path"] == "" {
-			continue
-		}
-		rows = append(rows, row{path: c.Facts["path"], test: c.Facts["test"], reason: fmt.Sprintf("%s (case %s): %s", c.Status, c.CaseID, orText(c.Reason, "no reason recorded"))})
-	}
+	rows := results.CNIRows(r.Summary)
 	if len(rows) == 0 {
 		return s, false
 	}
-	slices.SortStableFunc(rows, func(a, b row) int {
-		if c := compareBy(a.test, b.test, charts.SortTests); c != 0 {
+	slices.SortStableFunc(rows, func(a, b results.CNIRow) int {
+		if c := compareBy(a.Test, b.Test, charts.SortTests); c != 0 {
 			return c
 		}
-		return compareBy(a.path, b.path, charts.SortPaths)
+		return compareBy(a.Path, b.Path, charts.SortPaths)
 	})
+	host := map[string]results.CNIRow{} // test -> the host path's row
+	for _, rw := range rows {
+		if rw.Path == charts.PathHost && rw.N > 0 {
+			host[rw.Test] = rw
+		}
+	}
 	var out [][]string
 	var notes []string
-	for _, rw := range rows {
-		if rw.x == nil {
-			notes = append(notes, fmt.Sprintf("Note %d: %s %s not measured: %s", len(notes)+1, rw.path, rw.test, rw.reason))
-			ref := fmt.Sprintf("see note %d", len(notes))
-			out = append(out, []string{rw.path, rw.test, "n/a", "not measured (" + ref + ")", "n/a", "n/a", "n/a", "n/a", "n/a", "0"})
-			continue
-		}
-		x := *rw.x
-		ratio, band := "n/a: no host baseline", "n/a"
-		if base, ok := r.hostBaseline(x); ok && rw.path != charts.PathHost {
-			if b, rt, ok := charts.BandFor(x.Mean, base); ok && charts.DirectionHigherIsBetter(x.Metric) {
-				ratio, band = strconv.FormatFloat(100*rt, 'f', 1, 64)+" %", b.Name
-			}
-		} else if rw.path == charts.PathHost {
-			ratio, band = "baseline", "baseline"
-		}
-		if !charts.DirectionHigherIsBetter(x.Metric) && rw.path != charts.PathHost {
-			ratio, band = "n/a: lower is better", "n/a"
-		}
-		out = append(out, []string{rw.path, rw.test, x.Metric, charts.FormatValue(x.Mean), fmtCI(x.CI), x.Unit, ratio, band, r.toolOf(x), strconv.Itoa(x.N)})
-	}
-	s.para("The pod network underneath the mesh, measured like the published iperf3 and netperf pod network benchmark (iperf3 TCP and UDP, netperf TCP_RR and TCP_CRR; same node, across nodes, to a ClusterIP Service), with the host-network baseline and colour bands of the Kubernetes CNI benchmarks (examples/study-b-network.yaml reproduces it).")
-	s.para("Mean of the test samples with its %s confidence interval; \"vs host\" is the mean relative to the host-network path on the same nodes, coloured green (≥ 95 %%), yellow (≥ 90 %%), orange (≥ 80 %%) or red (< 80 %%).", confPct(r.Summary.Confidence))
-	s.table(table{ID: "study-b", Header: []string{"path", "test", "metric", "value", "CI", "unit", "vs host", "band", "tool", "n"},
-		Numeric: []bool{false, false, false, true, true, false, true, false, false, true}, Rows: out, Notes: notes})
 	missing := map[string]map[string]string{} // test -> path -> reason
 	for _, rw := range rows {
-		if rw.x == nil {
-			if missing[rw.test] == nil {
-				missing[rw.test] = map[string]string{}
+		if rw.N == 0 {
+			reason := fmt.Sprintf("%s (case %s): %s", rw.Status, orText(rw.CaseID, "not recorded"), orText(rw.Reason, "no reason recorded"))
+			notes = append(notes, fmt.Sprintf("Note %d: %s %s not measured: %s", len(notes)+1, rw.Path, rw.Test, reason))
+			ref := fmt.Sprintf("see note %d", len(notes))
+			out = append(out, []string{rw.Path, rw.Test, rw.Metric, "not measured (" + ref + ")", "n/a", rw.Unit, "n/a", "n/a", orText(rw.Tool, "n/a"), "0", "n/a"})
+			if missing[rw.Test] == nil {
+				missing[rw.Test] = map[string]string{}
 			}
-			missing[rw.test][rw.path] = rw.reason
+			missing[rw.Test][rw.Path] = reason
+			continue
 		}
+		ratio, band := "n/a: no host baseline", "n/a"
+		switch base, ok := host[rw.Test]; {
+		case rw.Path == charts.PathHost:
+			ratio, band = "baseline", "baseline"
+		case !charts.DirectionHigherIsBetter(rw.Metric):
+			ratio, band = "n/a: lower is better", "n/a"
+		case ok:
+			f := 1.0
+			if base.Unit != rw.Unit {
+				f = charts.UnitFactor(base.Unit, rw.Unit)
+			}
+			if b, rt, ok := charts.BandFor(rw.Mean, base.Mean*f); ok {
+				ratio, band = strconv.FormatFloat(100*rt, 'f', 1, 64)+" %", b.Name
+			}
+		}
+		detail := rw.Detail()
+		if rw.Status == results.CNIRowPartial {
+			detail = strings.TrimPrefix(detail+"; ", "; ") + "partial: " + rw.Reason
+		}
+		out = append(out, []string{rw.Path, rw.Test, rw.Metric, charts.FormatValue(rw.Mean), fmtCI(rw.CI), rw.Unit, ratio, band,
+			orText(rw.Tool, r.toolOf(rw.Path, rw.Test)), strconv.Itoa(rw.N), orText(detail, "none")})
+	}
+	s.para("The pod network underneath the mesh, measured like the published iperf3 and netperf pod network benchmark (iperf3 TCP and UDP, netperf TCP_RR and TCP_CRR; same node, across nodes, to a ClusterIP Service), with the host-network baseline and colour bands of the Kubernetes CNI benchmarks (examples/study-b-network.yaml reproduces it).")
+	s.para("Mean of the test samples with its %s confidence interval; \"vs host\" is the mean relative to the host-network path on the same nodes, coloured green (≥ 95 %%), yellow (≥ 90 %%), orange (≥ 80 %%) or red (< 80 %%). The same table as `meshbench cni` prints.", confPct(r.Summary.Confidence))
+	s.table(table{ID: "study-b", Header: []string{"path", "test", "metric", "value", "CI", "unit", "vs host", "band", "tool", "n", "detail"},
+		Numeric: []bool{false, false, false, true, true, false, true, false, false, true, false}, Rows: out, Notes: notes})
+	if t, ok := cniResourceTable(results.CNIResourceRows(r.Summary)); ok {
+		s.table(t)
 	}
 	for _, sel := range charts.CNISelections(r.Summary) {
 		c := charts.CNIChart(r.Summary, sel, missing[sel.Test])
@@ -632,6 +630,40 @@ func (r Report) networkSection() (section, bool) {
 		}
 	}
 	return s, true
+}
+
+// cniResourceTable is the pod network run's resource use (results.CNIResourceRows): min/avg/max per window, path,
+// component and node; a row whose average lies outside [min, max] shows no min or max (results.AvgOutside).
+func cniResourceTable(rrs []results.CNIResourceRow) (table, bool) {
+	if len(rrs) == 0 {
+		return table{}, false
+	}
+	var rows [][]string
+	sparse := false
+	fig := func(v *float64) string {
+		if v == nil {
+			return "not measured"
+		}
+		return charts.FormatValue(*v)
+	}
+	for _, rr := range rrs {
+		lo, hi := fig(rr.Min), fig(rr.Max)
+		if rr.TooSparse {
+			lo, hi, sparse = results.TooSparse, results.TooSparse, true
+		}
+		node := orText(rr.Node, "-")
+		if rr.Series != "" {
+			node += " [" + rr.Series + "]"
+		}
+		rows = append(rows, []string{rr.Window, rr.Path, orText(rr.Test, "-"), rr.Component, node, rr.Metric, lo, fig(rr.Avg), hi, rr.Unit})
+	}
+	t := table{ID: "study-b-resources", Caption: "Resource use of the test pods and test nodes (min / avg / max over the window)",
+		Header:  []string{"window", "path", "test", "component", "node", "metric", "min", "avg", "max", "unit"},
+		Numeric: []bool{false, false, false, false, false, false, true, true, true, false}, Rows: rows}
+	if sparse {
+		t.Notes = append(t.Notes, results.TooSparseNote)
+	}
+	return t, true
 }
 
 func compareBy(a, b string, sorter func([]string)) int {
@@ -646,31 +678,10 @@ func compareBy(a, b string, sorter func([]string)) int {
 	return 1
 }
 
-// hostBaseline finds the host path's mean for the same test and metric.
-func (r Report) hostBaseline(x results.Series) (float64, bool) {
-	test := charts.LabelValue(x.Labels, charts.LabelTest)
-	for _, y := range r.Summary.Series {
-		if y.Component == x.Component && y.Metric == x.Metric && y.Stat == x.Stat && charts.LabelValue(y.Labels, charts.LabelTest) == test &&
-			charts.LabelValue(y.Labels, charts.LabelPath) == charts.PathHost {
-			f := 1.0
-			if y.Unit != x.Unit {
-				f = charts.UnitFactor(y.Unit, x.Unit)
-			}
-			return y.Mean * f, true
-		}
-	}
-	return 0, false
-}
-
-// toolOf names the tool that produced a series, from its samples' source (or a "tool" label).
-func (r Report) toolOf(x results.Series) string {
-	if t := charts.LabelValue(x.Labels, "tool"); t != "" {
-		return t
-	}
-	path, test := charts.LabelValue(x.Labels, charts.LabelPath), charts.LabelValue(x.Labels, charts.LabelTest)
+// toolOf names the tool of a path x test from its samples' source, for runs whose samples carry no "tool" label.
+func (r Report) toolOf(path, test string) string {
 	for _, smp := range r.Samples {
-		if smp.Component == x.Component && smp.Metric == x.Metric && smp.Stat == x.Stat && smp.Labels[charts.LabelPath] == path &&
-			smp.Labels[charts.LabelTest] == test {
+		if smp.Component == results.ComponentCNITest && smp.Labels[charts.LabelPath] == path && smp.Labels[charts.LabelTest] == test && smp.Source != "" {
 			return smp.Source
 		}
 	}
@@ -715,9 +726,9 @@ func (r Report) methodSection() section {
 		s.heading("Shared components")
 		s.list(shared)
 	}
-	if len(r.Warnings) > 0 {
+	if warnings := append(slices.Clone(r.Warnings), r.baselineWarnings()...); len(warnings) > 0 {
 		s.heading("Warnings")
-		s.list(r.Warnings)
+		s.list(warnings)
 	} else {
 		s.para("No warnings were recorded while reading and summarising the run.")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
@@ -103,7 +104,9 @@ type Store interface {
 	AppendCase(res results.CaseResult, samples []results.Sample) error
 }
 
-// Clock is time for the runner; tests inject a fake.
+// Clock is time for the runner; tests inject a fake. It is not k8s.io/utils/clock.Clock (meshbench's clock
+// elsewhere) on purpose: the runner's test fake advances its time inside Sleep, so a whole plan runs in virtual time
+// without a goroutine stepping a fake clock.
 type Clock interface {
 	Now() time.Time
 	// Sleep waits d or until ctx is done (then it returns ctx's error).
@@ -116,17 +119,5 @@ type RealClock struct{}
 // Now is time.Now in UTC.
 func (RealClock) Now() time.Time { return time.Now().UTC() }
 
-// Sleep waits d or until ctx is done.
-func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// Sleep waits d or until ctx is done: kube.Sleep on the wall clock, the one context-aware sleep.
+func (RealClock) Sleep(ctx context.Context, d time.Duration) error { return kube.Sleep(ctx, nil, d) }

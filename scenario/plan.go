@@ -52,11 +52,16 @@ type CNIPlan struct {
 
 // CNICase is one (path, test) pair, measured Samples times.
 type CNICase struct {
-	ID      string  `json:"id"` // <path>.<test>
+	ID      string  `json:"id"` // CNICaseID: <path>/<test>, the ID its results are recorded under
 	Path    CNIPath `json:"path"`
 	Test    CNITest `json:"test"`
 	Samples int     `json:"samples"`
 }
+
+// CNICaseID is the case ID of a pod network test: "<path>/<test>" (e.g. "same-node/tcp"). meshbench cni records
+// its results under it (cases.jsonl, samples.jsonl), and the plan prints it, so one ID names a case everywhere.
+// Plans of earlier versions printed "<path>.<test>"; results readers accept that form too (results.ParseCNICaseID).
+func CNICaseID(path CNIPath, test CNITest) string { return string(path) + "/" + string(test) }
 
 // Pod network test overheads for the estimate: pods scheduled and ready, and per-sample exec and parsing.
 const (
@@ -64,11 +69,16 @@ const (
 	estCNISample = 3 * time.Second
 )
 
+// NewCNIPlan expands a cni section into its cases: paths in the configured order, tests in the configured order
+// inside each path. NewPlan uses it, and so does netbench, which adds what only the cluster tells (placement, the
+// RR tool): one planner for both verbs.
+func NewCNIPlan(c CNI) *CNIPlan { return newCNIPlan(c) }
+
 func newCNIPlan(c CNI) *CNIPlan {
 	p := &CNIPlan{Estimate: estCNISetup + estTeardown}
 	for _, path := range c.Paths {
 		for _, t := range c.Tests {
-			p.Cases = append(p.Cases, CNICase{ID: string(path) + "." + string(t), Path: path, Test: t, Samples: c.Samples})
+			p.Cases = append(p.Cases, CNICase{ID: CNICaseID(path, t), Path: path, Test: t, Samples: c.Samples})
 			p.Estimate += time.Duration(c.Samples) * (c.Duration.Duration + estCNISample)
 		}
 	}

@@ -280,11 +280,13 @@ func (q *QPS) UnmarshalJSON(b []byte) error {
 
 // Windows are the fixed measurement windows and the repetition scheme.
 type Windows struct {
-	// Idle is the window measured with the app deployed and no traffic, once per topology and mode.
+	// Idle is the window measured with the app deployed and no traffic, once per topology, mode and repetition
+	// (before the repetition's first load level), so idle figures get intervals like the load ones.
 	Idle Duration `json:"idle,omitzero" mb:"defaulted"`
 	// Load is the measured steady-state window inside each load run (study A used 10m).
 	Load Duration `json:"load,omitzero" mb:"defaulted"`
-	// Repetitions of the whole mode x load matrix, for confidence intervals (>= 3 recommended).
+	// Repetitions of the whole mode x load matrix, for confidence intervals: reports show intervals and judge
+	// changes from 3 on.
 	Repetitions int `json:"repetitions,omitempty" mb:"defaulted"`
 	// Interleave orders modes across repetitions: "serpentine" (A B C, C B A, ...: interleaved, fewest switches),
 	// "random" (seeded shuffle per repetition) or "none" (all repetitions of a mode back to back).

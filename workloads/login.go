@@ -47,32 +47,39 @@ func login(ctx context.Context, agent AgentExec, t Target, timeout, retry time.D
 		return t, fmt.Errorf("log in to bank-of-anthos: %w", err)
 	}
 	args := []string{"curl", "--json", "--timeout", "10s", u.String()}
-	deadline := time.Now().Add(timeout)
-	for attempt := 1; ; attempt++ {
+	var (
+		res      Target
+		lastErr  error
+		attempts int
+	)
+	err = kube.Wait{Timeout: timeout, Interval: retry}.Until(ctx, func(ctx context.Context) (bool, error) {
+		attempts++
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		out, err := agent(cctx, args)
 		cancel()
 		if err == nil {
 			var token string
-			token, err = loginToken(out)
-			if err == nil {
-				res := t
+			if token, err = loginToken(out); err == nil {
+				res = t
 				res.Headers = kube.MergeLabels(t.Headers, map[string]string{"Cookie": boaTokenCookie + "=" + token})
-				return res, nil
+				return true, nil
 			}
 			if errors.Is(err, errBadLoginBody) {
-				return t, fmt.Errorf("log in to bank-of-anthos as %s: %w", BoAUsername, err)
+				return false, err // retrying does not help
 			}
 		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return t, fmt.Errorf("log in to bank-of-anthos as %s (GET %s from a load client pod, %d attempts): %w", BoAUsername, u.Redacted(), attempt, err)
-		}
-		select {
-		case <-ctx.Done():
-			return t, ctx.Err()
-		case <-time.After(retry):
-		}
+		lastErr = err // userservice not up yet: retried
+		return false, nil
+	})
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(err, errBadLoginBody):
+		return t, fmt.Errorf("log in to bank-of-anthos as %s: %w", BoAUsername, err)
+	case errors.Is(err, kube.ErrWaitTimeout) && lastErr != nil:
+		err = fmt.Errorf("%w after %s: %w", err, timeout, lastErr)
 	}
+	return t, fmt.Errorf("log in to bank-of-anthos as %s (GET %s from a load client pod, %d attempts): %w", BoAUsername, u.Redacted(), attempts, err)
 }
 
 // loginURL is userservice's /login URL with the demo user's credentials. The host is userservice's FQDN in the

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
 
+	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -176,10 +177,8 @@ func query(ctx context.Context, a API, r Retry, q string, ts time.Time, opts ...
 		if ctx.Err() != nil || !retryable(err) || i == attempts-1 {
 			break
 		}
-		select {
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		case <-time.After(backoff):
+		if err := kube.Sleep(ctx, nil, backoff); err != nil {
+			return nil, nil, err
 		}
 		backoff *= 2
 	}

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"k8s.io/utils/clock"
 
+	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -51,15 +53,8 @@ type Collector struct {
 	Catalog []Query
 	// IngestDelay is how long after a window's end the data is complete in Prometheus; 0 means one step + 2 s.
 	IngestDelay time.Duration
-	// Now is the clock (nil = time.Now).
-	Now func() time.Time
-}
-
-func (c *Collector) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
+	// Clock times the wait for the data (nil = the wall clock); tests pass a fake.
+	Clock clock.Clock
 }
 
 // ReadyAt is when the data of a window ending at end is in Prometheus.
@@ -122,7 +117,7 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s window %s is shorter than the rate range %s: CPU min/max are rates over %s and the CPU average covers the %s up to the window's end",
 			w.Kind, length, rate, rate, rate))
 	}
-	if err := sleepUntil(ctx, c.now, c.ReadyAt(qw.End)); err != nil {
+	if err := kube.SleepUntil(ctx, c.Clock, c.ReadyAt(qw.End)); err != nil {
 		return out, err
 	}
 	cat := c.Catalog
@@ -227,19 +222,4 @@ func Scalar(v model.Value) (float64, bool, error) {
 		return 0, false, nil
 	}
 	return f, true, nil
-}
-
-func sleepUntil(ctx context.Context, now func() time.Time, t time.Time) error {
-	d := t.Sub(now())
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/results"
@@ -269,6 +270,9 @@ type KubeletSampler struct {
 	Interval time.Duration
 	Timeout  time.Duration // per node request; 0 = Interval
 	Log      *slog.Logger
+	// Clock times the sampling rounds and Calibrate's limit, and stamps the rounds (nil = the wall clock); tests
+	// pass a fake.
+	Clock clock.WithTicker
 
 	mu       sync.Mutex
 	series   map[SeriesKey][]Point
@@ -321,7 +325,7 @@ func spacingOf(series map[SeriesKey][]Point) (time.Duration, bool) {
 // Calibrate waits (Run must be running) until the readings' spacing is known, at most max. A run should call it
 // before its first window: the lead-in before every window is the rate range, which depends on the spacing.
 func (k *KubeletSampler) Calibrate(ctx context.Context, max time.Duration) (Interval, error) {
-	deadline := time.NewTimer(max)
+	deadline := k.clock().NewTimer(max)
 	defer deadline.Stop()
 	for {
 		k.mu.Lock()
@@ -336,12 +340,19 @@ func (k *KubeletSampler) Calibrate(ctx context.Context, max time.Duration) (Inte
 		select {
 		case <-ctx.Done():
 			return iv, ctx.Err()
-		case <-deadline.C:
+		case <-deadline.C():
 			iv.Notes = append(iv.Notes, fmt.Sprintf("readings' spacing unknown after %s: assuming the sampling interval", max))
 			return iv, nil
 		case <-tick:
 		}
 	}
+}
+
+func (k *KubeletSampler) clock() clock.WithTicker {
+	if k.Clock == nil {
+		return clock.RealClock{}
+	}
+	return k.Clock
 }
 
 // init prepares the sampler's state; k.mu must be held.
@@ -359,7 +370,7 @@ func (k *KubeletSampler) Run(ctx context.Context) error {
 	k.mu.Lock()
 	k.init()
 	k.mu.Unlock()
-	t := time.NewTicker(k.Interval)
+	t := k.clock().NewTicker(k.Interval)
 	defer t.Stop()
 	var nodes []string
 	for round := 0; ; round++ {
@@ -374,7 +385,7 @@ func (k *KubeletSampler) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }
@@ -408,7 +419,7 @@ func (k *KubeletSampler) sampleOnce(ctx context.Context, nodes []string) {
 				}
 				return
 			}
-			pts, err := ParseResource(n, b, time.Now())
+			pts, err := ParseResource(n, b, k.clock().Now())
 			if err != nil {
 				k.note(err)
 				return
@@ -429,7 +440,7 @@ func (k *KubeletSampler) sampleOnce(ctx context.Context, nodes []string) {
 			k.series[key] = append(s, p)
 		}
 	}
-	k.lastTick = time.Now()
+	k.lastTick = k.clock().Now()
 	close(k.tick)
 	k.tick = make(chan struct{})
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -219,5 +221,36 @@ func TestResolutionFollowsCadvisorStamps(t *testing.T) {
 	got, err := k.Calibrate(context.Background(), time.Second)
 	if err != nil || got.Effective != 15*time.Second {
 		t.Errorf("Calibrate with known spacing = %+v, %v", got, err)
+	}
+}
+
+// Calibrate gives up on the sampler's clock, not the wall clock: with a fake clock nothing ends before it is
+// stepped past the limit, and then the result says the spacing is assumed.
+func TestCalibrateLimitOnTheClock(t *testing.T) {
+	t.Parallel()
+	clk := testingclock.NewFakeClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	k := &KubeletSampler{Interval: 5 * time.Second, Clock: clk}
+	type result struct {
+		iv  Interval
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		iv, err := k.Calibrate(context.Background(), time.Minute)
+		done <- result{iv, err}
+	}()
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(59 * time.Second)
+	select {
+	case r := <-done:
+		t.Fatalf("Calibrate returned before its limit on the clock: %+v", r)
+	case <-time.After(50 * time.Millisecond):
+	}
+	clk.Step(time.Second)
+	r := <-done
+	if r.err != nil || r.iv.Effective != 5*time.Second || len(r.iv.Notes) != 1 || !strings.Contains(r.iv.Notes[0], "unknown after 1m0s") {
+		t.Errorf("Calibrate after its limit = %+v, %v; want the sampling interval with a note", r.iv, r.err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/meshbench/meshbench/results"
 )
@@ -347,7 +348,7 @@ func TestCollectKeepsWarnings(t *testing.T) {
 	t.Parallel()
 	api := &flakyAPI{}
 	now := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
-	c := &Collector{API: api, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second}, Retry: DefaultRetry(), Now: func() time.Time { return now }}
+	c := &Collector{API: api, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second}, Retry: DefaultRetry(), Clock: testingclock.NewFakeClock(now)}
 	w := results.Window{Kind: results.WindowIdle, Start: now.Add(-2 * time.Minute), End: now.Add(-time.Minute)}
 	got, err := c.Collect(context.Background(), w, []PodSet{{Component: "app", Pods: map[string][]string{"ns": {"p"}}}})
 	if err != nil {
@@ -401,7 +402,7 @@ func TestCollectFailsOnAPartialFailure(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
 	c := &Collector{API: failOneAPI{fail: "max_over_time(sum(last_over_time(container_memory_working_set_bytes"}, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second},
-		Retry: DefaultRetry(), Now: func() time.Time { return now }}
+		Retry: DefaultRetry(), Clock: testingclock.NewFakeClock(now)}
 	w := results.Window{Kind: results.WindowLoad, Start: now.Add(-2 * time.Minute), End: now.Add(-time.Minute)}
 	sets := []PodSet{
 		{Component: results.ComponentApp, Pods: map[string][]string{"ns": {"a", "b"}}, Container: matchNotProxy},

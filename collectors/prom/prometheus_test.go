@@ -201,12 +201,32 @@ scrape_configs:` + scrapeConfigs
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// freePort's port can be taken by another test's listener before prometheus binds it (tests run in parallel):
+	// prometheus then exits with "address already in use", and the start is retried on a new port.
+	for attempt := 1; ; attempt++ {
+		url, exited := runPrometheus(t, bin, dir, attempt)
+		if !exited {
+			return url
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("prometheus-%d.log", attempt)))
+		if !strings.Contains(string(b), "address already in use") || attempt == 5 {
+			t.Fatalf("prometheus exited at start (attempt %d):\n%s", attempt, b)
+		}
+		_ = os.RemoveAll(filepath.Join(dir, "data"))
+	}
+}
+
+// runPrometheus starts prometheus on a free port and waits until it is ready (url, false) or has exited (url, true).
+func runPrometheus(t *testing.T, bin, dir string, attempt int) (string, bool) {
+	t.Helper()
 	port := freePort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
 		"--storage.tsdb.retention.time=1h", "--query.lookback-delta=30s", "--log.level=warn")
-	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	logPath := filepath.Join(dir, fmt.Sprintf("prometheus-%d.log", attempt))
+	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,16 +236,33 @@ scrape_configs:` + scrapeConfigs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cancel()
-		_ = cmd.Wait()
+		<-exited
 		_ = logf.Close()
 		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
+			b, _ := os.ReadFile(logPath)
 			t.Logf("prometheus log:\n%s", b)
 		}
 	})
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return url, true
+		case <-time.After(200 * time.Millisecond):
+		}
+		if resp, err := http.Get(url + "/-/ready"); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return url, false
+			}
+		}
+	}
+	t.Fatalf("prometheus on %s not ready within 60 s", url)
+	return url, false
 }
 
 // TestCollectorAgainstRealPrometheus checks min/max/avg per component against the model within 1 %, with the

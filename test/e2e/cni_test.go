@@ -123,7 +123,7 @@ func TestCNIFullTable(t *testing.T) {
 		t.Fatalf("%d rows, want 16", len(rep.Rows))
 	}
 	for _, row := range rep.Rows {
-		name := string(row.Path) + "/" + string(row.Test)
+		name := row.Path + "/" + row.Test
 		if row.Status != netbench.RowOK || row.N != 3 || !(row.Mean > 0) || row.CI == nil {
 			t.Errorf("%s: status %s n=%d mean=%v ci=%v reason %q", name, row.Status, row.N, row.Mean, row.CI, row.Reason)
 			continue
@@ -132,9 +132,9 @@ func TestCNIFullTable(t *testing.T) {
 		for _, s := range row.Secondary {
 			secondary[s.Name] = s
 		}
-		switch row.Test {
+		switch scenario.CNITest(row.Test) {
 		case scenario.CNITestTCP:
-			if row.Unit != netbench.UnitGbps || row.Mean < 0.1 || row.Tool != netcol.ToolIperf3 {
+			if row.Unit != netbench.UnitGbps || row.Mean < 0.1 || row.Tool != string(netcol.ToolIperf3) {
 				t.Errorf("%s: %v %s with %s", name, row.Mean, row.Unit, row.Tool)
 			}
 		case scenario.CNITestUDP:

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,19 +28,25 @@ type reportFlags struct {
 func NewReportCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 	f := &reportFlags{}
 	cmd := &cobra.Command{
-		Use:   "report RUN_DIR",
+		Use:   "report RUN_DIR [CNI_RUN_DIR]",
 		Short: "Write report.md, a self-contained report.html, CSVs and SVG charts for a run (offline)",
 		Long: `Render a run directory (run.json, samples.jsonl, cases.jsonl, summary.json) into report.md, a single
 self-contained report.html (inline CSS and SVG, no scripts, no external assets), series.csv, deltas.csv, cases.csv
 and charts/*.svg. Nothing but the run directory is read; no cluster is contacted.
 
+With a second directory, one report holds a mesh run (meshbench run) and a pod network run (meshbench cni) of the
+same cluster, in either order: the network underneath next to what each mode adds on top of it. Runs of different
+clusters (other nodes or Kubernetes version in run.json) are refused (exit 2). The files go to the mesh run's
+report directory unless --output-dir.
+
 With --push, the summary is also sent to a Prometheus Pushgateway as gauges (meshbench_resource_mean,
 meshbench_delta_percent, meshbench_case_failed_total, ...; see the push package documentation), replacing the
 previous push of the same job and instance.`,
 		Example: `  meshbench report runs/20261130-030000
+  meshbench report runs/20261130-030000 runs/20261130-020000-cni
   meshbench report runs/20261130-030000 --push http://pushgateway.monitoring:9091 --push-instance prod-eu`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd.Context(), streams, g, f, args[0]) },
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd.Context(), streams, g, f, args) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.out, "output-dir", "", "directory that receives the report files (default RUN_DIR/report)")
@@ -51,22 +59,33 @@ previous push of the same job and instance.`,
 	return cmd
 }
 
-func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFlags, dir string) error {
+func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFlags, dirs []string) error {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}
+	if f.latest && len(dirs) > 1 {
+		return badInput(errors.New("--latest takes one directory of runs; give both run directories without --latest to combine them"))
+	}
 	if f.latest {
-		latest, err := report.LatestRun(dir)
+		latest, err := report.LatestRun(dirs[0])
 		if err != nil {
 			return badInput(err)
 		}
-		dir = latest
+		dirs = []string{latest}
 	}
-	run, err := results.Read(dir)
+	var runs []*results.Run
+	for _, dir := range dirs {
+		run, err := results.Read(dir)
+		if err != nil {
+			return badInput(fmt.Errorf("report %s: %w", dir, err))
+		}
+		runs = append(runs, run)
+	}
+	rep, err := report.Combine(runs...)
 	if err != nil {
-		return badInput(fmt.Errorf("report %s: %w", dir, err))
+		return badInput(fmt.Errorf("report %s: %w", strings.Join(dirs, " "), err))
 	}
-	rep := report.Build(run)
+	dir := rep.Dir
 	for _, line := range rep.Banner() {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", line)
 	}

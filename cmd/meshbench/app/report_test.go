@@ -57,3 +57,52 @@ func TestReportBadInput(t *testing.T) {
 		t.Errorf("missing run dir: exit %d, want %d", code, ExitBadInput)
 	}
 }
+
+func TestReportCombinesMeshAndCNIRuns(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	code, _, errOut := run(t, "report", fixtureRun("cni-local"), fixtureRun("mesh-local"), "--output-dir", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "# meshbench report: 20261128-030000-mesh") || !strings.Contains(string(md), "## Pod network underneath (cni run 20261128-020000-cni)") {
+		t.Errorf("report.md is not the combined report:\n%.600s", md)
+	}
+}
+
+func TestReportRefusesToCombine(t *testing.T) {
+	t.Parallel()
+	// The cni run of another cluster: the same files with another Kubernetes version in run.json.
+	other := t.TempDir()
+	for _, name := range []string{"run.json", "samples.jsonl", "cases.jsonl", "summary.json"} {
+		data, err := os.ReadFile(filepath.Join(fixtureRun("cni-local"), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "run.json" {
+			data = []byte(strings.Replace(string(data), `"kubernetesVersion": "v1.37.2"`, `"kubernetesVersion": "v1.36.0"`, 1))
+		}
+		if err := os.WriteFile(filepath.Join(other, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		// sample is another cluster (profile default) but the same node names and version: two mesh runs is the refusal.
+		{"two mesh runs", []string{fixtureRun("mesh-local"), fixtureRun("sample")}, "needs one mesh run"},
+		{"other cluster", []string{fixtureRun("mesh-local"), other}, "not measured on the same cluster (Kubernetes v1.37.2 vs v1.36.0)"},
+		{"--latest with two", []string{fixtureRun("mesh-local"), fixtureRun("cni-local"), "--latest"}, "--latest takes one directory"},
+	} {
+		code, _, errOut := run(t, append(append([]string{"report"}, tt.args...), "--no-files")...)
+		if code != ExitBadInput || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%s: exit %d, want %d with %q:\n%s", tt.name, code, ExitBadInput, tt.want, errOut)
+		}
+	}
+}
