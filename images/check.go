@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/meshbench/meshbench/internal/verdict"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,14 +17,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
-// Status is a check verdict, spelled as mesh's preflight statuses.
-type Status string
+// Status is a check verdict; preflight shows these with its own checks.
+type Status = verdict.Status
 
-// Verdicts.
+// Verdicts (internal/verdict).
 const (
-	StatusOK   Status = "OK"
-	StatusWarn Status = "WARN"
-	StatusFail Status = "FAIL"
+	StatusOK   = verdict.OK
+	StatusWarn = verdict.Warn
+	StatusFail = verdict.Fail
 )
 
 // Want is one image a command will pull.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -162,12 +161,10 @@ func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenari
 	kc := s.Clients.Kube
 	live := 0
 	for _, ns := range t.Namespaces {
-		pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: t.AppSelector})
+		items, err := target.AppPods(ctx, kc, t, ns)
 		if err != nil {
-			return v, fmt.Errorf("list app pods in %s: %w", ns, err)
+			return v, err
 		}
-		items := pods.Items
-		sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
 		for _, p := range items {
 			pr := Prove(mode, p)
 			v.StandIn = v.StandIn || pr.StandIn

@@ -3,6 +3,7 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"github.com/meshbench/meshbench/internal/verdict"
 	"slices"
 	"sort"
 	"strings"
@@ -20,14 +21,14 @@ import (
 	"github.com/meshbench/meshbench/workloads"
 )
 
-// Status is a check's verdict.
-type Status string
+// Status is a check's verdict (internal/verdict, the same values the image checks give).
+type Status = verdict.Status
 
 // Verdicts. FAIL blocks the run (exit 2); WARN is shown with its fix but does not block.
 const (
-	StatusOK   Status = "OK"
-	StatusWarn Status = "WARN"
-	StatusFail Status = "FAIL"
+	StatusOK   = verdict.OK
+	StatusWarn = verdict.Warn
+	StatusFail = verdict.Fail
 )
 
 // Check is one line of the preflight report.

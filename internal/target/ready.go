@@ -129,12 +129,10 @@ func CheckReadiness(ctx context.Context, kc kubernetes.Interface, t Target) (Rea
 		}
 	}
 	for _, ns := range t.Namespaces {
-		pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: t.AppSelector})
+		items, err := AppPods(ctx, kc, t, ns)
 		if err != nil {
-			return r, fmt.Errorf("list app pods in %s: %w", ns, err)
+			return r, err
 		}
-		items := pods.Items
-		sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
 		for _, p := range items {
 			if prob := PodProblem(p); prob != "" {
 				r.Pods = append(r.Pods, fmt.Sprintf("%s/%s%s: %s", p.Namespace, p.Name, onNode(p), prob))
@@ -273,4 +271,15 @@ func podReady(p corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// AppPods lists t's app pods in ns sorted by name, so that problem lists and proofs come in a stable order.
+func AppPods(ctx context.Context, kc kubernetes.Interface, t Target, ns string) ([]corev1.Pod, error) {
+	pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: t.AppSelector})
+	if err != nil {
+		return nil, fmt.Errorf("list app pods in %s: %w", ns, err)
+	}
+	items := pods.Items
+	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
+	return items, nil
 }
