@@ -199,7 +199,7 @@ func TestRunQuickstart(t *testing.T) {
 	}
 	t.Logf("app CPU avg, cAdvisor job vs the kubelet's resource metrics:\n  %s", strings.Join(kubeletDiffs, "\n  "))
 
-	// summary.json and the printed study-A table.
+	// summary.json and the printed resource table.
 	if run.Summary == nil || len(run.Summary.Cases) != 4 || len(run.Summary.Series) == 0 {
 		t.Fatalf("summary.json missing or incomplete: %+v", run.Summary)
 	}
@@ -212,7 +212,7 @@ func TestRunQuickstart(t *testing.T) {
 	if !found {
 		t.Error("summary has no app CPU avg series over 2 repetitions with a confidence interval")
 	}
-	for _, want := range []string{"Resource usage per component (study A)", "| none | load 50 qps | app |", "| none | idle | app |", "Latency", "p99.9"} {
+	for _, want := range []string{"## Resource usage per component", "| none | load 50 qps | app |", "| none | idle | app |", "Latency", "p99.9"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
