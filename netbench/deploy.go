@@ -20,7 +20,7 @@ import (
 // deploy starts the client, picks the RR tool, starts the other pods and the Service, and verifies placement and
 // listening servers. Pods that fail are recorded in r.broken (their cases fail with the reason); an error is
 // returned only when nothing can run.
-func (r *run) deploy(ctx context.Context) error {
+func (r *Bench) deploy(ctx context.Context) error {
 	client := r.objs.ClientPod()
 	if err := createPod(ctx, r.d.Kube, client); err != nil {
 		return err
@@ -79,7 +79,7 @@ func (r *run) deploy(ctx context.Context) error {
 }
 
 // rrTool resolves spec.cni.rrTool: auto takes netperf when the network image has netperf and netserver.
-func (r *run) rrTool(ctx context.Context) (netcol.Tool, error) {
+func (r *Bench) rrTool(ctx context.Context) (netcol.Tool, error) {
 	hasRR := slices.ContainsFunc(r.cases, func(c Case) bool {
 		return c.Test == scenario.CNITestRR || c.Test == scenario.CNITestCRR
 	})
@@ -105,7 +105,7 @@ func (r *run) rrTool(ctx context.Context) (netcol.Tool, error) {
 	}
 }
 
-func (r *run) createService(ctx context.Context) error {
+func (r *Bench) createService(ctx context.Context) error {
 	svc := r.objs.ServiceObject()
 	cctx, cancel := callCtx(ctx)
 	defer cancel()
@@ -119,7 +119,7 @@ func (r *run) createService(ctx context.Context) error {
 }
 
 // waitEndpoints waits until the Service's EndpointSlice lists server-remote as a ready endpoint (its only one).
-func (r *run) waitEndpoints(ctx context.Context) error {
+func (r *Bench) waitEndpoints(ctx context.Context) error {
 	backend := r.pods[RoleServerRemote]
 	if backend == nil {
 		return errors.New("the Service has no backend: server-remote is not running")
@@ -153,7 +153,7 @@ func (r *run) waitEndpoints(ctx context.Context) error {
 
 // verifyPlacement checks, after scheduling, that every pod is on its node: same-node pods share node A, the
 // cross-node and host servers are on node B.
-func (r *run) verifyPlacement() {
+func (r *Bench) verifyPlacement() {
 	pl := r.objs.Placement
 	want := map[Role]string{RoleClient: pl.ClientNode, RoleClientAgent: pl.ClientNode, RoleServerLocal: pl.ClientNode,
 		RoleHostClient: pl.ClientNode, RoleServerRemote: pl.ServerNode, RoleHostServer: pl.ServerNode}
@@ -181,7 +181,7 @@ func (r *run) verifyPlacement() {
 
 // waitServers waits until each server pod listens on its iperf3 (and netserver) port, read from /proc/net/tcp*
 // without connecting (a stray connection can wedge an iperf3 3.12 server).
-func (r *run) waitServers(ctx context.Context) {
+func (r *Bench) waitServers(ctx context.Context) {
 	for _, role := range []Role{RoleServerLocal, RoleServerRemote, RoleHostServer} {
 		if r.pods[role] == nil {
 			continue
@@ -217,7 +217,7 @@ func (r *run) waitServers(ctx context.Context) {
 }
 
 // execIn runs a short command in a test pod.
-func (r *run) execIn(ctx context.Context, role Role, container string, cmd ...string) (string, error) {
+func (r *Bench) execIn(ctx context.Context, role Role, container string, cmd ...string) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	stdout, _, err := r.d.Exec.Exec(cctx, r.cfg.Namespace, string(role), container, cmd, nil)
@@ -226,7 +226,7 @@ func (r *run) execIn(ctx context.Context, role Role, container string, cmd ...st
 
 // mtuFacts reads the MTU of eth0 in a pod on each node and, with the hostNetwork pods, of the node's
 // default-route interface.
-func (r *run) mtuFacts(ctx context.Context) {
+func (r *Bench) mtuFacts(ctx context.Context) {
 	read := func(role Role, scope string, peer Role) {
 		p := r.pods[role]
 		if p == nil {
@@ -277,7 +277,7 @@ func (r *run) mtuFacts(ctx context.Context) {
 }
 
 // clusterFacts records the Kubernetes version, the nodes used and the CNI (best effort: facts never fail a run).
-func (r *run) clusterFacts(ctx context.Context, nodes []corev1.Node, pl Placement) {
+func (r *Bench) clusterFacts(ctx context.Context, nodes []corev1.Node, pl Placement) {
 	if v, err := r.d.Kube.Discovery().ServerVersion(); err == nil {
 		r.report.Facts.KubernetesVersion = v.GitVersion
 	}

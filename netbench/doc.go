@@ -1,9 +1,14 @@
-// Package netbench runs `meshbench cni`: the pod network benchmark underneath the mesh (study B and the CNI
+// Package netbench is the pod network benchmark of `meshbench cni` underneath the mesh (study B and the CNI
 // benchmarks, done so that every cell is either a measurement with its confidence interval or says why it is empty).
 //
-// One run lives in one namespace labelled with the run labels (and meshbench.dev/component=cni-test), deleted at the
-// end of the run whatever happens (success, failure, Ctrl-C: the finalizer uses a fresh context and waits until the
-// namespace is gone). In it:
+// It has no case loop of its own: a Bench plans the cases on the cluster (scenario's cni plan with placement and
+// skips, in scenario's Case shape) and offers the steps (Deploy, Measure, Resources, Teardown) that runner.Runner
+// orders, through the adapters in orchestrate, exactly as it runs the mesh cases of `meshbench run`: one record per
+// case at once, an interrupted case not recorded, a failed case recorded with its reason and the run going on.
+//
+// One run lives in one namespace labelled with the run labels (and meshbench.dev/component=cni-test), deleted by the
+// runner's finalizer whatever happens (success, failure, Ctrl-C: a fresh context, waiting until the namespace is
+// gone) unless --retain. In it:
 //
 //	client         node A, pod network    network image: iperf3 (and netperf) clients
 //	client-agent   node A, pod network    agent image: built-in TCP_RR/TCP_CRR clients (only with the built-in tool)
@@ -22,7 +27,7 @@
 // Every test runs spec.cni.samples times for spec.cni.duration (the samples of a case back to back), through exec
 // (kube.Execer); the raw output of each sample is kept in the run directory (raw/<path>-<test>-<n>.json, .txt for
 // netperf), parsed by collectors/net, checked (the Service path must show the ClusterIP on the client side and the
-// backend's own address on the server side) and appended to the results store as one case per path x test (case ID
+// backend's own address on the server side) and recorded by the runner as one case per path x test (case ID
 // <path>/<test>, the plan's; sample n is repetition n). The printed table is results.CNIRows over the summary of
 // what was recorded, the computation the report uses. Resource use of the test pods and of their nodes (node A for
 // same-node, A and B otherwise; each node on its own, labelled node and series) is read for an idle window (pods deployed, then one rate range of quiet, then no traffic) and

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -32,21 +32,15 @@ type ResourceCollector interface {
 	Collect(ctx context.Context, w results.Window, sets []prom.PodSet) (prom.Collected, error)
 }
 
-// Store records finished cases (results.Store).
-type Store interface {
-	AppendCase(res results.CaseResult, samples []results.Sample) error
-}
-
-// Deps are the adapters a run talks to.
+// Deps are the adapters a bench talks to.
 type Deps struct {
 	Kube kubernetes.Interface
 	Exec kube.Execer
 	// Resources is nil when resource use is not measured.
 	Resources ResourceCollector
-	Store     Store
 	Log       *slog.Logger
-	// Clock is the run's time: window bounds, the idle and retry pauses and the polls' intervals (nil = the wall
-	// clock). Tests pass a fake whose timers fire at once.
+	// Clock is the bench's time: window bounds, the retry pauses and the polls' intervals (nil = the wall clock).
+	// Tests pass a fake whose timers fire at once.
 	Clock clock.Clock
 }
 
@@ -58,7 +52,8 @@ type Config struct {
 	Images    Images
 	// RunDir receives raw/<path>-<test>-<n>.json; "" keeps no raw output.
 	RunDir string
-	// Keep leaves the namespace in place (for inspection or the iperf3 comparison script).
+	// Keep: the runner leaves the namespace in place (--retain, for inspection or the iperf3 comparison script);
+	// the report says how to delete it.
 	Keep bool
 	// ReadyTimeout bounds waiting for the pods; DeleteTimeout the namespace deletion.
 	ReadyTimeout, DeleteTimeout time.Duration
@@ -80,33 +75,34 @@ func (c Config) idleWindow() time.Duration {
 	return time.Duration(c.CNI.Samples) * c.CNI.Duration.Duration
 }
 
-// run is the state of one Run.
-type run struct {
+// Bench is one pod network benchmark on a cluster: its cases with what the cluster tells (placement, skips, the
+// RR tool) and the steps runner.Runner orders through the wiring's adapters (orchestrate): Deploy (the runner's
+// Workloads.Ensure), Measure (LoadGenerator.Run: one case's samples), Resources (Collector.Collect) and Teardown
+// (the finalizer, also after Ctrl-C). The runner calls them one at a time.
+type Bench struct {
 	cfg    Config
 	d      Deps
 	objs   Objects
 	cases  []Case
 	report *Report
 
+	created bool                    // the namespace was created by this bench (Teardown deletes it)
 	pods    map[Role]*corev1.Pod    // Ready, verified pods
 	nodes   map[string]prom.NodeRef // the cluster's nodes, to name the test nodes in scrape labels
 	broken  map[Role]error          // pods that failed to start or are misplaced
 	service *corev1.Service
 
-	// cpuLeftOut are the cases whose CPU figures were left out: too short to be attributable (see caseWindow).
+	// cpuLeftOut are the cases whose CPU figures were left out: too short to be attributable (see caseWindow);
+	// noCPU is why, per case ID, for Resources.
 	cpuLeftOut []string
-
-	mu        sync.Mutex
-	nodeNotes []string // why a test node's CPU and memory are absent, once per run
-	// recorded and recSamples are what the recorder stored, in order: the report's rows are computed from them
-	// exactly as from the run directory (results.Summarize, results.CNIRows).
-	recorded   []results.CaseResult
-	recSamples []results.Sample
+	noCPU      map[string]string
+	nodeNotes  []string // why a test node's CPU and memory are absent, once per run
 }
 
-// Run deploys the test pods, runs every case, records the results and deletes the namespace (also on failure and
-// when ctx is cancelled). The report is returned even with an error, holding what was measured.
-func Run(ctx context.Context, cfg Config, d Deps) (*Report, error) {
+// New lists the nodes, places the test pods and plans the cases (scenario's plan of the cni section with the skips
+// the placement implies); nothing is created. The bench is returned with an error too: its report holds the
+// placement that was refused.
+func New(ctx context.Context, cfg Config, d Deps) (*Bench, error) {
 	if d.Clock == nil {
 		d.Clock = clock.RealClock{}
 	}
@@ -122,36 +118,16 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Report, error) {
 	if cfg.DeleteTimeout == 0 {
 		cfg.DeleteTimeout = 3 * time.Minute
 	}
-	r := &run{cfg: cfg, d: d, pods: map[Role]*corev1.Pod{}, broken: map[Role]error{},
+	r := &Bench{cfg: cfg, d: d, pods: map[Role]*corev1.Pod{}, broken: map[Role]error{}, noCPU: map[string]string{},
 		report: &Report{RunID: cfg.RunID, RunDir: cfg.RunDir, Namespace: cfg.Namespace, Confidence: cfg.Confidence}}
-	err := r.execute(ctx)
-	r.mu.Lock()
-	sum := results.Summarize(results.RunMeta{RunID: cfg.RunID}, r.recSamples, r.recorded, results.SummaryOptions{Confidence: cfg.Confidence})
-	r.mu.Unlock()
-	r.report.Rows, r.report.Resources = results.CNIRows(sum), results.CNIResourceRows(sum)
-	if w := cfg.idleWindow(); len(r.report.Resources) > 0 && cfg.RateRange > 0 && w < 3*cfg.RateRange {
-		r.report.Notes = append(r.report.Notes, fmt.Sprintf(
-			"resource windows (%s per case) are shorter than 3 rate ranges (%s): CPU min/max are coarse and may not bracket the average; use more samples or a longer duration for resource figures",
-			w, 3*cfg.RateRange))
-	}
-	r.report.Notes = append(r.report.Notes, r.nodeNotes...)
-	if len(r.cpuLeftOut) > 0 {
-		r.report.Notes = append(r.report.Notes, fmt.Sprintf(
-			"CPU of %d case(s) not recorded (%s): a case's traffic (samples x duration = %s) must last at least two rate ranges (%s) for its CPU figures to see only its own traffic; lengthen cni.duration or samples",
-			len(r.cpuLeftOut), strings.Join(r.cpuLeftOut, ", "), time.Duration(cfg.CNI.Samples)*cfg.CNI.Duration.Duration, 2*cfg.RateRange))
-	}
-	return r.report, err
-}
-
-func (r *run) execute(ctx context.Context) (err error) {
 	nodes, err := r.listNodes(ctx)
 	if err != nil {
-		return err
+		return r, err
 	}
 	pl, err := ChoosePlacement(r.cfg.CNI.Placement, nodes)
 	r.report.Placement = pl
 	if err != nil {
-		return fmt.Errorf("placement: %w", err)
+		return r, fmt.Errorf("placement: %w", err)
 	}
 	r.cases = Plan(r.cfg.CNI, pl)
 	r.clusterFacts(ctx, nodes, pl)
@@ -161,68 +137,74 @@ func (r *run) execute(ctx context.Context) (err error) {
 	}
 	r.objs = Objects{Images: r.cfg.Images, Namespace: r.cfg.Namespace, RunID: r.cfg.RunID, Placement: pl,
 		Host: r.runs(scenario.CNIPathHost), Remote: r.runs(scenario.CNIPathCrossNode), Service: r.runs(scenario.CNIPathService)}
-
-	r.d.Log.Info("creating the run namespace", "namespace", r.cfg.Namespace, "nodeA", pl.ClientNode, "nodeB", pl.ServerNode)
-	created, err := createNamespace(ctx, r.d.Clock, r.d.Kube, r.objs.NamespaceObject())
-	if created {
-		// Registered as soon as the namespace exists, before the ServiceAccount wait can fail (Ctrl-C, a slow
-		// controller-manager); a namespace that already existed (Create failed) is never ours to delete.
-		defer r.finalize(ctx, &err)
-	}
-	if err != nil {
-		return err
-	}
-
-	rec := r.startRecorder(ctx)
-	defer func() { err = errors.Join(err, rec.wait()) }()
-
-	if err := r.deploy(ctx); err != nil {
-		r.failAll(rec, err)
-		return err
-	}
-	for _, c := range r.cases {
-		if c.SkipReason != "" {
-			rec.submit(pending{res: results.CaseResult{CaseID: c.ID(), Status: results.StatusSkipped, Reason: c.SkipReason,
-				Start: r.d.Clock.Now().UTC(), End: r.d.Clock.Now().UTC(), Facts: c.Labels()}})
-		}
-	}
-	if err := r.idle(ctx, rec); err != nil {
-		return err
-	}
-	var failed []string
-	for _, c := range r.cases {
-		if c.SkipReason != "" {
-			continue
-		}
-		status := r.runCase(ctx, c, rec)
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted during %s: %w", c.ID(), ctx.Err())
-		}
-		if status == RowFailed {
-			failed = append(failed, c.ID())
-		}
-	}
-	if len(failed) > 0 {
-		return &CasesFailedError{Cases: failed}
-	}
-	return nil
+	return r, nil
 }
 
-// failAll records every planned case as failed (or skipped) when the test pods could not be deployed, so no cell is
-// left empty without a reason.
-func (r *run) failAll(rec *recorder, err error) {
-	if errors.Is(err, context.Canceled) {
-		return // interrupted: nothing was measured, nothing to claim
+// Cases are the bench's plan in the runner's Case shape: the idle window first (when resource use is measured:
+// pods deployed, no traffic, Traffic its length), then every path x test in scenario's order, Skip set where the
+// cluster cannot run it.
+func (r *Bench) Cases() []scenario.Case {
+	var out []scenario.Case
+	if r.d.Resources != nil {
+		out = append(out, scenario.Case{ID: scenario.CNIIdleCaseID, Kind: scenario.CaseCNI, Idle: true, Traffic: scenario.D(r.cfg.idleWindow())})
 	}
-	now := r.d.Clock.Now().UTC()
 	for _, c := range r.cases {
-		res := results.CaseResult{CaseID: c.ID(), Start: now, End: now, Status: results.StatusFailed, Reason: "deploy: " + err.Error(),
-			Facts: c.Labels()}
-		if c.SkipReason != "" {
-			res.Status, res.Reason = results.StatusSkipped, c.SkipReason
-		}
-		rec.submit(pending{res: res})
+		out = append(out, scenario.Case{ID: c.ID(), Kind: scenario.CaseCNI, Path: c.Path, Test: c.Test, Samples: r.cfg.CNI.Samples,
+			Traffic: scenario.D(time.Duration(r.cfg.CNI.Samples) * r.cfg.CNI.Duration.Duration), Skip: c.SkipReason})
 	}
+	for i := range out {
+		out[i].Index = i + 1
+		out[i].Switch = i == 0
+	}
+	return out
+}
+
+// Namespace is the run namespace; Created reports whether this bench created it (and Teardown deletes it).
+func (r *Bench) Namespace() string { return r.cfg.Namespace }
+
+// Created reports whether Deploy created the run namespace, also when it then failed.
+func (r *Bench) Created() bool { return r.created }
+
+// RateRange is the resource collector's rate range the bench was configured with.
+func (r *Bench) RateRange() time.Duration { return r.cfg.RateRange }
+
+// Deploy creates the run namespace and the test pods, picks the RR tool and verifies placement and listening
+// servers. Pods that fail are remembered (their cases fail with the reason in Measure); an error is returned only
+// when nothing can run. The facts are recorded with every case.
+func (r *Bench) Deploy(ctx context.Context) (map[string]string, error) {
+	pl := r.objs.Placement
+	r.d.Log.Info("creating the run namespace", "namespace", r.cfg.Namespace, "nodeA", pl.ClientNode, "nodeB", pl.ServerNode)
+	// created is kept as soon as the namespace exists, before the ServiceAccount wait can fail (Ctrl-C, a slow
+	// controller-manager); a namespace that already existed (Create failed) is never ours to delete.
+	created, err := createNamespace(ctx, r.d.Clock, r.d.Kube, r.objs.NamespaceObject())
+	r.created = r.created || created
+	if err != nil {
+		return nil, err
+	}
+	if err := r.deploy(ctx); err != nil {
+		return nil, err
+	}
+	facts := map[string]string{"namespace": r.cfg.Namespace, "node-a": pl.ClientNode}
+	if pl.ServerNode != "" {
+		facts["node-b"] = pl.ServerNode
+	}
+	return facts, nil
+}
+
+// Teardown deletes the run namespace when this bench created it, and waits until it is gone (ctx bounds it; at
+// most DeleteTimeout).
+func (r *Bench) Teardown(ctx context.Context) error {
+	if !r.created {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.DeleteTimeout)
+	defer cancel()
+	r.d.Log.Info("deleting the run namespace", "namespace", r.cfg.Namespace)
+	if err := DeleteNamespace(cctx, r.d.Kube, r.cfg.Namespace); err != nil {
+		return fmt.Errorf("cleanup: %w (find leftovers with the label %s=%s)", err, kube.RunLabel, r.cfg.RunID)
+	}
+	r.created = false
+	return nil
 }
 
 // CasesFailedError reports cases without any successful sample (their reasons are in the report and cases.jsonl).
@@ -232,8 +214,42 @@ func (e *CasesFailedError) Error() string {
 	return fmt.Sprintf("%d case(s) failed: %s (reasons in the table and cases.jsonl)", len(e.Cases), strings.Join(e.Cases, ", "))
 }
 
+// Report is the bench's report with the rows computed from the run's summary (results.CNIRows: the computation
+// the report's pod network section uses) and the run's notes (Notes).
+func (r *Bench) Report(sum results.Summary) *Report {
+	rep := *r.report
+	rep.Rows, rep.Resources = results.CNIRows(sum), results.CNIResourceRows(sum)
+	rep.Notes = r.Notes()
+	return &rep
+}
+
+// Facts are the cluster facts the bench read (Kubernetes version, CNI, MTU, nodes).
+func (r *Bench) Facts() Facts { return r.report.Facts }
+
+// Notes are the run's notes: what deploying told (the RR tool, MTU, Service), coarse resource windows, nodes without
+// figures, cases whose CPU was left out, a kept namespace. run.json records them.
+func (r *Bench) Notes() []string {
+	notes := slices.Clone(r.report.Notes)
+	cfg := r.cfg
+	if w := cfg.idleWindow(); r.d.Resources != nil && cfg.RateRange > 0 && w < 3*cfg.RateRange {
+		notes = append(notes, fmt.Sprintf(
+			"resource windows (%s per case) are shorter than 3 rate ranges (%s): CPU min/max are coarse and may not bracket the average; use more samples or a longer duration for resource figures",
+			w, 3*cfg.RateRange))
+	}
+	notes = append(notes, r.nodeNotes...)
+	if len(r.cpuLeftOut) > 0 {
+		notes = append(notes, fmt.Sprintf(
+			"CPU of %d case(s) not recorded (%s): a case's traffic (samples x duration = %s) must last at least two rate ranges (%s) for its CPU figures to see only its own traffic; lengthen cni.duration or samples",
+			len(r.cpuLeftOut), strings.Join(r.cpuLeftOut, ", "), time.Duration(cfg.CNI.Samples)*cfg.CNI.Duration.Duration, 2*cfg.RateRange))
+	}
+	if cfg.Keep && r.created {
+		notes = append(notes, fmt.Sprintf("namespace %s kept (--retain): delete it with `kubectl delete namespace %s`", cfg.Namespace, cfg.Namespace))
+	}
+	return notes
+}
+
 // runs reports whether the plan runs any case on the path.
-func (r *run) runs(p scenario.CNIPath) bool {
+func (r *Bench) runs(p scenario.CNIPath) bool {
 	for _, c := range r.cases {
 		if c.Path == p && c.SkipReason == "" {
 			return true
@@ -242,7 +258,7 @@ func (r *run) runs(p scenario.CNIPath) bool {
 	return false
 }
 
-func (r *run) listNodes(ctx context.Context) ([]corev1.Node, error) {
+func (r *Bench) listNodes(ctx context.Context) ([]corev1.Node, error) {
 	cctx, cancel := callCtx(ctx)
 	defer cancel()
 	l, err := r.d.Kube.CoreV1().Nodes().List(cctx, metav1.ListOptions{})
@@ -252,118 +268,81 @@ func (r *run) listNodes(ctx context.Context) ([]corev1.Node, error) {
 	return l.Items, nil
 }
 
-// finalize deletes the namespace with a fresh context: it runs after success, failure and Ctrl-C alike.
-func (r *run) finalize(ctx context.Context, errp *error) {
-	if r.cfg.Keep {
-		r.report.Notes = append(r.report.Notes, fmt.Sprintf("namespace %s kept (--keep): delete it with `kubectl delete namespace %s`", r.cfg.Namespace, r.cfg.Namespace))
-		return
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.DeleteTimeout)
-	defer cancel()
-	r.d.Log.Info("deleting the run namespace", "namespace", r.cfg.Namespace)
-	if err := DeleteNamespace(cctx, r.d.Kube, r.cfg.Namespace); err != nil {
-		*errp = errors.Join(*errp, fmt.Errorf("cleanup: %w (find leftovers with the label %s=%s)", err, kube.RunLabel, r.cfg.RunID))
-	}
-}
-
-// idle measures the resource use with every pod deployed and no traffic.
-func (r *run) idle(ctx context.Context, rec *recorder) error {
-	if r.d.Resources == nil {
-		return nil
-	}
-	// The deploy's exec probes and API calls are activity in the test pods. Every CPU rate of a window looks one
-	// rate range back from its point, and a window shorter than the rate range has its CPU average stretched to the
-	// rate range before its end: both reach at most one rate range before the window's start, so one rate range of
-	// quiet before it is exactly what keeps the idle figures idle (collectors/prom: the measured condition holds for
-	// one rate range before a window starts).
-	lead, d := r.cfg.RateRange, r.cfg.idleWindow()
-	r.d.Log.Info("idle window: pods deployed, no traffic", "leadIn", lead, "duration", d)
-	if err := kube.Sleep(ctx, r.d.Clock, lead); err != nil {
-		return fmt.Errorf("interrupted before the idle window: %w", err)
-	}
-	start := r.d.Clock.Now()
-	if err := kube.Sleep(ctx, r.d.Clock, d); err != nil {
-		return fmt.Errorf("interrupted during the idle window: %w", err)
-	}
-	w := results.Window{Kind: results.WindowIdle, Start: start.UTC(), End: r.d.Clock.Now().UTC()}
-	var sets []labelledSet
-	var all []Role
-	for _, p := range r.cfg.CNI.Paths {
-		if r.runs(p) {
-			sets = append(sets, labelledSet{set: r.podSet(p), labels: map[string]string{LabelPath: string(p)}})
-			all = append(all, pathRoles(p)...)
+// caseOf is the bench's case of a plan case (with its tool, known after Deploy).
+func (r *Bench) caseOf(id string) (Case, bool) {
+	for _, c := range r.cases {
+		if c.ID() == id {
+			return c, true
 		}
 	}
-	sets = append(sets, labelledSet{set: r.nodeSet(all), labels: map[string]string{LabelPath: "all"}})
-	rec.submit(pending{res: results.CaseResult{CaseID: "idle", Status: results.StatusOK, Start: w.Start, End: w.End,
-		Windows: []results.Window{w}}, window: &w, sets: sets})
-	return nil
+	return Case{}, false
 }
 
-// runCase runs the samples of one case back to back (one resource window covers them), records it and returns its
-// status (RowOK, RowPartial, RowFailed).
-func (r *run) runCase(ctx context.Context, c Case, rec *recorder) string {
-	res := results.CaseResult{CaseID: c.ID(), Facts: c.Labels()}
+// Measurement is what Measure ran for one case.
+type Measurement struct {
+	// Window is the case's resource window (see caseWindow); zero when no sample succeeded.
+	Window results.Window
+	// SampleWindows are the samples' own windows (exactly around each exec), recorded with the case.
+	SampleWindows []results.Window
+	Samples       []results.Sample
+	// Facts: the case's labels, client, server, target and backend, raw.<n> (raw output paths), warnings.
+	Facts map[string]string
+	// Ran and Failed count samples; Reason is why the failed ones failed (or why none ran).
+	Ran, Failed int
+	Reason      string
+}
+
+// Measure runs the samples of one case back to back (one resource window covers them): exec, keep the raw output,
+// parse, check the connection, retry a connection that was never set up. A sample interrupted by ctx is not a
+// measurement; the runner does not record an interrupted case.
+func (r *Bench) Measure(ctx context.Context, pc scenario.Case) Measurement {
+	c, ok := r.caseOf(pc.ID)
+	if !ok {
+		return Measurement{Reason: fmt.Sprintf("case %s is not in the bench's plan", pc.ID)}
+	}
+	m := Measurement{Facts: c.Labels()}
 	if err := r.caseBroken(c); err != nil {
-		res.Status, res.Reason = results.StatusFailed, err.Error()
-		res.Start, res.End = r.d.Clock.Now().UTC(), r.d.Clock.Now().UTC()
-		rec.submit(pending{res: res})
-		return RowFailed
+		m.Reason = err.Error()
+		return m
 	}
 	tg := r.target(c)
-	for k, v := range tg.facts() {
-		res.Facts[k] = v
-	}
+	maps.Copy(m.Facts, tg.facts())
 	r.d.Log.Info("running", "case", c.ID(), "tool", c.Tool, "samples", r.cfg.CNI.Samples, "duration", r.cfg.CNI.Duration.Duration)
 	start := r.d.Clock.Now()
 	var outs []Outcome
-	var samples []results.Sample
 	for n := 1; n <= r.cfg.CNI.Samples; n++ {
 		o, w, raw := r.sample(ctx, c, tg, n)
 		if ctx.Err() != nil && o.Err != nil {
 			break // an interrupted sample is not a measurement
 		}
 		outs = append(outs, o)
-		res.Windows = append(res.Windows, w)
+		m.SampleWindows = append(m.SampleWindows, w)
 		if raw != "" {
-			res.Facts["raw."+strconv.Itoa(n)] = raw
+			m.Facts["raw."+strconv.Itoa(n)] = raw
 		}
 		if o.Result != nil {
-			samples = append(samples, MeasurementSamples(c, n, w, *o.Result)...)
+			m.Samples = append(m.Samples, MeasurementSamples(c, n, w, *o.Result)...)
+		} else {
+			m.Failed++
 		}
 	}
 	end := r.d.Clock.Now()
-	if len(outs) == 0 && ctx.Err() != nil {
-		return RowFailed // interrupted before a sample finished: nothing to record
-	}
-	status, reason, warnings := caseStatus(outs)
-	p := pending{samples: samples} // p.res once res is complete, below
-	if len(samples) > 0 {
-		p.window, p.noCPU = r.caseWindow(start, end)
-		p.sets = []labelledSet{{set: r.podSet(c.Path), labels: c.Labels()}, {set: r.nodeSet(pathRoles(c.Path)), labels: c.Labels()}}
-		if p.noCPU != "" {
-			warnings = append(warnings, p.noCPU)
+	m.Ran = len(outs)
+	_, reason, warnings := caseStatus(outs)
+	m.Reason = reason
+	if len(m.Samples) > 0 {
+		w, noCPU := r.caseWindow(start, end)
+		m.Window = *w
+		if noCPU != "" {
+			warnings = append(warnings, noCPU)
 			r.cpuLeftOut = append(r.cpuLeftOut, c.ID())
+			r.noCPU[c.ID()] = noCPU
 		}
 	}
-	res.Start, res.End = start.UTC(), end.UTC()
-	switch status {
-	case RowOK:
-		res.Status = results.StatusOK
-	case RowPartial:
-		res.Status, res.Reason = results.StatusOK, results.CNIPartialPrefix+reason
-	default:
-		res.Status, res.Reason = results.StatusFailed, reason
-	}
-	if ctx.Err() != nil && len(outs) < r.cfg.CNI.Samples {
-		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + fmt.Sprintf("interrupted after %d of %d samples", len(outs), r.cfg.CNI.Samples)
-	}
 	if len(warnings) > 0 {
-		res.Facts["warnings"] = strings.Join(warnings, "; ")
+		m.Facts["warnings"] = strings.Join(warnings, "; ")
 	}
-	p.res = res
-	rec.submit(p)
-	return status
+	return m
 }
 
 // caseWindow is the resource window of a case whose traffic ran from start to end, and, when its CPU figures
@@ -377,7 +356,7 @@ func (r *run) runCase(ctx context.Context, c Case, rec *recorder) string {
 // whole seconds only moves its start later and its end earlier, and the stretched average still begins at or after
 // end - 1 s - rate range >= start + rate range - 1 s, inside the case. Memory is a gauge read inside the window and
 // stays attributable, so it is still collected.
-func (r *run) caseWindow(start, end time.Time) (*results.Window, string) {
+func (r *Bench) caseWindow(start, end time.Time) (*results.Window, string) {
 	rate, elapsed := r.cfg.RateRange, end.Sub(start)
 	trim := min(rate, elapsed/2)
 	w := &results.Window{Kind: results.WindowTest, Start: start.Add(trim).UTC(), End: end.UTC()}
@@ -389,7 +368,7 @@ func (r *run) caseWindow(start, end time.Time) (*results.Window, string) {
 }
 
 // caseBroken says why a case cannot run although it was planned (a pod it needs is broken).
-func (r *run) caseBroken(c Case) error {
+func (r *Bench) caseBroken(c Case) error {
 	var errs []error
 	for _, role := range r.rolesOf(c) {
 		if err := r.broken[role]; err != nil {
@@ -408,7 +387,7 @@ func (r *run) caseBroken(c Case) error {
 }
 
 // rolesOf are the pods a case uses: client first, server second.
-func (r *run) rolesOf(c Case) []Role {
+func (r *Bench) rolesOf(c Case) []Role {
 	client := RoleClient
 	if c.Tool == netcol.ToolBuiltin {
 		client = RoleClientAgent
@@ -436,7 +415,7 @@ func pathRoles(p scenario.CNIPath) []Role {
 }
 
 // podSet is the path's pods, for resource use.
-func (r *run) podSet(p scenario.CNIPath) prom.PodSet {
+func (r *Bench) podSet(p scenario.CNIPath) prom.PodSet {
 	var deployed []string
 	for _, role := range pathRoles(p) {
 		if r.pods[role] != nil {
@@ -448,7 +427,7 @@ func (r *run) podSet(p scenario.CNIPath) prom.PodSet {
 
 // nodeSet is the whole-node component of the nodes the deployed pods among roles run on (same-node: node A only;
 // the other paths: A and B), each measured on its own: never the cluster's other nodes.
-func (r *run) nodeSet(roles []Role) prom.PodSet {
+func (r *Bench) nodeSet(roles []Role) prom.PodSet {
 	var names []string
 	for _, role := range roles {
 		if p := r.pods[role]; p != nil && p.Spec.NodeName != "" && !slices.Contains(names, p.Spec.NodeName) {
@@ -482,7 +461,7 @@ func (t target) facts() map[string]string {
 		"backend": t.expect.Backend}
 }
 
-func (r *run) target(c Case) target {
+func (r *Bench) target(c Case) target {
 	roles := r.rolesOf(c)
 	t := target{client: roles[0], server: roles[1], container: ContainerNet, ports: PodPorts}
 	if c.Tool == netcol.ToolBuiltin {
@@ -502,7 +481,7 @@ func (r *run) target(c Case) target {
 }
 
 // spec is the collectors/net invocation of one case.
-func (r *run) spec(c Case, t target) netcol.Spec {
+func (r *Bench) spec(c Case, t target) netcol.Spec {
 	n := r.cfg.CNI
 	s := netcol.Spec{Test: c.Test, Tool: c.Tool, Host: t.host, Duration: n.Duration.Duration, Omit: n.Omit.Duration,
 		Streams: n.Streams, Bitrate: n.UDPBitrate, PacketBytes: n.UDPPacketBytes, RequestBytes: n.RequestBytes,
@@ -532,7 +511,7 @@ var crrLocalPorts = map[scenario.CNIPath]string{
 const connectRetries = 3
 
 // sample runs sample n of a case: exec, keep the raw output, parse, check the connection.
-func (r *run) sample(ctx context.Context, c Case, t target, n int) (Outcome, results.Window, string) {
+func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (Outcome, results.Window, string) {
 	spec := r.spec(c, t)
 	if err := spec.Validate(); err != nil {
 		return Outcome{N: n, Err: err}, results.Window{Kind: results.WindowTest}, ""
@@ -572,7 +551,7 @@ func (r *run) sample(ctx context.Context, c Case, t target, n int) (Outcome, res
 
 // execTest runs the tool and returns the test window (exactly around the exec). Output that parses wins over the
 // exec error: iperf3 exits 1 on failures but explains them in its JSON.
-func (r *run) execTest(ctx context.Context, t target, args []string, spec netcol.Spec) (results.Window, []byte, error) {
+func (r *Bench) execTest(ctx context.Context, t target, args []string, spec netcol.Spec) (results.Window, []byte, error) {
 	timeout := spec.Duration + spec.Omit + time.Minute
 	ectx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -604,7 +583,7 @@ func retryable(err error) bool {
 
 // keepRaw writes the tool output of a sample to raw/<path>-<test>-<n>.json (.txt for netperf) and returns the path
 // relative to the run directory.
-func (r *run) keepRaw(c Case, n int, tool netcol.Tool, stdout []byte, execErr error) string {
+func (r *Bench) keepRaw(c Case, n int, tool netcol.Tool, stdout []byte, execErr error) string {
 	if r.cfg.RunDir == "" {
 		return ""
 	}

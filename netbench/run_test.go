@@ -1,4 +1,4 @@
-package netbench
+package netbench_test
 
 import (
 	"context"
@@ -27,9 +27,38 @@ import (
 
 	netcol "github.com/meshbench/meshbench/collectors/net"
 	"github.com/meshbench/meshbench/collectors/prom"
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
+
+// deps are what one bench run of these tests talks to: the bench's own (netbench.Deps) and the store the runner
+// records into.
+type deps struct {
+	Kube      *fake.Clientset
+	Exec      kube.Execer
+	Store     *fakeStore
+	Resources netbench.ResourceCollector
+	Clock     clock.Clock
+}
+
+// Run is meshbench cni's path through the house on fakes: netbench.New, the cases through runner.Runner
+// (orchestrate.RunCNICases, the wiring the command uses), and the report computed from what the store recorded,
+// as orchestrate.CNI computes it from the run directory.
+func Run(ctx context.Context, cfg netbench.Config, d deps) (*netbench.Report, error) {
+	b, err := netbench.New(ctx, cfg, netbench.Deps{Kube: d.Kube, Exec: d.Exec, Resources: d.Resources, Clock: d.Clock})
+	if err != nil {
+		return b.Report(results.Summary{}), err
+	}
+	_, err = orchestrate.RunCNICases(ctx, orchestrate.CNICases{Bench: b, RunID: cfg.RunID, Store: d.Store, Measured: d.Resources != nil,
+		Retain: cfg.Keep, FinalizeTimeout: cfg.DeleteTimeout, Clock: d.Clock})
+	d.Store.mu.Lock()
+	defer d.Store.mu.Unlock()
+	sum := results.Summarize(results.RunMeta{RunID: cfg.RunID}, d.Store.samples, d.Store.cases, results.SummaryOptions{Confidence: cfg.Confidence})
+	return b.Report(sum), err
+}
 
 const (
 	testNS        = "mb-cni-unit"
@@ -37,8 +66,8 @@ const (
 )
 
 // podIPs are what the fake "CNI" assigns; hostNetwork pods get their node's IP.
-var podIPs = map[Role]string{RoleClient: "10.244.0.10", RoleClientAgent: "10.244.0.11", RoleServerLocal: "10.244.0.12",
-	RoleServerRemote: "10.244.1.20", RoleHostClient: "172.30.0.1", RoleHostServer: "172.30.0.2"}
+var podIPs = map[netbench.Role]string{netbench.RoleClient: "10.244.0.10", netbench.RoleClientAgent: "10.244.0.11", netbench.RoleServerLocal: "10.244.0.12",
+	netbench.RoleServerRemote: "10.244.1.20", netbench.RoleHostClient: "172.30.0.1", netbench.RoleHostServer: "172.30.0.2"}
 
 // fakeCluster is a client-go fake whose pods become Ready on their affinity node at once, and whose Services get a
 // ClusterIP and an EndpointSlice pointing at server-remote.
@@ -59,7 +88,7 @@ func fakeClusterWith(t *testing.T, mutate func(*corev1.Pod), nodes ...corev1.Nod
 	kc.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
 		p.Spec.NodeName = p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0]
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podIPs[Role(p.Name)],
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podIPs[netbench.Role(p.Name)],
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
 		if mutate != nil {
 			mutate(p)
@@ -72,7 +101,7 @@ func fakeClusterWith(t *testing.T, mutate func(*corev1.Pod), nodes ...corev1.Nod
 		ready := true
 		es := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: s.Name + "-x", Namespace: s.Namespace,
 			Labels: map[string]string{discoveryv1.LabelServiceName: s.Name}},
-			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{podIPs[RoleServerRemote]}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}}
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{podIPs[netbench.RoleServerRemote]}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}}
 		if err := kc.Tracker().Add(es); err != nil {
 			return true, nil, err
 		}
@@ -184,7 +213,7 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, cmd []st
 		}
 		return []byte(b.String()), nil, nil
 	case cmd[0] == "cat" && cmd[1] == "/proc/net/route":
-		return []byte(procNetRoute), nil, nil
+		return []byte(netbench.ProcNetRoute), nil, nil
 	case cmd[0] == "cat" && strings.HasSuffix(cmd[1], "/mtu"):
 		return []byte("1500\n"), nil, nil
 	case cmd[0] == "iperf3":
@@ -208,7 +237,7 @@ func fakeIperf3(cmd []string) string {
 	host := cmd[slices.Index(cmd, "-c")+1]
 	backend := host
 	if host == testClusterIP {
-		backend = podIPs[RoleServerRemote]
+		backend = podIPs[netbench.RoleServerRemote]
 	}
 	proto, target := "TCP", "0"
 	if slices.Contains(cmd, "-u") {
@@ -253,12 +282,12 @@ func (fakeResources) Collect(_ context.Context, w results.Window, sets []prom.Po
 	return out, nil
 }
 
-func testConfig(t *testing.T) Config {
-	return Config{
+func testConfig(t *testing.T) netbench.Config {
+	return netbench.Config{
 		RunID: "cni-unit", Namespace: testNS, RunDir: t.TempDir(),
 		CNI: scenario.CNI{Tests: scenario.AllCNITests, Paths: scenario.AllCNIPaths, Duration: scenario.D(time.Second),
 			Samples: 2, Streams: 1, UDPBitrate: "1G", RequestBytes: 100, ResponseBytes: 100, RRTool: scenario.RRToolAuto},
-		Images:       Images{Network: "net:1", Agent: "agent:1", PullPolicy: "IfNotPresent"},
+		Images:       netbench.Images{Network: "net:1", Agent: "agent:1", PullPolicy: "IfNotPresent"},
 		ReadyTimeout: 5 * time.Second, DeleteTimeout: 5 * time.Second, IdleWindow: 10 * time.Millisecond,
 	}
 }
@@ -273,11 +302,11 @@ func namespaceGone(t *testing.T, kc *fake.Clientset) {
 
 func TestRunTwoNodes(t *testing.T) {
 	t.Parallel()
-	kc := fakeCluster(t, node("node1"), node("node2"))
+	kc := fakeCluster(t, netbench.Node("node1"), netbench.Node("node2"))
 	ex := &fakeExec{}
 	st := &fakeStore{}
 	cfg := testConfig(t)
-	rep, err := Run(context.Background(), cfg, Deps{Kube: kc, Exec: ex, Store: st, Resources: fakeResources{}})
+	rep, err := Run(context.Background(), cfg, deps{Kube: kc, Exec: ex, Store: st, Resources: fakeResources{}})
 	if err != nil {
 		t.Fatalf("Run: %v\ncalls:\n%s", err, strings.Join(ex.calls, "\n"))
 	}
@@ -286,22 +315,22 @@ func TestRunTwoNodes(t *testing.T) {
 		t.Fatalf("tool %s, %d rows", rep.RRTool, len(rep.Rows))
 	}
 	for _, row := range rep.Rows {
-		if row.Status != RowOK || row.N != 2 || row.Mean <= 0 {
+		if row.Status != netbench.RowOK || row.N != 2 || row.Mean <= 0 {
 			t.Errorf("%s/%s: %s %s n=%d mean=%v", row.Path, row.Test, row.Status, row.Reason, row.N, row.Mean)
 		}
 	}
 	// Placement: same-node pods on node1, cross-node servers on node2. Every deployed pod is listed (the built-in
 	// RR tool adds client-agent; the host path adds host-client and host-server), so an empty list cannot pass.
-	var roles []Role
+	var roles []netbench.Role
 	for _, p := range rep.Pods {
 		roles = append(roles, p.Role)
 	}
-	if want := []Role{RoleClient, RoleClientAgent, RoleServerLocal, RoleServerRemote, RoleHostClient, RoleHostServer}; !slices.Equal(roles, want) {
+	if want := []netbench.Role{netbench.RoleClient, netbench.RoleClientAgent, netbench.RoleServerLocal, netbench.RoleServerRemote, netbench.RoleHostClient, netbench.RoleHostServer}; !slices.Equal(roles, want) {
 		t.Fatalf("pods %v, want %v", roles, want)
 	}
 	for _, p := range rep.Pods {
 		want := "node1"
-		if p.Role == RoleServerRemote || p.Role == RoleHostServer {
+		if p.Role == netbench.RoleServerRemote || p.Role == netbench.RoleHostServer {
 			want = "node2"
 		}
 		if p.Node != want {
@@ -331,7 +360,7 @@ func TestRunTwoNodes(t *testing.T) {
 			svcTCP = &st.cases[i]
 		}
 	}
-	if svcTCP == nil || svcTCP.Status != results.StatusOK || svcTCP.Facts["target"] != testClusterIP || svcTCP.Facts["backend"] != podIPs[RoleServerRemote] {
+	if svcTCP == nil || svcTCP.Status != results.StatusOK || svcTCP.Facts["target"] != testClusterIP || svcTCP.Facts["backend"] != podIPs[netbench.RoleServerRemote] {
 		t.Fatalf("service/tcp case %+v", svcTCP)
 	}
 	raw, err := os.ReadFile(filepath.Join(cfg.RunDir, svcTCP.Facts["raw.2"]))
@@ -340,10 +369,10 @@ func TestRunTwoNodes(t *testing.T) {
 	}
 	var cpu, tput int
 	for _, s := range st.samples {
-		if s.Metric == "cpu" && s.Window.Kind == results.WindowTest && s.Labels[LabelTest] != "" {
+		if s.Metric == "cpu" && s.Window.Kind == results.WindowTest && s.Labels[netbench.LabelTest] != "" {
 			cpu++
 		}
-		if s.Metric == MetricThroughput && s.Labels[LabelPath] == "service" && s.Labels[LabelTest] == "udp" && s.Unit == UnitMbps {
+		if s.Metric == netbench.MetricThroughput && s.Labels[netbench.LabelPath] == "service" && s.Labels[netbench.LabelTest] == "udp" && s.Unit == netbench.UnitMbps {
 			tput++
 		}
 	}
@@ -357,23 +386,23 @@ func TestRunTwoNodes(t *testing.T) {
 
 func TestRunSingleNodeSkips(t *testing.T) {
 	t.Parallel()
-	kc := fakeCluster(t, node("node1"), node("node2", notReady))
+	kc := fakeCluster(t, netbench.Node("node1"), netbench.Node("node2", netbench.NotReady))
 	st := &fakeStore{}
-	rep, err := Run(context.Background(), testConfig(t), Deps{Kube: kc, Exec: &fakeExec{}, Store: st})
+	rep, err := Run(context.Background(), testConfig(t), deps{Kube: kc, Exec: &fakeExec{}, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	namespaceGone(t, kc)
 	for _, row := range rep.Rows {
 		switch {
-		case scenario.CNIPath(row.Path) == scenario.CNIPathSameNode && row.Status != RowOK:
+		case scenario.CNIPath(row.Path) == scenario.CNIPathSameNode && row.Status != netbench.RowOK:
 			t.Errorf("same-node %s: %s", row.Test, row.Status)
-		case scenario.CNIPath(row.Path) != scenario.CNIPathSameNode && (row.Status != RowSkipped || !strings.Contains(row.Reason, "only one Ready schedulable node")):
+		case scenario.CNIPath(row.Path) != scenario.CNIPathSameNode && (row.Status != netbench.RowSkipped || !strings.Contains(row.Reason, "only one Ready schedulable node")):
 			t.Errorf("%s/%s: %s %q", row.Path, row.Test, row.Status, row.Reason)
 		}
 	}
 	for _, p := range rep.Pods {
-		if p.HostNetwork || p.Role == RoleServerRemote {
+		if p.HostNetwork || p.Role == netbench.RoleServerRemote {
 			t.Errorf("pod %s deployed on a single node", p.Role)
 		}
 	}
@@ -390,7 +419,7 @@ func TestRunSingleNodeSkips(t *testing.T) {
 
 func TestRunInterruptedCleansUp(t *testing.T) {
 	t.Parallel()
-	kc := fakeCluster(t, node("node1"), node("node2"))
+	kc := fakeCluster(t, netbench.Node("node1"), netbench.Node("node2"))
 	started := make(chan struct{})
 	ex := &fakeExec{started: started, block: func(pod string, cmd []string) bool {
 		return cmd[0] == "iperf3" && slices.Contains(cmd, "-u") // the udp test never ends
@@ -398,7 +427,7 @@ func TestRunInterruptedCleansUp(t *testing.T) {
 	st := &fakeStore{}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	rep, err := Run(ctx, testConfig(t), Deps{Kube: kc, Exec: ex, Store: st})
+	rep, err := Run(ctx, testConfig(t), deps{Kube: kc, Exec: ex, Store: st})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -411,7 +440,7 @@ func TestRunInterruptedCleansUp(t *testing.T) {
 	if !slices.Contains(ids, "same-node/tcp") || slices.Contains(ids, "same-node/udp") {
 		t.Errorf("recorded %v", ids)
 	}
-	if len(rep.Rows) != 1 || rep.Rows[0].Status != RowOK {
+	if len(rep.Rows) != 1 || rep.Rows[0].Status != netbench.RowOK {
 		t.Errorf("rows %+v", rep.Rows)
 	}
 }
@@ -419,24 +448,24 @@ func TestRunInterruptedCleansUp(t *testing.T) {
 func TestRunBrokenPodFailsItsCases(t *testing.T) {
 	t.Parallel()
 	kc := fakeClusterWith(t, func(p *corev1.Pod) {
-		if p.Name == string(RoleHostServer) {
+		if p.Name == string(netbench.RoleHostServer) {
 			p.Status.Phase = corev1.PodPending
 			p.Status.Conditions = nil
-			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerIperf3,
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: netbench.ContainerIperf3,
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: "hostNetwork forbidden"}}}}
 		}
-	}, node("node1"), node("node2"))
-	rep, err := Run(context.Background(), testConfig(t), Deps{Kube: kc, Exec: &fakeExec{}, Store: &fakeStore{}})
-	var cf *CasesFailedError
+	}, netbench.Node("node1"), netbench.Node("node2"))
+	rep, err := Run(context.Background(), testConfig(t), deps{Kube: kc, Exec: &fakeExec{}, Store: &fakeStore{}})
+	var cf *netbench.CasesFailedError
 	if !errors.As(err, &cf) || len(cf.Cases) != 4 {
 		t.Fatalf("err = %v", err)
 	}
 	namespaceGone(t, kc)
 	for _, row := range rep.Rows {
-		if scenario.CNIPath(row.Path) == scenario.CNIPathHost && (row.Status != RowFailed || !strings.Contains(row.Reason, "host-server")) {
+		if scenario.CNIPath(row.Path) == scenario.CNIPathHost && (row.Status != netbench.RowFailed || !strings.Contains(row.Reason, "host-server")) {
 			t.Errorf("host/%s: %s %q", row.Test, row.Status, row.Reason)
 		}
-		if scenario.CNIPath(row.Path) != scenario.CNIPathHost && row.Status != RowOK {
+		if scenario.CNIPath(row.Path) != scenario.CNIPathHost && row.Status != netbench.RowOK {
 			t.Errorf("%s/%s: %s", row.Path, row.Test, row.Status)
 		}
 	}
@@ -445,14 +474,16 @@ func TestRunBrokenPodFailsItsCases(t *testing.T) {
 func TestRunClientPodBrokenFailsEveryCell(t *testing.T) {
 	t.Parallel()
 	kc := fakeClusterWith(t, func(p *corev1.Pod) {
-		if p.Name == string(RoleClient) {
-			p.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: ContainerNet,
+		if p.Name == string(netbench.RoleClient) {
+			p.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: netbench.ContainerNet,
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}}}}}
 		}
-	}, node("node1"), node("node2"))
+	}, netbench.Node("node1"), netbench.Node("node2"))
 	st := &fakeStore{}
-	rep, err := Run(context.Background(), testConfig(t), Deps{Kube: kc, Exec: &fakeExec{}, Store: st})
-	if err == nil || !strings.Contains(err.Error(), "ErrImagePull") {
+	rep, err := Run(context.Background(), testConfig(t), deps{Kube: kc, Exec: &fakeExec{}, Store: st})
+	// Every case is recorded failed (the first with the deploy error, the others as not measured because of it).
+	var cf *netbench.CasesFailedError
+	if !errors.As(err, &cf) || len(cf.Cases) != 16 {
 		t.Fatalf("err = %v", err)
 	}
 	namespaceGone(t, kc)
@@ -460,7 +491,7 @@ func TestRunClientPodBrokenFailsEveryCell(t *testing.T) {
 		t.Fatalf("%d rows, %d recorded cases", len(rep.Rows), len(st.cases))
 	}
 	for _, row := range rep.Rows {
-		if row.Status != RowFailed || !strings.Contains(row.Reason, "ErrImagePull") {
+		if row.Status != netbench.RowFailed || !strings.Contains(row.Reason, "ErrImagePull") {
 			t.Errorf("%s/%s: %s %q", row.Path, row.Test, row.Status, row.Reason)
 		}
 	}
@@ -488,7 +519,7 @@ func TestRunResourceWindowsSeeOnlyTheirOwnActivity(t *testing.T) {
 			st := &fakeStore{}
 			cfg := testConfig(t)
 			cfg.RateRange = tt.rateRange
-			rep, err := Run(context.Background(), cfg, Deps{Kube: fakeCluster(t, node("node1"), node("node2")), Exec: ex,
+			rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: ex,
 				Store: st, Resources: fakeResources{}, Clock: clk})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -514,10 +545,10 @@ func TestRunResourceWindowsSeeOnlyTheirOwnActivity(t *testing.T) {
 			}
 			var cpu, mem int
 			for _, s := range st.samples {
-				if s.Window.Kind != results.WindowTest || s.Labels[LabelTest] == "" {
+				if s.Window.Kind != results.WindowTest || s.Labels[netbench.LabelTest] == "" {
 					continue
 				}
-				id := s.Labels[LabelPath] + "/" + s.Labels[LabelTest]
+				id := s.Labels[netbench.LabelPath] + "/" + s.Labels[netbench.LabelTest]
 				switch s.Metric {
 				case "cpu":
 					cpu++
@@ -559,13 +590,15 @@ func TestRunNamespaceCleanupOnCreateFailure(t *testing.T) {
 		wantErr    string
 		wantGone   bool
 	}{
-		{name: "interrupted while waiting for the ServiceAccount", cancelInSA: true, wantErr: "default ServiceAccount did not appear", wantGone: true},
-		{name: "namespace already exists", existing: true, wantErr: "already exists"},
+		// Interrupted: the case is not recorded (the runner's semantics), the error says so.
+		{name: "interrupted while waiting for the ServiceAccount", cancelInSA: true, wantErr: "interrupted: context canceled", wantGone: true},
+		// The deploy error is every case's recorded reason.
+		{name: "namespace already exists", existing: true, wantErr: "deploy: create namespace mb-cni-unit: namespaces \"mb-cni-unit\" already exists"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			kc := fakeCluster(t, node("node1"), node("node2"))
+			kc := fakeCluster(t, netbench.Node("node1"), netbench.Node("node2"))
 			if tt.existing {
 				if err := kc.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}}); err != nil {
 					t.Fatal(err)
@@ -579,9 +612,16 @@ func TestRunNamespaceCleanupOnCreateFailure(t *testing.T) {
 					return true, nil, apierrors.NewNotFound(corev1.Resource("serviceaccounts"), "default")
 				})
 			}
-			_, err := Run(ctx, testConfig(t), Deps{Kube: kc, Exec: &fakeExec{}, Store: &fakeStore{}})
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			rep, err := Run(ctx, testConfig(t), deps{Kube: kc, Exec: &fakeExec{}, Store: &fakeStore{}})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			said := []string{err.Error()}
+			for _, row := range rep.Rows {
+				said = append(said, row.Reason)
+			}
+			if !strings.Contains(strings.Join(said, "\n"), tt.wantErr) {
+				t.Fatalf("err = %v, rows %+v, want %q", err, rep.Rows, tt.wantErr)
 			}
 			if tt.wantGone {
 				namespaceGone(t, kc)
@@ -613,7 +653,7 @@ func TestRunInterruptedRetryKeepsRealOutput(t *testing.T) {
 		return false
 	}
 	cfg := testConfig(t)
-	_, err := Run(ctx, cfg, Deps{Kube: fakeCluster(t, node("node1"), node("node2")), Exec: ex, Store: &fakeStore{}, Clock: clk})
+	_, err := Run(ctx, cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: ex, Store: &fakeStore{}, Clock: clk})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -669,13 +709,13 @@ func TestRunNodeSetsAreTheTestNodes(t *testing.T) {
 			n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
 		}
 	}
-	kc := fakeCluster(t, node("node1", withIP("10.0.0.1")), node("node2", withIP("10.0.0.2")), node("node3", withIP("10.0.0.3")))
+	kc := fakeCluster(t, netbench.Node("node1", withIP("10.0.0.1")), netbench.Node("node2", withIP("10.0.0.2")), netbench.Node("node3", withIP("10.0.0.3")))
 	cfg := testConfig(t)
 	cfg.CNI.Placement = scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"}
 	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
 	rec := &nodeRecorder{}
 	st := &fakeStore{}
-	rep, err := Run(context.Background(), cfg, Deps{Kube: kc, Exec: &fakeExec{}, Store: st, Resources: rec})
+	rep, err := Run(context.Background(), cfg, deps{Kube: kc, Exec: &fakeExec{}, Store: st, Resources: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,10 +726,10 @@ func TestRunNodeSetsAreTheTestNodes(t *testing.T) {
 		if s.Component != results.ComponentNode {
 			continue
 		}
-		id := s.Labels[LabelPath] + "/" + s.Labels[LabelTest]
+		id := s.Labels[netbench.LabelPath] + "/" + s.Labels[netbench.LabelTest]
 		if s.Window.Kind == results.WindowIdle {
 			id = "idle"
-			if s.Labels[LabelPath] != "all" {
+			if s.Labels[netbench.LabelPath] != "all" {
 				t.Errorf("idle node sample labels %v", s.Labels)
 			}
 		}
@@ -745,7 +785,7 @@ func TestRunNodeAbsentNoteOnce(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
 	st := &fakeStore{}
-	rep, err := Run(context.Background(), cfg, Deps{Kube: fakeCluster(t, node("node1"), node("node2")), Exec: &fakeExec{}, Store: st, Resources: absentNodes{}})
+	rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: &fakeExec{}, Store: st, Resources: absentNodes{}})
 	if err != nil {
 		t.Fatal(err)
 	}

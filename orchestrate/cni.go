@@ -63,16 +63,20 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 		Images:       netbench.Images{Network: s.Spec.Images.Network, Agent: s.Spec.Images.Agent, PullPolicy: s.Spec.Images.PullPolicy},
 		ReadyTimeout: cfg.ReadyTimeout, DeleteTimeout: cfg.FinalizeTimeout, RateRange: col.lead,
 	}
-	deps := netbench.Deps{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube},
-		Resources: col, Store: store, Log: log}
-	rep, runErr := netbench.Run(ctx, nc, deps)
-	res.Report = rep
-	if rep != nil {
-		meta.Cluster.CNI = rep.Facts.CNI
-		meta.Notes = append(meta.Notes, rep.Notes...)
+	b, runErr := netbench.New(ctx, nc, netbench.Deps{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube},
+		Resources: col, Log: log})
+	if runErr == nil {
+		// One runner for both verbs: the bench's cases take the case loop, recording, interruption and finalizer
+		// (namespace deletion, also after Ctrl-C; --retain keeps it) of meshbench run.
+		_, runErr = RunCNICases(ctx, CNICases{Bench: b, RunID: meta.RunID, Store: store, Measured: true, Retain: cfg.Retain,
+			FinalizeTimeout: cfg.FinalizeTimeout, Log: log, Progress: d.Progress})
 	}
-	if _, _, err := Finish(store, meta, log); err != nil {
+	meta.Cluster.CNI = b.Facts().CNI
+	meta.Notes = append(meta.Notes, b.Notes()...)
+	sum, _, err := Finish(store, meta, log)
+	if err != nil {
 		runErr = errors.Join(runErr, err)
 	}
+	res.Report = b.Report(sum)
 	return res, runErr
 }

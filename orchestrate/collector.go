@@ -62,10 +62,10 @@ func (c *Collector) LeadIn() time.Duration {
 // collection time.
 type runCollector struct{ *Collector }
 
-func (c runCollector) Collect(ctx context.Context, t runner.Target, mode scenario.Mode, w results.Window) (runner.Collection, error) {
+func (c runCollector) Collect(ctx context.Context, t runner.Target, cs scenario.Case, w results.Window) (runner.Collection, error) {
 	// Node: each node running the app, load client or waypoint pods, measured on its own (never the whole cluster).
 	sets, err := prom.PodSets(ctx, c.pods, prom.Scope{AppNamespaces: t.Namespaces, AppSelector: t.AppSelector, LoadgenSelector: c.loadSelector, Node: true,
-		Mesh: meshScope(t, mode, c.waypoint, c.revision)})
+		Mesh: meshScope(t, cs.Mode, c.waypoint, c.revision)})
 	if err != nil {
 		return runner.Collection{}, err
 	}

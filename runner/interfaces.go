@@ -23,9 +23,10 @@ type Target struct {
 	Facts map[string]string
 }
 
-// Workloads deploys and removes the app.
+// Workloads deploys and removes the app (mesh cases) or the pod network test pods (cni cases).
 type Workloads interface {
-	// Ensure deploys the topology (idempotent) and returns its target.
+	// Ensure deploys the topology (idempotent) and returns its target. On an error it may return the target of
+	// what it created before failing (Namespaces set): the runner's finalizer tears that down, also after Ctrl-C.
 	Ensure(ctx context.Context, topo scenario.Topology) (Target, error)
 	// WaitReady waits until every workload is rolled out and every pod is Ready.
 	WaitReady(ctx context.Context, t Target) error
@@ -33,7 +34,7 @@ type Workloads interface {
 	Teardown(ctx context.Context, t Target) error
 }
 
-// Mesh switches and verifies the data-plane mode.
+// Mesh switches and verifies the data-plane mode. A runner without one (meshbench cni) never switches modes.
 type Mesh interface {
 	// Apply puts the target's namespaces into mode, in the safe order (restarting workloads when sidecar
 	// injection changes, without waiting for their rollout: the runner asks Workloads.WaitReady next). The facts are
@@ -49,7 +50,8 @@ type Mesh interface {
 // LoadRequest is one load run.
 type LoadRequest struct {
 	Case scenario.Case
-	// LeadIn is load before the measured window (warm-up, trim, and at least the collector's rate range).
+	// LeadIn is load before the measured window (warm-up, trim, and at least the collector's rate range). For a
+	// cni case it is the collector's rate range: how far after the traffic's start its resource window begins.
 	LeadIn time.Duration
 	// Window is the measured window.
 	Window time.Duration
@@ -59,12 +61,19 @@ type LoadRequest struct {
 
 // LoadResult is what a load run measured.
 type LoadResult struct {
-	// Window is the exact measured window (the part every client was in).
+	// Window is the exact measured window (the part every client was in), whose resource use is collected; a zero
+	// Window (a cni case without a successful sample) is neither recorded nor collected.
 	Window results.Window
+	// Recorded, when set, are the windows recorded with the case instead of Window (a cni case: one per sample).
+	Recorded []results.Window
 	// Samples are latency, throughput and error samples; the runner fills the case fields.
 	Samples []results.Sample
-	// Requests and Errors decide whether the case counts: a run where every request failed is a failed case.
+	// Requests and Errors decide whether the case counts: a run where every request failed is a failed case (for
+	// a cni case: samples run and samples failed).
 	Requests, Errors int64
+	// Reason, when set, is the generator's own account of the failed requests: the recorded reason of a failed
+	// case, or, when the case still counts, recorded after results.CNIPartialPrefix.
+	Reason string
 	// Facts and Notes are recorded with the case.
 	Facts map[string]string
 	Notes []string
@@ -87,13 +96,16 @@ type Collection struct {
 	Window   results.Window
 	Samples  []results.Sample
 	Warnings []string
+	// Facts are recorded with the case (a cni case: "resources", what was not collected and why).
+	Facts map[string]string
 }
 
 // Collector reads resource usage per component over a window.
 type Collector interface {
-	// Collect reads the window of a case in mode (waiting until its data is complete). The mode decides which shared
-	// components serve the app (ztunnel only in ambient modes, waypoints only in waypoint mode, istiod only with a mesh).
-	Collect(ctx context.Context, t Target, mode scenario.Mode, w results.Window) (Collection, error)
+	// Collect reads the window of case c (waiting until its data is complete). The case's mode decides which
+	// shared components serve the app (ztunnel only in ambient modes, waypoints only in waypoint mode, istiod only
+	// with a mesh); a cni case's path decides which test pods and nodes are read.
+	Collect(ctx context.Context, t Target, c scenario.Case, w results.Window) (Collection, error)
 	// LeadIn is how long before a window the measured condition must already hold (the rate range), so that the
 	// first rate point of the window sees no earlier activity.
 	LeadIn() time.Duration

@@ -30,13 +30,19 @@ const DefaultFinalizeTimeout = 10 * time.Minute
 // A case whose switch, verification, load or collection fails is recorded failed with its reason and the run goes on.
 // Finalizers (load clients, workloads, namespace label restore) run after the last case and after cancellation, with
 // a fresh timeout context; Retain skips them.
+//
+// Cni cases (meshbench cni) take the same loop without a Mesh: Ensure deploys the test pods, the idle case
+// (IdleOnly) measures its window only, and each path x test case runs its samples as its load; a case the plan marks
+// Skip is recorded skipped without running.
 type Runner struct {
 	Scenario  *scenario.Scenario
 	Plan      scenario.Plan
 	RunID     string
 	Workloads Workloads
-	Mesh      Mesh
-	Load      LoadGenerator
+	// Mesh is nil when the plan has cni cases only: no mode is ever applied, verified or restored.
+	Mesh Mesh
+	Load LoadGenerator
+	// Collector is nil when resource use is not measured.
 	Collector Collector
 	Store     Store
 	// Done are the cases a resumed run already recorded as ok or skipped (results.Run.DoneCases); they are not run again.
@@ -56,13 +62,16 @@ type Outcome struct {
 	Total       int      // cases in the plan
 	Resumed     int      // skipped because a previous invocation recorded them
 	OK          int      // measured in this invocation
+	Skipped     int      // recorded skipped (the plan's Skip) in this invocation
 	Failed      []string // "<case id>: <reason>" of the cases that failed in this invocation
 	Interrupted bool     // the context was cancelled before the plan finished
 }
 
 // state is what the cluster currently holds.
 type state struct {
-	target      *Target
+	target *Target
+	// leftover is what a failed Ensure created: torn down by the finalizer.
+	leftover    *Target
 	topo        string
 	mode        scenario.Mode
 	ready       bool      // switched, verified and load clients placed for (topo, mode)
@@ -107,7 +116,14 @@ func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
 			continue
 		}
 		r.log().Info("case", "n", fmt.Sprintf("%d/%d", c.Index, out.Total), "id", c.ID)
-		res, samples := r.runCase(ctx, st, c)
+		var res results.CaseResult
+		var samples []results.Sample
+		if c.Skip != "" {
+			res = r.newCase(c).res
+			res.Status, res.Reason, res.End = results.StatusSkipped, c.Skip, res.Start
+		} else {
+			res, samples = r.runCase(ctx, st, c)
+		}
 		if ctx.Err() != nil {
 			// An interrupted case is not recorded: --resume runs it again.
 			r.log().Warn("interrupted: case not recorded", "case", c.ID)
@@ -117,10 +133,14 @@ func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
 		if err := r.Store.AppendCase(res, samples); err != nil {
 			return out, fmt.Errorf("record case %s: %w", c.ID, err)
 		}
-		if res.Status == results.StatusOK {
+		switch res.Status {
+		case results.StatusOK:
 			out.OK++
 			r.log().Info("case done", "case", c.ID, "samples", len(samples), "took", res.End.Sub(res.Start).Round(time.Second))
-		} else {
+		case results.StatusSkipped:
+			out.Skipped++
+			r.log().Info("case skipped", "case", c.ID, "reason", res.Reason)
+		default:
 			out.Failed = append(out.Failed, c.ID+": "+res.Reason)
 			r.log().Warn("case failed", "case", c.ID, "reason", res.Reason)
 		}
@@ -154,15 +174,62 @@ func (cr *caseRun) fail(reason string) (results.CaseResult, []results.Sample) {
 	return cr.res, cr.samples
 }
 
-func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (results.CaseResult, []results.Sample) {
+// newCase starts a case's record. A cni case records its path and test as facts (results.CNIRows places its row
+// by them) and no mode, topology or load level.
+func (r *Runner) newCase(c scenario.Case) *caseRun {
 	clk := r.clock()
 	cr := &caseRun{clock: clk, res: results.CaseResult{
-		RunID: r.RunID, CaseID: c.ID, Mode: string(c.Mode), Topology: c.Topology.Name, Load: c.QPS.String(),
-		Repetition: c.Repetition, Start: clk.Now(), Timings: map[string]string{}, Facts: map[string]string{},
+		RunID: r.RunID, CaseID: c.ID, Start: clk.Now(), Timings: map[string]string{}, Facts: map[string]string{},
 	}}
+	if c.IsCNI() {
+		if c.Test != "" {
+			cr.res.Facts[results.CNILabelPath], cr.res.Facts[results.CNILabelTest] = string(c.Path), string(c.Test)
+		}
+		return cr
+	}
+	cr.res.Mode, cr.res.Topology, cr.res.Load, cr.res.Repetition = string(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
+	return cr
+}
+
+// timing is how long a case's steps last: from the scenario's windows and load (mesh), or from the cni section and
+// the case (cni: no settle, the idle case's window, traffic of samples x duration after a lead-in of the rate range).
+type timing struct {
+	settle, idle, window, coolDown, warm time.Duration
+}
+
+func (r *Runner) timing(c scenario.Case) timing {
+	if c.IsCNI() {
+		t := timing{window: c.Traffic.Duration}
+		if c.IdleOnly() {
+			t.idle, t.window = c.Traffic.Duration, 0
+		}
+		return t
+	}
+	spec := r.Scenario.Spec
+	t := timing{settle: spec.Windows.Settle.Duration, window: spec.Windows.Load.Duration, warm: spec.Load.WarmUp.Duration + spec.Load.TrimStart.Duration}
+	if c.Idle {
+		t.idle = spec.Windows.Idle.Duration
+	}
+	t.coolDown = max(spec.Load.TrimEnd.Duration, spec.Load.Duration.Duration-t.warm-t.window)
+	return t
+}
+
+func (r *Runner) leadIn() time.Duration {
+	if r.Collector == nil {
+		return 0
+	}
+	return r.Collector.LeadIn()
+}
+
+func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (results.CaseResult, []results.Sample) {
+	clk := r.clock()
+	cr := r.newCase(c)
 	key := c.Topology.Name + "/" + string(c.Mode)
 	if !st.ready || st.topo != c.Topology.Name || st.mode != c.Mode {
 		if st.failedKey == key && st.topo == c.Topology.Name && st.mode == c.Mode {
+			if c.IsCNI() {
+				return cr.fail("not measured: " + st.failErr.Error())
+			}
 			return cr.fail("not measured: switching to mode " + string(c.Mode) + " failed earlier in this group: " + st.failErr.Error())
 		}
 		if err := r.switchTo(ctx, st, c, cr); err != nil {
@@ -173,12 +240,12 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 	}
 	cr.facts(st.targetFacts)
 	t := *st.target
-	spec := r.Scenario.Spec
-	lead := r.Collector.LeadIn()
+	tm := r.timing(c)
+	lead := r.leadIn()
 	cr.res.Facts["collector-lead-in"] = lead.String()
 
 	var windows []results.Window
-	if c.Idle && spec.Windows.Idle.Duration > 0 {
+	if tm.idle > 0 {
 		var w results.Window
 		err := cr.timed("idle", func() error {
 			// The idle window's first rate point looks back one rate range: nothing may run in it.
@@ -186,8 +253,8 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 				return err
 			}
 			w.Kind, w.Start = results.WindowIdle, clk.Now()
-			stop := timeBar(r.Progress, c.ID+" idle window", spec.Windows.Idle.Duration)
-			err := clk.Sleep(ctx, spec.Windows.Idle.Duration)
+			stop := timeBar(r.Progress, c.ID+" idle window", tm.idle)
+			err := clk.Sleep(ctx, tm.idle)
 			stop()
 			w.End = clk.Now()
 			return err
@@ -198,45 +265,65 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 		windows = append(windows, w)
 		cr.res.Windows = append(cr.res.Windows, w)
 	}
+	if c.IdleOnly() {
+		return r.collect(ctx, cr, t, c, windows, LoadResult{Requests: 1})
+	}
 
-	req := LoadRequest{Case: c, Window: spec.Windows.Load.Duration}
-	warm := spec.Load.WarmUp.Duration + spec.Load.TrimStart.Duration
-	req.LeadIn = max(warm, lead)
-	if req.LeadIn > warm {
+	req := LoadRequest{Case: c, Window: tm.window, CoolDown: tm.coolDown}
+	req.LeadIn = max(tm.warm, lead)
+	if !c.IsCNI() && req.LeadIn > tm.warm {
+		spec := r.Scenario.Spec
 		cr.res.Facts["lead-in"] = fmt.Sprintf("%s (warm-up %s + trim %s raised to the rate range %s: the window's first rate point must see load only)",
 			req.LeadIn, spec.Load.WarmUp.Duration, spec.Load.TrimStart.Duration, lead)
 	}
-	req.CoolDown = max(spec.Load.TrimEnd.Duration, spec.Load.Duration.Duration-warm-req.Window)
 	var lr LoadResult
 	err := cr.timed("load", func() error {
-		stop := timeBar(r.Progress, fmt.Sprintf("%s load (lead-in %s, window %s, cool-down %s)", c.ID, req.LeadIn, req.Window, req.CoolDown),
-			req.LeadIn+req.Window+req.CoolDown)
+		label, total := fmt.Sprintf("%s load (lead-in %s, window %s, cool-down %s)", c.ID, req.LeadIn, req.Window, req.CoolDown), req.LeadIn+req.Window+req.CoolDown
+		if c.IsCNI() {
+			// The samples run back to back; the lead-in is trimmed from the resource window, not added before it.
+			label, total = fmt.Sprintf("%s %d sample(s), %s", c.ID, c.Samples, req.Window), req.Window
+		}
+		stop := timeBar(r.Progress, label, total)
 		defer stop()
 		var err error
 		lr, err = r.Load.Run(ctx, t, req)
 		return err
 	})
 	st.quietSince = clk.Now()
+	cr.facts(lr.Facts) // also of a failed run: what it kept (raw output paths) explains the failure
 	if err != nil {
 		return cr.fail("load: " + err.Error())
 	}
-	cr.facts(lr.Facts)
 	if len(lr.Notes) > 0 {
 		cr.res.Facts["load-notes"] = strings.Join(lr.Notes, "; ")
 	}
-	windows = append(windows, lr.Window)
-	cr.res.Windows = append(cr.res.Windows, lr.Window)
+	if !lr.Window.Start.IsZero() {
+		windows = append(windows, lr.Window)
+	}
+	if lr.Recorded != nil {
+		cr.res.Windows = append(cr.res.Windows, lr.Recorded...)
+	} else if !lr.Window.Start.IsZero() {
+		cr.res.Windows = append(cr.res.Windows, lr.Window)
+	}
 	cr.add(c, lr.Samples, c.QPS.String())
+	return r.collect(ctx, cr, t, c, windows, lr)
+}
 
+// collect reads the resource use of the case's windows and decides its status.
+func (r *Runner) collect(ctx context.Context, cr *caseRun, t Target, c scenario.Case, windows []results.Window, lr LoadResult) (results.CaseResult, []results.Sample) {
 	var warnings []string
 	for _, w := range windows {
+		if r.Collector == nil {
+			break
+		}
 		var col Collection
 		err := cr.timed("collect-"+w.Kind, func() error {
 			var err error
-			col, err = r.Collector.Collect(ctx, t, c.Mode, w)
+			col, err = r.Collector.Collect(ctx, t, c, w)
 			return err
 		})
 		warnings = append(warnings, col.Warnings...)
+		cr.facts(col.Facts)
 		load := c.QPS.String()
 		if w.Kind == results.WindowIdle {
 			load = "" // idle samples belong to no load level
@@ -252,21 +339,32 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 	if len(warnings) > 0 {
 		cr.res.Facts["collector-warnings"] = strings.Join(warnings, "; ")
 	}
-	if lr.Requests == 0 {
-		return cr.fail("load: no request completed in the measured window")
+	if lr.Requests == 0 || lr.Errors == lr.Requests {
+		switch {
+		case lr.Reason != "":
+			return cr.fail(lr.Reason)
+		case lr.Requests == 0:
+			return cr.fail("load: no request completed in the measured window")
+		default:
+			return cr.fail(fmt.Sprintf("load: every one of %d requests failed (see the responses samples for the status codes)", lr.Requests))
+		}
 	}
-	if lr.Errors == lr.Requests {
-		return cr.fail(fmt.Sprintf("load: every one of %d requests failed (see the responses samples for the status codes)", lr.Requests))
+	if lr.Reason != "" {
+		cr.res.Reason = results.CNIPartialPrefix + lr.Reason
 	}
 	cr.res.Status = results.StatusOK
-	cr.res.End = clk.Now()
+	cr.res.End = cr.clock.Now()
 	return cr.res, cr.samples
 }
 
-// add fills the case fields of samples and keeps them.
+// add fills the case fields of samples and keeps them. A cni sample keeps its repetition (the sample number) and
+// has no mode, topology or load level.
 func (cr *caseRun) add(c scenario.Case, samples []results.Sample, load string) {
 	for _, s := range samples {
-		s.RunID, s.CaseID, s.Mode, s.Topology, s.Load, s.Repetition = cr.res.RunID, c.ID, string(c.Mode), c.Topology.Name, load, c.Repetition
+		s.RunID, s.CaseID = cr.res.RunID, c.ID
+		if !c.IsCNI() {
+			s.Mode, s.Topology, s.Load, s.Repetition = string(c.Mode), c.Topology.Name, load, c.Repetition
+		}
 		cr.samples = append(cr.samples, s)
 	}
 }
@@ -291,6 +389,9 @@ func (e *SwitchError) Unwrap() error { return e.Err }
 func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *caseRun) error {
 	clk := r.clock()
 	if st.target == nil || st.topo != c.Topology.Name {
+		if st.target == nil && st.leftover != nil {
+			st.target, st.leftover = st.leftover, nil // what an earlier failed Ensure left goes first
+		}
 		if st.target != nil && !r.Retain {
 			r.teardown(ctx, st)
 		}
@@ -301,16 +402,24 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 			return err
 		}); err != nil {
 			st.target = nil
+			if len(t.Namespaces) > 0 {
+				st.leftover = &t
+			}
+			if c.IsCNI() {
+				return &SwitchError{Step: "ensure", What: "deploy", Err: err}
+			}
 			return &SwitchError{Step: "ensure", What: "deploy topology " + c.Topology.Name, Err: err}
 		}
+		st.leftover = nil
 		st.target, st.topo, st.targetFacts = &t, c.Topology.Name, t.Facts
 	}
 	st.mode, st.ready = c.Mode, false
 	t := *st.target
-	steps := []struct {
+	type step struct {
 		name, what string
 		f          func() (map[string]string, error)
-	}{
+	}
+	steps := []step{
 		{"mode-switch", "apply mode " + string(c.Mode), func() (map[string]string, error) { return r.Mesh.Apply(ctx, t, c.Mode) }},
 		{"wait-ready", "workloads not ready after switching to mode " + string(c.Mode), func() (map[string]string, error) {
 			return nil, r.Workloads.WaitReady(ctx, t)
@@ -321,6 +430,10 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 		{"load-clients", "load clients not ready in mode " + string(c.Mode), func() (map[string]string, error) {
 			return nil, r.Load.Prepare(ctx, t, c.Mode)
 		}},
+	}
+	if r.Mesh == nil {
+		// No mesh (cni cases): nothing to apply or verify.
+		steps = slices.DeleteFunc(steps, func(s step) bool { return s.name == "mode-switch" || s.name == "verify" })
 	}
 	for _, s := range steps {
 		var facts map[string]string
@@ -335,7 +448,7 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 		}
 	}
 	st.quietSince = clk.Now()
-	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, r.Scenario.Spec.Windows.Settle.Duration) }); err != nil {
+	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, r.timing(c).settle) }); err != nil {
 		return &SwitchError{Step: "settle", What: "settle", Err: err}
 	}
 	st.ready = true
@@ -370,6 +483,9 @@ func (r *Runner) finalize(ctx context.Context, st *state) error {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
 	defer cancel()
 	var errs []error
+	if st.target == nil && st.leftover != nil {
+		st.target = st.leftover
+	}
 	if st.target != nil {
 		t := *st.target
 		r.log().Info("tearing down", "topology", t.Topology, "namespaces", t.Namespaces)
@@ -380,8 +496,10 @@ func (r *Runner) finalize(ctx context.Context, st *state) error {
 			errs = append(errs, fmt.Errorf("tear down workloads: %w", err))
 		}
 	}
-	if err := r.Mesh.Restore(fctx); err != nil {
-		errs = append(errs, fmt.Errorf("restore namespace labels: %w", err))
+	if r.Mesh != nil {
+		if err := r.Mesh.Restore(fctx); err != nil {
+			errs = append(errs, fmt.Errorf("restore namespace labels: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -136,7 +136,7 @@ func (f fakeLoad) Teardown(ctx context.Context, t Target) error {
 
 type fakeCollector struct{ *calls }
 
-func (f fakeCollector) Collect(_ context.Context, _ Target, _ scenario.Mode, w results.Window) (Collection, error) {
+func (f fakeCollector) Collect(_ context.Context, _ Target, _ scenario.Case, w results.Window) (Collection, error) {
 	f.add("collect %s %s", w.Kind, w.End.Sub(w.Start).Round(time.Second))
 	return Collection{Window: w, Samples: []results.Sample{
 		{Window: w, Source: "prometheus", Component: results.ComponentApp, Metric: "cpu", Stat: "avg", Value: 42, Unit: "millicores"},
@@ -328,7 +328,7 @@ func TestRetainAndAllErrors(t *testing.T) {
 
 type failingCollector struct{ fakeCollector }
 
-func (failingCollector) Collect(_ context.Context, _ Target, _ scenario.Mode, w results.Window) (Collection, error) {
+func (failingCollector) Collect(_ context.Context, _ Target, _ scenario.Case, w results.Window) (Collection, error) {
 	return Collection{Window: w, Warnings: []string{"prometheus warning"}}, errors.New("prometheus: connection refused")
 }
 

@@ -9,16 +9,42 @@ import (
 	"time"
 )
 
-// Case is one measurement: a topology in a mode at a load level, in one repetition.
+// CaseKind tells what a case measures: the mesh (meshbench run) or the pod network underneath (meshbench cni).
+// One runner runs both kinds (runner.Runner); one results reader reads both.
+type CaseKind string
+
+// Case kinds.
+const (
+	CaseMesh CaseKind = "mesh"
+	CaseCNI  CaseKind = "cni"
+)
+
+// CNIIdleCaseID is the ID of a pod network plan's idle case: the test pods deployed, no traffic, resource use only.
+const CNIIdleCaseID = "idle"
+
+// Case is one measurement. A mesh case is a topology in a mode at a load level, in one repetition; a cni case is
+// one path x test measured Samples times back to back (or the idle window of the test pods, ID CNIIdleCaseID).
 type Case struct {
-	// ID is stable for the same scenario: <topology>.<mode>.q<qps>.r<repetition>.
+	// ID is stable for the same scenario: <topology>.<mode>.q<qps>.r<repetition> (mesh), <path>/<test> (cni,
+	// CNICaseID).
 	ID string `json:"id"`
 	// Index is the 1-based position in the plan.
 	Index      int      `json:"index"`
-	Topology   Topology `json:"topology"`
-	Mode       Mode     `json:"mode"`
-	QPS        QPS      `json:"qps"`
-	Repetition int      `json:"repetition"` // 1-based
+	Kind       CaseKind `json:"kind"`
+	Topology   Topology `json:"topology,omitzero"`
+	Mode       Mode     `json:"mode,omitempty"`
+	QPS        QPS      `json:"qps,omitzero"`
+	Repetition int      `json:"repetition,omitempty"` // 1-based
+	// Path, Test and Samples are a cni case's (empty on the idle case).
+	Path    CNIPath `json:"path,omitempty"`
+	Test    CNITest `json:"test,omitempty"`
+	Samples int     `json:"samples,omitempty"`
+	// Traffic is how long a cni case's traffic lasts (samples x duration), or the idle case's window.
+	Traffic Duration `json:"traffic,omitzero"`
+	// Skip, when set, is why the case cannot run on this cluster (a path that needs a second node the cluster does
+	// not have): the runner records it skipped with this reason, without running it. The plan of a scenario
+	// never sets it; what the cluster tells is added before the run (netbench.Bench.Cases).
+	Skip string `json:"skip,omitempty"`
 	// Switch is true when the topology or mode differs from the previous case: the runner applies the mode,
 	// ensures the workload and verifies every pod before measuring.
 	Switch bool `json:"switch"`
@@ -44,19 +70,17 @@ type Plan struct {
 	CNI *CNIPlan `json:"cni,omitempty"`
 }
 
-// CNIPlan is the ordered list of pod network tests.
+// CNIPlan is the ordered list of pod network tests: cases of kind CaseCNI, in the one Case shape.
 type CNIPlan struct {
-	Cases    []CNICase     `json:"cases"`
+	Cases    []Case        `json:"cases"`
 	Estimate time.Duration `json:"estimate"`
 }
 
-// CNICase is one (path, test) pair, measured Samples times.
-type CNICase struct {
-	ID      string  `json:"id"` // CNICaseID: <path>/<test>, the ID its results are recorded under
-	Path    CNIPath `json:"path"`
-	Test    CNITest `json:"test"`
-	Samples int     `json:"samples"`
-}
+// IsCNI reports whether the case measures the pod network (meshbench cni).
+func (c Case) IsCNI() bool { return c.Kind == CaseCNI }
+
+// IdleOnly reports whether the case is a cni idle window: resource use with the test pods deployed, no traffic.
+func (c Case) IdleOnly() bool { return c.IsCNI() && c.Test == "" }
 
 // CNICaseID is the case ID of a pod network test: "<path>/<test>" (e.g. "same-node/tcp"). meshbench cni records
 // its results under it (cases.jsonl, samples.jsonl), and the plan prints it, so one ID names a case everywhere.
@@ -78,7 +102,8 @@ func newCNIPlan(c CNI) *CNIPlan {
 	p := &CNIPlan{Estimate: estCNISetup + estTeardown}
 	for _, path := range c.Paths {
 		for _, t := range c.Tests {
-			p.Cases = append(p.Cases, CNICase{ID: CNICaseID(path, t), Path: path, Test: t, Samples: c.Samples})
+			p.Cases = append(p.Cases, Case{ID: CNICaseID(path, t), Index: len(p.Cases) + 1, Kind: CaseCNI, Path: path, Test: t,
+				Samples: c.Samples, Traffic: D(time.Duration(c.Samples) * c.Duration.Duration)})
 			p.Estimate += time.Duration(c.Samples) * (c.Duration.Duration + estCNISample)
 		}
 	}
@@ -119,7 +144,7 @@ func NewPlan(s *Scenario) Plan {
 	for _, topo := range s.Spec.Workload.Topologies {
 		for _, g := range groups(s.Spec.Modes, reps, s.Spec.Windows.Interleave, s.Spec.Windows.Seed) {
 			for li, q := range s.Spec.Load.QPS {
-				c := Case{Topology: topo, Mode: g.mode, QPS: q, Repetition: g.rep, Idle: li == 0}
+				c := Case{Kind: CaseMesh, Topology: topo, Mode: g.mode, QPS: q, Repetition: g.rep, Idle: li == 0}
 				c.ID = CaseID(topo.Name, g.mode, q, g.rep)
 				p.Cases = append(p.Cases, c)
 			}

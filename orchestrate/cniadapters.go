@@ -1,0 +1,119 @@
+package orchestrate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
+	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/runner"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// cniTopology names the target of a pod network benchmark in the runner's logs.
+const cniTopology = "cni"
+
+// cniWorkloads is the bench's test pods as the runner's Workloads.
+type cniWorkloads struct{ b *netbench.Bench }
+
+// Ensure deploys the test pods; a namespace it created is in the target also on failure, for the finalizer.
+func (a cniWorkloads) Ensure(ctx context.Context, _ scenario.Topology) (runner.Target, error) {
+	facts, err := a.b.Deploy(ctx)
+	t := runner.Target{Facts: facts}
+	if a.b.Created() {
+		t.Target = target.Target{Topology: cniTopology, Namespaces: []string{a.b.Namespace()}}
+	}
+	return t, err
+}
+
+// WaitReady has nothing to do: Deploy waited for every test pod and listening server.
+func (cniWorkloads) WaitReady(context.Context, runner.Target) error { return nil }
+
+func (a cniWorkloads) Teardown(ctx context.Context, _ runner.Target) error { return a.b.Teardown(ctx) }
+
+// cniLoad is the bench's samples as the runner's LoadGenerator.
+type cniLoad struct{ b *netbench.Bench }
+
+func (cniLoad) Prepare(context.Context, runner.Target, scenario.Mode) error { return nil }
+
+func (a cniLoad) Run(ctx context.Context, _ runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
+	m := a.b.Measure(ctx, req.Case)
+	return runner.LoadResult{Window: m.Window, Recorded: m.SampleWindows, Samples: m.Samples, Facts: m.Facts,
+		Requests: int64(m.Ran), Errors: int64(m.Failed), Reason: m.Reason}, nil
+}
+
+func (cniLoad) Teardown(context.Context, runner.Target) error { return nil }
+
+// cniCollector is the bench's resource reading as the runner's Collector.
+type cniCollector struct{ b *netbench.Bench }
+
+func (a cniCollector) Collect(ctx context.Context, _ runner.Target, c scenario.Case, w results.Window) (runner.Collection, error) {
+	samples, facts := a.b.Resources(ctx, c, w)
+	return runner.Collection{Window: w, Samples: samples, Facts: facts}, nil
+}
+
+func (a cniCollector) LeadIn() time.Duration { return a.b.RateRange() }
+
+// kubeClock is a k8s.io/utils/clock.Clock (netbench's time) as the runner's Clock, so that one clock drives both.
+type kubeClock struct{ c clock.Clock }
+
+func (k kubeClock) Now() time.Time { return k.c.Now().UTC() }
+
+func (k kubeClock) Sleep(ctx context.Context, d time.Duration) error { return kube.Sleep(ctx, k.c, d) }
+
+// CNICases is one pod network benchmark's cases run through runner.Runner: the same case loop, recording,
+// interruption and finalizer semantics as meshbench run.
+type CNICases struct {
+	Bench *netbench.Bench
+	RunID string
+	Store runner.Store
+	// Measured says whether resource use is read (the bench has a ResourceCollector).
+	Measured bool
+	// Retain keeps the namespace and pods after the run (--retain).
+	Retain          bool
+	FinalizeTimeout time.Duration
+	// Clock is the bench's clock (nil: the wall clock).
+	Clock    clock.Clock
+	Log      *slog.Logger
+	Progress io.Writer
+}
+
+// RunCNICases runs the bench's cases. The error is the runner's, or wraps context.Canceled when the run was
+// interrupted, or is a *netbench.CasesFailedError naming the cases that failed.
+func RunCNICases(ctx context.Context, c CNICases) (runner.Outcome, error) {
+	clk := c.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	r := &runner.Runner{
+		Plan: scenario.Plan{Cases: c.Bench.Cases()}, RunID: c.RunID, Store: c.Store, Retain: c.Retain,
+		FinalizeTimeout: c.FinalizeTimeout, Clock: kubeClock{clk}, Log: c.Log, Progress: c.Progress,
+		Workloads: cniWorkloads{c.Bench}, Load: cniLoad{c.Bench},
+	}
+	if c.Measured {
+		r.Collector = cniCollector{c.Bench}
+	}
+	out, err := r.Run(ctx)
+	switch {
+	case err != nil:
+		return out, err
+	case out.Interrupted:
+		return out, fmt.Errorf("interrupted: %w", ctx.Err())
+	case len(out.Failed) > 0:
+		var ids []string
+		for _, f := range out.Failed {
+			id, _, _ := strings.Cut(f, ": ")
+			ids = append(ids, id)
+		}
+		return out, &netbench.CasesFailedError{Cases: ids}
+	}
+	return out, nil
+}

@@ -1,0 +1,180 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/target"
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// cniLoad answers each cni case as netbench's samples would: ok, some samples failed, or none ran (a broken pod).
+type cniLoad struct {
+	*calls
+	clock *fakeClock
+}
+
+func (f cniLoad) Prepare(context.Context, Target, scenario.Mode) error { return nil }
+
+func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult, error) {
+	f.add("load %s lead %s window %s", req.Case.ID, req.LeadIn, req.Window)
+	start := f.clock.Now()
+	if err := f.clock.Sleep(ctx, req.Window); err != nil {
+		return LoadResult{}, err
+	}
+	facts := map[string]string{"tool": "iperf3", "raw.1": "raw/" + req.Case.ID + "-1.json"}
+	sample := func(n int) results.Sample {
+		return results.Sample{Repetition: n, Window: results.Window{Kind: results.WindowTest, Start: start, End: f.clock.Now()},
+			Component: results.ComponentCNITest, Metric: "throughput", Stat: "value", Value: 9, Unit: "Gbps"}
+	}
+	w := results.Window{Kind: results.WindowTest, Start: start.Add(time.Second), End: f.clock.Now()} // netbench trims min(rate range, half the case)
+	switch req.Case.Path {
+	case scenario.CNIPathSameNode:
+		return LoadResult{Window: w, Recorded: []results.Window{sample(1).Window, sample(2).Window}, Samples: []results.Sample{sample(1), sample(2)},
+			Requests: 2, Facts: facts}, nil
+	case scenario.CNIPathService:
+		return LoadResult{Window: w, Samples: []results.Sample{sample(2)}, Requests: 2, Errors: 1, Reason: "sample 1: refused", Facts: facts}, nil
+	default:
+		return LoadResult{Reason: "pod host-server: CreateContainerConfigError", Facts: facts}, nil
+	}
+}
+
+func (f cniLoad) Teardown(context.Context, Target) error { return nil }
+
+func cniPlan() scenario.Plan {
+	cases := []scenario.Case{
+		{ID: scenario.CNIIdleCaseID, Kind: scenario.CaseCNI, Idle: true, Traffic: scenario.D(4 * time.Second)},
+		{ID: "same-node/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathSameNode, Test: scenario.CNITestTCP, Samples: 2, Traffic: scenario.D(2 * time.Second)},
+		{ID: "cross-node/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathCrossNode, Test: scenario.CNITestTCP, Skip: "only one node"},
+		{ID: "service/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathService, Test: scenario.CNITestTCP, Samples: 2, Traffic: scenario.D(2 * time.Second)},
+		{ID: "host/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathHost, Test: scenario.CNITestTCP, Samples: 2, Traffic: scenario.D(2 * time.Second)},
+	}
+	for i := range cases {
+		cases[i].Index = i + 1
+	}
+	return scenario.Plan{Cases: cases}
+}
+
+// Cni cases take the mesh case loop without a Mesh: one deploy, no mode switch, verify, restore or settle; the idle
+// case measures its window after one rate range of quiet; a planned skip is recorded skipped; the load's own
+// reason is a failed case's reason or, when the case counts, follows results.CNIPartialPrefix; samples keep their
+// sample number; path and test are facts (results.CNIRows places rows by them).
+func TestRunCNICases(t *testing.T) {
+	t.Parallel()
+	c := &calls{}
+	clk := &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	st := &memStore{}
+	r := &Runner{Plan: cniPlan(), RunID: "cni-1", Workloads: fakeWorkloads{c, clk}, Load: cniLoad{c, clk},
+		Collector: fakeCollector{c}, Store: st, Clock: clk}
+	out, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.OK != 3 || out.Skipped != 1 || len(out.Failed) != 1 || !strings.HasPrefix(out.Failed[0], "host/tcp: pod host-server") {
+		t.Fatalf("outcome %+v", out)
+	}
+	want := []string{
+		"ensure ", "wait-ready", "collect idle 4s",
+		"load same-node/tcp lead 20s window 2s", "collect test 1s",
+		"load service/tcp lead 20s window 2s", "collect test 1s",
+		"load host/tcp lead 20s window 2s",
+		"teardown  (ctx ok: true)",
+	}
+	if !slices.Equal(c.log, want) {
+		t.Errorf("calls\n%s\nwant\n%s", strings.Join(c.log, "\n"), strings.Join(want, "\n"))
+	}
+	byID := map[string]results.CaseResult{}
+	for _, cs := range st.cases {
+		byID[cs.CaseID] = cs
+	}
+	idle := byID[scenario.CNIIdleCaseID]
+	if idle.Status != results.StatusOK || len(idle.Windows) != 1 || idle.Windows[0].Kind != results.WindowIdle {
+		t.Fatalf("idle case %+v", idle)
+	}
+	// The deploy's wait-ready took 3 s (fake); the idle window starts one rate range (20 s) after it ended.
+	if d := idle.Windows[0].End.Sub(idle.Windows[0].Start); d != 4*time.Second {
+		t.Errorf("idle window %s, want 4s", d)
+	}
+	if q := idle.Windows[0].Start.Sub(idle.Start); q != 23*time.Second {
+		t.Errorf("idle window starts %s after the case, want 23s (deploy 3s + quiet rate range 20s)", q)
+	}
+	for id, wantStatus := range map[string]string{"same-node/tcp": results.StatusOK, "cross-node/tcp": results.StatusSkipped,
+		"service/tcp": results.StatusOK, "host/tcp": results.StatusFailed} {
+		cs := byID[id]
+		path, test, _ := strings.Cut(id, "/")
+		if cs.Status != wantStatus || cs.Facts[results.CNILabelPath] != path || cs.Facts[results.CNILabelTest] != test || cs.Mode != "" || cs.Load != "" {
+			t.Errorf("%s: %+v", id, cs)
+		}
+	}
+	if r := byID["cross-node/tcp"].Reason; r != "only one node" {
+		t.Errorf("skipped reason %q", r)
+	}
+	if r := byID["service/tcp"].Reason; r != results.CNIPartialPrefix+"sample 1: refused" {
+		t.Errorf("partial reason %q", r)
+	}
+	if cs := byID["host/tcp"]; cs.Reason != "pod host-server: CreateContainerConfigError" || cs.Facts["raw.1"] == "" || len(cs.Windows) != 0 {
+		t.Errorf("failed case %+v", cs)
+	}
+	if ws := byID["same-node/tcp"].Windows; len(ws) != 2 {
+		t.Errorf("same-node/tcp windows %v, want the two sample windows", ws)
+	}
+	var reps []int
+	for _, s := range st.samples {
+		if s.CaseID == "same-node/tcp" && s.Component == results.ComponentCNITest {
+			reps = append(reps, s.Repetition)
+		}
+	}
+	if !slices.Equal(reps, []int{1, 2}) {
+		t.Errorf("same-node/tcp sample repetitions %v, want the sample numbers 1, 2", reps)
+	}
+}
+
+// leakyWorkloads fails Ensure after creating its namespace.
+type leakyWorkloads struct{ fakeWorkloads }
+
+func (f leakyWorkloads) Ensure(context.Context, scenario.Topology) (Target, error) {
+	f.add("ensure")
+	return Target{Target: target.Target{Topology: "cni", Namespaces: []string{"mb-cni-1"}}}, errors.New("client pod: ErrImagePull")
+}
+
+// What a failed Ensure created is torn down by the finalizer; the rest of the plan is not measured because of it.
+func TestRunEnsureFailureTearsDownWhatItCreated(t *testing.T) {
+	t.Parallel()
+	c := &calls{}
+	clk := &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	st := &memStore{}
+	plan := cniPlan()
+	plan.Cases = plan.Cases[1:]
+	r := &Runner{Plan: plan, RunID: "cni-1", Workloads: leakyWorkloads{fakeWorkloads{c, clk}}, Load: cniLoad{c, clk}, Store: st, Clock: clk}
+	out, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ensure", "teardown cni (ctx ok: true)"}; !slices.Equal(c.log, want) {
+		t.Errorf("calls %q, want %q", c.log, want)
+	}
+	if len(out.Failed) != 3 || len(st.cases) != 4 {
+		t.Fatalf("outcome %+v, %d recorded", out, len(st.cases))
+	}
+	for _, cs := range st.cases {
+		switch {
+		case cs.CaseID == "cross-node/tcp":
+			if cs.Status != results.StatusSkipped {
+				t.Errorf("%s: %s", cs.CaseID, cs.Status)
+			}
+		case cs.CaseID == "same-node/tcp":
+			if cs.Reason != "deploy: client pod: ErrImagePull" {
+				t.Errorf("%s: %q", cs.CaseID, cs.Reason)
+			}
+		default:
+			if cs.Reason != "not measured: deploy: client pod: ErrImagePull" {
+				t.Errorf("%s: %q", cs.CaseID, cs.Reason)
+			}
+		}
+	}
+}
