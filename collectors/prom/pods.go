@@ -41,8 +41,8 @@ type MeshScope struct {
 	NodeAgents bool
 	// Waypoints are the waypoint Gateways the run created (waypoint mode). Their pods are selected by
 	// gateway.networking.k8s.io/gateway-name, which every waypoint pod carries from Istio 1.24 on
-	// (gateway-class-name only from 1.28: istio/istio manifests/charts/istio-control/istio-discovery/files/
-	// waypoint.yaml, PR 57585). A listed Gateway without pods is an error: waypoint mode would read like ambient.
+	// (the GatewayClass label reaches waypoint pods only from 1.28: istio/istio manifests/charts/istio-control/
+	// istio-discovery/files/waypoint.yaml, PR 57585). A listed Gateway without pods is an error: waypoint mode would read like ambient.
 	Waypoints []NamespacedName
 }
 
