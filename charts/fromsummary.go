@@ -10,10 +10,10 @@ import (
 )
 
 // Metric, stat and label names the builders read. CNI samples carry the path and test as labels
-// (see collectors/net): path=same-node|cross-node|service|host, test=tcp|udp|rr|crr.
+// (see internal/nettool): path=same-node|cross-node|service|host, test=tcp|udp|rr|crr.
 const (
-	MetricCPU        = "cpu"
-	MetricMemory     = "memory"
+	MetricCPU        = results.MetricCPU
+	MetricMemory     = results.MetricMemory
 	MetricLatency    = "latency"
 	MetricThroughput = "throughput"
 	MetricRR         = "rr"

@@ -48,7 +48,7 @@ type Image struct {
 	Description string `json:"description"`
 }
 
-// Agent is meshbench-agent, at the path loadgen.AgentPath names (and on PATH for collectors/net's AgentBinary).
+// Agent is meshbench-agent, at the path loadgen.AgentPath names (and on PATH for internal/nettool's AgentBinary).
 func Agent() Image {
 	return Image{Repository: scenario.AgentRepository, Package: "./cmd/meshbench-agent", Path: "/usr/local/bin/meshbench-agent",
 		Title:       "meshbench-agent",

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/loadgen"
 )
 
@@ -129,11 +129,11 @@ func TestFindSource(t *testing.T) {
 }
 
 // TestAgentPathMatchesCallers: the agent image puts the binary where loadgen execs it and where PATH finds the name
-// collectors/net runs.
+// internal/nettool runs.
 func TestAgentPathMatchesCallers(t *testing.T) {
 	t.Parallel()
-	if Agent().Path != loadgen.AgentPath || path.Base(Agent().Path) != netcol.AgentBinary || path.Dir(Agent().Path) != "/usr/local/bin" {
-		t.Errorf("agent path %s, loadgen.AgentPath %s, collectors/net AgentBinary %s", Agent().Path, loadgen.AgentPath, netcol.AgentBinary)
+	if Agent().Path != loadgen.AgentPath || path.Base(Agent().Path) != nettool.AgentBinary || path.Dir(Agent().Path) != "/usr/local/bin" {
+		t.Errorf("agent path %s, loadgen.AgentPath %s, internal/nettool AgentBinary %s", Agent().Path, loadgen.AgentPath, nettool.AgentBinary)
 	}
 }
 

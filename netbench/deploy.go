@@ -13,7 +13,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -79,7 +79,7 @@ func (r *Bench) deploy(ctx context.Context) error {
 }
 
 // rrTool resolves spec.cni.rrTool: auto takes netperf when the network image has netperf and netserver.
-func (r *Bench) rrTool(ctx context.Context) (netcol.Tool, error) {
+func (r *Bench) rrTool(ctx context.Context) (nettool.Tool, error) {
 	hasRR := slices.ContainsFunc(r.cases, func(c Case) bool {
 		return c.Test == scenario.CNITestRR || c.Test == scenario.CNITestCRR
 	})
@@ -88,20 +88,20 @@ func (r *Bench) rrTool(ctx context.Context) (netcol.Tool, error) {
 	}
 	want := r.cfg.CNI.RRTool
 	if want == scenario.RRToolBuiltin {
-		return netcol.ToolBuiltin, nil
+		return nettool.ToolBuiltin, nil
 	}
 	out, err := r.execIn(ctx, RoleClient, ContainerNet, "which", "netperf", "netserver")
 	found := err == nil && len(strings.Fields(out)) == 2
 	switch {
 	case found:
-		return netcol.ToolNetperf, nil
+		return nettool.ToolNetperf, nil
 	case want == scenario.RRToolNetperf:
 		return "", fmt.Errorf("spec.cni.rrTool is netperf, but the network image %s has no netperf and netserver (which: %v); use rrTool auto or builtin",
 			r.cfg.Images.Network, err)
 	default:
 		r.report.Notes = append(r.report.Notes, fmt.Sprintf("the network image %s has no netperf: TCP_RR and TCP_CRR use the built-in tool (%s, agent image %s)",
-			r.cfg.Images.Network, netcol.ToolBuiltin, r.cfg.Images.Agent))
-		return netcol.ToolBuiltin, nil
+			r.cfg.Images.Network, nettool.ToolBuiltin, r.cfg.Images.Agent))
+		return nettool.ToolBuiltin, nil
 	}
 }
 
@@ -191,7 +191,7 @@ func (r *Bench) waitServers(ctx context.Context) {
 			ports = HostPorts
 		}
 		want := []int{ports.Iperf3}
-		if r.objs.RRTool == netcol.ToolNetperf {
+		if r.objs.RRTool == nettool.ToolNetperf {
 			want = append(want, ports.Netserver)
 		}
 		var last string

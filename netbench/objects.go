@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/nettool"
 )
 
 // Labels of the run's objects (besides kube.RunLabels).
@@ -56,7 +56,7 @@ type Ports struct {
 // PodPorts are used in pod network namespaces (the tools' defaults); HostPorts on hostNetwork pods, where the
 // defaults may already be taken on the node.
 var (
-	PodPorts  = Ports{Iperf3: netcol.DefaultIperf3Port, Echo: netcol.DefaultEchoPort, EchoHTTP: 8080, Netserver: netcol.DefaultNetserverPort, NetperfData: netcol.DefaultNetperfDataPort}
+	PodPorts  = Ports{Iperf3: nettool.DefaultIperf3Port, Echo: nettool.DefaultEchoPort, EchoHTTP: 8080, Netserver: nettool.DefaultNetserverPort, NetperfData: nettool.DefaultNetperfDataPort}
 	HostPorts = Ports{Iperf3: 25201, Echo: 28078, EchoHTTP: 28080, Netserver: 24444, NetperfData: 24445}
 )
 
@@ -71,7 +71,7 @@ type Objects struct {
 	Placement Placement
 	// RRTool decides whether the servers get the agent's echo or netserver, and whether client-agent exists; ""
 	// when no rr/crr test runs.
-	RRTool netcol.Tool
+	RRTool nettool.Tool
 	// Host adds the hostNetwork pods (only when the host path runs).
 	Host bool
 	// Remote adds server-remote (cross-node or service path) and Service adds the ClusterIP Service.
@@ -110,7 +110,7 @@ func (o Objects) ClientPod() *corev1.Pod {
 // RolesAfterClient are the pods deployed once the RR tool is known, in a stable order.
 func (o Objects) RolesAfterClient() []Role {
 	var rs []Role
-	if o.RRTool == netcol.ToolBuiltin {
+	if o.RRTool == nettool.ToolBuiltin {
 		rs = append(rs, RoleClientAgent)
 	}
 	rs = append(rs, RoleServerLocal)
@@ -136,7 +136,7 @@ func (o Objects) Pod(r Role) *corev1.Pod {
 		return o.pod(r, o.Placement.ServerNode, false, o.serverContainers(PodPorts)...)
 	case RoleHostClient:
 		cs := []corev1.Container{o.netContainer()}
-		if o.RRTool == netcol.ToolBuiltin {
+		if o.RRTool == nettool.ToolBuiltin {
 			cs = append(cs, o.agentIdleContainer())
 		}
 		return o.pod(r, o.Placement.ClientNode, true, cs...)
@@ -154,9 +154,9 @@ func (o Objects) ServiceObject() *corev1.Service {
 	}
 	ports := []corev1.ServicePort{port("iperf3-tcp", p.Iperf3, corev1.ProtocolTCP), port("iperf3-udp", p.Iperf3, corev1.ProtocolUDP)}
 	switch o.RRTool {
-	case netcol.ToolNetperf:
+	case nettool.ToolNetperf:
 		ports = append(ports, port("netperf-control", p.Netserver, corev1.ProtocolTCP), port("netperf-data", p.NetperfData, corev1.ProtocolTCP))
-	case netcol.ToolBuiltin:
+	case nettool.ToolBuiltin:
 		ports = append(ports, port("echo", p.Echo, corev1.ProtocolTCP))
 	}
 	return &corev1.Service{
@@ -227,7 +227,7 @@ func (o Objects) netContainer() corev1.Container {
 
 func (o Objects) agentIdleContainer() corev1.Container {
 	// `rr --hold` waits for SIGTERM: a clean, fast shutdown, and proof the image has the rr subcommand.
-	return corev1.Container{Name: ContainerAgent, Image: o.Images.Agent, Command: []string{netcol.AgentBinary, "rr", "--hold"}}
+	return corev1.Container{Name: ContainerAgent, Image: o.Images.Agent, Command: []string{nettool.AgentBinary, "rr", "--hold"}}
 }
 
 func (o Objects) serverContainers(p Ports) []corev1.Container {
@@ -242,17 +242,17 @@ func (o Objects) serverContainers(p Ports) []corev1.Container {
 	}}
 	switch o.RRTool {
 	case "": // no rr/crr test: the servers need only iperf3
-	case netcol.ToolNetperf:
+	case nettool.ToolNetperf:
 		cs = append(cs, corev1.Container{
 			Name: ContainerNetserver, Image: o.Images.Network,
 			Command: []string{"netserver", "-D", "-p", strconv.Itoa(p.Netserver)},
 			Ports: []corev1.ContainerPort{{Name: "netperf-control", ContainerPort: int32(p.Netserver)},
 				{Name: "netperf-data", ContainerPort: int32(p.NetperfData)}},
 		})
-	case netcol.ToolBuiltin:
+	case nettool.ToolBuiltin:
 		cs = append(cs, corev1.Container{
 			Name: ContainerEcho, Image: o.Images.Agent,
-			Command: []string{netcol.AgentBinary, "serve", "--tcp-port", strconv.Itoa(p.Echo), "--udp-port", "",
+			Command: []string{nettool.AgentBinary, "serve", "--tcp-port", strconv.Itoa(p.Echo), "--udp-port", "",
 				"--http-port", strconv.Itoa(p.EchoHTTP)},
 			Ports: []corev1.ContainerPort{{Name: "echo", ContainerPort: int32(p.Echo)}},
 			// The echo server answers any connection: a TCP probe is harmless (unlike on iperf3, which a stray

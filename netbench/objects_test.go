@@ -11,11 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/nettool"
 )
 
-func testObjects(tool netcol.Tool) Objects {
+func testObjects(tool nettool.Tool) Objects {
 	return Objects{
 		Images:    Images{Network: "meshbench.local/iperf3:dev", Agent: "meshbench.local/agent:dev", PullPolicy: "IfNotPresent"},
 		Namespace: "mb-cni-test", RunID: "cni-test", RRTool: tool, Host: true, Remote: true, Service: true,
@@ -30,7 +30,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestObjectsGolden(t *testing.T) {
 	t.Parallel()
-	for _, tool := range []netcol.Tool{netcol.ToolBuiltin, netcol.ToolNetperf} {
+	for _, tool := range []nettool.Tool{nettool.ToolBuiltin, nettool.ToolNetperf} {
 		o := testObjects(tool)
 		var buf bytes.Buffer
 		objs := []any{o.NamespaceObject()}
@@ -54,7 +54,7 @@ func TestObjectsGolden(t *testing.T) {
 // TestLeastPrivilege: hostNetwork only on the host pods; every container non-root, no capabilities, no escalation.
 func TestLeastPrivilege(t *testing.T) {
 	t.Parallel()
-	o := testObjects(netcol.ToolBuiltin)
+	o := testObjects(nettool.ToolBuiltin)
 	roles := append([]Role{RoleClient}, o.RolesAfterClient()...)
 	if !slices.Equal(roles, []Role{RoleClient, RoleClientAgent, RoleServerLocal, RoleServerRemote, RoleHostClient, RoleHostServer}) {
 		t.Fatalf("roles %v", roles)

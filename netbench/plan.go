@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -143,7 +143,7 @@ type Case struct {
 	Path scenario.CNIPath `json:"path"`
 	Test scenario.CNITest `json:"test"`
 	// Tool is filled once the RR tool is known (iperf3 for tcp/udp).
-	Tool netcol.Tool `json:"tool,omitempty"`
+	Tool nettool.Tool `json:"tool,omitempty"`
 	// SkipReason is set when the case cannot run (e.g. a single node); it is recorded, never left blank.
 	SkipReason string `json:"skipReason,omitempty"`
 }
@@ -167,7 +167,7 @@ func Plan(c scenario.CNI, p Placement) []Case {
 	for _, pc := range scenario.NewCNIPlan(c).Cases {
 		cs := Case{Path: pc.Path, Test: pc.Test}
 		if cs.Test == scenario.CNITestTCP || cs.Test == scenario.CNITestUDP {
-			cs.Tool = netcol.ToolIperf3
+			cs.Tool = nettool.ToolIperf3
 		}
 		if needsNodeB(cs.Path) && p.ServerNode == "" {
 			cs.SkipReason = p.SingleNodeReason
@@ -181,7 +181,7 @@ func Plan(c scenario.CNI, p Placement) []Case {
 }
 
 // WithRRTool sets the request/response tool on the rr and crr cases.
-func WithRRTool(cases []Case, tool netcol.Tool) []Case {
+func WithRRTool(cases []Case, tool nettool.Tool) []Case {
 	out := slices.Clone(cases)
 	for i := range out {
 		if out[i].Test == scenario.CNITestRR || out[i].Test == scenario.CNITestCRR {

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -89,11 +89,11 @@ func TestPlan(t *testing.T) {
 			t.Errorf("%s skip reason %q", cs.ID(), cs.SkipReason)
 		}
 	}
-	withTool := WithRRTool(two, netcol.ToolBuiltin)
+	withTool := WithRRTool(two, nettool.ToolBuiltin)
 	for _, cs := range withTool {
-		want := netcol.ToolIperf3
+		want := nettool.ToolIperf3
 		if cs.Test == scenario.CNITestRR {
-			want = netcol.ToolBuiltin
+			want = nettool.ToolBuiltin
 		}
 		if cs.Tool != want {
 			t.Errorf("%s tool %q", cs.ID(), cs.Tool)

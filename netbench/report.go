@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -22,11 +22,11 @@ const (
 
 // Report is what `meshbench cni` prints (-o table|json|yaml|csv).
 type Report struct {
-	RunID     string      `json:"runID"`
-	RunDir    string      `json:"runDir,omitempty"`
-	Namespace string      `json:"namespace"`
-	Placement Placement   `json:"placement"`
-	RRTool    netcol.Tool `json:"rrTool,omitempty"`
+	RunID     string       `json:"runID"`
+	RunDir    string       `json:"runDir,omitempty"`
+	Namespace string       `json:"namespace"`
+	Placement Placement    `json:"placement"`
+	RRTool    nettool.Tool `json:"rrTool,omitempty"`
 	// Confidence of every interval (0.95).
 	Confidence float64        `json:"confidence"`
 	Facts      Facts          `json:"facts"`
@@ -76,7 +76,7 @@ type ResourceRow = results.CNIResourceRow
 // Outcome is one sample of a case: a parsed result or the reason it failed.
 type Outcome struct {
 	N      int
-	Result *netcol.Result
+	Result *nettool.Result
 	Err    error
 }
 

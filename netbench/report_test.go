@@ -7,28 +7,28 @@ import (
 	"testing"
 	"time"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
 	"github.com/meshbench/meshbench/collectors/prom"
+	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
 func f64(v float64) *float64 { return &v }
 
-func tcpResult(gbps float64) *netcol.Result {
-	return &netcol.Result{Tool: netcol.ToolIperf3, Test: scenario.CNITestTCP, BitsPerSecond: gbps * 1e9, Retransmits: 10, MeanRTTMicros: 150}
+func tcpResult(gbps float64) *nettool.Result {
+	return &nettool.Result{Tool: nettool.ToolIperf3, Test: scenario.CNITestTCP, BitsPerSecond: gbps * 1e9, Retransmits: 10, MeanRTTMicros: 150}
 }
 
-func rrResult(tps float64) *netcol.Result {
-	return &netcol.Result{Tool: netcol.ToolBuiltin, Test: scenario.CNITestRR, TransactionsPerSecond: tps,
-		Latency: &netcol.Latency{Mean: f64(0.05), P50: f64(0.04), P90: f64(0.06), P99: f64(0.2), P999: f64(1.5)}}
+func rrResult(tps float64) *nettool.Result {
+	return &nettool.Result{Tool: nettool.ToolBuiltin, Test: scenario.CNITestRR, TransactionsPerSecond: tps,
+		Latency: &nettool.Latency{Mean: f64(0.05), P50: f64(0.04), P90: f64(0.06), P99: f64(0.2), P999: f64(1.5)}}
 }
 
 func TestMeasurementSamples(t *testing.T) {
 	t.Parallel()
-	c := Case{Path: scenario.CNIPathService, Test: scenario.CNITestUDP, Tool: netcol.ToolIperf3}
+	c := Case{Path: scenario.CNIPathService, Test: scenario.CNITestUDP, Tool: nettool.ToolIperf3}
 	w := results.Window{Kind: results.WindowTest, Start: time.Unix(10, 0), End: time.Unix(20, 0)}
-	got := MeasurementSamples(c, 2, w, netcol.Result{Tool: netcol.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008})
+	got := MeasurementSamples(c, 2, w, nettool.Result{Tool: nettool.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008})
 	var names []string
 	for _, s := range got {
 		names = append(names, s.Metric+"/"+s.Stat+"="+num(s.Value)+" "+s.Unit)
@@ -40,7 +40,7 @@ func TestMeasurementSamples(t *testing.T) {
 	if want := "throughput/value=723.0 Mbit/s sent/value=907.0 Mbit/s loss/value=20.20 % jitter/value=0.0008 ms"; strings.Join(names, " ") != want {
 		t.Errorf("samples %s", strings.Join(names, " "))
 	}
-	rr := MeasurementSamples(Case{Path: "host", Test: "crr", Tool: netcol.ToolBuiltin}, 1, w, *rrResult(5000))
+	rr := MeasurementSamples(Case{Path: "host", Test: "crr", Tool: nettool.ToolBuiltin}, 1, w, *rrResult(5000))
 	if rr[0].Metric != MetricCRR || rr[0].Unit != UnitTPS || rr[len(rr)-1].Metric != MetricErrors {
 		t.Errorf("crr samples %+v", rr)
 	}
@@ -48,15 +48,15 @@ func TestMeasurementSamples(t *testing.T) {
 
 func TestCheckConnection(t *testing.T) {
 	t.Parallel()
-	res := func(dialled, serverLocal string) netcol.Result {
-		return netcol.Result{Tool: netcol.ToolIperf3,
-			Connected:       []netcol.Endpoint{{LocalHost: "10.244.0.5", RemoteHost: dialled}},
-			ServerConnected: []netcol.Endpoint{{LocalHost: serverLocal, RemoteHost: "10.244.0.5"}}}
+	res := func(dialled, serverLocal string) nettool.Result {
+		return nettool.Result{Tool: nettool.ToolIperf3,
+			Connected:       []nettool.Endpoint{{LocalHost: "10.244.0.5", RemoteHost: dialled}},
+			ServerConnected: []nettool.Endpoint{{LocalHost: serverLocal, RemoteHost: "10.244.0.5"}}}
 	}
 	svc := Expect{Dialled: "10.96.0.20", Backend: "10.244.1.7", Service: true}
 	tests := []struct {
 		name string
-		r    netcol.Result
+		r    nettool.Result
 		e    Expect
 		err  string
 	}{
@@ -64,10 +64,10 @@ func TestCheckConnection(t *testing.T) {
 		{"service ok, v4-mapped server address", res("10.96.0.20", "::ffff:10.244.1.7"), svc, ""},
 		{"service bypassed", res("10.244.1.7", "10.244.1.7"), svc, "not 10.96.0.20"},
 		{"wrong backend answered", res("10.96.0.20", "10.244.1.99"), svc, "not on the backend address 10.244.1.7"},
-		{"no server record", netcol.Result{Tool: netcol.ToolIperf3, Connected: res("10.96.0.20", "").Connected}, svc, "no server-side record"},
+		{"no server record", nettool.Result{Tool: nettool.ToolIperf3, Connected: res("10.96.0.20", "").Connected}, svc, "no server-side record"},
 		{"service expectation misconfigured", res("10.244.1.7", "10.244.1.7"), Expect{Dialled: "10.244.1.7", Backend: "10.244.1.7", Service: true}, "directly"},
 		{"pod to pod", res("10.244.1.7", "10.244.1.7"), Expect{Dialled: "10.244.1.7", Backend: "10.244.1.7"}, ""},
-		{"builtin has no records", netcol.Result{Tool: netcol.ToolBuiltin}, svc, ""},
+		{"builtin has no records", nettool.Result{Tool: nettool.ToolBuiltin}, svc, ""},
 	}
 	for _, tt := range tests {
 		err := CheckConnection(tt.r, tt.e)
@@ -125,7 +125,7 @@ func tableOf(conf float64, extra []results.Sample, cs ...outcomes) ([]Row, []Res
 
 func TestCaseRows(t *testing.T) {
 	t.Parallel()
-	c := Case{Path: scenario.CNIPathCrossNode, Test: scenario.CNITestTCP, Tool: netcol.ToolIperf3}
+	c := Case{Path: scenario.CNIPathCrossNode, Test: scenario.CNITestTCP, Tool: nettool.ToolIperf3}
 	rows, _ := tableOf(0.95, nil, outcomes{c, []Outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Result: tcpResult(10)}, {N: 3, Result: tcpResult(11)}}})
 	row := rows[0]
 	if row.Status != RowOK || row.N != 3 || row.Mean != 10 || row.Unit != UnitGbps || row.CI == nil || row.Tool != "iperf3" {
@@ -140,9 +140,9 @@ func TestCaseRows(t *testing.T) {
 	}
 	rows, _ = tableOf(0.95, nil,
 		outcomes{c, []Outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Err: errors.New("iperf3: boom")}}},
-		outcomes{Case{Path: "same-node", Test: "tcp", Tool: netcol.ToolIperf3}, []Outcome{{N: 1, Err: errors.New("x")}}},
+		outcomes{Case{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []Outcome{{N: 1, Err: errors.New("x")}}},
 		outcomes{Case{Path: "host", Test: "rr", SkipReason: "only one node"}, nil},
-		outcomes{Case{Path: "service", Test: "tcp", Tool: netcol.ToolIperf3}, nil})
+		outcomes{Case{Path: "service", Test: "tcp", Tool: nettool.ToolIperf3}, nil})
 	if len(rows) != 4 {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -179,15 +179,15 @@ func TestReportRendering(t *testing.T) {
 		res("test", "node", "cpu", "avg", 900, "millicores", map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node2", prom.LabelSeries: prom.NodeSeriesCadvisor}),
 		res("test", "node", "latency", "max", 1, "ms", nil),
 	},
-		outcomes{Case{Path: "host", Test: "tcp", Tool: netcol.ToolIperf3, SkipReason: "only one Ready schedulable node (node1)"}, nil},
-		outcomes{Case{Path: "same-node", Test: "tcp", Tool: netcol.ToolIperf3}, []Outcome{{N: 1, Result: tcpResult(20)}, {N: 2, Result: tcpResult(21)}, {N: 3, Result: tcpResult(19.5)}}},
-		outcomes{Case{Path: "same-node", Test: "udp", Tool: netcol.ToolIperf3}, []Outcome{{N: 1, Result: &netcol.Result{Tool: netcol.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008}}}},
-		outcomes{Case{Path: "cross-node", Test: "rr", Tool: netcol.ToolBuiltin}, []Outcome{{N: 1, Result: rrResult(21380)}, {N: 2, Result: rrResult(22005)}}},
-		outcomes{Case{Path: "service", Test: "crr", Tool: netcol.ToolBuiltin}, []Outcome{{N: 1, Err: errors.New("no transaction completed")}}},
+		outcomes{Case{Path: "host", Test: "tcp", Tool: nettool.ToolIperf3, SkipReason: "only one Ready schedulable node (node1)"}, nil},
+		outcomes{Case{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []Outcome{{N: 1, Result: tcpResult(20)}, {N: 2, Result: tcpResult(21)}, {N: 3, Result: tcpResult(19.5)}}},
+		outcomes{Case{Path: "same-node", Test: "udp", Tool: nettool.ToolIperf3}, []Outcome{{N: 1, Result: &nettool.Result{Tool: nettool.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008}}}},
+		outcomes{Case{Path: "cross-node", Test: "rr", Tool: nettool.ToolBuiltin}, []Outcome{{N: 1, Result: rrResult(21380)}, {N: 2, Result: rrResult(22005)}}},
+		outcomes{Case{Path: "service", Test: "crr", Tool: nettool.ToolBuiltin}, []Outcome{{N: 1, Err: errors.New("no transaction completed")}}},
 	)
 	rep := &Report{
 		RunID: "cni-20261201-000000-abcd", Namespace: "mb-cni-20261201-000000-abcd", Confidence: conf,
-		Placement: Placement{ClientNode: "node1", ServerNode: "node2"}, RRTool: netcol.ToolBuiltin,
+		Placement: Placement{ClientNode: "node1", ServerNode: "node2"}, RRTool: nettool.ToolBuiltin,
 		Facts: Facts{KubernetesVersion: "v1.37.2", CNISource: "no known CNI DaemonSet", ServiceClusterIP: "10.96.0.20",
 			MTU: []MTUFact{{Node: "node1", Scope: "pod", Interface: "eth0", MTU: 1500}, {Node: "node1", Scope: "node", Interface: "mbnode2", MTU: 1500}}},
 		Rows: rows, Resources: resources,

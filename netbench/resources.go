@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshbench/meshbench/collectors/prom"
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -19,7 +19,7 @@ const collectTimeout = 2 * time.Minute
 
 // labelledSet is a pod set whose resource samples get labels (path, test, tool).
 type labelledSet struct {
-	set    prom.PodSet
+	set    podset.PodSet
 	labels map[string]string
 }
 
@@ -62,7 +62,7 @@ func (r *Bench) Resources(ctx context.Context, pc scenario.Case, w results.Windo
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, collectTimeout)
-		col, err := r.d.Resources.Collect(cctx, w, []prom.PodSet{ls.set})
+		col, err := r.d.Resources.Collect(cctx, w, []podset.PodSet{ls.set})
 		cancel()
 		notes = append(notes, col.Warnings...)
 		r.noteNodes(col.Warnings)
@@ -71,7 +71,7 @@ func (r *Bench) Resources(ctx context.Context, pc scenario.Case, w results.Windo
 			continue
 		}
 		for _, s := range col.Samples {
-			if noCPU != "" && s.Metric == prom.MetricCPU {
+			if noCPU != "" && s.Metric == results.MetricCPU {
 				continue
 			}
 			// The case's labels, plus the collector's own (node and series of a node sample).
@@ -91,7 +91,7 @@ func (r *Bench) Resources(ctx context.Context, pc scenario.Case, w results.Windo
 // reason in every case's facts is easy to miss, the run's notes are printed with the table.
 func (r *Bench) noteNodes(warnings []string) {
 	for _, w := range warnings {
-		if strings.HasPrefix(w, prom.NodeNotCollected) && !slices.Contains(r.nodeNotes, w) {
+		if strings.HasPrefix(w, podset.NodeNotCollected) && !slices.Contains(r.nodeNotes, w) {
 			r.nodeNotes = append(r.nodeNotes, w)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // A sample whose connection was never set up (iperf3's captured "server is busy" and "unable to connect" reports,
-// collectors/net/testdata/iperf3-error-*.json, typed there as *netcol.SetupError) is retried after a 2 s pause, up
+// internal/nettool/testdata/iperf3-error-*.json, typed there as *nettool.SetupError) is retried after a 2 s pause, up
 // to netbench.ConnectRetries attempts; a measurement failure is not retried.
 func TestSampleRetriesOnlySetupFailures(t *testing.T) {
 	t.Parallel()

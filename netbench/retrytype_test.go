@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 )
 
 // The retry decision is on the error's type: the same words in a plain error are not a setup failure.
@@ -13,7 +13,7 @@ func TestRetryableIsTyped(t *testing.T) {
 	if retryable(errors.New("iperf3: the server is busy running a test")) {
 		t.Error("an untyped error must not be retried")
 	}
-	if !retryable(&netcol.SetupError{Tool: netcol.ToolIperf3, Err: errors.New("x")}) {
+	if !retryable(&nettool.SetupError{Tool: nettool.ToolIperf3, Err: errors.New("x")}) {
 		t.Error("a *SetupError must be retried")
 	}
 }

@@ -20,16 +20,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
-	"github.com/meshbench/meshbench/collectors/prom"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/nettool"
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// ResourceCollector reads CPU and memory of pod sets over a window (prom.Collector or prom.KubeletSampler).
+// ResourceCollector reads CPU and memory of pod sets over a window (collectors/prom's Collector or KubeletSampler,
+// wired by orchestrate).
 type ResourceCollector interface {
-	Collect(ctx context.Context, w results.Window, sets []prom.PodSet) (prom.Collected, error)
+	Collect(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error)
 }
 
 // Deps are the adapters a bench talks to.
@@ -86,10 +87,10 @@ type Bench struct {
 	cases  []Case
 	report *Report
 
-	created bool                    // the namespace was created by this bench (Teardown deletes it)
-	pods    map[Role]*corev1.Pod    // Ready, verified pods
-	nodes   map[string]prom.NodeRef // the cluster's nodes, to name the test nodes in scrape labels
-	broken  map[Role]error          // pods that failed to start or are misplaced
+	created bool                      // the namespace was created by this bench (Teardown deletes it)
+	pods    map[Role]*corev1.Pod      // Ready, verified pods
+	nodes   map[string]podset.NodeRef // the cluster's nodes, to name the test nodes in scrape labels
+	broken  map[Role]error            // pods that failed to start or are misplaced
 	service *corev1.Service
 
 	// cpuLeftOut are the cases whose CPU figures were left out: too short to be attributable (see caseWindow);
@@ -131,9 +132,9 @@ func New(ctx context.Context, cfg Config, d Deps) (*Bench, error) {
 	}
 	r.cases = Plan(r.cfg.CNI, pl)
 	r.clusterFacts(ctx, nodes, pl)
-	r.nodes = map[string]prom.NodeRef{}
+	r.nodes = map[string]podset.NodeRef{}
 	for i := range nodes {
-		r.nodes[nodes[i].Name] = prom.NodeRefOf(&nodes[i])
+		r.nodes[nodes[i].Name] = podset.NodeRefOf(&nodes[i])
 	}
 	r.objs = Objects{Images: r.cfg.Images, Namespace: r.cfg.Namespace, RunID: r.cfg.RunID, Placement: pl,
 		Host: r.runs(scenario.CNIPathHost), Remote: r.runs(scenario.CNIPathCrossNode), Service: r.runs(scenario.CNIPathService)}
@@ -389,7 +390,7 @@ func (r *Bench) caseBroken(c Case) error {
 // rolesOf are the pods a case uses: client first, server second.
 func (r *Bench) rolesOf(c Case) []Role {
 	client := RoleClient
-	if c.Tool == netcol.ToolBuiltin {
+	if c.Tool == nettool.ToolBuiltin {
 		client = RoleClientAgent
 	}
 	switch c.Path {
@@ -415,19 +416,19 @@ func pathRoles(p scenario.CNIPath) []Role {
 }
 
 // podSet is the path's pods, for resource use.
-func (r *Bench) podSet(p scenario.CNIPath) prom.PodSet {
+func (r *Bench) podSet(p scenario.CNIPath) podset.PodSet {
 	var deployed []string
 	for _, role := range pathRoles(p) {
 		if r.pods[role] != nil {
 			deployed = append(deployed, string(role))
 		}
 	}
-	return prom.PodSet{Component: results.ComponentCNITest, Pods: map[string][]string{r.cfg.Namespace: deployed}}
+	return podset.PodSet{Component: results.ComponentCNITest, Pods: map[string][]string{r.cfg.Namespace: deployed}}
 }
 
 // nodeSet is the whole-node component of the nodes the deployed pods among roles run on (same-node: node A only;
 // the other paths: A and B), each measured on its own: never the cluster's other nodes.
-func (r *Bench) nodeSet(roles []Role) prom.PodSet {
+func (r *Bench) nodeSet(roles []Role) podset.PodSet {
 	var names []string
 	for _, role := range roles {
 		if p := r.pods[role]; p != nil && p.Spec.NodeName != "" && !slices.Contains(names, p.Spec.NodeName) {
@@ -435,11 +436,11 @@ func (r *Bench) nodeSet(roles []Role) prom.PodSet {
 		}
 	}
 	slices.Sort(names)
-	set := prom.NodeSet()
+	set := podset.NodeSet()
 	for _, n := range names {
 		ref, ok := r.nodes[n]
 		if !ok {
-			ref = prom.NodeRef{Name: n}
+			ref = podset.NodeRef{Name: n}
 		}
 		set.Nodes = append(set.Nodes, ref)
 	}
@@ -464,7 +465,7 @@ func (t target) facts() map[string]string {
 func (r *Bench) target(c Case) target {
 	roles := r.rolesOf(c)
 	t := target{client: roles[0], server: roles[1], container: ContainerNet, ports: PodPorts}
-	if c.Tool == netcol.ToolBuiltin {
+	if c.Tool == nettool.ToolBuiltin {
 		t.container = ContainerAgent
 	}
 	server := r.pods[t.server]
@@ -480,18 +481,18 @@ func (r *Bench) target(c Case) target {
 	return t
 }
 
-// spec is the collectors/net invocation of one case.
-func (r *Bench) spec(c Case, t target) netcol.Spec {
+// spec is the internal/nettool invocation of one case.
+func (r *Bench) spec(c Case, t target) nettool.Spec {
 	n := r.cfg.CNI
-	s := netcol.Spec{Test: c.Test, Tool: c.Tool, Host: t.host, Duration: n.Duration.Duration, Omit: n.Omit.Duration,
+	s := nettool.Spec{Test: c.Test, Tool: c.Tool, Host: t.host, Duration: n.Duration.Duration, Omit: n.Omit.Duration,
 		Streams: n.Streams, Bitrate: n.UDPBitrate, PacketBytes: n.UDPPacketBytes, RequestBytes: n.RequestBytes,
 		ResponseBytes: n.ResponseBytes, Connections: 1}
 	switch c.Tool {
-	case netcol.ToolIperf3:
+	case nettool.ToolIperf3:
 		s.Port, s.ServerOutput = t.ports.Iperf3, true
-	case netcol.ToolNetperf:
+	case nettool.ToolNetperf:
 		s.Port, s.DataPort = t.ports.Netserver, t.ports.NetperfData
-	case netcol.ToolBuiltin:
+	case nettool.ToolBuiltin:
 		s.Port = t.ports.Echo
 		s.LocalPorts = crrLocalPorts[c.Path]
 	}
@@ -516,11 +517,11 @@ func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (Outcome, r
 	if err := spec.Validate(); err != nil {
 		return Outcome{N: n, Err: err}, results.Window{Kind: results.WindowTest}, ""
 	}
-	args := netcol.Args(spec)
+	args := nettool.Args(spec)
 	var (
 		w      results.Window
 		stdout []byte
-		res    netcol.Result
+		res    nettool.Result
 		err    error
 		raw    string
 	)
@@ -528,7 +529,7 @@ func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (Outcome, r
 		w, stdout, err = r.execTest(ctx, t, args, spec)
 		raw = r.keepRaw(c, n, spec.Tool, stdout, err)
 		if err == nil {
-			res, err = netcol.Parse(spec, stdout)
+			res, err = nettool.Parse(spec, stdout)
 		}
 		if err == nil || attempt >= connectRetries || ctx.Err() != nil || !retryable(err) {
 			break
@@ -551,7 +552,7 @@ func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (Outcome, r
 
 // execTest runs the tool and returns the test window (exactly around the exec). Output that parses wins over the
 // exec error: iperf3 exits 1 on failures but explains them in its JSON.
-func (r *Bench) execTest(ctx context.Context, t target, args []string, spec netcol.Spec) (results.Window, []byte, error) {
+func (r *Bench) execTest(ctx context.Context, t target, args []string, spec nettool.Spec) (results.Window, []byte, error) {
 	timeout := spec.Duration + spec.Omit + time.Minute
 	ectx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -559,14 +560,14 @@ func (r *Bench) execTest(ctx context.Context, t target, args []string, spec netc
 	stdout, stderr, err := r.d.Exec.Exec(ectx, r.cfg.Namespace, string(t.client), t.container, args, nil)
 	w := results.Window{Kind: results.WindowTest, Start: start.UTC(), End: r.d.Clock.Now().UTC()}
 	if err != nil {
-		if _, perr := netcol.Parse(spec, stdout); perr != nil {
+		if _, perr := nettool.Parse(spec, stdout); perr != nil {
 			// The tool's own explanation first (iperf3 JSON error, netperf message), then the exec error.
 			msg := strings.TrimSpace(string(stderr))
 			if len(stdout) > 0 {
-				return w, stdout, netcol.ClassifyStderr(spec.Tool, stderr, fmt.Errorf("%w (exec: %v)", perr, err))
+				return w, stdout, nettool.ClassifyStderr(spec.Tool, stderr, fmt.Errorf("%w (exec: %v)", perr, err))
 			}
 			if msg != "" {
-				return w, stdout, netcol.ClassifyStderr(spec.Tool, stderr, fmt.Errorf("%s: %w", oneLine(msg, 300), err))
+				return w, stdout, nettool.ClassifyStderr(spec.Tool, stderr, fmt.Errorf("%s: %w", oneLine(msg, 300), err))
 			}
 			return w, stdout, err
 		}
@@ -575,20 +576,20 @@ func (r *Bench) execTest(ctx context.Context, t target, args []string, spec netc
 }
 
 // retryable tells connection-setup failures (nothing measured) from measurement failures, on the error's type:
-// collectors/net reads the tool's report once and marks a connection that was never set up as a *SetupError; an
+// internal/nettool reads the tool's report once and marks a connection that was never set up as a *SetupError; an
 // exec that could not reach its pod (connection refused, no route on the way to the kubelet) measured nothing too.
 func retryable(err error) bool {
-	return netcol.IsSetupFailure(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH)
+	return nettool.IsSetupFailure(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH)
 }
 
 // keepRaw writes the tool output of a sample to raw/<path>-<test>-<n>.json (.txt for netperf) and returns the path
 // relative to the run directory.
-func (r *Bench) keepRaw(c Case, n int, tool netcol.Tool, stdout []byte, execErr error) string {
+func (r *Bench) keepRaw(c Case, n int, tool nettool.Tool, stdout []byte, execErr error) string {
 	if r.cfg.RunDir == "" {
 		return ""
 	}
 	ext := ".json"
-	if tool == netcol.ToolNetperf {
+	if tool == nettool.ToolNetperf {
 		ext = ".txt"
 	}
 	rel := filepath.Join("raw", fmt.Sprintf("%s-%s-%d%s", c.Path, c.Test, n, ext))

@@ -25,9 +25,10 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/clock"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
 	"github.com/meshbench/meshbench/collectors/prom"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/nettool"
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/results"
@@ -182,7 +183,7 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, cmd []st
 		return nil, nil, fmt.Errorf("namespace %s", ns)
 	}
 	if f.clock != nil {
-		if cmd[0] == "iperf3" || cmd[0] == netcol.AgentBinary {
+		if cmd[0] == "iperf3" || cmd[0] == nettool.AgentBinary {
 			f.clock.advance(f.testTime)
 		} else {
 			f.mu.Lock()
@@ -218,14 +219,14 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, cmd []st
 		return []byte("1500\n"), nil, nil
 	case cmd[0] == "iperf3":
 		return []byte(fakeIperf3(cmd)), nil, nil
-	case cmd[0] == netcol.AgentBinary:
-		test := netcol.BuiltinTestRR
+	case cmd[0] == nettool.AgentBinary:
+		test := nettool.BuiltinTestRR
 		if cmd[1] == "crr" {
-			test = netcol.BuiltinTestCRR
+			test = nettool.BuiltinTestCRR
 		}
-		b, _ := json.Marshal(netcol.BuiltinResult{Tool: string(netcol.ToolBuiltin), Test: test, Target: cmd[3], Connections: 1,
+		b, _ := json.Marshal(nettool.BuiltinResult{Tool: string(nettool.ToolBuiltin), Test: test, Target: cmd[3], Connections: 1,
 			RequestBytes: 100, ResponseBytes: 100, Seconds: 1, Transactions: 20000, TransactionsPerSecond: 20000, Sockets: 1,
-			LatencyMs: netcol.BuiltinLatency{Avg: 0.05, Min: 0.01, Max: 2, P50: 0.04, P90: 0.06, P99: 0.2, P999: 1}})
+			LatencyMs: nettool.BuiltinLatency{Avg: 0.05, Min: 0.01, Max: 2, P50: 0.04, P90: 0.06, P99: 0.2, P999: 1}})
 		return b, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unexpected command %q", cmd)
@@ -269,8 +270,8 @@ func (s *fakeStore) AppendCase(res results.CaseResult, samples []results.Sample)
 
 type fakeResources struct{}
 
-func (fakeResources) Collect(_ context.Context, w results.Window, sets []prom.PodSet) (prom.Collected, error) {
-	var out prom.Collected
+func (fakeResources) Collect(_ context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
+	var out podset.Collected
 	for _, s := range sets {
 		for _, st := range []string{"min", "avg", "max"} {
 			out.Samples = append(out.Samples, results.Sample{Window: w, Source: prom.SourceKubelet, Component: s.Component,
@@ -311,7 +312,7 @@ func TestRunTwoNodes(t *testing.T) {
 		t.Fatalf("Run: %v\ncalls:\n%s", err, strings.Join(ex.calls, "\n"))
 	}
 	namespaceGone(t, kc)
-	if rep.RRTool != netcol.ToolBuiltin || len(rep.Rows) != 16 {
+	if rep.RRTool != nettool.ToolBuiltin || len(rep.Rows) != 16 {
 		t.Fatalf("tool %s, %d rows", rep.RRTool, len(rep.Rows))
 	}
 	for _, row := range rep.Rows {
@@ -679,11 +680,11 @@ func TestRunInterruptedRetryKeepsRealOutput(t *testing.T) {
 // node, labelled with the node and the series.
 type nodeRecorder struct {
 	mu  sync.Mutex
-	got [][]prom.NodeRef
+	got [][]podset.NodeRef
 }
 
-func (n *nodeRecorder) Collect(_ context.Context, w results.Window, sets []prom.PodSet) (prom.Collected, error) {
-	var out prom.Collected
+func (n *nodeRecorder) Collect(_ context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
+	var out podset.Collected
 	for _, s := range sets {
 		if s.Component != results.ComponentNode {
 			continue
@@ -768,11 +769,11 @@ func TestRunNodeSetsAreTheTestNodes(t *testing.T) {
 // absentNodes answers every node set like the Prometheus collector does when no series names the node.
 type absentNodes struct{}
 
-func (absentNodes) Collect(_ context.Context, _ results.Window, sets []prom.PodSet) (prom.Collected, error) {
-	var out prom.Collected
+func (absentNodes) Collect(_ context.Context, _ results.Window, sets []podset.PodSet) (podset.Collected, error) {
+	var out podset.Collected
 	for _, s := range sets {
 		for _, n := range s.Nodes {
-			out.Warnings = append(out.Warnings, prom.NodeNotCollected+n.Name+" not collected: no series identifies it (...)")
+			out.Warnings = append(out.Warnings, podset.NodeNotCollected+n.Name+" not collected: no series identifies it (...)")
 		}
 	}
 	return out, nil
@@ -791,14 +792,14 @@ func TestRunNodeAbsentNoteOnce(t *testing.T) {
 	}
 	var got []string
 	for _, n := range rep.Notes {
-		if strings.HasPrefix(n, prom.NodeNotCollected) {
+		if strings.HasPrefix(n, podset.NodeNotCollected) {
 			got = append(got, n)
 		}
 	}
 	if len(got) != 2 || !strings.Contains(got[0], "node1 not collected") || !strings.Contains(got[1], "node2 not collected") {
 		t.Errorf("run notes %q: want one per node", got)
 	}
-	if f := st.cases[1].Facts["resources"]; !strings.Contains(f, prom.NodeNotCollected) {
+	if f := st.cases[1].Facts["resources"]; !strings.Contains(f, podset.NodeNotCollected) {
 		t.Errorf("case %s facts %q: want the reason there too", st.cases[1].CaseID, f)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -61,7 +61,7 @@ func (c Case) Labels() map[string]string {
 }
 
 // MeasurementSamples turns one parsed sample into results samples. It is pure.
-func MeasurementSamples(c Case, n int, w results.Window, r netcol.Result) []results.Sample {
+func MeasurementSamples(c Case, n int, w results.Window, r nettool.Result) []results.Sample {
 	var out []results.Sample
 	add := func(metric, stat string, v float64, unit string) {
 		out = append(out, results.Sample{Repetition: n, Window: w, Source: string(r.Tool), Component: results.ComponentCNITest,
@@ -104,8 +104,8 @@ type Expect struct {
 // CheckConnection verifies, from iperf3's own records, that the connection went where the path says: the client
 // dialled Expect.Dialled and the server that answered saw it on Expect.Backend (which, for the Service path, proves
 // kube-proxy's DNAT to the backend). Results of other tools carry no such records and pass. It is pure.
-func CheckConnection(r netcol.Result, e Expect) error {
-	if r.Tool != netcol.ToolIperf3 {
+func CheckConnection(r nettool.Result, e Expect) error {
+	if r.Tool != nettool.ToolIperf3 {
 		return nil
 	}
 	var errs []error

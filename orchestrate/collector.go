@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshbench/meshbench/collectors/prom"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/runner"
@@ -20,7 +21,7 @@ import (
 type Collector struct {
 	pods         prom.PodLister
 	loadSelector string
-	collect      func(ctx context.Context, w results.Window, sets []prom.PodSet) (prom.Collected, error)
+	collect      func(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error)
 	// waypoint and revision say which waypoints and which istiod serve the app (meshScope).
 	waypoint scenario.Waypoint
 	revision string
@@ -46,7 +47,7 @@ func (c *Collector) Stop() {
 }
 
 // Collect reads the resources of pod sets over w (netbench's ResourceCollector).
-func (c *Collector) Collect(ctx context.Context, w results.Window, sets []prom.PodSet) (prom.Collected, error) {
+func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
 	return c.collect(ctx, w, sets)
 }
 

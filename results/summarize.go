@@ -17,10 +17,14 @@ const (
 	modeWaypoint = "waypoint"
 )
 
+// Metric names of the resource samples every collector writes (CPU in millicores, memory in MiB).
+const (
+	MetricCPU    = "cpu"
+	MetricMemory = "memory"
+)
+
 // Metrics, stats and units Summarize derives from.
 const (
-	metricCPU    = "cpu"
-	metricMemory = "memory"
 	metricQPS    = "qps"
 	statAvg      = "avg"
 	statValue    = "value"
@@ -113,7 +117,8 @@ type SummaryOptions struct {
 // Deltas: for every pair (SummaryOptions.Pairs) and every Key present in both modes, in pair order then Series order
 // of the base: Welch's difference Other - Base with its interval, degrees of freedom and p-value;
 // Percent = 100·Diff/BaseMean and PercentCI = DiffCI·100/BaseMean (nil when BaseMean is 0); Significant when DiffCI
-// excludes 0.
+// excludes 0 and each side has at least MinIntervalN observations (the interval from fewer is kept as data, but a
+// "significant" from it would be luck).
 //
 // PerKRPS: the "avg" cpu and memory samples of app, sidecar, ztunnel, waypoint and mesh in load windows, divided per
 // observation by the case's achieved request rate in thousands: the sum of its loadgen "qps" "value" samples in
@@ -259,7 +264,7 @@ func (sz *summarizer) meshTotals(kept []item) []item {
 	groups := map[groupKey]*group{}
 	var order []groupKey
 	for _, s := range kept {
-		if s.Stat != statAvg || (s.Metric != metricCPU && s.Metric != metricMemory) || !slices.Contains(meshParts, s.Component) {
+		if s.Stat != statAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) || !slices.Contains(meshParts, s.Component) {
 			continue
 		}
 		k := groupKey{windowOf(s.Sample), s.Metric}
@@ -331,7 +336,7 @@ func (sz *summarizer) perKRPSValue(kept []item) func(*Sample) (float64, string, 
 		rps[w] += s.Value
 	}
 	return func(s *Sample) (float64, string, bool) {
-		if s.Window.Kind != WindowLoad || s.Stat != statAvg || (s.Metric != metricCPU && s.Metric != metricMemory) ||
+		if s.Window.Kind != WindowLoad || s.Stat != statAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) ||
 			!slices.Contains(perKRPSComponents, s.Component) {
 			return 0, "", false
 		}
@@ -443,7 +448,7 @@ func (sz *summarizer) delta(base, other *Series, p ModePair) Delta {
 	d := Delta{Key: base.Key, Base: p.Base, Other: p.Other, BaseMean: base.Mean, OtherMean: other.Mean, Diff: diff,
 		DiffCI: ci, WelchDF: df, PValue: pv}
 	d.Key.Mode = ""
-	if ci != nil {
+	if ci != nil && base.N >= MinIntervalN && other.N >= MinIntervalN {
 		d.Significant = ci.Low > 0 || ci.High < 0
 	}
 	if base.Mean != 0 {

@@ -510,3 +510,32 @@ func largeFixture() (RunMeta, []Sample, []CaseResult) {
 	}
 	return meta, b.samples, b.cases
 }
+
+// A delta is significant only from MinIntervalN observations a side: from 2 its (wide) interval may well exclude 0,
+// and summary.json keeps that interval as data, but calling the change significant would be luck.
+func TestSummarizeSignificanceNeedsMinIntervalN(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	for _, n := range []int{2, MinIntervalN} {
+		var samples []Sample
+		for rep := 1; rep <= n; rep++ {
+			start := t0.Add(time.Duration(rep) * time.Hour)
+			w := Window{Kind: WindowLoad, Start: start, End: start.Add(time.Minute)}
+			for mode, v := range map[string]float64{"none": 100, "sidecar": 200} {
+				samples = append(samples, Sample{CaseID: fmt.Sprintf("c-%s-%d", mode, rep), Mode: mode, Repetition: rep,
+					Window: w, Component: ComponentApp, Metric: MetricCPU, Stat: "avg", Unit: "millicores", Value: v + float64(rep)})
+			}
+		}
+		sum := Summarize(RunMeta{}, samples, nil, SummaryOptions{Pairs: []ModePair{{"none", "sidecar"}}})
+		if len(sum.Deltas) != 1 {
+			t.Fatalf("n=%d: deltas %s, want one", n, mustJSON(t, sum.Deltas))
+		}
+		d := sum.Deltas[0]
+		if d.DiffCI == nil || d.DiffCI.Low <= 0 {
+			t.Fatalf("n=%d: the interval %s should exclude 0 (diff 100, sd 1)", n, mustJSON(t, d.DiffCI))
+		}
+		if want := n >= MinIntervalN; d.Significant != want {
+			t.Errorf("n=%d: significant = %v, want %v", n, d.Significant, want)
+		}
+	}
+}

@@ -62,5 +62,5 @@ type Delta struct {
 	PercentCI   *Interval `json:"percentCI,omitempty"` // DiffCI scaled by 100/BaseMean
 	WelchDF     float64   `json:"welchDF,omitempty"`   // Welch–Satterthwaite degrees of freedom
 	PValue      *float64  `json:"pValue,omitempty"`    // two-sided Welch t-test
-	Significant bool      `json:"significant"`         // DiffCI excludes 0
+	Significant bool      `json:"significant"`         // DiffCI excludes 0, from MinIntervalN observations a side
 }

@@ -15,7 +15,7 @@ import (
 	"fortio.org/fortio/periodic"
 	"fortio.org/log"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 )
 
 const crrHelp = "TCP_CRR: connect, request, response, close per transaction to a TCP echo server (fortio periodic engine); --json prints one result"
@@ -64,15 +64,15 @@ func crrMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // runTCPCRR is netperf TCP_CRR on fortio's periodic engine: each transaction dials a new connection, writes the
 // request, reads the echo, and closes.
-func runTCPCRR(ctx context.Context, f rrFlags) (netcol.BuiltinResult, error) {
+func runTCPCRR(ctx context.Context, f rrFlags) (nettool.BuiltinResult, error) {
 	raddr, err := net.ResolveTCPAddr("tcp", f.target)
 	if err != nil {
-		return netcol.BuiltinResult{}, fmt.Errorf("resolve %s: %w", f.target, err)
+		return nettool.BuiltinResult{}, fmt.Errorf("resolve %s: %w", f.target, err)
 	}
 	stop := periodic.NewAborter()
 	release := abortOnDone(ctx, stop)
 	defer release()
-	opts := f.runnerOptions(netcol.BuiltinTestCRR, stop)
+	opts := f.runnerOptions(nettool.BuiltinTestCRR, stop)
 	r := periodic.NewPeriodicRunner(&opts)
 	// NewPeriodicRunner moves the options and wipes the caller's Runners: install ours on r.Options() only.
 	n := r.Options().NumThreads
@@ -93,7 +93,7 @@ func runTCPCRR(ctx context.Context, f rrFlags) (netcol.BuiltinResult, error) {
 			kinds[k] += v
 		}
 	}
-	return builtinResult(netcol.BuiltinTestCRR, f, res, kinds, sockets), nil
+	return builtinResult(nettool.BuiltinTestCRR, f, res, kinds, sockets), nil
 }
 
 // crrRunner is one connection slot ("thread"); the periodic engine calls Run from one goroutine per slot, so it

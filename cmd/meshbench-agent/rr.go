@@ -17,7 +17,7 @@ import (
 	"fortio.org/fortio/tcprunner"
 	"fortio.org/log"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 )
 
 const rrHelp = "TCP_RR: request/response over persistent connections to a TCP echo server (fortio tcprunner); --json prints one result; --hold idles as a client pod's main process"
@@ -150,13 +150,13 @@ func payload(n int) []byte {
 }
 
 // builtinResult turns fortio's aggregated results into the JSON meshbench parses.
-func builtinResult(test string, f rrFlags, res periodic.RunnerResults, errKinds map[string]int64, sockets int64) netcol.BuiltinResult {
+func builtinResult(test string, f rrFlags, res periodic.RunnerResults, errKinds map[string]int64, sockets int64) nettool.BuiltinResult {
 	var errs int64
 	for _, n := range errKinds {
 		errs += n
 	}
-	b := netcol.BuiltinResult{
-		Tool: string(netcol.ToolBuiltin), Test: test, Target: f.target, Connections: f.connections,
+	b := nettool.BuiltinResult{
+		Tool: string(nettool.ToolBuiltin), Test: test, Target: f.target, Connections: f.connections,
 		RequestBytes: f.requestBytes, ResponseBytes: f.responseBytes, RequestedSeconds: f.duration.Seconds(),
 		Seconds: res.ActualDuration.Seconds(), Errors: errs, Sockets: sockets, Resolution: rrResolution,
 		FortioVersion: res.Version,
@@ -177,8 +177,8 @@ func builtinResult(test string, f rrFlags, res periodic.RunnerResults, errKinds 
 	return b
 }
 
-func latencyMs(h *stats.HistogramData) netcol.BuiltinLatency {
-	l := netcol.BuiltinLatency{Avg: h.Avg * 1e3, Min: h.Min * 1e3, Max: h.Max * 1e3}
+func latencyMs(h *stats.HistogramData) nettool.BuiltinLatency {
+	l := nettool.BuiltinLatency{Avg: h.Avg * 1e3, Min: h.Min * 1e3, Max: h.Max * 1e3}
 	for _, p := range h.Percentiles {
 		switch p.Percentile {
 		case 50:
@@ -194,7 +194,7 @@ func latencyMs(h *stats.HistogramData) netcol.BuiltinLatency {
 	return l
 }
 
-func printBuiltin(w io.Writer, jsonOut bool, b netcol.BuiltinResult) error {
+func printBuiltin(w io.Writer, jsonOut bool, b nettool.BuiltinResult) error {
 	if jsonOut {
 		enc := json.NewEncoder(w)
 		return enc.Encode(b)
@@ -231,12 +231,12 @@ func rrMain(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // runTCPRR is netperf TCP_RR on fortio's tcprunner: every connection stays open, writes the request and reads the
 // echo back (the echo is compared byte for byte).
-func runTCPRR(ctx context.Context, f rrFlags) (netcol.BuiltinResult, error) {
+func runTCPRR(ctx context.Context, f rrFlags) (nettool.BuiltinResult, error) {
 	stop := periodic.NewAborter()
 	release := abortOnDone(ctx, stop)
 	defer release()
 	o := tcprunner.RunnerOptions{
-		RunnerOptions: f.runnerOptions(netcol.BuiltinTestRR, stop),
+		RunnerOptions: f.runnerOptions(nettool.BuiltinTestRR, stop),
 		TCPOptions: tcprunner.TCPOptions{
 			Destination: tcprunner.TCPURLPrefix + f.target,
 			Payload:     payload(f.requestBytes),
@@ -245,7 +245,7 @@ func runTCPRR(ctx context.Context, f rrFlags) (netcol.BuiltinResult, error) {
 	}
 	res, err := tcprunner.RunTCPTest(&o)
 	if err != nil {
-		return netcol.BuiltinResult{}, fmt.Errorf("tcp rr to %s: %w", f.target, err)
+		return nettool.BuiltinResult{}, fmt.Errorf("tcp rr to %s: %w", f.target, err)
 	}
 	kinds := map[string]int64{}
 	for k, n := range res.RetCodes {
@@ -253,7 +253,7 @@ func runTCPRR(ctx context.Context, f rrFlags) (netcol.BuiltinResult, error) {
 			kinds[shortError(k)] += n
 		}
 	}
-	return builtinResult(netcol.BuiltinTestRR, f, res.RunnerResults, kinds, int64(res.SocketCount)), nil
+	return builtinResult(nettool.BuiltinTestRR, f, res.RunnerResults, kinds, int64(res.SocketCount)), nil
 }
 
 // shortError keeps error kinds readable and bounded: "dial tcp 10.0.0.1:8078: connect: connection refused" ->

@@ -14,7 +14,7 @@ import (
 	"fortio.org/fortio/fnet"
 	"fortio.org/log"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -78,7 +78,7 @@ func TestRRAndCRROnLoopback(t *testing.T) {
 				t.Fatalf("%v (stderr %s)", err, errOut.String())
 			}
 			// The output is exactly what meshbench parses.
-			r, err := netcol.ParseBuiltin(out.Bytes(), tt.test)
+			r, err := nettool.ParseBuiltin(out.Bytes(), tt.test)
 			if err != nil {
 				t.Fatalf("ParseBuiltin: %v\n%s", err, out.String())
 			}
@@ -121,7 +121,7 @@ func TestRRAndCRRReportErrors(t *testing.T) {
 			if name == "crr" {
 				test = scenario.CNITestCRR
 			}
-			_, err := netcol.ParseBuiltin(out.Bytes(), test)
+			_, err := nettool.ParseBuiltin(out.Bytes(), test)
 			if err == nil || !strings.Contains(err.Error(), "connection refused") {
 				t.Errorf("ParseBuiltin err = %v, want no transaction with connection refused\n%s", err, out.String())
 			}

@@ -2,9 +2,6 @@ package prom
 
 import (
 	"fmt"
-	"maps"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,12 +32,6 @@ const (
 	UnitMiB        = "MiB"
 )
 
-// Metric names of the samples.
-const (
-	MetricCPU    = "cpu"
-	MetricMemory = "memory"
-)
-
 // Catalog is the query set: one query per metric and statistic. CPU comes from cAdvisor's
 // container_cpu_usage_seconds_total (cores, scaled to millicores), memory from container_memory_working_set_bytes
 // (not usage_bytes, which counts page cache; scaled to MiB).
@@ -65,15 +56,15 @@ func catalogOf(cpuCounter, memGauge string) []Query {
 	cpuIncr := "increase(" + cpuCounter + "[$avgwindow])"
 	return []Query{
 		// min/max of a rate: subquery at one scrape interval of the component's summed rate (range >= 4 scrapes).
-		{Name: "cpu-min", Metric: MetricCPU, Stat: "min", Unit: UnitMillicores, Scale: toMilli, Series: cpuRate, Outer: "min_over_time(sum($series)[$window:$step])"},
-		{Name: "cpu-max", Metric: MetricCPU, Stat: "max", Unit: UnitMillicores, Scale: toMilli, Series: cpuRate, Outer: "max_over_time(sum($series)[$window:$step])"},
+		{Name: "cpu-min", Metric: results.MetricCPU, Stat: "min", Unit: UnitMillicores, Scale: toMilli, Series: cpuRate, Outer: "min_over_time(sum($series)[$window:$step])"},
+		{Name: "cpu-max", Metric: results.MetricCPU, Stat: "max", Unit: UnitMillicores, Scale: toMilli, Series: cpuRate, Outer: "max_over_time(sum($series)[$window:$step])"},
 		// average: increase over the whole window / window. avg_over_time of a smoothed rate is biased (it averages
 		// over [start-rate, end]).
-		{Name: "cpu-avg", Metric: MetricCPU, Stat: "avg", Unit: UnitMillicores, Scale: toMilli, Series: cpuIncr, Outer: "sum($series) / $avgseconds"},
+		{Name: "cpu-avg", Metric: results.MetricCPU, Stat: "avg", Unit: UnitMillicores, Scale: toMilli, Series: cpuIncr, Outer: "sum($series) / $avgseconds"},
 		// memory: min/max/avg over a subquery of the component's sum (max of a sum is not the sum of maxes).
-		{Name: "memory-min", Metric: MetricMemory, Stat: "min", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "min_over_time(sum($series)[$window:$step])"},
-		{Name: "memory-max", Metric: MetricMemory, Stat: "max", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "max_over_time(sum($series)[$window:$step])"},
-		{Name: "memory-avg", Metric: MetricMemory, Stat: "avg", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "avg_over_time(sum($series)[$window:$step])"},
+		{Name: "memory-min", Metric: results.MetricMemory, Stat: "min", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "min_over_time(sum($series)[$window:$step])"},
+		{Name: "memory-max", Metric: results.MetricMemory, Stat: "max", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "max_over_time(sum($series)[$window:$step])"},
+		{Name: "memory-avg", Metric: results.MetricMemory, Stat: "avg", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "avg_over_time(sum($series)[$window:$step])"},
 	}
 }
 
@@ -121,81 +112,3 @@ const (
 	matchProxy    = `container="istio-proxy"`
 	matchNotProxy = `container!="istio-proxy"`
 )
-
-// PodSet is the pods of one component, found through the Kubernetes API.
-type PodSet struct {
-	Component string
-	// Pods maps namespace -> pod names.
-	Pods map[string][]string
-	// Container is an extra container matcher (e.g. container="istio-proxy"), or "".
-	Container string
-	// Nodes, for the whole-node component (ComponentNode), are the test nodes: each is measured on its own, from
-	// the series that identify it (see NodeSet); Pods is unused then.
-	Nodes []NodeRef
-	// Notes are problems met while building the set (e.g. a node that could not be read); the collectors pass
-	// them on as warnings.
-	Notes []string
-	// Required sets must give their CPU and memory averages: without them the case is not measured (a waypoint case
-	// without waypoint figures would pass for ambient).
-	Required bool
-}
-
-// Empty reports whether the set matches nothing.
-func (s PodSet) Empty() bool {
-	if s.Component == results.ComponentNode {
-		return len(s.Nodes) == 0
-	}
-	for _, pods := range s.Pods {
-		if len(pods) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// PodCount is the number of pods in the set.
-func (s PodSet) PodCount() int {
-	n := 0
-	for _, pods := range s.Pods {
-		n += len(pods)
-	}
-	return n
-}
-
-// Selectors renders one label selector per namespace (none for the node set, whose series are found per node):
-// namespace, pod=~"a|b" (names escaped, sorted), container!="",container!="POD", the set's container matcher and
-// the extra matchers (e.g. job="kubelet-cadvisor": a kubelet's /metrics/resource exports the same metric names, and
-// a Prometheus scraping both would double count). It is pure and deterministic.
-func (s PodSet) Selectors(extra ...string) []string {
-	var out []string
-	for _, ns := range slices.Sorted(maps.Keys(s.Pods)) {
-		pods := slices.Clone(s.Pods[ns])
-		if len(pods) == 0 {
-			continue
-		}
-		slices.Sort(pods)
-		pods = slices.Compact(pods)
-		quoted := make([]string, len(pods))
-		for i, p := range pods {
-			quoted[i] = regexp.QuoteMeta(p)
-		}
-		m := []string{
-			"namespace=" + strconv.Quote(ns),
-			"pod=~" + strconv.Quote(strings.Join(quoted, "|")),
-			`container!=""`, `container!="POD"`,
-		}
-		if s.Container != "" {
-			m = append(m, s.Container)
-		}
-		m = append(m, extra...)
-		out = append(out, "{"+strings.Join(m, ",")+"}")
-	}
-	return out
-}
-
-// NodeSet is the whole-node component of the given test nodes (the nodes the measured pods run on). Each node is
-// measured on its own from a series that identifies it (see ChooseNodeSeries); there is no "every node" set: a
-// cluster-wide sum would add nodes the test never touched.
-func NodeSet(nodes ...NodeRef) PodSet {
-	return PodSet{Component: results.ComponentNode, Nodes: nodes}
-}

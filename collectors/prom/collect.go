@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -21,14 +22,6 @@ const (
 	SourcePrometheus = "prometheus"
 	SourceKubelet    = "kubelet-resource"
 )
-
-// Collected is what one window gave.
-type Collected struct {
-	// Window is the whole-second window that was queried (inside the measured one).
-	Window   results.Window
-	Samples  []results.Sample
-	Warnings []string
-}
 
 // QueryWindow cuts a measured window to whole seconds inside it (subquery steps are aligned to multiples of the step
 // since the epoch, so whole-second ends keep the sample points on the scrape grid). It is pure.
@@ -100,12 +93,12 @@ func (e *QueryErrors) Unwrap() []error { return e.Failed }
 // whose queries return nothing are reported in Warnings, as are Prometheus' own warnings. When any query failed, the
 // error is a *QueryErrors (with the samples of the others in Collected): a case must not pass with a figure silently
 // missing.
-func (c *Collector) Collect(ctx context.Context, w results.Window, sets []PodSet) (Collected, error) {
+func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
 	qw, err := QueryWindow(w)
 	if err != nil {
-		return Collected{}, err
+		return podset.Collected{}, err
 	}
-	out := Collected{Window: qw}
+	out := podset.Collected{Window: qw}
 	step, rate := c.Interval.Step(), c.Interval.RateRange()
 	length := qw.End.Sub(qw.Start)
 	if length < step {
@@ -162,7 +155,7 @@ type tally struct {
 // runCatalog runs every query of cat with p and appends a sample per answer (with a copy of labels); a query that
 // returns nothing becomes a warning naming the component and what (e.g. "3 pods"), a failed one an entry of
 // t.failed. Only a render error or the end of ctx stop it.
-func (c *Collector) runCatalog(ctx context.Context, out *Collected, t *tally, cat []Query, p Params, component, what string, labels map[string]string, kind string) error {
+func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, cat []Query, p Params, component, what string, labels map[string]string, kind string) error {
 	for _, q := range cat {
 		expr, err := q.Render(p)
 		if err != nil {

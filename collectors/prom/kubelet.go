@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -33,7 +34,7 @@ type Point struct {
 // SeriesKey identifies a series of the kubelet's resource metrics. Node-level series have only Node set.
 type SeriesKey struct {
 	Node, Namespace, Pod, Container string
-	Metric                          string // MetricCPU (cumulative core-seconds) or MetricMemory (bytes)
+	Metric                          string // results.MetricCPU (cumulative core-seconds) or results.MetricMemory (bytes)
 }
 
 // ParseResource reads one kubelet /metrics/resource response: container_cpu_usage_seconds_total,
@@ -47,10 +48,10 @@ func ParseResource(node string, data []byte, fetched time.Time) (map[SeriesKey]P
 	}
 	out := map[SeriesKey]Point{}
 	for name, metric := range map[string]string{
-		"container_cpu_usage_seconds_total":  MetricCPU,
-		"container_memory_working_set_bytes": MetricMemory,
-		"node_cpu_usage_seconds_total":       MetricCPU,
-		"node_memory_working_set_bytes":      MetricMemory,
+		"container_cpu_usage_seconds_total":  results.MetricCPU,
+		"container_memory_working_set_bytes": results.MetricMemory,
+		"node_cpu_usage_seconds_total":       results.MetricCPU,
+		"node_memory_working_set_bytes":      results.MetricMemory,
 	} {
 		fam, ok := fams[name]
 		if !ok {
@@ -96,10 +97,10 @@ func value(m *dto.Metric) float64 {
 	return math.NaN()
 }
 
-// Matches reports whether a kubelet series belongs to the set.
-func (s PodSet) Matches(k SeriesKey) bool {
+// SetMatches reports whether a kubelet series belongs to the set. It is pure.
+func SetMatches(s podset.PodSet, k SeriesKey) bool {
 	if s.Component == results.ComponentNode {
-		return isNodeSeries(k) && slices.ContainsFunc(s.Nodes, func(n NodeRef) bool { return n.Name == k.Node })
+		return isNodeSeries(k) && slices.ContainsFunc(s.Nodes, func(n podset.NodeRef) bool { return n.Name == k.Node })
 	}
 	if k.Pod == "" || !slices.Contains(s.Pods[k.Namespace], k.Pod) {
 		return false
@@ -124,7 +125,7 @@ func Stats(series map[SeriesKey][]Point, start, end, avgFrom time.Time, step, ra
 		if len(pts) == 0 {
 			continue
 		}
-		if k.Metric == MetricCPU {
+		if k.Metric == results.MetricCPU {
 			cpuKeys = append(cpuKeys, k)
 		} else {
 			memKeys = append(memKeys, k)
@@ -447,12 +448,12 @@ func (k *KubeletSampler) sampleOnce(ctx context.Context, nodes []string) {
 
 // Collect waits for a sampling round that ends after the window plus one interval (cAdvisor stamps lag), then
 // computes each set's statistics. Readings older than needed by any later window are dropped.
-func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []PodSet) (Collected, error) {
+func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
 	qw, err := QueryWindow(w)
 	if err != nil {
-		return Collected{}, err
+		return podset.Collected{}, err
 	}
-	out := Collected{Window: qw}
+	out := podset.Collected{Window: qw}
 	res := k.Resolution()
 	step, rate := res.Step(), res.RateRange()
 	avgFrom := qw.Start
@@ -480,7 +481,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []P
 	defer k.mu.Unlock()
 	out.Warnings = append(out.Warnings, k.errs...)
 	k.errs = nil
-	emit := func(set PodSet, sub map[SeriesKey][]Point, what string, labels map[string]string) {
+	emit := func(set podset.PodSet, sub map[SeriesKey][]Point, what string, labels map[string]string) {
 		cpu, mem := Stats(sub, qw.Start, qw.End, avgFrom, step, rate, 2*step)
 		add := func(metric string, s Summary3, scale float64, unit string) {
 			if !s.OK {
@@ -495,8 +496,8 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []P
 					Metric: metric, Stat: st.stat, Value: st.v * scale, Unit: unit, Labels: maps.Clone(labels)})
 			}
 		}
-		add(MetricCPU, cpu, 1000, UnitMillicores)
-		add(MetricMemory, mem, 1.0/(1<<20), UnitMiB)
+		add(results.MetricCPU, cpu, 1000, UnitMillicores)
+		add(results.MetricMemory, mem, 1.0/(1<<20), UnitMiB)
 	}
 	for _, set := range sets {
 		out.Warnings = append(out.Warnings, set.Notes...)
@@ -505,7 +506,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []P
 			for _, n := range set.Nodes {
 				sub := map[SeriesKey][]Point{}
 				for key, pts := range k.series {
-					if key.Node == n.Name && set.Matches(key) {
+					if key.Node == n.Name && SetMatches(set, key) {
 						sub[key] = pts
 					}
 				}
@@ -515,7 +516,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []P
 		}
 		sub := map[SeriesKey][]Point{}
 		for key, pts := range k.series {
-			if set.Matches(key) {
+			if SetMatches(set, key) {
 				sub[key] = pts
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -29,10 +30,10 @@ func TestParseResourceCaptured(t *testing.T) {
 		}
 		readings = append(readings, pts)
 	}
-	cpuKey := SeriesKey{Node: "node1", Namespace: "kube-system", Pod: "coredns-667645c5c9-jmd4w", Container: "coredns", Metric: MetricCPU}
+	cpuKey := SeriesKey{Node: "node1", Namespace: "kube-system", Pod: "coredns-667645c5c9-jmd4w", Container: "coredns", Metric: results.MetricCPU}
 	memKey := cpuKey
-	memKey.Metric = MetricMemory
-	nodeCPU := SeriesKey{Node: "node1", Metric: MetricCPU}
+	memKey.Metric = results.MetricMemory
+	nodeCPU := SeriesKey{Node: "node1", Metric: results.MetricCPU}
 	for i, pts := range readings {
 		if len(pts) != 4 {
 			t.Errorf("reading %d: %d series, want coredns cpu+memory and node cpu+memory: %v", i, len(pts), pts)
@@ -71,15 +72,15 @@ func TestStats(t *testing.T) {
 		return SeriesKey{Node: "n1", Namespace: "ns", Pod: pod, Container: ctr, Metric: metric}
 	}
 	s := map[SeriesKey][]Point{
-		k("a", "app", MetricCPU): series(t0, step, 5*time.Minute, altCPU(0.2, 0.6)),
-		k("b", "app", MetricCPU): series(t0, step, 5*time.Minute, func(x float64) float64 {
+		k("a", "app", results.MetricCPU): series(t0, step, 5*time.Minute, altCPU(0.2, 0.6)),
+		k("b", "app", results.MetricCPU): series(t0, step, 5*time.Minute, func(x float64) float64 {
 			if x >= 150 { // restarted: the counter starts again from zero
 				return 0.3 * (x - 150)
 			}
 			return 0.3 * x
 		}),
-		k("a", "app", MetricMemory): series(t0, step, 5*time.Minute, func(x float64) float64 { return (200 + math.Mod(x, 20)) * (1 << 20) }),
-		k("b", "app", MetricMemory): series(t0, step, 5*time.Minute, func(float64) float64 { return 100 * (1 << 20) }),
+		k("a", "app", results.MetricMemory): series(t0, step, 5*time.Minute, func(x float64) float64 { return (200 + math.Mod(x, 20)) * (1 << 20) }),
+		k("b", "app", results.MetricMemory): series(t0, step, 5*time.Minute, func(float64) float64 { return 100 * (1 << 20) }),
 	}
 	start, end := t0.Add(time.Minute), t0.Add(3*time.Minute)
 	cpu, mem := Stats(s, start, end, start, step, 4*step, 2*step)
@@ -104,11 +105,11 @@ func TestStats(t *testing.T) {
 
 func TestPodSetMatchesKubeletSeries(t *testing.T) {
 	t.Parallel()
-	app := PodSet{Component: "app", Pods: map[string][]string{"ns": {"a"}}, Container: matchNotProxy}
-	side := PodSet{Component: "sidecar", Pods: map[string][]string{"ns": {"a"}}, Container: matchProxy}
-	node := NodeSet(NodeRef{Name: "n1"}, NodeRef{Name: "n3"})
+	app := podset.PodSet{Component: "app", Pods: map[string][]string{"ns": {"a"}}, Container: matchNotProxy}
+	side := podset.PodSet{Component: "sidecar", Pods: map[string][]string{"ns": {"a"}}, Container: matchProxy}
+	node := podset.NodeSet(podset.NodeRef{Name: "n1"}, podset.NodeRef{Name: "n3"})
 	for _, c := range []struct {
-		set  PodSet
+		set  podset.PodSet
 		key  SeriesKey
 		want bool
 	}{
@@ -122,8 +123,8 @@ func TestPodSetMatchesKubeletSeries(t *testing.T) {
 		{node, SeriesKey{Node: "n1", Namespace: "ns", Pod: "a", Container: "app"}, false},
 		{app, SeriesKey{Node: "n1"}, false},
 	} {
-		if got := c.set.Matches(c.key); got != c.want {
-			t.Errorf("%s.Matches(%+v) = %v", c.set.Component, c.key, got)
+		if got := SetMatches(c.set, c.key); got != c.want {
+			t.Errorf("SetMatches(%s, %+v) = %v", c.set.Component, c.key, got)
 		}
 	}
 }
@@ -157,10 +158,10 @@ func TestKubeletSampler(t *testing.T) {
 	go func() { _ = k.Run(ctx) }()
 	start := time.Now().Add(2 * time.Second).Truncate(time.Second)
 	w := results.Window{Kind: results.WindowLoad, Start: start, End: start.Add(4 * time.Second)}
-	sets := []PodSet{
+	sets := []podset.PodSet{
 		{Component: "app", Pods: map[string][]string{"ns": {"app-n1", "app-n2"}}, Container: matchNotProxy},
 		{Component: "sidecar", Pods: map[string][]string{"ns": {"app-n1", "app-n2"}}, Container: matchProxy},
-		NodeSet(NodeRef{Name: "n1"}, NodeRef{Name: "n3"}), // two test nodes of three
+		podset.NodeSet(podset.NodeRef{Name: "n1"}, podset.NodeRef{Name: "n3"}), // two test nodes of three
 	}
 	got, err := k.Collect(ctx, w, sets)
 	if err != nil {
@@ -208,11 +209,11 @@ func TestResolutionFollowsCadvisorStamps(t *testing.T) {
 	}
 	// Sampled every 5 s, but cAdvisor stamped its readings about every 15 s (duplicates are dropped when stored).
 	k.series = map[SeriesKey][]Point{
-		{Node: "n1", Metric: MetricCPU}:    series(t0, 15*time.Second, time.Minute, func(x float64) float64 { return x }),
-		{Node: "n2", Metric: MetricCPU}:    series(t0.Add(3*time.Second), 14500*time.Millisecond, time.Minute, func(x float64) float64 { return x }),
-		{Node: "n3", Metric: MetricCPU}:    series(t0, time.Second, 2*time.Second, func(x float64) float64 { return x })[:2], // too few readings
-		{Node: "n2", Metric: MetricMemory}: series(t0, 16*time.Second, time.Minute, func(x float64) float64 { return x }),
-		{Node: "n1", Metric: MetricMemory}: nil,
+		{Node: "n1", Metric: results.MetricCPU}:    series(t0, 15*time.Second, time.Minute, func(x float64) float64 { return x }),
+		{Node: "n2", Metric: results.MetricCPU}:    series(t0.Add(3*time.Second), 14500*time.Millisecond, time.Minute, func(x float64) float64 { return x }),
+		{Node: "n3", Metric: results.MetricCPU}:    series(t0, time.Second, 2*time.Second, func(x float64) float64 { return x })[:2], // too few readings
+		{Node: "n2", Metric: results.MetricMemory}: series(t0, 16*time.Second, time.Minute, func(x float64) float64 { return x }),
+		{Node: "n1", Metric: results.MetricMemory}: nil,
 	}
 	iv := k.Resolution()
 	if iv.Effective != 15*time.Second || iv.RateRange() != time.Minute || len(iv.Notes) != 1 {

@@ -3,15 +3,13 @@ package prom
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/prometheus/common/model"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // Sources of whole-node series: the value of the series label of node samples.
@@ -28,99 +26,11 @@ const (
 	NodeSeriesNodeExporter = "node-exporter"
 )
 
-// NodeNotCollected starts the warning for a test node no source identifies (the rest says why, per source).
-const NodeNotCollected = "node CPU and memory of node "
-
 // Label keys of node samples.
 const (
 	LabelNode   = "node"   // the test node's name
 	LabelSeries = "series" // NodeSeriesCadvisor | NodeSeriesResource | NodeSeriesNodeExporter
 )
-
-// NodeRef is a test node as the Kubernetes API describes it: the names scrape labels may call it by.
-type NodeRef struct {
-	Name string
-	// Addresses are the node's status addresses, InternalIP first: targets found through Endpoints (the kubelet
-	// Service prometheus-operator maintains, hostNetwork node-exporter pods) carry one as instance="IP:port".
-	Addresses []string
-	// Hostname is the node's kubernetes.io/hostname label (a labelmap of node labels makes it
-	// kubernetes_io_hostname).
-	Hostname string
-}
-
-// NodeRefOf describes a node object. It is pure.
-func NodeRefOf(n *corev1.Node) NodeRef {
-	r := NodeRef{Name: n.Name, Hostname: n.Labels[corev1.LabelHostname]}
-	for _, t := range []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP, corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS} {
-		for _, a := range n.Status.Addresses {
-			if a.Type == t && a.Address != "" && !slices.Contains(r.Addresses, a.Address) {
-				r.Addresses = append(r.Addresses, a.Address)
-			}
-		}
-	}
-	return r
-}
-
-// IdentifiedBy reports whether a series' labels name this node. A node label (prometheus-operator sets it from
-// the Endpoints' Node target; the local harness sets it statically) decides alone. Otherwise the host part of
-// instance may be the node's name (Prometheus' role: node sets instance to the node name) or one of its addresses
-// (instance="10.0.0.5:10250" of Endpoints-discovered targets), or nodename / kubernetes_io_hostname may be its name
-// or hostname. It is pure.
-func (r NodeRef) IdentifiedBy(labels map[string]string) bool {
-	if n := labels["node"]; n != "" {
-		return n == r.Name
-	}
-	if inst := labels["instance"]; inst != "" && r.named(hostOf(inst)) {
-		return true
-	}
-	for _, k := range []string{"nodename", "kubernetes_io_hostname"} {
-		if v := labels[k]; v != "" && (v == r.Name || v == r.Hostname) {
-			return true
-		}
-	}
-	return false
-}
-
-func (r NodeRef) named(h string) bool {
-	if h == r.Name || (r.Hostname != "" && h == r.Hostname) {
-		return true
-	}
-	for _, a := range r.Addresses {
-		if sameHost(a, h) {
-			return true
-		}
-	}
-	return false
-}
-
-func (r NodeRef) describe() string {
-	s := "name " + r.Name
-	if len(r.Addresses) > 0 {
-		s += ", addresses " + strings.Join(r.Addresses, " ")
-	}
-	if r.Hostname != "" && r.Hostname != r.Name {
-		s += ", hostname " + r.Hostname
-	}
-	return s
-}
-
-// hostOf is the host part of an instance label: "10.0.0.5:10250" -> 10.0.0.5, "[fd00::1]:9100" -> fd00::1,
-// "node1" -> node1.
-func hostOf(instance string) string {
-	if h, _, err := net.SplitHostPort(instance); err == nil {
-		return h
-	}
-	return strings.Trim(instance, "[]")
-}
-
-func sameHost(a, b string) bool {
-	pa, errA := netip.ParseAddr(a)
-	pb, errB := netip.ParseAddr(b)
-	if errA == nil && errB == nil {
-		return pa.Unmap() == pb.Unmap()
-	}
-	return a == b
-}
 
 // nodeIdentityLabels are the target labels that tell whose series one is, and which scrape of it: a group of
 // series equal on all of them is one node's data from one target. Absent labels count as "" (and are matched as
@@ -235,7 +145,7 @@ func (p NodePick) MaxSamples() int {
 // jobs scraping one target would count it twice). A node no source identifies gets a note that says, per source,
 // why: no series at all (with the usual cause), series of other targets only (named), or a failed query. Nothing is
 // ever summed over nodes. It is pure and deterministic.
-func ChooseNodeSeries(nodes []NodeRef, cands []NodeCandidates) ([]NodePick, []string) {
+func ChooseNodeSeries(nodes []podset.NodeRef, cands []NodeCandidates) ([]NodePick, []string) {
 	var picks []NodePick
 	var notes []string
 	for _, n := range nodes {
@@ -299,8 +209,8 @@ func ChooseNodeSeries(nodes []NodeRef, cands []NodeCandidates) ([]NodePick, []st
 			break
 		}
 		if !found {
-			notes = append(notes, fmt.Sprintf(NodeNotCollected+"%s not collected: no series identifies it by a node, instance, nodename or kubernetes_io_hostname label (%s): %s",
-				n.Name, n.describe(), strings.Join(why, "; ")))
+			notes = append(notes, fmt.Sprintf(podset.NodeNotCollected+"%s not collected: no series identifies it by a node, instance, nodename or kubernetes_io_hostname label (%s): %s",
+				n.Name, n.Describe(), strings.Join(why, "; ")))
 		}
 	}
 	return picks, notes
@@ -363,7 +273,7 @@ func NodeParams(p Params, look time.Duration, samples int) (Params, string) {
 // collectNodes measures each test node of a node set on its own: it searches every source's CPU series once over
 // the window (and the rate range before it), picks per node (ChooseNodeSeries), and runs the source's catalog with
 // the pick's exact selectors. Samples are labelled with the node and the source.
-func (c *Collector) collectNodes(ctx context.Context, out *Collected, t *tally, set PodSet, kind string, base Params) error {
+func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *tally, set podset.PodSet, kind string, base Params) error {
 	qw := out.Window
 	look := qw.End.Sub(qw.Start) + base.Rate
 	srcs := nodeSources()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -223,14 +224,14 @@ func TestNodeCPUMemoryAgainstRealPrometheus(t *testing.T) {
 	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	test := []NodeRef{
+	test := []podset.NodeRef{
 		{Name: "node1", Addresses: []string{"10.0.0.1"}, Hostname: "node1"},
 		{Name: "node3", Addresses: []string{"10.0.0.3"}, Hostname: "node3"},
 	}
 	layouts := nodeLayouts()
 	type outcome struct {
 		iv  Interval
-		got Collected
+		got podset.Collected
 		err error
 	}
 	outs := make([]outcome, len(layouts))
@@ -260,7 +261,7 @@ func TestNodeCPUMemoryAgainstRealPrometheus(t *testing.T) {
 			start := time.Now().Add(time.Second).Truncate(time.Second)
 			w := results.Window{Kind: results.WindowLoad, Start: start, End: start.Add(length)}
 			col := &Collector{API: api, Interval: o.iv, Retry: retry}
-			o.got, o.err = col.Collect(ctx, w, []PodSet{NodeSet(test...)})
+			o.got, o.err = col.Collect(ctx, w, []podset.PodSet{podset.NodeSet(test...)})
 		})
 	}
 	wg.Wait()
@@ -292,7 +293,7 @@ func TestNodeCPUMemoryAgainstRealPrometheus(t *testing.T) {
 }
 
 // checkNodeSamples compares the samples with the model, per node and statistic, and reports the accuracy.
-func checkNodeSamples(t *testing.T, lay nodeLayout, sim *nodeSim, got Collected, test []NodeRef) {
+func checkNodeSamples(t *testing.T, lay nodeLayout, sim *nodeSim, got podset.Collected, test []podset.NodeRef) {
 	t.Helper()
 	for _, wn := range got.Warnings {
 		// A source scraped slower than cAdvisor is expected to say so; nothing else.
@@ -326,8 +327,8 @@ func checkNodeSamples(t *testing.T, lay nodeLayout, sim *nodeSim, got Collected,
 			metric, stat string
 			v            float64
 		}{
-			{MetricCPU, "min", cMin * 1000}, {MetricCPU, "max", cMax * 1000}, {MetricCPU, "avg", cAvg * 1000},
-			{MetricMemory, "min", mMin}, {MetricMemory, "max", mMax}, {MetricMemory, "avg", mAvg},
+			{results.MetricCPU, "min", cMin * 1000}, {results.MetricCPU, "max", cMax * 1000}, {results.MetricCPU, "avg", cAvg * 1000},
+			{results.MetricMemory, "min", mMin}, {results.MetricMemory, "max", mMax}, {results.MetricMemory, "avg", mAvg},
 		} {
 			g, ok := values[n.Name+"/"+want.metric+"/"+want.stat]
 			rel := math.Abs(g-want.v) / want.v

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -36,7 +37,7 @@ import (
 //     samples/addons/prometheus.yaml) is the same, job kubernetes-nodes-cadvisor, plus metrics_path.
 //   - the local harness (hack/localcluster/conf/prometheus.yml.in): static targets "<IP>:10250" with node=<name>,
 //     jobs kubelet-cadvisor and kubelet-resource.
-var testNodes = []NodeRef{
+var testNodes = []podset.NodeRef{
 	{Name: "node1", Addresses: []string{"10.0.0.1"}, Hostname: "node1"},
 	{Name: "ip-10-0-0-2.ec2.internal", Addresses: []string{"10.0.0.2", "fd00::2"}, Hostname: "ip-10-0-0-2"},
 	{Name: "node3", Addresses: []string{"10.0.0.3"}, Hostname: "node3"},
@@ -47,7 +48,7 @@ func TestNodeRefIdentifiedBy(t *testing.T) {
 	n1, n2 := testNodes[0], testNodes[1]
 	for _, tc := range []struct {
 		name   string
-		node   NodeRef
+		node   podset.NodeRef
 		labels map[string]string
 		want   bool
 	}{
@@ -78,7 +79,7 @@ func TestNodeRefOf(t *testing.T) {
 			{Type: corev1.NodeHostName, Address: "host-a"}, {Type: corev1.NodeExternalIP, Address: "203.0.113.7"},
 			{Type: corev1.NodeInternalIP, Address: "10.1.0.7"}, {Type: corev1.NodeInternalIP, Address: "fd00::7"},
 		}}}
-	got := NodeRefOf(n)
+	got := podset.NodeRefOf(n)
 	if got.Name != "n-a" || got.Hostname != "host-a" || !slices.Equal(got.Addresses, []string{"10.1.0.7", "fd00::7", "203.0.113.7", "host-a"}) {
 		t.Errorf("NodeRefOf = %+v: want InternalIPs first", got)
 	}
@@ -94,7 +95,7 @@ func group(samples int, kv ...string) NodeGroup {
 
 func TestChooseNodeSeries(t *testing.T) {
 	t.Parallel()
-	test := []NodeRef{testNodes[0], testNodes[2]} // node1 and node3 of three
+	test := []podset.NodeRef{testNodes[0], testNodes[2]} // node1 and node3 of three
 	empty := func(src string) NodeCandidates {
 		return NodeCandidates{Source: src, Probe: src + "{}", Absent: "why " + src}
 	}
@@ -269,13 +270,13 @@ func TestPodSetsTestNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(sets, func(s PodSet) bool { return s.Component == results.ComponentNode })
+	i := slices.IndexFunc(sets, func(s podset.PodSet) bool { return s.Component == results.ComponentNode })
 	if i < 0 {
 		t.Fatalf("no node set in %+v", sets)
 	}
 	node := sets[i]
-	want := []NodeRef{{Name: "node-a"}, {Name: "node-b", Addresses: []string{"10.0.0.2"}}, {Name: "node-c", Addresses: []string{"10.0.0.3"}}}
-	if !slices.EqualFunc(node.Nodes, want, func(a, b NodeRef) bool { return a.Name == b.Name && slices.Equal(a.Addresses, b.Addresses) }) {
+	want := []podset.NodeRef{{Name: "node-a"}, {Name: "node-b", Addresses: []string{"10.0.0.2"}}, {Name: "node-c", Addresses: []string{"10.0.0.3"}}}
+	if !slices.EqualFunc(node.Nodes, want, func(a, b podset.NodeRef) bool { return a.Name == b.Name && slices.Equal(a.Addresses, b.Addresses) }) {
 		t.Errorf("test nodes %+v, want %+v", node.Nodes, want)
 	}
 	if len(node.Notes) != 1 || !strings.Contains(node.Notes[0], `node node-a: get node "node-a"`) {

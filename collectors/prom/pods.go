@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -93,10 +94,10 @@ func (k KubePods) Node(ctx context.Context, name string) (*corev1.Node, error) {
 // With Scope.Node, the node set of the nodes the app, load client and waypoint pods run on. Components without
 // pods are left out. Pods that ended (Succeeded, Failed) are ignored; pods being deleted are kept, as they ran
 // during the window.
-func PodSets(ctx context.Context, l PodLister, sc Scope) ([]PodSet, error) {
-	app := PodSet{Component: results.ComponentApp, Pods: map[string][]string{}, Container: matchNotProxy}
-	sidecar := PodSet{Component: results.ComponentSidecar, Pods: map[string][]string{}, Container: matchProxy}
-	loadgen := PodSet{Component: results.ComponentLoadgen, Pods: map[string][]string{}, Container: matchNotProxy}
+func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error) {
+	app := podset.PodSet{Component: results.ComponentApp, Pods: map[string][]string{}, Container: matchNotProxy}
+	sidecar := podset.PodSet{Component: results.ComponentSidecar, Pods: map[string][]string{}, Container: matchProxy}
+	loadgen := podset.PodSet{Component: results.ComponentLoadgen, Pods: map[string][]string{}, Container: matchNotProxy}
 	var testNodes []string // where the data path runs
 	addNode := func(p corev1.Pod) {
 		if p.Spec.NodeName != "" && !slices.Contains(testNodes, p.Spec.NodeName) {
@@ -136,9 +137,9 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]PodSet, error) {
 			}
 		}
 	}
-	sets := []PodSet{app, sidecar}
+	sets := []podset.PodSet{app, sidecar}
 	m := sc.Mesh
-	waypoint := PodSet{Component: results.ComponentWaypoint, Pods: map[string][]string{}}
+	waypoint := podset.PodSet{Component: results.ComponentWaypoint, Pods: map[string][]string{}}
 	for _, gw := range m.Waypoints {
 		pods, err := l.List(ctx, gw.Namespace, gatewayNameLabel+"="+gw.Name)
 		if err != nil {
@@ -158,7 +159,7 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]PodSet, error) {
 		}
 	}
 	waypoint.Required = len(m.Waypoints) > 0
-	var ztunnel, cni, istiod PodSet
+	var ztunnel, cni, istiod podset.PodSet
 	if m.NodeAgents {
 		var err error
 		onTestNodes := append([]string{}, testNodes...) // never nil: no test node means no node agent
@@ -196,12 +197,12 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]PodSet, error) {
 }
 
 // clusterPods is the set of a component's running pods in every namespace, restricted to nodes unless nodes is nil.
-func clusterPods(ctx context.Context, l PodLister, component, selector string, nodes []string) (PodSet, error) {
+func clusterPods(ctx context.Context, l PodLister, component, selector string, nodes []string) (podset.PodSet, error) {
 	pods, err := l.List(ctx, "", selector)
 	if err != nil {
-		return PodSet{}, err
+		return podset.PodSet{}, err
 	}
-	s := PodSet{Component: component, Pods: map[string][]string{}}
+	s := podset.PodSet{Component: component, Pods: map[string][]string{}}
 	for _, p := range pods {
 		if live(p) && (nodes == nil || slices.Contains(nodes, p.Spec.NodeName)) {
 			s.Pods[p.Namespace] = append(s.Pods[p.Namespace], p.Name)
@@ -212,17 +213,17 @@ func clusterPods(ctx context.Context, l PodLister, component, selector string, n
 
 // testNodeSet is the node set of the named nodes, sorted; a node that cannot be read is still measured by name
 // (a node label or instance="<name>" identifies it), with a note.
-func testNodeSet(ctx context.Context, l PodLister, names []string) PodSet {
+func testNodeSet(ctx context.Context, l PodLister, names []string) podset.PodSet {
 	slices.Sort(names)
-	set := NodeSet()
+	set := podset.NodeSet()
 	for _, name := range names {
 		n, err := l.Node(ctx, name)
 		if err != nil {
 			set.Notes = append(set.Notes, fmt.Sprintf("node %s: %v: only its name can identify its series", name, err))
-			set.Nodes = append(set.Nodes, NodeRef{Name: name})
+			set.Nodes = append(set.Nodes, podset.NodeRef{Name: name})
 			continue
 		}
-		set.Nodes = append(set.Nodes, NodeRefOf(n))
+		set.Nodes = append(set.Nodes, podset.NodeRefOf(n))
 	}
 	return set
 }
@@ -251,7 +252,7 @@ func HasProxy(p corev1.Pod) bool {
 // statistic at all (a waypoint case without waypoint samples passes for plain ambient). A missing CPU average alone
 // is not fatal: cAdvisor's dynamic housekeeping spaces the samples of an idle container up to 15 s apart, so a short
 // window may hold one sample (no increase) while min/max have their points; the collector warns about it. It is pure.
-func CheckRequired(sets []PodSet, samples []results.Sample) error {
+func CheckRequired(sets []podset.PodSet, samples []results.Sample) error {
 	var missing []string
 	for _, set := range sets {
 		if !set.Required {
@@ -262,8 +263,8 @@ func CheckRequired(sets []PodSet, samples []results.Sample) error {
 			if s.Component != set.Component {
 				continue
 			}
-			cpu = cpu || s.Metric == MetricCPU
-			mem = mem || (s.Metric == MetricMemory && s.Stat == "avg")
+			cpu = cpu || s.Metric == results.MetricCPU
+			mem = mem || (s.Metric == results.MetricMemory && s.Stat == "avg")
 		}
 		if !cpu {
 			missing = append(missing, fmt.Sprintf("%s cpu (%d pods)", set.Component, set.PodCount()))

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -33,7 +34,7 @@ func golden(t *testing.T, name, got string) {
 
 func TestRenderCatalogGolden(t *testing.T) {
 	t.Parallel()
-	sets := []PodSet{
+	sets := []podset.PodSet{
 		{Component: results.ComponentApp, Pods: map[string][]string{"mb-b": {"svc-1-7d9f", "svc-0-abc"}, "mb-a": {"entry.x-1"}}, Container: matchNotProxy},
 		{Component: results.ComponentZtunnel, Pods: map[string][]string{"istio-system": {"ztunnel-q8x"}}},
 	}
@@ -156,18 +157,18 @@ func TestPodSets(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "waypoint mb-single/missing has no running pod") {
 		t.Errorf("missing waypoint: %v", err)
 	}
-	set := PodSet{Component: results.ComponentWaypoint, Required: true, Pods: map[string][]string{"mb-single": {"waypoint-1"}}}
-	if err := CheckRequired([]PodSet{set}, []results.Sample{{Component: results.ComponentWaypoint, Metric: MetricCPU, Stat: "avg"}}); err == nil ||
+	set := podset.PodSet{Component: results.ComponentWaypoint, Required: true, Pods: map[string][]string{"mb-single": {"waypoint-1"}}}
+	if err := CheckRequired([]podset.PodSet{set}, []results.Sample{{Component: results.ComponentWaypoint, Metric: results.MetricCPU, Stat: "avg"}}); err == nil ||
 		!strings.Contains(err.Error(), "no figure for waypoint memory average (1 pods)") {
 		t.Errorf("CheckRequired: %v", err)
 	}
-	if err := CheckRequired([]PodSet{set}, []results.Sample{{Component: results.ComponentApp, Metric: MetricCPU, Stat: "avg"}}); err == nil ||
+	if err := CheckRequired([]podset.PodSet{set}, []results.Sample{{Component: results.ComponentApp, Metric: results.MetricCPU, Stat: "avg"}}); err == nil ||
 		!strings.Contains(err.Error(), "waypoint cpu (1 pods), waypoint memory average (1 pods)") {
 		t.Errorf("CheckRequired without any waypoint sample: %v", err)
 	}
 	// An idle container's sparse cAdvisor samples may give min/max but no average: measured, with the collector's warning.
-	if err := CheckRequired([]PodSet{set}, []results.Sample{{Component: results.ComponentWaypoint, Metric: MetricCPU, Stat: "max"},
-		{Component: results.ComponentWaypoint, Metric: MetricMemory, Stat: "avg"}}); err != nil {
+	if err := CheckRequired([]podset.PodSet{set}, []results.Sample{{Component: results.ComponentWaypoint, Metric: results.MetricCPU, Stat: "max"},
+		{Component: results.ComponentWaypoint, Metric: results.MetricMemory, Stat: "avg"}}); err != nil {
 		t.Errorf("CheckRequired: %v", err)
 	}
 }
@@ -350,7 +351,7 @@ func TestCollectKeepsWarnings(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
 	c := &Collector{API: api, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second}, Retry: DefaultRetry(), Clock: testingclock.NewFakeClock(now)}
 	w := results.Window{Kind: results.WindowIdle, Start: now.Add(-2 * time.Minute), End: now.Add(-time.Minute)}
-	got, err := c.Collect(context.Background(), w, []PodSet{{Component: "app", Pods: map[string][]string{"ns": {"p"}}}})
+	got, err := c.Collect(context.Background(), w, []podset.PodSet{{Component: "app", Pods: map[string][]string{"ns": {"p"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,7 @@ func TestCollectFailsOnAPartialFailure(t *testing.T) {
 	c := &Collector{API: failOneAPI{fail: "max_over_time(sum(last_over_time(container_memory_working_set_bytes"}, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second},
 		Retry: DefaultRetry(), Clock: testingclock.NewFakeClock(now)}
 	w := results.Window{Kind: results.WindowLoad, Start: now.Add(-2 * time.Minute), End: now.Add(-time.Minute)}
-	sets := []PodSet{
+	sets := []podset.PodSet{
 		{Component: results.ComponentApp, Pods: map[string][]string{"ns": {"a", "b"}}, Container: matchNotProxy},
 		{Component: results.ComponentSidecar, Pods: map[string][]string{"ns": {"a", "b"}}, Container: matchProxy},
 	}
@@ -430,7 +431,7 @@ func TestCollectFailsOnAPartialFailure(t *testing.T) {
 		t.Errorf("%d samples, want the %d of the queries that worked", len(got.Samples), want-2)
 	}
 	for _, s := range got.Samples {
-		if s.Metric == MetricMemory && s.Stat == "max" {
+		if s.Metric == results.MetricMemory && s.Stat == "max" {
 			t.Errorf("sample of a failed query: %+v", s)
 		}
 	}

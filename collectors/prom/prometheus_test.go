@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -331,7 +332,7 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	// The window starts one rate range after data exists (data before the window), ends on a whole second.
 	start := time.Now().Add(time.Second).Truncate(time.Second)
 	w := results.Window{Kind: results.WindowLoad, Start: start.Add(123 * time.Millisecond), End: start.Add(60*time.Second + 456*time.Millisecond)}
-	sets := []PodSet{
+	sets := []podset.PodSet{
 		{Component: results.ComponentApp, Pods: map[string][]string{"bench-mesh": {"app-0", "app-1"}}, Container: matchNotProxy},
 		{Component: results.ComponentSidecar, Pods: map[string][]string{"bench-mesh": {"app-1", "app-0"}}, Container: matchProxy},
 		{Component: results.ComponentZtunnel, Pods: map[string][]string{"istio-system": {"ztunnel-x"}}},
@@ -378,8 +379,8 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 			metric, stat string
 			v            float64
 		}{
-			{MetricCPU, "min", cMin * 1000}, {MetricCPU, "max", cMax * 1000}, {MetricCPU, "avg", cAvg * 1000},
-			{MetricMemory, "min", mMin}, {MetricMemory, "max", mMax}, {MetricMemory, "avg", mAvg},
+			{results.MetricCPU, "min", cMin * 1000}, {results.MetricCPU, "max", cMax * 1000}, {results.MetricCPU, "avg", cAvg * 1000},
+			{results.MetricMemory, "min", mMin}, {results.MetricMemory, "max", mMax}, {results.MetricMemory, "avg", mAvg},
 		} {
 			g, ok := values[set.Component+"/"+want.metric+"/"+want.stat]
 			rel := math.Abs(g-want.v) / want.v
@@ -396,7 +397,7 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	// The same window with one query that real Prometheus refuses at evaluation (label_replace with an invalid
 	// destination label name: an execution error, not retried): the collection fails naming that figure, and the
 	// other figures are still returned.
-	broken := append(Catalog(), Query{Name: "cpu-broken", Metric: MetricCPU, Stat: "max", Unit: UnitMillicores, Scale: 1000,
+	broken := append(Catalog(), Query{Name: "cpu-broken", Metric: results.MetricCPU, Stat: "max", Unit: UnitMillicores, Scale: 1000,
 		Series: "rate(container_cpu_usage_seconds_total$sel[$rate])", Outer: `label_replace(sum($series), "0-bad", "x", "", "")`})
 	col.Catalog = broken
 	part, err := col.Collect(ctx, w, sets[:1])

@@ -5,7 +5,7 @@
 # same server pod, and prints both means in Gbit/s and their ratio. Exit 1 when they differ by more than TOLERANCE
 # percent (default 3). The test namespace is deleted at the end in every case.
 #
-# The hand-run command is exactly the one meshbench execs (collectors/net.Args: -J -c -p -t -O -P
+# The hand-run command is exactly the one meshbench execs (internal/nettool.Args: -J -c -p -t -O -P
 # --get-server-output), so any difference is the harness's own cost or noise. On a small shared machine, noise
 # dominates: use SAMPLES >= 5.
 #

@@ -82,14 +82,15 @@ func TestCheckFindsForbiddenEdges(t *testing.T) {
 		{"composition imports a command", map[string][]string{m + "/orchestrate": {m + "/cmd/meshbench/app"}, m + "/cmd/meshbench/app": nil},
 			"nothing imports the commands"},
 		{"unclassified package", map[string][]string{m + "/newthing": {"fmt"}}, "newthing: not in the import rule table"},
-		{"exception names one edge only", map[string][]string{m + "/netbench": {m + "/loadgen"}, m + "/loadgen": nil},
-			"netbench (adapter) imports loadgen (adapter)"},
+		{"netbench reads prom directly", map[string][]string{m + "/netbench": {m + "/collectors/prom"}, m + "/collectors/prom": nil},
+			"netbench (adapter) imports collectors/prom (adapter)"},
 		{"allowed", map[string][]string{
 			m + "/cmd/meshbench/app": {m + "/orchestrate", m + "/mesh", m + "/runner"}, m + "/orchestrate": {m + "/mesh", m + "/workloads", m + "/runner"},
 			m + "/mesh": {m + "/internal/target", m + "/scenario", "k8s.io/api/core/v1"}, m + "/workloads": {m + "/internal/target"},
 			m + "/runner": {m + "/internal/target", m + "/results"}, m + "/internal/target": {m + "/internal/kube", m + "/scenario"},
 			m + "/internal/kube": nil, m + "/scenario": nil, m + "/results": nil,
-			m + "/netbench": {m + "/collectors/net", m + "/collectors/prom"}, m + "/collectors/net": nil, m + "/collectors/prom": nil,
+			m + "/netbench": {m + "/internal/nettool", m + "/internal/podset"}, m + "/internal/nettool": nil, m + "/internal/podset": {m + "/results"},
+			m + "/collectors/prom": {m + "/internal/podset", m + "/results"},
 		}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

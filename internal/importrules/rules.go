@@ -68,19 +68,6 @@ var Allowed = map[Class][]Class{
 	Docs:        nil,
 }
 
-// Exception is a known edge that breaks the rules, kept visible with the reason and the issue that removes it. An
-// exception names one edge exactly: any other edge of the same packages still fails.
-type Exception struct {
-	From, To string
-	Why      string
-}
-
-// Exceptions are today's known breaks.
-var Exceptions = []Exception{
-	{"netbench", "collectors/net", "netbench's Measure (the runner's LoadGenerator for cni cases) runs the network tools collectors/net describes and parses"},
-	{"netbench", "collectors/prom", "netbench's Resources (the runner's Collector for cni cases) reads its test pods and nodes through prom's pod sets"},
-}
-
 // Classify returns the class of the module-relative package path, or "" when no rule names it.
 func Classify(rel string) Class {
 	for _, r := range Rules {
@@ -126,7 +113,6 @@ func Check(module string, graph map[string][]string) []string {
 			case tc == "":
 				out = append(out, fmt.Sprintf("%s imports %s, which is not in the import rule table: classify it", from, to))
 			case slices.Contains(Allowed[fc], tc):
-			case excepted(from, to):
 			default:
 				out = append(out, fmt.Sprintf("%s (%s) imports %s (%s): %s", from, fc, to, tc, why(fc, tc)))
 			}
@@ -134,10 +120,6 @@ func Check(module string, graph map[string][]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func excepted(from, to string) bool {
-	return slices.ContainsFunc(Exceptions, func(e Exception) bool { return e.From == from && e.To == to })
 }
 
 func why(from, to Class) string {

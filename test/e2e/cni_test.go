@@ -23,7 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	netcol "github.com/meshbench/meshbench/collectors/net"
+	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
@@ -134,7 +134,7 @@ func TestCNIFullTable(t *testing.T) {
 		}
 		switch scenario.CNITest(row.Test) {
 		case scenario.CNITestTCP:
-			if row.Unit != netbench.UnitGbps || row.Mean < 0.1 || row.Tool != string(netcol.ToolIperf3) {
+			if row.Unit != netbench.UnitGbps || row.Mean < 0.1 || row.Tool != string(nettool.ToolIperf3) {
 				t.Errorf("%s: %v %s with %s", name, row.Mean, row.Unit, row.Tool)
 			}
 		case scenario.CNITestUDP:
@@ -155,7 +155,7 @@ func TestCNIFullTable(t *testing.T) {
 	// Placement as asked and verified: same-node pods share node A, the remote and host servers are on node B.
 	want := map[netbench.Role]string{netbench.RoleClient: c.Nodes[0], netbench.RoleServerLocal: c.Nodes[0], netbench.RoleHostClient: c.Nodes[0],
 		netbench.RoleServerRemote: c.Nodes[1], netbench.RoleHostServer: c.Nodes[1]}
-	if rep.RRTool == netcol.ToolBuiltin {
+	if rep.RRTool == nettool.ToolBuiltin {
 		want[netbench.RoleClientAgent] = c.Nodes[0]
 	}
 	seen := map[netbench.Role]bool{}

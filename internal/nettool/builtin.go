@@ -1,10 +1,10 @@
-package net
+package nettool
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	stdnet "net"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +64,7 @@ func builtinTestName(t scenario.CNITest) (sub, name string) {
 
 func builtinArgs(s Spec) []string {
 	sub, _ := builtinTestName(s.Test)
-	a := []string{AgentBinary, sub, "--target", stdnet.JoinHostPort(s.Host, strconv.Itoa(s.Port)),
+	a := []string{AgentBinary, sub, "--target", net.JoinHostPort(s.Host, strconv.Itoa(s.Port)),
 		"--duration", s.Duration.String(), "--connections", strconv.Itoa(s.Connections),
 		"--request-bytes", strconv.Itoa(s.RequestBytes), "--json"}
 	if s.Test == scenario.CNITestCRR && s.LocalPorts != "" {

@@ -1,4 +1,4 @@
-// Package net builds the command lines of meshbench's pod network tests and parses their output. Everything here is
+// Package nettool builds the command lines of meshbench's pod network tests and parses their output. Everything here is
 // pure: Args(spec) gives the argv to exec in a pod, Parse(spec, output) turns what the tool printed into a Result and
 // refuses output that does not match what was asked (wrong protocol, iperf3's silent 1 Mibit/s UDP default, an
 // iperf3 error, a run without a single successful transaction).
@@ -9,7 +9,7 @@
 //   - netperf (2.7.x omni output): TCP_RR and TCP_CRR transactions/s and mean/p50/p90/p99 latency.
 //   - builtin-fortio: `meshbench-agent rr|crr --json`, the same tests on fortio's periodic engine; works with any
 //     image that has the agent, which is why it is the fallback when the network image has no netperf.
-package net
+package nettool
 
 import (
 	"errors"

@@ -36,7 +36,7 @@ ip netns exec "$B" iperf3 -s -p 5202 >/dev/null 2>&1 &   # text server: clients 
 srv2=$!
 sleep 1
 c() { ip netns exec "$A" iperf3 "$@"; }
-# Args as collectors/net builds them (see iperf3.go); --get-server-output where the orchestration uses it.
+# Args as internal/nettool builds them (see iperf3.go); --get-server-output where the orchestration uses it.
 c -J -c 10.254.77.2 -p 5201 -t 3 -O 1 -P 1 --get-server-output >"$out/iperf3-tcp-p1.json"
 c -J -c 10.254.77.2 -p 5201 -t 3 -O 1 -P 4 --get-server-output >"$out/iperf3-tcp-p4.json"
 c -J -c "$VIP" -p 5201 -t 3 -O 1 -P 1 --get-server-output >"$out/iperf3-tcp-clusterip.json"

@@ -1,0 +1,189 @@
+package podset
+
+import (
+	"maps"
+	"net"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// Collected is what one window gave.
+type Collected struct {
+	// Window is the whole-second window that was queried (inside the measured one).
+	Window   results.Window
+	Samples  []results.Sample
+	Warnings []string
+}
+
+// NodeNotCollected starts the warning for a test node no source identifies (the rest says why, per source).
+const NodeNotCollected = "node CPU and memory of node "
+
+// PodSet is the pods of one component, found through the Kubernetes API.
+type PodSet struct {
+	Component string
+	// Pods maps namespace -> pod names.
+	Pods map[string][]string
+	// Container is an extra container matcher (e.g. container="istio-proxy"), or "".
+	Container string
+	// Nodes, for the whole-node component (ComponentNode), are the test nodes: each is measured on its own, from
+	// the series that identify it (see NodeSet); Pods is unused then.
+	Nodes []NodeRef
+	// Notes are problems met while building the set (e.g. a node that could not be read); the collectors pass
+	// them on as warnings.
+	Notes []string
+	// Required sets must give their CPU and memory averages: without them the case is not measured (a waypoint case
+	// without waypoint figures would pass for ambient).
+	Required bool
+}
+
+// Empty reports whether the set matches nothing.
+func (s PodSet) Empty() bool {
+	if s.Component == results.ComponentNode {
+		return len(s.Nodes) == 0
+	}
+	for _, pods := range s.Pods {
+		if len(pods) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// PodCount is the number of pods in the set.
+func (s PodSet) PodCount() int {
+	n := 0
+	for _, pods := range s.Pods {
+		n += len(pods)
+	}
+	return n
+}
+
+// Selectors renders one label selector per namespace (none for the node set, whose series are found per node):
+// namespace, pod=~"a|b" (names escaped, sorted), container!="",container!="POD", the set's container matcher and
+// the extra matchers (e.g. job="kubelet-cadvisor": a kubelet's /metrics/resource exports the same metric names, and
+// a Prometheus scraping both would double count). It is pure and deterministic.
+func (s PodSet) Selectors(extra ...string) []string {
+	var out []string
+	for _, ns := range slices.Sorted(maps.Keys(s.Pods)) {
+		pods := slices.Clone(s.Pods[ns])
+		if len(pods) == 0 {
+			continue
+		}
+		slices.Sort(pods)
+		pods = slices.Compact(pods)
+		quoted := make([]string, len(pods))
+		for i, p := range pods {
+			quoted[i] = regexp.QuoteMeta(p)
+		}
+		m := []string{
+			"namespace=" + strconv.Quote(ns),
+			"pod=~" + strconv.Quote(strings.Join(quoted, "|")),
+			`container!=""`, `container!="POD"`,
+		}
+		if s.Container != "" {
+			m = append(m, s.Container)
+		}
+		m = append(m, extra...)
+		out = append(out, "{"+strings.Join(m, ",")+"}")
+	}
+	return out
+}
+
+// NodeSet is the whole-node component of the given test nodes (the nodes the measured pods run on). Each node is
+// measured on its own from a series that identifies it (see ChooseNodeSeries); there is no "every node" set: a
+// cluster-wide sum would add nodes the test never touched.
+func NodeSet(nodes ...NodeRef) PodSet {
+	return PodSet{Component: results.ComponentNode, Nodes: nodes}
+}
+
+// NodeRef is a test node as the Kubernetes API describes it: the names scrape labels may call it by.
+type NodeRef struct {
+	Name string
+	// Addresses are the node's status addresses, InternalIP first: targets found through Endpoints (the kubelet
+	// Service prometheus-operator maintains, hostNetwork node-exporter pods) carry one as instance="IP:port".
+	Addresses []string
+	// Hostname is the node's kubernetes.io/hostname label (a labelmap of node labels makes it
+	// kubernetes_io_hostname).
+	Hostname string
+}
+
+// NodeRefOf describes a node object. It is pure.
+func NodeRefOf(n *corev1.Node) NodeRef {
+	r := NodeRef{Name: n.Name, Hostname: n.Labels[corev1.LabelHostname]}
+	for _, t := range []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP, corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS} {
+		for _, a := range n.Status.Addresses {
+			if a.Type == t && a.Address != "" && !slices.Contains(r.Addresses, a.Address) {
+				r.Addresses = append(r.Addresses, a.Address)
+			}
+		}
+	}
+	return r
+}
+
+// IdentifiedBy reports whether a series' labels name this node. A node label (prometheus-operator sets it from
+// the Endpoints' Node target; the local harness sets it statically) decides alone. Otherwise the host part of
+// instance may be the node's name (Prometheus' role: node sets instance to the node name) or one of its addresses
+// (instance="10.0.0.5:10250" of Endpoints-discovered targets), or nodename / kubernetes_io_hostname may be its name
+// or hostname. It is pure.
+func (r NodeRef) IdentifiedBy(labels map[string]string) bool {
+	if n := labels["node"]; n != "" {
+		return n == r.Name
+	}
+	if inst := labels["instance"]; inst != "" && r.named(hostOf(inst)) {
+		return true
+	}
+	for _, k := range []string{"nodename", "kubernetes_io_hostname"} {
+		if v := labels[k]; v != "" && (v == r.Name || v == r.Hostname) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r NodeRef) named(h string) bool {
+	if h == r.Name || (r.Hostname != "" && h == r.Hostname) {
+		return true
+	}
+	for _, a := range r.Addresses {
+		if sameHost(a, h) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r NodeRef) Describe() string {
+	s := "name " + r.Name
+	if len(r.Addresses) > 0 {
+		s += ", addresses " + strings.Join(r.Addresses, " ")
+	}
+	if r.Hostname != "" && r.Hostname != r.Name {
+		s += ", hostname " + r.Hostname
+	}
+	return s
+}
+
+// hostOf is the host part of an instance label: "10.0.0.5:10250" -> 10.0.0.5, "[fd00::1]:9100" -> fd00::1,
+// "node1" -> node1.
+func hostOf(instance string) string {
+	if h, _, err := net.SplitHostPort(instance); err == nil {
+		return h
+	}
+	return strings.Trim(instance, "[]")
+}
+
+func sameHost(a, b string) bool {
+	pa, errA := netip.ParseAddr(a)
+	pb, errB := netip.ParseAddr(b)
+	if errA == nil && errB == nil {
+		return pa.Unmap() == pb.Unmap()
+	}
+	return a == b
+}
