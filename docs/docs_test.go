@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/capacity"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -61,20 +62,21 @@ func TestArchitectureListsEveryPackage(t *testing.T) {
 }
 
 // TestResultsDocumentsEveryField: every JSON field of the results files' types (run.json, samples.jsonl,
-// cases.jsonl, summary.json, and the types inside them) appears in results.md as `name`.
+// cases.jsonl, summary.json, `meshbench project -o json`, and the types inside them) appears in results.md as `name`.
 func TestResultsDocumentsEveryField(t *testing.T) {
 	doc, err := os.ReadFile("results.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[reflect.Type]bool{}
+	documented := map[string]bool{reflect.TypeFor[results.RunMeta]().PkgPath(): true, reflect.TypeFor[capacity.Projection]().PkgPath(): true}
 	var fields []string // "Type.field"
 	var walk func(reflect.Type)
 	walk = func(typ reflect.Type) {
 		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
 			typ = typ.Elem()
 		}
-		if typ.Kind() != reflect.Struct || typ.PkgPath() != reflect.TypeFor[results.RunMeta]().PkgPath() || seen[typ] {
+		if typ.Kind() != reflect.Struct || !documented[typ.PkgPath()] || seen[typ] {
 			return
 		}
 		seen[typ] = true
@@ -101,7 +103,7 @@ func TestResultsDocumentsEveryField(t *testing.T) {
 		}
 	}
 	for _, top := range []reflect.Type{reflect.TypeFor[results.RunMeta](), reflect.TypeFor[results.Sample](),
-		reflect.TypeFor[results.CaseResult](), reflect.TypeFor[results.Summary]()} {
+		reflect.TypeFor[results.CaseResult](), reflect.TypeFor[results.Summary](), reflect.TypeFor[capacity.Projection]()} {
 		walk(top)
 	}
 	if len(fields) < 40 {

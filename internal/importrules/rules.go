@@ -46,6 +46,7 @@ var Rules = []Rule{
 	{"charts", Offline},
 	{"report", Offline},
 	{"compare", Offline},
+	{"capacity", Offline},
 	{"push", Publisher},
 	{"orchestrate", Composition},
 	{"preflight", Composition},

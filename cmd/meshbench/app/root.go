@@ -106,7 +106,7 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	}
 	root.AddCommand(NewVersionCommand(streams), NewPlanCommand(streams, g))
 	root.AddCommand(cluster[:2]...)
-	root.AddCommand(NewReportCommand(streams, g), NewCompareCommand(streams, g))
+	root.AddCommand(NewReportCommand(streams, g), NewCompareCommand(streams, g), NewProjectCommand(streams, g))
 	root.AddCommand(cluster[2:]...)
 	root.AddCommand(NewImagesCommand(streams, g))
 	return root

@@ -1,0 +1,22 @@
+// Package capacity projects what each data-plane mode will cost at a production shape, from what one run measured.
+//
+// It is offline and pure: it reads a run directory's samples and case records (results.Read) and nothing else.
+// Build fits, per mode, component, metric (cpu, memory) and kind (usage from the "avg" samples, reservation from the
+// optional "request" samples), the cost of one unit that scales it as fixed + slope x load:
+//
+//   - app and sidecar: per pod, against the app's achieved rps per pod (the entry rate spread over the app's pods);
+//   - ztunnel: per node, against the achieved rps per node;
+//   - waypoint: per waypoint, against the achieved rps per waypoint;
+//   - istiod: against the number of app pods in the mesh; a constant when the run measured one mesh size.
+//
+// The load is what the load generator achieved (the sum of its clients' qps samples in the load window), never the
+// configured level: a mode that cannot keep up must not be credited with traffic it did not carry. Each repetition
+// at each load level is one point, so the 95 % intervals of the coefficients (Student t on the regression's
+// residual) come from the repetitions. A fit says when it cannot be trusted instead of extrapolating quietly: fewer
+// than 2 load levels give no slope, fewer than 3 points no interval, 2 levels cannot test linearity, and from 3
+// levels a lack-of-fit F test (residuals of the level means against the spread within levels) flags a curve.
+//
+// Project scales the fits to a Shape (pods, nodes, namespaces, rps, prices) with prediction intervals, sums them per
+// mode (mesh and app), compares with mode none, prices them, and states the break-even pods per node between
+// sidecar and ambient where one exists; every projection outside the measured range carries a warning.
+package capacity

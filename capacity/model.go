@@ -1,0 +1,295 @@
+package capacity
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// Kinds of a fit: what the scheduler sees of a component.
+const (
+	KindUsage    = "usage"    // the "avg" samples: what the containers used
+	KindReserved = "reserved" // the "request" samples: what the scheduler reserved for them
+)
+
+// StatRequest is the stat of an allocation sample: the sum of the requests of a component's containers over its
+// pods, in the metric's unit (millicores, MiB), as the pods really had them. Runs without such samples give usage
+// fits only.
+const StatRequest = "request"
+
+// Scaling units: what one fitted unit of a component is.
+const (
+	PerPod      = "pod"      // app and sidecar: one app pod
+	PerNode     = "node"     // ztunnel: one node
+	PerWaypoint = "waypoint" // waypoint: one waypoint
+	PerMesh     = "mesh"     // istiod: the whole control plane, against the number of app pods in the mesh
+)
+
+// Case facts Build reads (recorded by the runner from the workloads and mesh adapters).
+const (
+	FactAppPods   = "app-pods"  // pods of the deployed app
+	FactWaypoints = "waypoints" // waypoints verified in the case
+	FactNodes     = "nodes"     // optional: nodes running ztunnel; default run.json's cluster.nodes
+)
+
+// scaling says per what a component is fitted.
+var scaling = map[string]string{
+	results.ComponentApp:      PerPod,
+	results.ComponentSidecar:  PerPod,
+	results.ComponentZtunnel:  PerNode,
+	results.ComponentWaypoint: PerWaypoint,
+	results.ComponentIstiod:   PerMesh,
+}
+
+// meshComponents are summed into a mode's mesh cost (as results.Summarize's mesh total).
+var meshComponents = []string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint, results.ComponentIstiod}
+
+var componentOrder = []string{results.ComponentApp, results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint, results.ComponentIstiod}
+
+// Fit is one fitted line of a mode, component, metric and kind.
+type Fit struct {
+	Mode      string `json:"mode"`
+	Component string `json:"component"`
+	Metric    string `json:"metric"` // cpu | memory
+	Kind      string `json:"kind"`   // usage | reserved
+	Per       string `json:"per"`    // pod | node | waypoint | mesh
+	Unit      string `json:"unit"`   // of Y: millicores or MiB per Per
+	LoadUnit  string `json:"loadUnit"`
+	Line
+	Points []Point `json:"points"`
+}
+
+// Measured is the shape the run measured: the range every projection is judged against.
+type Measured struct {
+	AppPods   []int    `json:"appPods"`   // distinct app pod counts
+	Nodes     []int    `json:"nodes"`     // distinct node counts
+	Waypoints []int    `json:"waypoints"` // distinct waypoint counts (waypoint mode)
+	Levels    []string `json:"levels"`    // configured load levels
+	RPSMin    float64  `json:"rpsMin"`    // achieved rate range over all cases
+	RPSMax    float64  `json:"rpsMax"`
+}
+
+// Model is every fit of one run.
+type Model struct {
+	RunID      string   `json:"runID"`
+	DataPlane  string   `json:"dataPlane,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
+	Confidence float64  `json:"confidence"`
+	Measured   Measured `json:"measured"`
+	Modes      []string `json:"modes"`
+	Fits       []Fit    `json:"fits"`
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// Find returns the fit of mode, component, metric and kind, or nil.
+func (m *Model) Find(mode, component, metric, kind string) *Fit {
+	for i := range m.Fits {
+		f := &m.Fits[i]
+		if f.Mode == mode && f.Component == component && f.Metric == metric && f.Kind == kind {
+			return f
+		}
+	}
+	return nil
+}
+
+// Build fits run's load windows at the confidence level (0 means results.DefaultConfidence). Cases that are not
+// ok, have no load level or no achieved rate are left out with a warning. It is pure and deterministic.
+func Build(run *results.Run, confidence float64) (*Model, error) {
+	if confidence == 0 {
+		confidence = results.DefaultConfidence
+	}
+	if !(confidence > 0 && confidence < 1) {
+		return nil, fmt.Errorf("confidence %v is not in (0, 1)", confidence)
+	}
+	m := &Model{RunID: run.Meta.RunID, Notes: run.Meta.Notes, Confidence: confidence}
+	if run.Meta.Cluster.Istio != nil {
+		m.DataPlane = run.Meta.Cluster.Istio.DataPlane
+	}
+	latest := map[string]results.CaseResult{}
+	for _, c := range run.Cases {
+		latest[c.CaseID] = c
+	}
+	type qkey struct{ mode, component, metric, kind string }
+	points := map[qkey][]Point{}
+	rps := map[string]float64{}
+	for _, s := range run.Samples {
+		if s.Component == results.ComponentLoadgen && s.Metric == "qps" && s.Stat == "value" && s.Unit == "rps" && s.Window.Kind == results.WindowLoad {
+			rps[s.CaseID] += s.Value
+		}
+	}
+	warned := map[string]bool{}
+	warn := func(msg string) {
+		if !warned[msg] {
+			warned[msg] = true
+			m.Warnings = append(m.Warnings, msg)
+		}
+	}
+	first := true
+	for _, s := range run.Samples {
+		if s.Window.Kind != results.WindowLoad || s.Mode == "" || s.Load == "" {
+			continue
+		}
+		per, ok := scaling[s.Component]
+		if !ok || (s.Metric != results.MetricCPU && s.Metric != results.MetricMemory) {
+			continue
+		}
+		kind := ""
+		switch s.Stat {
+		case "avg":
+			kind = KindUsage
+		case StatRequest:
+			kind = KindReserved
+		default:
+			continue
+		}
+		c, ok := latest[s.CaseID]
+		if !ok || c.Status != results.StatusOK {
+			continue // Read and Summarize already say so; a failed case measured only part of its windows
+		}
+		r := rps[s.CaseID]
+		if r <= 0 {
+			warn(fmt.Sprintf("case %q: no achieved rate (loadgen qps samples in the load window): left out", s.CaseID))
+			continue
+		}
+		pods, err := factInt(c, FactAppPods)
+		if err == nil && pods < 1 {
+			err = fmt.Errorf("fact %q is 0", FactAppPods)
+		}
+		if err != nil {
+			warn(fmt.Sprintf("case %q: %v: left out", s.CaseID, err))
+			continue
+		}
+		nodes := len(run.Meta.Cluster.Nodes)
+		if _, ok := c.Facts[FactNodes]; ok {
+			if nodes, err = factInt(c, FactNodes); err != nil {
+				warn(fmt.Sprintf("case %q: %v: left out", s.CaseID, err))
+				continue
+			}
+		}
+		krps := r / 1000
+		if first || r < m.Measured.RPSMin {
+			m.Measured.RPSMin = r
+		}
+		if first || r > m.Measured.RPSMax {
+			m.Measured.RPSMax = r
+		}
+		first = false
+		addInt(&m.Measured.AppPods, pods)
+		addStr(&m.Measured.Levels, s.Load)
+		var units int
+		var x float64
+		switch per {
+		case PerPod:
+			units, x = pods, krps/float64(pods)
+		case PerNode:
+			if nodes < 1 {
+				warn(fmt.Sprintf("case %q: run.json lists no nodes: no per-node %s figures", s.CaseID, s.Component))
+				continue
+			}
+			addInt(&m.Measured.Nodes, nodes)
+			units, x = nodes, krps/float64(nodes)
+		case PerWaypoint:
+			w, err := factInt(c, FactWaypoints)
+			if err != nil || w < 1 {
+				warn(fmt.Sprintf("case %q: %s samples but no waypoint count (fact %q): left out", s.CaseID, s.Component, FactWaypoints))
+				continue
+			}
+			addInt(&m.Measured.Waypoints, w)
+			units, x = w, krps/float64(w)
+		case PerMesh:
+			units, x = 1, float64(pods)
+		}
+		k := qkey{s.Mode, s.Component, s.Metric, kind}
+		level := s.Load
+		if per == PerMesh {
+			level = strconv.Itoa(pods)
+		}
+		points[k] = append(points[k], Point{Level: level, Repetition: s.Repetition, X: x, Y: s.Value / float64(units)})
+		addStr(&m.Modes, s.Mode)
+	}
+	keys := make([]qkey, 0, len(points))
+	for k := range points {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b qkey) int {
+		return cmp.Or(cmp.Compare(slices.Index(m.Modes, a.mode), slices.Index(m.Modes, b.mode)),
+			cmp.Compare(slices.Index(componentOrder, a.component), slices.Index(componentOrder, b.component)),
+			cmp.Compare(a.metric, b.metric), cmp.Compare(kindRank(a.kind), kindRank(b.kind)))
+	})
+	for _, k := range keys {
+		pts := points[k]
+		slices.SortStableFunc(pts, func(a, b Point) int { return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Repetition, b.Repetition)) })
+		f := Fit{Mode: k.mode, Component: k.component, Metric: k.metric, Kind: k.kind, Per: scaling[k.component],
+			Unit: unitOf(k.metric) + " per " + scaling[k.component], LoadUnit: loadUnit(scaling[k.component]),
+			Line: FitLine(pts, confidence), Points: pts}
+		m.Fits = append(m.Fits, f)
+	}
+	slices.Sort(m.Measured.AppPods)
+	slices.Sort(m.Measured.Nodes)
+	slices.Sort(m.Measured.Waypoints)
+	slices.SortStableFunc(m.Measured.Levels, func(a, b string) int {
+		x, ea := strconv.ParseFloat(a, 64)
+		y, eb := strconv.ParseFloat(b, 64)
+		switch {
+		case ea == nil && eb == nil:
+			return cmp.Compare(x, y)
+		case ea == nil:
+			return -1 // numbers before "max"
+		case eb == nil:
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
+	if len(m.Fits) == 0 {
+		return m, fmt.Errorf("run %s: no load-window cpu or memory samples of app, sidecar, ztunnel, waypoint or istiod in ok cases with an achieved rate: nothing to fit", m.RunID)
+	}
+	return m, nil
+}
+
+func kindRank(k string) int {
+	if k == KindUsage {
+		return 0
+	}
+	return 1
+}
+
+func unitOf(metric string) string {
+	if metric == results.MetricMemory {
+		return "MiB"
+	}
+	return "millicores"
+}
+
+func loadUnit(per string) string {
+	if per == PerMesh {
+		return "app pods in the mesh"
+	}
+	return "krps per " + per
+}
+
+func factInt(c results.CaseResult, name string) (int, error) {
+	v, ok := c.Facts[name]
+	if !ok {
+		return 0, fmt.Errorf("no %q fact", name)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("fact %q is %q, not a count", name, v)
+	}
+	return n, nil
+}
+
+func addInt(s *[]int, v int) {
+	if !slices.Contains(*s, v) {
+		*s = append(*s, v)
+	}
+}
+
+func addStr(s *[]string, v string) {
+	if !slices.Contains(*s, v) {
+		*s = append(*s, v)
+	}
+}

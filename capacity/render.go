@@ -1,0 +1,142 @@
+package capacity
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+)
+
+// Text renders p for people: per mode the projected mesh and total, the difference from none and the monthly cost
+// with their prediction intervals, then the break-even facts, the fits, the assumptions and the warnings.
+func Text(p Projection) string {
+	var b strings.Builder
+	sh := p.Shape
+	fmt.Fprintf(&b, "Capacity projection from run %s", p.RunID)
+	if p.DataPlane != "" {
+		fmt.Fprintf(&b, " (data plane: %s)", p.DataPlane)
+	}
+	b.WriteString("\n")
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "NOTE: %s\n", n)
+	}
+	fmt.Fprintf(&b, "Shape: %d pods, %d nodes, %d namespaces, %g rps", sh.Pods, sh.Nodes, sh.Namespaces, sh.RPS)
+	if len(sh.RPSPerPod) > 0 {
+		b.WriteString(" (per pod from --rps-per-pod)")
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "Figures: value [%.0f %% prediction interval]; CPU in vCPU, memory in GiB", 100*p.Confidence)
+	priced := sh.PriceCPU != nil && sh.PriceMemory != nil
+	if priced {
+		fmt.Fprintf(&b, ", cost per month at %g per vCPU-month and %g per GiB-month", *sh.PriceCPU, *sh.PriceMemory)
+	}
+	b.WriteString("\n\n")
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	head := "MODE\tKIND\tMESH CPU\tMESH MEMORY\tTOTAL CPU\tTOTAL MEMORY\tVS NONE CPU\tVS NONE MEMORY"
+	if priced {
+		head += "\tMESH COST\tVS NONE COST"
+	}
+	fmt.Fprintln(tw, head)
+	for _, mp := range p.Modes {
+		row := func(kind string, mesh, total, vs *Resources, cost, vsCost *Estimate) {
+			cells := []string{mp.Mode, kind, est(mesh, true), est(mesh, false), est(total, true), est(total, false), est(vs, true), est(vs, false)}
+			if priced {
+				cells = append(cells, estOne(cost, 2), estOne(vsCost, 2))
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+		var cost, vsCost, costR, vsCostR *Estimate
+		if mp.Cost != nil {
+			cost, vsCost, costR, vsCostR = &mp.Cost.Mesh, mp.Cost.VsNone, mp.Cost.MeshReserved, mp.Cost.VsNoneReserved
+		}
+		row(KindUsage, &mp.Mesh, &mp.Total, mp.VsNone, cost, vsCost)
+		if mp.MeshReserved != nil {
+			row(KindReserved, mp.MeshReserved, mp.TotalReserved, mp.VsNoneReserved, costR, vsCostR)
+		}
+	}
+	_ = tw.Flush()
+
+	b.WriteString("\nPer component\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODE\tCOMPONENT\tUNITS\tLOAD PER UNIT\tCPU\tMEMORY\tRESERVED CPU\tRESERVED MEMORY")
+	for _, mp := range p.Modes {
+		for _, c := range mp.Components {
+			load := fmt.Sprintf("%.3g krps", c.LoadPerUnit)
+			if c.Per == PerMesh {
+				load = fmt.Sprintf("%g app pods", c.LoadPerUnit)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d %s(s)\t%s\t%s\t%s\t%s\t%s\n", mp.Mode, c.Component, c.Units, c.Per, load,
+				est(&c.Usage, true), est(&c.Usage, false), est(c.Reserved, true), est(c.Reserved, false))
+		}
+	}
+	_ = tw.Flush()
+
+	if len(p.BreakEven) > 0 {
+		b.WriteString("\nBreak-even (sidecar vs ambient)\n")
+		for _, be := range p.BreakEven {
+			fmt.Fprintf(&b, "- %s %s: %s\n", be.Metric, be.Kind, be.Statement)
+		}
+	}
+
+	fmt.Fprintf(&b, "\nFits (per unit: fixed + slope x load, %.0f %% intervals)\n", 100*p.Confidence)
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODE\tCOMPONENT\tMETRIC\tKIND\tFIXED\tSLOPE\tLOAD\tMEASURED\tN\tLEVELS\tTRUST")
+	for _, f := range p.Fits {
+		slope := "-"
+		if f.Slope != nil {
+			slope = coef(*f.Slope) + " per " + strings.TrimPrefix(f.LoadUnit, "krps per ")
+			if strings.HasPrefix(f.LoadUnit, "krps") {
+				slope = coef(*f.Slope) + "/krps"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%d\t%d\t%s\n", f.Mode, f.Component, f.Metric, f.Kind,
+			coef(f.Fixed), f.Unit, slope, f.LoadUnit, rangeText(&f), f.N, f.Levels, f.Trust)
+	}
+	_ = tw.Flush()
+
+	b.WriteString("\nAssumptions\n")
+	for _, a := range p.Assumptions {
+		fmt.Fprintf(&b, "- %s\n", a)
+	}
+	var warnings []string
+	for _, mp := range p.Modes {
+		for _, w := range mp.Warnings {
+			warnings = append(warnings, mp.Mode+": "+w)
+		}
+	}
+	warnings = append(warnings, p.Warnings...)
+	if len(warnings) > 0 {
+		b.WriteString("\nWarnings\n")
+		for _, w := range warnings {
+			fmt.Fprintf(&b, "- %s\n", w)
+		}
+	}
+	return b.String()
+}
+
+func est(r *Resources, cpu bool) string {
+	if r == nil {
+		return "-"
+	}
+	if cpu {
+		return estOne(&r.CPU, 3)
+	}
+	return estOne(&r.Memory, 3)
+}
+
+func estOne(e *Estimate, prec int) string {
+	if e == nil {
+		return "-"
+	}
+	if e.PI == nil {
+		return fmt.Sprintf("%.*f [no interval]", prec, e.Value)
+	}
+	return fmt.Sprintf("%.*f [%.*f, %.*f]", prec, e.Value, prec, e.PI.Low, prec, e.PI.High)
+}
+
+func coef(c Coef) string {
+	if c.CI == nil {
+		return fmt.Sprintf("%.4g", c.Value)
+	}
+	return fmt.Sprintf("%.4g [%.4g, %.4g]", c.Value, c.CI.Low, c.CI.High)
+}

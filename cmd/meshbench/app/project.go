@@ -1,0 +1,128 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/capacity"
+	"github.com/meshbench/meshbench/results"
+)
+
+type projectFlags struct {
+	file               string
+	pods, nodes, ns    int
+	rps                float64
+	rpsPerPod          string
+	priceCPU, priceMem float64
+}
+
+// NewProjectCommand projects each mode's cost to a production shape from a run's fitted lines.
+func NewProjectCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+	f := &projectFlags{}
+	cmd := &cobra.Command{
+		Use:   "project RUN_DIR",
+		Short: "Project each mode's mesh CPU, memory and cost to your production shape, with prediction intervals",
+		Long: `Fit, per mode and component, fixed + slope x load from the run's load levels (sidecar and app per pod,
+ztunnel per node, waypoint per waypoint, istiod per mesh) and project them to the shape given: mesh and total
+CPU and memory (usage, and reserved when the run recorded requests), the difference from mode none, the monthly
+cost at the prices given, the break-even pods per node between sidecar and ambient, the assumptions, and a
+warning wherever the projection leaves the measured range. -f reads the shape from YAML (pods, nodes,
+namespaces, rps, rpsPerPod, priceCPU, priceMemory); flags override it.`,
+		Example: `  meshbench project runs/levels-20261201 --pods 500 --nodes 20 --namespaces 10 --rps 5000 --price-cpu 25 --price-memory 3.5`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sh, err := projectShape(cmd, f)
+			if err != nil {
+				return badInput(err)
+			}
+			return runProject(cmd.Context(), streams, g, sh, args[0])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.file, "file", "f", "", "the shape as YAML (flags override its fields)")
+	fl.IntVar(&f.pods, "pods", 0, "app pods in the mesh")
+	fl.IntVar(&f.nodes, "nodes", 0, "nodes (one ztunnel each)")
+	fl.IntVar(&f.ns, "namespaces", 0, "namespaces (one waypoint each)")
+	fl.Float64Var(&f.rps, "rps", 0, "requests per second into the app")
+	fl.StringVar(&f.rpsPerPod, "rps-per-pod", "", `file with one pod per line: "NAME RPS" or "RPS"`)
+	fl.Float64Var(&f.priceCPU, "price-cpu", 0, "price per vCPU-month")
+	fl.Float64Var(&f.priceMem, "price-memory", 0, "price per GiB-month")
+	return cmd
+}
+
+// projectShape merges the shape file and the flags that were set, reads --rps-per-pod, and validates.
+func projectShape(cmd *cobra.Command, f *projectFlags) (capacity.Shape, error) {
+	var sf capacity.ShapeFile
+	base := ""
+	if f.file != "" {
+		data, err := os.ReadFile(f.file)
+		if err != nil {
+			return capacity.Shape{}, fmt.Errorf("--file: %w", err)
+		}
+		if sf, err = capacity.ParseShapeFile(data); err != nil {
+			return capacity.Shape{}, fmt.Errorf("--file %s: %w", f.file, err)
+		}
+		base = filepath.Dir(f.file)
+	}
+	sh := sf.Shape()
+	set := cmd.Flags().Changed
+	if set("pods") {
+		sh.Pods = f.pods
+	}
+	if set("nodes") {
+		sh.Nodes = f.nodes
+	}
+	if set("namespaces") {
+		sh.Namespaces = f.ns
+	}
+	if set("rps") {
+		sh.RPS = f.rps
+	}
+	if set("price-cpu") {
+		sh.PriceCPU = &f.priceCPU
+	}
+	if set("price-memory") {
+		sh.PriceMemory = &f.priceMem
+	}
+	perPod := sf.RPSPerPod
+	if perPod != "" && !filepath.IsAbs(perPod) {
+		perPod = filepath.Join(base, perPod)
+	}
+	if set("rps-per-pod") {
+		perPod = f.rpsPerPod
+	}
+	if perPod != "" {
+		data, err := os.ReadFile(perPod)
+		if err != nil {
+			return capacity.Shape{}, fmt.Errorf("--rps-per-pod: %w", err)
+		}
+		if sh.RPSPerPod, err = capacity.ParseRPSPerPod(data); err != nil {
+			return capacity.Shape{}, fmt.Errorf("--rps-per-pod %s: %w", perPod, err)
+		}
+	}
+	sh.Complete()
+	if err := sh.Validate(); err != nil {
+		return capacity.Shape{}, fmt.Errorf("the production shape:\n%w", err)
+	}
+	return sh, nil
+}
+
+func runProject(_ context.Context, streams Streams, g *GlobalFlags, sh capacity.Shape, dir string) error {
+	if err := g.checkOutput("table", "json", "yaml"); err != nil {
+		return err
+	}
+	run, err := results.Read(dir)
+	if err != nil {
+		return badInput(err)
+	}
+	m, err := capacity.Build(run, 0)
+	if err != nil {
+		return badInput(err)
+	}
+	p := capacity.Project(m, sh)
+	return printValue(streams.Out, g.Output, p, func() string { return capacity.Text(p) })
+}

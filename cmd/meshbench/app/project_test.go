@@ -1,0 +1,85 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// goldenArgs is the shape of capacity's golden outputs (capacity/testdata/project.*): the command must print them.
+var goldenArgs = []string{"project", fixtureRun("capacity"), "--pods", "500", "--nodes", "20", "--namespaces", "10",
+	"--rps", "5000", "--price-cpu", "25", "--price-memory", "3.5"}
+
+func TestProjectGolden(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ format, golden string }{{"table", "project.txt"}, {"json", "project.json"}} {
+		code, out, errOut := run(t, append(goldenArgs, "-o", c.format)...)
+		if code != ExitOK {
+			t.Fatalf("-o %s: exit %d\n%s", c.format, code, errOut)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", c.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("-o %s differs from capacity/testdata/%s (go test ./capacity -update, then review)", c.format, c.golden)
+		}
+	}
+}
+
+// TestProjectShapeFile: -f gives the same projection as the flags; a flag overrides the file's field.
+func TestProjectShapeFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "shape.yaml")
+	if err := os.WriteFile(file, []byte("pods: 500\nnodes: 7\nnamespaces: 10\nrps: 5000\npriceCPU: 25\npriceMemory: 3.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "project", fixtureRun("capacity"), "-f", file, "--nodes", "20")
+	want, _ := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", "project.txt"))
+	if code != ExitOK || out != string(want) {
+		t.Errorf("exit %d, output differs from the flags' projection\n%s", code, errOut)
+	}
+	perPod := filepath.Join(dir, "pods.txt")
+	if err := os.WriteFile(perPod, []byte("# pod rps\nfrontend-0 3000\nledger-0 2000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run(t, "project", fixtureRun("capacity"), "--rps-per-pod", perPod, "--nodes", "2", "--namespaces", "1")
+	if code != ExitOK || !strings.Contains(out, "Shape: 2 pods, 2 nodes, 1 namespaces, 5000 rps (per pod from --rps-per-pod)") ||
+		!strings.Contains(out, "the pods' rates (2..3 krps per pod) leave the measured") {
+		t.Errorf("--rps-per-pod: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestProjectBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("pods: 5\npodz: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--nodes", "0", "--namespaces", "1", "--rps", "10"}, []string{"pods (--pods): 0: must be a whole number >= 1", "nodes (--nodes): 0"}},
+		{[]string{"--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "-3"}, []string{"rps (--rps): -3: must be a number > 0"}},
+		{[]string{"--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "3", "--price-cpu", "2"}, []string{"priceMemory (--price-memory): missing"}},
+		{[]string{"-f", bad}, []string{`unknown field "podz"`}},
+		{[]string{"--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "3", "-o", "csv"}, []string{"--output"}},
+	} {
+		code, _, errOut := run(t, append([]string{"project", fixtureRun("capacity")}, c.args...)...)
+		if code != ExitBadInput {
+			t.Errorf("%v: exit %d, want %d\n%s", c.args, code, ExitBadInput, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", c.args, w, errOut)
+			}
+		}
+	}
+	if code, _, errOut := run(t, "project", t.TempDir(), "--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "3"); code != ExitBadInput {
+		t.Errorf("a directory without a run: exit %d\n%s", code, errOut)
+	}
+}
