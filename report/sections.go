@@ -40,6 +40,9 @@ func (r Report) document() document {
 	if s, ok := r.latencySection(); ok {
 		d.Sections = append(d.Sections, s)
 	}
+	if s, ok := r.capacitySection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
 	if s, ok := r.networkSection(); ok {
 		d.Sections = append(d.Sections, s)
 	}

@@ -1,0 +1,134 @@
+package charts
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// FitPoint is one measured point of a FitChart.
+type FitPoint struct{ X, Y float64 }
+
+// FitSeries is one series of a FitChart: its measured points and, when fitted, the line fixed + slope x.
+type FitSeries struct {
+	Name   string // legend entry, e.g. a mode; also picks the colour
+	Points []FitPoint
+	Line   bool // draw Fixed + Slope x: solid over the measured X range, dashed from 0 to it (the fixed part is extrapolated)
+	Fixed  float64
+	Slope  float64
+	Note   string // shown in the tooltip, e.g. the fit's trust verdict
+}
+
+// FitChart is a scatter of measured points with their fitted lines (capacity planning).
+type FitChart struct {
+	ID       string
+	Title    string
+	Subtitle string
+	XLabel   string
+	YLabel   string
+	Series   []FitSeries
+	Width    float64 // 0 = 760
+	Height   float64 // 0 = 340
+}
+
+// Empty reports whether the chart has nothing to draw.
+func (c FitChart) Empty() bool {
+	for _, s := range c.Series {
+		if len(s.Points) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// SVG renders the chart: both axes from 0, points as circles, lines as described on FitSeries.
+func (c FitChart) SVG() []byte {
+	w, h := c.Width, c.Height
+	if w == 0 {
+		w = defaultWidth
+	}
+	if h == 0 {
+		h = 340
+	}
+	maxX, maxY := 0.0, 0.0
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			maxX, maxY = math.Max(maxX, p.X), math.Max(maxY, p.Y)
+		}
+		if s.Line {
+			maxY = math.Max(maxY, s.Fixed)
+		}
+	}
+	xt, yt := niceTicks(maxX, 5), niceTicks(maxY, 5)
+	topX, topY := xt[len(xt)-1], yt[len(yt)-1]
+	tickW := 0.0
+	for _, t := range yt {
+		tickW = math.Max(tickW, textWidth(tickLabel(t), 11))
+	}
+	left := 18 + 16 + tickW + 8
+	right := 16.0
+	plotTop := 84.0
+	if c.Subtitle == "" {
+		plotTop = 66
+	}
+	plotBottom := h - 48
+	plotW, plotH := w-left-right, plotBottom-plotTop
+	x := func(v float64) float64 { return left + v/topX*plotW }
+	y := func(v float64) float64 { return plotBottom - v/topY*plotH }
+	names := make([]string, len(c.Series))
+	for i, s := range c.Series {
+		names[i] = s.Name
+	}
+
+	s := newSVG(c.ID, c.Title, c.describe(), w, h)
+	s.text("title", "start", 12, 22, c.Title)
+	if c.Subtitle != "" {
+		s.text("sub", "start", 12, 40, c.Subtitle)
+	}
+	legend(s, names, 12, plotTop-22, w-24)
+	for _, t := range yt {
+		s.line("grid", left, y(t), left+plotW, y(t))
+		s.text("axis", "end", left-6, y(t)+4, tickLabel(t))
+	}
+	for _, t := range xt {
+		s.text("axis", "middle", x(t), plotBottom+16, tickLabel(t))
+	}
+	s.raw(`<text class="axis" transform="translate(%s %s) rotate(-90)" text-anchor="middle">%s</text>`,
+		num(18+4), num(plotTop+plotH/2), esc(c.YLabel))
+	s.text("axis", "middle", left+plotW/2, plotBottom+34, c.XLabel)
+	s.line("base", left, plotBottom, left+plotW, plotBottom)
+	for i, fs := range c.Series {
+		colour := SeriesColour(fs.Name, i)
+		s.raw(`<g class="series" data-series="%s">`, attr(fs.Name))
+		if fs.Line && len(fs.Points) > 0 {
+			lo, hi := fs.Points[0].X, fs.Points[0].X
+			for _, p := range fs.Points {
+				lo, hi = math.Min(lo, p.X), math.Max(hi, p.X)
+			}
+			at := func(v float64) float64 { return fs.Fixed + fs.Slope*v }
+			tip := fmt.Sprintf("%s: %s + %s x", fs.Name, FormatValue(fs.Fixed), FormatValue(fs.Slope))
+			if fs.Note != "" {
+				tip += " (" + fs.Note + ")"
+			}
+			s.raw(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.2" stroke-dasharray="4 4"/>`,
+				num(x(0)), num(y(at(0))), num(x(lo)), num(y(at(lo))), colour)
+			s.raw(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2"><title>%s</title></line>`,
+				num(x(lo)), num(y(at(lo))), num(x(hi)), num(y(at(hi))), colour, esc(tip))
+		}
+		for _, p := range fs.Points {
+			s.raw(`<circle cx="%s" cy="%s" r="3.5" fill="%s" fill-opacity="0.75"><title>%s: %s at %s</title></circle>`,
+				num(x(p.X)), num(y(p.Y)), colour, esc(fs.Name), esc(FormatValue(p.Y)), esc(FormatValue(p.X)))
+		}
+		s.raw(`</g>`)
+	}
+	return s.bytes()
+}
+
+func (c FitChart) describe() string {
+	names := make([]string, len(c.Series))
+	for i, s := range c.Series {
+		names[i] = s.Name
+	}
+	return fmt.Sprintf("Scatter of %s against %s with fitted lines (solid over the measured range, dashed where extrapolated to 0); series %s.",
+		c.YLabel, c.XLabel, strings.Join(names, ", "))
+}

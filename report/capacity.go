@@ -1,0 +1,88 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/meshbench/meshbench/capacity"
+	"github.com/meshbench/meshbench/charts"
+	"github.com/meshbench/meshbench/results"
+)
+
+// capacitySection: the fitted lines of package capacity over the measured points, one chart per component and
+// metric, when the run measured at least two load levels (one level has no slope: nothing to plan with).
+func (r Report) capacitySection() (section, bool) {
+	s := section{ID: "capacity", Title: "Capacity planning"}
+	m, err := capacity.Build(&results.Run{Meta: r.Meta, Samples: r.Samples, Cases: r.Cases}, r.Summary.Confidence)
+	if err != nil || !slices.ContainsFunc(m.Fits, func(f capacity.Fit) bool { return f.Slope != nil }) {
+		return s, false
+	}
+	s.para("Cost per unit as fixed + slope x load, fitted over every repetition of every load level (the load is the achieved rate, not the configured one); %s confidence intervals. `meshbench project RUN_DIR --pods N --nodes M --namespaces K --rps R` projects these lines to a production shape, with prediction intervals and the warnings of leaving the measured range.",
+		confPct(m.Confidence))
+	var rows [][]string
+	for _, f := range m.Fits {
+		if f.Kind != capacity.KindUsage {
+			continue
+		}
+		slope, measured := "no slope", fmt.Sprintf("%.3g %s", f.LoadMin, f.LoadUnit)
+		if f.Slope != nil {
+			// Cost per unit over load per unit: the unit cancels, e.g. millicores per krps.
+			slope = coefText(*f.Slope) + " " + strings.TrimSuffix(f.Unit, " per "+f.Per) + " per krps"
+		}
+		if f.LoadMin != f.LoadMax {
+			measured = fmt.Sprintf("%.3g..%.3g %s", f.LoadMin, f.LoadMax, f.LoadUnit)
+		}
+		rows = append(rows, []string{f.Mode, f.Component, f.Metric, coefText(f.Fixed) + " " + f.Unit, slope,
+			measured, fmt.Sprint(f.N), fmt.Sprint(f.Levels), f.Trust})
+	}
+	s.table(table{ID: "capacity-fits", Header: []string{"mode", "component", "metric", "fixed", "slope", "measured load", "n", "levels", "trust"},
+		Numeric: []bool{false, false, false, true, true, true, true, true, false}, Rows: rows,
+		Notes: []string{"trust: linear (3+ levels, the lack-of-fit test does not reject a line), untested (2 levels), not-linear (do not extrapolate), constant (one level or mesh size)"}})
+	for _, comp := range []string{results.ComponentApp, results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint} {
+		for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
+			c := charts.FitChart{ID: "capacity-" + comp + "-" + metric, Title: fmt.Sprintf("%s %s per %s against load", comp, metric, perOf(comp)),
+				Subtitle: "points: repetitions; solid: fitted over the measured range; dashed: extrapolated to no load"}
+			var modes []string
+			for _, f := range m.Fits {
+				if f.Component == comp && f.Metric == metric && f.Kind == capacity.KindUsage {
+					modes = append(modes, f.Mode)
+				}
+			}
+			charts.SortModes(modes)
+			for _, mode := range modes {
+				f := m.Find(mode, comp, metric, capacity.KindUsage)
+				c.XLabel, c.YLabel = f.LoadUnit, f.Unit
+				fs := charts.FitSeries{Name: mode, Line: f.Slope != nil, Fixed: f.Fixed.Value, Note: f.Trust}
+				if f.Slope != nil {
+					fs.Slope = f.Slope.Value
+				}
+				for _, p := range f.Points {
+					fs.Points = append(fs.Points, charts.FitPoint{X: p.X, Y: p.Y})
+				}
+				c.Series = append(c.Series, fs)
+			}
+			if !c.Empty() {
+				s.chart(chartBlock{ID: c.ID, Title: c.Title, File: "charts/" + c.ID + ".svg", SVG: c.SVG()})
+			}
+		}
+	}
+	return s, true
+}
+
+func perOf(component string) string {
+	switch component {
+	case results.ComponentZtunnel:
+		return capacity.PerNode
+	case results.ComponentWaypoint:
+		return capacity.PerWaypoint
+	}
+	return capacity.PerPod
+}
+
+func coefText(c capacity.Coef) string {
+	if c.CI == nil {
+		return fmt.Sprintf("%.4g (no interval)", c.Value)
+	}
+	return fmt.Sprintf("%.4g [%.4g, %.4g]", c.Value, c.CI.Low, c.CI.High)
+}
