@@ -1,0 +1,227 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// tinyRun builds a run in memory: per mode and level, reps cases whose components cost exactly
+// units x (fixed + slope x krps per unit) (no noise unless noise is set: then +-noise per repetition).
+type tinyCase struct {
+	mode   string
+	qps    int
+	rep    int
+	status string
+	facts  map[string]string
+	noRate bool
+}
+
+func tinyRun(cases []tinyCase, comps map[string][2]float64, requests bool, noise float64) *results.Run {
+	run := &results.Run{Meta: results.RunMeta{RunID: "tiny", Cluster: results.ClusterFacts{Nodes: []results.NodeFacts{{Name: "a"}, {Name: "b"}}}}}
+	w := results.Window{Kind: results.WindowLoad, Start: time.Unix(0, 0).UTC(), End: time.Unix(300, 0).UTC()}
+	for _, c := range cases {
+		id := fmt.Sprintf("%s/%d/r%d", c.mode, c.qps, c.rep)
+		st := c.status
+		if st == "" {
+			st = results.StatusOK
+		}
+		facts := c.facts
+		if facts == nil {
+			facts = map[string]string{FactAppPods: "4", FactWaypoints: "1"}
+		}
+		run.Cases = append(run.Cases, results.CaseResult{CaseID: id, Mode: c.mode, Load: fmt.Sprint(c.qps), Repetition: c.rep, Status: st, Facts: facts})
+		sample := func(comp, metric, stat string, v float64) {
+			unit := "millicores"
+			if metric == "memory" {
+				unit = "MiB"
+			}
+			run.Samples = append(run.Samples, results.Sample{CaseID: id, Mode: c.mode, Load: fmt.Sprint(c.qps), Repetition: c.rep, Window: w,
+				Component: comp, Metric: metric, Stat: stat, Unit: unit, Value: v})
+		}
+		krps := float64(c.qps) / 1000
+		if !c.noRate {
+			run.Samples = append(run.Samples, results.Sample{CaseID: id, Mode: c.mode, Load: fmt.Sprint(c.qps), Repetition: c.rep, Window: w,
+				Component: "loadgen", Metric: "qps", Stat: "value", Unit: "rps", Value: float64(c.qps)})
+		}
+		for comp, ab := range comps {
+			units := map[string]float64{"app": 4, "sidecar": 4, "ztunnel": 2, "waypoint": 1, "istiod": 1}[comp]
+			x := krps / units
+			e := noise * float64([]int{-1, 0, 1}[(c.rep-1)%3])
+			for _, metric := range []string{"cpu", "memory"} {
+				sample(comp, metric, "avg", units*(ab[0]+ab[1]*x)+e)
+				if requests {
+					sample(comp, metric, StatRequest, units*100)
+				}
+			}
+		}
+	}
+	return run
+}
+
+func levels(mode string, qps []int, reps int) []tinyCase {
+	var out []tinyCase
+	for _, q := range qps {
+		for r := 1; r <= reps; r++ {
+			out = append(out, tinyCase{mode: mode, qps: q, rep: r})
+		}
+	}
+	return out
+}
+
+func TestBuild(t *testing.T) {
+	t.Parallel()
+	sidecar := map[string][2]float64{"sidecar": {5, 800}, "app": {4, 400}}
+	for _, tc := range []struct {
+		name     string
+		cases    []tinyCase
+		requests bool
+		check    func(t *testing.T, m *Model)
+		warn     string
+		err      string
+	}{
+		{name: "exact line recovered", cases: levels("sidecar", []int{100, 200, 400}, 3), check: func(t *testing.T, m *Model) {
+			f := m.Find("sidecar", "sidecar", "cpu", KindUsage)
+			if math.Abs(f.Fixed.Value-5) > 1e-9 || math.Abs(f.Slope.Value-800) > 1e-6 || f.Trust != TrustLinear || f.Per != PerPod {
+				t.Errorf("%+v", f.Line)
+			}
+			if m.Find("sidecar", "sidecar", "cpu", KindReserved) != nil {
+				t.Error("reserved fit without request samples")
+			}
+		}},
+		{name: "requests give reserved fits", cases: levels("sidecar", []int{100, 200}, 3), requests: true, check: func(t *testing.T, m *Model) {
+			f := m.Find("sidecar", "sidecar", "memory", KindReserved)
+			if f == nil || f.Fixed.Value != 100 || f.Slope.Value != 0 || f.Trust != TrustUntested {
+				t.Errorf("%+v", f)
+			}
+		}},
+		{name: "one level: constant", cases: levels("sidecar", []int{100}, 3), check: func(t *testing.T, m *Model) {
+			if f := m.Find("sidecar", "sidecar", "cpu", KindUsage); f.Slope != nil || f.Trust != TrustConstant {
+				t.Errorf("%+v", f.Line)
+			}
+		}},
+		{name: "failed case left out", cases: append(levels("sidecar", []int{100, 200}, 2), tinyCase{mode: "sidecar", qps: 400, rep: 1, status: results.StatusFailed}), check: func(t *testing.T, m *Model) {
+			if f := m.Find("sidecar", "sidecar", "cpu", KindUsage); f.N != 4 || f.Levels != 2 {
+				t.Errorf("n %d levels %d", f.N, f.Levels)
+			}
+		}},
+		{name: "no achieved rate", cases: append(levels("sidecar", []int{100, 200}, 2), tinyCase{mode: "sidecar", qps: 400, rep: 1, noRate: true}), warn: `case "sidecar/400/r1": no achieved rate`},
+		{name: "no pod count", cases: append(levels("sidecar", []int{100, 200}, 2), tinyCase{mode: "sidecar", qps: 400, rep: 1, facts: map[string]string{}}), warn: `no "app-pods" fact`},
+		{name: "nothing to fit", cases: []tinyCase{{mode: "sidecar", qps: 100, rep: 1, noRate: true}}, err: "nothing to fit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Build(tinyRun(tc.cases, sidecar, tc.requests, 0), 0.95)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.warn != "" && !strings.Contains(strings.Join(m.Warnings, "\n"), tc.warn) {
+				t.Errorf("warnings %q lack %q", m.Warnings, tc.warn)
+			}
+			if tc.check != nil {
+				tc.check(t, m)
+			}
+		})
+	}
+	if _, err := Build(tinyRun(levels("sidecar", []int{1}, 1), sidecar, false, 0), 1.5); err == nil {
+		t.Error("confidence 1.5 accepted")
+	}
+}
+
+// TestProjectExact: with exact lines the projection is arithmetic: sidecar 500 pods x (5 + 800 x 0.01) m, ztunnel
+// 20 nodes x (3 + 100 x 0.25) m, istiod constant, vs none the mesh plus the app's change; and the break-even pods
+// per node is (a_z + (b_z - b_s) r) / a_s.
+func TestProjectExact(t *testing.T) {
+	t.Parallel()
+	var cases []tinyCase
+	for _, mode := range []string{"none", "sidecar", "ambient"} {
+		cases = append(cases, levels(mode, []int{100, 200, 400}, 3)...)
+	}
+	run := tinyRun(cases, nil, false, 0)
+	// Different components per mode: rebuild the samples by mode.
+	run.Samples = nil
+	for _, part := range []struct {
+		mode  string
+		comps map[string][2]float64
+	}{
+		{"none", map[string][2]float64{"app": {4, 400}}},
+		{"sidecar", map[string][2]float64{"app": {4, 410}, "sidecar": {5, 800}, "istiod": {9, 0}}},
+		{"ambient", map[string][2]float64{"app": {4, 400}, "ztunnel": {3, 100}, "istiod": {9, 0}}},
+	} {
+		r := tinyRun(levels(part.mode, []int{100, 200, 400}, 3), part.comps, true, 0.2)
+		run.Samples = append(run.Samples, r.Samples...)
+	}
+	m, err := Build(run, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu, mem := 20.0, 2.0
+	sh := Shape{Pods: 500, Nodes: 20, Namespaces: 5, RPS: 5000, PriceCPU: &cpu, PriceMemory: &mem}
+	p := Project(m, sh)
+	mode := func(name string) ModeProjection {
+		for _, mp := range p.Modes {
+			if mp.Mode == name {
+				return mp
+			}
+		}
+		t.Fatalf("no mode %s", name)
+		return ModeProjection{}
+	}
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want)) {
+			t.Errorf("%s: %v, want %v", what, got, want)
+		}
+	}
+	sc, amb, none := mode("sidecar"), mode("ambient"), mode("none")
+	// The noise is zero-mean per level, so the fit recovers the lines exactly.
+	near("sidecar mesh cpu", sc.Mesh.CPU.Value, (500*(5+800*0.01)+9)/1000)
+	near("ambient mesh cpu", amb.Mesh.CPU.Value, (20*(3+100*0.25)+9)/1000)
+	near("none mesh", none.Mesh.CPU.Value, 0)
+	near("sidecar vs none cpu", sc.VsNone.CPU.Value, sc.Mesh.CPU.Value+500*10*0.01/1000)
+	near("sidecar reserved cpu", sc.MeshReserved.CPU.Value, (500*100+100)/1000.0)
+	near("cost", sc.Cost.Mesh.Value, cpu*sc.Mesh.CPU.Value+mem*sc.Mesh.Memory.Value)
+	if sc.Mesh.CPU.PI == nil || !(sc.Mesh.CPU.PI.Low < sc.Mesh.CPU.Value && sc.Mesh.CPU.Value < sc.Mesh.CPU.PI.High) {
+		t.Errorf("sidecar mesh cpu interval %+v", sc.Mesh.CPU)
+	}
+	if none.VsNone != nil {
+		t.Error("none compared with itself")
+	}
+	var be *BreakEven
+	for i := range p.BreakEven {
+		if p.BreakEven[i].Metric == "cpu" && p.BreakEven[i].Kind == KindReserved {
+			be = &p.BreakEven[i]
+		}
+	}
+	if be == nil || be.PodsPerNode == nil {
+		t.Fatalf("no cpu reserved break-even: %+v", p.BreakEven)
+	}
+	near("reserved break-even", be.PodsPerNode.Value, 100.0/100) // ztunnel 100m per node vs 100m per pod
+	for _, b := range p.BreakEven {
+		if b.Metric == "cpu" && b.Kind == KindUsage {
+			near("usage break-even", b.PodsPerNode.Value, (3+(100-800)*0.25)/5)
+			if !strings.Contains(b.Statement, "at any pods per node") {
+				t.Errorf("statement %q", b.Statement)
+			}
+		}
+	}
+	warnings := strings.Join(sc.Warnings, "\n")
+	for _, w := range []string{"sidecar: 0.01 krps per pod is outside the measured 0.025..0.1: extrapolated", "istiod: one mesh size measured (4 app pods)"} {
+		if !strings.Contains(warnings, w) {
+			t.Errorf("sidecar warnings lack %q:\n%s", w, warnings)
+		}
+	}
+	// measured 0.05..0.2 krps per node (100..400 rps over 2 nodes); the shape has 0.25
+	if !strings.Contains(strings.Join(amb.Warnings, "\n"), "ztunnel: 0.25 krps per node is outside the measured 0.05..0.2: extrapolated") {
+		t.Errorf("ambient warnings %q", amb.Warnings)
+	}
+}
