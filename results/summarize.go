@@ -23,6 +23,27 @@ const (
 	MetricMemory = "memory"
 )
 
+// Allocation: what the pods of a component asked the scheduler for, read from their specs (Source SourcePodSpec), in
+// the unit of the usage samples beside them (metric cpu in millicores, memory in MiB) and summed over the component's
+// containers in the window. StatRequest is the requests' sum (what the scheduler reserves). StatLimit is the limits'
+// sum, written only when every container of the component has a limit; otherwise StatNoLimit counts the containers
+// without one (unit UnitContainers), so "no limit" is never mistaken for a limit of 0. MetricPods/StatCount is the
+// number of pods the component had.
+const (
+	SourcePodSpec  = "pod-spec"
+	StatRequest    = "request"
+	StatLimit      = "limit"
+	StatNoLimit    = "no-limit"
+	MetricPods     = "pods"
+	StatCount      = "count"
+	UnitContainers = "containers"
+	UnitPods       = "pods"
+)
+
+// UsageStat reports whether a cpu or memory sample's stat is a usage statistic (min, max, avg) rather than an
+// allocation one (request, limit, no-limit).
+func UsageStat(stat string) bool { return stat == "min" || stat == "max" || stat == statAvg }
+
 // Metrics, stats and units Summarize derives from.
 const (
 	metricQPS    = "qps"
