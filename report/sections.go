@@ -37,6 +37,12 @@ func (r Report) document() document {
 	if s, ok := r.perKRPSSection(); ok {
 		d.Sections = append(d.Sections, s)
 	}
+	if s, ok := r.sharedSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.allocationSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
 	if s, ok := r.latencySection(); ok {
 		d.Sections = append(d.Sections, s)
 	}
