@@ -45,30 +45,20 @@ func (r Report) allocationSection() (section, bool) {
 				inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
 				comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
 				charts.SortComponents(comps)
+				key := func(comp, metric, stat, unit string) results.Key {
+					return results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+				}
+				var mesh []string
 				for _, comp := range comps {
-					key := func(metric, stat, unit string) results.Key {
-						return results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+					rows = append(rows, r.allocationRow(key, orText(mode, "(none)"), windowLabel(w.window, w.load), comp, []string{comp}, cpuUnit, memUnit))
+					if slices.Contains(results.MeshParts(), comp) {
+						mesh = append(mesh, comp)
 					}
-					pods := "?"
-					if x, ok := r.series(key(results.MetricPods, results.StatCount, results.UnitPods)); ok {
-						pods = fmtCount(x.Mean)
-					}
-					row := []string{orText(mode, "(none)"), windowLabel(w.window, w.load), comp, pods}
-					for _, m := range []struct{ metric, unit string }{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
-						req, okReq := r.series(key(m.metric, results.StatRequest, m.unit))
-						row = append(row, orText(valueIf(req, okReq), "not read"), r.limitCell(key(m.metric, results.StatLimit, m.unit), key(m.metric, results.StatNoLimit, results.UnitContainers)))
-						used, okUsed := r.series(key(m.metric, charts.StatAvg, m.unit))
-						row = append(row, orText(valueIf(used, okUsed), "not measured"))
-						switch {
-						case okReq && okUsed && req.Mean > 0:
-							row = append(row, charts.FormatValue(100*used.Mean/req.Mean)+" %")
-						case okReq && okUsed:
-							row = append(row, "no request")
-						default:
-							row = append(row, "n/a")
-						}
-					}
-					rows = append(rows, row)
+				}
+				if len(mesh) > 0 {
+					// Requests add up like averages do (a reservation holds for the whole window): the mesh row is the sum
+					// of its parts' requests beside the mesh usage total.
+					rows = append(rows, r.allocationRow(key, orText(mode, "(none)"), windowLabel(w.window, w.load), results.ComponentMesh, mesh, cpuUnit, memUnit))
 				}
 			}
 		}
@@ -80,6 +70,7 @@ func (r Report) allocationSection() (section, bool) {
 				"memory request", "memory limit", "memory used", "memory used / request"},
 			Numeric: []bool{false, false, false, true, true, true, true, true, true, true, true, true},
 			Rows:    rows,
+			Notes:   []string{"mesh = sidecar + ztunnel + waypoint + istiod: their requests and pods added up (a reservation holds the whole window, so sums are exact), beside the mesh usage total; \"no limit (x)\" names a part without one."},
 		})
 	}
 	return s, true
@@ -90,6 +81,65 @@ func valueIf(x results.Series, ok bool) string {
 		return ""
 	}
 	return charts.FormatValue(x.Mean)
+}
+
+// allocationRow is one row of the allocation table: component name, the pods, requests and limits summed over
+// parts (one component, or the mesh's parts), and the usage average of component name beside them.
+func (r Report) allocationRow(key func(comp, metric, stat, unit string) results.Key, mode, window, name string, parts []string, cpuUnit, memUnit string) []string {
+	pods, podsOK := 0.0, true
+	for _, c := range parts {
+		x, ok := r.series(key(c, results.MetricPods, results.StatCount, results.UnitPods))
+		pods, podsOK = pods+x.Mean, podsOK && ok
+	}
+	row := []string{mode, window, name, "?"}
+	if podsOK {
+		row[3] = fmtCount(pods)
+	}
+	for _, m := range []struct{ metric, unit string }{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
+		req, reqOK := 0.0, true
+		for _, c := range parts {
+			x, ok := r.series(key(c, m.metric, results.StatRequest, m.unit))
+			req, reqOK = req+x.Mean, reqOK && ok
+		}
+		limit := r.limitCell(key(parts[0], m.metric, results.StatLimit, m.unit), key(parts[0], m.metric, results.StatNoLimit, results.UnitContainers))
+		if len(parts) > 1 {
+			limit = r.sumLimits(key, parts, m.metric, m.unit)
+		}
+		if reqOK {
+			row = append(row, charts.FormatValue(req))
+		} else {
+			row = append(row, "not read")
+		}
+		row = append(row, limit)
+		used, usedOK := r.series(key(name, m.metric, charts.StatAvg, m.unit))
+		row = append(row, orText(valueIf(used, usedOK), "not measured"))
+		switch {
+		case reqOK && usedOK && req > 0:
+			row = append(row, charts.FormatValue(100*used.Mean/req)+" %")
+		case reqOK && usedOK:
+			row = append(row, "no request")
+		default:
+			row = append(row, "n/a")
+		}
+	}
+	return row
+}
+
+// sumLimits is the limit of several components together: the sum when each has one, "no limit (part)" when any
+// part lacks one in any repetition.
+func (r Report) sumLimits(key func(comp, metric, stat, unit string) results.Key, parts []string, metric, unit string) string {
+	sum := 0.0
+	for _, c := range parts {
+		if _, none := r.series(key(c, metric, results.StatNoLimit, results.UnitContainers)); none {
+			return "no limit (" + c + ")"
+		}
+		x, ok := r.series(key(c, metric, results.StatLimit, unit))
+		if !ok {
+			return "not read"
+		}
+		sum += x.Mean
+	}
+	return charts.FormatValue(sum)
 }
 
 // limitCell is the component's limit, or "no limit" (with how many containers have none) when any container has

@@ -18,6 +18,8 @@ func TestAllocationAndSharedSections(t *testing.T) {
 		"| sidecar | load 1000 qps | sidecar | 19 | 1900 | 38000 | 595.0 | 31.32 % | 2432 | 19456 | 768.2 | 31.59 % |",
 		// ztunnel's chart sets no limits: 3 ztunnels, 200m / 512Mi each.
 		"| ambient | idle | ztunnel | 3 | 600.0 | no limit (3 containers) | 7.90 | 1.32 % | 1536 | no limit (3 containers) |",
+		// mesh in sidecar mode: 19 sidecars (1900m, 2432 MiB) + istiod (500m, 2048 MiB, no limit) beside the mesh usage.
+		"| sidecar | idle | mesh | 20 | 2400 | no limit (istiod) | 55.52 | 2.31 % | 4480 | no limit (istiod) |",
 		"## Shared components: fixed and load-driven cost",
 		"| single | ambient | load 1000 qps | ztunnel | cpu (millicores) | 7.90 ± 0.222 | 162.8 ± 3.23 |",
 	} {
@@ -54,5 +56,25 @@ func TestLimitCell(t *testing.T) {
 		if got := r.limitCell(limit, none); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestSumLimits(t *testing.T) {
+	t.Parallel()
+	key := func(comp, metric, stat, unit string) results.Key {
+		return results.Key{Window: results.WindowLoad, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+	}
+	sidecar := results.Series{Key: key("sidecar", "cpu", results.StatLimit, "millicores"), N: 3, Mean: 4000}
+	waypoint := results.Series{Key: key("waypoint", "cpu", results.StatLimit, "millicores"), N: 3, Mean: 2000}
+	istiod := results.Series{Key: key("istiod", "cpu", results.StatNoLimit, results.UnitContainers), N: 3, Mean: 1}
+	r := Report{Summary: results.Summary{Series: []results.Series{sidecar, waypoint, istiod}}}
+	if got := r.sumLimits(key, []string{"sidecar", "waypoint"}, "cpu", "millicores"); got != "6000" {
+		t.Errorf("all limited: %q", got)
+	}
+	if got := r.sumLimits(key, []string{"sidecar", "istiod"}, "cpu", "millicores"); got != "no limit (istiod)" {
+		t.Errorf("istiod unlimited: %q", got)
+	}
+	if got := r.sumLimits(key, []string{"sidecar", "ztunnel"}, "cpu", "millicores"); got != "not read" {
+		t.Errorf("ztunnel not read: %q", got)
 	}
 }

@@ -57,6 +57,9 @@ const (
 // meshParts are the components whose "avg" resource samples add up to the derived ComponentMesh total.
 var meshParts = []string{ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentIstiod}
 
+// MeshParts are the components the derived mesh total adds up (a copy).
+func MeshParts() []string { return slices.Clone(meshParts) }
+
 // perKRPSComponents are normalised by the achieved request rate.
 var perKRPSComponents = []string{ComponentApp, ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentMesh}
 
