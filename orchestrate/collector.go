@@ -74,6 +74,11 @@ func (c runCollector) Collect(ctx context.Context, t runner.Target, cs scenario.
 	if err == nil {
 		err = prom.CheckRequired(sets, got.Samples)
 	}
+	// Allocation beside usage: the requests and limits the same pods had, from the specs just listed, over the
+	// window the usage was queried for (none when the window could not be cut).
+	if !got.Window.End.IsZero() {
+		got.Samples = append(got.Samples, prom.AllocationSamples(sets, got.Window)...)
+	}
 	return runner.Collection{Window: got.Window, Samples: got.Samples, Warnings: got.Warnings}, err
 }
 

@@ -66,6 +66,38 @@ type fixture struct {
 	tweak  func(s *results.Sample)
 	// command is run.json's command: "run" (default) or "cni" (a pod network run: no topologies).
 	command string
+	// alloc adds the allocation samples the collector writes beside usage (requests, limits, pod counts).
+	alloc bool
+}
+
+// allocation is one pod's requests and limits per component, Istio 1.28.0's chart defaults (istio/istio
+// manifests/charts/istio-control/istio-discovery/values.yaml global.proxy.resources, pilot.resources and
+// global.waypoint.resources; manifests/charts/ztunnel/values.yaml and manifests/charts/istio-cni/values.yaml
+// resources); the app and the load client as a Deployment might set them. A limit of 0 means none.
+var allocation = map[string]struct{ reqCPU, reqMem, limCPU, limMem float64 }{
+	"app":       {100, 128, 0, 256},
+	"sidecar":   {100, 128, 2000, 1024},
+	"ztunnel":   {200, 512, 0, 0},
+	"waypoint":  {100, 128, 2000, 1024},
+	"istiod":    {500, 2048, 0, 0},
+	"istio-cni": {100, 100, 0, 0},
+	"loadgen":   {500, 256, 0, 0},
+}
+
+// allocPods is how many pods a component has in a topology: bank-of-anthos' 9 services x 2 replicas per namespace,
+// a sidecar in each app pod and the load client, a ztunnel and an istio-cni per node (3), a waypoint per namespace.
+func allocPods(t topo, comp string) int {
+	switch comp {
+	case "app":
+		return 9 * 2 * t.namespaces
+	case "sidecar":
+		return 9*2*t.namespaces + 1
+	case "ztunnel", "istio-cni":
+		return 3
+	case "waypoint":
+		return t.namespaces
+	}
+	return 1
 }
 
 var modes = []string{"none", "sidecar", "ambient", "waypoint"}
@@ -407,6 +439,28 @@ func (f fixture) meshCase(t topo, mode string, rep int, at time.Time) (results.C
 	}
 	resources(idle, "", t.idleScale, components(mode))
 	resources(load, "1000", t.loadScale, append(components(mode), "loadgen"))
+	allocated := func(w results.Window, load string, comps []string) {
+		for _, comp := range comps {
+			a, n := allocation[comp], float64(allocPods(t, comp))
+			add(w, load, results.SourcePodSpec, comp, "cpu", results.StatRequest, "millicores", a.reqCPU*n)
+			add(w, load, results.SourcePodSpec, comp, "memory", results.StatRequest, "MiB", a.reqMem*n)
+			for _, l := range []struct {
+				metric, unit string
+				v            float64
+			}{{"cpu", "millicores", a.limCPU}, {"memory", "MiB", a.limMem}} {
+				if l.v > 0 {
+					add(w, load, results.SourcePodSpec, comp, l.metric, results.StatLimit, l.unit, l.v*n)
+				} else {
+					add(w, load, results.SourcePodSpec, comp, l.metric, results.StatNoLimit, results.UnitContainers, n)
+				}
+			}
+			add(w, load, results.SourcePodSpec, comp, results.MetricPods, results.StatCount, results.UnitPods, n)
+		}
+	}
+	if f.alloc {
+		allocated(idle, "", components(mode))
+		allocated(load, "1000", append(components(mode), "loadgen"))
+	}
 	add(load, "1000", "fortio", "loadgen", "qps", "value", "rps", f.value(999.6, 0.0002, t.name+"/"+mode+"/qps", rep))
 	for i, st := range latencyStats {
 		key := fmt.Sprintf("%s/%s/latency/%s", t.name, mode, st)
@@ -483,7 +537,7 @@ func fixtures() []fixture {
 		name: "sample", runID: "20261129-220000-sample", start: time.Date(2026, 11, 29, 22, 0, 0, 0, time.UTC),
 		profile: "default", topos: []topo{singleTopo(), multiTopo()}, reps: 3,
 		cni: []string{"tcp", "udp", "rr", "crr"}, cniPaths: []string{"host", "same-node", "cross-node", "service"},
-		failCNI: "service/crr", seed: "sample",
+		failCNI: "service/crr", seed: "sample", alloc: true,
 	}
 	meshLocal := base
 	meshLocal.name, meshLocal.runID, meshLocal.start, meshLocal.cni, meshLocal.cniPaths = "mesh-local", "20261128-030000-mesh", day.Add(-48*time.Hour), nil, nil

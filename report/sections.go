@@ -37,6 +37,12 @@ func (r Report) document() document {
 	if s, ok := r.perKRPSSection(); ok {
 		d.Sections = append(d.Sections, s)
 	}
+	if s, ok := r.sharedSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.allocationSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
 	if s, ok := r.latencySection(); ok {
 		d.Sections = append(d.Sections, s)
 	}
@@ -408,7 +414,11 @@ func (r Report) perKRPSSection() (section, bool) {
 		}
 		rows = append(rows, row)
 	}
-	s.table(table{ID: "per-krps-table", Header: []string{"topology", "load (qps)", "mode", "component", "CPU (" + orText(cpuUnit, "?") + ")", "memory (" + orText(memUnit, "?") + ")"},
+	var notes []string
+	if len(r.Summary.Shared) > 0 {
+		notes = append(notes, "ztunnel, waypoint and mesh rows divide the whole load-window average, fixed part included, and that cost is shared with whatever else they serve: the part that grows with the load, per 1000 rps, is in the shared components table.")
+	}
+	s.table(table{ID: "per-krps-table", Notes: notes, Header: []string{"topology", "load (qps)", "mode", "component", "CPU (" + orText(cpuUnit, "?") + ")", "memory (" + orText(memUnit, "?") + ")"},
 		Numeric: []bool{false, true, false, false, true, true}, Rows: rows})
 	return s, true
 }

@@ -23,6 +23,27 @@ const (
 	MetricMemory = "memory"
 )
 
+// Allocation: what the pods of a component asked the scheduler for, read from their specs (Source SourcePodSpec), in
+// the unit of the usage samples beside them (metric cpu in millicores, memory in MiB) and summed over the component's
+// containers in the window. StatRequest is the requests' sum (what the scheduler reserves). StatLimit is the limits'
+// sum, written only when every container of the component has a limit; otherwise StatNoLimit counts the containers
+// without one (unit UnitContainers), so "no limit" is never mistaken for a limit of 0. MetricPods/StatCount is the
+// number of pods the component had.
+const (
+	SourcePodSpec  = "pod-spec"
+	StatRequest    = "request"
+	StatLimit      = "limit"
+	StatNoLimit    = "no-limit"
+	MetricPods     = "pods"
+	StatCount      = "count"
+	UnitContainers = "containers"
+	UnitPods       = "pods"
+)
+
+// UsageStat reports whether a cpu or memory sample's stat is a usage statistic (min, max, avg) rather than an
+// allocation one (request, limit, no-limit).
+func UsageStat(stat string) bool { return stat == "min" || stat == "max" || stat == statAvg }
+
 // Metrics, stats and units Summarize derives from.
 const (
 	metricQPS    = "qps"
@@ -35,6 +56,9 @@ const (
 
 // meshParts are the components whose "avg" resource samples add up to the derived ComponentMesh total.
 var meshParts = []string{ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentIstiod}
+
+// MeshParts are the components the derived mesh total adds up (a copy).
+func MeshParts() []string { return slices.Clone(meshParts) }
 
 // perKRPSComponents are normalised by the achieved request rate.
 var perKRPSComponents = []string{ComponentApp, ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentMesh}
@@ -126,6 +150,17 @@ type SummaryOptions struct {
 // becomes e.g. "millicores/krps"; MeanCI over the observations as for Series, same order. PerKRPSDeltas compares
 // them like Deltas.
 //
+// Shared: for every shared component (SharedComponents: ztunnel, waypoint, istiod, istio-cni) and metric cpu and
+// memory, per topology, mode and load level, the split of its average into a fixed part (the idle window's average,
+// app deployed, no load) and the part that grows with the load the run drove (the load window's average minus the
+// idle window's of the same case attempt), each with MeanCI over the cases that measured both windows, and the
+// load-driven part per 1000 achieved rps (as PerKRPS). A window's figure is the sum of the component's "avg" samples
+// in it, whatever their labels (as for the mesh total). A case with a load but no idle average gets no split
+// (warning). Order: Series order of the load window's key.
+//
+// Allocation samples (stats request, limit, no-limit; metric pods) are grouped into Series like any other; nothing
+// above derives from them (see StatRequest).
+//
 // Cases: the latest record of every case ID, in order of the ID's first appearance in cases.
 func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryOptions) Summary {
 	sz := summarizer{warned: map[string]bool{}}
@@ -148,8 +183,10 @@ func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryO
 	kept = append(kept, mesh...)
 
 	series := sz.series(groupObservations(kept, nil), rank)
-	perKRPS := sz.series(groupObservations(kept, sz.perKRPSValue(kept)), rank)
+	rps := sz.achievedRPS(kept)
+	perKRPS := sz.series(groupObservations(kept, sz.perKRPSValue(rps)), rank)
 	sz.checkMeshParts(series)
+	shared := sz.sharedCosts(kept, rank, rps)
 
 	pairs := opts.Pairs
 	if pairs == nil {
@@ -164,6 +201,7 @@ func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryO
 		Deltas:        sz.deltas(series, pairs),
 		PerKRPS:       perKRPS,
 		PerKRPSDeltas: sz.deltas(perKRPS, pairs),
+		Shared:        shared,
 	}
 	for _, id := range order {
 		sum.Cases = append(sum.Cases, latest[id])
@@ -321,8 +359,10 @@ func (sz *summarizer) checkMeshParts(series []Series) {
 	}
 }
 
-// perKRPSValue returns the value transform for PerKRPS: the normalised value and its unit, or ok=false to skip.
-func (sz *summarizer) perKRPSValue(kept []item) func(*Sample) (float64, string, bool) {
+// achievedRPS returns the achieved request rate of a load-window sample's case: the sum of its loadgen qps values
+// in the sample's window, or in the case's only qps window; ok=false (with a warning) when there is none or it is
+// not positive.
+func (sz *summarizer) achievedRPS(kept []item) func(*Sample) (float64, bool) {
 	rps := map[windowID]float64{}
 	caseWindows := map[string][]windowID{}
 	for _, s := range kept {
@@ -335,11 +375,7 @@ func (sz *summarizer) perKRPSValue(kept []item) func(*Sample) (float64, string, 
 		}
 		rps[w] += s.Value
 	}
-	return func(s *Sample) (float64, string, bool) {
-		if s.Window.Kind != WindowLoad || s.Stat != statAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) ||
-			!slices.Contains(perKRPSComponents, s.Component) {
-			return 0, "", false
-		}
+	return func(s *Sample) (float64, bool) {
 		w := windowOf(s)
 		r, ok := rps[w]
 		if !ok {
@@ -347,17 +383,32 @@ func (sz *summarizer) perKRPSValue(kept []item) func(*Sample) (float64, string, 
 			case 0:
 				sz.warn(fmt.Sprintf("case %q: no per-krps figures: no %s %s %s sample in %s",
 					s.CaseID, ComponentLoadgen, metricQPS, statValue, unitRPS))
-				return 0, "", false
+				return 0, false
 			case 1:
 				r = rps[ws[0]]
 			default:
 				sz.warn(fmt.Sprintf("case %q: no per-krps figures: %d %s %s windows, none is the window of its %s sample",
 					s.CaseID, len(ws), ComponentLoadgen, metricQPS, s.Component))
-				return 0, "", false
+				return 0, false
 			}
 		}
 		if r <= 0 {
 			sz.warn(fmt.Sprintf("case %q: no per-krps figures: achieved rate is %v rps", s.CaseID, r))
+			return 0, false
+		}
+		return r, true
+	}
+}
+
+// perKRPSValue returns the value transform for PerKRPS: the normalised value and its unit, or ok=false to skip.
+func (sz *summarizer) perKRPSValue(rps func(*Sample) (float64, bool)) func(*Sample) (float64, string, bool) {
+	return func(s *Sample) (float64, string, bool) {
+		if s.Window.Kind != WindowLoad || s.Stat != statAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) ||
+			!slices.Contains(perKRPSComponents, s.Component) {
+			return 0, "", false
+		}
+		r, ok := rps(s)
+		if !ok {
 			return 0, "", false
 		}
 		return s.Value / (r / 1000), s.Unit + perKRPSUnit, true

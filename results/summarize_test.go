@@ -230,6 +230,38 @@ func TestSummarizeGolden(t *testing.T) {
 			}
 		}
 	})
+	t.Run("shared components", func(t *testing.T) {
+		// ambient ztunnel cpu: idle 2 (one unlabelled sample), load n1+n2 = 50, 60, 70: load-driven 48, 58, 68, mean 58,
+		// s = 10, CI 58 ± 4.302653·10/√3 = 58 ± 24.841377; per krps at 1000 rps the same figures. sidecar-mode
+		// istiod: 10 idle and under load, so all of it is fixed; per krps 0 whatever the rate.
+		var got []string
+		for _, c := range sum.Shared {
+			got = append(got, c.Mode+"/"+c.Component+"/"+c.Metric)
+		}
+		if want := []string{"sidecar/istiod/cpu", "ambient/ztunnel/cpu", "ambient/istiod/cpu"}; !slices.Equal(got, want) {
+			t.Fatalf("shared = %q, want %q", got, want)
+		}
+		zt := sum.Shared[1]
+		if zt.Unit != "millicores" || zt.Load != "1000" || zt.Topology != "single" || !strings.Contains(zt.Serves, "node") {
+			t.Errorf("ztunnel key %+v", zt)
+		}
+		if !slices.Equal(zt.Fixed.Values, []float64{2, 2, 2}) || !near(zt.Fixed.Mean, 2) || zt.Fixed.StdDev != 0 {
+			t.Errorf("ztunnel fixed %+v", zt.Fixed)
+		}
+		inc := zt.Incremental
+		if !slices.Equal(inc.Values, []float64{48, 58, 68}) || !near(inc.Mean, 58) || !near(inc.StdDev, 10) || inc.CI == nil ||
+			!near(inc.CI.Low, 58-24.841377) || !near(inc.CI.High, 58+24.841377) {
+			t.Errorf("ztunnel load-driven %+v", inc)
+		}
+		if pk := zt.IncrementalPerKRPS; pk == nil || pk.Unit != "millicores/krps" || !slices.Equal(pk.Values, []float64{48, 58, 68}) {
+			t.Errorf("ztunnel load-driven per krps %+v", pk)
+		}
+		is := sum.Shared[0]
+		if !slices.Equal(is.Fixed.Values, []float64{10, 10, 10}) || !slices.Equal(is.Incremental.Values, []float64{0, 0, 0}) ||
+			is.IncrementalPerKRPS == nil || !slices.Equal(is.IncrementalPerKRPS.Values, []float64{0, 0, 0}) {
+			t.Errorf("istiod %+v", is)
+		}
+	})
 	t.Run("cases and warnings", func(t *testing.T) {
 		var ids []string
 		for _, c := range sum.Cases {
@@ -240,7 +272,11 @@ func TestSummarizeGolden(t *testing.T) {
 		if !slices.Equal(ids, want) {
 			t.Errorf("cases = %q, want %q", ids, want)
 		}
-		if !slices.Equal(sum.Warnings, []string{`case "single/ambient/1000/r4" is failed: its 11 samples are left out`}) {
+		// The fixture measures memory only under load: the shared components' memory cannot be split, and says so.
+		if !slices.Equal(sum.Warnings, []string{`case "single/ambient/1000/r4" is failed: its 11 samples are left out`,
+			"shared istiod memory of single/sidecar/1000: no split into a fixed and a load-driven part for r1: no idle average, r2: no idle average, r3: no idle average",
+			"shared ztunnel memory of single/ambient/1000: no split into a fixed and a load-driven part for r1: no idle average, r2: no idle average, r3: no idle average",
+			"shared istiod memory of single/ambient/1000: no split into a fixed and a load-driven part for r1: no idle average, r2: no idle average, r3: no idle average"}) {
 			t.Errorf("warnings = %q", sum.Warnings)
 		}
 	})
@@ -304,12 +340,12 @@ func TestSummarizeOptions(t *testing.T) {
 		wantDeltas   int
 		wantWarnings int
 	}{
-		{name: "defaults", opts: SummaryOptions{}, wantConf: 0.95, wantDeltas: 9, wantWarnings: 1},
-		{name: "explicit confidence", opts: SummaryOptions{Confidence: 0.9}, wantConf: 0.9, wantDeltas: 9, wantWarnings: 1},
-		{name: "invalid confidence", opts: SummaryOptions{Confidence: 95}, wantConf: 0.95, wantDeltas: 9, wantWarnings: 2},
-		{name: "reversed pair", opts: SummaryOptions{Pairs: []ModePair{{"ambient", "sidecar"}}}, wantConf: 0.95, wantDeltas: 9, wantWarnings: 1},
-		{name: "no pairs", opts: SummaryOptions{Pairs: []ModePair{}}, wantConf: 0.95, wantDeltas: 0, wantWarnings: 1},
-		{name: "absent modes", opts: SummaryOptions{Pairs: []ModePair{{"none", "ambient"}}}, wantConf: 0.95, wantDeltas: 0, wantWarnings: 1},
+		{name: "defaults", opts: SummaryOptions{}, wantConf: 0.95, wantDeltas: 9, wantWarnings: 4},
+		{name: "explicit confidence", opts: SummaryOptions{Confidence: 0.9}, wantConf: 0.9, wantDeltas: 9, wantWarnings: 4},
+		{name: "invalid confidence", opts: SummaryOptions{Confidence: 95}, wantConf: 0.95, wantDeltas: 9, wantWarnings: 5},
+		{name: "reversed pair", opts: SummaryOptions{Pairs: []ModePair{{"ambient", "sidecar"}}}, wantConf: 0.95, wantDeltas: 9, wantWarnings: 4},
+		{name: "no pairs", opts: SummaryOptions{Pairs: []ModePair{}}, wantConf: 0.95, wantDeltas: 0, wantWarnings: 4},
+		{name: "absent modes", opts: SummaryOptions{Pairs: []ModePair{{"none", "ambient"}}}, wantConf: 0.95, wantDeltas: 0, wantWarnings: 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -538,4 +574,61 @@ func TestSummarizeSignificanceNeedsMinIntervalN(t *testing.T) {
 			t.Errorf("n=%d: significant = %v, want %v", n, d.Significant, want)
 		}
 	}
+}
+
+// TestSummarizeSharedLoadLevels: the runner measures the idle window once per topology, mode and repetition (before
+// the first load level), so every load level of the repetition is split against it; allocation samples become
+// Series of their own and never enter the mesh total, the per-krps figures or the split.
+func TestSummarizeSharedLoadLevels(t *testing.T) {
+	t.Parallel()
+	b := &fixtureBuilder{t0: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	const mc = "millicores"
+	for r := 1; r <= 2; r++ {
+		low := b.newCase("single", "ambient", "1000", r, 1, StatusOK)
+		low.add(low.idle, "prometheus", ComponentZtunnel, "cpu", "avg", mc, 4)
+		low.add(low.idle, "pod-spec", ComponentZtunnel, "cpu", StatRequest, mc, 200)
+		low.add(low.load, "prometheus", ComponentZtunnel, "cpu", "avg", mc, []float64{24, 26}[r-1])
+		low.add(low.load, "pod-spec", ComponentZtunnel, "cpu", StatRequest, mc, 200)
+		low.add(low.load, "fortio", ComponentLoadgen, "qps", "value", "rps", 1000)
+		low.done()
+		high := b.newCase("single", "ambient", "2000", r, 1, StatusOK)
+		high.res.Windows = []Window{high.load} // no idle window of its own
+		high.add(high.load, "prometheus", ComponentZtunnel, "cpu", "avg", mc, []float64{44, 48}[r-1])
+		high.add(high.load, "pod-spec", ComponentZtunnel, "cpu", StatNoLimit, UnitContainers, 1)
+		high.add(high.load, "fortio", ComponentLoadgen, "qps", "value", "rps", 2000)
+		high.done()
+	}
+	for i := range b.samples {
+		if b.samples[i].Window.Kind == WindowIdle {
+			b.samples[i].Load = "" // as the runner records idle samples
+		}
+	}
+	sum := Summarize(RunMeta{RunID: "run"}, b.samples, b.cases, SummaryOptions{})
+	if len(sum.Warnings) != 0 {
+		t.Errorf("warnings %q", sum.Warnings)
+	}
+	var got []string
+	for _, c := range sum.Shared {
+		got = append(got, fmt.Sprintf("%s %s fixed %v load-driven %v per krps %v %s", c.Load, c.Component, c.Fixed.Values, c.Incremental.Values,
+			c.IncrementalPerKRPS.Values, c.IncrementalPerKRPS.Unit))
+	}
+	want := []string{"1000 ztunnel fixed [4 4] load-driven [20 22] per krps [20 22] millicores/krps",
+		"2000 ztunnel fixed [4 4] load-driven [40 44] per krps [20 22] millicores/krps"}
+	if !slices.Equal(got, want) {
+		t.Errorf("shared:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, s := range sum.Series {
+		if s.Component == ComponentMesh && s.Mean > 50 {
+			t.Errorf("mesh total includes the allocation: %+v", s)
+		}
+	}
+	for _, s := range sum.PerKRPS {
+		if s.Stat != "avg" {
+			t.Errorf("per krps of %s", s.Stat)
+		}
+	}
+	findSeries(t, sum.Series, Key{Topology: "single", Mode: "ambient", Load: "1000", Window: WindowLoad, Component: ComponentZtunnel,
+		Metric: "cpu", Stat: StatRequest, Unit: mc})
+	findSeries(t, sum.Series, Key{Topology: "single", Mode: "ambient", Load: "2000", Window: WindowLoad, Component: ComponentZtunnel,
+		Metric: "cpu", Stat: StatNoLimit, Unit: UnitContainers})
 }

@@ -6,15 +6,17 @@ type Summary struct {
 	RunID         string `json:"runID"`
 	// DataPlane and Notes repeat run.json's data-plane kind and caveats, so a summary read alone (dashboards, the
 	// regression gate) cannot present a stand-in's figures as Istio's.
-	DataPlane     string       `json:"dataPlane,omitempty"`
-	Notes         []string     `json:"notes,omitempty"`
-	Confidence    float64      `json:"confidence"` // e.g. 0.95
-	Series        []Series     `json:"series"`
-	Deltas        []Delta      `json:"deltas,omitempty"`
-	PerKRPS       []Series     `json:"perKRPS,omitempty"`       // resource per 1000 achieved rps, per data-plane component
-	PerKRPSDeltas []Delta      `json:"perKRPSDeltas,omitempty"` // Deltas computed on PerKRPS
-	Cases         []CaseResult `json:"cases,omitempty"`         // every planned case that ran, failed or was skipped
-	Warnings      []string     `json:"warnings,omitempty"`
+	DataPlane     string   `json:"dataPlane,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
+	Confidence    float64  `json:"confidence"` // e.g. 0.95
+	Series        []Series `json:"series"`
+	Deltas        []Delta  `json:"deltas,omitempty"`
+	PerKRPS       []Series `json:"perKRPS,omitempty"`       // resource per 1000 achieved rps, per data-plane component
+	PerKRPSDeltas []Delta  `json:"perKRPSDeltas,omitempty"` // Deltas computed on PerKRPS
+	// Shared splits each shared component's cost into its fixed and load-driven parts (see SharedCost).
+	Shared   []SharedCost `json:"shared,omitempty"`
+	Cases    []CaseResult `json:"cases,omitempty"` // every planned case that ran, failed or was skipped
+	Warnings []string     `json:"warnings,omitempty"`
 }
 
 // Key identifies one measured quantity across repetitions.

@@ -20,6 +20,12 @@
 // insecureSkipVerify and a bearer token file re-read per request, or a Service through the API server's
 // services/proxy subresource with the Kubernetes credentials.
 //
+// Allocation beside usage: PodSets also sums, per set, the requests and limits of the containers the set measures
+// (regular containers and native sidecars, i.e. init containers with restartPolicy Always), from the same pod
+// objects it selects them by, so the figures are what the pods had at collection time (injected sidecars included).
+// AllocationSamples turns them into samples of source pod-spec (results.StatRequest); a pod whose one-shot init
+// container or RuntimeClass overhead makes the scheduler reserve more than that is a note of its set.
+//
 // The whole-node component is the test nodes (the nodes the measured pods run on), each measured on its own and
 // labelled node=<name>, series=<source>; never a sum over the cluster. Per window, the collector looks for the
 // series that identify each node by a node label, instance (the node name, or one of its addresses with a port),

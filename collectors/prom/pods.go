@@ -95,9 +95,15 @@ func (k KubePods) Node(ctx context.Context, name string) (*corev1.Node, error) {
 // pods are left out. Pods that ended (Succeeded, Failed) are ignored; pods being deleted are kept, as they ran
 // during the window.
 func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error) {
-	app := podset.PodSet{Component: results.ComponentApp, Pods: map[string][]string{}, Container: matchNotProxy}
-	sidecar := podset.PodSet{Component: results.ComponentSidecar, Pods: map[string][]string{}, Container: matchProxy}
-	loadgen := podset.PodSet{Component: results.ComponentLoadgen, Pods: map[string][]string{}, Container: matchNotProxy}
+	app := podset.PodSet{Component: results.ComponentApp, Pods: map[string][]string{}, Container: matchNotProxy, Allocation: &podset.Allocation{}}
+	sidecar := podset.PodSet{Component: results.ComponentSidecar, Pods: map[string][]string{}, Container: matchProxy, Allocation: &podset.Allocation{}}
+	loadgen := podset.PodSet{Component: results.ComponentLoadgen, Pods: map[string][]string{}, Container: matchNotProxy, Allocation: &podset.Allocation{}}
+	// note keeps, on the set a pod is counted in, that the scheduler reserves more for it than its containers ask.
+	note := func(s *podset.PodSet, p corev1.Pod) {
+		if n := reservationNote(p); n != "" {
+			s.Notes = append(s.Notes, n)
+		}
+	}
 	var testNodes []string // where the data path runs
 	addNode := func(p corev1.Pod) {
 		if p.Spec.NodeName != "" && !slices.Contains(testNodes, p.Spec.NodeName) {
@@ -120,9 +126,12 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 			if live(p) {
 				addNode(p)
 				lgNames[p.Name] = true
+				note(&loadgen, p)
 				loadgen.Pods[ns] = append(loadgen.Pods[ns], p.Name)
+				addPod(loadgen.Allocation, p, notProxy)
 				if HasProxy(p) {
 					sidecar.Pods[ns] = append(sidecar.Pods[ns], p.Name)
+					addPod(sidecar.Allocation, p, onlyProxy)
 				}
 			}
 		}
@@ -131,15 +140,18 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 				continue
 			}
 			addNode(p)
+			note(&app, p)
 			app.Pods[ns] = append(app.Pods[ns], p.Name)
+			addPod(app.Allocation, p, notProxy)
 			if HasProxy(p) {
 				sidecar.Pods[ns] = append(sidecar.Pods[ns], p.Name)
+				addPod(sidecar.Allocation, p, onlyProxy)
 			}
 		}
 	}
 	sets := []podset.PodSet{app, sidecar}
 	m := sc.Mesh
-	waypoint := podset.PodSet{Component: results.ComponentWaypoint, Pods: map[string][]string{}}
+	waypoint := podset.PodSet{Component: results.ComponentWaypoint, Pods: map[string][]string{}, Allocation: &podset.Allocation{}}
 	for _, gw := range m.Waypoints {
 		pods, err := l.List(ctx, gw.Namespace, gatewayNameLabel+"="+gw.Name)
 		if err != nil {
@@ -150,6 +162,8 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 			if live(p) {
 				addNode(p)
 				waypoint.Pods[p.Namespace] = append(waypoint.Pods[p.Namespace], p.Name)
+				addPod(waypoint.Allocation, p, allContainers)
+				note(&waypoint, p)
 				n++
 			}
 		}
@@ -202,10 +216,14 @@ func clusterPods(ctx context.Context, l PodLister, component, selector string, n
 	if err != nil {
 		return podset.PodSet{}, err
 	}
-	s := podset.PodSet{Component: component, Pods: map[string][]string{}}
+	s := podset.PodSet{Component: component, Pods: map[string][]string{}, Allocation: &podset.Allocation{}}
 	for _, p := range pods {
 		if live(p) && (nodes == nil || slices.Contains(nodes, p.Spec.NodeName)) {
 			s.Pods[p.Namespace] = append(s.Pods[p.Namespace], p.Name)
+			addPod(s.Allocation, p, allContainers)
+			if n := reservationNote(p); n != "" {
+				s.Notes = append(s.Notes, n)
+			}
 		}
 	}
 	return s, nil
@@ -236,12 +254,12 @@ func live(p corev1.Pod) bool {
 // (an init container with restartPolicy Always).
 func HasProxy(p corev1.Pod) bool {
 	for _, c := range p.Spec.Containers {
-		if c.Name == "istio-proxy" {
+		if c.Name == proxyContainer {
 			return true
 		}
 	}
 	for _, c := range p.Spec.InitContainers {
-		if c.Name == "istio-proxy" {
+		if c.Name == proxyContainer {
 			return true
 		}
 	}
@@ -263,7 +281,8 @@ func CheckRequired(sets []podset.PodSet, samples []results.Sample) error {
 			if s.Component != set.Component {
 				continue
 			}
-			cpu = cpu || s.Metric == results.MetricCPU
+			// Allocation samples (request, limit) come from the pod specs, not from measuring: they prove nothing.
+			cpu = cpu || (s.Metric == results.MetricCPU && results.UsageStat(s.Stat))
 			mem = mem || (s.Metric == results.MetricMemory && s.Stat == "avg")
 		}
 		if !cpu {

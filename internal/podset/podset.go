@@ -38,6 +38,9 @@ type PodSet struct {
 	// Notes are problems met while building the set (e.g. a node that could not be read); the collectors pass
 	// them on as warnings.
 	Notes []string
+	// Allocation is what the set's containers asked for, read from the same pod objects as Pods (nil when the set
+	// was not built from pod specs, e.g. the node set).
+	Allocation *Allocation
 	// Required sets must give their CPU and memory averages: without them the case is not measured (a waypoint case
 	// without waypoint figures would pass for ambient).
 	Required bool
@@ -186,4 +189,20 @@ func sameHost(a, b string) bool {
 		return pa.Unmap() == pb.Unmap()
 	}
 	return a == b
+}
+
+// Allocation is the requests and limits of a set's containers as the pods' specs had them: the regular containers
+// the set measures and the native sidecars (init containers with restartPolicy Always, which run as long as the
+// pod). One-shot init containers are not counted: they have ended before a window starts.
+type Allocation struct {
+	Pods       int
+	Containers int
+	// CPURequest (millicores) and MemoryRequest (MiB) are the sums of the containers' requests; a container without
+	// a request adds 0 (the scheduler reserves nothing for it; Kubernetes defaults a missing request to the limit,
+	// which the API server has already written into the spec).
+	CPURequest, MemoryRequest float64
+	// CPULimit and MemoryLimit are the sums of the limits that are set; CPUNoLimit and MemoryNoLimit count the
+	// containers without one (then the component as a whole has no limit).
+	CPULimit, MemoryLimit     float64
+	CPUNoLimit, MemoryNoLimit int
 }

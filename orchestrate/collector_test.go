@@ -1,0 +1,69 @@
+package orchestrate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/meshbench/meshbench/collectors/prom"
+	"github.com/meshbench/meshbench/internal/podset"
+	"github.com/meshbench/meshbench/internal/target"
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/runner"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// TestRunCollectorRecordsAllocation: the runner's collector writes, beside the usage of each window, the requests and
+// limits the measured pods had at collection time, over the window the usage was queried for.
+func TestRunCollectorRecordsAllocation(t *testing.T) {
+	t.Parallel()
+	always := corev1.ContainerRestartPolicyAlways
+	proxy := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}
+	var pods []*corev1.Pod
+	for i := range 3 {
+		pods = append(pods, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "mb", Name: fmt.Sprintf("web-%d", i), Labels: map[string]string{"app": "web"}},
+			Spec: corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "web"}},
+				InitContainers: []corev1.Container{{Name: "istio-proxy", RestartPolicy: &always, Resources: proxy}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		})
+	}
+	kube := fake.NewClientset(pods[0], pods[1], pods[2])
+	queried := results.Window{Kind: results.WindowLoad, Start: time.Unix(1001, 0).UTC(), End: time.Unix(1300, 0).UTC()}
+	var gotSets []podset.PodSet
+	c := runCollector{&Collector{pods: prom.KubePods{Kube: kube}, collect: func(_ context.Context, _ results.Window, sets []podset.PodSet) (podset.Collected, error) {
+		gotSets = sets
+		return podset.Collected{Window: queried, Samples: []results.Sample{{Window: queried, Component: results.ComponentSidecar, Metric: results.MetricCPU, Stat: "avg", Value: 42}}}, nil
+	}}}
+	tg := runner.Target{Target: target.Target{Namespaces: []string{"mb"}, AppSelector: "app=web"}}
+	col, err := c.Collect(context.Background(), tg, scenario.Case{Mode: scenario.ModeSidecar}, results.Window{Kind: results.WindowLoad, Start: time.Unix(1000, 500), End: time.Unix(1300, 200)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gotSets) == 0 {
+		t.Fatal("collect got no sets")
+	}
+	var got []string
+	for _, s := range col.Samples {
+		if s.Window != queried {
+			t.Errorf("%+v: window %v, want the queried one", s, s.Window)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s %g %s", s.Component, s.Metric, s.Stat, s.Value, s.Unit))
+	}
+	for _, want := range []string{"sidecar cpu avg 42 ", "sidecar cpu request 300 millicores", "sidecar cpu limit 6000 millicores",
+		"sidecar memory request 384 MiB", "sidecar memory limit 3072 MiB", "sidecar pods count 3 pods", "app cpu no-limit 3 containers"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("no %q in %q", want, got)
+		}
+	}
+}

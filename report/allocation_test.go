@@ -1,0 +1,80 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// TestAllocationAndSharedSections: the sample run's allocation sits beside its usage per mode and component, with
+// "no limit" where a container has none, and the shared components' cost is split, never shown as the app's.
+func TestAllocationAndSharedSections(t *testing.T) {
+	t.Parallel()
+	md := string(Build(readRun(t, "sample")).Markdown())
+	for _, want := range []string{
+		"## Allocation beside usage",
+		// 19 sidecars (18 app pods and the load client) x Istio's default proxy resources: 100m / 128Mi, limits 2 / 1Gi.
+		"| sidecar | load 1000 qps | sidecar | 19 | 1900 | 38000 | 595.0 | 31.32 % | 2432 | 19456 | 768.2 | 31.59 % |",
+		// ztunnel's chart sets no limits: 3 ztunnels, 200m / 512Mi each.
+		"| ambient | idle | ztunnel | 3 | 600.0 | no limit (3 containers) | 7.90 | 1.32 % | 1536 | no limit (3 containers) |",
+		// mesh in sidecar mode: 19 sidecars (1900m, 2432 MiB) + istiod (500m, 2048 MiB, no limit) beside the mesh usage.
+		"| sidecar | idle | mesh | 20 | 2400 | no limit (istiod) | 55.52 | 2.31 % | 4480 | no limit (istiod) |",
+		"## Shared components: fixed and load-driven cost",
+		"| single | ambient | load 1000 qps | ztunnel | cpu (millicores) | 7.90 ± 0.222 | 162.8 ± 3.23 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	// fixed + load-driven is the load window's average (ztunnel single ambient: 7.90 + 162.8 = 170.7).
+	if !strings.Contains(md, "| ambient | load 1000 qps | ztunnel | 3 | 600.0 | no limit (3 containers) | 170.7 |") {
+		t.Error("ztunnel's load average is not fixed + load-driven")
+	}
+	// A run without allocation samples (recorded before they existed) has no allocation section, and says nothing wrong.
+	if strings.Contains(string(Build(readRun(t, "aa-1")).Markdown()), "Allocation beside usage") {
+		t.Error("aa-1 has no allocation samples but got an allocation section")
+	}
+}
+
+func TestLimitCell(t *testing.T) {
+	t.Parallel()
+	k := results.Key{Topology: "t", Mode: "m", Window: results.WindowLoad, Component: "app", Metric: "cpu", Unit: "millicores"}
+	limit, none := k, k
+	limit.Stat, none.Stat, none.Unit = results.StatLimit, results.StatNoLimit, results.UnitContainers
+	for _, tc := range []struct {
+		name   string
+		series []results.Series
+		want   string
+	}{
+		{"limit", []results.Series{{Key: limit, N: 3, Mean: 600}}, "600.0"},
+		{"no limit", []results.Series{{Key: none, N: 3, Mean: 2}}, "no limit (2 containers)"},
+		{"repetitions disagree", []results.Series{{Key: limit, N: 2, Mean: 600}, {Key: none, N: 1, Mean: 1}}, "no limit in 1 of 3 repetitions"},
+		{"not read", nil, "not read"},
+	} {
+		r := Report{Summary: results.Summary{Series: tc.series}}
+		if got := r.limitCell(limit, none); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSumLimits(t *testing.T) {
+	t.Parallel()
+	key := func(comp, metric, stat, unit string) results.Key {
+		return results.Key{Window: results.WindowLoad, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+	}
+	sidecar := results.Series{Key: key("sidecar", "cpu", results.StatLimit, "millicores"), N: 3, Mean: 4000}
+	waypoint := results.Series{Key: key("waypoint", "cpu", results.StatLimit, "millicores"), N: 3, Mean: 2000}
+	istiod := results.Series{Key: key("istiod", "cpu", results.StatNoLimit, results.UnitContainers), N: 3, Mean: 1}
+	r := Report{Summary: results.Summary{Series: []results.Series{sidecar, waypoint, istiod}}}
+	if got := r.sumLimits(key, []string{"sidecar", "waypoint"}, "cpu", "millicores"); got != "6000" {
+		t.Errorf("all limited: %q", got)
+	}
+	if got := r.sumLimits(key, []string{"sidecar", "istiod"}, "cpu", "millicores"); got != "no limit (istiod)" {
+		t.Errorf("istiod unlimited: %q", got)
+	}
+	if got := r.sumLimits(key, []string{"sidecar", "ztunnel"}, "cpu", "millicores"); got != "not read" {
+		t.Errorf("ztunnel not read: %q", got)
+	}
+}
