@@ -23,7 +23,10 @@ import (
 //	app and sidecar per pod, ztunnel per node, waypoint per waypoint: fixed + slope x krps per unit;
 //	istiod: a constant plus a little load (the fit, with one mesh size, must call it a constant).
 //
-// Requests ("request" samples) are the Istio defaults (proxy 100m/128Mi, ztunnel 200m/512Mi, istiod 500m/2Gi).
+// Allocation samples (source pod-spec, as collectors/prom.AllocationSamples writes them: request, limit or no-limit,
+// pod count) are the Istio 1.28 chart defaults (proxy and waypoint 100m/128Mi requested, 2000m/1024Mi limit;
+// ztunnel 200m/512Mi and istiod 500m/2Gi requested, no limit); the app asks 100m/128Mi without a limit. As in a real
+// run, the idle window is measured once per mode and repetition: in the case of the lowest level.
 const fixtureDir = "../testdata/runs/capacity"
 
 const (
@@ -35,14 +38,14 @@ const (
 var fixtureLevels = []int{250, 500, 1000}
 
 // truth is fixed (per unit) and slope (per krps per unit) for cpu (millicores) and memory (MiB).
-type truth struct{ cpuA, cpuB, memA, memB, reqCPU, reqMem float64 }
+type truth struct{ cpuA, cpuB, memA, memB, reqCPU, reqMem, limCPU, limMem float64 } // lim 0: no limit
 
 var fixtureTruth = map[string]truth{
-	"app":      {4, 380, 92, 6, 100, 128},
-	"sidecar":  {5.5, 850, 48, 30, 100, 128},
-	"ztunnel":  {2.8, 130, 11.5, 4, 200, 512},
-	"waypoint": {3.5, 310, 38, 22, 100, 128},
-	"istiod":   {8.6, 0, 88, 0, 500, 2048},
+	"app":      {4, 380, 92, 6, 100, 128, 0, 0},
+	"sidecar":  {5.5, 850, 48, 30, 100, 128, 2000, 1024},
+	"ztunnel":  {2.8, 130, 11.5, 4, 200, 512, 0, 0},
+	"waypoint": {3.5, 310, 38, 22, 100, 128, 2000, 1024},
+	"istiod":   {8.6, 0, 88, 0, 500, 2048, 0, 0},
 }
 
 func fixtureComponents(mode string) []string {
@@ -111,12 +114,16 @@ func writeFixture(dir string) error {
 				id := fmt.Sprintf("single/%s/%d/r%d", mode, q, rep)
 				idle := results.Window{Kind: results.WindowIdle, Start: clock.Add(30 * time.Second), End: clock.Add(150 * time.Second)}
 				load := results.Window{Kind: results.WindowLoad, Start: idle.End.Add(40 * time.Second), End: idle.End.Add(340 * time.Second)}
+				windows := []results.Window{idle, load}
+				if q != fixtureLevels[0] {
+					windows = windows[1:]
+				}
 				wp := "0"
 				if mode == "waypoint" {
 					wp = strconv.Itoa(fixtureWaypoints)
 				}
 				c := results.CaseResult{CaseID: id, Mode: mode, Topology: "single", Load: strconv.Itoa(q), Repetition: rep,
-					Status: results.StatusOK, Start: clock, End: load.End.Add(5 * time.Second), Windows: []results.Window{idle, load},
+					Status: results.StatusOK, Start: clock, End: load.End.Add(5 * time.Second), Windows: windows,
 					Facts: map[string]string{"app-pods": strconv.Itoa(fixturePods), "namespaces": "mb-single", "waypoints": wp}}
 				// Sidecars and waypoints slow the app a little at the top level: achieved below configured.
 				achieved := float64(q) * (1 - 0.002*math.Abs(gauss(id+"/qps")))
@@ -138,7 +145,7 @@ func writeFixture(dir string) error {
 					if comp == "app" && mode == "sidecar" {
 						cpuB *= 1.04 // redirection through the sidecar costs the app a little
 					}
-					for _, w := range []results.Window{idle, load} {
+					for _, w := range windows {
 						x := 0.0
 						if w.Kind == results.WindowLoad {
 							x = perUnit
@@ -159,8 +166,20 @@ func writeFixture(dir string) error {
 						add(w, comp, "memory", "min", "MiB", round4(mem*0.98))
 						add(w, comp, "memory", "max", "MiB", round4(mem*1.03))
 						add(w, comp, "memory", "avg", "MiB", round4(mem))
-						add(w, comp, "cpu", StatRequest, "millicores", units*t.reqCPU)
-						add(w, comp, "memory", StatRequest, "MiB", units*t.reqMem)
+						alloc := func(metric, stat, unit string, v float64) {
+							add(w, comp, metric, stat, unit, v)
+							samples[len(samples)-1].Source = results.SourcePodSpec
+						}
+						alloc("cpu", results.StatRequest, "millicores", units*t.reqCPU)
+						alloc("memory", results.StatRequest, "MiB", units*t.reqMem)
+						if t.limCPU > 0 {
+							alloc("cpu", results.StatLimit, "millicores", units*t.limCPU)
+							alloc("memory", results.StatLimit, "MiB", units*t.limMem)
+						} else {
+							alloc("cpu", results.StatNoLimit, results.UnitContainers, units)
+							alloc("memory", results.StatNoLimit, results.UnitContainers, units)
+						}
+						alloc(results.MetricPods, results.StatCount, results.UnitPods, units)
 					}
 				}
 				add(load, "loadgen", "cpu", "avg", "millicores", round4(240*krps+3))

@@ -15,11 +15,6 @@ const (
 	KindReserved = "reserved" // the "request" samples: what the scheduler reserved for them
 )
 
-// StatRequest is the stat of an allocation sample: the sum of the requests of a component's containers over its
-// pods, in the metric's unit (millicores, MiB), as the pods really had them. Runs without such samples give usage
-// fits only.
-const StatRequest = "request"
-
 // Scaling units: what one fitted unit of a component is.
 const (
 	PerPod      = "pod"      // app and sidecar: one app pod
@@ -140,7 +135,7 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 		switch s.Stat {
 		case "avg":
 			kind = KindUsage
-		case StatRequest:
+		case results.StatRequest: // allocation: the requests of the component's pods (results.SourcePodSpec); runs without them give usage fits only
 			kind = KindReserved
 		default:
 			continue

@@ -55,7 +55,7 @@ func tinyRun(cases []tinyCase, comps map[string][2]float64, requests bool, noise
 			for _, metric := range []string{"cpu", "memory"} {
 				sample(comp, metric, "avg", units*(ab[0]+ab[1]*x)+e)
 				if requests {
-					sample(comp, metric, StatRequest, units*100)
+					sample(comp, metric, results.StatRequest, units*100)
 				}
 			}
 		}
