@@ -376,7 +376,7 @@ func (k *KubeletSampler) sampleOnce(ctx context.Context, nodes []string) {
 	k.tick = make(chan struct{})
 }
 
-// Collect waits for a sampling round that ends after the window plus one interval (cAdvisor stamps lag), then
+// Collect waits for a sampling round that ends two intervals after the window (cAdvisor stamps lag), then
 // computes each set's statistics. Readings older than needed by any later window are dropped.
 func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
 	qw, err := QueryWindow(w)
@@ -390,7 +390,9 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s window %s is shorter than the rate range %s: the CPU figures cover the %s up to the window's end",
 			w.Kind, l, rate, rate))
 	}
-	deadline := qw.End.Add(res.Effective + time.Second)
+	// The reading after the end (the counters are interpolated at the end from it) is stamped up to a spacing after
+	// it and read up to an interval later.
+	deadline := qw.End.Add(2*res.Effective + time.Second)
 	for {
 		k.mu.Lock()
 		k.init()

@@ -136,11 +136,13 @@ func CounterStats(ss []Series, start, end time.Time, rng, step time.Duration) (W
 	for t := e; t-r >= -eps; t -= st {
 		add(t-r, t)
 	}
+	// The tiles, explicitly (they are rate points too when rng is a multiple of step, as 4 steps are).
 	b := e
 	for b-2*r >= -eps {
+		add(b-r, b)
 		b -= r
 	}
-	add(0, b) // the first tile with the remainder; the others are rate points already
+	add(0, b) // the first tile, with the remainder
 	out.Avg = (sum(e) - sum(0)) / e
 	return out, true
 }
