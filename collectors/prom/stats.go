@@ -19,7 +19,9 @@ type Series struct {
 }
 
 // SeriesOf reads a range-selector result. Counter values are made monotonic (a drop is a reset to zero, as
-// Prometheus' rate() treats it: the value after the drop is all increase). It is pure.
+// Prometheus' rate() treats it: the value after the drop is all increase; prometheus/prometheus
+// promql/functions.go, extrapolatedRate, v2.42.0: "if currPoint.V < prevValue { resultValue += prevValue }"). It is
+// pure.
 func SeriesOf(v model.Value, sign float64, counter bool) []Series {
 	m, _ := v.(model.Matrix)
 	out := make([]Series, 0, len(m))
