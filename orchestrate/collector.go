@@ -125,7 +125,7 @@ func NewCollector(ctx context.Context, clients *kube.Clients, s *scenario.Scenar
 		}
 		log.Info("kubelet resource metrics", "resolution", res.Effective, "rateRange", res.RateRange(), "notes", res.Notes)
 		rc.collect, rc.lead, rc.leadFn = k.Collect, res.RateRange(), func() time.Duration { return k.Resolution().RateRange() }
-		rc.Facts = &results.PromFacts{Source: prom.SourceKubelet, ScrapeInterval: res.Effective, RateRange: res.RateRange()}
+		rc.Facts = &results.PromFacts{Source: prom.SourceKubelet, ScrapeInterval: res.Scrape, SampleSpacing: res.Spacing, Step: res.Step(), RateRange: res.RateRange()}
 		rc.Notes = append([]string{"no Prometheus configured: resource figures come from the kubelets' /metrics/resource sampled every " + res.Scrape.String()}, res.Notes...)
 		return rc, nil
 	}
@@ -147,7 +147,7 @@ func NewCollector(ctx context.Context, clients *kube.Clients, s *scenario.Scenar
 	c := &prom.Collector{API: api, Interval: iv, Retry: retry}
 	rc.collect, rc.lead = c.Collect, iv.RateRange()
 	addr, _ := cc.Address()
-	rc.Facts = &results.PromFacts{URL: addr, Source: prom.SourcePrometheus, ScrapeInterval: iv.Effective, RateRange: iv.RateRange()}
+	rc.Facts = &results.PromFacts{URL: addr, Source: prom.SourcePrometheus, ScrapeInterval: iv.Scrape, SampleSpacing: iv.Spacing, Step: iv.Step(), RateRange: iv.RateRange()}
 	if iv.Effective != iv.Scrape {
 		rc.Notes = append(rc.Notes, fmt.Sprintf("cAdvisor samples are %s apart (scrape interval %s): CPU min/max use rates over %s", iv.Effective, iv.Scrape, iv.RateRange()))
 	}

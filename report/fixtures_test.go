@@ -262,7 +262,7 @@ func (f fixture) meta() results.RunMeta {
 			Istio: &results.IstioFacts{Version: ver, Revision: "default", Profile: prof, AmbientCapable: true, NativeSidecars: &native,
 				ZtunnelImage: "docker.io/istio/ztunnel:" + ver, ProxyImage: "docker.io/istio/proxyv2:" + ver, DataPlane: dp,
 				GatewayAPIBundleVersion: "v1.4.0"}},
-		Prometheus: &results.PromFacts{URL: "http://prometheus.monitoring.svc:9090", Source: "prometheus", ScrapeInterval: 15 * time.Second, RateRange: time.Minute},
+		Prometheus: &results.PromFacts{URL: "http://prometheus.monitoring.svc:9090", Source: "prometheus", ScrapeInterval: 15 * time.Second, SampleSpacing: 15 * time.Second, Step: 15 * time.Second, RateRange: time.Minute},
 		Scenario:   echo,
 	}
 	if f.standIn {

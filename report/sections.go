@@ -93,7 +93,11 @@ func (r Report) factsSection() section {
 		rows = append(rows, []string{"Istio", "not detected (no mesh installed, or a cni-only run)"})
 	}
 	if p := m.Prometheus; p != nil {
-		rows = append(rows, []string{"resource source", fmt.Sprintf("%s %s, scrape interval %s, rate range %s", p.Source, orText(p.URL, ""), p.ScrapeInterval, p.RateRange)})
+		spacing := "sample spacing not measured"
+		if p.SampleSpacing > 0 {
+			spacing = "cAdvisor sample spacing " + p.SampleSpacing.String()
+		}
+		rows = append(rows, []string{"resource source", fmt.Sprintf("%s %s, scrape interval %s, %s, rate range %s", p.Source, orText(p.URL, ""), p.ScrapeInterval, spacing, p.RateRange)})
 	} else {
 		rows = append(rows, []string{"resource source", "not recorded"})
 	}

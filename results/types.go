@@ -112,10 +112,18 @@ type IstioFacts struct {
 
 // PromFacts records how resource samples were obtained.
 type PromFacts struct {
-	URL            string        `json:"url,omitempty"`
-	Source         string        `json:"source"` // prometheus | kubelet-resource (fallback)
+	URL    string `json:"url,omitempty"`
+	Source string `json:"source"` // prometheus | kubelet-resource (fallback)
+	// ScrapeInterval is how often the cAdvisor data is read: the scrape interval of Prometheus' cAdvisor job (the
+	// kubelet fallback: its sampling interval).
 	ScrapeInterval time.Duration `json:"scrapeInterval"`
-	RateRange      time.Duration `json:"rateRange"`
+	// SampleSpacing is the measured median time between cAdvisor's own sample timestamps (0 = not measured); it is
+	// wider than the scrape interval when cAdvisor's housekeeping is slower than the scrape.
+	SampleSpacing time.Duration `json:"sampleSpacing,omitempty"`
+	// Step is the resolution the figures use (the wider of the two, whole seconds); RateRange is the range of the
+	// CPU rate points of min/max (4 steps).
+	Step      time.Duration `json:"step,omitempty"`
+	RateRange time.Duration `json:"rateRange"`
 }
 
 // Window is a measured interval. Start and End are exact wall-clock times (UTC).

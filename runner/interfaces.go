@@ -92,7 +92,7 @@ type LoadGenerator interface {
 
 // Collection is what the resource collector read for one window.
 type Collection struct {
-	// Window is the window actually queried (whole seconds inside the measured one).
+	// Window is the window the figures cover (the measured one, to the millisecond).
 	Window   results.Window
 	Samples  []results.Sample
 	Warnings []string

@@ -324,6 +324,10 @@ func (r *Runner) collect(ctx context.Context, cr *caseRun, t Target, c scenario.
 		})
 		warnings = append(warnings, col.Warnings...)
 		cr.facts(col.Facts)
+		if !col.Window.Start.IsZero() {
+			// What the figures cover, measured: the configured window length is a request, not a fact.
+			cr.res.Facts["resource-window-"+w.Kind] = col.Window.Duration().Round(time.Millisecond).String()
+		}
 		load := c.QPS.String()
 		if w.Kind == results.WindowIdle {
 			load = "" // idle samples belong to no load level

@@ -243,6 +243,10 @@ func TestRunAllCasesWithAnAbsentDataPlane(t *testing.T) {
 		first.Facts["replicas"] != "1" || first.Facts["collector-warnings"] == "" {
 		t.Errorf("facts %v", first.Facts)
 	}
+	// What the resource figures cover is a fact, measured from the collector's window, not the configured length.
+	if first.Facts["resource-window-idle"] != "20s" || first.Facts["resource-window-load"] == "" {
+		t.Errorf("resource window facts %v", first.Facts)
+	}
 	for _, step := range []string{"ensure", "mode-switch", "wait-ready", "verify", "load-clients", "settle", "idle", "load", "collect-idle", "collect-load"} {
 		if first.Timings[step] == "" {
 			t.Errorf("no timing for %s: %v", step, first.Timings)

@@ -9,22 +9,34 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// Query is one catalog entry: how to compute one statistic of one metric for one component over a window.
+// Signal is one catalog entry: the series one metric of one component is summed from, fetched raw over the window
+// (a range selector, never a PromQL aggregate) so that min, max and avg are computed in Go from the same samples
+// (see WindowStats).
 //
-// Series is rendered once per namespace selector and the results are joined with " or " (pod names are unique only
-// within a namespace); Outer wraps the union. Placeholders: $sel (a label selector with braces), $match (the same
-// matchers without braces, for templates that add their own: {mode!~"idle",$match}), $rate (rate range),
-// $window (window length), $step (subquery step), $fresh (the rate range: how old a gauge sample may be and still count),
-// $avgwindow and $avgseconds (the range of the CPU average, see Params.AvgWindow), $series (the union).
-type Query struct {
-	Name   string  `json:"name"`   // e.g. cpu-min
-	Metric string  `json:"metric"` // cpu | memory
-	Stat   string  `json:"stat"`   // min | max | avg
-	Unit   string  `json:"unit"`   // unit of the sample value
-	Scale  float64 `json:"scale"`  // multiplies the PromQL result into Unit
-	Series string  `json:"series"`
-	Outer  string  `json:"outer"`
+// Each term's Series is rendered once per namespace selector (pod names are unique only within a namespace) and
+// gets the fetch range appended. Placeholders: $sel (a label selector with braces), $match (the same matchers
+// without braces, for templates that add their own: {mode!~"idle",$match}).
+type Signal struct {
+	Name   string  `json:"name"`   // cpu | memory
+	Metric string  `json:"metric"` // results.MetricCPU | results.MetricMemory
+	Kind   string  `json:"kind"`   // KindCounter | KindGauge
+	Unit   string  `json:"unit"`   // unit of the figures
+	Scale  float64 `json:"scale"`  // multiplies the sample values into Unit (per second for a counter)
+	Terms  []Term  `json:"terms"`
 }
+
+// Term is one summand of a signal: a series selector template and its sign (node-exporter's memory in use is
+// MemTotal - MemAvailable).
+type Term struct {
+	Series string  `json:"series"`
+	Sign   float64 `json:"sign"`
+}
+
+// Kinds of signals.
+const (
+	KindCounter = "counter" // a cumulative counter: rates between interpolated edges, resets handled
+	KindGauge   = "gauge"   // a gauge: the time average of the interpolated samples
+)
 
 // Units of the samples.
 const (
@@ -32,79 +44,71 @@ const (
 	UnitMiB        = "MiB"
 )
 
-// Catalog is the query set: one query per metric and statistic. CPU comes from cAdvisor's
-// container_cpu_usage_seconds_total (cores, scaled to millicores), memory from container_memory_working_set_bytes
-// (not usage_bytes, which counts page cache; scaled to MiB).
-func Catalog() []Query {
-	// last_over_time over $fresh (the rate range), not the bare gauge: cAdvisor stamps its samples, so Prometheus
-	// never marks the series of a stopped container stale and a bare selector returns its last value for the whole
-	// lookback delta (5 min): a container restarted in a pod that keeps its name was counted twice. The rate range,
-	// not one or two steps: cAdvisor's dynamic housekeeping spaces samples unevenly (10-15 s on a kubelet with the
-	// default interval), and a live series must never drop out of a subquery point; a stopped one is gone one rate
-	// range later, which the runner's lead-in before every window already waits out.
-	return catalogOf("container_cpu_usage_seconds_total$sel", "last_over_time(container_memory_working_set_bytes$sel[$fresh])")
+// Catalog is the signal set: CPU from cAdvisor's container_cpu_usage_seconds_total (core-seconds, scaled to
+// millicores), memory from container_memory_working_set_bytes (not usage_bytes, which counts page cache; scaled to
+// MiB).
+func Catalog() []Signal {
+	return catalogOf([]Term{{Series: "container_cpu_usage_seconds_total$sel", Sign: 1}},
+		[]Term{{Series: "container_memory_working_set_bytes$sel", Sign: 1}})
 }
 
-// catalogOf is the query set over a CPU counter (a selector template, in core-seconds) and a memory gauge expression
-// (a template, in bytes, already fresh-filtered).
-func catalogOf(cpuCounter, memGauge string) []Query {
+// catalogOf is the signal set over CPU counter terms (in core-seconds) and memory gauge terms (in bytes).
+func catalogOf(cpu, mem []Term) []Signal {
 	const (
 		toMilli = 1000
 		toMiB   = 1.0 / (1 << 20)
 	)
-	cpuRate := "rate(" + cpuCounter + "[$rate])"
-	cpuIncr := "increase(" + cpuCounter + "[$avgwindow])"
-	return []Query{
-		// min/max of a rate: subquery at one scrape interval of the component's summed rate (range >= 4 scrapes).
-		{Name: "cpu-min", Metric: results.MetricCPU, Stat: "min", Unit: UnitMillicores, Scale: toMilli, Series: cpuRate, Outer: "min_over_time(sum($series)[$window:$step])"},
-		{Name: "cpu-max", Metric: results.MetricCPU, Stat: "max", Unit: UnitMillicores, Scale: toMilli, Series: cpuRate, Outer: "max_over_time(sum($series)[$window:$step])"},
-		// average: increase over the whole window / window. avg_over_time of a smoothed rate is biased (it averages
-		// over [start-rate, end]).
-		{Name: "cpu-avg", Metric: results.MetricCPU, Stat: "avg", Unit: UnitMillicores, Scale: toMilli, Series: cpuIncr, Outer: "sum($series) / $avgseconds"},
-		// memory: min/max/avg over a subquery of the component's sum (max of a sum is not the sum of maxes).
-		{Name: "memory-min", Metric: results.MetricMemory, Stat: "min", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "min_over_time(sum($series)[$window:$step])"},
-		{Name: "memory-max", Metric: results.MetricMemory, Stat: "max", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "max_over_time(sum($series)[$window:$step])"},
-		{Name: "memory-avg", Metric: results.MetricMemory, Stat: "avg", Unit: UnitMiB, Scale: toMiB, Series: memGauge, Outer: "avg_over_time(sum($series)[$window:$step])"},
+	return []Signal{
+		{Name: "cpu", Metric: results.MetricCPU, Kind: KindCounter, Unit: UnitMillicores, Scale: toMilli, Terms: cpu},
+		{Name: "memory", Metric: results.MetricMemory, Kind: KindGauge, Unit: UnitMiB, Scale: toMiB, Terms: mem},
 	}
 }
 
-// Params are the values a query is rendered with.
+// Params are the values a signal is fetched and summarised with.
 type Params struct {
 	Selectors []string      // one selector (braces included) per namespace
-	Rate      time.Duration // rate range, >= 4 scrape intervals
-	Window    time.Duration // whole seconds
-	Step      time.Duration // subquery step: the scrape interval, whole seconds
-	// AvgWindow is the range of the CPU average, ending at the window's end; 0 means Window. The collector widens
-	// it to the rate range for windows shorter than that: increase() over a window holding one or two sparse samples
-	// is noise, and the runner keeps the measured condition for a rate range before every window.
-	AvgWindow time.Duration
+	Rate      time.Duration // range of the CPU rate points of min/max, >= 4 sample spacings
+	Window    time.Duration // the window's length (to the millisecond)
+	Step      time.Duration // spacing of the rate points: the sample spacing, whole seconds
 }
 
-// Render expands a query. It is pure.
-func (q Query) Render(p Params) (string, error) {
+// Span is what the raw samples are fetched over for a window ending at end: the summarised window (at least one
+// rate range, so a short window still has a CPU rate point), one rate range and one step before it (a sample
+// before the start to interpolate from, however sparse the samples), and two steps after the end (the sample after
+// it, which cAdvisor may stamp up to a spacing after the end). The range selector is evaluated at at and reaches
+// rng back.
+func (p Params) Span(end time.Time) (at time.Time, rng time.Duration) {
+	return end.Add(2 * p.Step), max(p.Window, p.Rate) + p.Rate + 3*p.Step
+}
+
+// Render expands a signal into its range selectors, one per term and namespace selector, with the sign of each.
+// It is pure.
+func (s Signal) Render(p Params) ([]string, []float64, error) {
 	if len(p.Selectors) == 0 {
-		return "", fmt.Errorf("render %s: no series selectors", q.Name)
+		return nil, nil, fmt.Errorf("render %s: no series selectors", s.Name)
 	}
-	if p.AvgWindow == 0 {
-		p.AvgWindow = p.Window
+	if p.Rate <= 0 || p.Rate%time.Second != 0 || p.Step <= 0 || p.Step%time.Second != 0 || p.Window <= 0 {
+		return nil, nil, fmt.Errorf("render %s: rate range and step must be whole seconds > 0, the window > 0 (rate %s, window %s, step %s)", s.Name, p.Rate, p.Window, p.Step)
 	}
-	for _, d := range []time.Duration{p.Rate, p.Window, p.Step, p.AvgWindow} {
-		if d <= 0 || d%time.Second != 0 {
-			return "", fmt.Errorf("render %s: durations must be whole seconds > 0 (rate %s, window %s, step %s)", q.Name, p.Rate, p.Window, p.Step)
+	_, rng := p.Span(time.Time{})
+	suffix := "[" + strconv.FormatInt(int64(ceilSecond(rng)/time.Second), 10) + "s]"
+	var exprs []string
+	var signs []float64
+	for _, t := range s.Terms {
+		for _, sel := range p.Selectors {
+			exprs = append(exprs, expandSel(t.Series, strings.TrimSuffix(strings.TrimPrefix(sel, "{"), "}"))+suffix)
+			signs = append(signs, t.Sign)
 		}
 	}
-	secs := func(d time.Duration) string { return strconv.FormatInt(int64(d/time.Second), 10) + "s" }
-	parts := make([]string, len(p.Selectors))
-	for i, sel := range p.Selectors {
-		parts[i] = strings.NewReplacer("$sel", sel, "$match", strings.TrimSuffix(strings.TrimPrefix(sel, "{"), "}"), "$rate", secs(p.Rate), "$window", secs(p.Window), "$avgwindow", secs(p.AvgWindow),
-			"$fresh", secs(p.Rate)).Replace(q.Series)
+	return exprs, signs, nil
+}
+
+// expandSel fills a template's selector placeholders with matchers (without braces; "" for none).
+func expandSel(tmpl, inner string) string {
+	if inner == "" {
+		return strings.NewReplacer(",$match", "", "$sel", "").Replace(tmpl)
 	}
-	return strings.NewReplacer(
-		"$series", strings.Join(parts, " or "),
-		"$window", secs(p.Window),
-		"$step", secs(p.Step),
-		"$avgseconds", strconv.FormatInt(int64(p.AvgWindow/time.Second), 10),
-	).Replace(q.Outer), nil
+	return strings.NewReplacer("$match", inner, "$sel", "{"+inner+"}").Replace(tmpl)
 }
 
 // Container matchers used by the component definitions.

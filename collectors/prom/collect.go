@@ -23,16 +23,18 @@ const (
 	SourceKubelet    = "kubelet-resource"
 )
 
-// QueryWindow cuts a measured window to whole seconds inside it (subquery steps are aligned to multiples of the step
-// since the epoch, so whole-second ends keep the sample points on the scrape grid). It is pure.
+// QueryWindow cuts a measured window to the milliseconds inside it (Prometheus' timestamp resolution). The figures
+// are computed from raw samples interpolated at the window's edges, so the window is measured as it ran: cutting
+// it to whole seconds (which subquery step alignment needed) shortened a 20 s window to 19 s. A window shorter than
+// one second is refused. It is pure.
 func QueryWindow(w results.Window) (results.Window, error) {
-	start := w.Start.Truncate(time.Second)
+	start := w.Start.Truncate(time.Millisecond)
 	if start.Before(w.Start) {
-		start = start.Add(time.Second)
+		start = start.Add(time.Millisecond)
 	}
-	end := w.End.Truncate(time.Second)
-	if !end.After(start) {
-		return w, fmt.Errorf("window %s..%s is shorter than one whole second", w.Start.Format(time.RFC3339Nano), w.End.Format(time.RFC3339Nano))
+	end := w.End.Truncate(time.Millisecond)
+	if end.Sub(start) < time.Second {
+		return w, fmt.Errorf("window %s..%s is shorter than one second", w.Start.Format(time.RFC3339Nano), w.End.Format(time.RFC3339Nano))
 	}
 	return results.Window{Kind: w.Kind, Start: start.UTC(), End: end.UTC()}, nil
 }
@@ -42,9 +44,11 @@ type Collector struct {
 	API      API
 	Interval Interval
 	Retry    Retry
-	// Catalog is the query set; nil means Catalog().
-	Catalog []Query
-	// IngestDelay is how long after a window's end the data is complete in Prometheus; 0 means one step + 2 s.
+	// Catalog is the signal set; nil means Catalog().
+	Catalog []Signal
+	// IngestDelay is how long after a window's end the data is complete in Prometheus; 0 means two steps + 2 s: the
+	// first sample after the end (the counters are interpolated at the end from it) is stamped up to a step after
+	// the end and scraped up to a step after its stamp.
 	IngestDelay time.Duration
 	// Clock times the wait for the data (nil = the wall clock); tests pass a fake.
 	Clock clock.Clock
@@ -54,7 +58,7 @@ type Collector struct {
 func (c *Collector) ReadyAt(end time.Time) time.Time {
 	d := c.IngestDelay
 	if d <= 0 {
-		d = c.Interval.Step() + 2*time.Second
+		d = 2*c.Interval.Step() + 2*time.Second
 	}
 	return end.Add(d)
 }
@@ -104,11 +108,9 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 	if length < step {
 		return out, fmt.Errorf("window of %s is shorter than the scrape step %s", length, step)
 	}
-	avg := length
 	if length < rate {
-		avg = rate
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s window %s is shorter than the rate range %s: CPU min/max are rates over %s and the CPU average covers the %s up to the window's end",
-			w.Kind, length, rate, rate, rate))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s window %s is shorter than the rate range %s: the CPU figures cover the %s up to the window's end",
+			w.Kind, length, rate, rate))
 	}
 	if err := kube.SleepUntil(ctx, c.Clock, c.ReadyAt(qw.End)); err != nil {
 		return out, err
@@ -120,7 +122,7 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 	var t tally
 	for _, set := range sets {
 		out.Warnings = append(out.Warnings, set.Notes...)
-		base := Params{Rate: rate, Window: length, Step: step, AvgWindow: avg}
+		base := Params{Rate: rate, Window: length, Step: step}
 		if set.Component == results.ComponentNode {
 			if err := c.collectNodes(ctx, &out, &t, set, w.Kind, base); err != nil {
 				return out, err
@@ -135,7 +137,7 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 			extra = append(extra, "job="+strconv.Quote(c.Interval.Job))
 		}
 		base.Selectors = set.Selectors(extra...)
-		if err := c.runCatalog(ctx, &out, &t, cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind); err != nil {
+		if err := c.runCatalog(ctx, &out, &t, cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind, set.Pods); err != nil {
 			return out, err
 		}
 	}
@@ -152,40 +154,70 @@ type tally struct {
 	failed  []error
 }
 
-// runCatalog runs every query of cat with p and appends a sample per answer (with a copy of labels); a query that
-// returns nothing becomes a warning naming the component and what (e.g. "3 pods"), a failed one an entry of
-// t.failed. Only a render error or the end of ctx stop it.
-func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, cat []Query, p Params, component, what string, labels map[string]string, kind string) error {
-	for _, q := range cat {
-		expr, err := q.Render(p)
+// runCatalog fetches the raw series of every signal of cat with p (one range selector per term and namespace) and
+// appends its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
+// GaugeStats). A signal without data becomes a warning naming the component and what (e.g. "3 pods"), and so does
+// every pod of pods (nil for node sets) that is running but has no sample in the window; a failed query is an entry
+// of t.failed. Only a render error or the end of ctx stop it.
+func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, cat []Signal, p Params, component, what string, labels map[string]string, kind string, pods map[string][]string) error {
+	at, _ := p.Span(out.Window.End)
+	for _, sig := range cat {
+		exprs, signs, err := sig.Render(p)
 		if err != nil {
 			return err
 		}
-		t.queries++
-		v, warns, err := query(ctx, c.API, c.Retry, expr, out.Window.End)
-		for _, wn := range warns {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for %s %s: %s", component, q.Name, wn))
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+		var ss []Series
+		failed := false
+		for i, expr := range exprs {
+			t.queries++
+			v, warns, err := query(ctx, c.API, c.Retry, expr, at)
+			for _, wn := range warns {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for %s %s: %s", component, sig.Name, wn))
 			}
-			t.failed = append(t.failed, fmt.Errorf("%s %s (%s): %w", component, q.Name, what, err))
+			if err == nil {
+				if _, ok := v.(model.Matrix); !ok && v != nil {
+					err = fmt.Errorf("want a range vector, got %s", v.Type())
+				}
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				t.failed = append(t.failed, fmt.Errorf("%s %s (%s): %w", component, sig.Name, what, err))
+				failed = true
+				break
+			}
+			ss = append(ss, SeriesOf(v, signs[i], sig.Kind == KindCounter)...)
+		}
+		if failed {
 			continue
 		}
-		val, ok, err := Scalar(v)
-		if err != nil {
-			t.failed = append(t.failed, fmt.Errorf("%s %s (%s): %w", component, q.Name, what, err))
-			continue
+		var st WindowStats
+		var ok bool
+		if sig.Kind == KindCounter {
+			st, ok = CounterStats(ss, out.Window.Start, out.Window.End, p.Rate, p.Step)
+		} else {
+			st, ok = GaugeStats(ss, out.Window.Start, out.Window.End, p.Rate)
 		}
 		if !ok {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("no %s data for %s (%s) in the %s window", q.Name, component, what, kind))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("no %s data for %s (%s) in the %s window", sig.Name, component, what, kind))
 			continue
 		}
-		out.Samples = append(out.Samples, results.Sample{
-			Window: out.Window, Source: SourcePrometheus, Component: component,
-			Metric: q.Metric, Stat: q.Stat, Value: val * q.Scale, Unit: q.Unit, Labels: maps.Clone(labels),
-		})
+		if pods != nil {
+			if miss := Unsampled(pods, ss, st.Start, out.Window.End, p.Rate); len(miss) > 0 {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%s %s: pod(s) %s running but without a %s sample in the %s window %s..%s: their %s is missing from the figures",
+					component, sig.Name, strings.Join(miss, ", "), sig.Name, kind, st.Start.Format(time.TimeOnly), out.Window.End.Format(time.TimeOnly), sig.Name))
+			}
+		}
+		for _, f := range []struct {
+			stat string
+			v    float64
+		}{{"min", st.Min}, {"max", st.Max}, {"avg", st.Avg}} {
+			out.Samples = append(out.Samples, results.Sample{
+				Window: out.Window, Source: SourcePrometheus, Component: component,
+				Metric: sig.Metric, Stat: f.stat, Value: f.v * sig.Scale, Unit: sig.Unit, Labels: maps.Clone(labels),
+			})
+		}
 	}
 	return nil
 }

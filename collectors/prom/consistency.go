@@ -7,9 +7,8 @@ import (
 )
 
 // ConsistencyTolerance is how far (relative to the max) an average may lie outside [min, max] before it is reported.
-// The CPU average is increase(window)/window and min/max are rates over the rate range, so with sparse counter
-// samples (cAdvisor housekeeping of 10-15 s) the two estimates can disagree by a few percent; beyond this the
-// figures of that window are not trustworthy to the precision a comparison of modes needs.
+// CounterStats and GaugeStats put the average within [min, max] by construction (the same samples, tiles that are
+// rate points); the check stays as a guard for figures from elsewhere.
 const ConsistencyTolerance = 0.05
 
 // ConsistencyWarnings checks, per component, metric and labels, that every average lies within [min, max] (within

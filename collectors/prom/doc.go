@@ -1,19 +1,25 @@
 // Package prom reads CPU and memory per component (app, sidecar, ztunnel, waypoint, istiod, istio-cni, loadgen,
 // node) over fixed windows, as min, max and avg.
 //
-// The PromQL is a catalog of data (Catalog: name, template, unit, scale, per metric and statistic), rendered per
-// window and component. Pod sets come from the Kubernetes API by label (PodSets), never from container="istio-proxy"
-// alone, which matches sidecars, ztunnels and waypoints alike; they are rendered as namespace="ns",pod=~"a|b|c" with
-// container!="",container!="POD" so cAdvisor's pod-level and pause-container series are never added in. One query per
-// component and statistic, however many pods.
+// The series are a catalog of data (Catalog: per metric a signal, counter or gauge, of selector templates with a
+// unit and a scale), rendered per window and component. Pod sets come from the Kubernetes API by label (PodSets),
+// never from container="istio-proxy" alone, which matches sidecars, ztunnels and waypoints alike; they are rendered
+// as namespace="ns",pod=~"a|b|c" with container!="",container!="POD" so cAdvisor's pod-level and pause-container
+// series are never added in. One range-selector query per component, signal and namespace, however many pods.
 //
-// Accuracy rules (measured, see the data-path reference): min and max of CPU are taken over a subquery of a rate
-// whose range is at least 4 scrape intervals, at a step of one scrape interval; average CPU is increase(window)/window;
-// memory is the working set, min/max/avg over a subquery of the component's sum. Windows are cut to whole seconds.
-// The caller must run load for at least RateRange before a window starts, so the first rate point sees load only.
+// Accuracy rules (measured against a real Prometheus, accuracy_prometheus_test.go): min, max and avg come from the
+// raw samples over the measured window (to the millisecond), computed in Go (CounterStats, GaugeStats). The CPU
+// average is the summed counters' increase between the window's edges, each interpolated from the two samples
+// around it (PromQL's increase() extrapolates and was off by up to 1.7 % at some window phases); min/max are rate
+// points of the rate range (4 sample spacings) inside the window, together with the tiles the average is the
+// weighted mean of, so the average always lies within [min, max]. Memory is the working set, each series
+// interpolated and held for the longer of the rate range and two of its own spacings; its average is the exact
+// time average of the sum. A window shorter than the rate range has CPU figures over the rate range up to its end.
+// The caller runs load before a window starts so the sample before the window's start sees load.
 //
-// Missing figures are never silent: a query that answers with no data is a warning naming the component (and
-// CheckRequired fails a window whose required components gave nothing), and a query that fails after its retries
+// Missing figures are never silent: a query that answers with no data is a warning naming the component, a running
+// pod without a sample in the window is a warning naming the pod (and CheckRequired fails a window whose required
+// components gave nothing), and a query that fails after its retries
 // fails the whole collection with a *QueryErrors, so the runner records the case as failed, not ok with a gap.
 //
 // One Prometheus client serves the run and preflight (NewAPI, ConfigFor, ProbeCAdvisor): a URL with CA file,

@@ -19,9 +19,12 @@ import (
 type Interval struct {
 	Scrape    time.Duration `json:"scrape"`    // configured scrape interval of the cAdvisor job
 	Effective time.Duration `json:"effective"` // max(Scrape, observed spacing), whole seconds
-	Job       string        `json:"job,omitempty"`
-	Source    string        `json:"source"` // how Scrape was found: configured | prometheus config | sample spacing
-	Notes     []string      `json:"notes,omitempty"`
+	// Spacing is the measured median time between cAdvisor's samples (0 = not measured): cAdvisor stamps its own
+	// housekeeping times, 8-15 s apart under load whatever the scrape interval.
+	Spacing time.Duration `json:"spacing,omitempty"`
+	Job     string        `json:"job,omitempty"`
+	Source  string        `json:"source"` // how Scrape was found: configured | prometheus config | sample spacing
+	Notes   []string      `json:"notes,omitempty"`
 }
 
 // RateRange is the range of rates used for min/max: 4 effective intervals.
@@ -168,6 +171,7 @@ func DetectInterval(ctx context.Context, a API, r Retry, override time.Duration,
 		}
 		iv.Notes = append(iv.Notes, fmt.Sprintf("sample spacing not measurable: %v", err))
 	}
+	iv.Spacing = spacing
 	if iv.Scrape <= 0 {
 		if spacing <= 0 {
 			return iv, fmt.Errorf("cannot tell the cAdvisor scrape interval: set spec.prometheus.scrapeInterval (%s)", strings.Join(iv.Notes, "; "))

@@ -114,64 +114,39 @@ func SetMatches(s podset.PodSet, k SeriesKey) bool {
 	return true
 }
 
-// Stats computes min/max/avg of CPU (cores) and memory (bytes) of the series over [start, end] on a grid of step,
-// with the same rules as the Prometheus catalog: CPU min/max over rates of range rateRange evaluated at each grid
-// point, CPU avg = the increase over [avgFrom, end] / its length (per series, from its readings inside), memory
-// min/max/avg over the per-grid-point sum (each series' latest reading no older than lookback). Counter resets are
-// handled. ok is false for a metric without data. It is pure.
-func Stats(series map[SeriesKey][]Point, start, end, avgFrom time.Time, step, rateRange, lookback time.Duration) (cpu, mem Summary3) {
-	var cpuKeys, memKeys []SeriesKey
-	for k, pts := range series {
+// Stats computes min/max/avg of CPU (cores) and memory (bytes) of the series over [start, end] with the same rules
+// as the Prometheus collector (CounterStats, GaugeStats: the counters interpolated at the window's edges, resets
+// handled, rate points of range rateRange every step inside the window; gauges interpolated and held for lookback),
+// so the average lies within [min, max]. ok is false for a metric without data. It is pure.
+func Stats(series map[SeriesKey][]Point, start, end time.Time, step, rateRange, lookback time.Duration) (cpu, mem Summary3) {
+	var cpuSeries, memSeries []Series
+	for _, k := range slices.SortedFunc(maps.Keys(series), func(a, b SeriesKey) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) }) {
+		pts := series[k]
 		if len(pts) == 0 {
 			continue
 		}
-		if k.Metric == results.MetricCPU {
-			cpuKeys = append(cpuKeys, k)
+		s := Series{Namespace: k.Namespace, Pod: k.Pod, Sign: 1}
+		counter := k.Metric == results.MetricCPU
+		offset, prev := 0.0, math.Inf(-1)
+		for _, p := range pts {
+			if counter && p.V < prev {
+				offset += prev
+			}
+			prev = p.V
+			s.T = append(s.T, float64(p.T.UnixMilli())/1000)
+			s.V = append(s.V, p.V+offset)
+		}
+		if counter {
+			cpuSeries = append(cpuSeries, s)
 		} else {
-			memKeys = append(memKeys, k)
+			memSeries = append(memSeries, s)
 		}
 	}
-	cpu, mem = newSummary3(), newSummary3()
-	var memSum float64
-	n := 0
-	for t := start; !t.After(end); t = t.Add(step) {
-		var r, m float64
-		rOK, mOK := false, false
-		for _, k := range cpuKeys {
-			if v, ok := rateAt(series[k], t, rateRange); ok {
-				r += v
-				rOK = true
-			}
-		}
-		for _, k := range memKeys {
-			if v, ok := latest(series[k], t, lookback); ok {
-				m += v
-				mOK = true
-			}
-		}
-		if rOK {
-			cpu.add(r)
-		}
-		if mOK {
-			mem.add(m)
-			memSum += m
-			n++
-		}
+	if st, ok := CounterStats(cpuSeries, start, end, rateRange, step); ok {
+		cpu = Summary3{Min: st.Min, Max: st.Max, Avg: st.Avg, OK: true}
 	}
-	if n > 0 {
-		mem.Avg = memSum / float64(n)
-	}
-	total, found := 0.0, false
-	for _, k := range cpuKeys {
-		if v, ok := increaseRate(series[k], avgFrom, end); ok {
-			total += v
-			found = true
-		}
-	}
-	if found {
-		cpu.Avg = total
-	} else {
-		cpu.OK = false
+	if st, ok := GaugeStats(memSeries, start, end, lookback); ok {
+		mem = Summary3{Min: st.Min, Max: st.Max, Avg: st.Avg, OK: true}
 	}
 	return cpu, mem
 }
@@ -180,55 +155,6 @@ func Stats(series map[SeriesKey][]Point, start, end, avgFrom time.Time, step, ra
 type Summary3 struct {
 	Min, Max, Avg float64
 	OK            bool
-}
-
-func newSummary3() Summary3 { return Summary3{Min: math.Inf(1), Max: math.Inf(-1)} }
-
-func (s *Summary3) add(v float64) {
-	s.Min, s.Max, s.OK = math.Min(s.Min, v), math.Max(s.Max, v), true
-}
-
-// latest is the last reading at or before t, no older than lookback.
-func latest(pts []Point, t time.Time, lookback time.Duration) (float64, bool) {
-	i, _ := slices.BinarySearchFunc(pts, t, func(p Point, t time.Time) int { return p.T.Compare(t) })
-	if i < len(pts) && pts[i].T.Equal(t) {
-		return pts[i].V, true
-	}
-	if i == 0 || t.Sub(pts[i-1].T) > lookback {
-		return 0, false
-	}
-	return pts[i-1].V, true
-}
-
-// rateAt is the per-second increase of a counter over the readings in [t-rng, t], extrapolated by nothing: the
-// slope between the first and last reading in the range (at least two needed), with counter resets added back.
-func rateAt(pts []Point, t time.Time, rng time.Duration) (float64, bool) {
-	return increaseRate(pts, t.Add(-rng), t)
-}
-
-func increaseRate(pts []Point, from, to time.Time) (float64, bool) {
-	var first, last *Point
-	inc := 0.0
-	for i := range pts {
-		p := &pts[i]
-		if p.T.Before(from) || p.T.After(to) {
-			continue
-		}
-		if first == nil {
-			first = p
-		} else {
-			d := p.V - last.V
-			if d < 0 { // counter reset: the new value counts from zero
-				d = p.V
-			}
-			inc += d
-		}
-		last = p
-	}
-	if first == nil || last == first || !last.T.After(first.T) {
-		return 0, false
-	}
-	return inc / last.T.Sub(first.T).Seconds(), true
 }
 
 // NodeResourceGetter fetches a node's /metrics/resource.
@@ -293,7 +219,11 @@ func (k *KubeletSampler) Resolution() Interval {
 
 func (k *KubeletSampler) resolutionLocked() Interval {
 	iv := Interval{Scrape: k.Interval, Effective: ceilSecond(k.Interval), Source: "kubelet sample interval"}
-	if sp, ok := spacingOf(k.series); ok && sp > k.Interval {
+	sp, ok := spacingOf(k.series)
+	if ok {
+		iv.Spacing = sp
+	}
+	if ok && sp > k.Interval {
 		iv.Effective = ceilSecond(sp)
 		iv.Notes = append(iv.Notes, fmt.Sprintf("cAdvisor readings are %s apart (sampled every %s): rates use %s", sp, k.Interval, iv.Effective))
 	}
@@ -446,7 +376,7 @@ func (k *KubeletSampler) sampleOnce(ctx context.Context, nodes []string) {
 	k.tick = make(chan struct{})
 }
 
-// Collect waits for a sampling round that ends after the window plus one interval (cAdvisor stamps lag), then
+// Collect waits for a sampling round that ends two intervals after the window (cAdvisor stamps lag), then
 // computes each set's statistics. Readings older than needed by any later window are dropped.
 func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
 	qw, err := QueryWindow(w)
@@ -456,13 +386,13 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 	out := podset.Collected{Window: qw}
 	res := k.Resolution()
 	step, rate := res.Step(), res.RateRange()
-	avgFrom := qw.Start
 	if l := qw.End.Sub(qw.Start); l < rate {
-		avgFrom = qw.End.Add(-rate)
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s window %s is shorter than the rate range %s: CPU min/max are rates over %s and the CPU average covers the %s up to the window's end",
-			w.Kind, l, rate, rate, rate))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s window %s is shorter than the rate range %s: the CPU figures cover the %s up to the window's end",
+			w.Kind, l, rate, rate))
 	}
-	deadline := qw.End.Add(res.Effective + time.Second)
+	// The reading after the end (the counters are interpolated at the end from it) is stamped up to a spacing after
+	// it and read up to an interval later.
+	deadline := qw.End.Add(2*res.Effective + time.Second)
 	for {
 		k.mu.Lock()
 		k.init()
@@ -482,7 +412,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 	out.Warnings = append(out.Warnings, k.errs...)
 	k.errs = nil
 	emit := func(set podset.PodSet, sub map[SeriesKey][]Point, what string, labels map[string]string) {
-		cpu, mem := Stats(sub, qw.Start, qw.End, avgFrom, step, rate, 2*step)
+		cpu, mem := Stats(sub, qw.Start, qw.End, step, rate, 2*step)
 		add := func(metric string, s Summary3, scale float64, unit string) {
 			if !s.OK {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("no %s readings for %s in the %s window", metric, what, w.Kind))

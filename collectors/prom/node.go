@@ -40,9 +40,9 @@ var nodeIdentityLabels = []string{"job", "instance", "node", "nodename", "kubern
 // nodeSource is a candidate for whole-node CPU and memory, in the order of preference.
 type nodeSource struct {
 	name string
-	// cpu is the core-seconds counter, a selector template ($sel, or {...,$match} with matchers of its own); mem is
-	// the gauge in bytes, an expression template already fresh-filtered.
-	cpu, mem string
+	// cpu are the core-seconds counters, selector templates ($sel, or {...,$match} with matchers of its own); mem
+	// are the gauges in bytes, summed with their signs.
+	cpu, mem []Term
 	// cadvisorScope restricts the search to the cAdvisor job the pod components use, without /metrics/resource.
 	cadvisorScope bool
 	// absent is why the series is commonly missing, for the note of a node without data.
@@ -52,31 +52,23 @@ type nodeSource struct {
 func nodeSources() []nodeSource {
 	return []nodeSource{
 		{name: NodeSeriesCadvisor, cadvisorScope: true,
-			cpu: `container_cpu_usage_seconds_total{id="/",$match}`,
-			mem: `last_over_time(container_memory_working_set_bytes{id="/",$match}[$fresh])`,
+			cpu: []Term{{Series: `container_cpu_usage_seconds_total{id="/",$match}`, Sign: 1}},
+			mem: []Term{{Series: `container_memory_working_set_bytes{id="/",$match}`, Sign: 1}},
 			absent: `kube-prometheus-stack drops it: kubelet.serviceMonitor.cAdvisorMetricRelabelings drops [id, pod] matching '.+;', ` +
 				`every cgroup without a pod label`},
 		{name: NodeSeriesResource,
-			cpu: `node_cpu_usage_seconds_total$sel`,
-			mem: `last_over_time(node_memory_working_set_bytes$sel[$fresh])`,
+			cpu: []Term{{Series: `node_cpu_usage_seconds_total$sel`, Sign: 1}},
+			mem: []Term{{Series: `node_memory_working_set_bytes$sel`, Sign: 1}},
 			absent: `the kubelets' /metrics/resource is not scraped (kube-prometheus-stack: kubelet.serviceMonitor.resource is false by default; ` +
 				`set it true, with resourcePath /metrics/resource)`},
 		{name: NodeSeriesNodeExporter,
-			cpu:    `node_cpu_seconds_total{mode!~"idle|iowait|steal",$match}`,
-			mem:    `(last_over_time(node_memory_MemTotal_bytes$sel[$fresh]) - last_over_time(node_memory_MemAvailable_bytes$sel[$fresh]))`,
+			cpu:    []Term{{Series: `node_cpu_seconds_total{mode!~"idle|iowait|steal",$match}`, Sign: 1}},
+			mem:    []Term{{Series: `node_memory_MemTotal_bytes$sel`, Sign: 1}, {Series: `node_memory_MemAvailable_bytes$sel`, Sign: -1}},
 			absent: `no node-exporter is scraped`},
 	}
 }
 
-func (s nodeSource) catalog() []Query { return catalogOf(s.cpu, s.mem) }
-
-// expandSel fills a template's selector placeholders with matchers (without braces; "" for none).
-func expandSel(tmpl, inner string) string {
-	if inner == "" {
-		return strings.NewReplacer(",$match", "", "$sel", "").Replace(tmpl)
-	}
-	return strings.NewReplacer("$match", inner, "$sel", "{"+inner+"}").Replace(tmpl)
-}
+func (s nodeSource) catalog() []Signal { return catalogOf(s.cpu, s.mem) }
 
 // NodeGroup is one target's series of a source: their identity labels and the most samples one of them has over
 // the searched range.
@@ -249,7 +241,7 @@ func groupsOf(v model.Value) []NodeGroup {
 // (node-exporter is often scraped at Prometheus' global interval, 30 s, while kube-prometheus-stack scrapes
 // cAdvisor every 10 s): samples counted over look give their spacing, and when it is clearly (1.5x) wider than the
 // step, the step becomes that spacing and the rate range 4 of them. The note says so, and when the wider rate
-// range reaches further before the window than the lead-in. It is pure.
+// range is longer than the window (the CPU figures then cover the rate range up to the window's end). It is pure.
 func NodeParams(p Params, look time.Duration, samples int) (Params, string) {
 	if samples <= 0 {
 		return p, ""
@@ -262,10 +254,9 @@ func NodeParams(p Params, look time.Duration, samples int) (Params, string) {
 	// Rounded, not ceiled: the count over look is off by one either way, and 64 s / 31 samples must stay a 2 s step.
 	q.Step = max(time.Second, spacing.Round(time.Second))
 	q.Rate = max(p.Rate, 4*q.Step)
-	q.AvgWindow = max(p.Window, q.Rate)
 	note := fmt.Sprintf("samples about %s apart (step %s): CPU min/max use rates over %s at steps of %s", spacing.Round(100*time.Millisecond), p.Step, q.Rate, q.Step)
-	if q.Rate > p.Rate {
-		note += fmt.Sprintf(", reaching %s before the window, beyond the %s lead-in", q.Rate, p.Rate)
+	if q.Rate > p.Window {
+		note += fmt.Sprintf(", longer than the %s window: the CPU figures cover the %s up to its end", p.Window, q.Rate)
 	}
 	return q, note
 }
@@ -286,7 +277,7 @@ func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *
 				scope += ",job=" + strconv.Quote(c.Interval.Job)
 			}
 		}
-		cand := NodeCandidates{Source: src.name, Probe: expandSel(src.cpu, scope), Absent: src.absent}
+		cand := NodeCandidates{Source: src.name, Probe: expandSel(src.cpu[0].Series, scope), Absent: src.absent}
 		expr := fmt.Sprintf("max by (%s) (count_over_time(%s[%ds]))", strings.Join(nodeIdentityLabels, ", "), cand.Probe, int64(look/time.Second))
 		v, warns, err := query(ctx, c.API, c.Retry, expr, qw.End)
 		for _, wn := range warns {
@@ -313,7 +304,7 @@ func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *
 			out.Warnings = append(out.Warnings, fmt.Sprintf("node %s (%s): %s", pk.Node, pk.Source, note))
 		}
 		labels := map[string]string{LabelNode: pk.Node, LabelSeries: pk.Source}
-		if err := c.runCatalog(ctx, out, t, src.catalog(), p, set.Component, "node "+pk.Node+", "+pk.Source, labels, kind); err != nil {
+		if err := c.runCatalog(ctx, out, t, src.catalog(), p, set.Component, "node "+pk.Node+", "+pk.Source, labels, kind, nil); err != nil {
 			return err
 		}
 	}

@@ -199,7 +199,7 @@ func TestChooseNodeSeriesMovedTarget(t *testing.T) {
 
 func TestNodeParams(t *testing.T) {
 	t.Parallel()
-	base := Params{Rate: 4 * time.Second, Window: 30 * time.Second, Step: time.Second, AvgWindow: 30 * time.Second}
+	base := Params{Rate: 4 * time.Second, Window: 30 * time.Second, Step: time.Second}
 	if p, note := NodeParams(base, 34*time.Second, 34); note != "" || p.Rate != base.Rate || p.Step != base.Step {
 		t.Errorf("samples at the step: %+v %q, want unchanged", p, note)
 	}
@@ -207,16 +207,16 @@ func TestNodeParams(t *testing.T) {
 		t.Errorf("no samples: %+v %q", p, note)
 	}
 	p, note := NodeParams(base, 34*time.Second, 12) // about 2.8 s apart
-	if p.Step != 3*time.Second || p.Rate != 12*time.Second || p.AvgWindow != 30*time.Second || p.Window != 30*time.Second {
+	if p.Step != 3*time.Second || p.Rate != 12*time.Second || p.Window != 30*time.Second {
 		t.Errorf("sparse samples: %+v", p)
 	}
-	if !strings.Contains(note, "rates over 12s at steps of 3s") || !strings.Contains(note, "beyond the 4s lead-in") {
+	if !strings.Contains(note, "rates over 12s at steps of 3s") || strings.Contains(note, "longer than") {
 		t.Errorf("note %q", note)
 	}
 	short := base
-	short.Window, short.AvgWindow = 5*time.Second, 5*time.Second
-	if p, _ := NodeParams(short, 9*time.Second, 3); p.AvgWindow != 12*time.Second {
-		t.Errorf("short window: CPU average over %s, want the 12s rate range", p.AvgWindow)
+	short.Window = 5 * time.Second
+	if p, note := NodeParams(short, 9*time.Second, 3); p.Rate != 12*time.Second || !strings.Contains(note, "longer than the 5s window: the CPU figures cover the 12s up to its end") {
+		t.Errorf("short window: %+v %q, want the 12s rate range said to cover more than the window", p, note)
 	}
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,11 +43,11 @@ func TestRenderCatalogGolden(t *testing.T) {
 	var b strings.Builder
 	for _, s := range sets {
 		for _, q := range Catalog() {
-			expr, err := q.Render(Params{Selectors: s.Selectors(), Rate: 20 * time.Second, Window: 600 * time.Second, Step: 5 * time.Second})
+			exprs, signs, err := q.Render(Params{Selectors: s.Selectors(), Rate: 20 * time.Second, Window: 600 * time.Second, Step: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.WriteString(s.Component + " " + q.Name + " [" + q.Unit + "]\n  " + expr + "\n")
+			b.WriteString(s.Component + " " + q.Name + " " + q.Kind + " [" + q.Unit + "]\n" + renderTerms(exprs, signs))
 		}
 	}
 	// Node sources, each with one exact target selector as ChooseNodeSeries makes them (kube-prometheus-stack's
@@ -53,20 +55,31 @@ func TestRenderCatalogGolden(t *testing.T) {
 	pick := NodePick{Node: "node1", Groups: []NodeGroup{{Labels: map[string]string{"job": "kubelet", "instance": "10.0.0.5:10250", "node": "node1", "metrics_path": "/metrics/cadvisor"}}}}
 	for _, src := range nodeSources() {
 		for _, q := range src.catalog() {
-			expr, err := q.Render(Params{Selectors: pick.Selectors(), Rate: 20 * time.Second, Window: 600 * time.Second, Step: 5 * time.Second})
+			exprs, signs, err := q.Render(Params{Selectors: pick.Selectors(), Rate: 20 * time.Second, Window: 600 * time.Second, Step: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.WriteString("node " + src.name + " " + q.Name + " [" + q.Unit + "]\n  " + expr + "\n")
+			b.WriteString("node " + src.name + " " + q.Name + " " + q.Kind + " [" + q.Unit + "]\n" + renderTerms(exprs, signs))
 		}
 	}
 	golden(t, "catalog.golden.txt", b.String())
-	if _, err := Catalog()[0].Render(Params{Selectors: []string{"{}"}, Rate: 1500 * time.Millisecond, Window: time.Minute, Step: time.Second}); err == nil {
+	if _, _, err := Catalog()[0].Render(Params{Selectors: []string{"{}"}, Rate: 1500 * time.Millisecond, Window: time.Minute, Step: time.Second}); err == nil {
 		t.Error("a fractional rate range must be refused")
 	}
-	if _, err := Catalog()[0].Render(Params{Rate: time.Second, Window: time.Minute, Step: time.Second}); err == nil {
+	if exprs, _, err := Catalog()[0].Render(Params{Selectors: []string{`{a="b"}`}, Rate: 20 * time.Second, Window: 30500 * time.Millisecond, Step: 5 * time.Second}); err != nil || exprs[0] != `container_cpu_usage_seconds_total{a="b"}[66s]` {
+		t.Errorf("a window to the millisecond: %q %v, want the fetch range rounded up to whole seconds", exprs, err)
+	}
+	if _, _, err := Catalog()[0].Render(Params{Rate: time.Second, Window: time.Minute, Step: time.Second}); err == nil {
 		t.Error("no selectors must be refused")
 	}
+}
+
+func renderTerms(exprs []string, signs []float64) string {
+	var b strings.Builder
+	for i, e := range exprs {
+		fmt.Fprintf(&b, "  %+g %s\n", signs[i], e)
+	}
+	return b.String()
 }
 
 func pod(ns, name string, labels map[string]string, containers, inits []string, phase corev1.PodPhase) *corev1.Pod {
@@ -246,8 +259,9 @@ func TestScalarAndQueryWindow(t *testing.T) {
 		}
 	}
 	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	w, err := QueryWindow(results.Window{Kind: "load", Start: base.Add(300 * time.Millisecond), End: base.Add(60*time.Second + 900*time.Millisecond)})
-	if err != nil || !w.Start.Equal(base.Add(time.Second)) || !w.End.Equal(base.Add(60*time.Second)) || w.Kind != "load" {
+	// A 20 s window starting off the second stays 20 s (it was cut to 19 s), cut to the milliseconds inside.
+	w, err := QueryWindow(results.Window{Kind: "load", Start: base.Add(300*time.Millisecond + 400), End: base.Add(20*time.Second + 300*time.Millisecond + 900)})
+	if err != nil || !w.Start.Equal(base.Add(301*time.Millisecond)) || !w.End.Equal(base.Add(20*time.Second+300*time.Millisecond)) || w.Kind != "load" {
 		t.Errorf("QueryWindow = %+v, %v", w, err)
 	}
 	w, err = QueryWindow(results.Window{Start: base, End: base.Add(10 * time.Second)})
@@ -316,11 +330,21 @@ type flakyAPI struct {
 	calls atomic.Int32
 }
 
-func (f *flakyAPI) Query(context.Context, string, time.Time, ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
+func (f *flakyAPI) Query(_ context.Context, _ string, ts time.Time, _ ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
 	if f.calls.Add(1) <= f.n {
 		return nil, nil, nil, f.err
 	}
-	return model.Vector{{Value: 3}}, promv1.Warnings{"some warning"}, nil, nil
+	return rampMatrix(ts, 3), promv1.Warnings{"some warning"}, nil, nil
+}
+
+// rampMatrix is what a range selector evaluated at ts returns of one series growing by perSecond every second,
+// sampled every 5 s over the hour before ts.
+func rampMatrix(ts time.Time, perSecond float64) model.Matrix {
+	ss := &model.SampleStream{Metric: model.Metric{"namespace": "ns", "pod": "p"}}
+	for t := ts.Add(-time.Hour); !t.After(ts); t = t.Add(5 * time.Second) {
+		ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(perSecond * t.Sub(ts.Add(-time.Hour)).Seconds())})
+	}
+	return model.Matrix{ss}
 }
 
 func (f *flakyAPI) Config(context.Context) (promv1.ConfigResult, error) {
@@ -355,11 +379,13 @@ func TestCollectKeepsWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Samples) != len(Catalog()) || len(got.Warnings) != len(Catalog()) {
-		t.Errorf("%d samples %d warnings: want one of each per catalog entry", len(got.Samples), len(got.Warnings))
+	if len(got.Samples) != 3*len(Catalog()) || len(got.Warnings) != len(Catalog()) {
+		t.Fatalf("%d samples %d warnings: want min, max, avg and one warning per catalog entry", len(got.Samples), len(got.Warnings))
 	}
-	if got.Samples[0].Value != 3000 || got.Samples[0].Unit != UnitMillicores || got.Samples[0].Window.Kind != results.WindowIdle {
-		t.Errorf("first sample %+v", got.Samples[0])
+	for _, smp := range got.Samples[:3] { // a counter growing by 3 core-seconds per second: 3000 millicores throughout
+		if math.Abs(smp.Value-3000) > 1e-6 || smp.Unit != UnitMillicores || smp.Window.Kind != results.WindowIdle {
+			t.Errorf("cpu sample %+v, want 3000 millicores", smp)
+		}
 	}
 }
 
@@ -386,11 +412,11 @@ func TestMedianSpacing(t *testing.T) {
 // (not retried).
 type failOneAPI struct{ fail string }
 
-func (f failOneAPI) Query(_ context.Context, q string, _ time.Time, _ ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
+func (f failOneAPI) Query(_ context.Context, q string, ts time.Time, _ ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
 	if strings.Contains(q, f.fail) {
 		return nil, nil, nil, &promv1.Error{Type: promv1.ErrBadData, Msg: "exceeded maximum resolution"}
 	}
-	return model.Vector{{Value: 2}}, nil, nil, nil
+	return rampMatrix(ts, 2), nil, nil, nil
 }
 
 func (failOneAPI) Config(context.Context) (promv1.ConfigResult, error) {
@@ -402,7 +428,7 @@ func (failOneAPI) Config(context.Context) (promv1.ConfigResult, error) {
 func TestCollectFailsOnAPartialFailure(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
-	c := &Collector{API: failOneAPI{fail: "max_over_time(sum(last_over_time(container_memory_working_set_bytes"}, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second},
+	c := &Collector{API: failOneAPI{fail: "container_memory_working_set_bytes"}, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second},
 		Retry: DefaultRetry(), Clock: testingclock.NewFakeClock(now)}
 	w := results.Window{Kind: results.WindowLoad, Start: now.Add(-2 * time.Minute), End: now.Add(-time.Minute)}
 	sets := []podset.PodSet{
@@ -418,20 +444,21 @@ func TestCollectFailsOnAPartialFailure(t *testing.T) {
 	if qe.Queries != want || len(qe.Failed) != 2 || qe.Kind != results.WindowLoad {
 		t.Errorf("QueryErrors %+v: want 2 of %d failed in the load window", qe, want)
 	}
+	want *= 3 // figures
 	var pe *promv1.Error
 	if !errors.As(err, &pe) || pe.Type != promv1.ErrBadData {
 		t.Errorf("the Prometheus error must stay reachable: %v", err)
 	}
-	for _, s := range []string{"2 of 12 prometheus queries for the load window failed", "app memory-max (2 pods)", "sidecar memory-max (2 pods)"} {
+	for _, s := range []string{"2 of 4 prometheus queries for the load window failed", "app memory (2 pods)", "sidecar memory (2 pods)"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q lacks %q", err, s)
 		}
 	}
-	if len(got.Samples) != want-2 {
-		t.Errorf("%d samples, want the %d of the queries that worked", len(got.Samples), want-2)
+	if len(got.Samples) != want-6 {
+		t.Errorf("%d samples, want the %d of the queries that worked", len(got.Samples), want-6)
 	}
 	for _, s := range got.Samples {
-		if s.Metric == results.MetricMemory && s.Stat == "max" {
+		if s.Metric == results.MetricMemory {
 			t.Errorf("sample of a failed query: %+v", s)
 		}
 	}
@@ -447,5 +474,27 @@ func TestQueryErrorsMessageIsBounded(t *testing.T) {
 	if !strings.HasPrefix(msg, "12 of 12 prometheus queries for the idle window failed") || !strings.Contains(msg, "component2 cpu-min") ||
 		strings.Contains(msg, "component3") || !strings.HasSuffix(msg, "and 9 more") {
 		t.Errorf("message %q: want the count, three failures and how many more", msg)
+	}
+}
+
+// A running pod without a sample in the window (the cross-node server whose memory was missing from a 0.363 MiB
+// figure) is a warning naming it, per signal; the pod with samples is still measured.
+func TestCollectWarnsOfARunningPodWithoutSamples(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
+	c := &Collector{API: &flakyAPI{}, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second}, Retry: DefaultRetry(), Clock: testingclock.NewFakeClock(now)}
+	w := results.Window{Kind: results.WindowLoad, Start: now.Add(-2 * time.Minute), End: now.Add(-time.Minute)}
+	got, err := c.Collect(context.Background(), w, []podset.PodSet{{Component: "app", Pods: map[string][]string{"ns": {"p", "server"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Samples) != 6 {
+		t.Errorf("%d samples, want the 6 figures of pod p", len(got.Samples))
+	}
+	for _, sig := range []string{"cpu", "memory"} {
+		want := "app " + sig + ": pod(s) ns/server running but without a " + sig + " sample in the load window"
+		if !slices.ContainsFunc(got.Warnings, func(s string) bool { return strings.HasPrefix(s, want) }) {
+			t.Errorf("warnings %q lack %q", got.Warnings, want)
+		}
 	}
 }

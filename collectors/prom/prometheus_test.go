@@ -192,6 +192,13 @@ func needPrometheus(t *testing.T) string {
 // scrape_configs entries (YAML list items indented by two spaces), and returns its URL.
 func startPrometheusWith(t *testing.T, scrapeConfigs string) string {
 	t.Helper()
+	return startPrometheusPrepared(t, scrapeConfigs, nil)
+}
+
+// startPrometheusPrepared is startPrometheusWith with prepare(dataDir) run before every start attempt (e.g. to
+// backfill blocks into the TSDB directory, which a failed attempt removes).
+func startPrometheusPrepared(t *testing.T, scrapeConfigs string, prepare func(dataDir string)) string {
+	t.Helper()
 	bin := needPrometheus(t)
 	dir := t.TempDir()
 	cfg := `global:
@@ -205,6 +212,9 @@ scrape_configs:` + scrapeConfigs
 	// freePort's port can be taken by another test's listener before prometheus binds it (tests run in parallel):
 	// prometheus then exits with "address already in use", and the start is retried on a new port.
 	for attempt := 1; ; attempt++ {
+		if prepare != nil {
+			prepare(filepath.Join(dir, "data"))
+		}
 		url, exited := runPrometheus(t, bin, dir, attempt)
 		if !exited {
 			return url
@@ -328,8 +338,11 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	if iv.Scrape != time.Second || iv.Effective != time.Second || iv.Job != "kubernetes-cadvisor" || iv.Source != "prometheus config" {
 		t.Errorf("interval %+v: want 1s from the config of job kubernetes-cadvisor", iv)
 	}
+	if iv.Spacing < 900*time.Millisecond || iv.Spacing > 1100*time.Millisecond {
+		t.Errorf("measured sample spacing %s, want about the 1 s scrape", iv.Spacing)
+	}
 
-	// The window starts one rate range after data exists (data before the window), ends on a whole second.
+	// The window starts one rate range after data exists (data before the window), off the whole second.
 	start := time.Now().Add(time.Second).Truncate(time.Second)
 	w := results.Window{Kind: results.WindowLoad, Start: start.Add(123 * time.Millisecond), End: start.Add(60*time.Second + 456*time.Millisecond)}
 	sets := []podset.PodSet{
@@ -359,8 +372,8 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	if len(got.Warnings) > 0 {
 		t.Errorf("warnings: %q", got.Warnings)
 	}
-	if !got.Window.Start.Equal(start.Add(time.Second)) || !got.Window.End.Equal(start.Add(60*time.Second)) {
-		t.Errorf("query window %s..%s: want whole seconds inside the measured window", got.Window.Start, got.Window.End)
+	if !got.Window.Start.Equal(start.Add(123*time.Millisecond)) || !got.Window.End.Equal(start.Add(60*time.Second+456*time.Millisecond)) {
+		t.Errorf("query window %s..%s: want the measured window", got.Window.Start, got.Window.End)
 	}
 	s := got.Window.Start.Sub(e.epoch).Seconds()
 	end := got.Window.End.Sub(e.epoch).Seconds()
@@ -394,18 +407,17 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	}
 	t.Logf("window %s..%s, rate range %s, step %s\n%s", got.Window.Start.Format(time.RFC3339), got.Window.End.Format(time.RFC3339), iv.RateRange(), iv.Step(), report.String())
 
-	// The same window with one query that real Prometheus refuses at evaluation (label_replace with an invalid
-	// destination label name: an execution error, not retried): the collection fails naming that figure, and the
-	// other figures are still returned.
-	broken := append(Catalog(), Query{Name: "cpu-broken", Metric: results.MetricCPU, Stat: "max", Unit: UnitMillicores, Scale: 1000,
-		Series: "rate(container_cpu_usage_seconds_total$sel[$rate])", Outer: `label_replace(sum($series), "0-bad", "x", "", "")`})
+	// The same window with one signal whose query real Prometheus refuses (an invalid regular expression: bad data,
+	// not retried): the collection fails naming that figure, and the other figures are still returned.
+	broken := append(Catalog(), Signal{Name: "cpu-broken", Metric: results.MetricCPU, Kind: KindCounter, Unit: UnitMillicores, Scale: 1000,
+		Terms: []Term{{Series: `container_cpu_usage_seconds_total{pod=~"(",$match}`, Sign: 1}}})
 	col.Catalog = broken
 	part, err := col.Collect(ctx, w, sets[:1])
 	var qe *QueryErrors
 	if !errors.As(err, &qe) || len(qe.Failed) != 1 || qe.Queries != len(broken) || !strings.Contains(err.Error(), "app cpu-broken") {
 		t.Errorf("one refused query: error %v, want *QueryErrors naming app cpu-broken, 1 of %d", err, len(broken))
 	}
-	if len(part.Samples) != len(Catalog()) {
-		t.Errorf("one refused query: %d samples, want the %d of the queries that worked", len(part.Samples), len(Catalog()))
+	if len(part.Samples) != 3*len(Catalog()) {
+		t.Errorf("one refused query: %d samples, want the %d of the signals that worked", len(part.Samples), 3*len(Catalog()))
 	}
 }

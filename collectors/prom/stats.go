@@ -1,0 +1,250 @@
+package prom
+
+import (
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Series is one raw series of a signal as fetched: its namespace and pod (for the warning about a pod without
+// samples), its sign in the sum, and its samples in time order (T in seconds since the Unix epoch).
+type Series struct {
+	Namespace, Pod string
+	Sign           float64
+	T, V           []float64
+}
+
+// SeriesOf reads a range-selector result. Counter values are made monotonic (a drop is a reset to zero, as
+// Prometheus' rate() treats it: the value after the drop is all increase; prometheus/prometheus
+// promql/functions.go, extrapolatedRate, v2.42.0: "if currPoint.V < prevValue { resultValue += prevValue }"). It is
+// pure.
+func SeriesOf(v model.Value, sign float64, counter bool) []Series {
+	m, _ := v.(model.Matrix)
+	out := make([]Series, 0, len(m))
+	for _, ss := range m {
+		if len(ss.Values) == 0 {
+			continue
+		}
+		s := Series{Namespace: string(ss.Metric["namespace"]), Pod: string(ss.Metric["pod"]), Sign: sign}
+		offset, prev := 0.0, math.Inf(-1)
+		for _, p := range ss.Values {
+			val := float64(p.Value)
+			if math.IsNaN(val) {
+				continue
+			}
+			if counter && val < prev {
+				offset += prev
+			}
+			prev = val
+			s.T = append(s.T, float64(p.Timestamp)/1000)
+			s.V = append(s.V, val+offset)
+		}
+		if len(s.T) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// WindowStats are the three figures of one signal over one window, all from the same interpolated samples.
+type WindowStats struct {
+	Min, Max, Avg float64
+	// Start is where the figures begin: the window's start, or one rate range before its end for a window shorter
+	// than that (a CPU rate needs a range).
+	Start time.Time
+}
+
+// segment returns i such that T[i-1] <= x <= T[i] (1 <= i < len(T)), or 0 when x is outside the samples' span.
+func (s Series) segment(x float64) int {
+	n := len(s.T)
+	if n < 2 || x < s.T[0] || x > s.T[n-1] {
+		return 0
+	}
+	i := sort.SearchFloat64s(s.T, x)
+	return max(i, 1)
+}
+
+// line is the value at x of the straight line through samples i-1 and i.
+func (s Series) line(i int, x float64) float64 {
+	t0, t1 := s.T[i-1], s.T[i]
+	if t1 == t0 {
+		return s.V[i]
+	}
+	return s.V[i-1] + (x-t0)/(t1-t0)*(s.V[i]-s.V[i-1])
+}
+
+// counterAt is the counter interpolated linearly at x from the samples that bracket it, and held at its first or
+// last sample outside their span (a container that started or stopped adds nothing there).
+func (s Series) counterAt(x float64) float64 {
+	n := len(s.T)
+	switch {
+	case x <= s.T[0]:
+		return s.V[0]
+	case x >= s.T[n-1]:
+		return s.V[n-1]
+	}
+	return s.line(s.segment(x), x)
+}
+
+// CounterStats summarises summed counters over [start, end] as rates per second:
+//
+//   - Avg is the increase between the counters interpolated at both edges, over the window. No extrapolation
+//     (increase() extrapolates the span its samples cover to the range's edges: off by up to 1.7 % at some window
+//     phases); the error left is how far the counter bends between the two samples around each edge.
+//   - Min and Max are over rate points of range rng every step back from end, every range inside the window, and
+//     over the tiles the average is the length-weighted mean of (end back to the start in steps of rng, the
+//     remainder joined to the first tile): the average therefore always lies within [Min, Max].
+//
+// A window shorter than rng starts rng before end. ok is false without a series of two samples or more that
+// overlaps the window. It is pure.
+func CounterStats(ss []Series, start, end time.Time, rng, step time.Duration) (WindowStats, bool) {
+	if end.Sub(start) < rng {
+		start = end.Add(-rng)
+	}
+	origin := float64(start.UnixMilli()) / 1000
+	e := float64(end.UnixMilli())/1000 - origin
+	r, st := rng.Seconds(), step.Seconds()
+	var live []Series
+	for _, s := range ss {
+		if len(s.T) >= 2 && s.T[len(s.T)-1] > origin && s.T[0] < origin+e {
+			c := s
+			c.T = make([]float64, len(s.T))
+			for i, t := range s.T {
+				c.T[i] = t - origin
+			}
+			live = append(live, c)
+		}
+	}
+	out := WindowStats{Start: start, Min: math.Inf(1), Max: math.Inf(-1)}
+	if len(live) == 0 || r <= 0 || st <= 0 {
+		return out, false
+	}
+	sum := func(x float64) float64 {
+		var v float64
+		for _, s := range live {
+			v += s.Sign * s.counterAt(x)
+		}
+		return v
+	}
+	const eps = 1e-6
+	add := func(from, to float64) {
+		v := (sum(to) - sum(from)) / (to - from)
+		out.Min, out.Max = math.Min(out.Min, v), math.Max(out.Max, v)
+	}
+	for t := e; t-r >= -eps; t -= st {
+		add(t-r, t)
+	}
+	// The tiles, explicitly (they are rate points too when rng is a multiple of step, as 4 steps are).
+	b := e
+	for b-2*r >= -eps {
+		add(b-r, b)
+		b -= r
+	}
+	add(0, b) // the first tile, with the remainder
+	out.Avg = (sum(e) - sum(0)) / e
+	return out, true
+}
+
+// hold is how long a gauge series keeps its last value: the longer of fresh and two of its own median sample
+// spacings (cAdvisor's housekeeping spaces samples 8-15 s apart under load whatever the scrape interval, and a
+// live pod must not drop out between two of them); a stopped container's series ends that long after its last
+// sample.
+func (s Series) hold(fresh float64) float64 {
+	if len(s.T) < 2 {
+		return fresh
+	}
+	gaps := make([]float64, 0, len(s.T)-1)
+	for i := 1; i < len(s.T); i++ {
+		gaps = append(gaps, s.T[i]-s.T[i-1])
+	}
+	slices.Sort(gaps)
+	return math.Max(fresh, 2*gaps[len(gaps)/2])
+}
+
+// GaugeStats summarises summed gauges over [start, end]: each series is interpolated linearly between its samples,
+// holds its last value for hold (see Series.hold, at least fresh) and is absent before its first sample. Avg is the
+// exact time average of the sum over the part of the window some series covers; Min and Max are the sum's extremes
+// there (a piecewise-linear function takes them at its breakpoints), so Avg lies within [Min, Max]. ok is false
+// when no series covers any of the window. It is pure.
+func GaugeStats(ss []Series, start, end time.Time, fresh time.Duration) (WindowStats, bool) {
+	s0, e := float64(start.UnixMilli())/1000, float64(end.UnixMilli())/1000
+	type span struct {
+		s          Series
+		from, till float64 // present on [from, till]
+	}
+	var spans []span
+	cuts := []float64{s0, e}
+	for _, s := range ss {
+		sp := span{s: s, from: s.T[0], till: s.T[len(s.T)-1] + s.hold(fresh.Seconds())}
+		if sp.till < s0 || sp.from > e {
+			continue
+		}
+		spans = append(spans, sp)
+		for _, t := range append([]float64{sp.from, sp.till}, s.T...) {
+			if t > s0 && t < e {
+				cuts = append(cuts, t)
+			}
+		}
+	}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	out := WindowStats{Start: start, Min: math.Inf(1), Max: math.Inf(-1)}
+	var integral, covered float64
+	for j := 1; j < len(cuts); j++ {
+		a, b := cuts[j-1], cuts[j]
+		m := (a + b) / 2
+		var fa, fb float64
+		present := false
+		for _, sp := range spans {
+			if m < sp.from || m > sp.till {
+				continue
+			}
+			present = true
+			if i := sp.s.segment(m); i > 0 {
+				fa += sp.s.Sign * sp.s.line(i, a)
+				fb += sp.s.Sign * sp.s.line(i, b)
+			} else { // held after the last sample
+				v := sp.s.V[len(sp.s.V)-1]
+				fa, fb = fa+sp.s.Sign*v, fb+sp.s.Sign*v
+			}
+		}
+		if !present {
+			continue
+		}
+		integral += (fa + fb) / 2 * (b - a)
+		covered += b - a
+		out.Min = math.Min(out.Min, math.Min(fa, fb))
+		out.Max = math.Max(out.Max, math.Max(fa, fb))
+	}
+	if covered <= 0 {
+		return out, false
+	}
+	out.Avg = integral / covered
+	return out, true
+}
+
+// Unsampled are the pods (namespace/pod) of pods that no series covers at any time in [start, end] (with the same
+// hold as GaugeStats): running pods whose figures are missing from the sum. It is pure.
+func Unsampled(pods map[string][]string, ss []Series, start, end time.Time, fresh time.Duration) []string {
+	s0, e := float64(start.UnixMilli())/1000, float64(end.UnixMilli())/1000
+	seen := map[[2]string]bool{}
+	for _, s := range ss {
+		if s.T[len(s.T)-1]+s.hold(fresh.Seconds()) >= s0 && s.T[0] <= e {
+			seen[[2]string{s.Namespace, s.Pod}] = true
+		}
+	}
+	var out []string
+	for _, ns := range slices.Sorted(maps.Keys(pods)) {
+		for _, p := range pods[ns] {
+			if !seen[[2]string{ns, p}] {
+				out = append(out, ns+"/"+p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,153 @@
+package prom
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+// ser is a series of samples at t0 + ts[i] seconds.
+func ser(pod string, ts, vs []float64) Series {
+	s := Series{Namespace: "ns", Pod: pod, Sign: 1}
+	for i := range ts {
+		s.T = append(s.T, float64(t0.Unix())+ts[i])
+		s.V = append(s.V, vs[i])
+	}
+	return s
+}
+
+func at(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestSeriesOfResets(t *testing.T) {
+	t.Parallel()
+	m := model.Matrix{{Metric: model.Metric{"namespace": "ns", "pod": "p"}, Values: []model.SamplePair{
+		{Timestamp: 0, Value: 10}, {Timestamp: 5000, Value: 20}, {Timestamp: 10000, Value: 3}, {Timestamp: 15000, Value: 8},
+	}}}
+	got := SeriesOf(m, 1, true)
+	if len(got) != 1 || !slices.Equal(got[0].V, []float64{10, 20, 23, 28}) || !slices.Equal(got[0].T, []float64{0, 5, 10, 15}) || got[0].Pod != "p" {
+		t.Errorf("counter: %+v, want the reset counted as increase from zero", got)
+	}
+	if g := SeriesOf(m, -1, false); !slices.Equal(g[0].V, []float64{10, 20, 3, 8}) || g[0].Sign != -1 {
+		t.Errorf("gauge: %+v, want the values as they are", g)
+	}
+}
+
+func TestCounterStatsInterpolatesTheEdges(t *testing.T) {
+	t.Parallel()
+	// 2 cores from t=0 to 10, then 6 cores; samples every 5 s at 1, 6, 11, ...: at the edges 2.5 and 42.5 the
+	// counter is interpolated, never extrapolated over the span the samples cover.
+	var ts, vs []float64
+	for x := 1.0; x <= 60; x += 5 {
+		ts = append(ts, x)
+		if x < 10 {
+			vs = append(vs, 2*x)
+		} else {
+			vs = append(vs, 20+6*(x-10))
+		}
+	}
+	st, ok := CounterStats([]Series{ser("p", ts, vs)}, at(16), at(46), 10*time.Second, 5*time.Second)
+	if !ok || !near(st.Avg, 6) || !near(st.Min, 6) || !near(st.Max, 6) || !st.Start.Equal(at(16)) {
+		t.Errorf("after the change: %+v %v, want 6 throughout", st, ok)
+	}
+	// Over the change: the truth is (10-4)*2 + (46-10)*6 = 228 core-s over 42 s; samples at 1 and 6 bracket the start
+	// on the 2-core part, so interpolation is exact.
+	st, _ = CounterStats([]Series{ser("p", ts, vs)}, at(4), at(46), 10*time.Second, 5*time.Second)
+	if !near(st.Avg, 228.0/42) || st.Min > st.Avg || st.Max < st.Avg || !near(st.Max, 6) {
+		t.Errorf("over the change: %+v, want avg %.4f within [min, max], max 6", st, 228.0/42)
+	}
+	// A window shorter than the rate range covers the rate range up to its end.
+	st, _ = CounterStats([]Series{ser("p", ts, vs)}, at(40), at(46), 10*time.Second, 5*time.Second)
+	if !st.Start.Equal(at(36)) || !near(st.Avg, 6) {
+		t.Errorf("short window: %+v, want from 36 s", st)
+	}
+	if _, ok := CounterStats([]Series{ser("p", []float64{1}, []float64{1})}, at(0), at(30), 10*time.Second, 5*time.Second); ok {
+		t.Error("one sample is no rate")
+	}
+}
+
+// The average is the length-weighted mean of tiles that are rate points too, so it is within [min, max] whatever
+// the samples: random counters, spacings and windows.
+func TestCounterStatsAverageWithinExtremes(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 13))
+	for n := range 2000 {
+		var ss []Series
+		for range 1 + r.IntN(3) {
+			var ts, vs []float64
+			x, v := -60*r.Float64(), 0.0
+			for x < 200 {
+				ts, vs = append(ts, x), append(vs, v)
+				x += 1 + 14*r.Float64()
+				v += 10 * r.Float64() * r.Float64()
+				if r.IntN(40) == 0 {
+					v = r.Float64() // a reset
+				}
+			}
+			s := ser("p", ts, vs)
+			ss = append(ss, SeriesOf(toMatrix(s), 1, true)...)
+		}
+		start := float64(r.IntN(60))
+		end := start + float64(1+r.IntN(120))
+		step := time.Duration(1+r.IntN(10)) * time.Second
+		rng := time.Duration(2+r.IntN(40)) * time.Second // not always a multiple of the step
+		st, ok := CounterStats(ss, at(start), at(end), rng, step)
+		if ok && (st.Avg < st.Min-1e-9 || st.Avg > st.Max+1e-9) {
+			t.Fatalf("case %d [%g, %g] step %s range %s: avg %g outside [%g, %g]", n, start, end, step, rng, st.Avg, st.Min, st.Max)
+		}
+	}
+}
+
+func toMatrix(s Series) model.Matrix {
+	ss := &model.SampleStream{Metric: model.Metric{"namespace": model.LabelValue(s.Namespace), "pod": model.LabelValue(s.Pod)}}
+	for i := range s.T {
+		ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.Time(math.Round(s.T[i] * 1000)), Value: model.SampleValue(s.V[i])})
+	}
+	return model.Matrix{ss}
+}
+
+func TestGaugeStats(t *testing.T) {
+	t.Parallel()
+	// a ramps 100 -> 200 between samples at 0 and 20 s, then stays; b (sign -1) is a constant 30 whose samples stop
+	// at 10 s and which is held for the 15 s fresh range (longer than two of its 5 s spacings), to 25 s; c starts at
+	// 25 s.
+	a := ser("a", []float64{0, 20, 40}, []float64{100, 200, 200})
+	b := ser("b", []float64{-10, -5, 0, 5, 10}, []float64{30, 30, 30, 30, 30})
+	b.Sign = -1
+	c := ser("c", []float64{25, 35, 45}, []float64{10, 10, 10})
+	st, ok := GaugeStats([]Series{a, b, c}, at(10), at(40), 15*time.Second)
+	// [10,20]: a 150->200, -30: avg 145 over 10 s; (20,25]: 200-30 = 170 for 5 s; (25,40]: 200+10 = 210 for 15 s.
+	want := (145*10 + 170*5 + 210*15) / 30.0
+	if !ok || !near(st.Avg, want) || !near(st.Min, 120) || !near(st.Max, 210) {
+		t.Errorf("GaugeStats = %+v %v, want avg %.4f, min 120, max 210", st, ok, want)
+	}
+	// Samples 9 s apart and a fresh range of 5 s: a live pod is held for two of its own spacings, not dropped.
+	sparse := ser("s", []float64{0, 9, 18}, []float64{50, 50, 50})
+	st, ok = GaugeStats([]Series{sparse}, at(10), at(30), 5*time.Second)
+	if !ok || !near(st.Avg, 50) {
+		t.Errorf("sparse: %+v %v, want 50 throughout", st, ok)
+	}
+	if _, ok := GaugeStats([]Series{sparse}, at(100), at(130), 5*time.Second); ok {
+		t.Error("a series that ended long before the window covers none of it")
+	}
+}
+
+func TestUnsampled(t *testing.T) {
+	t.Parallel()
+	pods := map[string][]string{"ns": {"server", "client", "gone"}, "other": {"x"}}
+	ss := []Series{
+		ser("client", []float64{0, 9, 18, 27}, []float64{1, 1, 1, 1}),
+		ser("gone", []float64{-100, -91}, []float64{1, 1}),
+	}
+	got := Unsampled(pods, ss, at(5), at(25), 10*time.Second)
+	if !slices.Equal(got, []string{"ns/gone", "ns/server", "other/x"}) {
+		t.Errorf("Unsampled = %q", got)
+	}
+}
