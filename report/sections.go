@@ -97,7 +97,11 @@ func (r Report) factsSection() section {
 		if p.SampleSpacing > 0 {
 			spacing = "cAdvisor sample spacing " + p.SampleSpacing.String()
 		}
-		rows = append(rows, []string{"resource source", fmt.Sprintf("%s %s, scrape interval %s, %s, rate range %s", p.Source, orText(p.URL, ""), p.ScrapeInterval, spacing, p.RateRange)})
+		src := p.Source
+		if p.URL != "" {
+			src += " " + p.URL
+		}
+		rows = append(rows, []string{"resource source", fmt.Sprintf("%s, scrape interval %s, %s, rate range %s", src, p.ScrapeInterval, spacing, p.RateRange)})
 	} else {
 		rows = append(rows, []string{"resource source", "not recorded"})
 	}
