@@ -6,7 +6,7 @@
 # A component is rebuilt only when its stamp ($S/bin/stamps/NAME) differs: the stamp is version + Go version +
 # hash of the Go module that builds it (+ the inputs of images). Sourced by up.sh; can also run on its own.
 #
-# Cold on 2 cores (see README.md, measured): Kubernetes 6-28 min (363 s on a quiet machine, 855 s in a cold
+# Cold on 2 cores (see README.md, measured): Kubernetes 6-38 min (363 s on a quiet machine, 855 s in a cold
 # `make demo`, 1645 s while other builds shared the cores), CoreDNS 2-3 min, etcd 1-4 min, CNI < 1 min, tools 2-3 min.
 
 # shellcheck source=lib.sh
@@ -41,7 +41,7 @@ build_k8s() {
 	local st out="$S/bin/k8s"
 	st="k8s $K8S_VERSION $(go env GOVERSION) $(module_hash "$LC_DIR/k8s") $(echo "$K8S_LDFLAGS" | sha256sum | cut -c1-8)"
 	stamp_ok k8s "$st" "$out"/{kube-apiserver,kube-controller-manager,kube-scheduler,kubelet,kube-proxy,kubectl} && return 0
-	log "building Kubernetes $K8S_VERSION (apiserver, controller-manager, scheduler, kubelet, kube-proxy, kubectl): cold 6-28 min on 2 cores (363-1645 s measured), a progress line every minute"
+	log "building Kubernetes $K8S_VERSION (apiserver, controller-manager, scheduler, kubelet, kube-proxy, kubectl): cold 6-38 min on 2 cores (363-2252 s measured), a progress line every minute"
 	mkdir -p "$out"
 	# One go build for all mains: the shared packages are compiled once. CGO stays on (the upstream default).
 	timed kubernetes bash -c "cd '$LC_DIR/k8s' && go build -trimpath -ldflags '$K8S_LDFLAGS' -o '$out/' ./cmd/..."

@@ -23,7 +23,7 @@ TXT
 
 step "dependencies (Debian packages)"
 hack/install-deps.sh
-step "local Kubernetes cluster (cold build 6-28 min, then cached; a progress line every minute)"
+step "local Kubernetes cluster (cold build 6-38 min, then cached; a progress line every minute)"
 bash hack/localcluster/up.sh
 step "local Istio: real istiod + istio-cni, data-plane stand-ins (cold build 5-17 min, then cached)"
 bash hack/localistio/istio-up.sh
