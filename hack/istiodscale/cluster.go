@@ -182,11 +182,19 @@ func (c *Cluster) Observe(ctx context.Context) (State, error) {
 			}
 		}
 	}
-	slices_, err := c.Kube.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{LabelSelector: ScaleLabel + "=" + c.RunID})
+	// By namespace, not by label: whether the EndpointSlice controller copies a Service's labels to its slices is
+	// its business; the namespaces are the tool's alone.
+	eps, err := c.Kube.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return st, fmt.Errorf("list endpointslices: %w", err)
 	}
-	st.Endpoints = ReadyEndpoints(slices_.Items)
+	var ours []discoveryv1.EndpointSlice
+	for _, e := range eps.Items {
+		if strings.HasPrefix(e.Namespace, NamespacePrefix+"-") {
+			ours = append(ours, e)
+		}
+	}
+	st.Endpoints = ReadyEndpoints(ours)
 	return st, nil
 }
 

@@ -143,6 +143,10 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		if serr := kw.Stop(); serr != nil {
 			cerr = errors.Join(cerr, serr)
 		}
+		// Once more after kwok is gone: a lease kwok renewed between the node's deletion and its own exit.
+		if cerr == nil {
+			cerr = c.Cleanup(cctx, time.Minute)
+		}
 		if cerr == nil {
 			cerr = verifyClean(cctx, c, log)
 		}

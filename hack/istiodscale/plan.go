@@ -11,8 +11,8 @@ import (
 type Shape struct {
 	// PodsPerService is the replicas of each Deployment (one Service per Deployment); the last one takes the rest.
 	PodsPerService int
-	// ServicesPerNamespace fills a namespace before the next one starts, until MaxNamespaces; beyond that the
-	// services are spread over MaxNamespaces namespaces.
+	// ServicesPerNamespace fills a namespace before the next one starts, until MaxNamespaces; beyond that further
+	// services are spread round-robin over the MaxNamespaces namespaces.
 	ServicesPerNamespace int
 	MaxNamespaces        int
 }
@@ -52,8 +52,8 @@ func NamespaceName(prefix string, i int) string { return fmt.Sprintf("%s-%02d", 
 func WorkloadName(i int) string { return fmt.Sprintf("svc-%04d", i) }
 
 // Layout is the objects of one size. It is pure and deterministic: the same pods and shape give the same names, and
-// service i keeps its name across sizes, so growing from one size to the next only adds replicas and objects (until
-// MaxNamespaces is reached, when services are spread round-robin and may change namespace).
+// service i keeps its name and namespace across sizes, so growing from one size to the next only adds replicas and
+// objects (once MaxNamespaces namespaces are full, further services go round-robin over them).
 func (s Shape) Layout(prefix string, pods int) Size {
 	out := Size{Pods: pods}
 	services := 0
@@ -61,15 +61,15 @@ func (s Shape) Layout(prefix string, pods int) Size {
 		services = (pods + s.PodsPerService - 1) / s.PodsPerService
 	}
 	namespaces := max(1, min(s.MaxNamespaces, (services+s.ServicesPerNamespace-1)/s.ServicesPerNamespace))
-	spread := services > namespaces*s.ServicesPerNamespace
+	full := namespaces * s.ServicesPerNamespace
 	for i := range namespaces {
 		out.NamespaceNames = append(out.NamespaceNames, NamespaceName(prefix, i))
 	}
 	left := pods
 	for i := range services {
 		ns := i / s.ServicesPerNamespace
-		if spread {
-			ns = i % namespaces
+		if i >= full {
+			ns = i % namespaces // every namespace is full: the rest round-robin, the first ones stay where they were
 		}
 		r := min(s.PodsPerService, left)
 		left -= r

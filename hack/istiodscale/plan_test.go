@@ -65,11 +65,11 @@ func TestLayout(t *testing.T) {
 	}
 }
 
-// Growing from one size to the next keeps every service's name and namespace (below MaxNamespaces), so a sweep
-// only adds objects and replicas.
+// Growing from one size to the next keeps every service's name and namespace (also beyond MaxNamespaces), so a
+// sweep only adds objects and replicas.
 func TestLayoutGrowsMonotonically(t *testing.T) {
 	prev := DefaultShape.Layout("p", 250)
-	for _, pods := range []int{500, 1000, 2000} {
+	for _, pods := range []int{500, 1000, 2000, 3000, 4000} {
 		next := DefaultShape.Layout("p", pods)
 		for i, w := range prev.Workloads {
 			if next.Workloads[i].Name != w.Name || next.Workloads[i].Namespace != w.Namespace || next.Workloads[i].Replicas < w.Replicas {
