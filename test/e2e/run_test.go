@@ -19,6 +19,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	promapi "github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/meshbench/meshbench/collectors/prom"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -241,7 +245,6 @@ func checkAgainstKubelet(ctx context.Context, t *testing.T, c *Cluster, run *res
 	}
 	// The collector averages over the window, widened to the rate range when shorter (see collectors/prom).
 	avg := max(smp.Window.End.Sub(smp.Window.Start), run.Meta.Prometheus.RateRange)
-	secs := int(avg.Seconds())
 	line := fmt.Sprintf("%s: collected %.1f millicores over %s;", cs.CaseID, smp.Value, avg)
 	for _, chk := range []struct {
 		name, selector string
@@ -250,13 +253,14 @@ func checkAgainstKubelet(ctx context.Context, t *testing.T, c *Cluster, run *res
 		{"container counters", `container_cpu_usage_seconds_total{job="kubelet-resource",namespace="mb-single",pod=~"chain-.*",container!="istio-proxy"}`, sameCounterTolerance},
 		{"pod cgroups", `pod_cpu_usage_seconds_total{job="kubelet-resource",namespace="mb-single",pod=~"chain-.*"}`, podCgroupTolerance},
 	} {
-		q := fmt.Sprintf(`sum(increase(%s[%ds] @ %d)) / %d`, chk.selector, secs, smp.Window.End.Unix(), secs)
-		res, err := c.PromQuery(ctx, q)
-		if err != nil || len(res) != 1 {
-			t.Errorf("case %s: kubelet resource metrics query %s: %v (%d series)", cs.CaseID, q, err, len(res))
+		// The reference is computed the way the collector computes its figure (prom.CounterStats over the raw
+		// samples: the counters interpolated at the window's edges), so the check compares the series the two jobs
+		// give, not two estimators (increase() extrapolates and was off by up to 5 % on 8 s spaced samples).
+		kubelet, err := counterAvg(ctx, c, chk.selector, smp.Window, run.Meta.Prometheus.RateRange, run.Meta.Prometheus.Step)
+		if err != nil {
+			t.Errorf("case %s: kubelet resource metrics %s: %v", cs.CaseID, chk.selector, err)
 			continue
 		}
-		kubelet := res[0].Value * 1000
 		diff := (smp.Value - kubelet) / kubelet
 		if math.Abs(diff) > chk.tol {
 			t.Errorf("case %s: collected app CPU avg %.1f millicores, kubelet %s %.1f (%+.1f%%, tolerance %.0f%%)",
@@ -513,4 +517,26 @@ func TestRunEveryModeIstio(t *testing.T) {
 	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, prefix+"single", metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace %ssingle still exists after the run (teardown)", prefix)
 	}
+}
+
+// counterAvg is the window average (millicores) of the summed counters selector picks, from their raw samples around
+// the window, computed with the collector's own method (prom.CounterStats).
+func counterAvg(ctx context.Context, c *Cluster, selector string, w results.Window, rng, step time.Duration) (float64, error) {
+	client, err := promapi.NewClient(promapi.Config{Address: c.PrometheusURL})
+	if err != nil {
+		return 0, err
+	}
+	if step <= 0 {
+		step = 5 * time.Second
+	}
+	span := max(w.End.Sub(w.Start), rng) + 4*rng
+	v, _, _, err := promv1.NewAPI(client).Query(ctx, fmt.Sprintf("%s[%ds]", selector, int(span.Seconds())), w.End.Add(2*rng))
+	if err != nil {
+		return 0, err
+	}
+	st, ok := prom.CounterStats(prom.SeriesOf(v, 1, true), w.Start, w.End, rng, step)
+	if !ok {
+		return 0, fmt.Errorf("no series of two samples over the window")
+	}
+	return st.Avg * 1000, nil
 }
