@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/goldenfile"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -134,10 +135,10 @@ func TestHoldout(t *testing.T) {
 	}
 }
 
-// TestHoldoutFixture: on the fixture run, fit sidecar, ztunnel, waypoint and app CPU and memory on the 250 and 1000
-// qps levels and predict each 500 qps repetition (24 points). A 95 % prediction interval misses 5 % of new points,
-// so "all inside" would fail most fixtures by design; at most 4 misses of 24 (0.7 % likely for a model that holds)
-// is the check, and each miss is logged.
+// TestHoldoutFixture: on the fixture run, CheckHoldout refits sidecar, ztunnel, waypoint and app CPU and memory on
+// the 250 and 1000 qps levels and predicts each 500 qps repetition. A 95 % prediction interval misses 5 % of new
+// points, so "all inside" would fail most fixtures by design; at most 4 misses of the 24 points of these fits (0.7 %
+// likely for a model that holds) is the check, each miss is logged, and the text is golden.
 func TestHoldoutFixture(t *testing.T) {
 	t.Parallel()
 	run, err := results.Read(fixtureDir)
@@ -148,33 +149,65 @@ func TestHoldoutFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, err := CheckHoldout(full, "500")
+	if err != nil {
+		t.Fatal(err)
+	}
 	held, misses := 0, 0
 	for _, q := range []struct{ mode, component string }{{"sidecar", "sidecar"}, {"ambient", "ztunnel"}, {"sidecar", "app"}, {"waypoint", "waypoint"}} {
 		for _, metric := range []string{"cpu", "memory"} {
-			f := full.Find(q.mode, q.component, metric, KindUsage)
-			if f == nil {
-				t.Fatalf("no fit %v %s", q, metric)
+			i := slices.IndexFunc(h.Fits, func(f HoldoutFit) bool { return f.Mode == q.mode && f.Component == q.component && f.Metric == metric })
+			if i < 0 {
+				t.Fatalf("no holdout fit %v %s", q, metric)
 			}
-			train := slices.DeleteFunc(slices.Clone(f.Points), func(p Point) bool { return p.Level == "500" })
-			l := FitLine(train, 0.95)
+			f := h.Fits[i]
+			if f.Train.Levels != 2 || slices.ContainsFunc(f.Points, func(p HoldoutPoint) bool { return p.PI == nil }) {
+				t.Fatalf("%v %s: trained on %d levels, points %+v", q, metric, f.Train.Levels, f.Points)
+			}
 			for _, p := range f.Points {
-				if p.Level != "500" {
-					continue
-				}
-				y, pi := l.Predict(p.X)
 				held++
-				if pi == nil {
-					t.Fatalf("%s %s %s: no prediction interval from %d points", q.mode, q.component, metric, len(train))
-				}
-				if p.Y < pi.Low || p.Y > pi.High {
+				if !p.Inside {
 					misses++
-					t.Logf("%s %s %s rep %d: measured %.4g at %.4g %s, predicted %.4g in %v", q.mode, q.component, metric, p.Repetition, p.Y, p.X, f.LoadUnit, y, *pi)
+					t.Logf("%s %s %s rep %d: measured %.4g at %.4g %s, predicted %.4g in %v", q.mode, q.component, metric, p.Repetition, p.Measured, p.X, f.LoadUnit, p.Predicted, *p.PI)
+				}
+				if inside := p.PI.Low <= p.Measured && p.Measured <= p.PI.High; inside != p.Inside {
+					t.Errorf("%v %s rep %d: Inside=%v but %v vs %v", q, metric, p.Repetition, p.Inside, p.Measured, *p.PI)
 				}
 			}
 		}
 	}
 	if held != 24 || misses > 4 {
 		t.Errorf("%d of %d held-out points outside their 95 %% prediction interval, want at most 4 of 24", misses, held)
+	}
+	if h.Held < held || h.Inside > h.Held {
+		t.Errorf("totals: held %d inside %d, the checked fits alone held %d", h.Held, h.Inside, held)
+	}
+	goldenfile.Check(t, "testdata/holdout.txt", []byte(HoldoutText(h)))
+}
+
+// TestHoldoutErrors: a level the run does not have names the levels it has; holding out with one other level left
+// cannot train a line and says so.
+func TestHoldoutErrors(t *testing.T) {
+	t.Parallel()
+	run, err := results.Read(fixtureDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(run, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckHoldout(m, "700"); err == nil || !strings.Contains(err.Error(), "250, 500, 1000") {
+		t.Errorf("unknown level: %v", err)
+	}
+	two := *m
+	two.Fits = nil
+	for _, f := range m.Fits {
+		f.Points = slices.DeleteFunc(slices.Clone(f.Points), func(p Point) bool { return p.Level == "1000" })
+		two.Fits = append(two.Fits, f)
+	}
+	if _, err := CheckHoldout(&two, "500"); err == nil || !strings.Contains(err.Error(), "two other load levels") {
+		t.Errorf("one other level: %v", err)
 	}
 }
 

@@ -18,6 +18,7 @@ type projectFlags struct {
 	rps                float64
 	rpsPerPod          string
 	priceCPU, priceMem float64
+	holdout            string
 }
 
 // NewProjectCommand projects each mode's cost to a production shape from a run's fitted lines.
@@ -31,10 +32,17 @@ ztunnel per node, waypoint per waypoint, istiod per mesh) and project them to th
 CPU and memory (usage, and reserved when the run recorded requests), the difference from mode none, the monthly
 cost at the prices given, the break-even pods per node between sidecar and ambient, the assumptions, and a
 warning wherever the projection leaves the measured range. -f reads the shape from YAML (pods, nodes,
-namespaces, rps, rpsPerPod, priceCPU, priceMemory); flags override it.`,
+namespaces, rps, rpsPerPod, priceCPU, priceMemory); flags override it.
+
+--holdout LEVEL checks the model on the run itself instead: every usage line is refitted without the load level
+LEVEL (as the scenario names it, e.g. 200) and each of that level's points is predicted with its prediction
+interval; the output says which fell inside (a 95 % interval misses about 5 % of new points by design).`,
 		Example: `  meshbench project runs/levels-20261201 --pods 500 --nodes 20 --namespaces 10 --rps 5000 --price-cpu 25 --price-memory 3.5`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.holdout != "" {
+				return runHoldout(cmd.Context(), streams, g, f.holdout, args[0])
+			}
 			sh, err := projectShape(cmd, f)
 			if err != nil {
 				return badInput(err)
@@ -51,6 +59,7 @@ namespaces, rps, rpsPerPod, priceCPU, priceMemory); flags override it.`,
 	fl.StringVar(&f.rpsPerPod, "rps-per-pod", "", `file with one pod per line: "NAME RPS" or "RPS"`)
 	fl.Float64Var(&f.priceCPU, "price-cpu", 0, "price per vCPU-month")
 	fl.Float64Var(&f.priceMem, "price-memory", 0, "price per GiB-month")
+	fl.StringVar(&f.holdout, "holdout", "", "check the model instead: refit without this load level and predict it (no shape needed)")
 	return cmd
 }
 
@@ -125,4 +134,24 @@ func runProject(_ context.Context, streams Streams, g *GlobalFlags, sh capacity.
 	}
 	p := capacity.Project(m, sh)
 	return printValue(streams.Out, g.Output, p, func() string { return capacity.Text(p) })
+}
+
+// runHoldout checks the run's model against one of its own load levels.
+func runHoldout(_ context.Context, streams Streams, g *GlobalFlags, level, dir string) error {
+	if err := g.checkOutput("table", "json", "yaml"); err != nil {
+		return err
+	}
+	run, err := results.Read(dir)
+	if err != nil {
+		return badInput(err)
+	}
+	m, err := capacity.Build(run, 0)
+	if err != nil {
+		return badInput(err)
+	}
+	h, err := capacity.CheckHoldout(m, level)
+	if err != nil {
+		return badInput(err)
+	}
+	return printValue(streams.Out, g.Output, h, func() string { return capacity.HoldoutText(h) })
 }

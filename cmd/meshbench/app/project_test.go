@@ -83,3 +83,25 @@ func TestProjectBadInput(t *testing.T) {
 		t.Errorf("a directory without a run: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestProjectHoldout: --holdout prints capacity's golden holdout check of the fixture (no shape flags needed), and
+// a level the run lacks is bad input naming the levels it has.
+func TestProjectHoldout(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := run(t, "project", fixtureRun("capacity"), "--holdout", "500")
+	want, err := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", "holdout.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != ExitOK || out != string(want) {
+		t.Errorf("exit %d, output differs from capacity/testdata/holdout.txt\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = run(t, "project", fixtureRun("capacity"), "--holdout", "500", "-o", "json")
+	if code != ExitOK || !strings.Contains(out, `"level": "500"`) || !strings.Contains(out, `"inside": true`) {
+		t.Errorf("-o json: exit %d\n%s", code, out)
+	}
+	code, _, errOut = run(t, "project", fixtureRun("capacity"), "--holdout", "700")
+	if code != ExitBadInput || !strings.Contains(errOut, "its levels: 250, 500, 1000") {
+		t.Errorf("unknown level: exit %d\n%s", code, errOut)
+	}
+}
