@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/goldenfile"
-	"github.com/meshbench/meshbench/results"
 )
 
 func pts(levels []float64, reps int, f func(x float64, rep int) float64) []Point {
@@ -141,14 +140,7 @@ func TestHoldout(t *testing.T) {
 // likely for a model that holds) is the check, each miss is logged, and the text is golden.
 func TestHoldoutFixture(t *testing.T) {
 	t.Parallel()
-	run, err := results.Read(fixtureDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := Build(run, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := fixtureModel(t)
 	h, err := CheckHoldout(full, "500")
 	if err != nil {
 		t.Fatal(err)
@@ -189,14 +181,7 @@ func TestHoldoutFixture(t *testing.T) {
 // cannot train a line and says so.
 func TestHoldoutErrors(t *testing.T) {
 	t.Parallel()
-	run, err := results.Read(fixtureDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Build(run, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := fixtureModel(t)
 	if _, err := CheckHoldout(m, "700"); err == nil || !strings.Contains(err.Error(), "250, 500, 1000") {
 		t.Errorf("unknown level: %v", err)
 	}
@@ -214,14 +199,7 @@ func TestHoldoutErrors(t *testing.T) {
 // TestFixtureFitsRecoverTruth: the fixture's known coefficients lie inside the fitted intervals.
 func TestFixtureFitsRecoverTruth(t *testing.T) {
 	t.Parallel()
-	run, err := results.Read(fixtureDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Build(run, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := fixtureModel(t)
 	for _, c := range []struct {
 		mode, comp, metric string
 		fixed, slope       float64

@@ -241,7 +241,9 @@ func goldenShape() Shape {
 	return Shape{Pods: 500, Nodes: 20, Namespaces: 10, RPS: 5000, PriceCPU: &cpu, PriceMemory: &mem}
 }
 
-func TestProjectGolden(t *testing.T) {
+// fixtureModel is the model of the fixture run, as `meshbench project` builds it.
+func fixtureModel(t *testing.T) *Model {
+	t.Helper()
 	run, err := results.Read(fixtureDir)
 	if err != nil {
 		t.Fatal(err)
@@ -250,6 +252,11 @@ func TestProjectGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+func TestProjectGolden(t *testing.T) {
+	m := fixtureModel(t)
 	p := Project(m, goldenShape())
 	goldenfile.Check(t, "testdata/project.txt", []byte(Text(p)))
 	b, err := json.MarshalIndent(p, "", "  ")

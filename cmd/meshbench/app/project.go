@@ -124,13 +124,9 @@ func runProject(_ context.Context, streams Streams, g *GlobalFlags, sh capacity.
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}
-	run, err := results.Read(dir)
+	m, err := loadModel(dir)
 	if err != nil {
-		return badInput(err)
-	}
-	m, err := capacity.Build(run, 0)
-	if err != nil {
-		return badInput(err)
+		return err
 	}
 	p := capacity.Project(m, sh)
 	return printValue(streams.Out, g.Output, p, func() string { return capacity.Text(p) })
@@ -141,17 +137,26 @@ func runHoldout(_ context.Context, streams Streams, g *GlobalFlags, level, dir s
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}
-	run, err := results.Read(dir)
+	m, err := loadModel(dir)
 	if err != nil {
-		return badInput(err)
-	}
-	m, err := capacity.Build(run, 0)
-	if err != nil {
-		return badInput(err)
+		return err
 	}
 	h, err := capacity.CheckHoldout(m, level)
 	if err != nil {
 		return badInput(err)
 	}
 	return printValue(streams.Out, g.Output, h, func() string { return capacity.HoldoutText(h) })
+}
+
+// loadModel reads the run directory and fits its model; both failures are the user's input.
+func loadModel(dir string) (*capacity.Model, error) {
+	run, err := results.Read(dir)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	m, err := capacity.Build(run, 0)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return m, nil
 }
