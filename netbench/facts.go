@@ -156,6 +156,7 @@ func NodeFacts(n *corev1.Node) results.NodeFacts {
 	f := results.NodeFacts{
 		Name: n.Name, KubeletVersion: n.Status.NodeInfo.KubeletVersion, KernelVersion: n.Status.NodeInfo.KernelVersion,
 		OSImage: n.Status.NodeInfo.OSImage, ContainerRuntime: n.Status.NodeInfo.ContainerRuntimeVersion,
+		MachineID: n.Status.NodeInfo.MachineID, BootID: n.Status.NodeInfo.BootID,
 	}
 	if q, ok := n.Status.Allocatable[corev1.ResourceCPU]; ok {
 		f.CPU = q.String()

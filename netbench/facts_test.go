@@ -92,3 +92,14 @@ func TestDetectCNI(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeFactsHostIDs(t *testing.T) {
+	t.Parallel()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node1"}, Status: corev1.NodeStatus{
+		NodeInfo:  corev1.NodeSystemInfo{MachineID: "4c1f0e9d", BootID: "b0071d00", KernelVersion: "6.18.0"},
+		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "172.30.0.1"}}}}
+	f := NodeFacts(n)
+	if f.MachineID != "4c1f0e9d" || f.BootID != "b0071d00" || f.KernelVersion != "6.18.0" || f.InternalIP != "172.30.0.1" {
+		t.Errorf("NodeFacts = %+v: want status.nodeInfo's machineID and bootID with the rest", f)
+	}
+}

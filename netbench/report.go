@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -28,10 +29,12 @@ type Report struct {
 	Placement Placement    `json:"placement"`
 	RRTool    nettool.Tool `json:"rrTool,omitempty"`
 	// Confidence of every interval (0.95).
-	Confidence float64        `json:"confidence"`
-	Facts      Facts          `json:"facts"`
-	Rows       []Row          `json:"rows"`
-	Resources  []ResourceRow  `json:"resources,omitempty"`
+	Confidence float64       `json:"confidence"`
+	Facts      Facts         `json:"facts"`
+	Rows       []Row         `json:"rows"`
+	Resources  []ResourceRow `json:"resources,omitempty"`
+	// NodeTotals add the node rows' averages of Resources over the nodes they name, each host counted once.
+	NodeTotals []NodeTotal    `json:"nodeTotals,omitempty"`
 	Pods       []PodPlacement `json:"pods,omitempty"`
 	Notes      []string       `json:"notes,omitempty"`
 }
@@ -69,6 +72,9 @@ type Stat = results.CNIStat
 // Row is one path x test: the headline mean with its confidence interval, or why there is none. It is computed by
 // results.CNIRows from the run's summary, the same computation the report's pod network section uses.
 type Row = results.CNIRow
+
+// NodeTotal is a whole-node average added up over named nodes, each host counted once (results.CNINodeTotals).
+type NodeTotal = results.CNINodeTotal
 
 // ResourceRow is CPU or memory of one component over the idle window or a case's test window (results.CNIResourceRows).
 type ResourceRow = results.CNIResourceRow
@@ -153,10 +159,36 @@ func (r *Report) Table() string {
 	if sparse {
 		fmt.Fprintf(&b, "note: %s\n", results.TooSparseNote)
 	}
+	r.writeNodeTotals(&b)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	return b.String()
+}
+
+// writeNodeTotals prints the node totals: each names the nodes it covers and, when some share a host, which one
+// stands for it.
+func (r *Report) writeNodeTotals(b *bytes.Buffer) {
+	if len(r.NodeTotals) == 0 {
+		return
+	}
+	b.WriteString("\nnode totals (avg over the window, added up over the NODES, each host counted once):\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WINDOW\tPATH\tTEST\tMETRIC\tAVG\tUNIT\tNODES\tCOUNTED")
+	var notes []string
+	for _, t := range r.NodeTotals {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Window, t.Path, orDash(t.Test), t.Metric, num(t.Avg), t.Unit,
+			strings.Join(t.Nodes, ","), strings.Join(t.Counted, ","))
+		for _, n := range t.Notes {
+			if !slices.Contains(notes, n) {
+				notes = append(notes, n)
+			}
+		}
+	}
+	_ = tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintf(b, "note: %s\n", n)
+	}
 }
 
 func (r *Report) writeFacts(b *bytes.Buffer) {

@@ -3,6 +3,7 @@ package netbench
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,10 +190,16 @@ func TestReportRendering(t *testing.T) {
 		RunID: "cni-20261201-000000-abcd", Namespace: "mb-cni-20261201-000000-abcd", Confidence: conf,
 		Placement: Placement{ClientNode: "node1", ServerNode: "node2"}, RRTool: nettool.ToolBuiltin,
 		Facts: Facts{KubernetesVersion: "v1.37.2", CNISource: "no known CNI DaemonSet", ServiceClusterIP: "10.96.0.20",
-			MTU: []MTUFact{{Node: "node1", Scope: "pod", Interface: "eth0", MTU: 1500}, {Node: "node1", Scope: "node", Interface: "mbnode2", MTU: 1500}}},
+			MTU: []MTUFact{{Node: "node1", Scope: "pod", Interface: "eth0", MTU: 1500}, {Node: "node1", Scope: "node", Interface: "mbnode2", MTU: 1500}},
+			// The local cluster: both nodes on one machine (same machine and boot ID).
+			Nodes: []results.NodeFacts{
+				{Name: "node1", InternalIP: "172.30.0.1", KernelVersion: "6.18.0", ContainerRuntime: "containerd://2.2.0", CPU: "2", Memory: "3904Mi", MachineID: "4c1f0e9d2b7a4e6f", BootID: "b0071d00-0001"},
+				{Name: "node2", InternalIP: "172.30.0.2", KernelVersion: "6.18.0", ContainerRuntime: "containerd://2.2.0", CPU: "2", Memory: "3904Mi", MachineID: "4c1f0e9d2b7a4e6f", BootID: "b0071d00-0001"},
+			}},
 		Rows: rows, Resources: resources,
 		Notes: []string{"the network image has no netperf"},
 	}
+	rep.NodeTotals = results.CNINodeTotals(rep.Resources, rep.Facts.Nodes)
 	golden(t, "report-table.txt", []byte(rep.Table()))
 	csv, err := rep.CSV()
 	if err != nil {
@@ -214,6 +221,16 @@ func TestReportRendering(t *testing.T) {
 	}
 	if r := byKey["test cross-node node node2 cpu"]; r.Avg == nil || *r.Avg != 900 {
 		t.Errorf("node2 %+v", r)
+	}
+	// cross-node/rr: node1 1500 and node2 900 are one machine's: the total is node1's, not 2400.
+	var cross *NodeTotal
+	for i, nt := range rep.NodeTotals {
+		if nt.Path == "cross-node" && nt.Metric == "cpu" {
+			cross = &rep.NodeTotals[i]
+		}
+	}
+	if cross == nil || cross.Avg != 1500 || !slices.Equal(cross.Nodes, []string{"node1", "node2"}) || !slices.Equal(cross.Counted, []string{"node1"}) {
+		t.Errorf("cross-node node total %+v: want node1's 1500 standing for the shared host", cross)
 	}
 	if tab := rep.Table(); !strings.Contains(tab, results.TooSparse) || !strings.Contains(tab, "549") || strings.Contains(tab, "528") {
 		t.Errorf("the impossible row is shown as a figure:\n%s", tab)

@@ -216,10 +216,12 @@ func (e *CasesFailedError) Error() string {
 }
 
 // Report is the bench's report with the rows computed from the run's summary (results.CNIRows: the computation
-// the report's pod network section uses) and the run's notes (Notes).
+// the report's pod network section uses), the node totals over the test nodes (each host once) and the run's notes
+// (Notes).
 func (r *Bench) Report(sum results.Summary) *Report {
 	rep := *r.report
 	rep.Rows, rep.Resources = results.CNIRows(sum), results.CNIResourceRows(sum)
+	rep.NodeTotals = results.CNINodeTotals(rep.Resources, rep.Facts.Nodes)
 	rep.Notes = r.Notes()
 	return &rep
 }
@@ -238,6 +240,7 @@ func (r *Bench) Notes() []string {
 			w, 3*cfg.RateRange))
 	}
 	notes = append(notes, r.nodeNotes...)
+	notes = append(notes, results.SharedHostNotes(r.report.Facts.Nodes)...)
 	if len(r.cpuLeftOut) > 0 {
 		notes = append(notes, fmt.Sprintf(
 			"CPU of %d case(s) not recorded (%s): a case's traffic (samples x duration = %s) must last at least two rate ranges (%s) for its CPU figures to see only its own traffic; lengthen cni.duration or samples",
@@ -444,6 +447,8 @@ func (r *Bench) nodeSet(roles []Role) podset.PodSet {
 		}
 		set.Nodes = append(set.Nodes, ref)
 	}
+	// Nodes of one host (the local cluster) each report that machine: the case's facts say so.
+	set.Notes = podset.SharedHostNotes(set.Nodes)
 	return set
 }
 

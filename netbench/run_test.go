@@ -689,6 +689,7 @@ func (n *nodeRecorder) Collect(_ context.Context, w results.Window, sets []podse
 		if s.Component != results.ComponentNode {
 			continue
 		}
+		out.Warnings = append(out.Warnings, s.Notes...) // as the collectors pass a set's notes on
 		n.mu.Lock()
 		n.got = append(n.got, s.Nodes)
 		n.mu.Unlock()
@@ -801,5 +802,49 @@ func TestRunNodeAbsentNoteOnce(t *testing.T) {
 	}
 	if f := st.cases[1].Facts["resources"]; !strings.Contains(f, podset.NodeNotCollected) {
 		t.Errorf("case %s facts %q: want the reason there too", st.cases[1].CaseID, f)
+	}
+}
+
+// TestRunSharedHostCountedOnce checks the local cluster's case: two test nodes with one machine ID and boot ID. The
+// run's notes and every case measuring both say so, and the node totals name both nodes but add one figure.
+func TestRunSharedHostCountedOnce(t *testing.T) {
+	t.Parallel()
+	oneHost := func(n *corev1.Node) {
+		n.Status.NodeInfo.MachineID, n.Status.NodeInfo.BootID = "4c1f0e9d2b7a4e6f8a3b", "b0071d00-0000-4000"
+	}
+	cfg := testConfig(t)
+	cfg.CNI.Placement = scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"}
+	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
+	st := &fakeStore{}
+	rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, netbench.Node("node1", oneHost), netbench.Node("node2", oneHost), netbench.Node("node3")),
+		Exec: &fakeExec{}, Store: st, Resources: &nodeRecorder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const warning = "node figures of node1 and node2 are the same machine's (machineID 4c1f0e9d…, bootID b0071d00…): whole-node totals count it once"
+	if !slices.Contains(rep.Notes, warning) {
+		t.Errorf("run notes %q: want %q", rep.Notes, warning)
+	}
+	for _, c := range st.cases {
+		both := c.CaseID != "same-node/tcp"
+		if got := strings.Contains(c.Facts["resources"], warning); got != both {
+			t.Errorf("case %s resources fact %q: has the shared-host warning %v, want %v", c.CaseID, c.Facts["resources"], got, both)
+		}
+	}
+	var idle *netbench.NodeTotal
+	for i, nt := range rep.NodeTotals {
+		if len(nt.Nodes) == 0 {
+			t.Errorf("node total %+v names no node", nt)
+		}
+		if nt.Window == results.WindowIdle {
+			idle = &rep.NodeTotals[i]
+		}
+	}
+	// nodeRecorder gives every node 100 m: the shared host counts once.
+	if idle == nil || idle.Path != "all" || idle.Avg != 100 || !slices.Equal(idle.Nodes, []string{"node1", "node2"}) || !slices.Equal(idle.Counted, []string{"node1"}) {
+		t.Errorf("idle node total %+v: want 100 over node1 and node2, node1 counted", idle)
+	}
+	if tab := rep.Table(); !strings.Contains(tab, "node totals") || !strings.Contains(tab, "nodes node1, node2 share one host") {
+		t.Errorf("the table has no node totals with the host note:\n%s", tab)
 	}
 }

@@ -105,6 +105,7 @@ func ClusterFacts(ctx context.Context, clients *kube.Clients, s *scenario.Scenar
 		for _, n := range nodes.Items {
 			nf := results.NodeFacts{Name: n.Name, KubeletVersion: n.Status.NodeInfo.KubeletVersion, KernelVersion: n.Status.NodeInfo.KernelVersion,
 				OSImage: n.Status.NodeInfo.OSImage, ContainerRuntime: n.Status.NodeInfo.ContainerRuntimeVersion,
+				MachineID: n.Status.NodeInfo.MachineID, BootID: n.Status.NodeInfo.BootID,
 				CPU: n.Status.Allocatable.Cpu().String(), Memory: n.Status.Allocatable.Memory().String()}
 			for _, a := range n.Status.Addresses {
 				if a.Type == corev1.NodeInternalIP {

@@ -91,6 +91,8 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 		}
 		meta.Cluster, meta.Prometheus = ClusterFacts(ctx, d.Clients, s, d.KubeVersion, ist, log), col.Facts
 		meta.Notes = append(meta.Notes, col.Notes...)
+		// Whole-node figures of nodes on one host are that machine's, once per node: say so in every report.
+		meta.Notes = append(meta.Notes, results.SharedHostNotes(meta.Cluster.Nodes)...)
 		if ist := meta.Cluster.Istio; ist != nil && ist.DataPlane == results.DataPlaneStandIn {
 			meta.Notes = append(meta.Notes, StandInNote)
 		}

@@ -355,3 +355,51 @@ func FormatNumber(v float64) string {
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
 }
+
+// CNINodeTotal is the whole-node CPU or memory average of a window (idle, or a case's test window) added up over the
+// test nodes of its path, each host counted once (SumNodes): Nodes name every node it covers, Counted the ones added.
+type CNINodeTotal struct {
+	Window  string   `json:"window"`
+	Path    string   `json:"path"` // "all" for the idle window's nodes of every path
+	Test    string   `json:"test,omitempty"`
+	Metric  string   `json:"metric"`
+	Unit    string   `json:"unit"`
+	Avg     float64  `json:"avg"`
+	Nodes   []string `json:"nodes"`
+	Counted []string `json:"counted"`
+	Notes   []string `json:"notes,omitempty"`
+}
+
+// CNINodeTotals adds the node rows' averages (component node of CNIResourceRows) per window, path, test and metric,
+// in row order, counting each host of nodes once. Only averages add up (maxima of different nodes fall at different
+// moments). A group whose rows disagree on the unit gets no total. It is pure.
+func CNINodeTotals(rows []CNIResourceRow, nodes []NodeFacts) []CNINodeTotal {
+	type key struct{ window, path, test, metric string }
+	var order []key
+	figures := map[key]map[string]float64{}
+	units := map[key]string{}
+	mixed := map[key]bool{}
+	for _, r := range rows {
+		if r.Component != ComponentNode || r.Node == "" || r.Avg == nil {
+			continue
+		}
+		k := key{r.Window, r.Path, r.Test, r.Metric}
+		if figures[k] == nil {
+			figures[k], units[k], order = map[string]float64{}, r.Unit, append(order, k)
+		}
+		if units[k] != r.Unit {
+			mixed[k] = true
+		}
+		figures[k][r.Node] = *r.Avg
+	}
+	var out []CNINodeTotal
+	for _, k := range order {
+		if mixed[k] {
+			continue
+		}
+		t := SumNodes(figures[k], nodes)
+		out = append(out, CNINodeTotal{Window: k.window, Path: k.path, Test: k.test, Metric: k.metric, Unit: units[k], Avg: t.Value,
+			Nodes: t.Nodes, Counted: t.Counted, Notes: t.Notes})
+	}
+	return out
+}

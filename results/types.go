@@ -80,6 +80,11 @@ type NodeFacts struct {
 	CPU              string `json:"cpu,omitempty"`    // allocatable, Kubernetes quantity
 	Memory           string `json:"memory,omitempty"` // allocatable, Kubernetes quantity
 	InternalIP       string `json:"internalIP,omitempty"`
+	// MachineID and BootID are status.nodeInfo.machineID and .bootID (kubernetes/kubernetes
+	// staging/src/k8s.io/api/core/v1/types.go, NodeSystemInfo, k8s.io/api v0.37.2): nodes with both equal run on one
+	// host (HostGroups), whose whole-node figures must be counted once. Absent in runs recorded before them.
+	MachineID string `json:"machineID,omitempty"`
+	BootID    string `json:"bootID,omitempty"`
 }
 
 // Data plane kinds in IstioFacts.DataPlane.

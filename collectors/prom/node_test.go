@@ -79,7 +79,11 @@ func TestNodeRefOf(t *testing.T) {
 			{Type: corev1.NodeHostName, Address: "host-a"}, {Type: corev1.NodeExternalIP, Address: "203.0.113.7"},
 			{Type: corev1.NodeInternalIP, Address: "10.1.0.7"}, {Type: corev1.NodeInternalIP, Address: "fd00::7"},
 		}}}
+	n.Status.NodeInfo = corev1.NodeSystemInfo{MachineID: "m-1", BootID: "b-1"}
 	got := podset.NodeRefOf(n)
+	if got.MachineID != "m-1" || got.BootID != "b-1" {
+		t.Errorf("NodeRefOf = %+v: want status.nodeInfo's machineID and bootID", got)
+	}
 	if got.Name != "n-a" || got.Hostname != "host-a" || !slices.Equal(got.Addresses, []string{"10.1.0.7", "fd00::7", "203.0.113.7", "host-a"}) {
 		t.Errorf("NodeRefOf = %+v: want InternalIPs first", got)
 	}
@@ -254,8 +258,13 @@ func TestPodSetsTestNodes(t *testing.T) {
 	mkNode := func(name, ip string) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}}}
 	}
+	oneHost := func(n *corev1.Node) *corev1.Node {
+		n.Status.NodeInfo.MachineID, n.Status.NodeInfo.BootID = "4c1f0e9d2b7a4e6f", "b0071d00-0001"
+		return n
+	}
 	kube := fake.NewClientset(
-		mkNode("node-b", "10.0.0.2"), mkNode("node-c", "10.0.0.3"), mkNode("node-d", "10.0.0.4"), // node-a is not readable
+		// node-a is not readable; node-b and node-c run on one host (the local cluster's case)
+		oneHost(mkNode("node-b", "10.0.0.2")), oneHost(mkNode("node-c", "10.0.0.3")), mkNode("node-d", "10.0.0.4"),
 		on(pod("mb", "svc-0", app, []string{"app"}, nil, corev1.PodRunning), "node-b"),
 		on(pod("mb", "svc-1", app, []string{"app"}, nil, corev1.PodRunning), "node-a"),
 		on(pod("mb", "svc-old", app, []string{"app"}, nil, corev1.PodFailed), "node-d"), // ended: not a test node
@@ -279,8 +288,9 @@ func TestPodSetsTestNodes(t *testing.T) {
 	if !slices.EqualFunc(node.Nodes, want, func(a, b podset.NodeRef) bool { return a.Name == b.Name && slices.Equal(a.Addresses, b.Addresses) }) {
 		t.Errorf("test nodes %+v, want %+v", node.Nodes, want)
 	}
-	if len(node.Notes) != 1 || !strings.Contains(node.Notes[0], `node node-a: get node "node-a"`) {
-		t.Errorf("notes %q: want one for the unreadable node", node.Notes)
+	if len(node.Notes) != 2 || !strings.Contains(node.Notes[0], `node node-a: get node "node-a"`) ||
+		node.Notes[1] != "node figures of node-b and node-c are the same machine's (machineID 4c1f0e9d…, bootID b0071d00…): whole-node totals count it once" {
+		t.Errorf("notes %q: want one for the unreadable node and one for the shared host", node.Notes)
 	}
 	if node.Selectors() != nil {
 		t.Errorf("a node set has no pod selectors: %q", node.Selectors())

@@ -243,6 +243,8 @@ func testNodeSet(ctx context.Context, l PodLister, names []string) podset.PodSet
 		}
 		set.Nodes = append(set.Nodes, podset.NodeRefOf(n))
 	}
+	// Nodes of one host (the local cluster) each report that machine's figures: the case's facts say so.
+	set.Notes = append(set.Notes, podset.SharedHostNotes(set.Nodes)...)
 	return set
 }
 

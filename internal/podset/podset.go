@@ -115,11 +115,29 @@ type NodeRef struct {
 	// Hostname is the node's kubernetes.io/hostname label (a labelmap of node labels makes it
 	// kubernetes_io_hostname).
 	Hostname string
+	// MachineID and BootID are the node's status.nodeInfo.machineID and .bootID: nodes with both equal run on one host
+	// (results.HostGroups), so their whole-node figures are one machine's (SharedHostNotes).
+	MachineID, BootID string
+}
+
+// Facts is the part of the node's facts that HostGroups reads (name, machine and boot ID).
+func (r NodeRef) Facts() results.NodeFacts {
+	return results.NodeFacts{Name: r.Name, MachineID: r.MachineID, BootID: r.BootID}
+}
+
+// SharedHostNotes are the warnings of a node set whose nodes share a host (results.SharedHostNotes): the collectors
+// pass a set's Notes on, so every case measuring such nodes says so in its facts.
+func SharedHostNotes(nodes []NodeRef) []string {
+	facts := make([]results.NodeFacts, len(nodes))
+	for i, n := range nodes {
+		facts[i] = n.Facts()
+	}
+	return results.SharedHostNotes(facts)
 }
 
 // NodeRefOf describes a node object. It is pure.
 func NodeRefOf(n *corev1.Node) NodeRef {
-	r := NodeRef{Name: n.Name, Hostname: n.Labels[corev1.LabelHostname]}
+	r := NodeRef{Name: n.Name, Hostname: n.Labels[corev1.LabelHostname], MachineID: n.Status.NodeInfo.MachineID, BootID: n.Status.NodeInfo.BootID}
 	for _, t := range []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP, corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS} {
 		for _, a := range n.Status.Addresses {
 			if a.Type == t && a.Address != "" && !slices.Contains(r.Addresses, a.Address) {
