@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -274,6 +275,13 @@ func (f fixture) meta() results.RunMeta {
 
 // cniMeta is run.json of a `meshbench cni` run: the scenario echo has only the cni section, the plan only CNI cases.
 func (f fixture) cniMeta(nodes []results.NodeFacts, ver, prof, dp string, native bool) results.RunMeta {
+	// The local cluster: node-1 and node-2 (the test nodes) are one machine, the same machine and boot ID; node-3 a
+	// machine of its own. meshbench cni's run notes say so (results.SharedHostNotes of the test nodes).
+	nodes = slices.Clone(nodes)
+	for i := range nodes {
+		nodes[i].MachineID, nodes[i].BootID = "4c1f0e9d2b7a4e6f8a3b5c7d9e1f2a3b", "b0071d00-5e1f-4c2a-9d3b-7e6f5a4b3c2d"
+	}
+	nodes[2].MachineID, nodes[2].BootID = "9f8e7d6c5b4a39281706f5e4d3c2b1a0", "1d2c3b4a-5f6e-4d7c-8b9a-0f1e2d3c4b5a"
 	echo, err := json.Marshal(map[string]any{"apiVersion": "meshbench.dev/v1alpha1", "kind": "Scenario",
 		"metadata": map[string]any{"name": "pod-network", "description": "the pod network underneath the mesh"},
 		"spec": map[string]any{"profile": f.profile,
@@ -298,6 +306,7 @@ func (f fixture) cniMeta(nodes []results.NodeFacts, ver, prof, dp string, native
 		Cluster: results.ClusterFacts{KubernetesVersion: "v1.37.2", Profile: f.profile, CNI: "localcluster bridge", Nodes: nodes,
 			Istio: &results.IstioFacts{Version: ver, Revision: "default", Profile: prof, AmbientCapable: true, NativeSidecars: &native, DataPlane: dp}},
 		Prometheus: &results.PromFacts{URL: "http://prometheus.monitoring.svc:9090", Source: "prometheus", ScrapeInterval: 15 * time.Second, RateRange: time.Minute},
+		Notes:      results.SharedHostNotes(nodes[:2]),
 	}
 	return m
 }

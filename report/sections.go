@@ -641,7 +641,11 @@ func (r Report) networkSection() (section, bool) {
 	s.para("Mean of the test samples with its %s confidence interval; \"vs host\" is the mean relative to the host-network path on the same nodes, coloured green (≥ 95 %%), yellow (≥ 90 %%), orange (≥ 80 %%) or red (< 80 %%). The same table as `meshbench cni` prints.", confPct(r.Summary.Confidence))
 	s.table(table{ID: "study-b", Header: []string{"path", "test", "metric", "value", "CI", "unit", "vs host", "band", "tool", "n", "detail"},
 		Numeric: []bool{false, false, false, true, true, false, true, false, false, true, false}, Rows: out, Notes: notes})
-	if t, ok := cniResourceTable(results.CNIResourceRows(r.Summary)); ok {
+	rrs := results.CNIResourceRows(r.Summary)
+	if t, ok := cniResourceTable(rrs); ok {
+		s.table(t)
+	}
+	if t, ok := cniNodeTotalsTable(results.CNINodeTotals(rrs, r.Meta.Cluster.Nodes), r.Meta.Cluster.Nodes); ok {
 		s.table(t)
 	}
 	for _, sel := range charts.CNISelections(r.Summary) {
@@ -685,6 +689,46 @@ func cniResourceTable(rrs []results.CNIResourceRow) (table, bool) {
 		t.Notes = append(t.Notes, results.TooSparseNote)
 	}
 	return t, true
+}
+
+// cniNodeTotalsTable adds up the test nodes' averages per window, path and test (results.CNINodeTotals): each total
+// names the nodes it covers and the ones counted, one per host; the notes say which nodes share a host, or that the
+// run did not record the nodes' host IDs (then each node counts as a machine of its own).
+func cniNodeTotalsTable(totals []results.CNINodeTotal, nodes []results.NodeFacts) (table, bool) {
+	if len(totals) == 0 {
+		return table{}, false
+	}
+	ids := map[string]bool{}
+	for _, n := range nodes {
+		ids[n.Name] = n.MachineID != "" && n.BootID != ""
+	}
+	var rows [][]string
+	var notes, unknown []string
+	for _, t := range totals {
+		rows = append(rows, []string{t.Window, t.Path, orText(t.Test, "-"), t.Metric, charts.FormatValue(t.Avg), t.Unit,
+			strings.Join(t.Nodes, ", "), strings.Join(t.Counted, ", ")})
+		for _, n := range t.Notes {
+			if !slices.Contains(notes, n) {
+				notes = append(notes, n)
+			}
+		}
+		if len(t.Nodes) < 2 {
+			continue
+		}
+		for _, n := range t.Nodes {
+			if !ids[n] && !slices.Contains(unknown, n) {
+				unknown = append(unknown, n)
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		notes = append(notes, fmt.Sprintf("The run did not record the machine and boot IDs of %s (recorded before meshbench read them, or not reported): each is counted as a machine of its own; nodes on one host (a local cluster) would be counted once per node.",
+			strings.Join(unknown, ", ")))
+	}
+	return table{ID: "study-b-node-totals", Caption: "Whole-node totals: the test nodes' averages added up, each host counted once",
+		Header:  []string{"window", "path", "test", "metric", "avg", "unit", "nodes", "counted"},
+		Numeric: []bool{false, false, false, false, true, false, false, false}, Rows: rows, Notes: notes}, true
 }
 
 func compareBy(a, b string, sorter func([]string)) int {

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/results"
+)
+
+// TestNodeTotalsTable checks the whole-node totals: a shared host counted once with its note, and a run recorded
+// before nodes carried machine and boot IDs (each node its own machine) saying so instead of passing silently.
+func TestNodeTotalsTable(t *testing.T) {
+	t.Parallel()
+	f := func(v float64) *float64 { return &v }
+	rows := []results.CNIResourceRow{
+		{Window: results.WindowIdle, Path: "all", Component: results.ComponentNode, Node: "a", Metric: results.MetricCPU, Unit: "millicores", Avg: f(1310)},
+		{Window: results.WindowIdle, Path: "all", Component: results.ComponentNode, Node: "b", Metric: results.MetricCPU, Unit: "millicores", Avg: f(1305)},
+	}
+	oneHost := []results.NodeFacts{{Name: "a", MachineID: "m", BootID: "b"}, {Name: "b", MachineID: "m", BootID: "b"}}
+	tests := []struct {
+		name      string
+		nodes     []results.NodeFacts
+		avg, note string
+	}{
+		{name: "local cluster", nodes: oneHost, avg: "1310", note: "nodes a, b share one host (machineID m, bootID b): counted once (the figure of a)"},
+		{name: "old run without IDs", nodes: []results.NodeFacts{{Name: "a"}, {Name: "b"}}, avg: "2615",
+			note: "The run did not record the machine and boot IDs of a, b"},
+	}
+	for _, tt := range tests {
+		tab, ok := cniNodeTotalsTable(results.CNINodeTotals(rows, tt.nodes), tt.nodes)
+		if !ok || len(tab.Rows) != 1 {
+			t.Fatalf("%s: table %+v", tt.name, tab)
+		}
+		if got := tab.Rows[0]; got[4] != tt.avg || got[6] != "a, b" {
+			t.Errorf("%s: row %q: want avg %s over a, b", tt.name, got, tt.avg)
+		}
+		if len(tab.Notes) != 1 || !strings.HasPrefix(tab.Notes[0], tt.note) {
+			t.Errorf("%s: notes %q, want %q", tt.name, tab.Notes, tt.note)
+		}
+	}
+	if _, ok := cniNodeTotalsTable(nil, oneHost); ok {
+		t.Error("a table without totals")
+	}
+	if tab, _ := cniNodeTotalsTable(results.CNINodeTotals(rows[:1], nil), nil); len(tab.Notes) != 0 || !slices.Equal(tab.Rows[0][6:], []string{"a", "a"}) {
+		t.Errorf("one node, IDs unknown: %+v: nothing was added up, no note", tab)
+	}
+}
