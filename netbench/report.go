@@ -210,7 +210,11 @@ func (r *Report) writeFacts(b *bytes.Buffer) {
 		fmt.Fprintf(b, "mtu: %s\n", strings.Join(parts, ", "))
 	}
 	for _, n := range f.Nodes {
-		fmt.Fprintf(b, "node %s: %s, kernel %s, %s, %s CPU, %s memory\n", n.Name, n.InternalIP, n.KernelVersion, n.ContainerRuntime, n.CPU, n.Memory)
+		fmt.Fprintf(b, "node %s: %s, kernel %s, %s, %s CPU, %s memory", n.Name, n.InternalIP, n.KernelVersion, n.ContainerRuntime, n.CPU, n.Memory)
+		if with := results.SharesHostWith(n.Name, f.Nodes); len(with) > 0 {
+			fmt.Fprintf(b, ", one host with %s", strings.Join(with, ", "))
+		}
+		b.WriteString("\n")
 	}
 	if len(r.Pods) > 0 {
 		var parts []string

@@ -46,3 +46,15 @@ func TestNodeTotalsTable(t *testing.T) {
 		t.Errorf("one node, IDs unknown: %+v: nothing was added up, no note", tab)
 	}
 }
+
+func TestHostText(t *testing.T) {
+	t.Parallel()
+	nodes := []results.NodeFacts{{Name: "a", MachineID: "m", BootID: "b"}, {Name: "b", MachineID: "m", BootID: "b"},
+		{Name: "c", MachineID: "m2", BootID: "b"}, {Name: "d"}}
+	want := map[string]string{"a": "one host with b", "b": "one host with a", "c": "its own", "d": "unknown"}
+	for _, n := range nodes {
+		if got := hostText(n, nodes); got != want[n.Name] {
+			t.Errorf("hostText(%s) = %q, want %q", n.Name, got, want[n.Name])
+		}
+	}
+}

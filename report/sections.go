@@ -144,12 +144,22 @@ func (r Report) factsSection() section {
 	}
 	s.table(table{ID: "facts-table", Header: []string{"fact", "value"}, Rows: rows, Class: "facts"})
 	if len(c.Nodes) > 0 {
+		// The host column only for runs that recorded the nodes' machine and boot IDs (older runs did not).
+		hosts := slices.ContainsFunc(c.Nodes, func(n results.NodeFacts) bool { return n.MachineID != "" })
+		header := []string{"node", "kubelet", "kernel", "OS", "runtime", "CPU", "memory"}
+		if hosts {
+			header = append(header, "host")
+		}
 		var nrows [][]string
 		for _, n := range c.Nodes {
-			nrows = append(nrows, []string{n.Name, orText(n.KubeletVersion, "?"), orText(n.KernelVersion, "?"), orText(n.OSImage, "?"),
-				orText(n.ContainerRuntime, "?"), orText(n.CPU, "?"), orText(n.Memory, "?")})
+			row := []string{n.Name, orText(n.KubeletVersion, "?"), orText(n.KernelVersion, "?"), orText(n.OSImage, "?"),
+				orText(n.ContainerRuntime, "?"), orText(n.CPU, "?"), orText(n.Memory, "?")}
+			if hosts {
+				row = append(row, hostText(n, c.Nodes))
+			}
+			nrows = append(nrows, row)
 		}
-		s.table(table{ID: "nodes-table", Caption: "Nodes (allocatable CPU and memory)", Header: []string{"node", "kubelet", "kernel", "OS", "runtime", "CPU", "memory"}, Rows: nrows})
+		s.table(table{ID: "nodes-table", Caption: "Nodes (allocatable CPU and memory)", Header: header, Rows: nrows})
 	}
 	if r.Recomputed {
 		s.para("summary.json was missing: the summary was computed from samples.jsonl for this report.")
@@ -172,6 +182,18 @@ func boolPtrText(b *bool) string {
 		return "not recorded"
 	}
 	return strconv.FormatBool(*b)
+}
+
+// hostText says which host a node runs on: its own, one shared with other nodes (whose whole-node figures are the
+// same machine's), or unknown (no machine or boot ID recorded).
+func hostText(n results.NodeFacts, nodes []results.NodeFacts) string {
+	switch with := results.SharesHostWith(n.Name, nodes); {
+	case len(with) > 0:
+		return "one host with " + strings.Join(with, ", ")
+	case n.MachineID == "" || n.BootID == "":
+		return "unknown"
+	}
+	return "its own"
 }
 
 func nodesText(nodes []results.NodeFacts) string {

@@ -64,6 +64,17 @@ func SharedHostNotes(nodes []NodeFacts) []string {
 	return out
 }
 
+// SharesHostWith names the other nodes on node's host (HostGroups of nodes), sorted; nil when it has a host of its
+// own or its IDs are unknown. It is pure.
+func SharesHostWith(node string, nodes []NodeFacts) []string {
+	for _, g := range HostGroups(nodes) {
+		if g.Shared() && slices.Contains(g.Nodes, node) {
+			return slices.DeleteFunc(slices.Clone(g.Nodes), func(n string) bool { return n == node })
+		}
+	}
+	return nil
+}
+
 // NodeTotal is the sum of one figure over nodes, each host counted once.
 type NodeTotal struct {
 	Value float64 `json:"value"`

@@ -102,6 +102,19 @@ func TestSharedHostNotes(t *testing.T) {
 	}
 }
 
+func TestSharesHostWith(t *testing.T) {
+	t.Parallel()
+	nodes := []NodeFacts{hostC, hostB, hostA, {Name: "x"}}
+	for _, tt := range []struct {
+		node string
+		want []string
+	}{{"a", []string{"b"}}, {"b", []string{"a"}}, {"c", nil}, {"x", nil}, {"missing", nil}} {
+		if got := SharesHostWith(tt.node, nodes); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("SharesHostWith(%s) = %q, want %q", tt.node, got, tt.want)
+		}
+	}
+}
+
 func TestCNINodeTotals(t *testing.T) {
 	t.Parallel()
 	f := func(v float64) *float64 { return &v }
