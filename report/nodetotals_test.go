@@ -58,3 +58,21 @@ func TestHostText(t *testing.T) {
 		}
 	}
 }
+
+func TestModeNodeTotalsTable(t *testing.T) {
+	t.Parallel()
+	totals := []results.ModeNodeTotal{
+		{Topology: "single", Mode: "ambient", Load: "1000", Window: results.WindowLoad, Metric: results.MetricCPU, Unit: "millicores", Avg: 1310,
+			Nodes: []string{"a", "b"}, Counted: []string{"a"}, Notes: []string{"nodes a, b share one host (...): counted once (the figure of a)"}},
+		{Topology: "multi", Mode: "ambient", Window: results.WindowIdle, Metric: results.MetricCPU, Unit: "millicores", Avg: 1, Nodes: []string{"a"}, Counted: []string{"a"}},
+	}
+	oneHost := []results.NodeFacts{{Name: "a", MachineID: "m", BootID: "b"}, {Name: "b", MachineID: "m", BootID: "b"}}
+	tab, ok := modeNodeTotalsTable("single", totals, oneHost)
+	want := [][]string{{"ambient", "load 1000 qps", "cpu", "1310", "millicores", "a, b", "a"}}
+	if !ok || !slices.EqualFunc(tab.Rows, want, slices.Equal) || len(tab.Notes) != 1 || tab.ID != "study-a-single-node-totals" {
+		t.Errorf("table %+v, want rows %q and the shared-host note", tab, want)
+	}
+	if _, ok := modeNodeTotalsTable("other", totals, oneHost); ok {
+		t.Error("a table for a topology without node figures")
+	}
+}

@@ -243,7 +243,7 @@ func confPct(c float64) string {
 }
 
 // resourceSection is study A's table: per topology and mode, min/max/avg CPU and memory per component, idle and under
-// load, with the mesh total, followed by the charts.
+// load, with the mesh total, then the whole-node totals of the test nodes (each host once), followed by the charts.
 func (r Report) resourceSection() (section, bool) {
 	s := section{ID: "resources", Title: "Resource usage per component"}
 	ss := r.Summary.Series
@@ -254,6 +254,7 @@ func (r Report) resourceSection() (section, bool) {
 	s.para("Min, max and average CPU and memory of every component over fixed idle and load windows, per data-plane mode: the measurement of the published Istio ambient vs sidecar comparison on Bank of Anthos (Grafana min/max/avg over 10-minute windows, one namespace and eight namespaces; examples/study-a-*.yaml reproduce it).")
 	s.para("Each figure is the mean over repetitions of the per-window statistic (min, max or average of the component's usage over the window); avg is shown ± the half width of its %s confidence interval. n is the number of repetitions behind the average.", confPct(r.Summary.Confidence))
 	cpuUnit, memUnit := r.unitOf(charts.MetricCPU), r.unitOf(charts.MetricMemory)
+	nodeTotals := results.ModeNodeTotals(r.Summary, r.Meta.Cluster.Nodes)
 	for _, topo := range topos {
 		inTopo := func(x results.Series) bool { return isResource(x) && x.Topology == topo }
 		var rows [][]string
@@ -333,6 +334,9 @@ func (r Report) resourceSection() (section, bool) {
 		}
 		s.heading("Topology " + topo)
 		s.table(t)
+		if nt, ok := modeNodeTotalsTable(topo, nodeTotals, r.Meta.Cluster.Nodes); ok {
+			s.table(nt)
+		}
 		for _, sel := range charts.ResourceSelections(r.Summary) {
 			if sel.Topology != topo {
 				continue
@@ -714,30 +718,63 @@ func cniResourceTable(rrs []results.CNIResourceRow) (table, bool) {
 }
 
 // cniNodeTotalsTable adds up the test nodes' averages per window, path and test (results.CNINodeTotals): each total
-// names the nodes it covers and the ones counted, one per host; the notes say which nodes share a host, or that the
-// run did not record the nodes' host IDs (then each node counts as a machine of its own).
+// names the nodes it covers and the ones counted, one per host, with hostNotes.
 func cniNodeTotalsTable(totals []results.CNINodeTotal, nodes []results.NodeFacts) (table, bool) {
 	if len(totals) == 0 {
 		return table{}, false
 	}
+	var rows [][]string
+	var covered, notes [][]string
+	for _, t := range totals {
+		rows = append(rows, []string{t.Window, t.Path, orText(t.Test, "-"), t.Metric, charts.FormatValue(t.Avg), t.Unit,
+			strings.Join(t.Nodes, ", "), strings.Join(t.Counted, ", ")})
+		covered, notes = append(covered, t.Nodes), append(notes, t.Notes)
+	}
+	return table{ID: "study-b-node-totals", Caption: "Whole-node totals: the test nodes' averages added up, each host counted once",
+		Header:  []string{"window", "path", "test", "metric", "avg", "unit", "nodes", "counted"},
+		Numeric: []bool{false, false, false, false, true, false, false, false}, Rows: rows, Notes: hostNotes(covered, notes, nodes)}, true
+}
+
+// modeNodeTotalsTable is a mesh run's whole-node totals of one topology (results.ModeNodeTotals): per mode, window
+// and metric the test nodes' averages added up, each host once, with hostNotes.
+func modeNodeTotalsTable(topo string, totals []results.ModeNodeTotal, nodes []results.NodeFacts) (table, bool) {
+	var rows [][]string
+	var covered, notes [][]string
+	for _, t := range totals {
+		if t.Topology != topo {
+			continue
+		}
+		rows = append(rows, []string{orText(t.Mode, "(none)"), windowLabel(t.Window, t.Load), t.Metric, charts.FormatValue(t.Avg), t.Unit,
+			strings.Join(t.Nodes, ", "), strings.Join(t.Counted, ", ")})
+		covered, notes = append(covered, t.Nodes), append(notes, t.Notes)
+	}
+	if len(rows) == 0 {
+		return table{}, false
+	}
+	return table{ID: "study-a-" + slug(topo) + "-node-totals", Caption: "Whole-node totals: the test nodes' averages added up, each host counted once",
+		Header:  []string{"mode", "window", "metric", "avg", "unit", "nodes", "counted"},
+		Numeric: []bool{false, false, false, true, false, false, false}, Rows: rows, Notes: hostNotes(covered, notes, nodes)}, true
+}
+
+// hostNotes are the notes of a node totals table: the totals' own (which nodes share a host, once each), and, when a
+// total adds up several nodes whose machine and boot IDs the run did not record, that they count as machines of
+// their own.
+func hostNotes(covered, totalNotes [][]string, nodes []results.NodeFacts) []string {
 	ids := map[string]bool{}
 	for _, n := range nodes {
 		ids[n.Name] = n.MachineID != "" && n.BootID != ""
 	}
-	var rows [][]string
 	var notes, unknown []string
-	for _, t := range totals {
-		rows = append(rows, []string{t.Window, t.Path, orText(t.Test, "-"), t.Metric, charts.FormatValue(t.Avg), t.Unit,
-			strings.Join(t.Nodes, ", "), strings.Join(t.Counted, ", ")})
-		for _, n := range t.Notes {
+	for i := range covered {
+		for _, n := range totalNotes[i] {
 			if !slices.Contains(notes, n) {
 				notes = append(notes, n)
 			}
 		}
-		if len(t.Nodes) < 2 {
+		if len(covered[i]) < 2 {
 			continue
 		}
-		for _, n := range t.Nodes {
+		for _, n := range covered[i] {
 			if !ids[n] && !slices.Contains(unknown, n) {
 				unknown = append(unknown, n)
 			}
@@ -748,9 +785,7 @@ func cniNodeTotalsTable(totals []results.CNINodeTotal, nodes []results.NodeFacts
 		notes = append(notes, fmt.Sprintf("The run did not record the machine and boot IDs of %s (recorded before meshbench read them, or not reported): each is counted as a machine of its own; nodes on one host (a local cluster) would be counted once per node.",
 			strings.Join(unknown, ", ")))
 	}
-	return table{ID: "study-b-node-totals", Caption: "Whole-node totals: the test nodes' averages added up, each host counted once",
-		Header:  []string{"window", "path", "test", "metric", "avg", "unit", "nodes", "counted"},
-		Numeric: []bool{false, false, false, false, true, false, false, false}, Rows: rows, Notes: notes}, true
+	return notes
 }
 
 func compareBy(a, b string, sorter func([]string)) int {

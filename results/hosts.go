@@ -140,3 +140,53 @@ func andList(xs []string) string {
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
+
+// ModeNodeTotal is a mesh run's whole-node average of one topology, mode, load level and window, added up over the
+// test nodes each host once (SumNodes): Nodes name every node it covers, Counted the ones added.
+type ModeNodeTotal struct {
+	Topology string   `json:"topology"`
+	Mode     string   `json:"mode"`
+	Load     string   `json:"load,omitempty"`
+	Window   string   `json:"window"`
+	Metric   string   `json:"metric"`
+	Unit     string   `json:"unit"`
+	Avg      float64  `json:"avg"`
+	Nodes    []string `json:"nodes"`
+	Counted  []string `json:"counted"`
+	Notes    []string `json:"notes,omitempty"`
+}
+
+// ModeNodeTotals adds the means of the summary's node "avg" series of mesh cases (a mode set; each node a series
+// labelled node=<name>) per topology, mode, load, window, metric and unit, in series order, each host of nodes
+// counted once. A node with two series in one group (two sources) counts with its first. It is pure.
+func ModeNodeTotals(sum Summary, nodes []NodeFacts) []ModeNodeTotal {
+	type key struct{ topo, mode, load, window, metric, unit, rest string }
+	var order []key
+	figures := map[key]map[string]float64{}
+	for _, x := range sum.Series {
+		if x.Component != ComponentNode || x.Stat != statAvg || x.Mode == "" || (x.Metric != MetricCPU && x.Metric != MetricMemory) {
+			continue
+		}
+		l := ParseLabels(x.Labels)
+		node := l[labelNode]
+		if node == "" {
+			continue
+		}
+		delete(l, labelNode)
+		delete(l, labelSeries)
+		k := key{x.Topology, x.Mode, x.Load, x.Window, x.Metric, x.Unit, CanonicalLabels(l)}
+		if figures[k] == nil {
+			figures[k], order = map[string]float64{}, append(order, k)
+		}
+		if _, dup := figures[k][node]; !dup {
+			figures[k][node] = x.Mean
+		}
+	}
+	var out []ModeNodeTotal
+	for _, k := range order {
+		t := SumNodes(figures[k], nodes)
+		out = append(out, ModeNodeTotal{Topology: k.topo, Mode: k.mode, Load: k.load, Window: k.window, Metric: k.metric, Unit: k.unit,
+			Avg: t.Value, Nodes: t.Nodes, Counted: t.Counted, Notes: t.Notes})
+	}
+	return out
+}

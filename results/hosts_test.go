@@ -163,3 +163,35 @@ func TestReadRunWithoutHostIDs(t *testing.T) {
 		t.Errorf("HostGroups of nodes without IDs = %+v, want two unknown hosts", g)
 	}
 }
+
+func TestModeNodeTotals(t *testing.T) {
+	t.Parallel()
+	node := func(mode, window, load, name, metric, stat string, mean float64) Series {
+		unit := "millicores"
+		if metric == MetricMemory {
+			unit = "MiB"
+		}
+		return Series{Key: Key{Topology: "single", Mode: mode, Load: load, Window: window, Component: ComponentNode, Metric: metric, Stat: stat, Unit: unit,
+			Labels: CanonicalLabels(map[string]string{"node": name, "series": "cadvisor-root"})}, Mean: mean}
+	}
+	sum := Summary{Series: []Series{
+		node("sidecar", WindowLoad, "1000", "a", MetricCPU, "avg", 1310),
+		node("sidecar", WindowLoad, "1000", "b", MetricCPU, "avg", 1305),
+		node("sidecar", WindowLoad, "1000", "a", MetricCPU, "max", 1900), // maxima never add up
+		node("sidecar", WindowLoad, "1000", "c", MetricMemory, "avg", 100),
+		node("sidecar", WindowLoad, "1000", "a", MetricMemory, "avg", 2000),
+		node("", WindowIdle, "", "a", MetricCPU, "avg", 5), // a cni case: CNINodeTotals' part
+		{Key: Key{Topology: "single", Mode: "sidecar", Window: WindowLoad, Load: "1000", Component: ComponentSidecar, Metric: MetricCPU, Stat: "avg", Unit: "millicores"}, Mean: 40},
+	}}
+	got := ModeNodeTotals(sum, []NodeFacts{hostA, hostB, hostC})
+	want := []ModeNodeTotal{
+		{Topology: "single", Mode: "sidecar", Load: "1000", Window: WindowLoad, Metric: MetricCPU, Unit: "millicores", Avg: 1310,
+			Nodes: []string{"a", "b"}, Counted: []string{"a"},
+			Notes: []string{"nodes a, b share one host (machineID 4c1f0e9d…, bootID b0071d00…): counted once (the figure of a)"}},
+		{Topology: "single", Mode: "sidecar", Load: "1000", Window: WindowLoad, Metric: MetricMemory, Unit: "MiB", Avg: 2100,
+			Nodes: []string{"a", "c"}, Counted: []string{"a", "c"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ModeNodeTotals =\n%+v\nwant\n%+v", got, want)
+	}
+}
