@@ -235,20 +235,20 @@ func (r CNIRow) Detail() string {
 // CNIResourceRow is CPU or memory of one component over the idle window or a case's test window: the means of the
 // summary's min, avg and max series.
 type CNIResourceRow struct {
-	Window    string   `json:"window"` // idle | test
-	Path      string   `json:"path"`
-	Test      string   `json:"test,omitempty"`   // "" for idle
-	Component string   `json:"component"`        // cni-test (the path's pods) | node (one test node)
-	Node      string   `json:"node,omitempty"`   // component node: which test node
-	Series    string   `json:"series,omitempty"` // component node: the series it came from
+	Window    string `json:"window"` // idle | test
+	Path      string `json:"path"`
+	Test      string `json:"test,omitempty"`   // "" for idle
+	Component string `json:"component"`        // cni-test (the path's pods) | node (one test node)
+	Node      string `json:"node,omitempty"`   // component node: which test node
+	Series    string `json:"series,omitempty"` // component node: the series it came from
 	// Source is the sample's source label (prometheus, kubelet-resource, cgroup-1s); "" in runs before the label.
-	Source string `json:"source,omitempty"`
-	Pod    string `json:"pod,omitempty"` // source cgroup-1s: one test pod; "" for the path's pods together
-	Metric    string   `json:"metric"`           // cpu | memory
-	Unit      string   `json:"unit"`
-	Min       *float64 `json:"min,omitempty"`
-	Avg       *float64 `json:"avg,omitempty"`
-	Max       *float64 `json:"max,omitempty"`
+	Source string   `json:"source,omitempty"`
+	Pod    string   `json:"pod,omitempty"` // source cgroup-1s: one test pod; "" for the path's pods together
+	Metric string   `json:"metric"`        // cpu | memory
+	Unit   string   `json:"unit"`
+	Min    *float64 `json:"min,omitempty"`
+	Avg    *float64 `json:"avg,omitempty"`
+	Max    *float64 `json:"max,omitempty"`
 	// TooSparse is set when the average lies outside [min, max]: min and max are not figures (see AvgOutside).
 	TooSparse bool `json:"tooSparse,omitempty"`
 }

@@ -79,7 +79,7 @@ func parseWrap(args []string) (wrapOpts, error) {
 	case o.interval <= 0:
 		return o, errors.New("--interval must be positive")
 	case len(o.argv) == 0:
-		return o, errors.New("no command: cgroups --name N --dir D -- cmd args...")
+		return o, errors.New("no command: usage is cgroups --name N --dir D -- CMD [ARGS]")
 	}
 	return o, nil
 }
