@@ -151,7 +151,7 @@ func (r *Bench) cgroupResources(ctx context.Context, ls labelledSet, w results.W
 	}
 	if complete && len(series) > 0 {
 		if sum, err := cgroupstat.Sum(series, w.Start, w.End); err == nil {
-			all = CgroupSamples(w, sum, maps.Clone(ls.labels))
+			all = CgroupSamples(w, sum, ls.labels)
 		}
 	}
 	out = append(all, out...)
@@ -198,6 +198,7 @@ func podNames(set podset.PodSet) []string {
 // CgroupSamples are a cgroup-1s summary's samples: CPU (millicores) and memory (MiB) min, avg and max, min and max
 // only when the summed series shared a second. It is pure.
 func CgroupSamples(w results.Window, sum cgroupstat.Summary, labels map[string]string) []results.Sample {
+	labels = maps.Clone(labels)
 	labels[results.CNILabelSource] = results.CNISourceCgroup
 	var out []results.Sample
 	for _, m := range []struct {
