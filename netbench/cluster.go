@@ -155,6 +155,12 @@ func podBroken(p *corev1.Pod) string {
 	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 		return fmt.Sprintf("pod %s: %s", p.Status.Phase, describePod(p))
 	}
+	for _, cs := range p.Status.InitContainerStatuses {
+		// the agent copy for the cgroups wrapper: an agent image without `cgroups install` fails it
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			return fmt.Sprintf("init container %s exited (%s, code %d): %s", cs.Name, t.Reason, t.ExitCode, strings.TrimSpace(t.Message))
+		}
+	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if w := cs.State.Waiting; w != nil {
 			switch w.Reason {

@@ -42,6 +42,18 @@ const (
 	ContainerIperf3    = "iperf3"    // iperf3 -s
 	ContainerEcho      = "echo"      // meshbench-agent serve (TCP echo for the built-in RR/CRR)
 	ContainerNetserver = "netserver" // netserver -D
+	// ContainerInstallAgent is the init container that copies the agent binary into the pod's meshbench volume,
+	// for the cgroups wrapper of the network image's containers.
+	ContainerInstallAgent = "install-agent"
+)
+
+// The pod's meshbench volume (an emptyDir mounted in every container): the agent binary the init container copies
+// and the cgroups wrapper's sample files, one per container (see internal/cgroupstat).
+const (
+	volumeMeshbench = "meshbench"
+	MeshbenchDir    = "/meshbench"
+	CopiedAgent     = MeshbenchDir + "/bin/" + nettool.AgentBinary
+	CgroupsDir      = MeshbenchDir + "/cgroups"
 )
 
 // Ports are the server ports of one network namespace.
@@ -170,21 +182,42 @@ func (o Objects) ServiceObject() *corev1.Service {
 	}
 }
 
-func (o Objects) pod(r Role, node string, hostNetwork bool, cs ...corev1.Container) *corev1.Pod {
-	for i := range cs {
-		cs[i].SecurityContext = containerSecurity()
-		cs[i].ImagePullPolicy = corev1.PullPolicy(o.Images.PullPolicy)
-		cs[i].VolumeMounts = []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}} // iperf3 < 3.14 mmaps its buffers from a /tmp file
-		cs[i].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
-		}} // no limits: a throttled client measures its quota, not the network
-		cs[i].TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+// AgentIn is the agent binary a container of the pod runs its cgroups wrapper (and `cgroups dump`) with: its own
+// when it runs the agent image, the init container's copy otherwise.
+func (o Objects) AgentIn(c corev1.Container) string {
+	if c.Image == o.Images.Agent {
+		return nettool.AgentBinary
 	}
+	return CopiedAgent
+}
+
+// wrapCgroups runs a container's command under `meshbench-agent cgroups`, which samples the container's cgroup
+// every second into CgroupsDir (the resource source of cases too short for Prometheus rates). It reports whether
+// the container needs the init container's copy of the agent.
+func (o Objects) wrapCgroups(c *corev1.Container) bool {
+	agent := o.AgentIn(*c)
+	c.Command = append([]string{agent, "cgroups", "--name", c.Name, "--dir", CgroupsDir, "--"}, c.Command...)
+	return agent == CopiedAgent
+}
+
+func (o Objects) pod(r Role, node string, hostNetwork bool, cs ...corev1.Container) *corev1.Pod {
+	var inits []corev1.Container
+	needCopy := false
+	for i := range cs {
+		needCopy = o.wrapCgroups(&cs[i]) || needCopy
+	}
+	if needCopy {
+		inits = append(inits, corev1.Container{Name: ContainerInstallAgent, Image: o.Images.Agent,
+			Command: []string{nettool.AgentBinary, "cgroups", "install", "--to", MeshbenchDir + "/bin"}})
+	}
+	o.common(inits)
+	o.common(cs)
 	grace := int64(2)
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: string(r), Namespace: o.Namespace, Labels: o.Labels(r)},
 		Spec: corev1.PodSpec{
+			InitContainers:                inits,
 			Containers:                    cs,
 			RestartPolicy:                 corev1.RestartPolicyNever, // a crashed server must show, not restart silently
 			HostNetwork:                   hostNetwork,
@@ -202,8 +235,27 @@ func (o Objects) pod(r Role, node string, hostNetwork bool, cs ...corev1.Contain
 					MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
 				}}},
 			}},
-			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Volumes: []corev1.Volume{
+				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: volumeMeshbench, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			},
 		},
+	}
+}
+
+// common sets what every container of a test pod shares: least privilege, pull policy, the volumes, requests.
+func (o Objects) common(cs []corev1.Container) {
+	for i := range cs {
+		cs[i].SecurityContext = containerSecurity()
+		cs[i].ImagePullPolicy = corev1.PullPolicy(o.Images.PullPolicy)
+		cs[i].VolumeMounts = []corev1.VolumeMount{
+			{Name: "tmp", MountPath: "/tmp"}, // iperf3 < 3.14 mmaps its buffers from a /tmp file
+			{Name: volumeMeshbench, MountPath: MeshbenchDir},
+		}
+		cs[i].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
+		}} // no limits: a throttled client measures its quota, not the network
+		cs[i].TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	}
 }
 

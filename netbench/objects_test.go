@@ -102,3 +102,33 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Error("without rr/crr tests the servers should run iperf3 only")
 	}
 }
+
+// TestCgroupsWrapper: every test container runs under `meshbench-agent cgroups`, network-image containers with the
+// init container's copy of the agent, agent-image ones with their own.
+func TestCgroupsWrapper(t *testing.T) {
+	t.Parallel()
+	o := testObjects(nettool.ToolBuiltin)
+	for _, r := range append([]Role{RoleClient}, o.RolesAfterClient()...) {
+		p := o.Pod(r)
+		copied := false
+		for _, c := range p.Spec.Containers {
+			want := []string{nettool.AgentBinary, "cgroups", "--name", c.Name, "--dir", CgroupsDir, "--"}
+			if c.Image == o.Images.Network {
+				want[0], copied = CopiedAgent, true
+			}
+			if len(c.Command) <= len(want) || !slices.Equal(c.Command[:len(want)], want) {
+				t.Errorf("%s/%s: command %q does not start with %q", r, c.Name, c.Command, want)
+			}
+			if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == MeshbenchDir }) {
+				t.Errorf("%s/%s: %s not mounted", r, c.Name, MeshbenchDir)
+			}
+		}
+		hasInit := len(p.Spec.InitContainers) == 1 && p.Spec.InitContainers[0].Image == o.Images.Agent
+		if hasInit != copied || (!copied && len(p.Spec.InitContainers) != 0) {
+			t.Errorf("%s: init containers %v, network-image containers %v", r, p.Spec.InitContainers, copied)
+		}
+	}
+	if len(o.Pod(RoleClientAgent).Spec.InitContainers) != 0 {
+		t.Error("client-agent runs the agent image only: no copy needed")
+	}
+}

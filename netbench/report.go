@@ -76,6 +76,15 @@ type Row = results.CNIRow
 // NodeTotal is a whole-node average added up over named nodes, each host counted once (results.CNINodeTotals).
 type NodeTotal = results.CNINodeTotal
 
+// ResourceComponent is a resource row's component as the tables show it: "cni-test pod client" for one pod's
+// cgroup-1s figures.
+func ResourceComponent(rr ResourceRow) string {
+	if rr.Pod != "" {
+		return rr.Component + " pod " + rr.Pod
+	}
+	return rr.Component
+}
+
 // ResourceRow is CPU or memory of one component over the idle window or a case's test window (results.CNIResourceRows).
 type ResourceRow = results.CNIResourceRow
 
@@ -139,9 +148,9 @@ func (r *Report) Table() string {
 	r.writeFacts(&b)
 	sparse := false
 	if len(r.Resources) > 0 {
-		b.WriteString("\nresource use (min / avg / max over the window; node = each test node of the path on its own, [from series]):\n")
+		b.WriteString("\nresource use (min / avg / max over the window; node = each test node of the path on its own, [from series]; source = where the figure came from: the resource collector (prometheus, kubelet-resource) or cgroup-1s, the test pods' own cgroups read every second, for the path's pods together and for each pod):\n")
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "WINDOW\tPATH\tTEST\tCOMPONENT\tNODE\tMETRIC\tMIN\tAVG\tMAX\tUNIT")
+		fmt.Fprintln(tw, "WINDOW\tPATH\tTEST\tCOMPONENT\tNODE\tSOURCE\tMETRIC\tMIN\tAVG\tMAX\tUNIT")
 		for _, rr := range r.Resources {
 			node := orDash(rr.Node)
 			if rr.Series != "" {
@@ -151,8 +160,8 @@ func (r *Report) Table() string {
 			if rr.TooSparse {
 				lo, hi, sparse = results.TooSparse, results.TooSparse, true
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rr.Window, rr.Path, orDash(rr.Test), rr.Component, node, rr.Metric,
-				lo, numPtr(rr.Avg), hi, rr.Unit)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rr.Window, rr.Path, orDash(rr.Test), ResourceComponent(rr), node,
+				orDash(rr.Source), rr.Metric, lo, numPtr(rr.Avg), hi, rr.Unit)
 		}
 		_ = tw.Flush()
 	}

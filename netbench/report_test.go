@@ -167,7 +167,14 @@ func TestReportRendering(t *testing.T) {
 	res := func(kind, comp, metric, stat string, v float64, unit string, labels map[string]string) results.Sample {
 		return results.Sample{CaseID: "idle", Window: results.Window{Kind: kind}, Component: comp, Metric: metric, Stat: stat, Value: v, Unit: unit, Labels: labels}
 	}
-	sameNode := map[string]string{LabelPath: "same-node"}
+	sameNode := map[string]string{LabelPath: "same-node", results.CNILabelSource: prom.SourcePrometheus}
+	cg := func(pod string) map[string]string {
+		l := map[string]string{LabelPath: "same-node", LabelTest: "tcp", results.CNILabelSource: results.CNISourceCgroup}
+		if pod != "" {
+			l[results.CNILabelPod] = pod
+		}
+		return l
+	}
 	rows, resources := tableOf(conf, []results.Sample{
 		res("idle", "cni-test", "cpu", "min", 1, "millicores", sameNode),
 		res("idle", "cni-test", "cpu", "avg", 2, "millicores", sameNode),
@@ -179,6 +186,11 @@ func TestReportRendering(t *testing.T) {
 		res("test", "node", "cpu", "avg", 1500, "millicores", map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesCadvisor}),
 		res("test", "node", "cpu", "avg", 900, "millicores", map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node2", prom.LabelSeries: prom.NodeSeriesCadvisor}),
 		res("test", "node", "latency", "max", 1, "ms", nil),
+		// cgroup-1s: the path's pods together and one pod, beside the collector's figures
+		res("test", "cni-test", "cpu", "min", 800, "millicores", cg("")),
+		res("test", "cni-test", "cpu", "avg", 950, "millicores", cg("")),
+		res("test", "cni-test", "cpu", "max", 1100, "millicores", cg("")),
+		res("test", "cni-test", "cpu", "avg", 600, "millicores", cg("client")),
 	},
 		outcomes{Case{Path: "host", Test: "tcp", Tool: nettool.ToolIperf3, SkipReason: "only one Ready schedulable node (node1)"}, nil},
 		outcomes{Case{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []Outcome{{N: 1, Result: tcpResult(20)}, {N: 2, Result: tcpResult(21)}, {N: 3, Result: tcpResult(19.5)}}},
@@ -206,20 +218,20 @@ func TestReportRendering(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "report.csv", []byte(csv))
-	if len(rep.Resources) != 5 {
+	if len(rep.Resources) != 7 {
 		t.Fatalf("resources %+v", rep.Resources)
 	}
 	byKey := map[string]ResourceRow{}
 	for _, rr := range rep.Resources {
-		byKey[rr.Window+" "+rr.Path+" "+rr.Component+" "+rr.Node+" "+rr.Metric] = rr
+		byKey[rr.Window+" "+rr.Path+" "+ResourceComponent(rr)+" "+rr.Node+" "+rr.Source+" "+rr.Metric] = rr
 	}
-	if r := byKey["idle same-node cni-test  cpu"]; r.Max != nil || r.Avg == nil || *r.Avg != 2 || r.TooSparse {
+	if r := byKey["idle same-node cni-test  prometheus cpu"]; r.Max != nil || r.Avg == nil || *r.Avg != 2 || r.TooSparse {
 		t.Errorf("idle cni-test %+v", r)
 	}
-	if r := byKey["idle all node node1 cpu"]; !r.TooSparse {
+	if r := byKey["idle all node node1  cpu"]; !r.TooSparse {
 		t.Errorf("avg 549 outside [492, 528] is not marked too sparse: %+v", r)
 	}
-	if r := byKey["test cross-node node node2 cpu"]; r.Avg == nil || *r.Avg != 900 {
+	if r := byKey["test cross-node node node2  cpu"]; r.Avg == nil || *r.Avg != 900 {
 		t.Errorf("node2 %+v", r)
 	}
 	// cross-node/rr: node1 1500 and node2 900 are one machine's: the total is node1's, not 2400.
@@ -231,6 +243,12 @@ func TestReportRendering(t *testing.T) {
 	}
 	if cross == nil || cross.Avg != 1500 || !slices.Equal(cross.Nodes, []string{"node1", "node2"}) || !slices.Equal(cross.Counted, []string{"node1"}) {
 		t.Errorf("cross-node node total %+v: want node1's 1500 standing for the shared host", cross)
+	}
+	if r := byKey["test same-node cni-test pod client  cgroup-1s cpu"]; r.Avg == nil || *r.Avg != 600 {
+		t.Errorf("cgroup-1s client pod %+v", r)
+	}
+	if r := byKey["test same-node cni-test  cgroup-1s cpu"]; r.Min == nil || *r.Min != 800 || *r.Max != 1100 {
+		t.Errorf("cgroup-1s path total %+v", r)
 	}
 	if tab := rep.Table(); !strings.Contains(tab, results.TooSparse) || !strings.Contains(tab, "549") || strings.Contains(tab, "528") {
 		t.Errorf("the impossible row is shown as a figure:\n%s", tab)

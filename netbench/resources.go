@@ -2,12 +2,15 @@ package netbench
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/cgroupstat"
 	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
@@ -74,11 +77,25 @@ func (r *Bench) Resources(ctx context.Context, pc scenario.Case, w results.Windo
 			if noCPU != "" && s.Metric == results.MetricCPU {
 				continue
 			}
-			// The case's labels, plus the collector's own (node and series of a node sample).
+			// The case's labels, plus the collector's own (node and series of a node sample), plus its source.
 			labels := maps.Clone(ls.labels)
 			maps.Copy(labels, s.Labels)
+			labels[results.CNILabelSource] = s.Source
 			s.Labels = labels
 			out = append(out, s)
+		}
+	}
+	// The 1 s cgroup samples of the test pods: no rate range, so short cases keep their CPU.
+	for _, ls := range r.sets(pc) {
+		if ls.set.Component != results.ComponentCNITest || ls.set.Empty() {
+			continue
+		}
+		cs, note := r.cgroupResources(ctx, ls, w)
+		out = append(out, cs...)
+		if note != "" {
+			notes = append(notes, note)
+		} else if noCPU != "" {
+			r.cgroupCPU[pc.ID] = true
 		}
 	}
 	if len(notes) == 0 {
@@ -96,3 +113,115 @@ func (r *Bench) noteNodes(warnings []string) {
 		}
 	}
 }
+
+// cgroupDumpTimeout bounds one `cgroups dump` exec.
+const cgroupDumpTimeout = 30 * time.Second
+
+// cgroupResources reads the window's cgroup-1s samples of the set's pods (one `meshbench-agent cgroups dump` exec
+// per pod: the pod's containers share the sample directory) and turns them into CPU and memory min/avg/max per pod
+// and for the pods together. A pod whose samples cannot be read leaves the total out (it would be a part only);
+// the reason is the returned note, never a failure of the case.
+func (r *Bench) cgroupResources(ctx context.Context, ls labelledSet, w results.Window) ([]results.Sample, string) {
+	var out, all []results.Sample
+	var problems []string
+	var series [][]cgroupstat.Sample
+	complete := true
+	for _, pod := range podNames(ls.set) {
+		dump, err := r.cgroupDump(ctx, Role(pod), w)
+		if err != nil {
+			problems, complete = append(problems, fmt.Sprintf("%s: %v", pod, err)), false
+			continue
+		}
+		var podSeries [][]cgroupstat.Sample
+		for _, name := range slices.Sorted(maps.Keys(dump.Containers)) {
+			podSeries = append(podSeries, dump.Containers[name])
+		}
+		for name, e := range dump.Errors {
+			problems, complete = append(problems, fmt.Sprintf("%s/%s: %s", pod, name, e)), false
+		}
+		sum, err := cgroupstat.Sum(podSeries, w.Start, w.End)
+		if err != nil {
+			problems, complete = append(problems, fmt.Sprintf("%s: %v", pod, err)), false
+			continue
+		}
+		labels := maps.Clone(ls.labels)
+		labels[results.CNILabelPod] = pod
+		out = append(out, CgroupSamples(w, sum, labels)...)
+		series = append(series, podSeries...)
+	}
+	if complete && len(series) > 0 {
+		if sum, err := cgroupstat.Sum(series, w.Start, w.End); err == nil {
+			all = CgroupSamples(w, sum, ls.labels)
+		}
+	}
+	out = append(all, out...)
+	if len(problems) > 0 {
+		return out, fmt.Sprintf("%s %s resource use incomplete (%s)", results.CNISourceCgroup, ls.set.Component, strings.Join(problems, "; "))
+	}
+	return out, ""
+}
+
+// cgroupDump execs `meshbench-agent cgroups dump` for the window in the pod's first container.
+func (r *Bench) cgroupDump(ctx context.Context, role Role, w results.Window) (cgroupstat.Dump, error) {
+	p := r.pods[role]
+	if p == nil || len(p.Spec.Containers) == 0 {
+		return cgroupstat.Dump{}, errors.New("pod not deployed")
+	}
+	c := p.Spec.Containers[0]
+	cmd := []string{r.objs.AgentIn(c), "cgroups", "dump", "--dir", CgroupsDir,
+		"--since", w.Start.UTC().Format(time.RFC3339Nano), "--until", w.End.UTC().Format(time.RFC3339Nano)}
+	cctx, cancel := context.WithTimeout(ctx, cgroupDumpTimeout)
+	defer cancel()
+	stdout, stderr, err := r.d.Exec.Exec(cctx, r.cfg.Namespace, string(role), c.Name, cmd, nil)
+	if err != nil {
+		if msg := strings.TrimSpace(string(stderr)); msg != "" {
+			return cgroupstat.Dump{}, fmt.Errorf("cgroups dump: %s: %w", oneLine(msg, 200), err)
+		}
+		return cgroupstat.Dump{}, fmt.Errorf("cgroups dump: %w", err)
+	}
+	var d cgroupstat.Dump
+	if err := json.Unmarshal(stdout, &d); err != nil {
+		return cgroupstat.Dump{}, fmt.Errorf("cgroups dump output: %w", err)
+	}
+	return d, nil
+}
+
+// podNames are the set's pods in the run namespace, in order.
+func podNames(set podset.PodSet) []string {
+	var out []string
+	for _, ns := range slices.Sorted(maps.Keys(set.Pods)) {
+		out = append(out, set.Pods[ns]...)
+	}
+	return out
+}
+
+// CgroupSamples are a cgroup-1s summary's samples: CPU (millicores) and memory (MiB) min, avg and max, min and max
+// only when the summed series shared a second. It is pure.
+func CgroupSamples(w results.Window, sum cgroupstat.Summary, labels map[string]string) []results.Sample {
+	labels = maps.Clone(labels)
+	labels[results.CNILabelSource] = results.CNISourceCgroup
+	var out []results.Sample
+	for _, m := range []struct {
+		metric, unit string
+		f            cgroupstat.Figure
+	}{{results.MetricCPU, unitMillicores, sum.CPUMillicores}, {results.MetricMemory, unitMiB, sum.MemoryMiB}} {
+		stats := []struct {
+			stat string
+			v    float64
+		}{{"min", m.f.Min}, {"max", m.f.Max}, {"avg", m.f.Avg}}
+		if !m.f.HasMinMax {
+			stats = stats[2:]
+		}
+		for _, st := range stats {
+			out = append(out, results.Sample{Window: w, Source: results.CNISourceCgroup, Component: results.ComponentCNITest,
+				Metric: m.metric, Stat: st.stat, Value: st.v, Unit: m.unit, Labels: maps.Clone(labels)})
+		}
+	}
+	return out
+}
+
+// Units of the resource samples (the collectors' own: collectors/prom UnitMillicores and UnitMiB).
+const (
+	unitMillicores = "millicores"
+	unitMiB        = "MiB"
+)

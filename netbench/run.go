@@ -97,7 +97,8 @@ type Bench struct {
 	// noCPU is why, per case ID, for Resources.
 	cpuLeftOut []string
 	noCPU      map[string]string
-	nodeNotes  []string // why a test node's CPU and memory are absent, once per run
+	cgroupCPU  map[string]bool // cases among cpuLeftOut whose cgroup-1s CPU was recorded
+	nodeNotes  []string        // why a test node's CPU and memory are absent, once per run
 }
 
 // New lists the nodes, places the test pods and plans the cases (scenario's plan of the cni section with the skips
@@ -119,7 +120,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Bench, error) {
 	if cfg.DeleteTimeout == 0 {
 		cfg.DeleteTimeout = 3 * time.Minute
 	}
-	r := &Bench{cfg: cfg, d: d, pods: map[Role]*corev1.Pod{}, broken: map[Role]error{}, noCPU: map[string]string{},
+	r := &Bench{cfg: cfg, d: d, pods: map[Role]*corev1.Pod{}, broken: map[Role]error{}, noCPU: map[string]string{}, cgroupCPU: map[string]bool{},
 		report: &Report{RunID: cfg.RunID, RunDir: cfg.RunDir, Namespace: cfg.Namespace, Confidence: cfg.Confidence}}
 	nodes, err := r.listNodes(ctx)
 	if err != nil {
@@ -245,6 +246,9 @@ func (r *Bench) Notes() []string {
 		notes = append(notes, fmt.Sprintf(
 			"CPU of %d case(s) not recorded (%s): a case's traffic (samples x duration = %s) must last at least two rate ranges (%s) for its CPU figures to see only its own traffic; lengthen cni.duration or samples",
 			len(r.cpuLeftOut), strings.Join(r.cpuLeftOut, ", "), time.Duration(cfg.CNI.Samples)*cfg.CNI.Duration.Duration, 2*cfg.RateRange))
+		if n := len(r.cgroupCPU); n > 0 {
+			notes = append(notes, fmt.Sprintf("the %s source (the test pods' own cgroups, read every second) still gives the CPU of %d of them", results.CNISourceCgroup, n))
+		}
 	}
 	if cfg.Keep && r.created {
 		notes = append(notes, fmt.Sprintf("namespace %s kept (--retain): delete it with `kubectl delete namespace %s`", cfg.Namespace, cfg.Namespace))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/meshbench/meshbench/collectors/prom"
+	"github.com/meshbench/meshbench/internal/cgroupstat"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/internal/podset"
@@ -166,6 +168,8 @@ type fakeExec struct {
 	started chan struct{}
 	// fail, when it returns output, makes the command exit 1 with that output (an iperf3 error, say).
 	fail func(pod string, cmd []string) []byte
+	// cgroupsFail, when it returns an error, makes the `cgroups dump` of that pod fail.
+	cgroupsFail func(pod string) error
 	// clock, when set, moves on by testTime for every test (iperf3, agent) and records the last other exec (probes).
 	clock     *fakeClock
 	testTime  time.Duration
@@ -181,6 +185,9 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, cmd []st
 	}
 	if ns != testNS {
 		return nil, nil, fmt.Errorf("namespace %s", ns)
+	}
+	if len(cmd) > 2 && cmd[1] == "cgroups" && cmd[2] == "dump" {
+		return f.cgroupsDump(pod, container, cmd)
 	}
 	if f.clock != nil {
 		if cmd[0] == "iperf3" || cmd[0] == nettool.AgentBinary {
@@ -230,6 +237,38 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, cmd []st
 		return b, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unexpected command %q", cmd)
+}
+
+// cgroupsDump answers `meshbench-agent cgroups dump --dir D --since S --until U` like the agent would: two
+// containers per pod, sampled at the window's start, middle and end, each using 100 m of CPU and 8 MiB.
+func (f *fakeExec) cgroupsDump(pod, container string, cmd []string) ([]byte, []byte, error) {
+	want := []string{netbench.CopiedAgent, "cgroups", "dump", "--dir", netbench.CgroupsDir}
+	if pod == string(netbench.RoleClientAgent) {
+		want[0] = nettool.AgentBinary // the agent image: its own binary
+	}
+	if !slices.Equal(cmd[:len(want)], want) || container == "" {
+		return nil, []byte("bad command"), fmt.Errorf("unexpected dump command %q in %s/%s", cmd, pod, container)
+	}
+	if f.cgroupsFail != nil {
+		if err := f.cgroupsFail(pod); err != nil {
+			return nil, []byte("meshbench-agent cgroups: " + err.Error()), errors.New("command terminated with exit code 1")
+		}
+	}
+	since, err1 := time.Parse(time.RFC3339Nano, cmd[slices.Index(cmd, "--since")+1])
+	until, err2 := time.Parse(time.RFC3339Nano, cmd[slices.Index(cmd, "--until")+1])
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, nil, err
+	}
+	d := cgroupstat.Dump{Containers: map[string][]cgroupstat.Sample{}}
+	for _, c := range []string{"a", "b"} {
+		var ss []cgroupstat.Sample
+		for _, t := range []time.Time{since, since.Add(until.Sub(since) / 2), until} {
+			ss = append(ss, cgroupstat.Sample{T: t, CPUNs: uint64(t.Sub(since).Seconds() * 100e6), MemBytes: 8 << 20})
+		}
+		d.Containers[c] = ss
+	}
+	b, err := json.Marshal(d)
+	return b, nil, err
 }
 
 // fakeIperf3 is an iperf3 -J result for the command: the client dialled -c, and the server that answered is the
@@ -368,10 +407,14 @@ func TestRunTwoNodes(t *testing.T) {
 	if err != nil || !strings.Contains(string(raw), testClusterIP) {
 		t.Errorf("raw output %s: %v", svcTCP.Facts["raw.2"], err)
 	}
-	var cpu, tput int
+	var cpu, cgroupCPU, tput int
 	for _, s := range st.samples {
 		if s.Metric == "cpu" && s.Window.Kind == results.WindowTest && s.Labels[netbench.LabelTest] != "" {
-			cpu++
+			if s.Labels[results.CNILabelSource] == results.CNISourceCgroup {
+				cgroupCPU++
+			} else {
+				cpu++
+			}
 		}
 		if s.Metric == netbench.MetricThroughput && s.Labels[netbench.LabelPath] == "service" && s.Labels[netbench.LabelTest] == "udp" && s.Unit == netbench.UnitMbps {
 			tput++
@@ -379,6 +422,11 @@ func TestRunTwoNodes(t *testing.T) {
 	}
 	if cpu != 16*2*3 || tput != 2 {
 		t.Errorf("%d test-window cpu samples, %d service udp throughput samples", cpu, tput)
+	}
+	// cgroup-1s: min/avg/max of the path's pods together and of each pod; 12 pod-network cases with client,
+	// client-agent and the server, 4 host cases with host-client and host-server.
+	if want := 12*(1+3)*3 + 4*(1+2)*3; cgroupCPU != want {
+		t.Errorf("%d cgroup-1s test-window cpu samples, want %d", cgroupCPU, want)
 	}
 	if len(rep.Resources) == 0 || len(rep.Facts.MTU) != 4 || rep.Facts.ServiceClusterIP != testClusterIP {
 		t.Errorf("resources %d, mtu %+v, clusterIP %s", len(rep.Resources), rep.Facts.MTU, rep.Facts.ServiceClusterIP)
@@ -545,9 +593,20 @@ func TestRunResourceWindowsSeeOnlyTheirOwnActivity(t *testing.T) {
 				}
 			}
 			var cpu, mem int
+			cgroupCPU := map[string]int{}
 			for _, s := range st.samples {
 				if s.Window.Kind != results.WindowTest || s.Labels[netbench.LabelTest] == "" {
 					continue
+				}
+				if s.Labels[results.CNILabelSource] == results.CNISourceCgroup {
+					// 1 s samples inside the window: the CPU of every case, whatever the rate range
+					if s.Metric == "cpu" && s.Stat == "avg" && s.Labels[results.CNILabelPod] == "" {
+						cgroupCPU[s.Labels[netbench.LabelPath]+"/"+s.Labels[netbench.LabelTest]]++
+					}
+					continue
+				}
+				if (s.Metric == "cpu" || s.Metric == "memory") && s.Labels[results.CNILabelSource] != prom.SourceKubelet {
+					t.Errorf("collector sample with source label %q", s.Labels[results.CNILabelSource])
 				}
 				id := s.Labels[netbench.LabelPath] + "/" + s.Labels[netbench.LabelTest]
 				switch s.Metric {
@@ -567,6 +626,14 @@ func TestRunResourceWindowsSeeOnlyTheirOwnActivity(t *testing.T) {
 			if cpu != wantCPU || mem != 16*2*3 {
 				t.Errorf("%d test-window cpu samples (want %d), %d memory samples (want %d)", cpu, wantCPU, mem, 16*2*3)
 			}
+			if len(cgroupCPU) != 16 {
+				t.Errorf("cgroup-1s path-total CPU averages for %d cases, want all 16: %v", len(cgroupCPU), cgroupCPU)
+			}
+			for id, n := range cgroupCPU {
+				if n != 1 {
+					t.Errorf("%s: %d cgroup-1s path-total CPU averages, want 1", id, n)
+				}
+			}
 			for _, row := range rep.Rows {
 				if warned := slices.ContainsFunc(row.Warnings, func(w string) bool { return strings.Contains(w, "shorter than the rate range") }); warned == tt.wantCPU {
 					t.Errorf("%s/%s: warnings %q", row.Path, row.Test, row.Warnings)
@@ -575,6 +642,10 @@ func TestRunResourceWindowsSeeOnlyTheirOwnActivity(t *testing.T) {
 			noted := slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "CPU of 16 case(s) not recorded") })
 			if noted == tt.wantCPU {
 				t.Errorf("notes %q", rep.Notes)
+			}
+			stillGiven := slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "still gives the CPU of 16 of them") })
+			if stillGiven == tt.wantCPU {
+				t.Errorf("notes %q: the cgroup-1s CPU of the short cases should be noted", rep.Notes)
 			}
 		})
 	}
@@ -846,5 +917,46 @@ func TestRunSharedHostCountedOnce(t *testing.T) {
 	}
 	if tab := rep.Table(); !strings.Contains(tab, "node totals") || !strings.Contains(tab, "nodes node1, node2 share one host") {
 		t.Errorf("the table has no node totals with the host note:\n%s", tab)
+	}
+}
+
+// A test pod whose cgroup samples cannot be read is a note in the case's resources fact, never a failed case; the
+// other pods keep their cgroup-1s figures and the path total (which would be a part only) is left out.
+func TestRunCgroupSourceFailureIsANote(t *testing.T) {
+	t.Parallel()
+	ex := &fakeExec{cgroupsFail: func(pod string) error {
+		if pod == string(netbench.RoleServerLocal) {
+			return errors.New("no sample files in /meshbench/cgroups")
+		}
+		return nil
+	}}
+	st := &fakeStore{}
+	cfg := testConfig(t)
+	cfg.CNI.Paths = []scenario.CNIPath{scenario.CNIPathSameNode}
+	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
+	rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: ex, Store: st, Resources: fakeResources{}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(rep.Rows) != 1 || rep.Rows[0].Status != netbench.RowOK {
+		t.Fatalf("rows %+v", rep.Rows)
+	}
+	var tcp results.CaseResult
+	for _, c := range st.cases {
+		if c.CaseID == "same-node/tcp" {
+			tcp = c
+		}
+	}
+	if !strings.Contains(tcp.Facts["resources"], "cgroup-1s cni-test resource use incomplete (server-local: cgroups dump: meshbench-agent cgroups: no sample files") {
+		t.Fatalf("resources fact %q", tcp.Facts["resources"])
+	}
+	pods := map[string]bool{}
+	for _, s := range st.samples {
+		if s.CaseID == "same-node/tcp" && s.Labels[results.CNILabelSource] == results.CNISourceCgroup {
+			pods[s.Labels[results.CNILabelPod]] = true
+		}
+	}
+	if want := map[string]bool{"client": true}; !maps.Equal(pods, want) {
+		t.Fatalf("cgroup-1s samples of pods %v, want %v (no total, no server-local)", pods, want)
 	}
 }

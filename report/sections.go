@@ -667,8 +667,13 @@ func (r Report) networkSection() (section, bool) {
 	s.para("Mean of the test samples with its %s confidence interval; \"vs host\" is the mean relative to the host-network path on the same nodes, coloured green (≥ 95 %%), yellow (≥ 90 %%), orange (≥ 80 %%) or red (< 80 %%). The same table as `meshbench cni` prints.", confPct(r.Summary.Confidence))
 	s.table(table{ID: "study-b", Header: []string{"path", "test", "metric", "value", "CI", "unit", "vs host", "band", "tool", "n", "detail"},
 		Numeric: []bool{false, false, false, true, true, false, true, false, false, true, false}, Rows: out, Notes: notes})
+	// Runs before the source label: the collector the run recorded in run.json was the only source.
+	unlabelled := "not recorded"
+	if p := r.Meta.Prometheus; p != nil && p.Source != "" {
+		unlabelled = p.Source
+	}
 	rrs := results.CNIResourceRows(r.Summary)
-	if t, ok := cniResourceTable(rrs); ok {
+	if t, ok := cniResourceTable(rrs, unlabelled); ok {
 		s.table(t)
 	}
 	if t, ok := cniNodeTotalsTable(results.CNINodeTotals(rrs, r.Meta.Cluster.Nodes), r.Meta.Cluster.Nodes); ok {
@@ -685,7 +690,7 @@ func (r Report) networkSection() (section, bool) {
 
 // cniResourceTable is the pod network run's resource use (results.CNIResourceRows): min/avg/max per window, path,
 // component and node; a row whose average lies outside [min, max] shows no min or max (results.AvgOutside).
-func cniResourceTable(rrs []results.CNIResourceRow) (table, bool) {
+func cniResourceTable(rrs []results.CNIResourceRow, unlabelled string) (table, bool) {
 	if len(rrs) == 0 {
 		return table{}, false
 	}
@@ -706,11 +711,16 @@ func cniResourceTable(rrs []results.CNIResourceRow) (table, bool) {
 		if rr.Series != "" {
 			node += " [" + rr.Series + "]"
 		}
-		rows = append(rows, []string{rr.Window, rr.Path, orText(rr.Test, "-"), rr.Component, node, rr.Metric, lo, fig(rr.Avg), hi, rr.Unit})
+		comp := rr.Component
+		if rr.Pod != "" {
+			comp += " pod " + rr.Pod
+		}
+		rows = append(rows, []string{rr.Window, rr.Path, orText(rr.Test, "-"), comp, node, orText(rr.Source, unlabelled), rr.Metric, lo, fig(rr.Avg), hi, rr.Unit})
 	}
 	t := table{ID: "study-b-resources", Caption: "Resource use of the test pods and test nodes (min / avg / max over the window)",
-		Header:  []string{"window", "path", "test", "component", "node", "metric", "min", "avg", "max", "unit"},
-		Numeric: []bool{false, false, false, false, false, false, true, true, true, false}, Rows: rows}
+		Header:  []string{"window", "path", "test", "component", "node", "source", "metric", "min", "avg", "max", "unit"},
+		Numeric: []bool{false, false, false, false, false, false, false, true, true, true, false}, Rows: rows,
+		Notes: []string{"source: where each figure came from: the resource collector (prometheus, or kubelet-resource without Prometheus; rates over its rate range, so a case shorter than two rate ranges has no CPU from it) or cgroup-1s (the test pods' own cgroups read every second by the meshbench-agent wrapper of each test container; per pod and for the path's pods together)."}}
 	if sparse {
 		t.Notes = append(t.Notes, results.TooSparseNote)
 	}

@@ -17,9 +17,20 @@ const (
 	CNILabelPath = "path"
 	CNILabelTest = "test"
 	CNILabelTool = "tool"
+	// CNILabelSource names where a resource sample of a cni run came from: the resource collector's own source
+	// (prometheus, or kubelet-resource without Prometheus) or CNISourceCgroup. It keeps the sources' series apart in
+	// the summary (the Series key holds the labels, not Sample.Source).
+	CNILabelSource = "source"
+	// CNILabelPod is set on the cgroup-1s figures of one test pod; the path total has none.
+	CNILabelPod = "pod"
 
 	CNIStatValue = "value"
 )
+
+// CNISourceCgroup is the resource source of the cni test pods that needs no Prometheus: every test container runs
+// under `meshbench-agent cgroups`, which reads the container's own cgroup every second (internal/cgroupstat), so
+// cases shorter than the collector's rate range still get CPU figures.
+const CNISourceCgroup = "cgroup-1s"
 
 // CNI row statuses.
 const (
@@ -224,17 +235,20 @@ func (r CNIRow) Detail() string {
 // CNIResourceRow is CPU or memory of one component over the idle window or a case's test window: the means of the
 // summary's min, avg and max series.
 type CNIResourceRow struct {
-	Window    string   `json:"window"` // idle | test
-	Path      string   `json:"path"`
-	Test      string   `json:"test,omitempty"`   // "" for idle
-	Component string   `json:"component"`        // cni-test (the path's pods) | node (one test node)
-	Node      string   `json:"node,omitempty"`   // component node: which test node
-	Series    string   `json:"series,omitempty"` // component node: the series it came from
-	Metric    string   `json:"metric"`           // cpu | memory
-	Unit      string   `json:"unit"`
-	Min       *float64 `json:"min,omitempty"`
-	Avg       *float64 `json:"avg,omitempty"`
-	Max       *float64 `json:"max,omitempty"`
+	Window    string `json:"window"` // idle | test
+	Path      string `json:"path"`
+	Test      string `json:"test,omitempty"`   // "" for idle
+	Component string `json:"component"`        // cni-test (the path's pods) | node (one test node)
+	Node      string `json:"node,omitempty"`   // component node: which test node
+	Series    string `json:"series,omitempty"` // component node: the series it came from
+	// Source is the sample's source label (prometheus, kubelet-resource, cgroup-1s); "" in runs before the label.
+	Source string   `json:"source,omitempty"`
+	Pod    string   `json:"pod,omitempty"` // source cgroup-1s: one test pod; "" for the path's pods together
+	Metric string   `json:"metric"`        // cpu | memory
+	Unit   string   `json:"unit"`
+	Min    *float64 `json:"min,omitempty"`
+	Avg    *float64 `json:"avg,omitempty"`
+	Max    *float64 `json:"max,omitempty"`
 	// TooSparse is set when the average lies outside [min, max]: min and max are not figures (see AvgOutside).
 	TooSparse bool `json:"tooSparse,omitempty"`
 }
@@ -248,7 +262,7 @@ const (
 // CNIResourceRows groups the summary's cpu and memory series of components cni-test and node by window, path, test,
 // component, node and metric, in series order. It is pure.
 func CNIResourceRows(sum Summary) []CNIResourceRow {
-	type key struct{ window, path, test, comp, node, metric string }
+	type key struct{ window, path, test, comp, node, source, pod, metric string }
 	var order []key
 	rows := map[key]*CNIResourceRow{}
 	for _, x := range sum.Series {
@@ -259,11 +273,11 @@ func CNIResourceRows(sum Summary) []CNIResourceRow {
 		if l[CNILabelPath] == "" {
 			continue
 		}
-		k := key{x.Window, l[CNILabelPath], l[CNILabelTest], x.Component, l[labelNode], x.Metric}
+		k := key{x.Window, l[CNILabelPath], l[CNILabelTest], x.Component, l[labelNode], l[CNILabelSource], l[CNILabelPod], x.Metric}
 		r, ok := rows[k]
 		if !ok {
 			r = &CNIResourceRow{Window: k.window, Path: k.path, Test: k.test, Component: k.comp, Node: k.node, Series: l[labelSeries],
-				Metric: k.metric, Unit: x.Unit}
+				Source: k.source, Pod: k.pod, Metric: k.metric, Unit: x.Unit}
 			rows[k], order = r, append(order, k)
 		}
 		v := x.Mean

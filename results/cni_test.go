@@ -1,6 +1,7 @@
 package results
 
 import (
+	"maps"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,27 @@ func TestCNIResourceRows(t *testing.T) {
 		if n.TooSparse != tt.sparse || n.Node != "node-a" || n.Series != "cadvisor-root" || n.Path != "all" || n.Min == nil || *n.Avg != tt.avg {
 			t.Errorf("%s: %+v (sparse %v, want %v)", tt.name, n, n.TooSparse, tt.sparse)
 		}
+	}
+}
+
+// TestCNIResourceRowsSources: the same path's figures from two sources, and one pod's, are separate rows.
+func TestCNIResourceRowsSources(t *testing.T) {
+	t.Parallel()
+	res := func(v float64, labels map[string]string) Sample {
+		return Sample{CaseID: "same-node/tcp", Window: Window{Kind: WindowTest}, Component: ComponentCNITest, Metric: "cpu", Stat: "avg", Value: v, Unit: "millicores", Labels: labels}
+	}
+	samples := []Sample{
+		res(100, map[string]string{CNILabelPath: "same-node", CNILabelTest: "tcp", CNILabelSource: "prometheus"}),
+		res(120, map[string]string{CNILabelPath: "same-node", CNILabelTest: "tcp", CNILabelSource: CNISourceCgroup}),
+		res(70, map[string]string{CNILabelPath: "same-node", CNILabelTest: "tcp", CNILabelSource: CNISourceCgroup, CNILabelPod: "client"}),
+	}
+	rows := CNIResourceRows(Summarize(RunMeta{}, samples, nil, SummaryOptions{}))
+	got := map[string]float64{}
+	for _, r := range rows {
+		got[r.Source+"/"+r.Pod] = *r.Avg
+	}
+	want := map[string]float64{"prometheus/": 100, CNISourceCgroup + "/": 120, CNISourceCgroup + "/client": 70}
+	if len(rows) != 3 || !maps.Equal(got, want) {
+		t.Fatalf("rows by source/pod %v, want %v", got, want)
 	}
 }

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -28,6 +29,8 @@ func subcommands() map[string]subcommand {
 		"rr":    {help: rrHelp, run: runRR},
 		"crr":   {help: crrHelp, run: runCRR},
 		"curl":  {help: curlHelp, run: runCurl},
+		// cgroups wraps the cni test containers' commands: 1 s CPU and memory samples without Prometheus.
+		"cgroups": {help: cgroupsHelp, run: runCgroups},
 	}
 }
 
@@ -50,6 +53,10 @@ func mainE() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := c.run(ctx, os.Args[2:]); err != nil {
+		var ec exitCodeError
+		if errors.As(err, &ec) {
+			return ec.code // the wrapped command's own code, silently: its stderr already told why
+		}
 		fmt.Fprintf(os.Stderr, "meshbench-agent %s: %v\n", os.Args[1], err)
 		return 1
 	}

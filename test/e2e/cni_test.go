@@ -229,6 +229,21 @@ func TestCNIFullTable(t *testing.T) {
 	if len(run.Samples) == 0 || run.Meta.Command != "cni" || run.Summary == nil {
 		t.Errorf("run dir: %d samples, command %q, summary %v", len(run.Samples), run.Meta.Command, run.Summary != nil)
 	}
+	// Every case has cgroup-1s CPU of its path's test pods together, whatever its length: the wrapper read the pods'
+	// own cgroups every second (v1 on the local cluster's nodes).
+	cgroupCPU := map[string]float64{}
+	for _, s := range run.Samples {
+		if s.Labels[results.CNILabelSource] == results.CNISourceCgroup && s.Metric == results.MetricCPU && s.Stat == "avg" &&
+			s.Labels[results.CNILabelPod] == "" && s.Window.Kind == results.WindowTest {
+			cgroupCPU[s.CaseID] = s.Value
+		}
+	}
+	for _, row := range rep.Rows {
+		id := row.Path + "/" + row.Test
+		if v, ok := cgroupCPU[id]; !ok || !(v > 0) {
+			t.Errorf("%s: cgroup-1s CPU %v (recorded %v), want > 0", id, v, ok)
+		}
+	}
 	cniNamespaceGone(t, c, rep.Namespace)
 }
 
