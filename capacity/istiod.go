@@ -37,11 +37,16 @@ type CurveRepetition struct {
 	MemoryMiB     Stat3 `json:"memoryMiB"`
 }
 
+// MeshSize is what a curve's mesh held at one size.
+type MeshSize struct {
+	Pods       int `json:"pods"`
+	Services   int `json:"services"`
+	Namespaces int `json:"namespaces"`
+}
+
 // CurveSize is one size of the sweep and its windows.
 type CurveSize struct {
-	Pods        int               `json:"pods"`
-	Services    int               `json:"services"`
-	Namespaces  int               `json:"namespaces"`
+	MeshSize
 	Repetitions []CurveRepetition `json:"repetitions"`
 }
 
@@ -190,12 +195,12 @@ type IstiodCurveFit struct {
 	RunID    string `json:"runID"`
 	Complete bool   `json:"complete"`
 	// Sizes are the measured pod counts; Largest is the largest size's pods, services and namespaces.
-	Sizes       []int     `json:"sizes"`
-	Repetitions []int     `json:"repetitions"` // windows per size, in the order of Sizes
-	Largest     CurveSize `json:"largest"`
-	CPU         Line      `json:"cpu"`
-	Memory      Line      `json:"memory"`
-	Notes       []string  `json:"notes,omitempty"`
+	Sizes       []int    `json:"sizes"`
+	Repetitions []int    `json:"repetitions"` // windows per size, in the order of Sizes
+	Largest     MeshSize `json:"largest"`
+	CPU         Line     `json:"cpu"`
+	Memory      Line     `json:"memory"`
+	Notes       []string `json:"notes,omitempty"`
 }
 
 // FitIstiodCurve fits c at the confidence level (in (0, 1)); file names it in the output. Pure.
@@ -206,8 +211,7 @@ func FitIstiodCurve(c *IstiodCurve, file string, confidence float64) IstiodCurve
 		f.Repetitions = append(f.Repetitions, len(s.Repetitions))
 	}
 	if n := len(c.Sizes); n > 0 {
-		f.Largest = c.Sizes[n-1]
-		f.Largest.Repetitions = nil
+		f.Largest = c.Sizes[n-1].MeshSize
 	}
 	f.CPU = FitLine(curvePoints(c, results.MetricCPU), confidence)
 	f.Memory = FitLine(curvePoints(c, results.MetricMemory), confidence)

@@ -413,7 +413,7 @@ func repsText(v []int) string {
 	return ints(v)
 }
 
-func podsPerService(s CurveSize) string {
+func podsPerService(s MeshSize) string {
 	if s.Services == 0 {
 		return "-"
 	}
