@@ -200,7 +200,26 @@ type IstiodCurveFit struct {
 	Largest     MeshSize `json:"largest"`
 	CPU         Line     `json:"cpu"`
 	Memory      Line     `json:"memory"`
-	Notes       []string `json:"notes,omitempty"`
+	// RunCheck compares, per mode, what the run's own istiod used at the run's mesh size with the curve's
+	// prediction there (UseIstiodCurve).
+	RunCheck []CurveCheck `json:"runCheck,omitempty"`
+	Notes    []string     `json:"notes,omitempty"`
+}
+
+// CurveCheck is one mode's istiod as the run measured it against the curve at the run's app pods.
+type CurveCheck struct {
+	Mode    string      `json:"mode"`
+	AppPods float64     `json:"appPods"`
+	CPU     CheckFigure `json:"cpu"`    // millicores
+	Memory  CheckFigure `json:"memory"` // MiB
+}
+
+// CheckFigure is a measured mean and the curve's prediction with its interval for one new window.
+type CheckFigure struct {
+	Measured  float64  `json:"measured"`
+	Predicted Estimate `json:"predicted"`
+	// Inside is whether Measured lies in the prediction interval (false without one).
+	Inside bool `json:"inside"`
 }
 
 // FitIstiodCurve fits c at the confidence level (in (0, 1)); file names it in the output. Pure.
@@ -234,6 +253,14 @@ func FitIstiodCurve(c *IstiodCurve, file string, confidence float64) IstiodCurve
 // istiod usage fits to replace.
 func (m *Model) UseIstiodCurve(c *IstiodCurve, file string) error {
 	cf := FitIstiodCurve(c, file, m.Confidence)
+	cf.RunCheck = runCheck(m, cf)
+	for _, ck := range cf.RunCheck {
+		if !ck.CPU.Inside || !ck.Memory.Inside {
+			cf.Notes = append(cf.Notes, fmt.Sprintf("mode %s: the run's istiod used %.3g millicores and %.3g MiB at %g app pods, the curve predicts %s millicores and %s MiB there: "+
+				"outside its interval, so this istiod costs what the curve does not measure (connected proxies' xDS, other config) or the clusters differ",
+				ck.Mode, ck.CPU.Measured, ck.Memory.Measured, ck.AppPods, estText(ck.CPU.Predicted), estText(ck.Memory.Predicted)))
+		}
+	}
 	replaced := 0
 	for i := range m.Fits {
 		f := &m.Fits[i]
@@ -267,4 +294,31 @@ func curvePoints(c *IstiodCurve, metric string) []Point {
 		}
 	}
 	return out
+}
+
+// runCheck is, per mode with istiod usage fits of the run, the run's mean at its mesh size against the curve's
+// prediction there. Only a run that measured one mesh size is checked (with several, the run has its own line).
+func runCheck(m *Model, cf IstiodCurveFit) []CurveCheck {
+	var out []CurveCheck
+	for _, mode := range m.Modes {
+		cu, mu := m.Find(mode, results.ComponentIstiod, results.MetricCPU, KindUsage), m.Find(mode, results.ComponentIstiod, results.MetricMemory, KindUsage)
+		if cu == nil || mu == nil || cu.Source != "" || cu.N == 0 || cu.LoadMin != cu.LoadMax {
+			continue
+		}
+		x := cu.LoadMin
+		out = append(out, CurveCheck{Mode: mode, AppPods: x, CPU: checkFigure(cu.At(x), cf.CPU, x), Memory: checkFigure(mu.At(x), cf.Memory, x)})
+	}
+	return out
+}
+
+func checkFigure(measured float64, l Line, x float64) CheckFigure {
+	y, pi := l.Predict(x)
+	return CheckFigure{Measured: measured, Predicted: Estimate{Value: y, PI: pi}, Inside: pi != nil && measured >= pi.Low && measured <= pi.High}
+}
+
+func estText(e Estimate) string {
+	if e.PI == nil {
+		return fmt.Sprintf("%.3g (no interval)", e.Value)
+	}
+	return fmt.Sprintf("%.3g [%.3g, %.3g]", e.Value, e.PI.Low, e.PI.High)
 }

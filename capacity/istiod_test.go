@@ -357,6 +357,39 @@ func TestUseIstiodCurve(t *testing.T) {
 	}
 }
 
+// TestIstiodCurveRunCheck: the run's own istiod (at its 10 app pods, fixture: 8.6 millicores and 88 MiB with proxies
+// connected) is compared with the curve there; the fixture curve (4 millicores, 59 MiB empty) misses it and says
+// so, a curve that agrees with the run does not.
+func TestIstiodCurveRunCheck(t *testing.T) {
+	m := curveModel(t)
+	ck := m.IstiodCurve.RunCheck
+	if len(ck) != 3 {
+		t.Fatalf("run checks %+v, want one per mode with istiod (sidecar, ambient, waypoint)", ck)
+	}
+	for _, c := range ck {
+		if c.AppPods != 10 || c.CPU.Inside || c.Memory.Inside || math.Abs(c.Memory.Measured-88) > 2 || c.Memory.Predicted.PI == nil {
+			t.Errorf("%+v: want the run's 88 MiB at 10 pods outside the curve's interval", c)
+		}
+	}
+	if notes := strings.Join(m.IstiodCurve.Notes, "\n"); strings.Count(notes, "outside its interval") != 3 {
+		t.Errorf("notes:\n%s", notes)
+	}
+	agree, _ := json.Marshal(synthCurve("agree", []int{0, 250, 500, 1000}, 3,
+		func(p float64) float64 { return 88 + 0.03*p }, func(float64) float64 { return 8.6 }, 0.8, 0.4))
+	m = fixtureModel(t)
+	if err := m.UseIstiodCurve(parseCurve(t, agree), "agree.json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range m.IstiodCurve.RunCheck {
+		if !c.CPU.Inside || !c.Memory.Inside {
+			t.Errorf("a curve that agrees with the run: %+v", c)
+		}
+	}
+	if len(m.IstiodCurve.Notes) != 0 {
+		t.Errorf("notes on an agreeing curve: %v", m.IstiodCurve.Notes)
+	}
+}
+
 // TestIstiodCurveExtrapolation: a shape beyond the curve's largest size warns; one inside does not.
 func TestIstiodCurveExtrapolation(t *testing.T) {
 	m := curveModel(t)
