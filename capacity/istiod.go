@@ -1,7 +1,6 @@
 package capacity
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,8 +92,7 @@ func ParseIstiodCurve(r io.Reader) (*IstiodCurve, error) {
 		return nil, fmt.Errorf("istiod curve: %w", err)
 	}
 	var raw rawCurve
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
+	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("istiod curve: not JSON of an istiod-curve.json: %w", err)
 	}
 	if raw.Schema != IstiodCurveV1 && raw.Schema != IstiodCurveV2 {
