@@ -239,7 +239,7 @@ func FitIstiodCurve(c *IstiodCurve, file string, confidence float64) IstiodCurve
 		}
 		f.Notes = append(f.Notes, fmt.Sprintf("the sweep did not complete (%s): only the sizes it measured are fitted", why))
 	}
-	if slices.Max(f.Repetitions) < 2 {
+	if len(f.Repetitions) > 0 && slices.Max(f.Repetitions) < 2 {
 		f.Notes = append(f.Notes, "one window per size: the intervals come from the scatter around the line, linearity is not tested (hack/istiodscale -repetitions)")
 	}
 	return f

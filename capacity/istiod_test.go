@@ -420,3 +420,11 @@ func TestProjectCurveGolden(t *testing.T) {
 	}
 	goldenfile.Check(t, "testdata/project-curve.json", append(b, '\n'))
 }
+
+// An empty curve (never from ParseIstiodCurve, which rejects it) fits to nothing without panicking.
+func TestFitIstiodCurveEmpty(t *testing.T) {
+	f := FitIstiodCurve(&IstiodCurve{Schema: IstiodCurveV2, Complete: true}, "x", 0.95)
+	if f.CPU.N != 0 || f.Memory.N != 0 || len(f.Sizes) != 0 {
+		t.Errorf("%+v", f)
+	}
+}
