@@ -7,7 +7,9 @@
 //   - app and sidecar: per pod, against the app's achieved rps per pod (the entry rate spread over the app's pods);
 //   - ztunnel: per node, against the achieved rps per node;
 //   - waypoint: per waypoint, against the achieved rps per waypoint;
-//   - istiod: against the number of app pods in the mesh; a constant when the run measured one mesh size.
+//   - istiod: against the number of app pods in the mesh; a constant when the run measured one mesh size, unless
+//     Model.UseIstiodCurve replaces it by the fit of an istiod curve (hack/istiodscale: istiod at several mesh
+//     sizes, repetitions per size; ParseIstiodCurve, FitIstiodCurve).
 //
 // The load is what the load generator achieved (the sum of its clients' qps samples in the load window), never the
 // configured level: a mode that cannot keep up must not be credited with traffic it did not carry. Each repetition

@@ -53,6 +53,8 @@ type Fit struct {
 	Per       string `json:"per"`    // pod | node | waypoint | mesh
 	Unit      string `json:"unit"`   // of Y: millicores or MiB per Per
 	LoadUnit  string `json:"loadUnit"`
+	// Source is where the points come from: empty for the run, SourceIstiodCurve for an istiod curve.
+	Source string `json:"source,omitempty"`
 	Line
 	Points []Point `json:"points"`
 }
@@ -76,7 +78,9 @@ type Model struct {
 	Measured   Measured `json:"measured"`
 	Modes      []string `json:"modes"`
 	Fits       []Fit    `json:"fits"`
-	Warnings   []string `json:"warnings,omitempty"`
+	// IstiodCurve is the curve that replaced the run's istiod usage fits (UseIstiodCurve), or nil.
+	IstiodCurve *IstiodCurveFit `json:"istiodCurve,omitempty"`
+	Warnings    []string        `json:"warnings,omitempty"`
 }
 
 // Find returns the fit of mode, component, metric and kind, or nil.

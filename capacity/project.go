@@ -122,14 +122,16 @@ type Projection struct {
 	Modes         []ModeProjection `json:"modes"`
 	BreakEven     []BreakEven      `json:"breakEven,omitempty"`
 	Fits          []Fit            `json:"fits"`
-	Assumptions   []string         `json:"assumptions"`
-	Warnings      []string         `json:"warnings,omitempty"`
+	// IstiodCurve is the istiod curve the istiod usage fits come from (--istiod-curve), absent without one.
+	IstiodCurve *IstiodCurveFit `json:"istiodCurve,omitempty"`
+	Assumptions []string        `json:"assumptions"`
+	Warnings    []string        `json:"warnings,omitempty"`
 }
 
 // Project scales m's fits to the shape (which must be valid: Shape.Validate). Pure.
 func Project(m *Model, sh Shape) Projection {
 	p := Projection{SchemaVersion: SchemaVersion, RunID: m.RunID, DataPlane: m.DataPlane, Notes: m.Notes,
-		Confidence: m.Confidence, Shape: sh, Measured: m.Measured, Fits: m.Fits, Warnings: slices.Clone(m.Warnings)}
+		Confidence: m.Confidence, Shape: sh, Measured: m.Measured, Fits: m.Fits, IstiodCurve: m.IstiodCurve, Warnings: slices.Clone(m.Warnings)}
 	var none *Resources
 	var noneReserved *Resources
 	for _, mode := range m.Modes {
@@ -218,6 +220,11 @@ func Project(m *Model, sh Shape) Projection {
 	if none == nil {
 		p.Warnings = append(p.Warnings, "mode none was not measured: no difference from none")
 	}
+	if m.IstiodCurve != nil {
+		for _, n := range m.IstiodCurve.Notes {
+			p.Warnings = append(p.Warnings, "istiod curve: "+n)
+		}
+	}
 	p.Assumptions = assumptions(m, sh)
 	return p
 }
@@ -257,6 +264,10 @@ func projectFit(f *Fit, units int, x float64, sh Shape, warnings *[]string) Esti
 	}
 	switch {
 	case f.Kind == KindReserved:
+	case f.Source == SourceIstiodCurve && f.Trust == TrustConstant:
+		add(fmt.Sprintf("%s: the istiod curve measured one size (%s app pods): projected as that constant for %g app pods, not scaled", what, rangeText(f), x))
+	case f.Source == SourceIstiodCurve && !f.InRange(x):
+		add(fmt.Sprintf("%s: %g app pods is outside the istiod curve's measured %s pods: extrapolated along its line", what, x, rangeText(f)))
 	case f.Trust == TrustConstant && f.Per == PerMesh && !f.InRange(x):
 		add(fmt.Sprintf("%s: one mesh size measured (%s app pods): projected as that constant for %g app pods, not scaled", what, rangeText(f), x))
 	case f.Trust == TrustConstant && f.Per != PerMesh && !f.InRange(x) && f.N > 0:
@@ -284,6 +295,12 @@ func projectFit(f *Fit, units int, x float64, sh Shape, warnings *[]string) Esti
 }
 
 func rangeText(f *Fit) string {
+	if f.Per == PerMesh { // app pods: whole numbers, 2000 rather than 2e+03
+		if f.LoadMin == f.LoadMax {
+			return fmt.Sprintf("%g", f.LoadMin)
+		}
+		return fmt.Sprintf("%g..%g", f.LoadMin, f.LoadMax)
+	}
 	if f.LoadMin == f.LoadMax {
 		return fmt.Sprintf("%.3g", f.LoadMin)
 	}
@@ -368,7 +385,10 @@ func assumptions(m *Model, sh Shape) []string {
 	if len(m.Measured.Waypoints) > 0 {
 		a = append(a, fmt.Sprintf("one waypoint per namespace (%d); the run measured %s waypoint(s)", sh.Namespaces, ints(m.Measured.Waypoints)))
 	}
-	if len(m.Measured.AppPods) < 2 {
+	if c := m.IstiodCurve; c != nil {
+		a = append(a, fmt.Sprintf("istiod: from the curve %s (run %s, %s), not the run's own figure: fixed + slope x app pods, measured at %s pods with %s window(s) per size; largest size %d pods, %d services, %d namespaces; the curve's mesh has one service per %s pods and no connected proxy (no xDS push cost)",
+			c.File, c.RunID, c.Schema, ints(c.Sizes), repsText(c.Repetitions), c.Largest.Pods, c.Largest.Services, c.Largest.Namespaces, podsPerService(c.Largest)))
+	} else if len(m.Measured.AppPods) < 2 {
 		a = append(a, fmt.Sprintf("istiod: one mesh size measured (%s app pods): its cost is that constant, not scaled with the mesh (issue 13 section 3 measures the curve)", ints(m.Measured.AppPods)))
 	} else {
 		a = append(a, fmt.Sprintf("istiod: fitted against the app pods in the mesh, measured at %s", ints(m.Measured.AppPods)))
@@ -383,6 +403,21 @@ func assumptions(m *Model, sh Shape) []string {
 		a = append(a, fmt.Sprintf("prices: %g per vCPU-month, %g per GiB-month (1 GiB = 1024 MiB)", *sh.PriceCPU, *sh.PriceMemory))
 	}
 	return a
+}
+
+// repsText is "3" when every size has 3 windows, else each size's count.
+func repsText(v []int) string {
+	if len(v) > 0 && slices.Min(v) == slices.Max(v) {
+		return fmt.Sprint(v[0])
+	}
+	return ints(v)
+}
+
+func podsPerService(s MeshSize) string {
+	if s.Services == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3g", float64(s.Pods)/float64(s.Services))
 }
 
 func ints(v []int) string {

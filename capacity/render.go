@@ -89,8 +89,12 @@ func Text(p Projection) string {
 				slope = coef(*f.Slope) + "/krps"
 			}
 		}
+		measured := rangeText(&f)
+		if f.Source == SourceIstiodCurve {
+			measured += " (curve)"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%d\t%d\t%s\n", f.Mode, f.Component, f.Metric, f.Kind,
-			coef(f.Fixed), f.Unit, slope, f.LoadUnit, rangeText(&f), f.N, f.Levels, f.Trust)
+			coef(f.Fixed), f.Unit, slope, f.LoadUnit, measured, f.N, f.Levels, f.Trust)
 	}
 	_ = tw.Flush()
 

@@ -24,8 +24,8 @@ type Shape struct {
 	PriceMemory *float64  `json:"priceMemory,omitempty"` // per GiB-month
 }
 
-// ShapeFile is the YAML (or JSON) form of a Shape (`meshbench project -f`); rpsPerPod names a file as the flag does,
-// relative to the shape file.
+// ShapeFile is the YAML (or JSON) form of a Shape (`meshbench project -f`); rpsPerPod and istiodCurve name files as
+// their flags do, relative to the shape file.
 type ShapeFile struct {
 	Pods        *int     `json:"pods,omitempty"`
 	Nodes       *int     `json:"nodes,omitempty"`
@@ -34,13 +34,15 @@ type ShapeFile struct {
 	RPSPerPod   string   `json:"rpsPerPod,omitempty"`
 	PriceCPU    *float64 `json:"priceCPU,omitempty"`
 	PriceMemory *float64 `json:"priceMemory,omitempty"`
+	// IstiodCurve is an istiod-curve.json (hack/istiodscale) whose fit replaces the run's istiod figures.
+	IstiodCurve string `json:"istiodCurve,omitempty"`
 }
 
 // ParseShapeFile decodes a shape file strictly: an unknown field is an error naming it.
 func ParseShapeFile(data []byte) (ShapeFile, error) {
 	var f ShapeFile
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return ShapeFile{}, fmt.Errorf("shape file: %w (fields: pods, nodes, namespaces, rps, rpsPerPod, priceCPU, priceMemory)", err)
+		return ShapeFile{}, fmt.Errorf("shape file: %w (fields: pods, nodes, namespaces, rps, rpsPerPod, priceCPU, priceMemory, istiodCurve)", err)
 	}
 	return f, nil
 }

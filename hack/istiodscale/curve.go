@@ -15,12 +15,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/meshbench/meshbench/results"
 )
 
-// CurveSchema names the JSON layout of Curve.
-const CurveSchema = "meshbench.dev/istiod-curve/v1"
+// CurveSchema names the JSON layout of Curve. v2 measures every size in Method.Repetitions windows (Point.Repetitions);
+// v1 had one window per size, its figures on the point itself. capacity.ParseIstiodCurve reads both.
+const CurveSchema = "meshbench.dev/istiod-curve/v2"
 
 // NotReal says what the curve does not contain. It is written into every curve.
 var NotReal = []string{
@@ -37,6 +39,17 @@ type Stat3 struct {
 	Max float64 `json:"max"`
 }
 
+// Repetition is one measurement window at a size: what istiod used in it.
+type Repetition struct {
+	Repetition    int            `json:"repetition"` // 1, 2, ...
+	Window        results.Window `json:"window"`
+	CPUMillicores Stat3          `json:"cpuMillicores"`
+	MemoryMiB     Stat3          `json:"memoryMiB"`
+	// Istiod are istiod's own metrics: gauges at the window's end, counters as their increase over the window.
+	Istiod   map[string]float64 `json:"istiod,omitempty"`
+	Warnings []string           `json:"warnings,omitempty"`
+}
+
 // Point is one size of the sweep and what istiod used at it.
 type Point struct {
 	Pods       int `json:"pods"`
@@ -48,16 +61,17 @@ type Point struct {
 	Injected       int    `json:"injected"`
 	InjectedSample string `json:"injectedSample,omitempty"`
 	// FakeNodes and OtherPodsOnFakeNodes (DaemonSet pods that tolerate every taint, e.g. ztunnel).
-	FakeNodes            int            `json:"fakeNodes"`
-	OtherPodsOnFakeNodes int            `json:"otherPodsOnFakeNodes"`
-	Window               results.Window `json:"window"`
-	ReadySeconds         float64        `json:"readySeconds"`
-	CPUMillicores        Stat3          `json:"cpuMillicores"`
-	MemoryMiB            Stat3          `json:"memoryMiB"`
-	// Istiod are istiod's own metrics: gauges at the window's end, counters as their increase over the window.
-	Istiod         map[string]float64 `json:"istiod,omitempty"`
-	IstiodRestarts int32              `json:"istiodRestarts"`
-	Warnings       []string           `json:"warnings,omitempty"`
+	FakeNodes            int     `json:"fakeNodes"`
+	OtherPodsOnFakeNodes int     `json:"otherPodsOnFakeNodes"`
+	ReadySeconds         float64 `json:"readySeconds"`
+	// CPUMillicores and MemoryMiB summarise the repetitions (Summarize): the lowest minimum, the mean of the
+	// averages, the highest maximum. A fit uses the repetitions themselves.
+	CPUMillicores Stat3        `json:"cpuMillicores"`
+	MemoryMiB     Stat3        `json:"memoryMiB"`
+	Repetitions   []Repetition `json:"repetitions"`
+	// IstiodRestarts is istiod's container restarts after the size's last window.
+	IstiodRestarts int32    `json:"istiodRestarts"`
+	Warnings       []string `json:"warnings,omitempty"`
 }
 
 // Curve is the output.
@@ -84,6 +98,8 @@ type Method struct {
 	PodsPerNode          int     `json:"podsPerNode"`
 	SettleSeconds        float64 `json:"settleSeconds"`
 	WindowSeconds        float64 `json:"windowSeconds"`
+	Repetitions          int     `json:"repetitions"`    // windows per size
+	SpacingSeconds       float64 `json:"spacingSeconds"` // between a size's windows
 	Kwok                 string  `json:"kwok"`
 	KubernetesVersion    string  `json:"kubernetesVersion,omitempty"`
 	Prometheus           string  `json:"prometheus"`
@@ -211,19 +227,65 @@ func IstiodFigures(before, after map[string]float64) map[string]float64 {
 	return out
 }
 
-// Table renders the curve as Markdown (the report's table). It is pure.
+// Summarize is a size's figures over its repetitions: the lowest minimum, the mean of the averages (every window
+// is as long as the others), the highest maximum. Pure; no repetitions give zeros.
+func Summarize(reps []Repetition) (cpu, mem Stat3) {
+	if len(reps) == 0 {
+		return cpu, mem
+	}
+	cpu, mem = reps[0].CPUMillicores, reps[0].MemoryMiB
+	var ca, ma float64
+	for _, r := range reps {
+		cpu.Min, cpu.Max = min(cpu.Min, r.CPUMillicores.Min), max(cpu.Max, r.CPUMillicores.Max)
+		mem.Min, mem.Max = min(mem.Min, r.MemoryMiB.Min), max(mem.Max, r.MemoryMiB.Max)
+		ca += r.CPUMillicores.Avg
+		ma += r.MemoryMiB.Avg
+	}
+	n := float64(len(reps))
+	cpu.Avg, mem.Avg = ca/n, ma/n
+	return cpu, mem
+}
+
+// spread is the sample standard deviation of the repetitions' averages (NaN with fewer than 2).
+func spread(reps []Repetition, avg func(Repetition) float64) float64 {
+	xs := make([]float64, len(reps))
+	for i, r := range reps {
+		xs[i] = avg(r)
+	}
+	if len(xs) < 2 {
+		return math.NaN()
+	}
+	return stat.StdDev(xs, nil)
+}
+
+// Table renders the curve as Markdown: one row per size over its repetitions, then one row per window. It is pure.
 func Table(c Curve) string {
 	var b strings.Builder
-	b.WriteString("| pods | services | namespaces | endpoints | injected | istiod CPU m (min / avg / max) | istiod memory MiB (min / avg / max) | xDS pushes in window | k8s registry events in window | connected proxies |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---|---|---:|---:|---:|\n")
+	b.WriteString("| pods | services | namespaces | endpoints | injected | windows | istiod CPU m (min / avg / max) | CPU avg sd between windows | istiod memory MiB (min / avg / max) | memory avg sd between windows |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---|---:|---|---:|\n")
 	for _, p := range c.Points {
-		fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %s | %s | %s |\n",
-			p.Pods, p.Services, p.Namespaces, p.Endpoints, p.Injected,
-			p.CPUMillicores.Min, p.CPUMillicores.Avg, p.CPUMillicores.Max,
-			p.MemoryMiB.Min, p.MemoryMiB.Avg, p.MemoryMiB.Max,
-			figure(p.Istiod, "pilot_xds_pushes_increase"), figure(p.Istiod, "pilot_k8s_reg_events_increase"), figure(p.Istiod, "pilot_xds"))
+		fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %.1f / %.1f / %.1f | %s | %.1f / %.1f / %.1f | %s |\n",
+			p.Pods, p.Services, p.Namespaces, p.Endpoints, p.Injected, len(p.Repetitions),
+			p.CPUMillicores.Min, p.CPUMillicores.Avg, p.CPUMillicores.Max, sd(spread(p.Repetitions, func(r Repetition) float64 { return r.CPUMillicores.Avg })),
+			p.MemoryMiB.Min, p.MemoryMiB.Avg, p.MemoryMiB.Max, sd(spread(p.Repetitions, func(r Repetition) float64 { return r.MemoryMiB.Avg })))
+	}
+	b.WriteString("\n| pods | window | istiod CPU m (min / avg / max) | istiod memory MiB (min / avg / max) | xDS pushes in window | k8s registry events in window | connected proxies |\n")
+	b.WriteString("|---:|---:|---|---|---:|---:|---:|\n")
+	for _, p := range c.Points {
+		for _, r := range p.Repetitions {
+			fmt.Fprintf(&b, "| %d | %d | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %s | %s | %s |\n", p.Pods, r.Repetition,
+				r.CPUMillicores.Min, r.CPUMillicores.Avg, r.CPUMillicores.Max, r.MemoryMiB.Min, r.MemoryMiB.Avg, r.MemoryMiB.Max,
+				figure(r.Istiod, "pilot_xds_pushes_increase"), figure(r.Istiod, "pilot_k8s_reg_events_increase"), figure(r.Istiod, "pilot_xds"))
+		}
 	}
 	return b.String()
+}
+
+func sd(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 func figure(m map[string]float64, k string) string {
@@ -238,7 +300,10 @@ func figure(m map[string]float64, k string) string {
 func Marshal(c Curve) ([]byte, error) {
 	c.Points = slices.Clone(c.Points)
 	for i := range c.Points {
-		c.Points[i].Istiod = maps.Clone(c.Points[i].Istiod)
+		c.Points[i].Repetitions = slices.Clone(c.Points[i].Repetitions)
+		for j := range c.Points[i].Repetitions {
+			c.Points[i].Repetitions[j].Istiod = maps.Clone(c.Points[i].Repetitions[j].Istiod)
+		}
 	}
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {

@@ -124,17 +124,56 @@ func TestIstiodFigures(t *testing.T) {
 
 func fixtureCurve() Curve {
 	t0 := time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC)
+	win := func(from time.Duration) results.Window {
+		return results.Window{Kind: "load", Start: t0.Add(from), End: t0.Add(from + time.Minute)}
+	}
 	return Curve{Schema: CurveSchema, Started: t0, Finished: t0.Add(10 * time.Minute), RunID: "20261202-050000-abcd", Complete: true,
-		Method:  Method{Steps: []int{0, 250}, PodsPerService: 10, ServicesPerNamespace: 10, MaxNamespaces: 20, PodsPerNode: 200, SettleSeconds: 60, WindowSeconds: 60, Kwok: "kwok", Prometheus: "http://127.0.0.1:19090", ScrapeSeconds: 5, SampleSpacingSeconds: 5, RateRangeSeconds: 20},
+		Method: Method{Steps: []int{0, 250}, PodsPerService: 10, ServicesPerNamespace: 10, MaxNamespaces: 20, PodsPerNode: 200, SettleSeconds: 60, WindowSeconds: 60,
+			Repetitions: 2, SpacingSeconds: 20, Kwok: "kwok", Prometheus: "http://127.0.0.1:19090", ScrapeSeconds: 5, SampleSpacingSeconds: 5, RateRangeSeconds: 20},
 		Istiod:  Istiod{Namespace: "istio-system", Pod: "istiod-x", Requests: map[string]string{"cpu": "50m", "memory": "256Mi"}},
 		NotReal: NotReal,
 		Points: []Point{
-			{Pods: 0, Services: 0, Namespaces: 1, FakeNodes: 2, Window: results.Window{Kind: "load", Start: t0, End: t0.Add(time.Minute)},
-				CPUMillicores: Stat3{1, 2.25, 4}, MemoryMiB: Stat3{60, 61, 62}, Istiod: map[string]float64{"pilot_xds": 0, "pilot_xds_pushes_increase": 0}},
+			{Pods: 0, Services: 0, Namespaces: 1, FakeNodes: 2, CPUMillicores: Stat3{1, 2.5, 4.5}, MemoryMiB: Stat3{60, 61, 62.5},
+				Repetitions: []Repetition{
+					{Repetition: 1, Window: win(0), CPUMillicores: Stat3{1, 2.25, 4}, MemoryMiB: Stat3{60, 61, 62}, Istiod: map[string]float64{"pilot_xds": 0, "pilot_xds_pushes_increase": 0}},
+					{Repetition: 2, Window: win(80 * time.Second), CPUMillicores: Stat3{1.5, 2.75, 4.5}, MemoryMiB: Stat3{60.5, 61, 62.5}, Istiod: map[string]float64{"pilot_xds": 0}},
+				}},
 			{Pods: 250, Services: 25, Namespaces: 3, Endpoints: 250, Injected: 250, InjectedSample: "mb-istiod-scale-00/svc-0000-abc", FakeNodes: 2, OtherPodsOnFakeNodes: 2,
-				Window: results.Window{Kind: "load", Start: t0.Add(5 * time.Minute), End: t0.Add(6 * time.Minute)}, ReadySeconds: 41.5,
-				CPUMillicores: Stat3{5, 7.5, 12}, MemoryMiB: Stat3{90, 95.25, 99}, Istiod: map[string]float64{"pilot_xds": 0, "pilot_xds_pushes_increase": 3, "pilot_k8s_reg_events_increase": 12}},
+				ReadySeconds: 41.5, CPUMillicores: Stat3{5, 7.75, 12}, MemoryMiB: Stat3{90, 95.875, 99},
+				Repetitions: []Repetition{
+					{Repetition: 1, Window: win(5 * time.Minute), CPUMillicores: Stat3{5, 7.5, 12}, MemoryMiB: Stat3{90, 95.25, 99}, Istiod: map[string]float64{"pilot_xds": 0, "pilot_xds_pushes_increase": 3, "pilot_k8s_reg_events_increase": 12}},
+					{Repetition: 2, Window: win(5*time.Minute + 80*time.Second), CPUMillicores: Stat3{6, 8, 11}, MemoryMiB: Stat3{94, 96.5, 99}, Istiod: map[string]float64{"pilot_xds": 0, "pilot_xds_pushes_increase": 1, "pilot_k8s_reg_events_increase": 0},
+						Warnings: []string{"istiod metrics not read: example"}},
+				}},
 		},
+	}
+}
+
+// TestSummarize: a size's figures over its windows; the fixture's points carry what Summarize gives.
+func TestSummarize(t *testing.T) {
+	tests := []struct {
+		name     string
+		reps     []Repetition
+		cpu, mem Stat3
+	}{
+		{"none", nil, Stat3{}, Stat3{}},
+		{"one is itself", []Repetition{{CPUMillicores: Stat3{1, 2, 3}, MemoryMiB: Stat3{10, 11, 12}}}, Stat3{1, 2, 3}, Stat3{10, 11, 12}},
+		{"lowest min, mean avg, highest max", []Repetition{
+			{CPUMillicores: Stat3{2, 4, 9}, MemoryMiB: Stat3{80, 81, 82}},
+			{CPUMillicores: Stat3{1, 5, 6}, MemoryMiB: Stat3{79, 82, 85}},
+			{CPUMillicores: Stat3{3, 6, 7}, MemoryMiB: Stat3{81, 83, 84}},
+		}, Stat3{1, 5, 9}, Stat3{79, 82, 85}},
+	}
+	for _, tt := range tests {
+		cpu, mem := Summarize(tt.reps)
+		if cpu != tt.cpu || mem != tt.mem {
+			t.Errorf("%s: Summarize = %+v %+v, want %+v %+v", tt.name, cpu, mem, tt.cpu, tt.mem)
+		}
+	}
+	for _, p := range fixtureCurve().Points {
+		if cpu, mem := Summarize(p.Repetitions); cpu != p.CPUMillicores || mem != p.MemoryMiB {
+			t.Errorf("fixture point %d pods: summary %+v %+v, Summarize gives %+v %+v", p.Pods, p.CPUMillicores, p.MemoryMiB, cpu, mem)
+		}
 	}
 }
 

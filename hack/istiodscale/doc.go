@@ -12,11 +12,13 @@
 // pods' kwok-assigned IPs, so istiod's service registry sees every endpoint.
 //
 // For each size of the plan (pure: Layout) it reconciles Namespaces, Deployments and Services to that size, waits
-// until every pod is Running and Ready and the EndpointSlices list every pod, waits a settle time, then reads istiod's
-// CPU and memory over a fixed window from Prometheus with the collectors/prom catalog (the same PromQL a run uses),
-// and istiod's own counters (pilot_xds_pushes, pilot_k8s_reg_events) and gauges (pilot_services) from its
-// monitoring port through the API server's pod proxy. The curve (Curve) is written as JSON with what was not real:
-// no proxy is connected to istiod (the pods have no containers), so the xDS push cost to connected proxies is absent.
+// until every pod is Running and Ready and the EndpointSlices list every pod, waits a settle time, then measures
+// -repetitions windows spaced -spacing apart (pure: WindowPlan): istiod's CPU and memory over each window from
+// Prometheus with the collectors/prom catalog (the same PromQL a run uses), and istiod's own counters
+// (pilot_xds_pushes, pilot_k8s_reg_events) and gauges (pilot_services) from its monitoring port through the API
+// server's pod proxy. The repetitions give `meshbench project --istiod-curve` (package capacity) its intervals and
+// its linearity test. The curve (Curve, schema v2) is written as JSON with what was not real: no proxy is connected
+// to istiod (the pods have no containers), so the xDS push cost to connected proxies is absent.
 //
 // Everything it creates carries the labels app.kubernetes.io/managed-by=meshbench and meshbench.dev/istiod-scale
 // (Selector): at start it removes what an earlier, killed run left, and at the end (success, failure or Ctrl-C) it

@@ -28,6 +28,8 @@ type options struct {
 	shape                                Shape
 	podsPerNode, nodeMaxPods             int
 	settle, window, readyTimeout         time.Duration
+	repetitions                          int
+	spacing                              time.Duration
 	injection, istiodNS, istiodSelector  string
 	image                                string
 	cleanupOnly                          bool
@@ -51,6 +53,8 @@ func main() {
 	flag.IntVar(&o.nodeMaxPods, "node-max-pods", 250, "pod capacity of a fake node (< 254: its pod CIDR is a /24)")
 	flag.DurationVar(&o.settle, "settle", 60*time.Second, "wait after a size is reached, before the window")
 	flag.DurationVar(&o.window, "window", 60*time.Second, "measurement window")
+	flag.IntVar(&o.repetitions, "repetitions", 3, "measurement windows per size (the fit's intervals and linearity test come from them)")
+	flag.DurationVar(&o.spacing, "spacing", 20*time.Second, "pause between a size's windows (at least Prometheus' rate range keeps their CPU rates apart)")
 	flag.DurationVar(&o.readyTimeout, "ready-timeout", 10*time.Minute, "time for one size to be reached")
 	flag.StringVar(&o.injection, "injection-label", "istio-injection=enabled", "namespace label that turns injection on (istio.io/rev=REV for a revision)")
 	flag.StringVar(&o.istiodNS, "istiod-namespace", "istio-system", "istiod's namespace")
@@ -81,6 +85,9 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	}
 	if o.window < 30*time.Second {
 		return fmt.Errorf("window %s: at least 30 s (the CPU min/max need a few rate steps)", o.window)
+	}
+	if err := ValidateRepetitions(o.repetitions, o.spacing); err != nil {
+		return err
 	}
 	ik, iv, err := ParseLabel(o.injection)
 	if err != nil {
@@ -122,9 +129,13 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
+	if w := SpacingWarning(o.repetitions, o.spacing, piv.RateRange()); w != "" {
+		log.Warn(w)
+	}
 	curve := Curve{Schema: CurveSchema, Started: time.Now().UTC(), RunID: c.RunID, Istiod: IstiodOf(istiod), NotReal: NotReal,
 		Method: Method{Steps: steps, PodsPerService: o.shape.PodsPerService, ServicesPerNamespace: o.shape.ServicesPerNamespace,
 			MaxNamespaces: o.shape.MaxNamespaces, PodsPerNode: o.podsPerNode, SettleSeconds: o.settle.Seconds(), WindowSeconds: o.window.Seconds(),
+			Repetitions: o.repetitions, SpacingSeconds: o.spacing.Seconds(),
 			Kwok: "sigs.k8s.io/kwok v0.8.0 (out of cluster, default fast stages)", Prometheus: o.prometheus,
 			ScrapeSeconds: piv.Scrape.Seconds(), SampleSpacingSeconds: piv.Effective.Seconds(), RateRangeSeconds: piv.RateRange().Seconds(),
 			CPU:    "collectors/prom catalog: avg = increase(container_cpu_usage_seconds_total[window])/window, min/max over a rate subquery; millicores",
@@ -185,7 +196,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		if err := WriteCurve(out, curve); err != nil {
 			return err
 		}
-		log.Info("point", "pods", p.Pods, "services", p.Services, "namespaces", p.Namespaces, "endpoints", p.Endpoints,
+		log.Info("point", "pods", p.Pods, "services", p.Services, "namespaces", p.Namespaces, "endpoints", p.Endpoints, "windows", len(p.Repetitions),
 			"cpu_m_avg", fmt.Sprintf("%.1f", p.CPUMillicores.Avg), "mem_mib_avg", fmt.Sprintf("%.1f", p.MemoryMiB.Avg))
 	}
 	return nil
@@ -210,48 +221,72 @@ func measureSize(ctx context.Context, c *Cluster, meter *Meter, kw *Kwok, o opti
 	if err := kube.Sleep(ctx, nil, o.settle); err != nil {
 		return Point{}, err
 	}
-	istiod, err := FindIstiod(ctx, c.Kube, o.istiodNS, o.istiodSelector)
-	if err != nil {
-		return Point{}, err
-	}
 	p := Point{Pods: size.Pods, Services: size.Services, Namespaces: size.Namespaces, FakeNodes: nodes, ReadySeconds: ready.Seconds()}
-	before, berr := ScrapeIstiod(ctx, c.Kube, istiod)
-	start := time.Now()
-	if err := kube.Sleep(ctx, nil, o.window); err != nil {
-		return Point{}, err
+	// Each window starts where the plan puts it after the settle time, or at once when collecting the previous one
+	// (which waits for Prometheus to store its end) took longer than the spacing.
+	origin := time.Now()
+	var istiod *corev1.Pod
+	for i, span := range WindowPlan(o.repetitions, o.window, o.spacing) {
+		if err := kube.SleepUntil(ctx, nil, origin.Add(span.Start)); err != nil {
+			return Point{}, err
+		}
+		if istiod, err = FindIstiod(ctx, c.Kube, o.istiodNS, o.istiodSelector); err != nil {
+			return Point{}, err
+		}
+		r, err := measureWindow(ctx, meter, c, istiod, o.window)
+		if err != nil {
+			return Point{}, fmt.Errorf("%d pods, window %d: %w", pods, i+1, err)
+		}
+		r.Repetition = i + 1
+		p.Repetitions = append(p.Repetitions, r)
+		c.Log.Info("window", "pods", pods, "repetition", r.Repetition, "cpu_m_avg", fmt.Sprintf("%.1f", r.CPUMillicores.Avg),
+			"mem_mib_avg", fmt.Sprintf("%.1f", r.MemoryMiB.Avg))
 	}
-	w := results.Window{Kind: results.WindowLoad, Start: start, End: time.Now()}
-	after, aerr := ScrapeIstiod(ctx, c.Kube, istiod)
-	if berr != nil || aerr != nil {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("istiod metrics not read: %v", errors.Join(berr, aerr)))
-	} else {
-		p.Istiod = IstiodFigures(before, after)
-	}
-	// The objects at the window's end, so the point says what istiod held while it was measured.
+	p.CPUMillicores, p.MemoryMiB = Summarize(p.Repetitions)
+	// The objects after the last window, so the point says what istiod held while it was measured.
 	end, err := c.Observe(ctx)
 	if err != nil {
 		return Point{}, err
 	}
 	if !end.Settled(size) {
-		p.Warnings = append(p.Warnings, "the size changed during the window: "+end.String())
+		p.Warnings = append(p.Warnings, "the size changed during the windows: "+end.String())
 	}
 	p.Endpoints, p.Injected, p.InjectedSample = end.Endpoints, end.Injected, end.InjectedSample
 	if p.OtherPodsOnFakeNodes, err = c.OtherPodsOnFakeNodes(ctx, nodes); err != nil {
 		return Point{}, err
 	}
+	if now, err := c.Kube.CoreV1().Pods(istiod.Namespace).Get(ctx, istiod.Name, metav1.GetOptions{}); err == nil {
+		p.IstiodRestarts = restarts(now)
+	}
+	return p, nil
+}
+
+// measureWindow measures one window: istiod's metrics scraped before and after it, its CPU and memory from
+// Prometheus.
+func measureWindow(ctx context.Context, meter *Meter, c *Cluster, istiod *corev1.Pod, window time.Duration) (Repetition, error) {
+	var r Repetition
+	before, berr := ScrapeIstiod(ctx, c.Kube, istiod)
+	start := time.Now()
+	if err := kube.Sleep(ctx, nil, window); err != nil {
+		return r, err
+	}
+	w := results.Window{Kind: results.WindowLoad, Start: start, End: time.Now()}
+	after, aerr := ScrapeIstiod(ctx, c.Kube, istiod)
+	if berr != nil || aerr != nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("istiod metrics not read: %v", errors.Join(berr, aerr)))
+	} else {
+		r.Istiod = IstiodFigures(before, after)
+	}
 	cpu, mem, warns, err := meter.Measure(ctx, w, istiod)
 	if err != nil {
-		return Point{}, err
+		return r, err
 	}
 	qw := w
 	if q, err := queryWindow(w); err == nil {
 		qw = q
 	}
-	p.Window, p.CPUMillicores, p.MemoryMiB, p.Warnings = qw, cpu, mem, append(p.Warnings, warns...)
-	if now, err := c.Kube.CoreV1().Pods(istiod.Namespace).Get(ctx, istiod.Name, metav1.GetOptions{}); err == nil {
-		p.IstiodRestarts = restarts(now)
-	}
-	return p, nil
+	r.Window, r.CPUMillicores, r.MemoryMiB, r.Warnings = qw, cpu, mem, append(r.Warnings, warns...)
+	return r, nil
 }
 
 func restarts(p *corev1.Pod) int32 {

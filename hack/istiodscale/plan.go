@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Shape says how a pod count becomes services and namespaces.
@@ -113,4 +114,40 @@ func NodesFor(steps []int, podsPerNode int) int {
 		m = slices.Max(steps)
 	}
 	return max(1, (m+podsPerNode-1)/podsPerNode)
+}
+
+// Span is a measurement window as offsets from the end of a size's settle time.
+type Span struct{ Start, End time.Duration }
+
+// WindowPlan is where a size's repetitions fall: reps windows of length window, spacing apart (no spacing after the
+// last). Pure; reps < 1 gives none.
+func WindowPlan(reps int, window, spacing time.Duration) []Span {
+	var out []Span
+	for i := range max(reps, 0) {
+		start := time.Duration(i) * (window + spacing)
+		out = append(out, Span{Start: start, End: start + window})
+	}
+	return out
+}
+
+// ValidateRepetitions rejects a plan that measures nothing or runs windows into each other.
+func ValidateRepetitions(reps int, spacing time.Duration) error {
+	if reps < 1 {
+		return fmt.Errorf("repetitions %d: at least 1 window per size", reps)
+	}
+	if spacing < 0 {
+		return fmt.Errorf("spacing %s: must be >= 0", spacing)
+	}
+	return nil
+}
+
+// SpacingWarning says when consecutive windows share rate samples: a window's CPU minimum and maximum come from a
+// rate over rateRange that reaches back before the window's start (collectors/prom), so windows closer than
+// rateRange are not independent repetitions. Empty when they are far enough apart, or there is one window.
+func SpacingWarning(reps int, spacing, rateRange time.Duration) string {
+	if reps < 2 || spacing >= rateRange {
+		return ""
+	}
+	return fmt.Sprintf("spacing %s is shorter than Prometheus' rate range %s: consecutive windows share CPU rate samples (their min/max are not independent); -spacing %s or more avoids it",
+		spacing, rateRange, rateRange)
 }

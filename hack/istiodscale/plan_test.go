@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLayout(t *testing.T) {
@@ -139,5 +140,62 @@ func TestShapeValidate(t *testing.T) {
 	}
 	if err := DefaultShape.Validate(); err != nil {
 		t.Errorf("DefaultShape: %v", err)
+	}
+}
+
+func TestWindowPlan(t *testing.T) {
+	s := time.Second
+	tests := []struct {
+		reps            int
+		window, spacing time.Duration
+		want            []Span
+	}{
+		{1, 60 * s, 20 * s, []Span{{0, 60 * s}}},
+		{3, 60 * s, 20 * s, []Span{{0, 60 * s}, {80 * s, 140 * s}, {160 * s, 220 * s}}},
+		{2, 45 * s, 0, []Span{{0, 45 * s}, {45 * s, 90 * s}}},
+		{0, 60 * s, 20 * s, nil},
+		{-1, 60 * s, 20 * s, nil},
+	}
+	for _, tt := range tests {
+		if got := WindowPlan(tt.reps, tt.window, tt.spacing); !slices.Equal(got, tt.want) {
+			t.Errorf("WindowPlan(%d, %s, %s) = %v, want %v", tt.reps, tt.window, tt.spacing, got, tt.want)
+		}
+	}
+}
+
+func TestValidateRepetitions(t *testing.T) {
+	tests := []struct {
+		reps    int
+		spacing time.Duration
+		wantErr string
+	}{
+		{3, 20 * time.Second, ""},
+		{1, 0, ""},
+		{0, 20 * time.Second, "at least 1 window"},
+		{3, -time.Second, "spacing -1s"},
+	}
+	for _, tt := range tests {
+		err := ValidateRepetitions(tt.reps, tt.spacing)
+		if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("ValidateRepetitions(%d, %s) = %v, want %q", tt.reps, tt.spacing, err, tt.wantErr)
+		}
+	}
+}
+
+func TestSpacingWarning(t *testing.T) {
+	tests := []struct {
+		reps               int
+		spacing, rateRange time.Duration
+		want               string
+	}{
+		{3, 20 * time.Second, 20 * time.Second, ""},
+		{1, 0, 20 * time.Second, ""}, // one window: nothing to share
+		{3, 10 * time.Second, 20 * time.Second, "consecutive windows share CPU rate samples"},
+	}
+	for _, tt := range tests {
+		got := SpacingWarning(tt.reps, tt.spacing, tt.rateRange)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("SpacingWarning(%d, %s, %s) = %q, want %q", tt.reps, tt.spacing, tt.rateRange, got, tt.want)
+		}
 	}
 }

@@ -19,6 +19,7 @@ type projectFlags struct {
 	rpsPerPod          string
 	priceCPU, priceMem float64
 	holdout            string
+	istiodCurve        string
 }
 
 // NewProjectCommand projects each mode's cost to a production shape from a run's fitted lines.
@@ -32,7 +33,12 @@ ztunnel per node, waypoint per waypoint, istiod per mesh) and project them to th
 CPU and memory (usage, and reserved when the run recorded requests), the difference from mode none, the monthly
 cost at the prices given, the break-even pods per node between sidecar and ambient, the assumptions, and a
 warning wherever the projection leaves the measured range. -f reads the shape from YAML (pods, nodes,
-namespaces, rps, rpsPerPod, priceCPU, priceMemory); flags override it.
+namespaces, rps, rpsPerPod, priceCPU, priceMemory, istiodCurve); flags override it.
+
+--istiod-curve FILE takes istiod from a curve that hack/istiodscale measured (istiod-curve.json) instead of the
+run: the run sees istiod at its own mesh size only, the curve at several. istiod's CPU and memory are then fixed +
+slope x app pods fitted over the curve's windows, with prediction intervals; a shape beyond the curve's largest
+size is flagged as extrapolated.
 
 --holdout LEVEL checks the model on the run itself instead: every usage line is refitted without the load level
 LEVEL (as the scenario names it, e.g. 200) and each of that level's points is predicted with its prediction
@@ -41,13 +47,16 @@ interval; the output says which fell inside (a 95 % interval misses about 5 % of
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.holdout != "" {
+				if f.istiodCurve != "" {
+					return badInput(fmt.Errorf("--istiod-curve: --holdout checks the run's own fits; leave one of them out"))
+				}
 				return runHoldout(cmd.Context(), streams, g, f.holdout, args[0])
 			}
-			sh, err := projectShape(cmd, f)
+			sh, curve, err := projectShape(cmd, f)
 			if err != nil {
 				return badInput(err)
 			}
-			return runProject(cmd.Context(), streams, g, sh, args[0])
+			return runProject(cmd.Context(), streams, g, sh, curve, args[0])
 		},
 	}
 	fl := cmd.Flags()
@@ -59,21 +68,29 @@ interval; the output says which fell inside (a 95 % interval misses about 5 % of
 	fl.StringVar(&f.rpsPerPod, "rps-per-pod", "", `file with one pod per line: "NAME RPS" or "RPS"`)
 	fl.Float64Var(&f.priceCPU, "price-cpu", 0, "price per vCPU-month")
 	fl.Float64Var(&f.priceMem, "price-memory", 0, "price per GiB-month")
+	fl.StringVar(&f.istiodCurve, "istiod-curve", "", "istiod-curve.json (hack/istiodscale): fit istiod against the mesh size from it instead of the run")
 	fl.StringVar(&f.holdout, "holdout", "", "check the model instead: refit without this load level and predict it (no shape needed)")
 	return cmd
 }
 
-// projectShape merges the shape file and the flags that were set, reads --rps-per-pod, and validates.
-func projectShape(cmd *cobra.Command, f *projectFlags) (capacity.Shape, error) {
+// istiodCurve is a parsed curve and its file's name (as the output names it).
+type istiodCurve struct {
+	curve *capacity.IstiodCurve
+	name  string
+}
+
+// projectShape merges the shape file and the flags that were set, reads --rps-per-pod and the istiod curve, and
+// validates.
+func projectShape(cmd *cobra.Command, f *projectFlags) (capacity.Shape, *istiodCurve, error) {
 	var sf capacity.ShapeFile
 	base := ""
 	if f.file != "" {
 		data, err := os.ReadFile(f.file)
 		if err != nil {
-			return capacity.Shape{}, fmt.Errorf("--file: %w", err)
+			return capacity.Shape{}, nil, fmt.Errorf("--file: %w", err)
 		}
 		if sf, err = capacity.ParseShapeFile(data); err != nil {
-			return capacity.Shape{}, fmt.Errorf("--file %s: %w", f.file, err)
+			return capacity.Shape{}, nil, fmt.Errorf("--file %s: %w", f.file, err)
 		}
 		base = filepath.Dir(f.file)
 	}
@@ -107,26 +124,63 @@ func projectShape(cmd *cobra.Command, f *projectFlags) (capacity.Shape, error) {
 	if perPod != "" {
 		data, err := os.ReadFile(perPod)
 		if err != nil {
-			return capacity.Shape{}, fmt.Errorf("--rps-per-pod: %w", err)
+			return capacity.Shape{}, nil, fmt.Errorf("--rps-per-pod: %w", err)
 		}
 		if sh.RPSPerPod, err = capacity.ParseRPSPerPod(data); err != nil {
-			return capacity.Shape{}, fmt.Errorf("--rps-per-pod %s: %w", perPod, err)
+			return capacity.Shape{}, nil, fmt.Errorf("--rps-per-pod %s: %w", perPod, err)
 		}
+	}
+	curve, err := readIstiodCurve(sf.IstiodCurve, base, f.file, f.istiodCurve, set("istiod-curve"))
+	if err != nil {
+		return capacity.Shape{}, nil, err
 	}
 	sh.Complete()
 	if err := sh.Validate(); err != nil {
-		return capacity.Shape{}, fmt.Errorf("the production shape:\n%w", err)
+		return capacity.Shape{}, nil, fmt.Errorf("the production shape:\n%w", err)
 	}
-	return sh, nil
+	return sh, curve, nil
 }
 
-func runProject(_ context.Context, streams Streams, g *GlobalFlags, sh capacity.Shape, dir string) error {
+// readIstiodCurve reads the curve the flag names, else the shape file's istiodCurve (relative to the shape file);
+// an error names the flag or the field.
+func readIstiodCurve(field, base, shapeFile, flag string, flagSet bool) (*istiodCurve, error) {
+	path, what := flag, "--istiod-curve"
+	if !flagSet {
+		if field == "" {
+			return nil, nil
+		}
+		path, what = field, fmt.Sprintf("istiodCurve (in --file %s)", shapeFile)
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(base, path)
+		}
+	}
+	if path == "" {
+		return nil, nil
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer fh.Close()
+	c, err := capacity.ParseIstiodCurve(fh)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	return &istiodCurve{curve: c, name: filepath.Base(path)}, nil
+}
+
+func runProject(_ context.Context, streams Streams, g *GlobalFlags, sh capacity.Shape, curve *istiodCurve, dir string) error {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}
 	m, err := loadModel(dir)
 	if err != nil {
 		return err
+	}
+	if curve != nil {
+		if err := m.UseIstiodCurve(curve.curve, curve.name); err != nil {
+			return badInput(fmt.Errorf("--istiod-curve: %w", err))
+		}
 	}
 	p := capacity.Project(m, sh)
 	return printValue(streams.Out, g.Output, p, func() string { return capacity.Text(p) })

@@ -105,3 +105,82 @@ func TestProjectHoldout(t *testing.T) {
 		t.Errorf("unknown level: exit %d\n%s", code, errOut)
 	}
 }
+
+// curveFixture is capacity's synthetic istiod curve (capacity/testdata/istiod-curve.json).
+var curveFixture = filepath.Join("..", "..", "..", "capacity", "testdata", "istiod-curve.json")
+
+// TestProjectIstiodCurve: --istiod-curve prints capacity's golden projection with the curve, and a shape file's
+// istiodCurve (relative to the file) gives the same.
+func TestProjectIstiodCurve(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ format, golden string }{{"table", "project-curve.txt"}, {"json", "project-curve.json"}} {
+		code, out, errOut := run(t, append(goldenArgs, "--istiod-curve", curveFixture, "-o", c.format)...)
+		if code != ExitOK {
+			t.Fatalf("-o %s: exit %d\n%s", c.format, code, errOut)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", c.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("-o %s differs from capacity/testdata/%s (go test ./capacity -update, then review)", c.format, c.golden)
+		}
+	}
+	dir := t.TempDir()
+	data, err := os.ReadFile(curveFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "curves", "istiod-curve.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "shape.yaml")
+	if err := os.WriteFile(file, []byte("pods: 500\nnodes: 20\nnamespaces: 10\nrps: 5000\npriceCPU: 25\npriceMemory: 3.5\nistiodCurve: curves/istiod-curve.json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "project", fixtureRun("capacity"), "-f", file)
+	want, _ := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", "project-curve.txt"))
+	if code != ExitOK || out != string(want) {
+		t.Errorf("istiodCurve in the shape file: exit %d, output differs from project-curve.txt\n%s", code, errOut)
+	}
+}
+
+func TestProjectIstiodCurveBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.json")
+	if err := os.WriteFile(broken, []byte(`{"schema": "meshbench.dev/istiod-curve/v2", "points": [{"pods": 0, "services": 0, "namespaces": 1}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shape := filepath.Join(dir, "shape.yaml")
+	if err := os.WriteFile(shape, []byte("pods: 5\nnodes: 1\nnamespaces: 1\nrps: 3\nistiodCurve: broken.json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shapeArgs := []string{"--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "3"}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{append(shapeArgs, "--istiod-curve", filepath.Join(dir, "absent.json")), []string{"--istiod-curve: open", "absent.json"}},
+		{append(shapeArgs, "--istiod-curve", broken), []string{"--istiod-curve " + broken, "points[0].repetitions: missing or empty"}},
+		{[]string{"-f", shape}, []string{"istiodCurve (in --file " + shape + ") " + broken, "points[0].repetitions"}},
+		{[]string{"--holdout", "500", "--istiod-curve", curveFixture}, []string{"--istiod-curve: --holdout"}},
+	} {
+		code, _, errOut := run(t, append([]string{"project", fixtureRun("capacity")}, c.args...)...)
+		if code != ExitBadInput {
+			t.Errorf("%v: exit %d, want %d\n%s", c.args, code, ExitBadInput, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", c.args, w, errOut)
+			}
+		}
+	}
+	// The flag overrides the file's field (the broken one is never read).
+	if code, _, errOut := run(t, "project", fixtureRun("capacity"), "-f", shape, "--istiod-curve", curveFixture); code != ExitOK {
+		t.Errorf("--istiod-curve over a broken istiodCurve: exit %d\n%s", code, errOut)
+	}
+}
