@@ -48,7 +48,7 @@ func chainLatency(mode string, level int, stat string, depth float64) float64 {
 }
 
 func writeChainFixture(dir string) error {
-	start := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	start := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC) // before the other fixtures of 12-01: report.LatestRun's test expects aa-2 and regression latest
 	nodes := make([]results.NodeFacts, 3)
 	for i := range nodes {
 		nodes[i] = results.NodeFacts{Name: fmt.Sprintf("node-%d", i+1), CPU: "4", Memory: "16Gi", KubeletVersion: "v1.37.2"}
@@ -62,7 +62,7 @@ func writeChainFixture(dir string) error {
 		"spec": map[string]any{"workload": map[string]any{"app": "fortio-chain", "chain": map[string]any{"depth": 2, "fanOut": 1}, "topologies": topos},
 			"modes": chainModes, "load": map[string]any{"qps": chainLevels, "connections": 4},
 			"windows": map[string]any{"idle": "1m0s", "load": "3m0s", "repetitions": 3}}})
-	meta := results.RunMeta{RunID: "20261202-030000-chain", Command: "run", Start: start, Scenario: spec,
+	meta := results.RunMeta{RunID: "20261201-010000-chain", Command: "run", Start: start, Scenario: spec,
 		Tool: results.ToolInfo{Version: "v0.1.0", Commit: "3f2a9c1", GoVersion: "go1.26.8"},
 		Cluster: results.ClusterFacts{KubernetesVersion: "v1.37.2", Nodes: nodes,
 			Istio: &results.IstioFacts{Version: "1.28.1", AmbientCapable: true, DataPlane: results.DataPlaneIstio}},
