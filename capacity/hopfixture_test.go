@@ -249,12 +249,3 @@ func TestHopsRecoverTruth(t *testing.T) {
 		t.Errorf("no warning that the cost fits pool the depths: %q", m.Warnings)
 	}
 }
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
