@@ -21,4 +21,9 @@
 // Project scales the fits to a Shape (pods, nodes, namespaces, rps, prices) with prediction intervals, sums them per
 // mode (mesh and app), compares with mode none, prices them, and states the break-even pods per node between
 // sidecar and ambient where one exists; every projection outside the measured range carries a warning.
+//
+// BuildHops (hop.go) fits, on a run of a fortio chain at several depths (scenario topologies[].chainDepth, case fact
+// chain-depth), client latency p50/p90/p99 = fixed + slope x depth per mode and load level, and the latency each mesh
+// mode adds per hop: its slope minus mode none's, with a Welch-Satterthwaite interval. Too few depths, no mode none
+// or too few repetitions give a reason instead of a number. The cost fits of such a run pool its depths (Build warns).
 package capacity

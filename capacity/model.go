@@ -81,6 +81,8 @@ type Model struct {
 	// IstiodCurve is the curve that replaced the run's istiod usage fits (UseIstiodCurve), or nil.
 	IstiodCurve *IstiodCurveFit `json:"istiodCurve,omitempty"`
 	Warnings    []string        `json:"warnings,omitempty"`
+	// Hops is the latency added per hop (BuildHops); nil unless the run measured several chain depths.
+	Hops *Hops `json:"hops,omitempty"`
 }
 
 // Find returns the fit of mode, component, metric and kind, or nil.
@@ -229,19 +231,10 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 	slices.Sort(m.Measured.AppPods)
 	slices.Sort(m.Measured.Nodes)
 	slices.Sort(m.Measured.Waypoints)
-	slices.SortStableFunc(m.Measured.Levels, func(a, b string) int {
-		x, ea := strconv.ParseFloat(a, 64)
-		y, eb := strconv.ParseFloat(b, 64)
-		switch {
-		case ea == nil && eb == nil:
-			return cmp.Compare(x, y)
-		case ea == nil:
-			return -1 // numbers before "max"
-		case eb == nil:
-			return 1
-		}
-		return cmp.Compare(a, b)
-	})
+	slices.SortStableFunc(m.Measured.Levels, compareLevels)
+	if m.Hops = BuildHops(run, confidence); m.Hops != nil {
+		warn(poolingWarning(m.Hops.Depths))
+	}
 	if len(m.Fits) == 0 {
 		return m, fmt.Errorf("run %s: no load-window cpu or memory samples of app, sidecar, ztunnel, waypoint or istiod in ok cases with an achieved rate: nothing to fit", m.RunID)
 	}

@@ -126,12 +126,14 @@ type Projection struct {
 	IstiodCurve *IstiodCurveFit `json:"istiodCurve,omitempty"`
 	Assumptions []string        `json:"assumptions"`
 	Warnings    []string        `json:"warnings,omitempty"`
+	// Hops is the latency added per hop, when the run measured several chain depths (Model.Hops).
+	Hops *Hops `json:"hops,omitempty"`
 }
 
 // Project scales m's fits to the shape (which must be valid: Shape.Validate). Pure.
 func Project(m *Model, sh Shape) Projection {
 	p := Projection{SchemaVersion: SchemaVersion, RunID: m.RunID, DataPlane: m.DataPlane, Notes: m.Notes,
-		Confidence: m.Confidence, Shape: sh, Measured: m.Measured, Fits: m.Fits, IstiodCurve: m.IstiodCurve, Warnings: slices.Clone(m.Warnings)}
+		Confidence: m.Confidence, Shape: sh, Measured: m.Measured, Fits: m.Fits, IstiodCurve: m.IstiodCurve, Warnings: slices.Clone(m.Warnings), Hops: m.Hops}
 	var none *Resources
 	var noneReserved *Resources
 	for _, mode := range m.Modes {

@@ -78,6 +78,10 @@ func Text(p Projection) string {
 		}
 	}
 
+	if p.Hops != nil {
+		hopsText(&b, p.Hops)
+	}
+
 	fmt.Fprintf(&b, "\nFits (per unit: fixed + slope x load, %.0f %% intervals)\n", 100*p.Confidence)
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODE\tCOMPONENT\tMETRIC\tKIND\tFIXED\tSLOPE\tLOAD\tMEASURED\tN\tLEVELS\tTRUST")
@@ -116,6 +120,48 @@ func Text(p Projection) string {
 		}
 	}
 	return b.String()
+}
+
+// hopsText renders the latency added per hop of each mesh mode, then the per-mode slopes it comes from.
+func hopsText(b *strings.Builder, h *Hops) {
+	fmt.Fprintf(b, "\nAdded latency per hop (client latency against chain depth %s: a mode's slope minus none's; %.0f %% intervals, Welch-Satterthwaite df)\n",
+		intsText(h.Depths), 100*h.Confidence)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODE\tLOAD\tSTAT\tADDED PER HOP\tDF\tNOTE")
+	for _, a := range h.Added {
+		v, df := "-", "-"
+		if a.Value != nil {
+			v, df = coef(Coef{Value: *a.Value, CI: a.CI})+" ms", fmt.Sprintf("%.1f", a.DF)
+		}
+		note := a.Reason
+		if note == "" {
+			note = strings.Join(a.Notes, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Mode, a.Load, a.Stat, v, df, note)
+	}
+	_ = tw.Flush()
+	b.WriteString("\nPer-hop fits (latency = fixed + slope x depth per mode and load level)\n")
+	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODE\tLOAD\tSTAT\tFIXED\tSLOPE\tDEPTHS\tN\tTRUST")
+	for _, f := range h.Fits {
+		slope := "-"
+		if f.Slope != nil {
+			slope = coef(*f.Slope) + " ms per hop"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s ms\t%s\t%s\t%d\t%s\n", f.Mode, f.Load, f.Stat, coef(f.Fixed), slope, intsText(f.Depths), f.N, f.Trust)
+	}
+	_ = tw.Flush()
+	for _, w := range h.Warnings {
+		fmt.Fprintf(b, "WARNING: %s\n", w)
+	}
+}
+
+func intsText(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
 }
 
 func est(r *Resources, cpu bool) string {

@@ -28,13 +28,20 @@ func (a *workloadsAdapter) Ensure(ctx context.Context, topo scenario.Topology) (
 	if err != nil {
 		return runner.Target{}, err
 	}
-	return runner.Target{
-		Target: t,
-		Facts: map[string]string{
-			"app": string(t.App), "namespaces": strings.Join(t.Namespaces, ","), "services": strconv.Itoa(len(t.Services)),
-			"replicas": strconv.Itoa(topo.Replicas), "app-pods": strconv.Itoa(t.ExpectedPods()), "entry-url": t.EntryURL,
-		},
-	}, nil
+	return runner.Target{Target: t, Facts: targetFacts(a.s.Spec.Workload, topo, t)}, nil
+}
+
+// targetFacts are the case facts of a deployed app (capacity reads app-pods and chain-depth).
+func targetFacts(w scenario.Workload, topo scenario.Topology, t workloads.Target) map[string]string {
+	facts := map[string]string{
+		"app": string(t.App), "namespaces": strings.Join(t.Namespaces, ","), "services": strconv.Itoa(len(t.Services)),
+		"replicas": strconv.Itoa(topo.Replicas), "app-pods": strconv.Itoa(t.ExpectedPods()), "entry-url": t.EntryURL,
+	}
+	if ch := w.ChainFor(topo); ch != nil && w.App == scenario.AppFortioChain {
+		// capacity.FactChainDepth: the hops below the entry, which capacity.BuildHops fits latency against.
+		facts["chain-depth"] = strconv.Itoa(ch.Depth)
+	}
+	return facts
 }
 
 func (a *workloadsAdapter) WaitReady(ctx context.Context, t runner.Target) error {

@@ -16,6 +16,10 @@ func (r Report) capacitySection() (section, bool) {
 	s := section{ID: "capacity", Title: "Capacity planning"}
 	m, err := capacity.Build(&results.Run{Meta: r.Meta, Samples: r.Samples, Cases: r.Cases}, r.Summary.Confidence)
 	if err != nil || !slices.ContainsFunc(m.Fits, func(f capacity.Fit) bool { return f.Slope != nil }) {
+		if m != nil && m.Hops != nil { // one load level but several chain depths: the per-hop figures alone
+			hopSubsection(&s, m, false)
+			return s, true
+		}
 		return s, false
 	}
 	s.para("Cost per unit as fixed + slope x load, fitted over every repetition of every load level (the load is the achieved rate, not the configured one); %s confidence intervals. `meshbench project RUN_DIR --pods N --nodes M --namespaces K --rps R` projects these lines to a production shape, with prediction intervals and the warnings of leaving the measured range.",
@@ -67,7 +71,52 @@ func (r Report) capacitySection() (section, bool) {
 			}
 		}
 	}
+	if m.Hops != nil {
+		hopSubsection(&s, m, true)
+	}
 	return s, true
+}
+
+// hopSubsection: the latency each mesh mode adds per hop of the chain (capacity.BuildHops), and the limitation of
+// the cost fits above on such a run.
+func hopSubsection(s *section, m *capacity.Model, withFits bool) {
+	h := m.Hops
+	s.heading("Added latency per hop")
+	pooled := ""
+	if withFits {
+		pooled = " The cost fits above pool the cases of every depth: their per-pod figures are an average over the depths."
+	}
+	depths := make([]string, len(h.Depths))
+	for i, d := range h.Depths {
+		depths[i] = fmt.Sprint(d)
+	}
+	s.para("Client latency of successful requests fitted as fixed + slope x chain depth (depths %s) per mode, load level and percentile over every repetition; a mesh mode's added latency per hop is its slope minus mode none's, with a %s confidence interval (Student t at the Welch-Satterthwaite degrees of freedom).%s",
+		strings.Join(depths, ", "), confPct(h.Confidence), pooled)
+	var rows [][]string
+	slopes := map[string]string{}
+	for _, f := range h.Fits {
+		if f.Slope != nil {
+			slopes[f.Mode+"/"+f.Load+"/"+f.Stat] = coefText(*f.Slope)
+		}
+	}
+	for _, a := range h.Added {
+		added, df := "no figure: "+a.Reason, "-"
+		if a.Value != nil {
+			added, df = coefText(capacity.Coef{Value: *a.Value, CI: a.CI}), fmt.Sprintf("%.1f", a.DF)
+		}
+		mode, none := slopes[a.Mode+"/"+a.Load+"/"+a.Stat], slopes["none/"+a.Load+"/"+a.Stat]
+		rows = append(rows, []string{a.Mode, a.Load, a.Stat, orDash(mode), orDash(none), added, df})
+	}
+	s.table(table{ID: "capacity-hops", Caption: "Latency per hop in ms: each mode's slope against the chain depth, and what the mesh adds to none's",
+		Header:  []string{"mode", "load", "stat", "mode ms per hop", "none ms per hop", "added ms per hop", "df"},
+		Numeric: []bool{false, true, false, true, true, true, true}, Rows: rows, Notes: h.Warnings})
+}
+
+func orDash(v string) string {
+	if v == "" {
+		return "-"
+	}
+	return v
 }
 
 func perOf(component string) string {

@@ -3,8 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/results"
 )
 
 // TestCapacitySection: a run with three load levels gets the capacity planning section, its fits table and one
@@ -64,5 +67,36 @@ func TestCapacitySection(t *testing.T) {
 	}
 	if bytes.Contains(Build(readRun(t, "sample")).Markdown(), []byte("Capacity planning")) {
 		t.Error("a run with one load level has a capacity planning section")
+	}
+}
+
+// TestCapacityHops: a run of several chain depths gets the "Added latency per hop" subsection with one row per mesh
+// mode, load level and percentile; a run of one depth does not.
+func TestCapacityHops(t *testing.T) {
+	t.Parallel()
+	md := Build(readRun(t, "chain-depth")).Markdown()
+	golden(t, "chain-depth/report.md", md)
+	i := bytes.Index(md, []byte("### Added latency per hop"))
+	if i < 0 || !bytes.Contains(md[:i], []byte("## Capacity planning")) {
+		t.Fatal("no Added latency per hop subsection in the capacity planning section")
+	}
+	rows := 0
+	for _, line := range strings.Split(string(md[i:]), "\n") {
+		if strings.HasPrefix(line, "| sidecar |") || strings.HasPrefix(line, "| ambient |") {
+			rows++
+		}
+	}
+	if rows != 2*2*3 {
+		t.Errorf("%d rows of sidecar and ambient, want 12 (2 levels x p50, p90, p99)", rows)
+	}
+	// One load level: no cost slope, but the per-hop figures still have their subsection.
+	one := readRun(t, "chain-depth")
+	one.Cases = slices.DeleteFunc(one.Cases, func(c results.CaseResult) bool { return c.Load != "250" })
+	one.Samples = slices.DeleteFunc(one.Samples, func(s results.Sample) bool { return s.Load != "250" })
+	if md := Build(one).Markdown(); !bytes.Contains(md, []byte("### Added latency per hop")) || bytes.Contains(md, []byte("| 500 | p50 |")) {
+		t.Error("a run of one load level and several depths: no per-hop subsection, or one with the dropped level")
+	}
+	if bytes.Contains(Build(readRun(t, "capacity")).Markdown(), []byte("Added latency per hop")) {
+		t.Error("a run of one chain depth has the per-hop subsection")
 	}
 }

@@ -113,6 +113,9 @@ func setWorkloadDefaults(w *Workload) {
 			if t.Kind == TopologyMulti && t.Namespaces > 0 {
 				t.Name = fmt.Sprintf("multi%d", t.Namespaces)
 			}
+			if t.ChainDepth > 0 { // keeps the names, and so the case IDs, of topologies of several depths distinct
+				t.Name += fmt.Sprintf("-d%d", t.ChainDepth)
+			}
 		}
 		setDefault(&t.Replicas, w.Replicas)
 	}

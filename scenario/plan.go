@@ -214,7 +214,7 @@ const (
 	estPerPod       = 3 * time.Second
 )
 
-// topologySize is the number of app namespaces and pods of a topology: fortio-chain has Chain.Services() services,
+// topologySize is the number of app namespaces and pods of a topology: fortio-chain has ChainFor(t).Services() services,
 // Bank of Anthos six services and two databases (databases stay at one replica; workloads/bankofanthos.go).
 func topologySize(w Workload, t Topology) (namespaces, pods int) {
 	services, fixed := 1, 0
@@ -222,7 +222,7 @@ func topologySize(w Workload, t Topology) (namespaces, pods int) {
 	case w.App == AppBankOfAnthos:
 		services, fixed = 6, 2
 	case w.Chain != nil:
-		services = w.Chain.Services()
+		services = w.ChainFor(t).Services()
 	}
 	namespaces = 1
 	if t.Kind == TopologyMulti {

@@ -295,3 +295,31 @@ func mustParse(t *testing.T, doc string) *Scenario {
 	}
 	return s
 }
+
+// TestChainDepthTopologies: chainDepth names the topologies <kind>-d<depth> (distinct case IDs), ChainFor gives each
+// its depth, and the estimate's topology size follows it; without chainDepth nothing changes.
+func TestChainDepthTopologies(t *testing.T) {
+	t.Parallel()
+	s, err := Load("../examples/chain-depth.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		name  string
+		depth int
+		pods  int
+	}{{"single-d1", 1, 2}, {"single-d2", 2, 3}, {"single-d4", 4, 5}} {
+		topo := s.Spec.Workload.Topologies[i]
+		_, pods := topologySize(s.Spec.Workload, topo)
+		if topo.Name != want.name || s.Spec.Workload.ChainFor(topo).Depth != want.depth || pods != want.pods {
+			t.Errorf("topology %d: %s depth %d pods %d, want %s %d %d", i, topo.Name, s.Spec.Workload.ChainFor(topo).Depth, pods, want.name, want.depth, want.pods)
+		}
+	}
+	if c := NewPlan(s).Cases[0]; c.ID != "single-d1.none.q250.r1" {
+		t.Errorf("first case ID %q", c.ID)
+	}
+	plain := mustParse(t, "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: z}\nspec:\n  workload: {app: fortio-chain, chain: {depth: 3, fanOut: 1}}\n")
+	if topo := plain.Spec.Workload.Topologies[0]; topo.Name != "single" || plain.Spec.Workload.ChainFor(topo).Depth != 3 {
+		t.Errorf("without chainDepth: %+v depth %d, want single with the workload's depth 3", topo, plain.Spec.Workload.ChainFor(topo).Depth)
+	}
+}

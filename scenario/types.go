@@ -160,6 +160,25 @@ type Topology struct {
 	Namespaces int `json:"namespaces,omitempty"`
 	// Replicas overrides workload.replicas for this topology.
 	Replicas int `json:"replicas,omitempty" mb:"defaulted"`
+	// ChainDepth overrides workload.chain.depth for this topology (fortio-chain only, 1..6; unset: the
+	// workload's depth), so that one run measures several depths and `meshbench project` can fit the latency added
+	// per hop. The default name then ends in "-d<depth>" (e.g. "single-d4").
+	ChainDepth int `json:"chainDepth,omitempty" mb:"defaulted"`
+}
+
+// MaxChainDepth is the deepest chain a scenario may ask for (workload.chain.depth and topologies[].chainDepth).
+const MaxChainDepth = 6
+
+// ChainFor is the chain topology t deploys: workload.chain with t's chainDepth when set; nil without a chain.
+func (w Workload) ChainFor(t Topology) *Chain {
+	if w.Chain == nil {
+		return nil
+	}
+	c := *w.Chain
+	if t.ChainDepth > 0 {
+		c.Depth = t.ChainDepth
+	}
+	return &c
 }
 
 // Resources are container resource requests and limits as Kubernetes quantities.

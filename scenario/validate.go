@@ -162,13 +162,13 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 	switch {
 	case w.App == AppFortioChain && w.Chain != nil:
 		cp := p.Child("chain")
-		c.intRange(cp.Child("depth"), w.Chain.Depth, 1, 6, "")
+		c.intRange(cp.Child("depth"), w.Chain.Depth, 1, MaxChainDepth, "")
 		c.intRange(cp.Child("fanOut"), w.Chain.FanOut, 1, 8, "")
 		c.intRange(cp.Child("payloadBytes"), w.Chain.PayloadBytes, 0, 1<<20, "")
-		if w.Chain.Depth >= 1 && w.Chain.FanOut >= 1 && w.Chain.Depth <= 6 && w.Chain.FanOut <= 8 {
+		if chainSane(w.Chain) {
 			services = w.Chain.Services()
-			if services > 200 {
-				c.add(cp, "describes %d services (1 + fanOut + fanOut^2 ... up to depth); at most 200: lower depth or fanOut", services)
+			if services > maxChainServices {
+				c.add(cp, "describes %d services (1 + fanOut + fanOut^2 ... up to depth); at most %d: lower depth or fanOut", services, maxChainServices)
 			}
 		}
 	case w.App != AppFortioChain && w.Chain != nil:
@@ -190,8 +190,21 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 		if t.Kind == TopologySingle && t.Namespaces != 0 {
 			c.add(tp.Child("namespaces"), "is only used with kind \"multi\" (got %d); remove it or set kind: multi", t.Namespaces)
 		}
-		if t.Kind == TopologyMulti && (t.Namespaces < 0 || t.Namespaces > services) {
-			c.add(tp.Child("namespaces"), "must be between 0 (one service per namespace) and the number of services (%d) (got %d)", services, t.Namespaces)
+		topoServices := services
+		switch {
+		case t.ChainDepth != 0 && w.App != AppFortioChain:
+			c.add(tp.Child("chainDepth"), "is only used with app \"fortio-chain\" (got %d); remove it or change workload.app", t.ChainDepth)
+		case t.ChainDepth != 0:
+			c.intRange(tp.Child("chainDepth"), t.ChainDepth, 1, MaxChainDepth, "leave it out to use workload.chain.depth")
+			if ch := w.ChainFor(t); ch != nil && chainSane(ch) && t.ChainDepth <= MaxChainDepth {
+				topoServices = ch.Services()
+				if topoServices > maxChainServices {
+					c.add(tp.Child("chainDepth"), "describes %d services with workload.chain.fanOut %d; at most %d: lower chainDepth or fanOut", topoServices, ch.FanOut, maxChainServices)
+				}
+			}
+		}
+		if t.Kind == TopologyMulti && (t.Namespaces < 0 || t.Namespaces > topoServices) {
+			c.add(tp.Child("namespaces"), "must be between 0 (one service per namespace) and the number of services (%d) (got %d)", topoServices, t.Namespaces)
 		}
 		if t.Replicas != w.Replicas { // an inherited value was already checked at workload.replicas
 			c.intRange(tp.Child("replicas"), t.Replicas, 1, 100, "")
@@ -224,6 +237,14 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 			}
 		}
 	}
+}
+
+// maxChainServices bounds a fortio-chain's services (one Deployment each).
+const maxChainServices = 200
+
+// chainSane says whether depth and fan-out are in range, so that Services() is small enough to compute.
+func chainSane(ch *Chain) bool {
+	return ch.Depth >= 1 && ch.FanOut >= 1 && ch.Depth <= MaxChainDepth && ch.FanOut <= 8
 }
 
 func validateModes(c *collector, p *field.Path, modes []Mode) {

@@ -7,7 +7,7 @@
 //     shared/reference/istio-modes.md (ports, probes, resources, security context, env, the five ConfigMaps and a
 //     jwt-key Secret per namespace). Off GCP, tracing and metrics exporters are disabled. When services are spread
 //     over namespaces every address is a FQDN (svc.ns.svc.cluster.local).
-//   - fortio-chain: the synthetic graph of scenario.Chain. Service chain-0 is the entry; every non-leaf service is
+//   - fortio-chain: the synthetic graph of scenario.Chain (a topology's chainDepth replaces its depth: Workload.ChainFor). Service chain-0 is the entry; every non-leaf service is
 //     `meshbench-agent serve --forward` (fortio's MultiServer, MirrorOrigin: the incoming path and query are sent on
 //     unchanged, so `?size=N` reaches the leaves), leaves are fortio echo servers.
 //

@@ -30,7 +30,7 @@ func ChainChildren(i, n, f int) []int {
 }
 
 func (b *builder) fortioChain() error {
-	ch := b.s.Spec.Workload.Chain
+	ch := b.s.Spec.Workload.ChainFor(b.topo) // the topology's chainDepth, when set, replaces the workload's depth
 	if ch == nil {
 		return fmt.Errorf("fortio-chain: spec.workload.chain is not set (scenario defaults not applied?)")
 	}

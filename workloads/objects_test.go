@@ -246,6 +246,41 @@ func TestChain(t *testing.T) {
 	}
 }
 
+// TestChainDepthPerTopology: a topology's chainDepth replaces workload.chain.depth; the others keep it, and the
+// namespaces follow the defaulted names (single-d<depth>), so topologies of several depths never share one.
+func TestChainDepthPerTopology(t *testing.T) {
+	t.Parallel()
+	s := mustScenario(t, `apiVersion: meshbench.dev/v1alpha1
+kind: Scenario
+metadata: {name: chain}
+spec:
+  workload:
+    app: fortio-chain
+    chain: {depth: 2, fanOut: 1}
+    topologies:
+    - {kind: single, chainDepth: 4}
+    - {kind: single}
+`)
+	for i, want := range []struct {
+		ns       string
+		services int
+		leaf     string
+	}{{"mb-single-d4", 5, "chain-4"}, {"mb-single", 3, "chain-2"}} {
+		objs, target, err := Objects(s, s.Spec.Workload.Topologies[i], "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(target.Namespaces, []string{want.ns}) || len(target.Services) != want.services {
+			t.Errorf("topology %d: namespaces %v, %d services; want [%s], %d", i, target.Namespaces, len(target.Services), want.ns, want.services)
+		}
+		for _, o := range objs {
+			if d, ok := o.(*appsv1.Deployment); ok && d.Name == want.leaf && strings.Contains(strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "), "--forward") {
+				t.Errorf("topology %d: %s is the leaf of the chain but forwards", i, d.Name)
+			}
+		}
+	}
+}
+
 func TestChainChildren(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

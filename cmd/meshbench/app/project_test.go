@@ -184,3 +184,27 @@ func TestProjectIstiodCurveBadInput(t *testing.T) {
 		t.Errorf("--istiod-curve over a broken istiodCurve: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestProjectChainDepth: on a run of several chain depths the command prints capacity's golden projection with the
+// added latency per hop (table and JSON "hops"); a run of one depth has neither.
+func TestProjectChainDepth(t *testing.T) {
+	t.Parallel()
+	args := append([]string{"project", fixtureRun("chain-depth")}, goldenArgs[2:]...)
+	for _, c := range []struct{ format, golden string }{{"table", "project-chain-depth.txt"}, {"json", "project-chain-depth.json"}} {
+		code, out, errOut := run(t, append(args, "-o", c.format)...)
+		if code != ExitOK {
+			t.Fatalf("-o %s: exit %d\n%s", c.format, code, errOut)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", c.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("-o %s differs from capacity/testdata/%s (go test ./capacity -update, then review)", c.format, c.golden)
+		}
+	}
+	code, out, _ := run(t, append(goldenArgs, "-o", "json")...)
+	if code != ExitOK || strings.Contains(out, `"hops"`) {
+		t.Errorf("a run without chain depths: exit %d, hops in the JSON: %v", code, strings.Contains(out, `"hops"`))
+	}
+}
