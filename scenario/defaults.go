@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"hash/fnv"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -46,6 +47,9 @@ type LoadOptions struct {
 	// ImageTag is the default of spec.images.tag: the running meshbench's version as an image tag. Empty:
 	// DefaultImageTag.
 	ImageTag string
+	// BaseDir is the directory workload.manifests paths are relative to: LoadWith sets the scenario file's
+	// directory; empty: the working directory.
+	BaseDir string
 }
 
 // apply sets what the options decide on a decoded scenario, before SetDefaults.
@@ -54,6 +58,9 @@ func (o LoadOptions) apply(s *Scenario) {
 		s.Spec.Images.Registry = o.ImageRegistry
 	}
 	setDefault(&s.Spec.Images.Tag, o.ImageTag)
+	if m := s.Spec.Workload.Manifests; m != nil {
+		m.BaseDir = o.BaseDir
+	}
 }
 
 // SetDefaults fills every unset field. It is idempotent and pure. The cni section is defaulted only when present:
@@ -128,8 +135,51 @@ func setLoadDefaults(l *LoadSpec, app App) {
 	setDefault(&l.Connections, 4) // Istio's published performance figures use 4 client connections
 	if l.Path == "" {
 		l.Path = "/"
-		if app == AppBankOfAnthos {
+		switch app {
+		case AppBankOfAnthos:
 			l.Path = "/home"
+		case AppBookinfo:
+			l.Path = "/productpage"
+		}
+	}
+	for i := range l.Targets {
+		t := &l.Targets[i]
+		setDefault(&t.Protocol, ProtocolHTTP)
+		setDefault(&t.Weight, 1)
+		if t.URL == "" {
+			switch t.Protocol {
+			case ProtocolGRPC:
+				setDefault(&t.Port, 8079)
+			case ProtocolTCP:
+				setDefault(&t.Port, 8078)
+			default:
+				setDefault(&t.Port, 80)
+			}
+			if t.Protocol == ProtocolHTTP {
+				setDefault(&t.Path, l.Path)
+			}
+		}
+		if t.Name == "" {
+			t.Name = t.Service
+			if t.Name == "" {
+				t.Name = urlHost(t.URL)
+			}
+		}
+	}
+	if lg := l.Login; lg != nil {
+		setDefault(&lg.Method, "GET")
+		if lg.URL == "" {
+			setDefault(&lg.Port, 80)
+		}
+		setDefault(&lg.SetHeader, "Cookie")
+		if lg.Value == "" {
+			lg.Value = "{value}"
+			if name, ok := strings.CutPrefix(lg.Capture, "cookie:"); ok && strings.EqualFold(lg.SetHeader, "Cookie") {
+				lg.Value = name + "={value}"
+			}
+		}
+		if lg.Timeout.Duration == 0 {
+			lg.Timeout = D(3 * time.Minute)
 		}
 	}
 	if l.WarmUp.Duration == 0 {
@@ -139,6 +189,18 @@ func setLoadDefaults(l *LoadSpec, app App) {
 		l.TrimEnd = D(5 * time.Second)
 	}
 	setDefault(&l.Clients, 1)
+}
+
+// urlHost is the host of a target URL (with or without a scheme), or the URL itself when it has none.
+func urlHost(raw string) string {
+	u := raw
+	if !strings.Contains(u, "://") {
+		u = "x://" + u
+	}
+	if pu, err := url.Parse(u); err == nil && pu.Hostname() != "" {
+		return pu.Hostname()
+	}
+	return raw
 }
 
 // fillDuration defaults the load run to exactly cover warm-up, trims and the measured window.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -31,6 +32,9 @@ func LoadWith(path string, o LoadOptions) (*Scenario, error) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("read scenario %s: %w", path, err)
+	}
+	if o.BaseDir == "" {
+		o.BaseDir = filepath.Dir(path)
 	}
 	return loadData(data, o)
 }
@@ -136,6 +140,20 @@ func CheckFiles(s *Scenario) Problems {
 		}
 		if _, err := os.Stat(f.val); err != nil {
 			ps = append(ps, Problem{Path: f.path, Message: fmt.Sprintf("cannot read %q: %v; fix the path or remove the field", f.val, err)})
+		}
+	}
+	if m := s.Spec.Workload.Manifests; m != nil && s.Spec.Workload.App == AppManifests {
+		for i, f := range m.Paths {
+			if _, err := os.Stat(m.Resolve(f)); err != nil && strings.TrimSpace(f) != "" {
+				ps = append(ps, Problem{Path: fmt.Sprintf("spec.workload.manifests.paths[%d]", i),
+					Message: fmt.Sprintf("cannot read %q: %v; fix the path (relative paths are read from the scenario file's directory)", f, errors.Unwrap(err))})
+			}
+		}
+		if k := m.Kustomization; k != "" {
+			if fi, err := os.Stat(m.Resolve(k)); err != nil || !fi.IsDir() {
+				ps = append(ps, Problem{Path: "spec.workload.manifests.kustomization",
+					Message: fmt.Sprintf("%q is not a directory: name the directory holding kustomization.yaml (relative paths are read from the scenario file's directory)", k)})
+			}
 		}
 	}
 	return ps

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -82,10 +83,24 @@ type App string
 const (
 	AppBankOfAnthos App = "bank-of-anthos"
 	AppFortioChain  App = "fortio-chain"
+	// AppBookinfo is Istio's sample Bookinfo (productpage, details, reviews v1-v3, ratings), the app of the published
+	// ambient-vs-sidecar blog benchmarks.
+	AppBookinfo App = "bookinfo"
+	// AppManifests is the team's own app from its YAML files, directories or a kustomization (workload.manifests).
+	AppManifests App = "manifests"
+	// AppExisting is an app already deployed in namespaces the user names (workload.existing); never deleted.
+	AppExisting App = "existing"
 )
 
 // Apps lists the valid apps.
-var Apps = []App{AppBankOfAnthos, AppFortioChain}
+var Apps = []App{AppBankOfAnthos, AppFortioChain, AppBookinfo, AppManifests, AppExisting}
+
+// CatalogApps are the apps whose objects meshbench builds itself.
+var CatalogApps = []App{AppBankOfAnthos, AppFortioChain, AppBookinfo}
+
+// UserApp reports whether the app is the user's own (manifests or existing): its load targets come from
+// spec.load.targets, and every workload it runs counts as component "app".
+func (a App) UserApp() bool { return a == AppManifests || a == AppExisting }
 
 // Workload is the app and its placement.
 type Workload struct {
@@ -93,6 +108,10 @@ type Workload struct {
 	App App `json:"app"`
 	// Chain shapes the fortio-chain graph; only with app fortio-chain.
 	Chain *Chain `json:"chain,omitempty"`
+	// Manifests is where the objects of app "manifests" come from; only with that app.
+	Manifests *Manifests `json:"manifests,omitempty"`
+	// Existing names the namespaces of app "existing"; only with that app.
+	Existing *Existing `json:"existing,omitempty"`
 	// Topologies to deploy the app in; each is measured with every mode. Default: one "single" topology.
 	Topologies []Topology `json:"topologies,omitempty" mb:"defaulted"`
 	// Replicas per service (Deployments; databases stay at 1). A topology may override it.
@@ -107,6 +126,56 @@ type Workload struct {
 	// topologies (svc.ns.svc.<domain>). Empty: detected from the kubelet's configuration (clusterDomain), else
 	// "cluster.local".
 	ClusterDomain string `json:"clusterDomain,omitempty"`
+}
+
+// Manifests is the user's own app as Kubernetes YAML. Exactly one of Paths and Kustomization is set. Every object
+// must be namespaced and of a kind meshbench can place (cluster-scoped objects, CRDs and webhooks are refused at
+// validation, before anything is applied). meshbench applies the objects with server-side apply into each
+// topology's namespaces (their own metadata.namespace is replaced), labels them with the run, scales the workloads
+// Scale names and waits for readiness by the objects' own conditions.
+type Manifests struct {
+	// Paths are YAML or JSON files, or directories whose *.yaml, *.yml and *.json files are read (not recursive),
+	// relative to the scenario file's directory. Multi-document YAML is read document by document.
+	Paths []string `json:"paths,omitempty"`
+	// Kustomization is a directory holding a kustomization.yaml, relative to the scenario file's directory, built
+	// with sigs.k8s.io/kustomize/api (the library of kubectl kustomize).
+	Kustomization string `json:"kustomization,omitempty"`
+	// Scale lists the Deployments and StatefulSets ("name" or "Kind/name") that take the topology's replicas
+	// (workload.replicas or topologies[].replicas); the others keep the replicas of their manifest.
+	Scale []string `json:"scale,omitempty"`
+	// Placement puts objects into the namespaces of a multi topology: object name (every kind of that name) or
+	// "Kind/name" -> namespace index (0 is the entry namespace). Objects not named go to namespace 0. Only with
+	// multi topologies.
+	Placement map[string]int `json:"placement,omitempty"`
+	// ServiceRefs are the Service names whose references in container env values and args are rewritten to fully
+	// qualified names (svc.ns.svc.<domain>) when the Service lands in another namespace than the referring pod, so
+	// a multi topology's cross-namespace calls resolve. A reference is the name as a whole host: "backend",
+	// "backend:8080", "http://backend/x"; "backend-v2" is not touched.
+	ServiceRefs []string `json:"serviceRefs,omitempty"`
+
+	// BaseDir is the directory relative paths are read from: the scenario file's directory (set by Load), else the
+	// working directory. Not part of the file.
+	BaseDir string `json:"-"`
+}
+
+// Resolve is path as read: relative paths are taken from BaseDir.
+func (m Manifests) Resolve(path string) string {
+	if filepath.IsAbs(path) || m.BaseDir == "" {
+		return path
+	}
+	return filepath.Join(m.BaseDir, path)
+}
+
+// Existing is an app already deployed. meshbench never creates, scales or deletes its objects: it changes only the
+// namespaces' mode labels and the workloads' restart annotations, records every change (namespace-labels.json in
+// the run directory) before making it, and restores them at the end, after a failure and after Ctrl-C (and
+// `meshbench cleanup` from the record). Requires --allow-existing-namespaces.
+type Existing struct {
+	// Namespaces holding the app, the entry namespace first.
+	Namespaces []string `json:"namespaces"`
+	// Workloads restricts the app to these Deployments and StatefulSets ("name", "Kind/name" or
+	// "namespace/Kind/name"); empty: every Deployment and StatefulSet of the namespaces.
+	Workloads []string `json:"workloads,omitempty"`
 }
 
 // Istio selects the control plane the benchmark uses.
@@ -246,6 +315,70 @@ type LoadSpec struct {
 	Jitter bool `json:"jitter,omitempty"`
 	// Uniform spreads requests uniformly across connections (fortio -uniform).
 	Uniform bool `json:"uniform,omitempty"`
+	// Targets are where load goes for apps "manifests" and "existing" (required there), or instead of a catalog
+	// app's entry service. The QPS level and connections are split between them by weight; latency is recorded per
+	// target and over all.
+	Targets []LoadTarget `json:"targets,omitempty"`
+	// Login runs once per topology and mode before load, from inside the mesh; what it captures is sent with every
+	// load request (bank-of-anthos' login is one instance of it).
+	Login *Login `json:"login,omitempty"`
+}
+
+// Load target protocols: fortio's HTTP client, its gRPC health/ping client, its TCP echo client.
+const (
+	ProtocolHTTP = "http"
+	ProtocolGRPC = "grpc"
+	ProtocolTCP  = "tcp"
+)
+
+// LoadTarget is one destination of load. Either Service (with Port) or URL is set.
+type LoadTarget struct {
+	// Name labels the target's samples; default the service name (or the URL's host).
+	Name string `json:"name,omitempty" mb:"defaulted"`
+	// Service is a Service of the app; meshbench finds the namespace it was placed in (existing: the first of
+	// existing.namespaces that has it, unless Namespace is set).
+	Service string `json:"service,omitempty"`
+	// Namespace pins the Service's namespace (app existing only: the deployed namespace's name).
+	Namespace string `json:"namespace,omitempty"`
+	// Port of the Service (number); default 80 (http), 8079 (grpc, fortio's), 8078 (tcp, fortio's echo).
+	Port int `json:"port,omitempty" mb:"defaulted"`
+	// Path of HTTP requests; default load.path.
+	Path string `json:"path,omitempty" mb:"defaulted"`
+	// URL is a full URL instead of Service/Port/Path (http://, https://; grpc targets host:port; tcp://host:port).
+	URL string `json:"url,omitempty"`
+	// Protocol is http (default), grpc (fortio's grpc health check, or ping against a fortio server) or tcp.
+	Protocol string `json:"protocol,omitempty" mb:"defaulted"`
+	// Weight is this target's share of the load (relative; default 1).
+	Weight int `json:"weight,omitempty" mb:"defaulted"`
+	// Headers are added to this target's requests (besides what login captured).
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Login is a request whose response supplies a cookie or header that load requests then carry.
+type Login struct {
+	// Service, Port, Path or URL address the login request as in a load target (http only).
+	Service   string `json:"service,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Port      int    `json:"port,omitempty" mb:"defaulted"`
+	Path      string `json:"path,omitempty"`
+	URL       string `json:"url,omitempty"`
+	// Method is GET (default) or POST.
+	Method string `json:"method,omitempty" mb:"defaulted"`
+	// Body of a POST; ContentType its type (default application/x-www-form-urlencoded).
+	Body        string `json:"body,omitempty"`
+	ContentType string `json:"contentType,omitempty"`
+	// Headers of the login request.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Capture says which part of the response holds the credential: "cookie:<name>" (a Set-Cookie),
+	// "header:<name>" (a response header) or "json:<field>" (a top-level string field of a JSON body).
+	Capture string `json:"capture"`
+	// SetHeader is the load request header that carries it; default "Cookie".
+	SetHeader string `json:"setHeader,omitempty" mb:"defaulted"`
+	// Value is the header's value with {value} replaced by what was captured; default "<cookie name>={value}" for
+	// a cookie capture and SetHeader Cookie, else "{value}".
+	Value string `json:"value,omitempty" mb:"defaulted"`
+	// Timeout bounds the retries until the login succeeds (the app's backends may still be starting).
+	Timeout Duration `json:"timeout,omitzero" mb:"defaulted"`
 }
 
 // QPS is a load level: a positive number, or Max (encoded "max").

@@ -127,6 +127,9 @@ func Validate(s *Scenario) Problems {
 		}
 	}
 	validateLoad(c, sp.Child("load"), &s.Spec.Load, s.Spec.Windows.Load.Duration)
+	if s.Spec.Workload.App != "" {
+		validateTargets(c, sp.Child("load"), &s.Spec.Load, s.Spec.Workload.App)
+	}
 	validateWindows(c, sp.Child("windows"), s.Spec.Windows, s.Spec.Prometheus.ScrapeInterval.Duration)
 	validatePrometheus(c, sp.Child("prometheus"), s.Spec.Prometheus)
 	if s.Spec.CNI.configured() {
@@ -173,7 +176,12 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 		}
 	case w.App != AppFortioChain && w.Chain != nil:
 		c.add(p.Child("chain"), "is only used with app \"fortio-chain\"; remove it or change workload.app")
+	case w.App == AppBookinfo:
+		services = 6 // productpage, details, reviews-v1..v3 (one Service "reviews"), ratings: 6 Deployments
+	case w.App.UserApp():
+		services = maxChainServices // unknown before the manifests are read; workloads checks the real count
 	}
+	validateUserApp(c, p, w)
 	c.intRange(p.Child("replicas"), w.Replicas, 1, 100, "")
 	if d := w.ClusterDomain; d != "" {
 		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 || strings.HasPrefix(d, ".") || strings.HasSuffix(d, ".") {
@@ -202,6 +210,9 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 					c.add(tp.Child("chainDepth"), "describes %d services with workload.chain.fanOut %d; at most %d: lower chainDepth or fanOut", topoServices, ch.FanOut, maxChainServices)
 				}
 			}
+		}
+		if w.App == AppExisting && i == 0 && (t.Kind != TopologySingle || len(w.Topologies) > 1) {
+			c.add(p.Child("topologies"), "app \"existing\" is measured where it is deployed: remove topologies (the namespaces are existing.namespaces)")
 		}
 		if t.Kind == TopologyMulti && (t.Namespaces < 0 || t.Namespaces > topoServices) {
 			c.add(tp.Child("namespaces"), "must be between 0 (one service per namespace) and the number of services (%d) (got %d)", topoServices, t.Namespaces)
@@ -238,6 +249,140 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 		}
 	}
 }
+
+// validateUserApp checks workload.manifests and workload.existing: present exactly with their app. What only reading
+// the manifests can tell (cluster-scoped objects, a Scale name without a workload) is workloads.CheckManifests'.
+func validateUserApp(c *collector, p *field.Path, w *Workload) {
+	mp, ep := p.Child("manifests"), p.Child("existing")
+	switch {
+	case w.App == AppManifests && w.Manifests == nil:
+		c.add(mp, "is required with app \"manifests\": set paths (YAML files or directories) or kustomization (a directory)")
+	case w.App != AppManifests && w.Manifests != nil:
+		c.add(mp, "is only used with app \"manifests\"; remove it or set workload.app: manifests")
+	}
+	switch {
+	case w.App == AppExisting && w.Existing == nil:
+		c.add(ep, "is required with app \"existing\": list the namespaces the app runs in")
+	case w.App != AppExisting && w.Existing != nil:
+		c.add(ep, "is only used with app \"existing\"; remove it or set workload.app: existing")
+	}
+	if m := w.Manifests; m != nil && w.App == AppManifests {
+		switch {
+		case len(m.Paths) == 0 && m.Kustomization == "":
+			c.add(mp, "sets neither paths nor kustomization: set one of them")
+		case len(m.Paths) > 0 && m.Kustomization != "":
+			c.add(mp, "sets both paths and kustomization: set one of them (a kustomization can list the files as resources)")
+		}
+		for i, f := range m.Paths {
+			if strings.TrimSpace(f) == "" {
+				c.add(mp.Child("paths").Index(i), "is empty: name a YAML file or a directory")
+			}
+		}
+		for i, ref := range m.Scale {
+			if _, _, err := ParseWorkloadRef(ref, false); err != nil {
+				c.add(mp.Child("scale").Index(i), "%v", err)
+			}
+		}
+		multi := false
+		maxNS := 0
+		for _, t := range w.Topologies {
+			if t.Kind == TopologyMulti {
+				multi = true
+				if t.Namespaces > 0 && (maxNS == 0 || t.Namespaces < maxNS) {
+					maxNS = t.Namespaces
+				}
+			}
+		}
+		if len(m.Placement) > 0 && !multi {
+			c.add(mp.Child("placement"), "is only used with multi topologies; remove it or add a topology of kind multi")
+		}
+		for _, k := range sortedKeys(m.Placement) {
+			kp := mp.Child("placement").Key(k)
+			if _, _, err := ParseWorkloadRef(k, true); err != nil {
+				c.add(kp, "%v", err)
+			}
+			if v := m.Placement[k]; v < 0 || (maxNS > 0 && v >= maxNS) {
+				c.add(kp, "is namespace index %d; a multi topology here has %d namespaces: use 0..%d", v, maxNS, maxNS-1)
+			}
+		}
+		for i, svc := range m.ServiceRefs {
+			if msgs := validation.IsDNS1035Label(svc); len(msgs) > 0 {
+				c.add(mp.Child("serviceRefs").Index(i), "must be a Service name (got %q): %s", svc, strings.Join(msgs, "; "))
+			}
+		}
+	}
+	if e := w.Existing; e != nil && w.App == AppExisting {
+		if len(e.Namespaces) == 0 {
+			c.add(ep.Child("namespaces"), "must list at least one namespace (the entry namespace first)")
+		}
+		for i, ns := range e.Namespaces {
+			np := ep.Child("namespaces").Index(i)
+			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+				c.add(np, "must be a namespace name (got %q)", ns)
+			}
+			if ProtectedNamespace(ns) {
+				c.add(np, "is %q, a system namespace: meshbench never switches its data plane; name the app's own namespaces", ns)
+			}
+		}
+		for _, i := range dups(e.Namespaces) {
+			c.add(ep.Child("namespaces").Index(i), "lists %q twice", e.Namespaces[i])
+		}
+		for i, ref := range e.Workloads {
+			if _, _, err := ParseWorkloadRef(ref, false); err != nil {
+				if _, _, err2 := splitNamespaced(ref); err2 != nil {
+					c.add(ep.Child("workloads").Index(i), "%v", err)
+				}
+			}
+		}
+		if w.Resources != nil {
+			c.add(p.Child("resources"), "is not used with app \"existing\": meshbench never changes the deployed workloads' resources; remove it")
+		}
+	}
+}
+
+// ProtectedNamespace reports namespaces whose data plane meshbench never touches (the cluster's and Istio's own).
+func ProtectedNamespace(ns string) bool {
+	return ns == "default" || strings.HasPrefix(ns, "kube-") || strings.HasPrefix(ns, "istio-") || ns == "local-path-storage"
+}
+
+// ParseWorkloadRef reads "name" or "Kind/name" (Kind Deployment or StatefulSet, or, with anyKind, any kind). Kind is
+// "" for a bare name.
+func ParseWorkloadRef(ref string, anyKind bool) (kind, name string, err error) {
+	k, n, ok := strings.Cut(ref, "/")
+	if !ok {
+		k, n = "", ref
+	}
+	if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
+		return "", "", fmt.Errorf("%q: the name must be a Kubernetes object name (\"name\" or \"Kind/name\")", ref)
+	}
+	if k != "" && !anyKind && k != "Deployment" && k != "StatefulSet" {
+		return "", "", fmt.Errorf("%q: kind must be Deployment or StatefulSet (\"name\" or \"Kind/name\")", ref)
+	}
+	if k != "" && anyKind && !kindRE.MatchString(k) {
+		return "", "", fmt.Errorf("%q: %q is not a kind such as Service or Deployment", ref, k)
+	}
+	return k, n, nil
+}
+
+// SplitNamespacedRef reads "namespace/Kind/name" (existing.workloads).
+func SplitNamespacedRef(ref string) (ns, kindName string, err error) { return splitNamespaced(ref) }
+
+// splitNamespaced reads "namespace/Kind/name".
+func splitNamespaced(ref string) (ns, rest string, err error) {
+	parts := strings.SplitN(ref, "/", 3)
+	if len(parts) != 3 {
+		return "", "", fmt.Errorf("%q: use \"name\", \"Kind/name\" or \"namespace/Kind/name\"", ref)
+	}
+	if _, _, err := ParseWorkloadRef(parts[1]+"/"+parts[2], false); err != nil {
+		return "", "", err
+	}
+	if msgs := validation.IsDNS1123Label(parts[0]); len(msgs) > 0 {
+		return "", "", fmt.Errorf("%q: %q is not a namespace name", ref, parts[0])
+	}
+	return parts[0], parts[1] + "/" + parts[2], nil
+}
+
+var kindRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 
 // maxChainServices bounds a fortio-chain's services (one Deployment each).
 const maxChainServices = 200
@@ -299,6 +444,88 @@ func validateLoad(c *collector, p *field.Path, l *LoadSpec, window time.Duration
 		c.add(p.Child("duration"), "is %s but warmUp + trimStart + windows.load + trimEnd is %s; raise load.duration or shorten the window", l.Duration, D(min))
 	}
 	c.intRange(p.Child("clients"), l.Clients, 1, 100, "")
+}
+
+// validateTargets checks load.targets and load.login against the app.
+func validateTargets(c *collector, p *field.Path, l *LoadSpec, app App) {
+	if app.UserApp() && len(l.Targets) == 0 {
+		c.add(p.Child("targets"), "is required with app %q: name at least one Service (service, port, path) or url to send load to", app)
+	}
+	names := map[string]bool{}
+	for i, t := range l.Targets {
+		tp := p.Child("targets").Index(i)
+		validateAddress(c, tp, t.Service, t.Namespace, t.URL, t.Port, app)
+		c.oneOf(tp.Child("protocol"), t.Protocol, []string{ProtocolHTTP, ProtocolGRPC, ProtocolTCP})
+		if t.Path != "" && !strings.HasPrefix(t.Path, "/") {
+			c.add(tp.Child("path"), "must start with '/' (got %q)", t.Path)
+		}
+		if t.Path != "" && t.Protocol != ProtocolHTTP {
+			c.add(tp.Child("path"), "is only used with protocol http; remove it")
+		}
+		c.intRange(tp.Child("weight"), t.Weight, 1, 1000, "a relative share of the load")
+		if !nameRE.MatchString(t.Name) || len(t.Name) > 63 {
+			c.add(tp.Child("name"), "must be a short name of lower-case letters, digits and '-' (got %q); it labels the target's samples", t.Name)
+		}
+		if names[t.Name] {
+			c.add(tp.Child("name"), "duplicates target %q; give each target a distinct name", t.Name)
+		}
+		names[t.Name] = true
+		validateHeaders(c, tp.Child("headers"), t.Headers)
+	}
+	if lg := l.Login; lg != nil {
+		lp := p.Child("login")
+		validateAddress(c, lp, lg.Service, lg.Namespace, lg.URL, lg.Port, app)
+		if lg.Path != "" && !strings.HasPrefix(lg.Path, "/") {
+			c.add(lp.Child("path"), "must start with '/' (got %q)", lg.Path)
+		}
+		c.oneOf(lp.Child("method"), lg.Method, []string{"GET", "POST"})
+		kind, name, ok := strings.Cut(lg.Capture, ":")
+		if !ok || name == "" || (kind != "cookie" && kind != "header" && kind != "json") {
+			c.add(lp.Child("capture"), "must be \"cookie:<name>\", \"header:<name>\" or \"json:<field>\" (got %q)", lg.Capture)
+		}
+		if msgs := validation.IsHTTPHeaderName(lg.SetHeader); len(msgs) > 0 {
+			c.add(lp.Child("setHeader"), "must be an HTTP header name (got %q)", lg.SetHeader)
+		}
+		if !strings.Contains(lg.Value, "{value}") {
+			c.add(lp.Child("value"), "must contain {value}, where the captured credential goes (got %q)", lg.Value)
+		}
+		validateHeaders(c, lp.Child("headers"), lg.Headers)
+	}
+}
+
+func validateAddress(c *collector, p *field.Path, service, namespace, rawURL string, port int, app App) {
+	switch {
+	case service == "" && rawURL == "":
+		c.add(p, "sets neither service nor url: name the app's Service (and port) or give a full url")
+	case service != "" && rawURL != "":
+		c.add(p, "sets both service and url: set one of them")
+	}
+	if service != "" {
+		if msgs := validation.IsDNS1035Label(service); len(msgs) > 0 {
+			c.add(p.Child("service"), "must be a Service name (got %q)", service)
+		}
+		c.intRange(p.Child("port"), port, 1, 65535, "the Service's port number")
+	}
+	if rawURL != "" {
+		u := rawURL
+		if !strings.Contains(u, "://") {
+			u = "grpc://" + u
+		}
+		if pu, err := url.Parse(u); err != nil || pu.Host == "" {
+			c.add(p.Child("url"), "must be a URL such as http://frontend.shop.svc:80/ or host:port (got %q)", rawURL)
+		}
+	}
+	if namespace != "" && app != AppExisting {
+		c.add(p.Child("namespace"), "is only used with app \"existing\" (meshbench places the other apps' Services itself); remove it")
+	}
+}
+
+func validateHeaders(c *collector, p *field.Path, h map[string]string) {
+	for _, k := range sortedKeys(h) {
+		if msgs := validation.IsHTTPHeaderName(k); len(msgs) > 0 {
+			c.add(p.Key(k), "is not an HTTP header name")
+		}
+	}
 }
 
 func validateWindows(c *collector, p *field.Path, w Windows, scrape time.Duration) {

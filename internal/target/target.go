@@ -54,6 +54,9 @@ type WorkloadRef struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Replicas  int32  `json:"replicas"`
+	// Selector, when set, is the label selector of the workload's pods (its spec.selector): app "existing", whose
+	// pods carry none of meshbench's labels. Empty: the app selector plus ComponentLabel=Name.
+	Selector string `json:"selector,omitempty"`
 }
 
 // String is "Kind ns/name".
@@ -82,6 +85,9 @@ func (t Target) WorkloadsIn(ns string) []WorkloadRef {
 // PodSelector selects the pods of workload w: the app selector plus w's ComponentLabel (the workloads package names
 // every workload after its component).
 func (t Target) PodSelector(w WorkloadRef) (labels.Selector, error) {
+	if w.Selector != "" {
+		return labels.Parse(w.Selector)
+	}
 	sel, err := labels.Parse(t.AppSelector)
 	if err != nil {
 		return nil, err
