@@ -23,7 +23,8 @@ func TestCgroupsWrapperOnThisMachine(t *testing.T) {
 	}
 	dir := t.TempDir()
 	start := time.Now().UTC()
-	busy := `end=$(( $(date +%s) + 2 )); while [ "$(date +%s)" -lt "$end" ]; do :; done`
+	// date +%s has whole seconds: "+ 3" busies 2 to 3 s, so the window always holds at least 2 s of 200 ms samples.
+	busy := `end=$(( $(date +%s) + 3 )); while [ "$(date +%s)" -lt "$end" ]; do :; done`
 	o := wrapOpts{name: "busy", dir: dir, root: "/sys/fs/cgroup", interval: 200 * time.Millisecond, argv: []string{"sh", "-c", busy}}
 	var stderr bytes.Buffer
 	code, err := wrap(context.Background(), o, nil, &stderr)
@@ -48,7 +49,7 @@ func TestCgroupsWrapperOnThisMachine(t *testing.T) {
 	if !ok {
 		t.Fatalf("no summary of container busy: %s", out.String())
 	}
-	// ~2 s at 200 ms: at least 8 samples; a busy loop keeps at least a good part of one core busy.
+	// at least 2 s at 200 ms: at least 8 samples; a busy loop keeps at least a good part of one core busy.
 	if s.Samples < 8 || s.CPUMillicores.Avg < 200 || s.MemoryMiB.Avg <= 0 || !s.CPUMillicores.HasMinMax {
 		t.Fatalf("summary %+v: want >= 8 samples, CPU avg >= 200 m, memory > 0", s)
 	}
