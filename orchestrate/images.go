@@ -60,6 +60,8 @@ func ImageWants(s *scenario.Scenario, run, cni bool) ([]images.Want, error) {
 			return images.Want{Ref: ref, Field: "spec.images.network"}
 		case strings.HasPrefix(ref, strings.TrimSuffix(im.BankOfAnthos.Registry, "/")+"/"):
 			return images.Want{Ref: ref, Field: "spec.images.bankOfAnthos"}
+		case strings.HasPrefix(ref, strings.TrimSuffix(im.Bookinfo.Registry, "/")+"/examples-bookinfo-"):
+			return images.Want{Ref: ref, Field: "spec.images.bookinfo"}
 		}
 		return images.Want{Ref: ref}
 	}

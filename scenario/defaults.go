@@ -29,7 +29,11 @@ const (
 	DefaultNetworkImage     = "quay.io/cloud-bulldozer/k8s-netperf:latest" // iperf3 + netperf + uperf (k8s-netperf)
 	DefaultBankOfAnthosRepo = "us-central1-docker.pkg.dev/bank-of-anthos-ci/bank-of-anthos"
 	DefaultBankOfAnthosTag  = "v0.6.10"
-	LocalClusterAgentImage  = LocalClusterRegistry + "/" + AgentRepository + ":" + DefaultImageTag
+	// DefaultBookinfoRepo and DefaultBookinfoTag are the images istio/istio 1.24.0 ships in
+	// samples/bookinfo/platform/kube/bookinfo.yaml (1.27.0 moved to 1.20.3; workloads/bookinfo_upstream_test.go).
+	DefaultBookinfoRepo    = "docker.io/istio"
+	DefaultBookinfoTag     = "1.20.2"
+	LocalClusterAgentImage = LocalClusterRegistry + "/" + AgentRepository + ":" + DefaultImageTag
 	// LocalClusterNetworkImage is built by the harness, not by meshbench: spec.images.registry does not move it.
 	LocalClusterNetworkImage = LocalClusterRegistry + "/iperf3:dev"
 )
@@ -281,5 +285,7 @@ func setImageDefaults(im *Images, p Profile) {
 	setDefault(&im.Network, network)
 	setDefault(&im.BankOfAnthos.Registry, DefaultBankOfAnthosRepo)
 	setDefault(&im.BankOfAnthos.Tag, DefaultBankOfAnthosTag)
+	setDefault(&im.Bookinfo.Registry, DefaultBookinfoRepo)
+	setDefault(&im.Bookinfo.Tag, DefaultBookinfoTag)
 	setDefault(&im.PullPolicy, "IfNotPresent")
 }

@@ -221,6 +221,8 @@ func topologySize(w Workload, t Topology) (namespaces, pods int) {
 	switch {
 	case w.App == AppBankOfAnthos:
 		services, fixed = 6, 2
+	case w.App == AppBookinfo:
+		services = 4 // four Services to place; six Deployments (workloads/bookinfo.go)
 	case w.Chain != nil:
 		services = w.ChainFor(t).Services()
 	}

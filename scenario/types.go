@@ -584,12 +584,20 @@ type Images struct {
 	Network string `json:"network,omitempty" mb:"defaulted"`
 	// BankOfAnthos is the registry path and tag of the Bank of Anthos images.
 	BankOfAnthos BankOfAnthosImages `json:"bankOfAnthos,omitzero"`
+	// Bookinfo is the registry path and tag of Istio's Bookinfo images: <registry>/examples-bookinfo-<deployment>:<tag>.
+	Bookinfo BookinfoImages `json:"bookinfo,omitzero"`
 	// PullPolicy for every pod; default IfNotPresent.
 	PullPolicy string `json:"pullPolicy,omitempty" mb:"defaulted"`
 }
 
 // BankOfAnthosImages locates the Bank of Anthos images: <Registry>/<service>:<Tag>.
 type BankOfAnthosImages struct {
+	Registry string `json:"registry,omitempty" mb:"defaulted"`
+	Tag      string `json:"tag,omitempty" mb:"defaulted"`
+}
+
+// BookinfoImages locates Istio's Bookinfo images: <Registry>/examples-bookinfo-<service>-<version>:<Tag>.
+type BookinfoImages struct {
 	Registry string `json:"registry,omitempty" mb:"defaulted"`
 	Tag      string `json:"tag,omitempty" mb:"defaulted"`
 }

@@ -649,6 +649,8 @@ func validateImages(c *collector, p *field.Path, im Images) {
 	}
 	validRegistry(c, p.Child("bankOfAnthos", "registry"), im.BankOfAnthos.Registry)
 	validTag(c, p.Child("bankOfAnthos", "tag"), im.BankOfAnthos.Tag)
+	validRegistry(c, p.Child("bookinfo", "registry"), im.Bookinfo.Registry)
+	validTag(c, p.Child("bookinfo", "tag"), im.Bookinfo.Tag)
 	c.oneOf(p.Child("pullPolicy"), im.PullPolicy, []string{"Always", "IfNotPresent", "Never"})
 }
 

@@ -44,6 +44,8 @@ func build(s *scenario.Scenario, topo scenario.Topology, runID string, key JWTKe
 		err = b.bankOfAnthos(key)
 	case scenario.AppFortioChain:
 		err = b.fortioChain()
+	case scenario.AppBookinfo:
+		err = b.bookinfo()
 	default:
 		err = fmt.Errorf("unknown app %q: use one of %v", b.app, scenario.Apps)
 	}

@@ -58,6 +58,20 @@ spec:
     path: /echo
 `
 
+const bookinfoScenario = `apiVersion: meshbench.dev/v1alpha1
+kind: Scenario
+metadata: {name: bookinfo}
+spec:
+  workload:
+    app: bookinfo
+    replicas: 2
+    nodeSelector: {meshbench.dev/pool: apps}
+    resources: {cpuRequest: 100m, memoryLimit: 512Mi}
+    topologies:
+    - kind: single
+    - kind: multi
+`
+
 func TestObjectsGolden(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -68,6 +82,8 @@ func TestObjectsGolden(t *testing.T) {
 		{"bank-of-anthos-multi", boaScenario, 1},
 		{"fortio-chain-single", chainScenario, 0},
 		{"fortio-chain-multi3", chainScenario, 1},
+		{"bookinfo-single", bookinfoScenario, 0},
+		{"bookinfo-multi", bookinfoScenario, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
