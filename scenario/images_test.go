@@ -39,7 +39,7 @@ func TestImageDefaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := s.Spec.Images
-			got.BankOfAnthos, got.PullPolicy = BankOfAnthosImages{}, ""
+			got.BankOfAnthos, got.Bookinfo, got.PullPolicy = BankOfAnthosImages{}, BookinfoImages{}, ""
 			if got != tt.want {
 				t.Errorf("images\n got %+v\nwant %+v", got, tt.want)
 			}
