@@ -218,11 +218,12 @@ const (
 // Bank of Anthos six services and two databases (databases stay at one replica; workloads/bankofanthos.go).
 func topologySize(w Workload, t Topology) (namespaces, pods int) {
 	services, fixed := 1, 0
+	deployments := 0 // pods per replica when they outnumber the placed services
 	switch {
 	case w.App == AppBankOfAnthos:
 		services, fixed = 6, 2
 	case w.App == AppBookinfo:
-		services = 4 // four Services to place; six Deployments (workloads/bookinfo.go)
+		services, deployments = 4, 6 // four Services placed, six Deployments (reviews v1-v3; workloads/bookinfo.go)
 	case w.Chain != nil:
 		services = w.ChainFor(t).Services()
 	}
@@ -233,7 +234,7 @@ func topologySize(w Workload, t Topology) (namespaces, pods int) {
 			namespaces = services + fixed
 		}
 	}
-	return namespaces, services*max(t.Replicas, 1) + fixed
+	return namespaces, max(services, deployments)*max(t.Replicas, 1) + fixed
 }
 
 func estimate(s *Scenario, cases []Case) (time.Duration, string) {
