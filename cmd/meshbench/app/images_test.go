@@ -225,3 +225,27 @@ func TestScheduleImageFollowsRegistry(t *testing.T) {
 		t.Errorf("--image: exit %d\n%s", code, out)
 	}
 }
+
+// TestImageWantsBookinfo: the six Bookinfo images are checked and attributed to spec.images.bookinfo.
+func TestImageWantsBookinfo(t *testing.T) {
+	t.Parallel()
+	s, err := scenario.Parse([]byte("apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: b}\nspec:\n  workload: {app: bookinfo}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants, err := orchestrate.ImageWants(s, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, w := range wants {
+		if w.Field == "spec.images.bookinfo" {
+			got[w.Ref] = true
+		}
+	}
+	for _, d := range []string{"details-v1", "ratings-v1", "reviews-v1", "reviews-v2", "reviews-v3", "productpage-v1"} {
+		if ref := scenario.DefaultBookinfoRepo + "/examples-bookinfo-" + d + ":" + scenario.DefaultBookinfoTag; !got[ref] {
+			t.Errorf("bookinfo image %s not checked: %v", ref, got)
+		}
+	}
+}
