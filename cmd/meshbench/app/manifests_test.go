@@ -27,12 +27,8 @@ func TestBadManifestsExitTwo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := filepath.Join(t.TempDir(), "s.yaml")
-			y := "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: own}\nspec:\n  workload:\n    app: manifests\n    manifests: " +
-				strings.Replace(tc.manifests, "paths: [", "{paths: [", 1) + strings.Repeat("}", strings.Count(tc.manifests, "paths: [")) +
-				"\n  load:\n    targets: [{service: frontend, port: 8080}]\n"
-			if strings.HasPrefix(tc.manifests, "kustomization:") {
-				y = strings.Replace(y, "manifests: "+tc.manifests, "manifests: {"+tc.manifests+"}", 1)
-			}
+			y := "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: own}\nspec:\n  workload:\n    app: manifests\n" +
+				"    manifests: {" + tc.manifests + "}\n  load:\n    targets: [{service: frontend, port: 8080}]\n"
 			if err := os.WriteFile(f, []byte(y), 0o600); err != nil {
 				t.Fatal(err)
 			}
