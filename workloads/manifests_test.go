@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
@@ -246,5 +247,33 @@ func TestCheckManifestsRefuses(t *testing.T) {
 `+targets)
 	if got := CheckManifests(s).Error(); !strings.Contains(got, "spec.workload.manifests.placement[nope]: names no object") {
 		t.Errorf("placement: %s", got)
+	}
+}
+
+// TestPlaceableIstioKinds pins the Istio kinds CheckManifests accepts as namespaced to Istio's CRDs: every
+// networking.istio.io and security.istio.io CRD has scope Namespaced in istio/istio
+// manifests/charts/base/files/crd-all.gen.yaml (commit 86c9f01fd735fb01d8192f5bcaf0d424afb7f14c, 1.31 development).
+func TestPlaceableIstioKinds(t *testing.T) {
+	t.Parallel()
+	upstream := map[string][]string{
+		"networking.istio.io": {"DestinationRule", "EnvoyFilter", "Gateway", "ProxyConfig", "ServiceEntry", "Sidecar", "VirtualService", "WorkloadEntry", "WorkloadGroup"},
+		"security.istio.io":   {"AuthorizationPolicy", "PeerAuthentication", "RequestAuthentication"},
+	}
+	n := 0
+	for g, kinds := range upstream {
+		for _, k := range kinds {
+			if !placeableKinds[schema.GroupKind{Group: g, Kind: k}] {
+				t.Errorf("%s/%s is namespaced upstream but refused", g, k)
+			}
+		}
+		n += len(kinds)
+	}
+	for gk := range placeableKinds {
+		if strings.HasSuffix(gk.Group, ".istio.io") {
+			n--
+		}
+	}
+	if n != 0 {
+		t.Errorf("placeableKinds has Istio kinds the pinned CRD file does not (difference %d)", -n)
 	}
 }
