@@ -194,8 +194,14 @@ func isWorkloadKind(kind string) bool { return kind == "Deployment" || kind == "
 // manifests without any Deployment or StatefulSet. Nil for the other apps. It touches no cluster: commands call it
 // with scenario validation, so a bad manifest exits 2 before anything connects.
 func CheckManifests(s *scenario.Scenario) scenario.Problems {
+	_, ps := checkManifests(s)
+	return ps
+}
+
+// checkManifests is CheckManifests that also returns the objects read (one read for build).
+func checkManifests(s *scenario.Scenario) ([]manifestObject, scenario.Problems) {
 	if s == nil || s.Spec.Workload.App != scenario.AppManifests || s.Spec.Workload.Manifests == nil {
-		return nil
+		return nil, nil
 	}
 	m := s.Spec.Workload.Manifests
 	objs, ps := readManifests(m)
@@ -231,7 +237,7 @@ func CheckManifests(s *scenario.Scenario) scenario.Problems {
 		add(manifestsPath.String(), "holds no objects; name the app's YAML files, directories or kustomization")
 	}
 	if len(objs) == 0 {
-		return ps
+		return objs, ps
 	}
 	for i, ref := range m.Scale {
 		kind, name, err := scenario.ParseWorkloadRef(ref, false)
@@ -256,7 +262,7 @@ func CheckManifests(s *scenario.Scenario) scenario.Problems {
 			add(manifestsPath.Child("placement").Key(key).String(), "names no object of the manifests; use an object's name or Kind/name")
 		}
 	}
-	return ps
+	return objs, ps
 }
 
 func workloadRefs(objs []manifestObject) []string {
@@ -289,10 +295,10 @@ func (b *builder) manifests() error {
 	if m == nil {
 		return fmt.Errorf("manifests: spec.workload.manifests is not set")
 	}
-	if ps := CheckManifests(b.s); len(ps) > 0 {
+	read, ps := checkManifests(b.s)
+	if len(ps) > 0 {
 		return ps
 	}
-	read, _ := readManifests(m)
 	objs := make([]*unstructured.Unstructured, len(read))
 	components := 0
 	maxIdx := 0
