@@ -46,6 +46,8 @@ func build(s *scenario.Scenario, topo scenario.Topology, runID string, key JWTKe
 		err = b.fortioChain()
 	case scenario.AppBookinfo:
 		err = b.bookinfo()
+	case scenario.AppManifests:
+		err = b.manifests()
 	default:
 		err = fmt.Errorf("unknown app %q: use one of %v", b.app, scenario.Apps)
 	}
@@ -77,12 +79,24 @@ var kindOrder = map[string]int{
 	"Namespace": 0, "ServiceAccount": 1, "ConfigMap": 2, "Secret": 3, "Service": 4, "StatefulSet": 5, "Deployment": 6,
 }
 
+// kindRank is a kind's place in the apply order; kinds of the user's manifests that kindOrder does not know (Roles,
+// PodDisruptionBudgets, Istio's objects) come after the Secrets, before the Services and workloads.
+func kindRank(kind string) float64 {
+	if r, ok := kindOrder[kind]; ok {
+		return float64(r)
+	}
+	return 3.5
+}
+
 func (b *builder) sorted() []runtime.Object {
 	out := append([]runtime.Object(nil), b.objs...)
 	sort.SliceStable(out, func(i, j int) bool {
 		ki, kj := out[i].GetObjectKind().GroupVersionKind().Kind, out[j].GetObjectKind().GroupVersionKind().Kind
-		if kindOrder[ki] != kindOrder[kj] {
-			return kindOrder[ki] < kindOrder[kj]
+		if kindRank(ki) != kindRank(kj) {
+			return kindRank(ki) < kindRank(kj)
+		}
+		if ki != kj {
+			return ki < kj
 		}
 		mi, mj := metaOf(out[i]), metaOf(out[j])
 		if mi.GetNamespace() != mj.GetNamespace() {
@@ -96,6 +110,9 @@ func (b *builder) sorted() []runtime.Object {
 func metaOf(o runtime.Object) metav1.Object {
 	if m, ok := o.(metav1.ObjectMetaAccessor); ok {
 		return m.GetObjectMeta()
+	}
+	if m, ok := o.(metav1.Object); ok { // *unstructured.Unstructured (app manifests)
+		return m
 	}
 	return &metav1.ObjectMeta{}
 }

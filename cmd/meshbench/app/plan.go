@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/workloads"
 )
 
 type planFlags struct {
@@ -88,11 +90,15 @@ func newPlanView(p scenario.Plan) planView {
 }
 
 // loadScenario loads and validates a scenario with this binary's image tag and the --image-registry override
-// (scenarioLoadOptions); every problem is bad input (exit 2).
+// (scenarioLoadOptions); every problem is bad input (exit 2). App manifests' files are read and checked here too
+// (workloads.CheckManifests), so plan, preflight and run refuse a bad manifest before anything connects.
 func loadScenario(path, imageRegistry string) (*scenario.Scenario, error) {
 	s, err := scenario.LoadWith(path, scenarioLoadOptions(imageRegistry))
 	if err != nil {
 		return nil, badInput(err)
+	}
+	if ps := workloads.CheckManifests(s); len(ps) > 0 {
+		return nil, badInput(fmt.Errorf("%s: %w", path, ps))
 	}
 	return s, nil
 }

@@ -1,0 +1,529 @@
+package workloads
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// manifestObject is one object of app "manifests" and where it was read: the file (for messages) and the scenario
+// field that named it (for the problem's path).
+type manifestObject struct {
+	obj   *unstructured.Unstructured
+	file  string
+	field string
+}
+
+func (m manifestObject) ref() string { return m.obj.GetKind() + "/" + m.obj.GetName() }
+
+// placeableKinds are the kinds meshbench can place into a topology's namespaces, decided without a cluster (the
+// scenario is checked before anything connects): the namespaced kinds of the built-in groups apps use, and Istio's
+// networking and security kinds (all namespaced CRDs). Anything else, cluster-scoped or unknown, is refused: the
+// run could not delete it, and applying it would reach beyond the run's namespaces.
+var placeableKinds = map[schema.GroupKind]bool{}
+
+func init() {
+	for group, kinds := range map[string][]string{
+		"":                          {"Pod", "Service", "ServiceAccount", "ConfigMap", "Secret", "PersistentVolumeClaim", "Endpoints", "LimitRange", "ResourceQuota", "ReplicationController", "PodTemplate"},
+		"apps":                      {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ControllerRevision"},
+		"batch":                     {"Job", "CronJob"},
+		"policy":                    {"PodDisruptionBudget"},
+		"networking.k8s.io":         {"NetworkPolicy", "Ingress"},
+		"autoscaling":               {"HorizontalPodAutoscaler"},
+		"rbac.authorization.k8s.io": {"Role", "RoleBinding"},
+		"networking.istio.io":       {"VirtualService", "DestinationRule", "Gateway", "ServiceEntry", "Sidecar", "WorkloadEntry", "WorkloadGroup", "EnvoyFilter", "ProxyConfig"},
+		"security.istio.io":         {"AuthorizationPolicy", "PeerAuthentication", "RequestAuthentication"},
+	} {
+		for _, k := range kinds {
+			placeableKinds[schema.GroupKind{Group: group, Kind: k}] = true
+		}
+	}
+}
+
+// manifestsPath is the scenario field of workload.manifests.
+var manifestsPath = field.NewPath("spec", "workload", "manifests")
+
+// manifestExts are the file names read from a directory of workload.manifests.paths.
+var manifestExts = []string{".yaml", ".yml", ".json"}
+
+// readManifests reads every object of m: the kustomization built with kustomize's library, or the files and
+// directories of Paths, document by document (Lists expanded, empty documents skipped). Every file that cannot be
+// read is a problem; reading goes on with the others.
+func readManifests(m *scenario.Manifests) ([]manifestObject, scenario.Problems) {
+	var out []manifestObject
+	var ps scenario.Problems
+	add := func(fp, format string, args ...any) {
+		ps = append(ps, scenario.Problem{Path: fp, Message: fmt.Sprintf(format, args...)})
+	}
+	if m.Kustomization != "" {
+		fp := manifestsPath.Child("kustomization").String()
+		dir := m.Resolve(m.Kustomization)
+		rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+		if err != nil {
+			add(fp, "kustomize build %s: %v; fix the kustomization (`kubectl kustomize %s` shows the same error)", dir, err, dir)
+			return nil, ps
+		}
+		for _, r := range rm.Resources() {
+			u, err := fromJSON(r.MarshalJSON())
+			if err != nil {
+				add(fp, "kustomize build %s: %s: %v", dir, r.CurId(), err)
+				continue
+			}
+			out = appendObjects(out, u, filepath.Join(dir, "kustomization.yaml"), fp)
+		}
+		return out, ps
+	}
+	for i, p := range m.Paths {
+		fp := manifestsPath.Child("paths").Index(i).String()
+		path := m.Resolve(p)
+		st, err := os.Stat(path)
+		if err != nil {
+			add(fp, "cannot read %s: %v; name an existing YAML file or directory (relative to the scenario file)", path, err)
+			continue
+		}
+		files := []string{path}
+		if st.IsDir() {
+			entries, err := os.ReadDir(path)
+			if err != nil {
+				add(fp, "read directory %s: %v", path, err)
+				continue
+			}
+			files = files[:0]
+			for _, e := range entries {
+				if !e.IsDir() && slices.Contains(manifestExts, strings.ToLower(filepath.Ext(e.Name()))) {
+					files = append(files, filepath.Join(path, e.Name()))
+				}
+			}
+			if len(files) == 0 {
+				add(fp, "directory %s has no *.yaml, *.yml or *.json file (subdirectories are not read)", path)
+			}
+		}
+		for _, f := range files {
+			objs, err := decodeFile(f)
+			if err != nil {
+				add(fp, "%v", err)
+				continue
+			}
+			for _, o := range objs {
+				out = appendObjects(out, o, f, fp)
+			}
+		}
+	}
+	return out, ps
+}
+
+// decodeFile reads the YAML or JSON documents of one file.
+func decodeFile(path string) ([]*unstructured.Unstructured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	defer f.Close()
+	dec := yamlutil.NewYAMLOrJSONDecoder(f, 4096)
+	var out []*unstructured.Unstructured
+	for doc := 1; ; doc++ {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", path, doc, err)
+		}
+		if t := strings.TrimSpace(string(raw)); t == "" || t == "null" || t == "{}" {
+			continue
+		}
+		u, err := fromJSON(raw, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", path, doc, err)
+		}
+		out = append(out, u)
+	}
+}
+
+// fromJSON decodes an object the way client-go does (whole numbers as int64, which DeepCopy and the Nested helpers
+// need).
+func fromJSON(b []byte, err error) (*unstructured.Unstructured, error) {
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(b); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// appendObjects adds o, or the items of a List.
+func appendObjects(out []manifestObject, o *unstructured.Unstructured, file, fp string) []manifestObject {
+	if o.IsList() {
+		_ = o.EachListItem(func(item runtime.Object) error {
+			if u, ok := item.(*unstructured.Unstructured); ok {
+				out = append(out, manifestObject{obj: u, file: file, field: fp})
+			}
+			return nil
+		})
+		return out
+	}
+	return append(out, manifestObject{obj: o, file: file, field: fp})
+}
+
+func isWorkloadKind(kind string) bool { return kind == "Deployment" || kind == "StatefulSet" }
+
+// CheckManifests reads the manifests of app "manifests" and returns every problem only reading them can tell: a
+// file that cannot be read or parsed, a kustomization kustomize refuses, cluster-scoped or unknown kinds, an object
+// without kind or name, a scale entry naming no Deployment or StatefulSet, a placement key naming no object, and
+// manifests without any Deployment or StatefulSet. Nil for the other apps. It touches no cluster: commands call it
+// with scenario validation, so a bad manifest exits 2 before anything connects.
+func CheckManifests(s *scenario.Scenario) scenario.Problems {
+	_, ps := checkManifests(s)
+	return ps
+}
+
+// checkManifests is CheckManifests that also returns the objects read (one read for build).
+func checkManifests(s *scenario.Scenario) ([]manifestObject, scenario.Problems) {
+	if s == nil || s.Spec.Workload.App != scenario.AppManifests || s.Spec.Workload.Manifests == nil {
+		return nil, nil
+	}
+	m := s.Spec.Workload.Manifests
+	objs, ps := readManifests(m)
+	add := func(fp, format string, args ...any) {
+		ps = append(ps, scenario.Problem{Path: fp, Message: fmt.Sprintf(format, args...)})
+	}
+	refused := map[string][]string{} // field -> "Kind/name (file)"
+	var fields []string
+	workloads := 0
+	for _, o := range objs {
+		gvk := o.obj.GroupVersionKind()
+		if gvk.Kind == "" || o.obj.GetName() == "" || o.obj.GetAPIVersion() == "" {
+			add(o.field, "%s: an object without apiVersion, kind or metadata.name (kind %q, name %q); every object needs all three", o.file, gvk.Kind, o.obj.GetName())
+			continue
+		}
+		if !placeableKinds[gvk.GroupKind()] {
+			if refused[o.field] == nil {
+				fields = append(fields, o.field)
+			}
+			refused[o.field] = append(refused[o.field], fmt.Sprintf("%s (%s)", o.ref(), o.file))
+		}
+		if isWorkloadKind(gvk.Kind) && (gvk.Group == "apps") {
+			workloads++
+		}
+	}
+	for _, fp := range fields {
+		add(fp, "has objects meshbench cannot place in the run's namespaces (cluster-scoped, or a kind it does not know as namespaced): %s; remove them from the manifests, or apply them yourself before the run", strings.Join(refused[fp], ", "))
+	}
+	if len(objs) > 0 && workloads == 0 {
+		add(manifestsPath.String(), "has no Deployment or StatefulSet: meshbench measures the pods of the app's Deployments and StatefulSets; add them")
+	}
+	if len(objs) == 0 && len(ps) == 0 {
+		add(manifestsPath.String(), "holds no objects; name the app's YAML files, directories or kustomization")
+	}
+	if len(objs) == 0 {
+		return objs, ps
+	}
+	for i, ref := range m.Scale {
+		kind, name, err := scenario.ParseWorkloadRef(ref, false)
+		if err != nil {
+			continue // scenario.Validate reports it
+		}
+		if !slices.ContainsFunc(objs, func(o manifestObject) bool {
+			k := o.obj.GetKind()
+			return isWorkloadKind(k) && o.obj.GetName() == name && (kind == "" || kind == k)
+		}) {
+			add(manifestsPath.Child("scale").Index(i).String(), "%q names no Deployment or StatefulSet of the manifests (they have %s); fix the name", ref, strings.Join(workloadRefs(objs), ", "))
+		}
+	}
+	for _, key := range sortedPlacementKeys(m.Placement) {
+		kind, name, err := scenario.ParseWorkloadRef(key, true)
+		if err != nil {
+			continue
+		}
+		if !slices.ContainsFunc(objs, func(o manifestObject) bool {
+			return o.obj.GetName() == name && (kind == "" || kind == o.obj.GetKind())
+		}) {
+			add(manifestsPath.Child("placement").Key(key).String(), "names no object of the manifests; use an object's name or Kind/name")
+		}
+	}
+	return objs, ps
+}
+
+func workloadRefs(objs []manifestObject) []string {
+	var out []string
+	for _, o := range objs {
+		if isWorkloadKind(o.obj.GetKind()) {
+			out = append(out, o.ref())
+		}
+	}
+	if len(out) == 0 {
+		return []string{"none"}
+	}
+	return out
+}
+
+func sortedPlacementKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// manifests builds app "manifests" in the builder's topology: the user's objects, each placed into a topology
+// namespace and labeled with the run; pod templates get the app labels (selectors are never changed: they are
+// immutable and the user's own), the node selector and, across namespaces, fully qualified service references.
+func (b *builder) manifests() error {
+	m := b.s.Spec.Workload.Manifests
+	if m == nil {
+		return fmt.Errorf("manifests: spec.workload.manifests is not set")
+	}
+	read, ps := checkManifests(b.s)
+	if len(ps) > 0 {
+		return ps
+	}
+	objs := make([]*unstructured.Unstructured, len(read))
+	components := 0
+	maxIdx := 0
+	for i, o := range read {
+		objs[i] = o.obj.DeepCopy()
+		if isWorkloadKind(o.obj.GetKind()) {
+			components++
+		}
+	}
+	for _, v := range m.Placement {
+		maxIdx = max(maxIdx, v)
+	}
+	ns := Namespaces(b.s.Spec.Workload.NamespacePrefix, b.topo, max(components, maxIdx+1))
+	nsOf := func(o *unstructured.Unstructured) (string, error) {
+		idx, ok := m.Placement[o.GetKind()+"/"+o.GetName()]
+		if !ok {
+			idx = m.Placement[o.GetName()]
+		}
+		if b.topo.Kind != scenario.TopologyMulti {
+			idx = 0
+		}
+		if idx < 0 || idx >= len(ns) {
+			return "", fmt.Errorf("manifests: placement of %s/%s is namespace %d; topology %s has %d namespaces", o.GetKind(), o.GetName(), idx, b.topo.Name, len(ns))
+		}
+		return ns[idx], nil
+	}
+	b.namespaces(ns)
+	svcNS := map[string]string{}
+	for _, o := range objs {
+		n, err := nsOf(o)
+		if err != nil {
+			return err
+		}
+		o.SetNamespace(n)
+		if o.GetKind() == "Service" {
+			svcNS[o.GetName()] = n
+		}
+	}
+	domain := DomainOf(b.s.Spec.Workload)
+	for _, o := range objs {
+		kind, name := o.GetKind(), o.GetName()
+		workload := isWorkloadKind(kind)
+		component := ""
+		if workload {
+			component = name
+		}
+		o.SetLabels(kube.MergeLabels(o.GetLabels(), b.labels(component)))
+		if tp := podTemplatePath(kind); tp != nil {
+			if err := b.patchTemplate(o, tp, component, svcNS, domain); err != nil {
+				return fmt.Errorf("manifests: %s/%s: %w", kind, name, err)
+			}
+		}
+		switch {
+		case kind == "Service":
+			b.target.Services = append(b.target.Services, name)
+		case workload:
+			replicas := int32(1)
+			if r, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas"); found {
+				replicas = int32(r)
+			}
+			if scaled(m.Scale, kind, name) {
+				replicas = b.replicas
+				if err := unstructured.SetNestedField(o.Object, int64(replicas), "spec", "replicas"); err != nil {
+					return fmt.Errorf("manifests: %s/%s: set replicas: %w", kind, name, err)
+				}
+			}
+			b.target.Workloads = append(b.target.Workloads, WorkloadRef{Kind: kind, Namespace: o.GetNamespace(), Name: name, Replicas: replicas})
+		}
+		b.add(o)
+	}
+	sort.SliceStable(b.target.Workloads, func(i, j int) bool {
+		wi, wj := b.target.Workloads[i], b.target.Workloads[j]
+		return wi.Namespace+"/"+wi.Kind+"/"+wi.Name < wj.Namespace+"/"+wj.Kind+"/"+wj.Name
+	})
+	if ts := b.s.Spec.Load.Targets; len(ts) > 0 {
+		t := ts[0]
+		switch {
+		case t.URL != "":
+			b.target.EntryURL = t.URL
+		case t.Service != "":
+			n, ok := svcNS[t.Service]
+			if !ok {
+				return fmt.Errorf("manifests: spec.load.targets[0].service %q is no Service of the manifests", t.Service)
+			}
+			port := t.Port
+			if port == 0 {
+				port = 80
+			}
+			host := FQDN(t.Service, n, domain) + ":" + strconv.Itoa(port)
+			b.target.EntryService, b.target.EntryNamespace = t.Service, n
+			switch t.Protocol {
+			case "grpc":
+				b.target.EntryURL = host
+			case "tcp":
+				b.target.EntryURL = "tcp://" + host
+			default:
+				b.target.EntryURL = "http://" + host + t.Path
+			}
+		}
+	}
+	return nil
+}
+
+// scaled reports whether the workload Kind/name is in scale ("name" or "Kind/name").
+func scaled(scale []string, kind, name string) bool {
+	for _, ref := range scale {
+		k, n, err := scenario.ParseWorkloadRef(ref, false)
+		if err == nil && n == name && (k == "" || k == kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// podTemplatePath is where a kind keeps its pod template.
+func podTemplatePath(kind string) []string {
+	switch kind {
+	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController":
+		return []string{"spec", "template"}
+	case "CronJob":
+		return []string{"spec", "jobTemplate", "spec", "template"}
+	}
+	return nil
+}
+
+// patchTemplate labels a pod template (app labels; the component for Deployments and StatefulSets), merges the
+// scenario's node selector and rewrites service references of other namespaces to their FQDN.
+func (b *builder) patchTemplate(o *unstructured.Unstructured, tp []string, component string, svcNS map[string]string, domain string) error {
+	tmpl, found, err := unstructured.NestedMap(o.Object, tp...)
+	if err != nil || !found {
+		return fmt.Errorf("read pod template: found %v: %w", found, err)
+	}
+	labels, _, _ := unstructured.NestedStringMap(tmpl, "metadata", "labels")
+	if err := unstructured.SetNestedStringMap(tmpl, kube.MergeLabels(labels, b.labels(component)), "metadata", "labels"); err != nil {
+		return err
+	}
+	if sel := b.s.Spec.Workload.NodeSelector; len(sel) > 0 {
+		cur, _, _ := unstructured.NestedStringMap(tmpl, "spec", "nodeSelector")
+		if err := unstructured.SetNestedStringMap(tmpl, kube.MergeLabels(cur, sel), "spec", "nodeSelector"); err != nil {
+			return err
+		}
+	}
+	podNS := o.GetNamespace()
+	rewrite := map[string]string{}
+	for _, svc := range b.s.Spec.Workload.Manifests.ServiceRefs {
+		if n, ok := svcNS[svc]; ok && n != podNS {
+			rewrite[svc] = FQDN(svc, n, domain)
+		}
+	}
+	if len(rewrite) > 0 {
+		for _, list := range []string{"containers", "initContainers"} {
+			cs, _, _ := unstructured.NestedSlice(tmpl, "spec", list)
+			for _, c := range cs {
+				cm, ok := c.(map[string]any)
+				if !ok {
+					continue
+				}
+				if args, ok := cm["args"].([]any); ok {
+					for i, a := range args {
+						if s, ok := a.(string); ok {
+							args[i] = rewriteHosts(s, rewrite)
+						}
+					}
+				}
+				if envs, ok := cm["env"].([]any); ok {
+					for _, e := range envs {
+						if em, ok := e.(map[string]any); ok {
+							if v, ok := em["value"].(string); ok {
+								em["value"] = rewriteHosts(v, rewrite)
+							}
+						}
+					}
+				}
+			}
+			if len(cs) > 0 {
+				if err := unstructured.SetNestedSlice(tmpl, cs, "spec", list); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return unstructured.SetNestedMap(o.Object, tmpl, tp...)
+}
+
+// hostChar is a character that continues a host name: a match next to one is part of a longer name
+// ("backend-v2", "backend.other", "mybackend").
+func hostChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
+}
+
+// rewriteHosts replaces every whole-host occurrence of a key of names in s by its value.
+func rewriteHosts(s string, names map[string]string) string {
+	keys := make([]string, 0, len(names))
+	for k := range names {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) })
+	for _, name := range keys {
+		var sb strings.Builder
+		rest := s
+		prev := byte(0)
+		for {
+			i := strings.Index(rest, name)
+			if i < 0 {
+				sb.WriteString(rest)
+				break
+			}
+			before := prev
+			if i > 0 {
+				before = rest[i-1]
+			}
+			after := byte(0)
+			if j := i + len(name); j < len(rest) {
+				after = rest[j]
+			}
+			if (before == 0 || !hostChar(before)) && (after == 0 || !hostChar(after)) {
+				sb.WriteString(rest[:i])
+				sb.WriteString(names[name])
+			} else {
+				sb.WriteString(rest[:i+len(name)])
+			}
+			prev = rest[i+len(name)-1]
+			rest = rest[i+len(name):]
+		}
+		s = sb.String()
+	}
+	return s
+}

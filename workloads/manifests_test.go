@@ -1,0 +1,279 @@
+package workloads
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+const manifestsBase = "testdata/manifests"
+
+// manifestsScenario parses a scenario of app manifests whose paths are read from testdata/manifests.
+func manifestsScenario(t *testing.T, manifests, rest string) *scenario.Scenario {
+	t.Helper()
+	s := mustScenario(t, `apiVersion: meshbench.dev/v1alpha1
+kind: Scenario
+metadata: {name: own}
+spec:
+  workload:
+    app: manifests
+    manifests:
+`+manifests+rest)
+	s.Spec.Workload.Manifests.BaseDir = manifestsBase
+	return s
+}
+
+const kustomizeTopologies = `    replicas: 2
+    nodeSelector: {meshbench.dev/pool: apps}
+    topologies:
+    - kind: single
+    - kind: multi
+      name: multi3
+      namespaces: 3
+  load:
+    targets:
+    - {service: frontend, port: 8080, path: /echo}
+`
+
+const kustomizeManifests = `      kustomization: kustomize-app
+      scale: [frontend, Deployment/backend]
+      placement: {backend: 1, Deployment/store: 2, Service/store: 2}
+      serviceRefs: [backend, store]
+`
+
+func TestManifestsGolden(t *testing.T) {
+	t.Parallel()
+	s := manifestsScenario(t, kustomizeManifests, kustomizeTopologies)
+	if ps := CheckManifests(s); len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	for i, name := range []string{"manifests-kustomize-single", "manifests-kustomize-multi3"} {
+		objs, target, err := Objects(s, s.Spec.Workload.Topologies[i], "golden-run")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		tj, _ := json.MarshalIndent(target, "# ", "  ")
+		buf.WriteString("# target: " + string(tj) + "\n")
+		if err := kube.RenderYAML(&buf, objs); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, filepath.Join("testdata", name+".golden.yaml"), buf.Bytes())
+	}
+}
+
+func TestManifestsMultiRewritesAndLabels(t *testing.T) {
+	t.Parallel()
+	s := manifestsScenario(t, kustomizeManifests, kustomizeTopologies)
+	objs, target, err := Objects(s, s.Spec.Workload.Topologies[1], "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"frontend": "mb-multi3-0", "backend": "mb-multi3-1", "store": "mb-multi3-2"}
+	for _, w := range target.Workloads {
+		if want[w.Name] != w.Namespace {
+			t.Errorf("%s in %s, want %s", w, w.Namespace, want[w.Name])
+		}
+		wantReplicas := int32(2)
+		if w.Name == "store" { // not in scale: the manifest's replicas
+			wantReplicas = 1
+		}
+		if w.Replicas != wantReplicas {
+			t.Errorf("%s replicas %d, want %d", w, w.Replicas, wantReplicas)
+		}
+	}
+	if target.EntryURL != "http://frontend.mb-multi3-0.svc.cluster.local:8080/echo" || target.EntryNamespace != "mb-multi3-0" {
+		t.Errorf("entry %q in %q", target.EntryURL, target.EntryNamespace)
+	}
+	if got := strings.Join(target.Namespaces, ","); got != "mb-multi3-0,mb-multi3-1,mb-multi3-2" {
+		t.Errorf("namespaces %s", got)
+	}
+	for _, o := range objs {
+		d, ok := o.(*unstructured.Unstructured)
+		if !ok || d.GetKind() != "Deployment" {
+			continue
+		}
+		args, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+		a := args[0].(map[string]any)["args"].([]any)
+		sel, _, _ := unstructured.NestedStringMap(d.Object, "spec", "selector", "matchLabels")
+		if len(sel) != 1 || sel["app"] != d.GetName() {
+			t.Errorf("%s: selector changed: %v", d.GetName(), sel)
+		}
+		tl, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
+		if tl[ComponentLabel] != d.GetName() || tl[AppLabel] != "manifests" || tl["app"] != d.GetName() {
+			t.Errorf("%s: template labels %v", d.GetName(), tl)
+		}
+		ns, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "spec", "nodeSelector")
+		if ns["meshbench.dev/pool"] != "apps" {
+			t.Errorf("%s: node selector %v", d.GetName(), ns)
+		}
+		switch d.GetName() {
+		case "frontend":
+			if a[len(a)-1] != "http://backend.mb-multi3-1.svc.cluster.local:8080" {
+				t.Errorf("frontend args %v", a)
+			}
+		case "backend":
+			if a[len(a)-1] != "http://store.mb-multi3-2.svc.cluster.local:8080" {
+				t.Errorf("backend args %v", a)
+			}
+		}
+		c := args[0].(map[string]any)
+		if c["image"] != "ghcr.io/meshbench/meshbench-agent:dev" {
+			t.Errorf("%s image %v: the kustomization's images transformer did not run", d.GetName(), c["image"])
+		}
+	}
+}
+
+func TestRewriteHosts(t *testing.T) {
+	t.Parallel()
+	names := map[string]string{"backend": "backend.ns.svc.cluster.local"}
+	for in, want := range map[string]string{
+		"backend":               "backend.ns.svc.cluster.local",
+		"backend:8080":          "backend.ns.svc.cluster.local:8080",
+		"http://backend/x":      "http://backend.ns.svc.cluster.local/x",
+		"backend-v2":            "backend-v2",
+		"my-backend":            "my-backend",
+		"backend.other":         "backend.other",
+		"backend,backend":       "backend.ns.svc.cluster.local,backend.ns.svc.cluster.local",
+		"--up=http://backend:1": "--up=http://backend.ns.svc.cluster.local:1",
+	} {
+		if got := rewriteHosts(in, names); got != want {
+			t.Errorf("rewriteHosts(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestManifestsPaths(t *testing.T) {
+	t.Parallel()
+	s := manifestsScenario(t, `      paths: [paths-app]
+      scale: [web]
+      placement: {web: 1}
+      serviceRefs: [backend]
+`, `    replicas: 4
+    topologies:
+    - kind: multi
+      namespaces: 2
+  load:
+    targets:
+    - {name: web, url: "http://web.example/"}
+`)
+	if ps := CheckManifests(s); len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	objs, target, err := Objects(s, s.Spec.Workload.Topologies[0], "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, o := range objs {
+		u, err := kube.ToUnstructured(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName())
+		if u.GetKind() == "Deployment" {
+			c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			cm := c[0].(map[string]any)
+			args, _ := json.Marshal(cm["args"])
+			envs, _ := json.Marshal(cm["env"])
+			if string(args) != `["--upstream=http://backend.mb-multi2-0.svc.cluster.local/x","backend.mb-multi2-0.svc.cluster.local:80","backend-v2","backend.other"]` {
+				t.Errorf("args %s", args)
+			}
+			if !strings.Contains(string(envs), `"value":"backend.mb-multi2-0.svc.cluster.local"`) || !strings.Contains(string(envs), `"my-backend,backend.mb-multi2-0.svc.cluster.local"`) {
+				t.Errorf("env %s", envs)
+			}
+		}
+	}
+	got := strings.Join(kinds, " ")
+	want := "Namespace//mb-multi2-0 Namespace//mb-multi2-1 ConfigMap/mb-multi2-0/settings Service/mb-multi2-0/backend StatefulSet/mb-multi2-0/backend Deployment/mb-multi2-1/web"
+	if got != want {
+		t.Errorf("objects\n got %s\nwant %s", got, want)
+	}
+	if target.EntryURL != "http://web.example/" || len(target.Workloads) != 2 {
+		t.Errorf("target %+v", target)
+	}
+	for _, w := range target.Workloads {
+		if w.Name == "web" && w.Replicas != 4 || w.Name == "backend" && w.Replicas != 1 {
+			t.Errorf("%s replicas %d", w, w.Replicas)
+		}
+	}
+}
+
+func TestCheckManifestsRefuses(t *testing.T) {
+	t.Parallel()
+	const targets = `  load:
+    targets: [{service: web}]
+`
+	for _, tc := range []struct {
+		name, manifests string
+		want            []string // path: substring
+	}{
+		{"cluster-scoped", "      paths: [cluster-scoped/app.yaml]\n", []string{
+			"spec.workload.manifests.paths[0]: ", "Namespace/mine (testdata/manifests/cluster-scoped/app.yaml)",
+			"ClusterRole/reader (testdata/manifests/cluster-scoped/app.yaml)", "remove them from the manifests, or apply them yourself before the run"}},
+		{"missing file", "      paths: [cluster-scoped, nope.yaml]\n", []string{
+			"spec.workload.manifests.paths[1]: cannot read testdata/manifests/nope.yaml", "spec.workload.manifests.paths[0]: "}},
+		{"bad kustomization", "      kustomization: bad-kustomization\n", []string{
+			"spec.workload.manifests.kustomization: kustomize build testdata/manifests/bad-kustomization: ", "does-not-exist.yaml"}},
+		{"scale and placement", "      kustomization: kustomize-app\n      scale: [frontend, StatefulSet/backend, nope]\n", []string{
+			`spec.workload.manifests.scale[1]: "StatefulSet/backend" names no Deployment or StatefulSet`,
+			`spec.workload.manifests.scale[2]: "nope" names no Deployment`, "Deployment/frontend"}},
+		{"no workloads", "      paths: [paths-app/list.yaml]\n", []string{"spec.workload.manifests: has no Deployment or StatefulSet"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := manifestsScenario(t, tc.manifests, targets)
+			ps := CheckManifests(s)
+			got := ps.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("problems lack %q:\n%s", w, got)
+				}
+			}
+			if _, _, err := Objects(s, s.Spec.Workload.Topologies[0], "r1"); err == nil {
+				t.Error("Objects built refused manifests")
+			}
+		})
+	}
+	s := manifestsScenario(t, "      kustomization: kustomize-app\n      placement: {nope: 1}\n", `    topologies: [{kind: multi}]
+`+targets)
+	if got := CheckManifests(s).Error(); !strings.Contains(got, "spec.workload.manifests.placement[nope]: names no object") {
+		t.Errorf("placement: %s", got)
+	}
+}
+
+// TestPlaceableIstioKinds pins the Istio kinds CheckManifests accepts as namespaced to Istio's CRDs: every
+// networking.istio.io and security.istio.io CRD has scope Namespaced in istio/istio
+// manifests/charts/base/files/crd-all.gen.yaml (commit 86c9f01fd735fb01d8192f5bcaf0d424afb7f14c, 1.31 development).
+func TestPlaceableIstioKinds(t *testing.T) {
+	t.Parallel()
+	upstream := map[string][]string{
+		"networking.istio.io": {"DestinationRule", "EnvoyFilter", "Gateway", "ProxyConfig", "ServiceEntry", "Sidecar", "VirtualService", "WorkloadEntry", "WorkloadGroup"},
+		"security.istio.io":   {"AuthorizationPolicy", "PeerAuthentication", "RequestAuthentication"},
+	}
+	n := 0
+	for g, kinds := range upstream {
+		for _, k := range kinds {
+			if !placeableKinds[schema.GroupKind{Group: g, Kind: k}] {
+				t.Errorf("%s/%s is namespaced upstream but refused", g, k)
+			}
+		}
+		n += len(kinds)
+	}
+	for gk := range placeableKinds {
+		if strings.HasSuffix(gk.Group, ".istio.io") {
+			n--
+		}
+	}
+	if n != 0 {
+		t.Errorf("placeableKinds has Istio kinds the pinned CRD file does not (difference %d)", -n)
+	}
+}
