@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -101,8 +103,22 @@ func TestDiscover(t *testing.T) {
 
 func TestEnsureExistingAppliesNothing(t *testing.T) {
 	s := existingScenario([]string{"shop"}, nil, scenario.LoadTarget{Service: "web", Port: 80, Path: "/"})
-	d := &Deployer{Clients: nil, RunID: "r1"}
-	if _, err := d.Ensure(context.Background(), s, s.Spec.Workload.Topologies[0]); err == nil {
-		t.Fatal("no clients: want an error")
+	kc := fake.NewClientset(existingCluster()...)
+	d := &Deployer{Clients: &kube.Clients{Kube: kc}, RunID: "r1"}
+	if _, err := d.Ensure(context.Background(), s, s.Spec.Workload.Topologies[0]); !errors.Is(err, ErrExistingNeedsFlag) {
+		t.Fatalf("without AllowExisting: err = %v, want ErrExistingNeedsFlag", err)
+	}
+	d.AllowExisting = true
+	tg, err := d.Ensure(context.Background(), s, s.Spec.Workload.Topologies[0])
+	if err != nil || len(tg.Workloads) != 2 {
+		t.Fatalf("Ensure = %+v, %v", tg, err)
+	}
+	if err := d.Teardown(context.Background(), tg); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range kc.Actions() {
+		if v := a.GetVerb(); v != "get" && v != "list" {
+			t.Errorf("existing app: unexpected %s %s", v, a.GetResource().Resource)
+		}
 	}
 }
