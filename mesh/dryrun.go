@@ -3,6 +3,8 @@ package mesh
 import (
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,7 +25,15 @@ type AppObjects func(s *scenario.Scenario, topo scenario.Topology, runID string)
 // with the mode's labels, the waypoint Gateways of mode waypoint, then the app's objects (from app). It is pure when
 // app is (offline: the revision is spec.istio.revision as written, not the one a run would detect; workloads.Objects
 // puts placeholder text in the jwt-key Secret).
+//
+// App existing has no objects: meshbench applies nothing of it (only namespace labels and restart annotations
+// change, see ExistingPlan) and its Target is discovered from the cluster, so CaseObjects returns none and a Target
+// holding only the namespaces.
 func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mode, runID string, app AppObjects) ([]runtime.Object, target.Target, error) {
+	if s.Spec.Workload.App == scenario.AppExisting && s.Spec.Workload.Existing != nil {
+		return nil, target.Target{App: scenario.AppExisting, Topology: topo.Name,
+			Namespaces: append([]string(nil), s.Spec.Workload.Existing.Namespaces...)}, nil
+	}
 	objs, t, err := app(s, topo, runID)
 	if err != nil {
 		return nil, t, err
@@ -71,6 +81,12 @@ func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan, app AppObje
 		if err != nil {
 			return fmt.Errorf("dry-run case %s: %w", c.ID, err)
 		}
+		if s.Spec.Workload.App == scenario.AppExisting {
+			if err := writeExistingDryRun(w, s, c.ID, c.Mode, t); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := fmt.Fprintf(w, "# case %s: topology %s, mode %s: %d objects, namespaces %v, load %s\n",
 			c.ID, c.Topology.Name, c.Mode, len(objs), t.Namespaces, t.EntryURL); err != nil {
 			return err
@@ -80,4 +96,41 @@ func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan, app AppObje
 		}
 	}
 	return nil
+}
+
+// writeExistingDryRun says what a case of app existing changes: no objects, only each namespace's mode labels
+// (recorded and restored).
+func writeExistingDryRun(w io.Writer, s *scenario.Scenario, id string, mode scenario.Mode, t target.Target) error {
+	if _, err := fmt.Fprintf(w, "# case %s: app existing, mode %s: no objects are applied (the app is discovered in the cluster); "+
+		"namespace labels set (recorded in namespace-labels.json and restored):\n", id, mode); err != nil {
+		return err
+	}
+	for _, ns := range t.Namespaces {
+		if _, err := fmt.Fprintf(w, "#   %s: %s\n", ns, FormatLabelPlan(NamespaceLabels(mode, ns, s.Spec.Waypoint,
+			waypointNamespaceFor(t, s.Spec.Waypoint, ns), s.Spec.Istio.Revision))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FormatLabelPlan renders a label plan (value nil: removed) sorted by key: "a=b, -c".
+func FormatLabelPlan(plan map[string]*string) string {
+	keys := make([]string, 0, len(plan))
+	for k := range plan {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if v := plan[k]; v != nil {
+			parts = append(parts, k+"="+*v)
+		} else {
+			parts = append(parts, "-"+k)
+		}
+	}
+	if len(parts) == 0 {
+		return "(none)"
+	}
+	return strings.Join(parts, ", ")
 }

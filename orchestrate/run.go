@@ -65,6 +65,9 @@ type RunResult struct {
 // error is the runner's (or the writing of the results); failed and interrupted cases are in RunResult.Outcome.
 func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	s, log := cfg.Scenario, d.Log
+	if err := CheckAllowExisting(cfg); err != nil {
+		return RunResult{}, err
+	}
 	plan := scenario.NewPlan(s)
 	ist, err := ResolveCluster(ctx, d.Clients, s, plan, log)
 	if err != nil {

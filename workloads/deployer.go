@@ -50,6 +50,9 @@ func (d *Deployer) Ensure(ctx context.Context, s *scenario.Scenario, topo scenar
 	if d.Clients == nil {
 		return Target{}, errors.New("deploy workload: no Kubernetes clients")
 	}
+	if s != nil && s.Spec.Workload.App == scenario.AppExisting {
+		return d.ensureExisting(ctx, s)
+	}
 	_, t, err := Objects(s, topo, d.RunID) // cheap: learn the namespaces before generating a key
 	if err != nil {
 		return Target{}, err
@@ -150,10 +153,34 @@ func (d *Deployer) jwtKey(ctx context.Context, namespaces []string) (JWTKey, err
 // Teardown deletes the app: namespaces meshbench created for this run are deleted (and waited for); in namespaces
 // it did not create, only the objects labelled with this run are deleted.
 func (d *Deployer) Teardown(ctx context.Context, t Target) error {
+	if t.App == scenario.AppExisting {
+		// meshbench created nothing of an existing app; its mode labels and restart annotations are restored by
+		// mesh.Restore from the record, not here.
+		d.log().Info("existing app: nothing to tear down", "namespaces", t.Namespaces)
+		return nil
+	}
 	c := Cleaner{Clients: d.Clients, Log: d.Log}
 	_, err := c.Clean(ctx, CleanOptions{RunID: d.RunID, Namespaces: t.Namespaces, Wait: 5 * time.Minute})
 	if err != nil {
 		return fmt.Errorf("tear down %s: %w", t.App, err)
 	}
 	return nil
+}
+
+// ErrExistingNeedsFlag refuses app existing without --allow-existing-namespaces: meshbench changes the labels of
+// namespaces and restarts workloads it did not create, which the user must opt into.
+var ErrExistingNeedsFlag = errors.New("workload.app existing changes namespaces and workloads meshbench did not create: pass --allow-existing-namespaces")
+
+// ensureExisting discovers app existing and applies nothing: its objects belong to the user.
+func (d *Deployer) ensureExisting(ctx context.Context, s *scenario.Scenario) (Target, error) {
+	if !d.AllowExisting {
+		return Target{}, ErrExistingNeedsFlag
+	}
+	t, err := Discover(ctx, d.Clients.Kube, s)
+	if err != nil {
+		return Target{}, err
+	}
+	d.log().Info("existing app discovered (nothing applied)", "namespaces", t.Namespaces, "workloads", len(t.Workloads),
+		"services", len(t.Services))
+	return t, nil
 }
