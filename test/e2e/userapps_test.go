@@ -28,6 +28,28 @@ func TestWorkloadsBookinfoServerDryRun(t *testing.T) {
 	serverDryRun(t, c, s)
 }
 
+// The repository's kustomization app (frontend -> backend -> store), rendered by kustomize and placed by meshbench
+// over one and three namespaces, is accepted by the real API server (server-side dry-run).
+func TestWorkloadsManifestsServerDryRun(t *testing.T) {
+	c := RequireCluster(t)
+	s := &scenario.Scenario{APIVersion: scenario.APIVersion, Kind: scenario.Kind, Metadata: scenario.Metadata{Name: "e2e-own"},
+		Spec: scenario.Spec{
+			Workload: scenario.Workload{
+				App: scenario.AppManifests, Replicas: 2, NamespacePrefix: "e2e-own-" + randomSuffix(4) + "-",
+				Manifests: &scenario.Manifests{Kustomization: "../../workloads/testdata/manifests/kustomize-app",
+					Scale: []string{"frontend", "backend"}, Placement: map[string]int{"backend": 1, "store": 2},
+					ServiceRefs: []string{"backend", "store"}},
+				Topologies: []scenario.Topology{{Kind: scenario.TopologySingle}, {Kind: scenario.TopologyMulti, Namespaces: 3}},
+			},
+			Load: scenario.LoadSpec{Targets: []scenario.LoadTarget{{Service: "frontend", Port: 8080, Path: "/"}}},
+		}}
+	setDefaults(s)
+	if ps := workloads.CheckManifests(s); len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	serverDryRun(t, c, s)
+}
+
 // serverDryRun applies every object of every topology of s with dryRun=All after creating its namespaces for real
 // (namespaced dry-runs need them; they are removed at the end), and checks that nothing else was persisted.
 func serverDryRun(t *testing.T, c *Cluster, s *scenario.Scenario) {
