@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"path"
 	"strconv"
 	"strings"
 
@@ -77,7 +78,8 @@ func (b *builder) bookinfoDeployment(p placement, d bookinfoDeployment) {
 	switch d.service {
 	case "reviews":
 		// The hostnames are read by reviews' LibertyRestEndpoint.java (RATINGS_HOSTNAME, default "ratings").
-		c.Env = []corev1.EnvVar{env("LOG_DIR", "/tmp/logs")}
+		// upstream's LOG_DIR is the logs directory inside the tmp emptyDir
+		c.Env = []corev1.EnvVar{env("LOG_DIR", path.Join(tmpMount.MountPath, "logs"))}
 		if p.multi {
 			c.Env = append(c.Env, env("RATINGS_HOSTNAME", p.host("ratings")))
 		}

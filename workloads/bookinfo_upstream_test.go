@@ -16,6 +16,7 @@ package workloads
 // hostname variables set to the placed FQDNs.
 
 import (
+	"path"
 	"reflect"
 	"slices"
 	"testing"
@@ -35,13 +36,16 @@ type upBookinfoDeployment struct {
 	annotations                   map[string]string
 }
 
+// upTmp is the mount path of upstream's tmp emptyDir (reviews and productpage); reviews' LOG_DIR is "logs" in it.
+const upTmp = "/tmp"
+
 func upBookinfo() []upBookinfoDeployment {
 	img := func(d string) string { return "docker.io/istio/examples-bookinfo-" + d + ":1.20.2" }
 	reviews := func(v string) upBookinfoDeployment {
 		return upBookinfoDeployment{
 			name: "reviews-" + v, app: "reviews", version: v, sa: "bookinfo-reviews", image: img("reviews-" + v),
-			env:     []corev1.EnvVar{{Name: "LOG_DIR", Value: "/tmp/logs"}},
-			mounts:  []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}, {Name: "wlp-output", MountPath: "/opt/ibm/wlp/output"}},
+			env:     []corev1.EnvVar{{Name: "LOG_DIR", Value: path.Join(upTmp, "logs")}},
+			mounts:  []corev1.VolumeMount{{Name: "tmp", MountPath: upTmp}, {Name: "wlp-output", MountPath: "/opt/ibm/wlp/output"}},
 			volumes: []string{"wlp-output", "tmp"},
 		}
 	}
