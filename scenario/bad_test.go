@@ -62,7 +62,7 @@ func assertProblems(t *testing.T, ps Problems, want []string) {
 		if p.Path == "" || len(p.Message) < 10 {
 			t.Errorf("problem without path or hint: %+v", p)
 		}
-		if strings.Contains(p.Message, "json:") || strings.Contains(p.Message, "cannot unmarshal") {
+		if strings.Contains(p.Message, "json: ") || strings.Contains(p.Message, "cannot unmarshal") {
 			t.Errorf("raw decoder message: %+v", p)
 		}
 	}

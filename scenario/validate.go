@@ -328,10 +328,14 @@ func validateUserApp(c *collector, p *field.Path, w *Workload) {
 			c.add(ep.Child("namespaces").Index(i), "lists %q twice", e.Namespaces[i])
 		}
 		for i, ref := range e.Workloads {
-			if _, _, err := ParseWorkloadRef(ref, false); err != nil {
-				if _, _, err2 := splitNamespaced(ref); err2 != nil {
-					c.add(ep.Child("workloads").Index(i), "%v", err)
-				}
+			var err error
+			if strings.Count(ref, "/") == 2 {
+				_, _, err = splitNamespaced(ref)
+			} else {
+				_, _, err = ParseWorkloadRef(ref, false)
+			}
+			if err != nil {
+				c.add(ep.Child("workloads").Index(i), "%v (or \"namespace/Kind/name\")", err)
 			}
 		}
 		if w.Resources != nil {
