@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,9 +39,8 @@ func (m manifestObject) ref() string { return m.obj.GetKind() + "/" + m.obj.GetN
 // scenario is checked before anything connects): the namespaced kinds of the built-in groups apps use, and Istio's
 // networking and security kinds (all namespaced CRDs). Anything else, cluster-scoped or unknown, is refused: the
 // run could not delete it, and applying it would reach beyond the run's namespaces.
-var placeableKinds = map[schema.GroupKind]bool{}
-
-func init() {
+var placeableKinds = func() map[schema.GroupKind]bool {
+	out := map[schema.GroupKind]bool{}
 	for group, kinds := range map[string][]string{
 		"":                          {"Pod", "Service", "ServiceAccount", "ConfigMap", "Secret", "PersistentVolumeClaim", "Endpoints", "LimitRange", "ResourceQuota", "ReplicationController", "PodTemplate"},
 		"apps":                      {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ControllerRevision"},
@@ -53,10 +53,11 @@ func init() {
 		"security.istio.io":         {"AuthorizationPolicy", "PeerAuthentication", "RequestAuthentication"},
 	} {
 		for _, k := range kinds {
-			placeableKinds[schema.GroupKind{Group: group, Kind: k}] = true
+			out[schema.GroupKind{Group: group, Kind: k}] = true
 		}
 	}
-}
+	return out
+}()
 
 // manifestsPath is the scenario field of workload.manifests.
 var manifestsPath = field.NewPath("spec", "workload", "manifests")
@@ -251,7 +252,7 @@ func checkManifests(s *scenario.Scenario) ([]manifestObject, scenario.Problems) 
 			add(manifestsPath.Child("scale").Index(i).String(), "%q names no Deployment or StatefulSet of the manifests (they have %s); fix the name", ref, strings.Join(workloadRefs(objs), ", "))
 		}
 	}
-	for _, key := range sortedPlacementKeys(m.Placement) {
+	for _, key := range slices.Sorted(maps.Keys(m.Placement)) {
 		kind, name, err := scenario.ParseWorkloadRef(key, true)
 		if err != nil {
 			continue
@@ -278,14 +279,6 @@ func workloadRefs(objs []manifestObject) []string {
 	return out
 }
 
-func sortedPlacementKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // manifests builds app "manifests" in the builder's topology: the user's objects, each placed into a topology
 // namespace and labeled with the run; pod templates get the app labels (selectors are never changed: they are
