@@ -279,7 +279,6 @@ func workloadRefs(objs []manifestObject) []string {
 	return out
 }
 
-
 // manifests builds app "manifests" in the builder's topology: the user's objects, each placed into a topology
 // namespace and labeled with the run; pod templates get the app labels (selectors are never changed: they are
 // immutable and the user's own), the node selector and, across namespaces, fully qualified service references.
