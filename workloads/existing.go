@@ -34,10 +34,7 @@ func Discover(ctx context.Context, kc kubernetes.Interface, s *scenario.Scenario
 		return Target{}, fmt.Errorf("discover existing app: existing.namespaces is empty")
 	}
 	t := Target{App: scenario.AppExisting, Namespaces: append([]string(nil), ex.Namespaces...),
-		AppSelector: ExistingAppSelector, ClusterDomain: s.Spec.Workload.ClusterDomain}
-	if t.ClusterDomain == "" {
-		t.ClusterDomain = ClusterDomain
-	}
+		AppSelector: ExistingAppSelector, ClusterDomain: DomainOf(s.Spec.Workload)}
 	if len(s.Spec.Workload.Topologies) > 0 {
 		t.Topology = s.Spec.Workload.Topologies[0].Name
 	}
