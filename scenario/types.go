@@ -370,7 +370,9 @@ type Login struct {
 	// Headers of the login request.
 	Headers map[string]string `json:"headers,omitempty"`
 	// Capture says which part of the response holds the credential: "cookie:<name>" (a Set-Cookie),
-	// "header:<name>" (a response header) or "json:<field>" (a top-level string field of a JSON body).
+	// "header:<name>" (a response header) or "json:<field>" (a string field of a JSON body; dots descend into objects: "json:data.token"). A 2xx answer
+	// without it fails the login at once; a 3xx with it succeeds (form logins redirect, and the agent does not follow);
+	// every other answer, or none, is retried until Timeout.
 	Capture string `json:"capture"`
 	// SetHeader is the load request header that carries it; default "Cookie".
 	SetHeader string `json:"setHeader,omitempty" mb:"defaulted"`
