@@ -15,4 +15,8 @@
 // of the jwt-key Secret, generated once per Deployer and reused across namespaces and cases). Namespaces the tool
 // creates carry kube.RunLabels; an existing namespace without them is refused unless AllowExisting, and is then never
 // labelled or deleted by meshbench (only the objects it created inside are).
+//
+// Login is an app's login as data (scenario.Login: a request, what of its answer to capture, which load header
+// carries it), sent through the agent's curl from a load client pod so that it passes the case's data plane;
+// bank-of-anthos' login is BankOfAnthosLogin, one instance that LoginFor picks when the scenario sets none.
 package workloads
