@@ -116,7 +116,7 @@ func login(ctx context.Context, agent AgentExec, t Target, spec scenario.Login, 
 	if errors.Is(err, kube.ErrWaitTimeout) && lastErr != nil {
 		err = fmt.Errorf("%w after %s: %w", err, spec.Timeout.Duration, lastErr)
 	}
-	return t, fmt.Errorf("log in to %s (%s %s from a load client pod, %d attempts): %w", t.App, req.Method, redactURL(req.URL), attempts, err)
+	return t, fmt.Errorf("log in to %s (%s %s from a load client pod, attempts: %d): %w", t.App, req.Method, redactURL(req.URL), attempts, err)
 }
 
 // LoginRequest is a login request as the agent sends it.
@@ -129,14 +129,12 @@ type LoginRequest struct {
 	HasBody bool
 }
 
-// NewLoginRequest resolves spec (defaulted) against the deployed target: spec.URL as given, or
-// http://<service>.<namespace>.svc.<cluster domain>:<port><path>, where the namespace is the Service's in the target
-// (loginNamespace); the content type joins the headers when there is a body or spec names one.
+// NewLoginRequest resolves spec (unset fields take scenario's defaults) against the deployed target: spec.URL as
+// given, or http://<service>.<namespace>.svc.<cluster domain>:<port><path>, where the namespace is the Service's in
+// the target (loginNamespace); the content type joins the headers when there is a body or spec names one.
 func NewLoginRequest(t Target, spec scenario.Login) (LoginRequest, error) {
+	spec.SetDefaults()
 	r := LoginRequest{Method: strings.ToUpper(spec.Method), Headers: maps.Clone(spec.Headers), Body: spec.Body, HasBody: spec.Body != ""}
-	if r.Method == "" {
-		r.Method = http.MethodGet
-	}
 	switch {
 	case spec.URL != "":
 		u, err := url.Parse(spec.URL)
@@ -153,15 +151,11 @@ func NewLoginRequest(t Target, spec scenario.Login) (LoginRequest, error) {
 		if domain == "" {
 			domain = ClusterDomain
 		}
-		port := spec.Port
-		if port == 0 {
-			port = 80
-		}
 		path := spec.Path
 		if path == "" {
 			path = "/"
 		}
-		r.URL = "http://" + FQDN(spec.Service, ns, domain) + ":" + strconv.Itoa(port) + path
+		r.URL = "http://" + FQDN(spec.Service, ns, domain) + ":" + strconv.Itoa(spec.Port) + path
 	default:
 		return r, errors.New("login sets neither service nor url")
 	}
@@ -205,7 +199,7 @@ func loginNamespace(t Target, spec scenario.Login) (string, error) {
 	}
 	switch {
 	case len(t.Namespaces) > 1:
-		return "", fmt.Errorf("login service %q: no workload of that name tells which of the namespaces %v it is in; give login.url with the Service's address", spec.Service, t.Namespaces)
+		return "", fmt.Errorf("login service %q: no workload of that name tells which of the namespaces %v it is in; set login.url to the Service's address (or, app existing, login.namespace)", spec.Service, t.Namespaces)
 	case t.EntryNamespace != "":
 		return t.EntryNamespace, nil
 	case len(t.Namespaces) == 1:
@@ -301,6 +295,10 @@ func (c loginCapture) from(out []byte) (string, error) {
 		return "", fmt.Errorf("answered %d: %q", r.Status, truncate(r.Body, 200))
 	}
 	v, err := c.value(r)
+	if err == nil && strings.ContainsAny(v, "\r\n\x00") {
+		// It becomes a load request header: a line break would split it (a JSON string may hold one).
+		err = fmt.Errorf("the captured value %q holds a line break or NUL", truncate(v, 80))
+	}
 	switch {
 	case err == nil:
 		return v, nil

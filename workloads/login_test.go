@@ -126,7 +126,7 @@ func TestNewLoginRequest(t *testing.T) {
 		args   string // AgentArgs joined by spaces
 		err    string
 	}{
-		{"defaults", one, scenario.Login{Service: "web"},
+		{"defaults (an undefaulted spec: port 80, GET)", one, scenario.Login{Service: "web"},
 			"curl --json --timeout 10s http://web.shop.svc.cluster.local:80/", ""},
 		{"service without a workload of its name, one namespace", one, scenario.Login{Service: "auth", Port: 8080, Path: "/login?u=a"},
 			"curl --json --timeout 10s http://auth.shop.svc.cluster.local:8080/login?u=a", ""},
@@ -191,6 +191,7 @@ func TestLoginAnswer(t *testing.T) {
 		{"missing json field", "json:jwt", cookies, "", `field "jwt" missing (the body has [data list token])`, true},
 		{"missing nested json field", "json:data.session.token", cookies, "", `field "data.session.token" missing ("data.session" has [jwt])`, true},
 		{"json field not a string", "json:data.n", cookies, "", `field "data.n" is 5`, true},
+		{"line break in the value", "json:token", `{"status": 200, "headers": {}, "body": "{\"token\": \"a\\r\\nX-Evil: 1\"}"}`, "", "holds a line break", true},
 		{"descend into a non-object", "json:list.x", cookies, "", `"list" is not an object`, true},
 		{"body not json", "json:token", `{"status": 200, "headers": {}, "body": "<html>login</html>"}`, "", "is not JSON", true},
 		{"binary body", "json:token", `{"status": 200, "headers": {}, "bodyBase64": "//4="}`, "", "not text", true},
@@ -287,7 +288,7 @@ func TestLoginFailures(t *testing.T) {
 	}{
 		// A 200 without the captured field will not get better: no retry, and the field is named.
 		{"200 without the field", answer(`{"status": 200, "body": "{\"msg\": \"welcome\"}"}`, nil), func(n int) bool { return n == 1 },
-			[]string{"log in to bank-of-anthos (GET http://userservice.", ":8080/login?... from a load client pod, 1 attempts)", `answered 200 without json:token: field "token" missing`}},
+			[]string{"log in to bank-of-anthos (GET http://userservice.", ":8080/login?... from a load client pod, attempts: 1)", `answered 200 without json:token: field "token" missing`}},
 		// A status that persists: retried until the budget is spent, then named with the last answer.
 		{"401 until the deadline", answer(`{"status": 401, "body": "invalid login"}`, nil), func(n int) bool { return n > 1 },
 			[]string{"timed out after 50ms", `answered 401: "invalid login"`}},
