@@ -49,3 +49,26 @@ func TestFormatLabelPlan(t *testing.T) {
 		}
 	}
 }
+
+// LabelChanges is Apply's patch: what the mode needs and the namespace lacks, and the other modes' labels it has.
+func TestLabelChanges(t *testing.T) {
+	tg := target.Target{Namespaces: []string{"shop"}}
+	wp := scenario.Waypoint{Scope: scenario.WaypointPerNamespace, Name: "waypoint", For: "service"}
+	for _, tc := range []struct {
+		mode     scenario.Mode
+		revision string
+		cur      map[string]string
+		want     string
+	}{
+		{scenario.ModeSidecar, "", map[string]string{"team": "a"}, "istio-injection=enabled"},
+		{scenario.ModeSidecar, "", map[string]string{LabelInjection: "enabled"}, "(none)"},
+		{scenario.ModeSidecar, "canary", map[string]string{LabelInjection: "enabled"}, "-istio-injection, istio.io/rev=canary"},
+		{scenario.ModeAmbient, "", map[string]string{LabelInjection: "enabled"}, "-istio-injection, istio.io/dataplane-mode=ambient"},
+		{scenario.ModeNone, "", map[string]string{LabelDataplaneMode: "ambient", LabelUseWaypoint: "waypoint", "team": "a"}, "-istio.io/dataplane-mode, -istio.io/use-waypoint"},
+		{scenario.ModeNone, "", nil, "(none)"},
+	} {
+		if got := FormatLabelPlan(LabelChanges(tc.mode, tg, "shop", wp, tc.revision, tc.cur)); got != tc.want {
+			t.Errorf("LabelChanges(%s, rev %q, %v) = %q, want %q", tc.mode, tc.revision, tc.cur, got, tc.want)
+		}
+	}
+}

@@ -189,14 +189,10 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 
 	sets, removes := map[string]map[string]*string{}, map[string]map[string]*string{}
 	for _, ns := range t.Namespaces {
-		want := NamespaceLabels(mode, ns, wp, waypointNamespaceFor(t, wp, ns), s.Revision)
-		cur := nss[ns].Labels
-		for _, k := range sortedKeys(want) {
-			v := want[k]
-			switch {
-			case v != nil && cur[k] != *v:
+		for k, v := range LabelChanges(mode, t, ns, wp, s.Revision, nss[ns].Labels) {
+			if v != nil {
 				addTo(sets, ns, k, v)
-			case v == nil && hasKey(cur, k):
+			} else {
 				addTo(removes, ns, k, nil)
 			}
 		}
@@ -243,6 +239,29 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 	s.log().Info("mode applied", "from", tr.From, "to", mode, "namespaces", t.Namespaces, "restarted", len(restarted),
 		"elapsed", s.now().Sub(tr.Start).Round(time.Millisecond))
 	return tr, nil
+}
+
+// LabelChanges is what Apply changes on namespace ns of t, whose labels are cur, to put it in mode: each label to
+// set (its value) or remove (nil); empty when the namespace already is in mode. Pure: preflight shows it for app
+// existing before anything changes.
+func LabelChanges(mode scenario.Mode, t target.Target, ns string, wp scenario.Waypoint, revision string, cur map[string]string) map[string]*string {
+	out := map[string]*string{}
+	for k, v := range NamespaceLabels(mode, ns, wp, waypointNamespaceFor(t, wp, ns), revision) {
+		switch {
+		case v != nil && cur[k] != *v:
+			out[k] = v
+		case v == nil && hasKey(cur, k):
+			out[k] = nil
+		}
+	}
+	return out
+}
+
+// PodHasSidecar reports whether pod p runs (or is starting) an injected sidecar: what restartMismatched compares
+// with UsesSidecar of the mode to decide a restart.
+func PodHasSidecar(p corev1.Pod) bool {
+	o := Prove(scenario.ModeSidecar, p).Observed
+	return o == ObservedSidecar || o == ObservedSidecarNotReady
 }
 
 // Restore puts back the labels recorded for namespaces meshbench did not create, then the restart annotations
@@ -367,9 +386,7 @@ func (s *Switcher) restartMismatched(ctx context.Context, t target.Target, mode 
 			if p.DeletionTimestamp != nil {
 				continue
 			}
-			pr := Prove(mode, p)
-			has := pr.Observed == ObservedSidecar || pr.Observed == ObservedSidecarNotReady
-			if has != wantSidecar {
+			if PodHasSidecar(p) != wantSidecar {
 				mismatch = true
 				break
 			}
