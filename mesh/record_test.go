@@ -415,3 +415,26 @@ func TestLabelRecordWorkloadsRoundTrip(t *testing.T) {
 		t.Errorf("other must be recorded as absent, got %v (present %v)", v, ok)
 	}
 }
+
+// Switcher.Restore, what the runner's finalizer calls at the end of a run, after a failure and after Ctrl-C (through
+// orchestrate's mesh adapter), restores the workloads too, not only the namespaces.
+func TestSwitcherRestoreRestoresWorkloads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	kc, _ := existingCluster(t, scenario.ModeNone)
+	rec, _ := OpenLabelRecord(filepath.Join(t.TempDir(), LabelRecordFile))
+	sw := existingSwitcher(kc, rec)
+	if _, err := sw.Apply(ctx, existingTarget, scenario.ModeSidecar, testWaypoint); err != nil {
+		t.Fatal(err)
+	}
+	nss, err := sw.Restore(ctx)
+	if err != nil || !slices.Equal(nss, []string{"shop"}) {
+		t.Fatalf("Restore = %v, %v", nss, err)
+	}
+	if got := templateAnnotations(t, kc, target.KindDeployment, "web")[restartAnnotation]; got != userRestartedAt {
+		t.Errorf("web's restart annotation %q after Restore, want %q", got, userRestartedAt)
+	}
+	if db := templateAnnotations(t, kc, target.KindStatefulSet, "db"); hasKey(db, restartAnnotation) {
+		t.Errorf("db's restart annotation not removed: %v", db)
+	}
+}
