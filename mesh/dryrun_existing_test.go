@@ -28,7 +28,7 @@ func TestCaseObjectsExistingHasNone(t *testing.T) {
 	if err := writeExistingDryRun(&buf, s, "c1", scenario.ModeSidecar, tg); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"no objects are applied", "namespace-labels.json", "#   shop: ", "#   db: "} {
+	for _, want := range []string{"no objects are applied", "namespace-labels.json", "#   shop: ", "#   db: ", "rollout-restarted", "meshbench preflight"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("dry-run output lacks %q:\n%s", want, buf.String())
 		}
