@@ -721,3 +721,35 @@ func TestSummarizeSharedLoadLevels(t *testing.T) {
 	findSeries(t, sum.Series, Key{Topology: "single", Mode: "ambient", Load: "2000", Window: WindowLoad, Component: ComponentZtunnel,
 		Metric: "cpu", Stat: StatNoLimit, Unit: UnitContainers})
 }
+
+func TestSidecarCosts(t *testing.T) {
+	t.Parallel()
+	meta, samples, cases := summarizeFixture()
+	got := SidecarCosts(Summarize(meta, samples, cases, SummaryOptions{}))
+	// frontend's sidecars: 120, 132, 144 (mean 132); db's: 80, 88, 96 (88). No mode none in the fixture: no delta.
+	if len(got) != 2 || got[0].Workload != "Deployment/bank/frontend" || !near(got[0].SidecarCPU, 132) || got[0].AppCPU == nil ||
+		!near(*got[0].AppCPU, 66) || got[0].SidecarMemory == nil || *got[0].SidecarMemory != 30 || got[0].MemoryUnit != "MiB" ||
+		got[0].TotalCPUDelta != nil || got[1].Workload != "StatefulSet/bank/db" || !near(got[1].SidecarCPU, 88) || got[1].SidecarMemory != nil {
+		t.Errorf("costs = %s", mustJSON(t, got))
+	}
+
+	// With mode none: the delta of the workload's total, app + sidecar in sidecar mode (111+41, 112+42, 113+43: mean 154)
+	// minus the app alone in none (101, 102, 103: 102) = 52.
+	b := &fixtureBuilder{t0: meta.Start}
+	for r := 1; r <= 3; r++ {
+		n := b.newCase("single", "none", "1000", r, 1, StatusOK)
+		n.add(n.load, "prometheus", ComponentAppByWorkload, "cpu", "avg", "millicores", float64(100+r), LabelWorkload, "Deployment/a/x")
+		n.done()
+		s := b.newCase("single", "sidecar", "1000", r, 1, StatusOK)
+		s.add(s.load, "prometheus", ComponentAppByWorkload, "cpu", "avg", "millicores", float64(110+r), LabelWorkload, "Deployment/a/x")
+		s.add(s.load, "prometheus", ComponentSidecarByWorkload, "cpu", "avg", "millicores", float64(40+r), LabelWorkload, "Deployment/a/x")
+		s.done()
+	}
+	got = SidecarCosts(Summarize(meta, b.samples, b.cases, SummaryOptions{}))
+	if len(got) != 1 || got[0].TotalCPUDelta == nil || !near(got[0].TotalCPUDelta.Diff, 52) || got[0].TotalCPUDelta.Base != "none" {
+		t.Errorf("costs with none = %s", mustJSON(t, got))
+	}
+	if got := SidecarCosts(Summary{}); len(got) != 0 {
+		t.Errorf("empty summary: %v", got)
+	}
+}

@@ -94,3 +94,88 @@ func (sz *summarizer) workloadTotals(items []item) []item {
 	}
 	return out
 }
+
+// WorkloadCost is what the sidecar costs one workload in one topology and load window: the means of its pods'
+// istio-proxy CPU and memory ("avg" series of sidecar-by-workload) in sidecar mode, its app CPU there, and the change
+// of its total CPU (workload-total, app + sidecar) against mode none when the run measured none.
+type WorkloadCost struct {
+	Topology string `json:"topology,omitempty"`
+	Load     string `json:"load,omitempty"`
+	Workload string `json:"workload"`
+	// SidecarCPU and AppCPU are in CPUUnit; SidecarMemory in MemoryUnit (nil when not measured).
+	SidecarCPU    float64  `json:"sidecarCPU"`
+	AppCPU        *float64 `json:"appCPU,omitempty"`
+	CPUUnit       string   `json:"cpuUnit"`
+	SidecarMemory *float64 `json:"sidecarMemory,omitempty"`
+	MemoryUnit    string   `json:"memoryUnit,omitempty"`
+	// TotalCPUDelta is workload-total cpu avg, sidecar minus none (nil without mode none).
+	TotalCPUDelta *Delta `json:"totalCPUDelta,omitempty"`
+}
+
+// SidecarCosts ranks the workloads by their sidecars' mean CPU in sidecar mode's load windows, the most expensive
+// first, per topology and load level (in the summary's order); ties by workload key. A summary without per-workload
+// figures or without sidecar mode gives none. It is pure.
+func SidecarCosts(sum Summary) []WorkloadCost {
+	find := func(k Key) *Series {
+		for i := range sum.Workloads {
+			if sum.Workloads[i].Key == k {
+				return &sum.Workloads[i]
+			}
+		}
+		return nil
+	}
+	type group struct{ topology, load string }
+	var order []group
+	byGroup := map[group][]WorkloadCost{}
+	for _, s := range sum.Workloads {
+		if s.Component != ComponentSidecarByWorkload || s.Mode != modeSidecar || s.Window != WindowLoad || s.Metric != MetricCPU || s.Stat != statAvg {
+			continue
+		}
+		wl := ParseLabels(s.Labels)[LabelWorkload]
+		c := WorkloadCost{Topology: s.Topology, Load: s.Load, Workload: wl, SidecarCPU: s.Mean, CPUUnit: s.Unit}
+		k := s.Key
+		k.Component = ComponentAppByWorkload
+		if a := find(k); a != nil && a.Unit == s.Unit {
+			c.AppCPU = &a.Mean
+		}
+		k.Component, k.Metric, k.Unit = ComponentSidecarByWorkload, MetricMemory, ""
+		for i := range sum.Workloads {
+			m := &sum.Workloads[i]
+			if mk := m.Key; mk.Unit != "" {
+				mk.Unit = ""
+				if mk == k {
+					c.SidecarMemory, c.MemoryUnit = &m.Mean, m.Unit
+					break
+				}
+			}
+		}
+		dk := s.Key
+		dk.Mode, dk.Component = "", ComponentWorkloadTotal
+		for i := range sum.WorkloadDeltas {
+			if d := &sum.WorkloadDeltas[i]; d.Key == dk && d.Base == modeNone && d.Other == modeSidecar {
+				c.TotalCPUDelta = d
+				break
+			}
+		}
+		g := group{s.Topology, s.Load}
+		if _, ok := byGroup[g]; !ok {
+			order = append(order, g)
+		}
+		byGroup[g] = append(byGroup[g], c)
+	}
+	var out []WorkloadCost
+	for _, g := range order {
+		cs := byGroup[g]
+		slices.SortStableFunc(cs, func(a, b WorkloadCost) int {
+			if a.SidecarCPU != b.SidecarCPU {
+				if a.SidecarCPU > b.SidecarCPU {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.Workload, b.Workload)
+		})
+		out = append(out, cs...)
+	}
+	return out
+}
