@@ -201,8 +201,9 @@ func nodesCheck(version string, nodes []corev1.Node) Check {
 // appNamespaces are the namespaces of every topology of the scenario, in plan order ("" entries never).
 func appNamespaces(s *scenario.Scenario) []string {
 	var all []string
+	r := new(workloads.Renderer) // app manifests: read once for every topology
 	for _, topo := range s.Spec.Workload.Topologies {
-		_, t, err := workloads.Objects(s, topo, "preflight")
+		_, t, err := r.Objects(s, topo, "preflight")
 		if err != nil {
 			continue // namespacesCheck reports it
 		}
@@ -213,8 +214,9 @@ func appNamespaces(s *scenario.Scenario) []string {
 
 func namespacesCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario, allowExisting bool) Check {
 	var all []string
+	r := new(workloads.Renderer) // app manifests: read once for every topology
 	for _, topo := range s.Spec.Workload.Topologies {
-		_, t, err := workloads.Objects(s, topo, "preflight")
+		_, t, err := r.Objects(s, topo, "preflight")
 		if err != nil {
 			return Check{Name: "namespaces", Status: StatusFail, Detail: err.Error()}
 		}
