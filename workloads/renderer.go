@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -33,6 +35,29 @@ type manifestRead struct {
 // Objects is the package's Objects with r's one reading of the manifests.
 func (r *Renderer) Objects(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, Target, error) {
 	return r.build(s, topo, runID, placeholderKey)
+}
+
+// ManifestsYAML is the objects of app "manifests" as read, one YAML stream in the order read (no placement, labels
+// or scaling: reading the stream back as manifests.paths gives the same objects). meshbench schedule carries it to
+// the scheduled pod, which cannot read the user's files. Nil for the other apps; the manifests' problems as the
+// error.
+func (r *Renderer) ManifestsYAML(s *scenario.Scenario) ([]byte, error) {
+	objs, _, ps := r.checkManifests(s)
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	out := make([]runtime.Object, len(objs))
+	for i, o := range objs {
+		out[i] = o.obj
+	}
+	var buf bytes.Buffer
+	if err := kube.RenderYAML(&buf, out); err != nil {
+		return nil, fmt.Errorf("render manifests: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // read returns the objects of m and the problems of reading them, reading them only the first time m's resolved

@@ -1,7 +1,11 @@
 package workloads
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -151,5 +155,45 @@ func TestRendererProblemsNotShared(t *testing.T) {
 	second := r.CheckManifests(scaled("two"))
 	if len(first) != 2 || len(second) != 2 || !strings.Contains(first[1].Message, `"one"`) || !strings.Contains(second[1].Message, `"two"`) {
 		t.Errorf("problems share a backing array:\nfirst %v\nsecond %v", first, second)
+	}
+}
+
+// TestManifestsYAMLRoundTrip: the rendered stream read back as manifests.paths (what a scheduled pod does) builds
+// the same objects and target as the kustomization it came from.
+func TestManifestsYAMLRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := manifestsScenario(t, kustomizeManifests, kustomizeTopologies)
+	b, err := new(Renderer).ManifestsYAML(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "manifests.yaml"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	back := manifestsScenario(t, strings.Replace(kustomizeManifests, "kustomization: kustomize-app", "paths: [manifests.yaml]", 1), kustomizeTopologies)
+	back.Spec.Workload.Manifests.BaseDir = dir
+	for _, topo := range s.Spec.Workload.Topologies {
+		want, wt, err := Objects(s, topo, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gt, err := Objects(back, topo, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wb, gb bytes.Buffer
+		if err := kube.RenderYAML(&wb, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := kube.RenderYAML(&gb, got); err != nil {
+			t.Fatal(err)
+		}
+		if wb.String() != gb.String() || !reflect.DeepEqual(wt, gt) {
+			t.Errorf("%s: read back differs:\n got %s\nwant %s", topo.Name, gb.String(), wb.String())
+		}
+	}
+	if b, err := new(Renderer).ManifestsYAML(manifestsScenario(t, "      paths: [untracked-kinds]\n", "  load:\n    targets: [{service: web}]\n")); err == nil || b != nil {
+		t.Errorf("refused manifests rendered: %v", err)
 	}
 }
