@@ -29,7 +29,7 @@ const (
 	ManifestsFile = "manifests.yaml"
 	// MaxConfigMapData is what the API server accepts in one ConfigMap's data: the values' bytes summed.
 	MaxConfigMapData = corev1.MaxSecretSize
-	RunsDir      = "/var/lib/meshbench/runs"
+	RunsDir          = "/var/lib/meshbench/runs"
 	// ServiceAccountName runs the scheduled pods; ClusterRoleName is its role.
 	ServiceAccountName = "meshbench"
 	ClusterRoleName    = "meshbench-runner"
