@@ -214,8 +214,9 @@ func appNamespaces(s *scenario.Scenario) []string {
 		return append([]string(nil), s.Spec.Workload.Existing.Namespaces...)
 	}
 	var all []string
+	r := new(workloads.Renderer) // app manifests: read once for every topology
 	for _, topo := range s.Spec.Workload.Topologies {
-		_, t, err := workloads.Objects(s, topo, "preflight")
+		_, t, err := r.Objects(s, topo, "preflight")
 		if err != nil {
 			continue // namespacesCheck reports it
 		}
@@ -226,8 +227,9 @@ func appNamespaces(s *scenario.Scenario) []string {
 
 func namespacesCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario, allowExisting bool) Check {
 	var all []string
+	r := new(workloads.Renderer) // app manifests: read once for every topology
 	for _, topo := range s.Spec.Workload.Topologies {
-		_, t, err := workloads.Objects(s, topo, "preflight")
+		_, t, err := r.Objects(s, topo, "preflight")
 		if err != nil {
 			return Check{Name: "namespaces", Status: StatusFail, Detail: err.Error()}
 		}

@@ -130,7 +130,9 @@ type Workload struct {
 
 // Manifests is the user's own app as Kubernetes YAML. Exactly one of Paths and Kustomization is set. Every object
 // must be namespaced and of a kind meshbench can place (cluster-scoped objects, CRDs and webhooks are refused at
-// validation, before anything is applied). meshbench applies the objects with server-side apply into each
+// validation, before anything is applied). Its workloads are Deployments and StatefulSets, the kinds meshbench tracks
+// (readiness, scale, mode proof, collection): DaemonSets, Jobs, CronJobs, bare Pods, ReplicaSets and
+// ReplicationControllers are refused the same way. meshbench applies the objects with server-side apply into each
 // topology's namespaces (their own metadata.namespace is replaced), labels them with the run, scales the workloads
 // Scale names and waits for readiness by the objects' own conditions.
 type Manifests struct {
