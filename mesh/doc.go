@@ -15,8 +15,11 @@
 // proves the mode. The decision per pod is the pure Prove. The app is described by internal/target.Target, so mesh
 // never imports workloads.
 //
-// Labels meshbench changes on namespaces it did not create are written to a LabelRecord (namespace-labels.json in
-// the run directory) before the change, and restored at the end of the run and by `meshbench cleanup`.
+// Labels meshbench changes on namespaces it did not create, and the restart annotation it puts on the pod template
+// of workloads it did not create (app existing), are written to a LabelRecord (namespace-labels.json in the run
+// directory) before the change, and restored at the end of the run, after a failure or Ctrl-C, and by
+// `meshbench cleanup`: labels first, then annotations, so the rollout the restored annotation causes brings the
+// user's pods back in their original mode.
 //
 // Detect reads what is installed (istiod version through the pods/proxy subresource, ambient capability, native
 // sidecars, Gateway API CRDs and their bundle-version, stand-in data planes built by hack/); package preflight judges

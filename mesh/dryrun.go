@@ -98,8 +98,8 @@ func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan, app AppObje
 	return nil
 }
 
-// writeExistingDryRun says what a case of app existing changes: no objects, only each namespace's mode labels
-// (recorded and restored).
+// writeExistingDryRun says what a case of app existing changes: no objects, only each namespace's mode labels and
+// the restart annotation of mismatched workloads (both recorded and restored).
 func writeExistingDryRun(w io.Writer, s *scenario.Scenario, id string, mode scenario.Mode, t target.Target) error {
 	if _, err := fmt.Fprintf(w, "# case %s: app existing, mode %s: no objects are applied (the app is discovered in the cluster); "+
 		"namespace labels set (recorded in namespace-labels.json and restored):\n", id, mode); err != nil {
@@ -111,7 +111,10 @@ func writeExistingDryRun(w io.Writer, s *scenario.Scenario, id string, mode scen
 			return err
 		}
 	}
-	return nil
+	// Which workloads restart depends on their pods now: offline, only the rule; preflight lists them.
+	_, err := fmt.Fprintf(w, "#   workloads whose pods' sidecar does not match mode %s are rollout-restarted (their restart annotation "+
+		"recorded first and restored after the labels); `meshbench preflight` lists them\n", mode)
+	return err
 }
 
 // FormatLabelPlan renders a label plan (value nil: removed) sorted by key: "a=b, -c".

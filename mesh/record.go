@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -15,18 +17,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/meshbench/meshbench/internal/target"
 )
 
 // LabelRecordFile is the record's file name inside a run directory.
 const LabelRecordFile = "namespace-labels.json"
 
-// labelRecordSchema versions the file.
+// labelRecordSchema versions the file. The workloads list was added to v1 without a bump: it is optional
+// (omitempty), so files of older meshbench (namespaces only) load unchanged. An older meshbench reading a newer file
+// restores the namespace labels and ignores the workloads (encoding/json drops unknown fields).
 const labelRecordSchema = "meshbench.dev/namespace-labels/v1"
 
-// LabelRecord remembers the original values of the labels meshbench changes on namespaces it did not create, so
-// they can be restored at the end of the run or by `meshbench cleanup`. Every change is written to the file BEFORE
-// the label is changed: a crash between the two leaves a record of a change that did not happen, which restores to
-// the same values and is harmless.
+// LabelRecord remembers the original values of the labels meshbench changes on namespaces it did not create, and of
+// the pod-template annotations (the restart annotation) it changes on workloads it did not create (app existing),
+// so they can be restored at the end of the run or by `meshbench cleanup`. Every change is written to the file
+// BEFORE the label or annotation is changed: a crash between the two leaves a record of a change that did not
+// happen, which restores to the same values and is harmless.
 type LabelRecord struct {
 	// Path of the JSON file; "" keeps the record in memory only.
 	Path string
@@ -38,6 +45,8 @@ type LabelRecord struct {
 type labelRecordFile struct {
 	SchemaVersion string           `json:"schemaVersion"`
 	Namespaces    []NamespaceLabel `json:"namespaces"`
+	// Workloads is absent in files written before meshbench restarted workloads it did not create.
+	Workloads []WorkloadAnnotations `json:"workloads,omitempty"`
 }
 
 // NamespaceLabel is the original state of the labels meshbench changed on one namespace.
@@ -47,6 +56,21 @@ type NamespaceLabel struct {
 	Labels     map[string]*string `json:"labels"`
 	RecordedAt time.Time          `json:"recordedAt"`
 }
+
+// WorkloadAnnotations is the original state of the pod-template annotations meshbench changed on one Deployment or
+// StatefulSet it did not create (the restart annotation that rolls its pods into a new mode).
+type WorkloadAnnotations struct {
+	Kind      string `json:"kind"` // target.KindDeployment | target.KindStatefulSet
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Annotations maps each changed spec.template.metadata.annotations key to its original value; null means it
+	// was absent (restore deletes it).
+	Annotations map[string]*string `json:"annotations"`
+	RecordedAt  time.Time          `json:"recordedAt"`
+}
+
+// String is "Kind ns/name", as target.WorkloadRef.
+func (w WorkloadAnnotations) String() string { return w.Kind + " " + w.Namespace + "/" + w.Name }
 
 // OpenLabelRecord loads the record at path, or starts an empty one when the file does not exist.
 func OpenLabelRecord(path string) (*LabelRecord, error) {
@@ -77,6 +101,59 @@ func (r *LabelRecord) Entries() []NamespaceLabel {
 	out := make([]NamespaceLabel, len(r.file.Namespaces))
 	copy(out, r.file.Namespaces)
 	return out
+}
+
+// WorkloadEntries returns a copy of the recorded workloads, ordered by namespace, kind and name.
+func (r *LabelRecord) WorkloadEntries() []WorkloadAnnotations {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]WorkloadAnnotations, len(r.file.Workloads))
+	for i, w := range r.file.Workloads {
+		w.Annotations = maps.Clone(w.Annotations)
+		out[i] = w
+	}
+	return out
+}
+
+// RememberWorkload records the current values (from current, the workload's pod-template annotations now) of keys
+// not yet recorded for the workload, and writes the file. The first recorded value wins: a later restart of the
+// same workload must not overwrite the state before meshbench's first restart with meshbench's own stamp.
+func (r *LabelRecord) RememberWorkload(kind, ns, name string, current map[string]string, keys []string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	less := func(w WorkloadAnnotations) bool {
+		if w.Namespace != ns {
+			return w.Namespace < ns
+		}
+		if w.Kind != kind {
+			return w.Kind < kind
+		}
+		return w.Name < name
+	}
+	ws := r.file.Workloads
+	i := sort.Search(len(ws), func(i int) bool { return !less(ws[i]) })
+	if i == len(ws) || ws[i].Namespace != ns || ws[i].Kind != kind || ws[i].Name != name {
+		ws = slices.Insert(ws, i, WorkloadAnnotations{Kind: kind, Namespace: ns, Name: name,
+			Annotations: map[string]*string{}, RecordedAt: time.Now().UTC()})
+		r.file.Workloads = ws
+	}
+	e := &r.file.Workloads[i]
+	changed := false
+	for _, k := range keys {
+		if _, done := e.Annotations[k]; done {
+			continue
+		}
+		if v, ok := current[k]; ok {
+			e.Annotations[k] = ptr(v)
+		} else {
+			e.Annotations[k] = nil
+		}
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return r.writeLocked()
 }
 
 // Remember records the current values (from current, the namespace's labels now) of keys not yet recorded for ns,
@@ -142,37 +219,109 @@ func (r *LabelRecord) writeLocked() error {
 	return nil
 }
 
-// Restore puts every recorded label back to its original value (deleting labels that were absent) and empties the
-// record. Namespaces that no longer exist are skipped. It returns the namespaces restored.
+// Restored is what RestoreAll put back.
+type Restored struct {
+	// Namespaces whose labels were restored.
+	Namespaces []string `json:"namespaces"`
+	// Workloads ("Kind ns/name") whose pod-template annotations were restored.
+	Workloads []string `json:"workloads,omitempty"`
+	// Notes name what was skipped: a workload deleted meanwhile, one left for later because its namespace's
+	// labels could not be restored.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Restore is RestoreAll returning only the namespaces restored.
 func (r *LabelRecord) Restore(ctx context.Context, kc kubernetes.Interface) ([]string, error) {
+	res, err := r.RestoreAll(ctx, kc)
+	return res.Namespaces, err
+}
+
+// RestoreAll puts every recorded label back to its original value (deleting labels that were absent), then every
+// recorded pod-template annotation (deleting it where it was absent), and empties the record of what it restored.
+// Namespaces and workloads that no longer exist are skipped (a workload with a note).
+//
+// The order matters: putting the annotation back changes the pod template again, so the workload rolls out once
+// more, and its new pods are injected (or not) by the namespace labels in force at that moment. With the labels
+// restored first, that rollout brings the pods back in the app's original mode (e.g. without the sidecar meshbench's
+// mode had injected). A workload whose namespace could not be restored stays recorded, unrestored, for a later
+// `meshbench cleanup`: rolling it now would only recreate its pods in meshbench's mode.
+func (r *LabelRecord) RestoreAll(ctx context.Context, kc kubernetes.Interface) (Restored, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.file.Namespaces) == 0 {
-		return nil, nil
+	var res Restored
+	if len(r.file.Namespaces) == 0 && len(r.file.Workloads) == 0 {
+		return res, nil
 	}
-	var restored []string
 	var keep []NamespaceLabel
 	var errs []error
+	failedNS := map[string]bool{}
 	for _, e := range r.file.Namespaces {
 		patch, err := labelPatch(e.Labels)
 		if err != nil {
-			return restored, err
+			return res, err
 		}
 		_, err = kc.CoreV1().Namespaces().Patch(ctx, e.Namespace, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
 		switch {
 		case err == nil:
-			restored = append(restored, e.Namespace)
+			res.Namespaces = append(res.Namespaces, e.Namespace)
 		case apierrors.IsNotFound(err):
 		default:
 			errs = append(errs, fmt.Errorf("restore labels of namespace %s: %w", e.Namespace, err))
 			keep = append(keep, e)
+			failedNS[e.Namespace] = true
 		}
 	}
 	r.file.Namespaces = keep
+	var keepW []WorkloadAnnotations
+	for _, w := range r.file.Workloads {
+		if failedNS[w.Namespace] {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s: annotations not restored yet, its namespace's labels could not be restored", w))
+			keepW = append(keepW, w)
+			continue
+		}
+		err := restoreWorkload(ctx, kc, w)
+		switch {
+		case err == nil:
+			res.Workloads = append(res.Workloads, w.String())
+		case apierrors.IsNotFound(err):
+			res.Notes = append(res.Notes, fmt.Sprintf("%s: deleted meanwhile, nothing to restore", w))
+		default:
+			errs = append(errs, fmt.Errorf("restore pod-template annotations of %s: %w", w, err))
+			keepW = append(keepW, w)
+		}
+	}
+	r.file.Workloads = keepW
 	if err := r.writeLocked(); err != nil {
 		errs = append(errs, err)
 	}
-	return restored, errors.Join(errs...)
+	return res, errors.Join(errs...)
+}
+
+// restoreWorkload merge-patches the recorded annotations back onto the workload's pod template (nil deletes).
+func restoreWorkload(ctx context.Context, kc kubernetes.Interface, w WorkloadAnnotations) error {
+	body, err := templateAnnotationPatch(w.Annotations)
+	if err != nil {
+		return err
+	}
+	opts := metav1.PatchOptions{FieldManager: FieldManager}
+	switch w.Kind {
+	case target.KindDeployment:
+		_, err = kc.AppsV1().Deployments(w.Namespace).Patch(ctx, w.Name, types.MergePatchType, body, opts)
+	case target.KindStatefulSet:
+		_, err = kc.AppsV1().StatefulSets(w.Namespace).Patch(ctx, w.Name, types.MergePatchType, body, opts)
+	default:
+		err = fmt.Errorf("unknown workload kind %q", w.Kind)
+	}
+	return err
+}
+
+// templateAnnotationPatch is a JSON merge patch of spec.template.metadata.annotations: a value sets, nil deletes.
+func templateAnnotationPatch(a map[string]*string) ([]byte, error) {
+	b, err := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": a}}}})
+	if err != nil {
+		return nil, fmt.Errorf("encode annotation patch: %w", err)
+	}
+	return b, nil
 }
 
 // labelPatch is a JSON merge patch of metadata.labels: a value sets, nil deletes.

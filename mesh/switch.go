@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -188,14 +189,10 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 
 	sets, removes := map[string]map[string]*string{}, map[string]map[string]*string{}
 	for _, ns := range t.Namespaces {
-		want := NamespaceLabels(mode, ns, wp, waypointNamespaceFor(t, wp, ns), s.Revision)
-		cur := nss[ns].Labels
-		for _, k := range sortedKeys(want) {
-			v := want[k]
-			switch {
-			case v != nil && cur[k] != *v:
+		for k, v := range LabelChanges(mode, t, ns, wp, s.Revision, nss[ns].Labels) {
+			if v != nil {
 				addTo(sets, ns, k, v)
-			case v == nil && hasKey(cur, k):
+			} else {
 				addTo(removes, ns, k, nil)
 			}
 		}
@@ -244,12 +241,45 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 	return tr, nil
 }
 
-// Restore puts back the labels recorded for namespaces meshbench did not create.
+// LabelChanges is what Apply changes on namespace ns of t, whose labels are cur, to put it in mode: each label to
+// set (its value) or remove (nil); empty when the namespace already is in mode. Pure: preflight shows it for app
+// existing before anything changes.
+func LabelChanges(mode scenario.Mode, t target.Target, ns string, wp scenario.Waypoint, revision string, cur map[string]string) map[string]*string {
+	out := map[string]*string{}
+	for k, v := range NamespaceLabels(mode, ns, wp, waypointNamespaceFor(t, wp, ns), revision) {
+		switch {
+		case v != nil && cur[k] != *v:
+			out[k] = v
+		case v == nil && hasKey(cur, k):
+			out[k] = nil
+		}
+	}
+	return out
+}
+
+// PodHasSidecar reports whether pod p runs (or is starting) an injected sidecar: what restartMismatched compares
+// with UsesSidecar of the mode to decide a restart.
+func PodHasSidecar(p corev1.Pod) bool {
+	o := Prove(scenario.ModeSidecar, p).Observed
+	return o == ObservedSidecar || o == ObservedSidecarNotReady
+}
+
+// Restore puts back the labels recorded for namespaces meshbench did not create, then the restart annotations
+// recorded for workloads it did not create (LabelRecord.RestoreAll: labels first, so the rollout the annotation
+// triggers brings the pods back in their original mode). It returns the namespaces restored. The runner calls it
+// at the end of a run, after a failure and after Ctrl-C (its finalizer); `meshbench cleanup` restores from the file.
 func (s *Switcher) Restore(ctx context.Context) ([]string, error) {
 	if s.Record == nil {
 		return nil, nil
 	}
-	return s.Record.Restore(ctx, s.Clients.Kube)
+	res, err := s.Record.RestoreAll(ctx, s.Clients.Kube)
+	if len(res.Namespaces) > 0 || len(res.Workloads) > 0 {
+		s.log().Info("restored what meshbench changed", "namespaces", res.Namespaces, "workloads", res.Workloads)
+	}
+	for _, n := range res.Notes {
+		s.log().Warn("restore", "note", n)
+	}
+	return res.Namespaces, err
 }
 
 func validMode(m scenario.Mode) bool {
@@ -356,15 +386,16 @@ func (s *Switcher) restartMismatched(ctx context.Context, t target.Target, mode 
 			if p.DeletionTimestamp != nil {
 				continue
 			}
-			pr := Prove(mode, p)
-			has := pr.Observed == ObservedSidecar || pr.Observed == ObservedSidecarNotReady
-			if has != wantSidecar {
+			if PodHasSidecar(p) != wantSidecar {
 				mismatch = true
 				break
 			}
 		}
 		if !mismatch {
 			continue
+		}
+		if err := s.rememberWorkload(ctx, w); err != nil {
+			return out, err
 		}
 		body := fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, restartAnnotation, stamp)
 		opts := metav1.PatchOptions{FieldManager: FieldManager}
@@ -382,6 +413,44 @@ func (s *Switcher) restartMismatched(ctx context.Context, t target.Target, mode 
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// rememberWorkload records, before the restart patch, the original restart annotation of a workload meshbench did
+// not create (app existing: the user's Deployments and StatefulSets lack kube.ManagedByLabel), so that the record
+// can put it back: the record keeps the first value, so the value before meshbench's first restart survives later
+// restarts. The catalog apps' workloads carry meshbench's labels and go away with the run: nothing is recorded.
+func (s *Switcher) rememberWorkload(ctx context.Context, w target.WorkloadRef) error {
+	var (
+		labels, annotations map[string]string
+		err                 error
+	)
+	switch w.Kind {
+	case target.KindDeployment:
+		var d *appsv1.Deployment
+		if d, err = s.Clients.Kube.AppsV1().Deployments(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{}); err == nil {
+			labels, annotations = d.Labels, d.Spec.Template.Annotations
+		}
+	case target.KindStatefulSet:
+		var st *appsv1.StatefulSet
+		if st, err = s.Clients.Kube.AppsV1().StatefulSets(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{}); err == nil {
+			labels, annotations = st.Labels, st.Spec.Template.Annotations
+		}
+	default:
+		return fmt.Errorf("restart %s: unknown workload kind %q", w, w.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("restart %s: read its pod template: %w", w, err)
+	}
+	if labels[kube.ManagedByLabel] == kube.ManagedByValue {
+		return nil
+	}
+	if s.Record == nil {
+		return fmt.Errorf("restart %s: it was not created by meshbench and no record is configured to restore its pod template", w)
+	}
+	if err := s.Record.RememberWorkload(w.Kind, w.Namespace, w.Name, annotations, []string{restartAnnotation}); err != nil {
+		return fmt.Errorf("record the pod template of %s before restarting it: %w", w, err)
+	}
+	return nil
 }
 
 // ensureWaypoints creates (or updates) the waypoint Gateways of the target.

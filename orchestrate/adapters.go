@@ -119,10 +119,11 @@ func (a *meshAdapter) Restore(ctx context.Context) error {
 type loadAdapter struct {
 	c    *loadgen.Cluster
 	spec scenario.LoadSpec
-	// login returns the target with the headers the app needs (bank-of-anthos: the demo user's session cookie,
-	// without which the frontend answers every request with a redirect to /login and the load measures nothing). It
-	// sends its request with agent, from a load client pod: through the data plane of the mode, as the load does.
-	login func(ctx context.Context, t workloads.Target, agent workloads.AgentExec) (workloads.Target, error)
+	// login is the request whose answer supplies the headers load needs (workloads.LoginFor: spec.load.login, or the
+	// app's built-in one, such as bank-of-anthos' session cookie, without which its frontend redirects every request
+	// to /login and the load measures nothing); nil when none. Prepare sends it from a load client pod: through the
+	// data plane of the mode, as the load goes.
+	login *scenario.Login
 	// headers are login's headers per topology, taken after every mode switch (pods restarted, data plane new).
 	headers map[string]map[string]string
 }
@@ -134,9 +135,9 @@ func (a *loadAdapter) Prepare(ctx context.Context, t runner.Target, mode scenari
 	if a.login == nil {
 		return nil
 	}
-	wt, err := a.login(ctx, t.Target, func(ctx context.Context, args []string) ([]byte, error) {
+	wt, err := workloads.Login(ctx, func(ctx context.Context, args []string) ([]byte, error) {
 		return a.c.ExecAgent(ctx, t.EntryNamespace, mode, args)
-	})
+	}, t.Target, *a.login)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/meshbench/meshbench/collectors/prom"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/podset"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/runner"
@@ -65,8 +66,14 @@ type runCollector struct{ *Collector }
 
 func (c runCollector) Collect(ctx context.Context, t runner.Target, cs scenario.Case, w results.Window) (runner.Collection, error) {
 	// Node: each node running the app, load client or waypoint pods, measured on its own (never the whole cluster).
+	// Workloads: the app and sidecar figures also per Deployment and StatefulSet, so a team sees which service pays
+	// most for the mesh.
+	wls, err := scopeWorkloads(t.Target)
+	if err != nil {
+		return runner.Collection{}, err
+	}
 	sets, err := prom.PodSets(ctx, c.pods, prom.Scope{AppNamespaces: t.Namespaces, AppSelector: t.AppSelector, LoadgenSelector: c.loadSelector, Node: true,
-		Mesh: meshScope(t, cs.Mode, c.waypoint, c.revision)})
+		Workloads: wls, Mesh: meshScope(t, cs.Mode, c.waypoint, c.revision)})
 	if err != nil {
 		return runner.Collection{}, err
 	}
@@ -80,6 +87,20 @@ func (c runCollector) Collect(ctx context.Context, t runner.Target, cs scenario.
 		got.Samples = append(got.Samples, prom.AllocationSamples(sets, got.Window)...)
 	}
 	return runner.Collection{Window: got.Window, Samples: got.Samples, Warnings: got.Warnings}, err
+}
+
+// scopeWorkloads are the target's workloads with their pod selectors (target.Target.PodSelector), keyed
+// results.WorkloadKey.
+func scopeWorkloads(t target.Target) ([]prom.Workload, error) {
+	out := make([]prom.Workload, 0, len(t.Workloads))
+	for _, w := range t.Workloads {
+		sel, err := t.PodSelector(w)
+		if err != nil {
+			return nil, fmt.Errorf("pod selector of %s: %w", w, err)
+		}
+		out = append(out, prom.Workload{Key: results.WorkloadKey(w.Kind, w.Namespace, w.Name), Namespace: w.Namespace, Selector: sel})
+	}
+	return out, nil
 }
 
 // meshScope is what serves the app in mode: nothing in none; istiod of the run's revision with a mesh; the node agents

@@ -3,7 +3,9 @@ package orchestrate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +67,51 @@ func TestRunCollectorRecordsAllocation(t *testing.T) {
 		if !slices.Contains(got, want) {
 			t.Errorf("no %q in %q", want, got)
 		}
+	}
+}
+
+// TestRunCollectorGroupsPodsByWorkload: the runner's collector hands the pod sets each app pod's workload, found
+// with the target's own pod selectors (app "existing": the workload's spec.selector; catalog apps: the app selector
+// plus meshbench.dev/component).
+func TestRunCollectorGroupsPodsByWorkload(t *testing.T) {
+	t.Parallel()
+	mk := func(name string, labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "bank", Name: name, Labels: labels},
+			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}, {Name: "istio-proxy"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	kube := fake.NewClientset(
+		mk("frontend-1", map[string]string{"meshbench.dev/app": "bank", target.ComponentLabel: "frontend"}),
+		mk("ledger-0", map[string]string{"meshbench.dev/app": "bank", "tier": "ledger"}),
+	)
+	var gotSets []podset.PodSet
+	c := runCollector{&Collector{pods: prom.KubePods{Kube: kube}, collect: func(_ context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
+		gotSets = sets
+		return podset.Collected{Window: w}, nil
+	}}}
+	tg := runner.Target{Target: target.Target{Namespaces: []string{"bank"}, AppSelector: "meshbench.dev/app=bank", Workloads: []target.WorkloadRef{
+		{Kind: target.KindDeployment, Namespace: "bank", Name: "frontend", Replicas: 1},
+		{Kind: target.KindStatefulSet, Namespace: "bank", Name: "ledger", Replicas: 1, Selector: "tier=ledger"},
+	}}}
+	if _, err := c.Collect(context.Background(), tg, scenario.Case{Mode: scenario.ModeNone}, results.Window{Kind: results.WindowIdle, Start: time.Unix(1000, 0), End: time.Unix(1060, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"bank/frontend-1": "Deployment/bank/frontend", "bank/ledger-0": "StatefulSet/bank/ledger"}
+	for _, s := range gotSets {
+		switch s.Component {
+		case results.ComponentApp, results.ComponentSidecar:
+			if !maps.Equal(s.Workloads, want) {
+				t.Errorf("%s workloads %v, want %v", s.Component, s.Workloads, want)
+			}
+		}
+	}
+	if len(gotSets) == 0 {
+		t.Fatal("collect got no sets")
+	}
+	// A workload selector that does not parse fails the collection rather than dropping the breakdown silently.
+	tg.Workloads = append(tg.Workloads, target.WorkloadRef{Kind: target.KindDeployment, Namespace: "bank", Name: "bad", Selector: "a in (("})
+	if _, err := c.Collect(context.Background(), tg, scenario.Case{Mode: scenario.ModeNone}, results.Window{Kind: results.WindowIdle, Start: time.Unix(1000, 0), End: time.Unix(1060, 0)}); err == nil ||
+		!strings.Contains(err.Error(), "pod selector of Deployment bank/bad") {
+		t.Errorf("bad selector: %v", err)
 	}
 }

@@ -73,8 +73,9 @@ func ImageWants(s *scenario.Scenario, run, cni bool) ([]images.Want, error) {
 		out = append(out, want(im.Network))
 	}
 	if run && s.Spec.Workload.App != "" {
+		r := new(workloads.Renderer) // app manifests: read once for every topology
 		for _, topo := range s.Spec.Workload.Topologies {
-			objs, _, err := workloads.Objects(s, topo, "preflight")
+			objs, _, err := r.Objects(s, topo, "preflight")
 			if err != nil {
 				return nil, fmt.Errorf("list the app's images: %w", err)
 			}

@@ -27,6 +27,7 @@ type CaseObjects struct {
 // and deterministic (the objects of mesh.CaseObjects).
 func PlanObjects(s *scenario.Scenario, p scenario.Plan) ([]CaseObjects, error) {
 	out := make([]CaseObjects, 0, len(p.Cases))
+	r := new(workloads.Renderer) // app manifests: read once for every case
 	for _, c := range p.Cases {
 		co := CaseObjects{Case: c.ID, Topology: c.Topology.Name, Mode: c.Mode, Switch: c.Switch}
 		if !c.Switch {
@@ -34,7 +35,7 @@ func PlanObjects(s *scenario.Scenario, p scenario.Plan) ([]CaseObjects, error) {
 			out = append(out, co)
 			continue
 		}
-		objs, t, err := mesh.CaseObjects(s, c.Topology, c.Mode, mesh.DryRunRunID, workloads.Objects)
+		objs, t, err := mesh.CaseObjects(s, c.Topology, c.Mode, mesh.DryRunRunID, r.Objects)
 		if err != nil {
 			return nil, fmt.Errorf("objects of case %s: %w", c.ID, err)
 		}
@@ -53,5 +54,5 @@ func PlanObjects(s *scenario.Scenario, p scenario.Plan) ([]CaseObjects, error) {
 
 // WritePlanObjects writes the same as one YAML stream with a comment per case.
 func WritePlanObjects(w io.Writer, s *scenario.Scenario, p scenario.Plan) error {
-	return mesh.WriteDryRun(w, s, p, workloads.Objects)
+	return mesh.WriteDryRun(w, s, p, new(workloads.Renderer).Objects) // app manifests: read once for every case
 }

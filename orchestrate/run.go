@@ -123,7 +123,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 		Progress:  d.Progress,
 		Workloads: &workloadsAdapter{d: deployer, s: s, timeout: cfg.ReadyTimeout},
 		Mesh:      meshA,
-		Load:      &loadAdapter{c: lg, spec: s.Spec.Load, login: deployer.Login},
+		Load:      &loadAdapter{c: lg, spec: s.Spec.Load, login: workloads.LoginFor(s.Spec.Workload.App, s.Spec.Load.Login)},
 		Collector: runCollector{col},
 	}
 	log.Info("run", "id", meta.RunID, "dir", store.Dir(), "plan", plan.Summary())

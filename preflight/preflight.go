@@ -84,7 +84,8 @@ func (r Report) Table() string {
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATUS\tCHECK\tDETAIL")
 	for _, c := range r.Checks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Status, c.Name, c.Detail)
+		// A detail of several lines (existing app changes) continues under DETAIL.
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Status, c.Name, strings.ReplaceAll(c.Detail, "\n", "\n\t\t"))
 		if c.Fix != "" && c.Status != StatusOK {
 			fmt.Fprintf(tw, "\t\tfix: %s\n", c.Fix)
 		}
@@ -112,7 +113,7 @@ func (r Report) Table() string {
 
 // Run checks, without changing anything, whether scenario s can run on the cluster: Kubernetes and nodes,
 // Istio presence and version, ambient capability, native sidecars, Gateway API CRDs, the stand-in marker, the app's
-// namespaces, the images (o.Images), Prometheus and every permission. A check fails only when it blocks what s asks
+// namespaces (app existing: what the run changes in them, existingCheck), the images (o.Images), Prometheus and every permission. A check fails only when it blocks what s asks
 // for (e.g. no Istio with mode sidecar). The error is for the report's own failure (cluster unreachable), not for
 // failed checks.
 func Run(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o Options) (Report, error) {
@@ -157,8 +158,17 @@ func Run(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o Options) 
 		}
 	}
 
-	// Namespaces.
-	add(namespacesCheck(ctx, c, s, o.AllowExisting))
+	// Namespaces. App existing lives in the user's namespaces: instead of "free or meshbench's", what the run will
+	// change in them (labels, restarts), read-only.
+	if s.Spec.Workload.App == scenario.AppExisting {
+		rev := s.Spec.Istio.Revision
+		if r.Istio != nil && r.Istio.RevisionError == "" && r.Istio.Revision != "" {
+			rev = r.Istio.Revision // what the run's Switcher labels with (orchestrate passes the detected revision)
+		}
+		add(existingCheck(ctx, c, s, rev))
+	} else {
+		add(namespacesCheck(ctx, c, s, o.AllowExisting))
+	}
 
 	// Images (from this workstation: a WARN when the registry is out of reach here).
 	if o.Images != nil {
@@ -200,9 +210,13 @@ func nodesCheck(version string, nodes []corev1.Node) Check {
 
 // appNamespaces are the namespaces of every topology of the scenario, in plan order ("" entries never).
 func appNamespaces(s *scenario.Scenario) []string {
+	if s.Spec.Workload.App == scenario.AppExisting && s.Spec.Workload.Existing != nil {
+		return append([]string(nil), s.Spec.Workload.Existing.Namespaces...)
+	}
 	var all []string
+	r := new(workloads.Renderer) // app manifests: read once for every topology
 	for _, topo := range s.Spec.Workload.Topologies {
-		_, t, err := workloads.Objects(s, topo, "preflight")
+		_, t, err := r.Objects(s, topo, "preflight")
 		if err != nil {
 			continue // namespacesCheck reports it
 		}
@@ -213,8 +227,9 @@ func appNamespaces(s *scenario.Scenario) []string {
 
 func namespacesCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario, allowExisting bool) Check {
 	var all []string
+	r := new(workloads.Renderer) // app manifests: read once for every topology
 	for _, topo := range s.Spec.Workload.Topologies {
-		_, t, err := workloads.Objects(s, topo, "preflight")
+		_, t, err := r.Objects(s, topo, "preflight")
 		if err != nil {
 			return Check{Name: "namespaces", Status: StatusFail, Detail: err.Error()}
 		}

@@ -44,7 +44,7 @@ func keyCols(k results.Key) []string {
 	return []string{k.Topology, k.Mode, k.Load, k.Window, k.Component, k.Metric, k.Stat, k.Unit, k.Labels}
 }
 
-// seriesCSV has every Series and PerKRPS series, one per line; values are the observations separated by ';'.
+// seriesCSV has every Series, PerKRPS and Workloads series, one per line; values are the observations separated by ';'.
 // Empty ci_low/ci_high mean fewer than 2 observations.
 func (r Report) seriesCSV() []byte {
 	rows := [][]string{append(append([]string{"table"}, keyHeader...), "n", "mean", "stddev", "min", "max", "ci_low", "ci_high", "values")}
@@ -62,10 +62,11 @@ func (r Report) seriesCSV() []byte {
 	}
 	add("series", r.Summary.Series)
 	add("per_krps", r.Summary.PerKRPS)
+	add("workloads", r.Summary.Workloads)
 	return writeCSV(rows)
 }
 
-// deltasCSV has every Delta and PerKRPSDelta. Empty percent columns mean a base mean of 0; empty CI columns fewer
+// deltasCSV has every Delta, PerKRPSDelta and WorkloadDelta. Empty percent columns mean a base mean of 0; empty CI columns fewer
 // than 2 observations on a side.
 func (r Report) deltasCSV() []byte {
 	rows := [][]string{append(append([]string{"table", "base", "other"}, keyHeader...), "base_mean", "other_mean", "diff",
@@ -83,6 +84,7 @@ func (r Report) deltasCSV() []byte {
 	}
 	add("deltas", r.Summary.Deltas)
 	add("per_krps", r.Summary.PerKRPSDeltas)
+	add("workloads", r.Summary.WorkloadDeltas)
 	return writeCSV(rows)
 }
 

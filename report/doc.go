@@ -20,6 +20,8 @@
 //   - study A's table per topology: per mode, window and component the mean min, max and avg CPU and memory, with the
 //     derived mesh total (averages only: peaks do not add up), followed by grouped bar charts with CI error bars;
 //   - change between modes for the mesh and the app: percent change with its Welch interval and significance;
+//   - per workload (only when the run has per-workload figures): each Deployment and StatefulSet per mode, its app and
+//     sidecar CPU, its memory and the change of its total against mode none, the most expensive sidecars first;
 //   - cost per 1000 achieved requests per second;
 //   - latency per mode and percentile, and the latency each mode adds over none, with a chart;
 //   - study B's network table: rows path × test with value, CI, unit, ratio to the host baseline and colour band

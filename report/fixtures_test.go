@@ -47,6 +47,28 @@ type topo struct {
 	idleScale  map[string][2]float64 // component -> idle (cpu millicores, memory MiB)
 	loadScale  map[string][2]float64 // component -> load (cpu millicores, memory MiB)
 	latency    float64               // multiplier on the latency table
+	// workloads split the app and sidecar figures (per-workload samples beside the totals); nil = none recorded.
+	workloads []fixtureWorkload
+}
+
+// fixtureWorkload is one of the app's workloads and its share of the app's and the sidecars' usage (the shares of
+// the listed workloads need not add up to 1: the others are not listed).
+type fixtureWorkload struct {
+	key                  string
+	appShare, sideShare  float64
+	appMemShare, sideMem float64 // memory shares
+}
+
+// bankWorkloads are five of bank-of-anthos' workloads in topology single: the frontend's proxy carries the most
+// traffic, the databases' the least.
+func bankWorkloads() []fixtureWorkload {
+	return []fixtureWorkload{
+		{"Deployment/mb-single/frontend", 0.21, 0.26, 0.12, 0.11},
+		{"Deployment/mb-single/balancereader", 0.17, 0.14, 0.15, 0.11},
+		{"Deployment/mb-single/ledgerwriter", 0.09, 0.12, 0.11, 0.11},
+		{"StatefulSet/mb-single/ledger-db", 0.12, 0.07, 0.14, 0.1},
+		{"StatefulSet/mb-single/accounts-db", 0.06, 0.05, 0.11, 0.1},
+	}
 }
 
 type fixture struct {
@@ -422,6 +444,10 @@ func (f fixture) meshCase(t topo, mode string, rep int, at time.Time) (results.C
 		}
 		out = append(out, s)
 	}
+	addLabelled := func(w results.Window, load, comp, metric, stat, unit string, v float64, labels map[string]string) {
+		add(w, load, "prometheus", comp, metric, stat, unit, v)
+		out[len(out)-1].Labels = labels
+	}
 	resources := func(w results.Window, load string, scale map[string][2]float64, comps []string) {
 		for _, comp := range comps {
 			base := scale[comp]
@@ -442,6 +468,15 @@ func (f fixture) meshCase(t topo, mode string, rep int, at time.Time) (results.C
 					}
 					key := fmt.Sprintf("%s/%s/%s/%s/%s/%s", t.name, mode, w.Kind, comp, metric, st.name)
 					add(w, load, "prometheus", comp, metric, st.name, unit, f.value(base[mi]*st.factor, sd, key, rep))
+					wc, ok := results.ByWorkload(comp)
+					for _, wl := range t.workloads {
+						if !ok {
+							break
+						}
+						share := map[string][2]float64{"app": {wl.appShare, wl.appMemShare}, "sidecar": {wl.sideShare, wl.sideMem}}[comp][mi]
+						addLabelled(w, load, wc, metric, st.name, unit, f.value(base[mi]*share*st.factor, 1.5*sd, key+"/"+wl.key, rep),
+							map[string]string{results.LabelWorkload: wl.key})
+					}
 				}
 			}
 		}
@@ -542,9 +577,11 @@ func fixtures() []fixture {
 			s.Value = round(s.Value * 1.25)
 		}
 	}
+	sampleSingle := singleTopo()
+	sampleSingle.workloads = bankWorkloads()
 	sample := fixture{
 		name: "sample", runID: "20261129-220000-sample", start: time.Date(2026, 11, 29, 22, 0, 0, 0, time.UTC),
-		profile: "default", topos: []topo{singleTopo(), multiTopo()}, reps: 3,
+		profile: "default", topos: []topo{sampleSingle, multiTopo()}, reps: 3,
 		cni: []string{"tcp", "udp", "rr", "crr"}, cniPaths: []string{"host", "same-node", "cross-node", "service"},
 		failCNI: "service/crr", seed: "sample", alloc: true,
 	}
@@ -601,13 +638,13 @@ func TestFixturesPlausible(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f.name, err)
 		}
-		type k struct{ caseID, window, comp, metric string }
+		type k struct{ caseID, window, comp, metric, labels string }
 		stats := map[k]map[string]float64{}
 		for _, s := range run.Samples {
 			if !(s.Value > 0) {
 				t.Errorf("%s: non-positive %+v", f.name, s)
 			}
-			key := k{s.CaseID, s.Window.Kind, s.Component, s.Metric}
+			key := k{s.CaseID, s.Window.Kind, s.Component, s.Metric, results.CanonicalLabels(s.Labels)}
 			if stats[key] == nil {
 				stats[key] = map[string]float64{}
 			}

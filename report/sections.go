@@ -34,6 +34,9 @@ func (r Report) document() document {
 	if s, ok := r.comparisonSection(); ok {
 		d.Sections = append(d.Sections, s)
 	}
+	if s, ok := r.workloadSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
 	if s, ok := r.perKRPSSection(); ok {
 		d.Sections = append(d.Sections, s)
 	}

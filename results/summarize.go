@@ -66,7 +66,8 @@ var perKRPSComponents = []string{ComponentApp, ComponentSidecar, ComponentZtunne
 // componentOrder and windowOrder rank known names in Series order; unknown names sort after them, alphabetically.
 var (
 	componentOrder = []string{ComponentApp, ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentIstiod,
-		ComponentIstioCNI, ComponentLoadgen, ComponentCNITest, ComponentNode, ComponentMesh}
+		ComponentIstioCNI, ComponentLoadgen, ComponentCNITest, ComponentNode, ComponentMesh,
+		ComponentAppByWorkload, ComponentSidecarByWorkload, ComponentWorkloadTotal}
 	windowOrder = []string{WindowIdle, WindowLoad, WindowTest}
 )
 
@@ -161,6 +162,12 @@ type SummaryOptions struct {
 // Allocation samples (stats request, limit, no-limit; metric pods) are grouped into Series like any other; nothing
 // above derives from them (see StatRequest).
 //
+// Workloads: the per-workload samples (components app-by-workload and sidecar-by-workload, label workload) repeat,
+// split up, what the app and sidecar totals count, so none of the above sees them: they are grouped into Workloads
+// like Series (same keys, statistics and order), with the derived workload-total (app + sidecar "avg" of one
+// workload per window, cpu and memory) beside them, and compared between modes in WorkloadDeltas like Deltas (same
+// pairs). Input samples of workload-total are left out with a warning.
+//
 // Cases: the latest record of every case ID, in order of the ID's first appearance in cases.
 func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryOptions) Summary {
 	sz := summarizer{warned: map[string]bool{}}
@@ -176,8 +183,9 @@ func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryO
 	sz.tq = memoQuantile(conf)
 
 	latest, order := latestCases(cases)
-	kept := sz.filter(samples, latest)
+	kept, perWorkload := sz.filter(samples, latest)
 	rank := newRanker(kept)
+	rank.add(perWorkload)
 	mesh := sz.meshTotals(kept)
 	rank.add(mesh)
 	kept = append(kept, mesh...)
@@ -187,6 +195,9 @@ func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryO
 	perKRPS := sz.series(groupObservations(kept, sz.perKRPSValue(rps)), rank)
 	sz.checkMeshParts(series)
 	shared := sz.sharedCosts(kept, rank, rps)
+	wlTotals := sz.workloadTotals(perWorkload)
+	rank.add(wlTotals)
+	workloads := sz.series(groupObservations(append(perWorkload, wlTotals...), nil), rank)
 
 	pairs := opts.Pairs
 	if pairs == nil {
@@ -202,6 +213,10 @@ func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryO
 		PerKRPS:       perKRPS,
 		PerKRPSDeltas: sz.deltas(perKRPS, pairs),
 		Shared:        shared,
+		Workloads:     workloads,
+	}
+	if len(workloads) > 0 {
+		sum.WorkloadDeltas = sz.deltas(workloads, pairs)
 	}
 	for _, id := range order {
 		sum.Cases = append(sum.Cases, latest[id])
@@ -245,9 +260,9 @@ type item struct {
 	key Key
 }
 
-// filter returns the usable samples, in input order.
-func (sz *summarizer) filter(samples []Sample, latest map[string]CaseResult) []item {
-	kept := make([]item, 0, len(samples))
+// filter returns the usable samples, in input order: the per-workload ones apart.
+func (sz *summarizer) filter(samples []Sample, latest map[string]CaseResult) (kept, perWorkload []item) {
+	kept = make([]item, 0, len(samples))
 	excluded := map[string]int{}
 	var excludedOrder []string
 	for i := range samples {
@@ -263,8 +278,12 @@ func (sz *summarizer) filter(samples []Sample, latest map[string]CaseResult) []i
 			sz.warn(fmt.Sprintf("case %q: ignored non-finite %s %s %s value %v", s.CaseID, s.Component, s.Metric, s.Stat, s.Value))
 			continue
 		}
-		if s.Component == ComponentMesh {
-			sz.warn(fmt.Sprintf("case %q: ignored input samples of component %q: Summarize derives it", s.CaseID, ComponentMesh))
+		if s.Component == ComponentMesh || s.Component == ComponentWorkloadTotal {
+			sz.warn(fmt.Sprintf("case %q: ignored input samples of component %q: Summarize derives it", s.CaseID, s.Component))
+			continue
+		}
+		if IsWorkloadComponent(s.Component) {
+			perWorkload = append(perWorkload, item{s, keyOf(s)})
 			continue
 		}
 		kept = append(kept, item{s, keyOf(s)})
@@ -273,7 +292,7 @@ func (sz *summarizer) filter(samples []Sample, latest map[string]CaseResult) []i
 		c := latest[id]
 		sz.warn(fmt.Sprintf("case %q is %s: its %d samples are left out", id, c.Status, excluded[id]))
 	}
-	return kept
+	return kept, perWorkload
 }
 
 // windowID identifies one measured window of one attempt of one case.

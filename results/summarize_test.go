@@ -82,6 +82,12 @@ func summarizeFixture() (RunMeta, []Sample, []CaseResult) {
 		c.add(c.load, "prometheus", ComponentIstiod, "cpu", "avg", mc, 10)
 		c.add(c.load, "prometheus", ComponentSidecar, "memory", "avg", mib, 50)
 		c.add(c.load, "prometheus", ComponentIstiod, "memory", "avg", mib, 100)
+		// The app total split by workload (60+40 = 100, ...); the sidecar total too (120+80 = 200, ...).
+		c.add(c.load, "prometheus", ComponentAppByWorkload, "cpu", "avg", mc, []float64{60, 66, 72}[i], LabelWorkload, "Deployment/bank/frontend")
+		c.add(c.load, "prometheus", ComponentAppByWorkload, "cpu", "avg", mc, []float64{40, 44, 48}[i], LabelWorkload, "StatefulSet/bank/db")
+		c.add(c.load, "prometheus", ComponentSidecarByWorkload, "cpu", "avg", mc, []float64{120, 132, 144}[i], LabelWorkload, "Deployment/bank/frontend")
+		c.add(c.load, "prometheus", ComponentSidecarByWorkload, "cpu", "avg", mc, []float64{80, 88, 96}[i], LabelWorkload, "StatefulSet/bank/db")
+		c.add(c.load, "prometheus", ComponentSidecarByWorkload, "memory", "avg", mib, 30, LabelWorkload, "Deployment/bank/frontend")
 		c.done()
 	}
 	ambient := func(r, attempt int, status string) {
@@ -97,6 +103,8 @@ func summarizeFixture() (RunMeta, []Sample, []CaseResult) {
 		c.add(c.load, "prometheus", ComponentIstiod, "cpu", "avg", mc, 10)
 		c.add(c.load, "prometheus", ComponentZtunnel, "memory", "avg", mib, []float64{20, 22, 24}[i])
 		c.add(c.load, "prometheus", ComponentIstiod, "memory", "avg", mib, 100)
+		c.add(c.load, "prometheus", ComponentAppByWorkload, "cpu", "avg", mc, []float64{60, 66, 72}[i], LabelWorkload, "Deployment/bank/frontend")
+		c.add(c.load, "prometheus", ComponentAppByWorkload, "cpu", "avg", mc, []float64{40, 44, 48}[i], LabelWorkload, "StatefulSet/bank/db")
 		if status == StatusFailed {
 			c.add(c.load, "prometheus", ComponentZtunnel, "cpu", "avg", mc, 999, "node", "n1") // must not count
 		}
@@ -273,7 +281,7 @@ func TestSummarizeGolden(t *testing.T) {
 			t.Errorf("cases = %q, want %q", ids, want)
 		}
 		// The fixture measures memory only under load: the shared components' memory cannot be split, and says so.
-		if !slices.Equal(sum.Warnings, []string{`case "single/ambient/1000/r4" is failed: its 11 samples are left out`,
+		if !slices.Equal(sum.Warnings, []string{`case "single/ambient/1000/r4" is failed: its 13 samples are left out`,
 			"shared istiod memory of single/sidecar/1000: no split into a fixed and a load-driven part for r1: no idle average, r2: no idle average, r3: no idle average",
 			"shared ztunnel memory of single/ambient/1000: no split into a fixed and a load-driven part for r1: no idle average, r2: no idle average, r3: no idle average",
 			"shared istiod memory of single/ambient/1000: no split into a fixed and a load-driven part for r1: no idle average, r2: no idle average, r3: no idle average"}) {
@@ -299,6 +307,87 @@ func TestSummarizeGolden(t *testing.T) {
 			t.Errorf("cpu avg series order:\n got %q\nwant %q", got, want)
 		}
 	})
+}
+
+// TestSummarizeWorkloads: the per-workload samples repeat the app and sidecar totals split up, so they must change
+// nothing the summary derived before them (Series, Deltas, PerKRPS, Shared), and come out apart, with their own
+// total, intervals and deltas.
+func TestSummarizeWorkloads(t *testing.T) {
+	t.Parallel()
+	meta, samples, cases := summarizeFixture()
+	with := Summarize(meta, samples, cases, SummaryOptions{})
+	var without []Sample
+	for _, s := range samples {
+		if !IsWorkloadComponent(s.Component) {
+			without = append(without, s)
+		}
+	}
+	if len(without) == len(samples) {
+		t.Fatal("the fixture has no per-workload samples")
+	}
+	base := Summarize(meta, without, cases, SummaryOptions{})
+	if mustJSON(t, with.Series) != mustJSON(t, base.Series) || mustJSON(t, with.Deltas) != mustJSON(t, base.Deltas) ||
+		mustJSON(t, with.PerKRPS) != mustJSON(t, base.PerKRPS) || mustJSON(t, with.Shared) != mustJSON(t, base.Shared) {
+		t.Error("per-workload samples changed the component figures")
+	}
+	if len(base.Workloads) != 0 || len(base.WorkloadDeltas) != 0 {
+		t.Errorf("no per-workload samples, got workloads %d, deltas %d", len(base.Workloads), len(base.WorkloadDeltas))
+	}
+	wkey := func(mode, component, metric, workload string) Key {
+		return Key{Topology: "single", Mode: mode, Load: "1000", Window: WindowLoad, Component: component, Metric: metric,
+			Stat: "avg", Unit: map[string]string{"cpu": "millicores", "memory": "MiB"}[metric], Labels: LabelWorkload + "=" + workload}
+	}
+	const fe, db = "Deployment/bank/frontend", "StatefulSet/bank/db"
+	// frontend in sidecar mode: app 60, 66, 72 + sidecar 120, 132, 144 = 180, 198, 216; mean 198, s = 18.
+	tot := findSeries(t, with.Workloads, wkey("sidecar", ComponentWorkloadTotal, "cpu", fe))
+	if !slices.Equal(tot.Values, []float64{180, 198, 216}) || !near(tot.Mean, 198) || !near(tot.StdDev, 18) || tot.CI == nil {
+		t.Errorf("frontend cpu total = %+v", tot)
+	}
+	// Memory: only the sidecar measured it, so the total is the sidecar's.
+	if m := findSeries(t, with.Workloads, wkey("sidecar", ComponentWorkloadTotal, "memory", fe)); !slices.Equal(m.Values, []float64{30, 30, 30}) {
+		t.Errorf("frontend memory total = %v", m.Values)
+	}
+	// In ambient the workload has no sidecar: its total is its app (the failed r4 left out).
+	if a := findSeries(t, with.Workloads, wkey("ambient", ComponentWorkloadTotal, "cpu", db)); !slices.Equal(a.Values, []float64{40, 44, 48}) {
+		t.Errorf("db ambient total = %v", a.Values)
+	}
+	// ambient - sidecar of db's total: means 44 (app only) - 132 (40+80, 44+88, 48+96) = -88.
+	k := wkey("", ComponentWorkloadTotal, "cpu", db)
+	d := findDelta(t, with.WorkloadDeltas, k, "sidecar", "ambient")
+	if !near(d.Diff, -88) || d.Percent == nil || !near(*d.Percent, -100*88.0/132) {
+		t.Errorf("db total delta = %+v", d)
+	}
+	// The app part has a delta too (same values in both modes here), the sidecar part none (no ambient series).
+	findDelta(t, with.WorkloadDeltas, wkey("", ComponentAppByWorkload, "cpu", db), "sidecar", "ambient")
+	for _, d := range with.WorkloadDeltas {
+		if d.Component == ComponentSidecarByWorkload {
+			t.Errorf("sidecar-by-workload delta without an ambient series: %+v", d)
+		}
+	}
+	for _, s := range with.Series {
+		if IsWorkloadComponent(s.Component) {
+			t.Errorf("per-workload series in Series: %+v", s.Key)
+		}
+	}
+	// Order: workloads in first-seen order within each component.
+	var got []string
+	for _, s := range with.Workloads {
+		if s.Mode == "sidecar" && s.Metric == "cpu" {
+			got = append(got, s.Component+"/"+s.Labels)
+		}
+	}
+	want := []string{"app-by-workload/workload=" + fe, "app-by-workload/workload=" + db, "sidecar-by-workload/workload=" + fe,
+		"sidecar-by-workload/workload=" + db, "workload-total/workload=" + fe, "workload-total/workload=" + db}
+	if !slices.Equal(got, want) {
+		t.Errorf("order:\n got %q\nwant %q", got, want)
+	}
+	// An input workload-total is derived, not read.
+	bogus := append(slices.Clone(samples), Sample{RunID: "run-golden", CaseID: samples[0].CaseID, Mode: "sidecar", Topology: "single",
+		Load: "1000", Window: samples[0].Window, Component: ComponentWorkloadTotal, Metric: "cpu", Stat: "avg", Value: 1, Unit: "millicores"})
+	if sum := Summarize(meta, bogus, cases, SummaryOptions{}); !hasWarning(sum, `ignored input samples of component "workload-total"`) ||
+		mustJSON(t, sum.Workloads) != mustJSON(t, with.Workloads) {
+		t.Error("input workload-total samples were not ignored")
+	}
 }
 
 func hasWarning(sum Summary, substr string) bool {
@@ -631,4 +720,36 @@ func TestSummarizeSharedLoadLevels(t *testing.T) {
 		Metric: "cpu", Stat: StatRequest, Unit: mc})
 	findSeries(t, sum.Series, Key{Topology: "single", Mode: "ambient", Load: "2000", Window: WindowLoad, Component: ComponentZtunnel,
 		Metric: "cpu", Stat: StatNoLimit, Unit: UnitContainers})
+}
+
+func TestSidecarCosts(t *testing.T) {
+	t.Parallel()
+	meta, samples, cases := summarizeFixture()
+	got := SidecarCosts(Summarize(meta, samples, cases, SummaryOptions{}))
+	// frontend's sidecars: 120, 132, 144 (mean 132); db's: 80, 88, 96 (88). No mode none in the fixture: no delta.
+	if len(got) != 2 || got[0].Workload != "Deployment/bank/frontend" || !near(got[0].SidecarCPU, 132) || got[0].AppCPU == nil ||
+		!near(*got[0].AppCPU, 66) || got[0].SidecarMemory == nil || *got[0].SidecarMemory != 30 || got[0].MemoryUnit != "MiB" ||
+		got[0].TotalCPUDelta != nil || got[1].Workload != "StatefulSet/bank/db" || !near(got[1].SidecarCPU, 88) || got[1].SidecarMemory != nil {
+		t.Errorf("costs = %s", mustJSON(t, got))
+	}
+
+	// With mode none: the delta of the workload's total, app + sidecar in sidecar mode (111+41, 112+42, 113+43: mean 154)
+	// minus the app alone in none (101, 102, 103: 102) = 52.
+	b := &fixtureBuilder{t0: meta.Start}
+	for r := 1; r <= 3; r++ {
+		n := b.newCase("single", "none", "1000", r, 1, StatusOK)
+		n.add(n.load, "prometheus", ComponentAppByWorkload, "cpu", "avg", "millicores", float64(100+r), LabelWorkload, "Deployment/a/x")
+		n.done()
+		s := b.newCase("single", "sidecar", "1000", r, 1, StatusOK)
+		s.add(s.load, "prometheus", ComponentAppByWorkload, "cpu", "avg", "millicores", float64(110+r), LabelWorkload, "Deployment/a/x")
+		s.add(s.load, "prometheus", ComponentSidecarByWorkload, "cpu", "avg", "millicores", float64(40+r), LabelWorkload, "Deployment/a/x")
+		s.done()
+	}
+	got = SidecarCosts(Summarize(meta, b.samples, b.cases, SummaryOptions{}))
+	if len(got) != 1 || got[0].TotalCPUDelta == nil || !near(got[0].TotalCPUDelta.Diff, 52) || got[0].TotalCPUDelta.Base != "none" {
+		t.Errorf("costs with none = %s", mustJSON(t, got))
+	}
+	if got := SidecarCosts(Summary{}); len(got) != 0 {
+		t.Errorf("empty summary: %v", got)
+	}
 }

@@ -14,9 +14,14 @@ type Summary struct {
 	PerKRPS       []Series `json:"perKRPS,omitempty"`       // resource per 1000 achieved rps, per data-plane component
 	PerKRPSDeltas []Delta  `json:"perKRPSDeltas,omitempty"` // Deltas computed on PerKRPS
 	// Shared splits each shared component's cost into its fixed and load-driven parts (see SharedCost).
-	Shared   []SharedCost `json:"shared,omitempty"`
-	Cases    []CaseResult `json:"cases,omitempty"` // every planned case that ran, failed or was skipped
-	Warnings []string     `json:"warnings,omitempty"`
+	Shared []SharedCost `json:"shared,omitempty"`
+	// Workloads are the per-workload figures (components app-by-workload, sidecar-by-workload and the derived
+	// workload-total, label workload), kept out of Series because the app and sidecar series already count them;
+	// WorkloadDeltas compare them between modes as Deltas do. Absent in summaries written before them.
+	Workloads      []Series     `json:"workloads,omitempty"`
+	WorkloadDeltas []Delta      `json:"workloadDeltas,omitempty"`
+	Cases          []CaseResult `json:"cases,omitempty"` // every planned case that ran, failed or was skipped
+	Warnings       []string     `json:"warnings,omitempty"`
 }
 
 // Key identifies one measured quantity across repetitions.

@@ -43,7 +43,8 @@ type Mesh interface {
 	// Verify checks every pod of the target. An error means the mode did not take effect; the case is then not
 	// measured and is recorded failed with the error as its reason.
 	Verify(ctx context.Context, t Target, mode scenario.Mode) (map[string]string, error)
-	// Restore undoes what Apply changed on namespaces meshbench did not create (finalizer).
+	// Restore undoes what Apply changed on namespaces and workloads meshbench did not create (finalizer): the labels,
+	// then the restart annotations of app existing.
 	Restore(ctx context.Context) error
 }
 

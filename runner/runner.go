@@ -502,7 +502,7 @@ func (r *Runner) finalize(ctx context.Context, st *state) error {
 	}
 	if r.Mesh != nil {
 		if err := r.Mesh.Restore(fctx); err != nil {
-			errs = append(errs, fmt.Errorf("restore namespace labels: %w", err))
+			errs = append(errs, fmt.Errorf("restore namespace labels and workload annotations: %w", err))
 		}
 	}
 	return errors.Join(errs...)

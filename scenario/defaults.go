@@ -170,21 +170,8 @@ func setLoadDefaults(l *LoadSpec, app App) {
 			}
 		}
 	}
-	if lg := l.Login; lg != nil {
-		setDefault(&lg.Method, "GET")
-		if lg.URL == "" {
-			setDefault(&lg.Port, 80)
-		}
-		setDefault(&lg.SetHeader, "Cookie")
-		if lg.Value == "" {
-			lg.Value = "{value}"
-			if name, ok := strings.CutPrefix(lg.Capture, "cookie:"); ok && strings.EqualFold(lg.SetHeader, "Cookie") {
-				lg.Value = name + "={value}"
-			}
-		}
-		if lg.Timeout.Duration == 0 {
-			lg.Timeout = D(3 * time.Minute)
-		}
+	if l.Login != nil {
+		l.Login.SetDefaults()
 	}
 	if l.WarmUp.Duration == 0 {
 		l.WarmUp = D(30 * time.Second)
@@ -193,6 +180,27 @@ func setLoadDefaults(l *LoadSpec, app App) {
 		l.TrimEnd = D(5 * time.Second)
 	}
 	setDefault(&l.Clients, 1)
+}
+
+// SetDefaults fills the unset fields of a login: method GET, port 80 (service addressing), SetHeader Cookie, Value
+// "<cookie name>={value}" for a cookie capture carried in Cookie (the load then sends the cookie back as the browser
+// would) else "{value}", timeout 3 minutes. It is exported so that workloads can default a login built in Go (an
+// app's built-in login) by the same rules as one read from a scenario.
+func (lg *Login) SetDefaults() {
+	setDefault(&lg.Method, "GET")
+	if lg.URL == "" {
+		setDefault(&lg.Port, 80)
+	}
+	setDefault(&lg.SetHeader, "Cookie")
+	if lg.Value == "" {
+		lg.Value = "{value}"
+		if name, ok := strings.CutPrefix(lg.Capture, "cookie:"); ok && strings.EqualFold(lg.SetHeader, "Cookie") {
+			lg.Value = name + "={value}"
+		}
+	}
+	if lg.Timeout.Duration == 0 {
+		lg.Timeout = D(3 * time.Minute)
+	}
 }
 
 // urlHost is the host of a target URL (with or without a scheme), or the URL itself when it has none.

@@ -130,7 +130,9 @@ type Workload struct {
 
 // Manifests is the user's own app as Kubernetes YAML. Exactly one of Paths and Kustomization is set. Every object
 // must be namespaced and of a kind meshbench can place (cluster-scoped objects, CRDs and webhooks are refused at
-// validation, before anything is applied). meshbench applies the objects with server-side apply into each
+// validation, before anything is applied). Its workloads are Deployments and StatefulSets, the kinds meshbench tracks
+// (readiness, scale, mode proof, collection): DaemonSets, Jobs, CronJobs, bare Pods, ReplicaSets and
+// ReplicationControllers are refused the same way. meshbench applies the objects with server-side apply into each
 // topology's namespaces (their own metadata.namespace is replaced), labels them with the run, scales the workloads
 // Scale names and waits for readiness by the objects' own conditions.
 type Manifests struct {
@@ -370,7 +372,9 @@ type Login struct {
 	// Headers of the login request.
 	Headers map[string]string `json:"headers,omitempty"`
 	// Capture says which part of the response holds the credential: "cookie:<name>" (a Set-Cookie),
-	// "header:<name>" (a response header) or "json:<field>" (a top-level string field of a JSON body).
+	// "header:<name>" (a response header) or "json:<field>" (a string field of a JSON body; dots descend into objects: "json:data.token"). A 2xx answer
+	// without it fails the login at once; a 3xx with it succeeds (form logins redirect, and the agent does not follow);
+	// every other answer, or none, is retried until Timeout.
 	Capture string `json:"capture"`
 	// SetHeader is the load request header that carries it; default "Cookie".
 	SetHeader string `json:"setHeader,omitempty" mb:"defaulted"`

@@ -25,6 +25,12 @@
 // one cluster measure each other), backoffLimit is 0 (a half-done benchmark is not retried blindly; the next schedule
 // runs), and activeDeadlineSeconds bounds a run.
 //
+// App "manifests" names files of the machine the schedule is made on, which the pod cannot read: the caller renders
+// the objects (Options.Manifests; the CLI reads them with the workloads package, which this package does not import)
+// and they go into the ConfigMap as manifests.yaml beside scenario.yaml, whose manifests.paths is rewritten to it.
+// Scenario and manifests together must fit the 1 MiB a ConfigMap holds; larger apps are refused with the ways out
+// (manifests baked into an image, or app existing).
+//
 // The pod runs as non-root (65532) with a read-only root filesystem, no privilege escalation, all capabilities dropped
 // and the runtime's default seccomp profile; /tmp is an emptyDir.
 //

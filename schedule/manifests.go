@@ -24,7 +24,12 @@ import (
 const (
 	ScenarioDir  = "/etc/meshbench"
 	ScenarioFile = "scenario.yaml"
-	RunsDir      = "/var/lib/meshbench/runs"
+	// ManifestsFile holds app manifests' objects as rendered where the schedule was made, next to ScenarioFile: the
+	// scheduled scenario reads them from there (manifests.paths), since the pod cannot read the user's files.
+	ManifestsFile = "manifests.yaml"
+	// MaxConfigMapData is what the API server accepts in one ConfigMap's data: the values' bytes summed.
+	MaxConfigMapData = corev1.MaxSecretSize
+	RunsDir          = "/var/lib/meshbench/runs"
 	// ServiceAccountName runs the scheduled pods; ClusterRoleName is its role.
 	ServiceAccountName = "meshbench"
 	ClusterRoleName    = "meshbench-runner"
@@ -67,6 +72,10 @@ type Options struct {
 	FailIf   []string // compare --fail-if expressions, already parsed by the caller
 	// Timeout bounds one run (Job activeDeadlineSeconds); 0 = 6h.
 	Timeout time.Duration
+	// Manifests are the objects of app "manifests" as one YAML stream, rendered by the caller (workloads reads the
+	// files and kustomizations). They go into the ConfigMap as ManifestsFile and the scheduled scenario reads them
+	// from there. Required with app "manifests", unused otherwise.
+	Manifests []byte
 }
 
 var (
@@ -130,7 +139,51 @@ func (o Options) Validate() error {
 	if o.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("timeout %s: must be positive", o.Timeout))
 	}
+	if o.Scenario != nil {
+		errs = append(errs, o.validateManifests()...)
+	}
 	return errors.Join(errs...)
+}
+
+// validateManifests: a scheduled pod cannot read the files app "manifests" names on the machine the schedule was
+// made on, so they travel rendered in the ConfigMap, which must hold them.
+func (o Options) validateManifests() []error {
+	isManifests := o.Scenario.Spec.Workload.App == scenario.AppManifests
+	switch {
+	case isManifests && len(o.Manifests) == 0:
+		return []error{errors.New("spec.workload.manifests: the scheduled pod cannot read files of this machine and no rendered manifests were given; " +
+			"schedule it with `meshbench schedule` (it carries them in the ConfigMap), bake them into the meshbench image, or deploy the app yourself and use app existing")}
+	case !isManifests && len(o.Manifests) > 0:
+		return []error{fmt.Errorf("rendered manifests given for app %q: they are only used with app manifests", o.Scenario.Spec.Workload.App)}
+	case !isManifests:
+		return nil
+	}
+	scenarioYAML, err := scheduledScenario(o)
+	if err != nil {
+		return []error{err}
+	}
+	if n := len(scenarioYAML) + len(o.Manifests); n > MaxConfigMapData {
+		return []error{fmt.Errorf("spec.workload.manifests: the rendered manifests and the scenario are %d bytes, more than the %d a ConfigMap holds; "+
+			"bake the manifests into the meshbench image and point manifests.paths at them, or deploy the app yourself and use app existing", n, MaxConfigMapData)}
+	}
+	return nil
+}
+
+// scheduledScenario is the scenario as the ConfigMap stores it: results on RunsDir, app manifests read from
+// ManifestsFile beside it (paths are relative to the scenario file). The caller's scenario is not modified.
+func scheduledScenario(o Options) ([]byte, error) {
+	sc := *o.Scenario
+	sc.Spec.Output.Dir = RunsDir
+	if m := sc.Spec.Workload.Manifests; m != nil && sc.Spec.Workload.App == scenario.AppManifests {
+		cp := *m
+		cp.Paths, cp.Kustomization, cp.BaseDir = []string{ManifestsFile}, "", ""
+		sc.Spec.Workload.Manifests = &cp
+	}
+	b, err := yaml.Marshal(sc)
+	if err != nil {
+		return nil, fmt.Errorf("encode scenario: %w", err)
+	}
+	return b, nil
 }
 
 func contains(list []string, v string) bool {
@@ -149,13 +202,15 @@ func Objects(o Options) ([]runtime.Object, error) {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	o = o.withDefaults()
-	sc := *o.Scenario
-	sc.Spec.Output.Dir = RunsDir
-	scenarioYAML, err := yaml.Marshal(sc)
+	scenarioYAML, err := scheduledScenario(o)
 	if err != nil {
-		return nil, fmt.Errorf("schedule: encode scenario: %w", err)
+		return nil, fmt.Errorf("schedule: %w", err)
 	}
-	name := objectName(sc.Metadata.Name)
+	data := map[string]string{ScenarioFile: string(scenarioYAML)}
+	if len(o.Manifests) > 0 {
+		data[ManifestsFile] = string(o.Manifests)
+	}
+	name := objectName(o.Scenario.Metadata.Name)
 	labels := map[string]string{LabelPartOf: "meshbench", LabelComponent: "schedule", LabelSchedule: name}
 	meta := func(n, ns string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: n, Namespace: ns, Labels: copyMap(labels)}
@@ -170,7 +225,7 @@ func Objects(o Options) ([]runtime.Object, error) {
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ClusterRoleName},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: ServiceAccountName, Namespace: o.Namespace}}},
 		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(name, o.Namespace),
-			Data: map[string]string{ScenarioFile: string(scenarioYAML)}},
+			Data: data},
 	}
 	if o.PVCSize != "" {
 		pvc := &corev1.PersistentVolumeClaim{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},

@@ -232,3 +232,84 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// manifestsScenario is the test scenario as app "manifests" from a kustomization.
+func manifestsScenario(t *testing.T) *scenario.Scenario {
+	t.Helper()
+	s := loadScenario(t)
+	s.Spec.Workload.App = scenario.AppManifests
+	s.Spec.Workload.Manifests = &scenario.Manifests{Kustomization: "app", Scale: []string{"web"}, BaseDir: "bench"}
+	return s
+}
+
+// TestManifestsTravelInTheConfigMap: app manifests' rendered objects go into the ConfigMap beside the scenario, whose
+// manifests read them from there; the caller's scenario keeps its kustomization.
+func TestManifestsTravelInTheConfigMap(t *testing.T) {
+	t.Parallel()
+	s := manifestsScenario(t)
+	rendered := []byte("---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n")
+	objs, err := Objects(Options{Scenario: s, Image: "x", PVC: "runs", Manifests: rendered})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Spec.Workload.Manifests; m.Kustomization != "app" || len(m.Paths) != 0 || m.BaseDir != "bench" {
+		t.Errorf("Objects modified the caller's manifests: %+v", m)
+	}
+	var cm *corev1.ConfigMap
+	var cj *batchv1.CronJob
+	for _, o := range objs {
+		switch v := o.(type) {
+		case *corev1.ConfigMap:
+			cm = v
+		case *batchv1.CronJob:
+			cj = v
+		}
+	}
+	if cm == nil || cj == nil {
+		t.Fatal("no ConfigMap or CronJob")
+	}
+	if cm.Data[ManifestsFile] != string(rendered) {
+		t.Errorf("ConfigMap %s = %q, want the rendered manifests", ManifestsFile, cm.Data[ManifestsFile])
+	}
+	var sc scenario.Scenario
+	if err := yaml.Unmarshal([]byte(cm.Data[ScenarioFile]), &sc); err != nil {
+		t.Fatal(err)
+	}
+	if m := sc.Spec.Workload.Manifests; m == nil || m.Kustomization != "" || len(m.Paths) != 1 || m.Paths[0] != ManifestsFile || len(m.Scale) != 1 {
+		t.Errorf("scheduled manifests %+v, want paths [%s] and the scale kept", m, ManifestsFile)
+	}
+	// Both files are in the one volume mounted at ScenarioDir: relative paths of the scenario resolve there.
+	vol := cj.Spec.JobTemplate.Spec.Template.Spec.Volumes[0]
+	if vol.ConfigMap == nil || vol.ConfigMap.Name != cm.Name || len(vol.ConfigMap.Items) != 0 {
+		t.Errorf("scenario volume %+v: want the whole ConfigMap %s", vol, cm.Name)
+	}
+}
+
+// TestManifestsRefused: without rendered manifests, and over what a ConfigMap holds, app manifests is refused with
+// the field and the ways out. The limit is the API server's: ValidateConfigMap sums the bytes of data and
+// binaryData values and rejects more than core.MaxSecretSize, 1 MiB (kubernetes/kubernetes
+// pkg/apis/core/validation/validation.go ValidateConfigMap; k8s.io/api v0.37.2 core/v1/types.go MaxSecretSize).
+func TestManifestsRefused(t *testing.T) {
+	t.Parallel()
+	s := manifestsScenario(t)
+	err := Options{Scenario: s, Image: "x", PVC: "runs"}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "spec.workload.manifests: the scheduled pod cannot read files") || !strings.Contains(err.Error(), "app existing") {
+		t.Errorf("no rendered manifests: %v", err)
+	}
+	sc, err := scheduledScenario(Options{Scenario: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fits := bytes.Repeat([]byte("#"), MaxConfigMapData-len(sc))
+	if err := (Options{Scenario: s, Image: "x", PVC: "runs", Manifests: fits}).Validate(); err != nil {
+		t.Errorf("exactly %d bytes: %v", MaxConfigMapData, err)
+	}
+	err = Options{Scenario: s, Image: "x", PVC: "runs", Manifests: append(fits, '#')}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "1048577 bytes, more than the 1048576 a ConfigMap holds") || !strings.Contains(err.Error(), "bake the manifests into") {
+		t.Errorf("one byte over: %v", err)
+	}
+	other := loadScenario(t)
+	if err := (Options{Scenario: other, Image: "x", PVC: "runs", Manifests: []byte("x")}).Validate(); err == nil || !strings.Contains(err.Error(), "only used with app manifests") {
+		t.Errorf("manifests for app %s: %v", other.Spec.Workload.App, err)
+	}
+}

@@ -34,6 +34,8 @@ type Deployer struct {
 
 	mu  sync.Mutex
 	key *JWTKey
+	// renderer reads app manifests once for the run: every Ensure of every case builds from the same reading.
+	renderer Renderer
 }
 
 func (d *Deployer) log() *slog.Logger {
@@ -53,7 +55,7 @@ func (d *Deployer) Ensure(ctx context.Context, s *scenario.Scenario, topo scenar
 	if s != nil && s.Spec.Workload.App == scenario.AppExisting {
 		return d.ensureExisting(ctx, s)
 	}
-	_, t, err := Objects(s, topo, d.RunID) // cheap: learn the namespaces before generating a key
+	_, t, err := d.renderer.Objects(s, topo, d.RunID) // cheap: learn the namespaces before generating a key
 	if err != nil {
 		return Target{}, err
 	}
@@ -67,7 +69,7 @@ func (d *Deployer) Ensure(ctx context.Context, s *scenario.Scenario, topo scenar
 			return Target{}, err
 		}
 	}
-	objs, t, err := build(s, topo, d.RunID, key)
+	objs, t, err := d.renderer.build(s, topo, d.RunID, key)
 	if err != nil {
 		return Target{}, err
 	}

@@ -15,4 +15,15 @@
 // of the jwt-key Secret, generated once per Deployer and reused across namespaces and cases). Namespaces the tool
 // creates carry kube.RunLabels; an existing namespace without them is refused unless AllowExisting, and is then never
 // labelled or deleted by meshbench (only the objects it created inside are).
+//
+// Login is an app's login as data (scenario.Login: a request, what of its answer to capture, which load header
+// carries it), sent through the agent's curl from a load client pod so that it passes the case's data plane;
+// bank-of-anthos' login is BankOfAnthosLogin, one instance that LoginFor picks when the scenario sets none.
+//
+// App "manifests" (the user's YAML files, directories or kustomization) is read by a Renderer, once per resolved
+// kustomization or set of paths: a Deployer keeps one for its run, preflight and plan --show-objects one per call,
+// so a kustomize build is not repeated per topology, case or Ensure. CheckManifests refuses what meshbench could
+// not handle before anything connects: cluster-scoped and unknown kinds, and kinds that run pods without being a
+// Deployment or StatefulSet (DaemonSet, Job, CronJob, Pod, ReplicaSet, ReplicationController), whose pods it would
+// not wait for, scale, prove or measure.
 package workloads

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/kube"
@@ -19,124 +23,347 @@ import (
 type AgentExec func(ctx context.Context, args []string) (stdout []byte, err error)
 
 // Bank of Anthos login facts (v0.6.10): userservice's Service port "http" and the cookie the frontend reads the
-// token from (frontend.py TOKEN_NAME).
+// token from (frontend.py TOKEN_NAME); login_test.go cites the upstream files.
 const (
 	boaUserServicePort = 8080
 	boaTokenCookie     = "token"
 )
 
-// Login prepares the load headers of the target. For bank-of-anthos it logs the demo user in from inside the mesh
-// (agent runs `meshbench-agent curl --json` in a load client pod: GET http://userservice.<ns>.svc.cluster.local:8080
-// /login?username=testuser&password=bankofanthos, so the request passes the data plane like the load does, and is
-// accepted under STRICT mTLS) and returns the target with Headers {"Cookie": "token=<JWT>"}, which the frontend
-// reads on /home. For other apps it returns the target unchanged. Userservice answers 500 or is unreachable until its
-// database is up, so Login retries until ctx ends or timeout passes.
-func Login(ctx context.Context, agent AgentExec, t Target, timeout time.Duration) (Target, error) {
-	return login(ctx, agent, t, timeout, 2*time.Second)
+// BankOfAnthosLogin is bank-of-anthos' built-in login, used when the scenario sets no spec.load.login: the demo
+// user's GET of userservice's /login, whose JSON answer {"token": <JWT>} becomes the Cookie token=<JWT> that the
+// frontend reads on every page (without it the frontend redirects every request to /login and the load measures
+// nothing). It is the general mechanism with Bank of Anthos' facts as data, not code of its own.
+func BankOfAnthosLogin() scenario.Login {
+	return scenario.Login{
+		Service: BoAUserService, Port: boaUserServicePort, Method: http.MethodGet,
+		Path:    "/login?" + url.Values{"username": {BoAUsername}, "password": {BoAPassword}}.Encode(),
+		Capture: "json:token", SetHeader: "Cookie", Value: boaTokenCookie + "={value}",
+		Timeout: scenario.D(3 * time.Minute),
+	}
 }
 
-func login(ctx context.Context, agent AgentExec, t Target, timeout, retry time.Duration) (Target, error) {
-	if t.App != scenario.AppBankOfAnthos {
-		return t, nil
+// LoginFor is the login load needs: the scenario's spec.load.login when it sets one, else the app's built-in login
+// (bank-of-anthos: BankOfAnthosLogin), else nil (the app needs none).
+func LoginFor(app scenario.App, spec *scenario.Login) *scenario.Login {
+	switch {
+	case spec != nil:
+		return spec
+	case app == scenario.AppBankOfAnthos:
+		lg := BankOfAnthosLogin()
+		return &lg
 	}
+	return nil
+}
+
+// loginRequestTimeout bounds one login request (the agent's curl --timeout); loginExecTimeout one exec of the agent
+// (the request plus the exec round trip through the API server).
+const (
+	loginRequestTimeout = 10 * time.Second
+	loginExecTimeout    = 30 * time.Second
+)
+
+// Login sends spec's request from inside the mesh (agent runs `meshbench-agent curl --json` in a load client pod, so
+// the request passes the data plane of the case's mode like the load does, and is accepted under STRICT mTLS),
+// captures the credential of the answer (spec.Capture) and returns the target with Headers[spec.SetHeader] =
+// spec.Value with {value} replaced by it. The app's backends may still be starting (Bank of Anthos' userservice
+// answers 500 until its database is up), so Login retries every answer that is not a success until ctx ends or
+// spec.Timeout passes; a 2xx answer without the captured field fails at once, since asking again gives the same.
+// Unset fields of spec take scenario's defaults. t is not modified.
+func Login(ctx context.Context, agent AgentExec, t Target, spec scenario.Login) (Target, error) {
+	return login(ctx, agent, t, spec, 2*time.Second)
+}
+
+func login(ctx context.Context, agent AgentExec, t Target, spec scenario.Login, retry time.Duration) (Target, error) {
+	spec.SetDefaults()
 	if agent == nil {
-		return t, errors.New("log in to bank-of-anthos: no way to run meshbench-agent in a load client pod")
+		return t, fmt.Errorf("log in to %s: no way to run meshbench-agent in a load client pod", t.App)
 	}
-	u, err := loginURL(t)
+	capture, err := parseCapture(spec.Capture)
 	if err != nil {
-		return t, fmt.Errorf("log in to bank-of-anthos: %w", err)
+		return t, fmt.Errorf("log in to %s: %w", t.App, err)
 	}
-	args := []string{"curl", "--json", "--timeout", "10s", u.String()}
+	req, err := NewLoginRequest(t, spec)
+	if err != nil {
+		return t, fmt.Errorf("log in to %s: %w", t.App, err)
+	}
+	args := req.AgentArgs()
 	var (
-		res      Target
+		value    string
 		lastErr  error
 		attempts int
 	)
-	err = kube.Wait{Timeout: timeout, Interval: retry}.Until(ctx, func(ctx context.Context) (bool, error) {
+	err = kube.Wait{Timeout: spec.Timeout.Duration, Interval: retry}.Until(ctx, func(ctx context.Context) (bool, error) {
 		attempts++
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, loginExecTimeout)
 		out, err := agent(cctx, args)
 		cancel()
 		if err == nil {
-			var token string
-			if token, err = loginToken(out); err == nil {
-				res = t
-				res.Headers = kube.MergeLabels(t.Headers, map[string]string{"Cookie": boaTokenCookie + "=" + token})
+			if value, err = capture.from(out); err == nil {
 				return true, nil
 			}
-			if errors.Is(err, errBadLoginBody) {
+			if errors.Is(err, errLoginFinal) {
 				return false, err // retrying does not help
 			}
 		}
-		lastErr = err // userservice not up yet: retried
+		lastErr = err // not up yet, or not answering as it will: retried
 		return false, nil
 	})
-	switch {
-	case err == nil:
+	if err == nil {
+		res := t
+		res.Headers = kube.MergeLabels(t.Headers, map[string]string{spec.SetHeader: strings.ReplaceAll(spec.Value, "{value}", value)})
 		return res, nil
-	case errors.Is(err, errBadLoginBody):
-		return t, fmt.Errorf("log in to bank-of-anthos as %s: %w", BoAUsername, err)
-	case errors.Is(err, kube.ErrWaitTimeout) && lastErr != nil:
-		err = fmt.Errorf("%w after %s: %w", err, timeout, lastErr)
 	}
-	return t, fmt.Errorf("log in to bank-of-anthos as %s (GET %s from a load client pod, %d attempts): %w", BoAUsername, u.Redacted(), attempts, err)
+	if errors.Is(err, kube.ErrWaitTimeout) && lastErr != nil {
+		err = fmt.Errorf("%w after %s: %w", err, spec.Timeout.Duration, lastErr)
+	}
+	return t, fmt.Errorf("log in to %s (%s %s from a load client pod, attempts: %d): %w", t.App, req.Method, redactURL(req.URL), attempts, err)
 }
 
-// loginURL is userservice's /login URL with the demo user's credentials. The host is userservice's FQDN in the
-// target's cluster DNS domain.
-func loginURL(t Target) (*url.URL, error) {
-	ns := ""
-	for _, w := range t.Workloads {
-		if w.Name == BoAUserService {
-			ns = w.Namespace
+// LoginRequest is a login request as the agent sends it.
+type LoginRequest struct {
+	Method  string
+	URL     string
+	Headers map[string]string
+	// Body is sent when HasBody (a POST may send none).
+	Body    string
+	HasBody bool
+}
+
+// NewLoginRequest resolves spec (unset fields take scenario's defaults) against the deployed target: spec.URL as
+// given, or http://<service>.<namespace>.svc.<cluster domain>:<port><path>, where the namespace is the Service's in
+// the target (loginNamespace); the content type joins the headers when there is a body or spec names one.
+func NewLoginRequest(t Target, spec scenario.Login) (LoginRequest, error) {
+	spec.SetDefaults()
+	r := LoginRequest{Method: strings.ToUpper(spec.Method), Headers: maps.Clone(spec.Headers), Body: spec.Body, HasBody: spec.Body != ""}
+	switch {
+	case spec.URL != "":
+		u, err := url.Parse(spec.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return r, fmt.Errorf("login url %q: want http://host[:port]/path or https://host/path", spec.URL)
+		}
+		r.URL = spec.URL
+	case spec.Service != "":
+		ns, err := loginNamespace(t, spec)
+		if err != nil {
+			return r, err
+		}
+		domain := t.ClusterDomain
+		if domain == "" {
+			domain = ClusterDomain
+		}
+		path := spec.Path
+		if path == "" {
+			path = "/"
+		}
+		r.URL = "http://" + FQDN(spec.Service, ns, domain) + ":" + strconv.Itoa(spec.Port) + path
+	default:
+		return r, errors.New("login sets neither service nor url")
+	}
+	ct := spec.ContentType
+	if ct == "" && r.HasBody && headerKey(r.Headers, "Content-Type") == "" {
+		ct = "application/x-www-form-urlencoded" // what a browser's form sends
+	}
+	if ct != "" {
+		if r.Headers == nil {
+			r.Headers = map[string]string{}
+		}
+		delete(r.Headers, headerKey(r.Headers, "Content-Type"))
+		r.Headers["Content-Type"] = ct
+	}
+	return r, nil
+}
+
+// headerKey is the key of h that names header name (any case), or "".
+func headerKey(h map[string]string, name string) string {
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			return k
 		}
 	}
-	if ns == "" {
-		return nil, fmt.Errorf("no %s in the target", BoAUserService)
-	}
-	domain := t.ClusterDomain
-	if domain == "" {
-		domain = ClusterDomain
-	}
-	return &url.URL{Scheme: "http", Host: FQDN(BoAUserService, ns, domain) + ":" + strconv.Itoa(boaUserServicePort), Path: "/login",
-		RawQuery: url.Values{"username": {BoAUsername}, "password": {BoAPassword}}.Encode()}, nil
+	return ""
 }
 
-// errBadLoginBody marks a 200 answer without a token: retrying does not help.
-var errBadLoginBody = errors.New("userservice answered 200 without a token")
-
-// loginToken reads `meshbench-agent curl --json` output ({status, headers, body, durationSeconds}) of the /login
-// request and returns the token. A status other than 200 is an error to retry.
-func loginToken(out []byte) (string, error) {
-	var r struct {
-		Status int    `json:"status"`
-		Body   string `json:"body"`
+// loginNamespace is the namespace of the login Service: spec.Namespace (app existing); else that of the target's
+// workload named like the Service (the catalog apps, and most manifests, name a Deployment after its Service, and
+// placement puts both in one namespace: bank-of-anthos' userservice); else the target's only namespace. Several
+// namespaces and no such workload cannot be told apart: an error rather than a guess that would retry until the
+// timeout on a name that does not resolve.
+func loginNamespace(t Target, spec scenario.Login) (string, error) {
+	if spec.Namespace != "" {
+		return spec.Namespace, nil
 	}
+	for _, w := range t.Workloads {
+		if w.Name == spec.Service {
+			return w.Namespace, nil
+		}
+	}
+	switch {
+	case len(t.Namespaces) > 1:
+		return "", fmt.Errorf("login service %q: no workload of that name tells which of the namespaces %v it is in; set login.url to the Service's address (or, app existing, login.namespace)", spec.Service, t.Namespaces)
+	case t.EntryNamespace != "":
+		return t.EntryNamespace, nil
+	case len(t.Namespaces) == 1:
+		return t.Namespaces[0], nil
+	}
+	return "", fmt.Errorf("login service %q: the target has no namespace", spec.Service)
+}
+
+// AgentArgs is the `meshbench-agent curl` command line of the request: --json (the output Login parses), the
+// per-request timeout, -X unless GET, the headers sorted by name, -d with the body, then the URL.
+func (r LoginRequest) AgentArgs() []string {
+	args := []string{"curl", "--json", "--timeout", loginRequestTimeout.String()}
+	if r.Method != http.MethodGet {
+		args = append(args, "-X", r.Method)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
+		args = append(args, "-H", k+": "+r.Headers[k])
+	}
+	if r.HasBody {
+		args = append(args, "-d", r.Body)
+	}
+	// The URL last: the agent's curl reads flags on either side of it, and a body such as "-x" stays -d's value.
+	return append(args, r.URL)
+}
+
+// redactURL is u without its query and password: login credentials often travel there (Bank of Anthos' do), and
+// the error ends up in logs and run files.
+func redactURL(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "<unparsable url>"
+	}
+	q := pu.RawQuery != ""
+	pu.RawQuery, pu.ForceQuery = "", false
+	s := pu.Redacted()
+	if q {
+		s += "?..."
+	}
+	return s
+}
+
+// errLoginFinal marks an answer that retrying will not change: a 2xx without the captured field.
+var errLoginFinal = errors.New("the login answered without the credential")
+
+// Capture kinds of scenario.Login.Capture.
+const (
+	captureCookie = "cookie"
+	captureHeader = "header"
+	captureJSON   = "json"
+)
+
+// loginCapture is a parsed scenario.Login.Capture.
+type loginCapture struct{ kind, name string }
+
+func parseCapture(s string) (loginCapture, error) {
+	kind, name, ok := strings.Cut(s, ":")
+	if !ok || name == "" || (kind != captureCookie && kind != captureHeader && kind != captureJSON) {
+		return loginCapture{}, fmt.Errorf("capture %q: want cookie:<name>, header:<name> or json:<field>", s)
+	}
+	return loginCapture{kind, name}, nil
+}
+
+func (c loginCapture) String() string { return c.kind + ":" + c.name }
+
+// LoginAnswer reads one `meshbench-agent curl --json` output of a login request and returns the value capture
+// ("cookie:<name>", "header:<name>", "json:<field>") names in it; Login's parse, exported so that the agent's tests
+// check its output against the reader.
+func LoginAnswer(capture string, out []byte) (string, error) {
+	c, err := parseCapture(capture)
+	if err != nil {
+		return "", err
+	}
+	return c.from(out)
+}
+
+// agentCurlOutput is `meshbench-agent curl --json` output (cmd/meshbench-agent curlResponse).
+type agentCurlOutput struct {
+	Status     int         `json:"status"`
+	Headers    http.Header `json:"headers"`
+	Body       string      `json:"body"`
+	BodyBase64 []byte      `json:"bodyBase64"`
+}
+
+// from reads `meshbench-agent curl --json` output and returns the captured value. A 2xx without it is
+// errLoginFinal; a 3xx with it succeeds (a form login redirects to the next page and sets the cookie on the way,
+// and the agent does not follow redirects); every other status is an error to retry.
+func (c loginCapture) from(out []byte) (string, error) {
+	var r agentCurlOutput
 	if err := json.Unmarshal(out, &r); err != nil {
 		return "", fmt.Errorf("decode meshbench-agent curl output %q: %w", truncate(string(out), 200), err)
 	}
-	if r.Status != 200 {
-		return "", fmt.Errorf("userservice answered %d: %q", r.Status, truncate(r.Body, 200))
+	if r.Status < 200 || r.Status >= 400 {
+		return "", fmt.Errorf("answered %d: %q", r.Status, truncate(r.Body, 200))
 	}
-	token, err := ParseLoginResponse([]byte(r.Body))
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", errBadLoginBody, err)
+	v, err := c.value(r)
+	if err == nil && strings.ContainsAny(v, "\r\n\x00") {
+		// It becomes a load request header: a line break would split it (a JSON string may hold one).
+		err = fmt.Errorf("the captured value %q holds a line break or NUL", truncate(v, 80))
 	}
-	return token, nil
+	switch {
+	case err == nil:
+		return v, nil
+	case r.Status >= 300:
+		return "", fmt.Errorf("answered %d (Location %q) without %s: %w", r.Status, r.Headers.Get("Location"), c, err)
+	}
+	return "", fmt.Errorf("%w: answered %d without %s: %w", errLoginFinal, r.Status, c, err)
 }
 
-// ParseLoginResponse extracts the JWT from userservice's /login answer ({"token": "<jwt>"}).
-func ParseLoginResponse(body []byte) (string, error) {
-	var r struct {
-		Token string `json:"token"`
+// value picks the captured part of a response.
+func (c loginCapture) value(r agentCurlOutput) (string, error) {
+	switch c.kind {
+	case captureCookie:
+		var names []string
+		v := ""
+		for _, ck := range (&http.Response{Header: r.Headers}).Cookies() {
+			names = append(names, ck.Name)
+			if ck.Name == c.name && ck.Value != "" {
+				v = ck.Value // the last one wins, as in a browser
+			}
+		}
+		if v == "" {
+			return "", fmt.Errorf("no Set-Cookie %s with a value (cookies set: %v)", c.name, names)
+		}
+		return v, nil
+	case captureHeader:
+		if v := r.Headers.Get(c.name); v != "" {
+			return v, nil
+		}
+		return "", fmt.Errorf("no response header %s (headers: %v)", http.CanonicalHeaderKey(c.name), slices.Sorted(maps.Keys(r.Headers)))
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return "", fmt.Errorf("decode /login response %q: %w", truncate(string(body), 200), err)
+	if r.BodyBase64 != nil {
+		return "", errors.New("the body is not text, so not JSON")
 	}
-	if r.Token == "" {
-		return "", fmt.Errorf("/login response has no token: %q", truncate(string(body), 200))
+	return JSONField([]byte(r.Body), c.name)
+}
+
+// JSONField is the string at field of a JSON object body; dots in field descend into nested objects ("data.token").
+func JSONField(body []byte, field string) (string, error) {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return "", fmt.Errorf("body %q is not JSON: %w", truncate(string(body), 200), err)
 	}
-	return r.Token, nil
+	path := strings.Split(field, ".")
+	for i, k := range path {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return "", fmt.Errorf("field %q: %s is not an object in %q", field, jsonPathName(path[:i]), truncate(string(body), 200))
+		}
+		if v, ok = obj[k]; !ok {
+			return "", fmt.Errorf("field %q missing (%s has %v) in %q", field, jsonPathName(path[:i]), slices.Sorted(maps.Keys(obj)), truncate(string(body), 200))
+		}
+	}
+	s, ok := v.(string)
+	if !ok || s == "" {
+		return "", fmt.Errorf("field %q is %s, not a non-empty string", field, truncate(fmt.Sprintf("%#v", v), 80))
+	}
+	return s, nil
+}
+
+func jsonPathName(p []string) string {
+	if len(p) == 0 {
+		return "the body"
+	}
+	return strconv.Quote(strings.Join(p, "."))
 }
 
 func truncate(s string, n int) string {
@@ -144,9 +371,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// Login is the package Login with a 3-minute budget.
-func (d *Deployer) Login(ctx context.Context, t Target, agent AgentExec) (Target, error) {
-	return Login(ctx, agent, t, 3*time.Minute)
 }

@@ -42,9 +42,8 @@ func (m manifestObject) ref() string { return m.obj.GetKind() + "/" + m.obj.GetN
 var placeableKinds = func() map[schema.GroupKind]bool {
 	out := map[schema.GroupKind]bool{}
 	for group, kinds := range map[string][]string{
-		"":                          {"Pod", "Service", "ServiceAccount", "ConfigMap", "Secret", "PersistentVolumeClaim", "Endpoints", "LimitRange", "ResourceQuota", "ReplicationController", "PodTemplate"},
-		"apps":                      {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ControllerRevision"},
-		"batch":                     {"Job", "CronJob"},
+		"":                          {"Service", "ServiceAccount", "ConfigMap", "Secret", "PersistentVolumeClaim", "Endpoints", "LimitRange", "ResourceQuota", "PodTemplate"},
+		"apps":                      {"Deployment", "StatefulSet", "ControllerRevision"},
 		"policy":                    {"PodDisruptionBudget"},
 		"networking.k8s.io":         {"NetworkPolicy", "Ingress"},
 		"autoscaling":               {"HorizontalPodAutoscaler"},
@@ -58,6 +57,19 @@ var placeableKinds = func() map[schema.GroupKind]bool {
 	}
 	return out
 }()
+
+// untrackedPodKinds run pods but are not Deployments or StatefulSets. They are namespaced, yet refused: meshbench
+// waits for readiness, scales, proves the data-plane mode and collects per workload only for Deployments and
+// StatefulSets, so their pods would run unseen (a DaemonSet on every node, a Job finishing or never finishing
+// beside a sidecar) and skew what is measured without showing up in the results.
+var untrackedPodKinds = map[schema.GroupKind]bool{
+	{Group: "", Kind: "Pod"}:                   true,
+	{Group: "", Kind: "ReplicationController"}: true,
+	{Group: "apps", Kind: "DaemonSet"}:         true,
+	{Group: "apps", Kind: "ReplicaSet"}:        true,
+	{Group: "batch", Kind: "Job"}:              true,
+	{Group: "batch", Kind: "CronJob"}:          true,
+}
 
 // manifestsPath is the scenario field of workload.manifests.
 var manifestsPath = field.NewPath("spec", "workload", "manifests")
@@ -190,22 +202,101 @@ func appendObjects(out []manifestObject, o *unstructured.Unstructured, file, fp 
 func isWorkloadKind(kind string) bool { return kind == "Deployment" || kind == "StatefulSet" }
 
 // CheckManifests reads the manifests of app "manifests" and returns every problem only reading them can tell: a
-// file that cannot be read or parsed, a kustomization kustomize refuses, cluster-scoped or unknown kinds, an object
-// without kind or name, a scale entry naming no Deployment or StatefulSet, a placement key naming no object, and
-// manifests without any Deployment or StatefulSet. Nil for the other apps. It touches no cluster: commands call it
-// with scenario validation, so a bad manifest exits 2 before anything connects.
-func CheckManifests(s *scenario.Scenario) scenario.Problems {
-	_, ps := checkManifests(s)
+// file that cannot be read or parsed, a kustomization kustomize refuses, cluster-scoped or unknown kinds, kinds
+// that run pods but are no Deployment or StatefulSet (meshbench would not track their pods), an object without kind
+// or name, a scale entry naming no Deployment or StatefulSet, a placement key naming no object, and manifests
+// without any Deployment or StatefulSet. Nil for the other apps. It touches no cluster: commands call it with
+// scenario validation, so a bad manifest exits 2 before anything connects.
+func CheckManifests(s *scenario.Scenario) scenario.Problems { return new(Renderer).CheckManifests(s) }
+
+// CheckManifests is the package's CheckManifests with r's one rendering of the manifests.
+func (r *Renderer) CheckManifests(s *scenario.Scenario) scenario.Problems {
+	_, _, ps := r.checkManifests(s)
 	return ps
 }
 
-// checkManifests is CheckManifests that also returns the objects read (one read for build).
-func checkManifests(s *scenario.Scenario) ([]manifestObject, scenario.Problems) {
+// objectRef is one "name" or "Kind/name" of workload.manifests (scale, placement), parsed; kind "" matches every
+// kind.
+type objectRef struct {
+	raw, kind, name string
+}
+
+func (r objectRef) matches(kind, name string) bool {
+	return r.name == name && (r.kind == "" || r.kind == kind)
+}
+
+// manifestRefs are workload.manifests' scale and placement, parsed once for the checks and the build. Entries that
+// do not parse are left out: scenario.Validate reports them.
+type manifestRefs struct {
+	scale []objectRef
+	// placement by key, sorted; ns is the namespace index.
+	placement []placementRef
+}
+
+type placementRef struct {
+	objectRef
+	ns int
+}
+
+func parseRefs(m *scenario.Manifests) manifestRefs {
+	var out manifestRefs
+	for _, ref := range m.Scale {
+		kind, name, err := scenario.ParseWorkloadRef(ref, false)
+		if err != nil {
+			continue
+		}
+		out.scale = append(out.scale, objectRef{raw: ref, kind: kind, name: name})
+	}
+	for _, key := range slices.Sorted(maps.Keys(m.Placement)) {
+		kind, name, err := scenario.ParseWorkloadRef(key, true)
+		if err != nil {
+			continue
+		}
+		out.placement = append(out.placement, placementRef{objectRef{raw: key, kind: kind, name: name}, m.Placement[key]})
+	}
+	return out
+}
+
+// scaled reports whether the workload Kind/name takes the topology's replicas.
+func (r manifestRefs) scaled(kind, name string) bool {
+	return slices.ContainsFunc(r.scale, func(s objectRef) bool { return s.matches(kind, name) })
+}
+
+// namespaceIndex is the placement of Kind/name: a "Kind/name" key before a bare "name" key, else 0.
+func (r manifestRefs) namespaceIndex(kind, name string) int {
+	idx, byName := 0, false
+	for _, p := range r.placement {
+		switch {
+		case p.kind == kind && p.name == name:
+			return p.ns
+		case p.kind == "" && p.name == name:
+			idx, byName = p.ns, true
+		}
+	}
+	if byName {
+		return idx
+	}
+	return 0
+}
+
+// maxNamespace is the highest namespace index placement names.
+func (r manifestRefs) maxNamespace() int {
+	out := 0
+	for _, p := range r.placement {
+		out = max(out, p.ns)
+	}
+	return out
+}
+
+// checkManifests is CheckManifests that also returns the objects read and the parsed references (one read and one
+// parse for build).
+func (r *Renderer) checkManifests(s *scenario.Scenario) ([]manifestObject, manifestRefs, scenario.Problems) {
 	if s == nil || s.Spec.Workload.App != scenario.AppManifests || s.Spec.Workload.Manifests == nil {
-		return nil, nil
+		return nil, manifestRefs{}, nil
 	}
 	m := s.Spec.Workload.Manifests
-	objs, ps := readManifests(m)
+	objs, ps := r.read(m)
+	refs := parseRefs(m)
 	add := func(fp, format string, args ...any) {
 		ps = append(ps, scenario.Problem{Path: fp, Message: fmt.Sprintf(format, args...)})
 	}
@@ -216,6 +307,10 @@ func checkManifests(s *scenario.Scenario) ([]manifestObject, scenario.Problems) 
 		gvk := o.obj.GroupVersionKind()
 		if gvk.Kind == "" || o.obj.GetName() == "" || o.obj.GetAPIVersion() == "" {
 			add(o.field, "%s: an object without apiVersion, kind or metadata.name (kind %q, name %q); every object needs all three", o.file, gvk.Kind, o.obj.GetName())
+			continue
+		}
+		if untrackedPodKinds[gvk.GroupKind()] {
+			add(o.field, "%s (%s): meshbench tracks Deployments and StatefulSets (readiness, scaling, mode verification, per-workload collection) and would not see its pods; convert %s to a Deployment or StatefulSet or remove it from the manifests", o.ref(), o.file, o.ref())
 			continue
 		}
 		if !placeableKinds[gvk.GroupKind()] {
@@ -238,32 +333,25 @@ func checkManifests(s *scenario.Scenario) ([]manifestObject, scenario.Problems) 
 		add(manifestsPath.String(), "holds no objects; name the app's YAML files, directories or kustomization")
 	}
 	if len(objs) == 0 {
-		return objs, ps
+		return objs, refs, ps
 	}
 	for i, ref := range m.Scale {
-		kind, name, err := scenario.ParseWorkloadRef(ref, false)
-		if err != nil {
-			continue // scenario.Validate reports it
+		j := slices.IndexFunc(refs.scale, func(s objectRef) bool { return s.raw == ref })
+		if j < 0 {
+			continue // did not parse: scenario.Validate reports it
 		}
 		if !slices.ContainsFunc(objs, func(o manifestObject) bool {
-			k := o.obj.GetKind()
-			return isWorkloadKind(k) && o.obj.GetName() == name && (kind == "" || kind == k)
+			return isWorkloadKind(o.obj.GetKind()) && refs.scale[j].matches(o.obj.GetKind(), o.obj.GetName())
 		}) {
 			add(manifestsPath.Child("scale").Index(i).String(), "%q names no Deployment or StatefulSet of the manifests (they have %s); fix the name", ref, strings.Join(workloadRefs(objs), ", "))
 		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(m.Placement)) {
-		kind, name, err := scenario.ParseWorkloadRef(key, true)
-		if err != nil {
-			continue
-		}
-		if !slices.ContainsFunc(objs, func(o manifestObject) bool {
-			return o.obj.GetName() == name && (kind == "" || kind == o.obj.GetKind())
-		}) {
-			add(manifestsPath.Child("placement").Key(key).String(), "names no object of the manifests; use an object's name or Kind/name")
+	for _, p := range refs.placement {
+		if !slices.ContainsFunc(objs, func(o manifestObject) bool { return p.matches(o.obj.GetKind(), o.obj.GetName()) }) {
+			add(manifestsPath.Child("placement").Key(p.raw).String(), "names no object of the manifests; use an object's name or Kind/name")
 		}
 	}
-	return objs, ps
+	return objs, refs, ps
 }
 
 func workloadRefs(objs []manifestObject) []string {
@@ -283,32 +371,24 @@ func workloadRefs(objs []manifestObject) []string {
 // namespace and labeled with the run; pod templates get the app labels (selectors are never changed: they are
 // immutable and the user's own), the node selector and, across namespaces, fully qualified service references.
 func (b *builder) manifests() error {
-	m := b.s.Spec.Workload.Manifests
-	if m == nil {
+	if b.s.Spec.Workload.Manifests == nil {
 		return fmt.Errorf("manifests: spec.workload.manifests is not set")
 	}
-	read, ps := checkManifests(b.s)
+	read, refs, ps := b.renderer.checkManifests(b.s)
 	if len(ps) > 0 {
 		return ps
 	}
 	objs := make([]*unstructured.Unstructured, len(read))
 	components := 0
-	maxIdx := 0
 	for i, o := range read {
-		objs[i] = o.obj.DeepCopy()
+		objs[i] = o.obj.DeepCopy() // the renderer's objects are shared by every build
 		if isWorkloadKind(o.obj.GetKind()) {
 			components++
 		}
 	}
-	for _, v := range m.Placement {
-		maxIdx = max(maxIdx, v)
-	}
-	ns := Namespaces(b.s.Spec.Workload.NamespacePrefix, b.topo, max(components, maxIdx+1))
+	ns := Namespaces(b.s.Spec.Workload.NamespacePrefix, b.topo, max(components, refs.maxNamespace()+1))
 	nsOf := func(o *unstructured.Unstructured) (string, error) {
-		idx, ok := m.Placement[o.GetKind()+"/"+o.GetName()]
-		if !ok {
-			idx = m.Placement[o.GetName()]
-		}
+		idx := refs.namespaceIndex(o.GetKind(), o.GetName())
 		if b.topo.Kind != scenario.TopologyMulti {
 			idx = 0
 		}
@@ -351,7 +431,7 @@ func (b *builder) manifests() error {
 			if r, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas"); found {
 				replicas = int32(r)
 			}
-			if scaled(m.Scale, kind, name) {
+			if refs.scaled(kind, name) {
 				replicas = b.replicas
 				if err := unstructured.SetNestedField(o.Object, int64(replicas), "spec", "replicas"); err != nil {
 					return fmt.Errorf("manifests: %s/%s: set replicas: %w", kind, name, err)
@@ -394,24 +474,11 @@ func (b *builder) manifests() error {
 	return nil
 }
 
-// scaled reports whether the workload Kind/name is in scale ("name" or "Kind/name").
-func scaled(scale []string, kind, name string) bool {
-	for _, ref := range scale {
-		k, n, err := scenario.ParseWorkloadRef(ref, false)
-		if err == nil && n == name && (k == "" || k == kind) {
-			return true
-		}
-	}
-	return false
-}
-
-// podTemplatePath is where a kind keeps its pod template.
+// podTemplatePath is where a kind keeps its pod template: only the workloads meshbench tracks hold one here
+// (checkManifests refuses the other kinds that run pods).
 func podTemplatePath(kind string) []string {
-	switch kind {
-	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController":
+	if isWorkloadKind(kind) {
 		return []string{"spec", "template"}
-	case "CronJob":
-		return []string{"spec", "jobTemplate", "spec", "template"}
 	}
 	return nil
 }

@@ -227,6 +227,7 @@ func TestCheckManifestsRefuses(t *testing.T) {
 			`spec.workload.manifests.scale[1]: "StatefulSet/backend" names no Deployment or StatefulSet`,
 			`spec.workload.manifests.scale[2]: "nope" names no Deployment`, "Deployment/frontend"}},
 		{"no workloads", "      paths: [paths-app/list.yaml]\n", []string{"spec.workload.manifests: has no Deployment or StatefulSet"}},
+		{"untracked pod kinds", "      paths: [untracked-kinds]\n", untrackedWant("spec.workload.manifests.paths[0]: ", "testdata/manifests/untracked-kinds/app.yaml")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -247,6 +248,33 @@ func TestCheckManifestsRefuses(t *testing.T) {
 `+targets)
 	if got := CheckManifests(s).Error(); !strings.Contains(got, "spec.workload.manifests.placement[nope]: names no object") {
 		t.Errorf("placement: %s", got)
+	}
+}
+
+// untrackedWant is what the problems of testdata/manifests/untracked-kinds must say about each of its objects that
+// runs pods without being a Deployment or StatefulSet: the object, its file and the fix.
+func untrackedWant(path, file string) []string {
+	var out []string
+	for _, ref := range []string{"DaemonSet/node-agent", "Job/migrate", "CronJob/nightly", "Pod/debug", "ReplicaSet/web-rs", "ReplicationController/legacy"} {
+		out = append(out, path+ref+" ("+file+"): meshbench tracks Deployments and StatefulSets",
+			"convert "+ref+" to a Deployment or StatefulSet or remove it from the manifests")
+	}
+	return out
+}
+
+// TestCheckManifestsUntrackedOnly: the Deployment of the untracked-kinds fixture is fine, each other object is one
+// problem of its own (no "cannot place" problem on top), and kinds that hold no pods stay accepted.
+func TestCheckManifestsUntrackedOnly(t *testing.T) {
+	t.Parallel()
+	s := manifestsScenario(t, "      paths: [untracked-kinds]\n", "  load:\n    targets: [{service: web}]\n")
+	ps := CheckManifests(s)
+	if len(ps) != 6 {
+		t.Errorf("%d problems, want one per untracked object (6):\n%s", len(ps), ps.Error())
+	}
+	for _, p := range ps {
+		if strings.Contains(p.Message, "Deployment/web") || strings.Contains(p.Message, "cannot place") {
+			t.Errorf("unexpected problem: %s", p.Message)
+		}
 	}
 }
 

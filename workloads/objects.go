@@ -20,10 +20,10 @@ import (
 // and the Target describing it. It is pure: the jwt-key Secret of bank-of-anthos carries placeholder text that
 // Deployer.Ensure replaces with a generated RSA key.
 func Objects(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, Target, error) {
-	return build(s, topo, runID, placeholderKey)
+	return new(Renderer).Objects(s, topo, runID)
 }
 
-func build(s *scenario.Scenario, topo scenario.Topology, runID string, key JWTKey) ([]runtime.Object, Target, error) {
+func (r *Renderer) build(s *scenario.Scenario, topo scenario.Topology, runID string, key JWTKey) ([]runtime.Object, Target, error) {
 	if s == nil {
 		return nil, Target{}, fmt.Errorf("build workload objects: no scenario")
 	}
@@ -33,7 +33,7 @@ func build(s *scenario.Scenario, topo scenario.Topology, runID string, key JWTKe
 	if topo.Name == "" {
 		return nil, Target{}, fmt.Errorf("build workload objects: topology without a name (scenario defaults not applied?)")
 	}
-	b := &builder{s: s, topo: topo, runID: runID, app: s.Spec.Workload.App}
+	b := &builder{s: s, topo: topo, runID: runID, app: s.Spec.Workload.App, renderer: r}
 	b.replicas = int32(topo.Replicas)
 	if b.replicas < 1 {
 		b.replicas = int32(max(s.Spec.Workload.Replicas, 1))
@@ -70,6 +70,8 @@ type builder struct {
 	replicas int32
 	objs     []runtime.Object
 	target   Target
+	// renderer reads app manifests' files (once per Renderer).
+	renderer *Renderer
 }
 
 func (b *builder) add(o runtime.Object) { b.objs = append(b.objs, o) }

@@ -122,16 +122,3 @@ func TestJWTKeyRoundTrip(t *testing.T) {
 		t.Error("mismatched key pair accepted")
 	}
 }
-
-func TestParseLoginResponse(t *testing.T) {
-	t.Parallel()
-	if tok, err := ParseLoginResponse([]byte(`{"token": "eyJ.abc.def"}`)); err != nil || tok != "eyJ.abc.def" {
-		t.Errorf("got %q, %v", tok, err)
-	}
-	if _, err := ParseLoginResponse([]byte(`{"msg": "Login Failed"}`)); err == nil {
-		t.Error("missing token accepted")
-	}
-	if _, err := ParseLoginResponse([]byte(`<html>`)); err == nil {
-		t.Error("HTML accepted")
-	}
-}

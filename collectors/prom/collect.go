@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -137,7 +138,7 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 			extra = append(extra, "job="+strconv.Quote(c.Interval.Job))
 		}
 		base.Selectors = set.Selectors(extra...)
-		if err := c.runCatalog(ctx, &out, &t, cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind, set.Pods); err != nil {
+		if err := c.runCatalog(ctx, &out, &t, cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind, set.Pods, set.Workloads); err != nil {
 			return out, err
 		}
 	}
@@ -158,8 +159,10 @@ type tally struct {
 // appends its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
 // GaugeStats). A signal without data becomes a warning naming the component and what (e.g. "3 pods"), and so does
 // every pod of pods (nil for node sets) that is running but has no sample in the window; a failed query is an entry
-// of t.failed. Only a render error or the end of ctx stop it.
-func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, cat []Signal, p Params, component, what string, labels map[string]string, kind string, pods map[string][]string) error {
+// of t.failed. With workloads (podset.PodSet.Workloads), the same series also give each workload's figures
+// (ByWorkload): no query more, and the totals stay the sums over every pod. Only a render error or the end of ctx stop
+// it.
+func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, cat []Signal, p Params, component, what string, labels map[string]string, kind string, pods map[string][]string, workloads map[string]string) error {
 	at, _ := p.Span(out.Window.End)
 	for _, sig := range cat {
 		exprs, signs, err := sig.Render(p)
@@ -192,13 +195,24 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 		if failed {
 			continue
 		}
-		var st WindowStats
-		var ok bool
-		if sig.Kind == KindCounter {
-			st, ok = CounterStats(ss, out.Window.Start, out.Window.End, p.Rate, p.Step)
-		} else {
-			st, ok = GaugeStats(ss, out.Window.Start, out.Window.End, p.Rate)
+		stats := func(ss []Series) (WindowStats, bool) {
+			if sig.Kind == KindCounter {
+				return CounterStats(ss, out.Window.Start, out.Window.End, p.Rate, p.Step)
+			}
+			return GaugeStats(ss, out.Window.Start, out.Window.End, p.Rate)
 		}
+		add := func(component string, st WindowStats, labels map[string]string) {
+			for _, f := range []struct {
+				stat string
+				v    float64
+			}{{"min", st.Min}, {"max", st.Max}, {"avg", st.Avg}} {
+				out.Samples = append(out.Samples, results.Sample{
+					Window: out.Window, Source: SourcePrometheus, Component: component,
+					Metric: sig.Metric, Stat: f.stat, Value: f.v * sig.Scale, Unit: sig.Unit, Labels: maps.Clone(labels),
+				})
+			}
+		}
+		st, ok := stats(ss)
 		if !ok {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("no %s data for %s (%s) in the %s window", sig.Name, component, what, kind))
 			continue
@@ -209,17 +223,30 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 					component, sig.Name, strings.Join(miss, ", "), sig.Name, kind, st.Start.Format(time.TimeOnly), out.Window.End.Format(time.TimeOnly), sig.Name))
 			}
 		}
-		for _, f := range []struct {
-			stat string
-			v    float64
-		}{{"min", st.Min}, {"max", st.Max}, {"avg", st.Avg}} {
-			out.Samples = append(out.Samples, results.Sample{
-				Window: out.Window, Source: SourcePrometheus, Component: component,
-				Metric: sig.Metric, Stat: f.stat, Value: f.v * sig.Scale, Unit: sig.Unit, Labels: maps.Clone(labels),
-			})
+		add(component, st, labels)
+		if wc, ok := results.ByWorkload(component); ok && len(workloads) > 0 {
+			groups := GroupByWorkload(ss, workloads)
+			for _, key := range slices.Sorted(maps.Keys(groups)) {
+				// A workload without a sample in the window is already named, pod by pod, by the warning above.
+				if wst, ok := stats(groups[key]); ok {
+					add(wc, wst, map[string]string{results.LabelWorkload: key})
+				}
+			}
 		}
 	}
 	return nil
+}
+
+// GroupByWorkload splits series by the workload of their pod (workloads: podset.PodKey -> workload key); series of a
+// pod of no workload are in no group. It is pure.
+func GroupByWorkload(ss []Series, workloads map[string]string) map[string][]Series {
+	out := map[string][]Series{}
+	for _, s := range ss {
+		if w, ok := workloads[podset.PodKey(s.Namespace, s.Pod)]; ok {
+			out[w] = append(out[w], s)
+		}
+	}
+	return out
 }
 
 // Scalar extracts the single value of an instant query result: a one-element vector or a scalar. An empty vector

@@ -411,7 +411,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 	defer k.mu.Unlock()
 	out.Warnings = append(out.Warnings, k.errs...)
 	k.errs = nil
-	emit := func(set podset.PodSet, sub map[SeriesKey][]Point, what string, labels map[string]string) {
+	emit := func(component string, sub map[SeriesKey][]Point, what string, labels map[string]string) {
 		cpu, mem := Stats(sub, qw.Start, qw.End, step, rate, 2*step)
 		add := func(metric string, s Summary3, scale float64, unit string) {
 			if !s.OK {
@@ -422,7 +422,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 				stat string
 				v    float64
 			}{{"min", s.Min}, {"max", s.Max}, {"avg", s.Avg}} {
-				out.Samples = append(out.Samples, results.Sample{Window: qw, Source: SourceKubelet, Component: set.Component,
+				out.Samples = append(out.Samples, results.Sample{Window: qw, Source: SourceKubelet, Component: component,
 					Metric: metric, Stat: st.stat, Value: st.v * scale, Unit: unit, Labels: maps.Clone(labels)})
 			}
 		}
@@ -440,7 +440,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 						sub[key] = pts
 					}
 				}
-				emit(set, sub, "node "+n.Name+" (its kubelet's /metrics/resource)", map[string]string{LabelNode: n.Name, LabelSeries: NodeSeriesResource})
+				emit(set.Component, sub, "node "+n.Name+" (its kubelet's /metrics/resource)", map[string]string{LabelNode: n.Name, LabelSeries: NodeSeriesResource})
 			}
 			continue
 		}
@@ -450,7 +450,22 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 				sub[key] = pts
 			}
 		}
-		emit(set, sub, set.Component, nil)
+		emit(set.Component, sub, set.Component, nil)
+		// Each workload's figures from the same readings (the totals above stay the sums over every pod).
+		if wc, ok := results.ByWorkload(set.Component); ok && len(set.Workloads) > 0 {
+			byWl := map[string]map[SeriesKey][]Point{}
+			for key, pts := range sub {
+				if wl, ok := set.Workloads[podset.PodKey(key.Namespace, key.Pod)]; ok {
+					if byWl[wl] == nil {
+						byWl[wl] = map[SeriesKey][]Point{}
+					}
+					byWl[wl][key] = pts
+				}
+			}
+			for _, wl := range set.WorkloadKeys() {
+				emit(wc, byWl[wl], wc+" "+wl, map[string]string{results.LabelWorkload: wl})
+			}
+		}
 	}
 	// Later windows start after this one's start: older readings (beyond one rate range) are no longer needed.
 	cut := qw.Start.Add(-2 * rate)

@@ -158,9 +158,11 @@ func TestKubeletSampler(t *testing.T) {
 	go func() { _ = k.Run(ctx) }()
 	start := time.Now().Add(2 * time.Second).Truncate(time.Second)
 	w := results.Window{Kind: results.WindowLoad, Start: start, End: start.Add(4 * time.Second)}
+	// Each pod is another workload's: their figures come beside the totals.
+	wls := map[string]string{"ns/app-n1": "Deployment/ns/a", "ns/app-n2": "Deployment/ns/b"}
 	sets := []podset.PodSet{
-		{Component: "app", Pods: map[string][]string{"ns": {"app-n1", "app-n2"}}, Container: matchNotProxy},
-		{Component: "sidecar", Pods: map[string][]string{"ns": {"app-n1", "app-n2"}}, Container: matchProxy},
+		{Component: "app", Pods: map[string][]string{"ns": {"app-n1", "app-n2"}}, Container: matchNotProxy, Workloads: wls},
+		{Component: "sidecar", Pods: map[string][]string{"ns": {"app-n1", "app-n2"}}, Container: matchProxy, Workloads: wls},
 		podset.NodeSet(podset.NodeRef{Name: "n1"}, podset.NodeRef{Name: "n3"}), // two test nodes of three
 	}
 	got, err := k.Collect(ctx, w, sets)
@@ -169,6 +171,9 @@ func TestKubeletSampler(t *testing.T) {
 	}
 	want := map[string]float64{
 		"app/cpu": 500, "app/memory": 128,
+		"app-by-workload/Deployment/ns/a/cpu": 250, "app-by-workload/Deployment/ns/a/memory": 64,
+		"app-by-workload/Deployment/ns/b/cpu": 250, "app-by-workload/Deployment/ns/b/memory": 64,
+		"sidecar-by-workload/Deployment/ns/a/cpu": 50, "sidecar-by-workload/Deployment/ns/b/cpu": 50,
 		"node/n1/cpu": 1000, "node/n1/memory": 1024, "node/n3/cpu": 3000, "node/n3/memory": 3072,
 	}
 	seen := 0
@@ -183,6 +188,9 @@ func TestKubeletSampler(t *testing.T) {
 			}
 			key = s.Component + "/" + s.Labels[LabelNode] + "/" + s.Metric
 		}
+		if wl := s.Labels[results.LabelWorkload]; wl != "" {
+			key = s.Component + "/" + wl + "/" + s.Metric
+		}
 		if v, ok := want[key]; ok {
 			seen++
 			if math.Abs(s.Value-v) > 0.02*v {
@@ -190,8 +198,8 @@ func TestKubeletSampler(t *testing.T) {
 			}
 		}
 	}
-	if seen != 18 {
-		t.Errorf("%d checked samples of %d, want 18: %+v (warnings %q)", seen, len(got.Samples), got.Samples, got.Warnings)
+	if seen != 36 {
+		t.Errorf("%d checked samples of %d, want 36: %+v (warnings %q)", seen, len(got.Samples), got.Samples, got.Warnings)
 	}
 	for _, wn := range got.Warnings {
 		if !strings.Contains(wn, "memory readings for sidecar") { // the fake has no istio-proxy memory series

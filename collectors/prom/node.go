@@ -304,7 +304,7 @@ func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *
 			out.Warnings = append(out.Warnings, fmt.Sprintf("node %s (%s): %s", pk.Node, pk.Source, note))
 		}
 		labels := map[string]string{LabelNode: pk.Node, LabelSeries: pk.Source}
-		if err := c.runCatalog(ctx, out, t, src.catalog(), p, set.Component, "node "+pk.Node+", "+pk.Source, labels, kind, nil); err != nil {
+		if err := c.runCatalog(ctx, out, t, src.catalog(), p, set.Component, "node "+pk.Node+", "+pk.Source, labels, kind, nil, nil); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/meshbench/meshbench/internal/podset"
@@ -26,6 +27,9 @@ type Scope struct {
 	// pods (the data path; ztunnel runs on every node and istiod is the control plane). Each node is measured on
 	// its own (see NodeSet).
 	Node bool
+	// Workloads are the app's Deployments and StatefulSets: each app pod is attributed to the first that selects it,
+	// so the app and sidecar figures are also given per workload (PodSet.Workloads). None: totals only.
+	Workloads []Workload
 	// Mesh says which shared Istio components serve the app in this case; the zero value (mode none) counts none:
 	// the ztunnels and other apps' waypoints of an ambient-profile cluster are not this app's cost.
 	Mesh MeshScope
@@ -45,6 +49,33 @@ type MeshScope struct {
 	// (the GatewayClass label reaches waypoint pods only from 1.28: istio/istio manifests/charts/istio-control/
 	// istio-discovery/files/waypoint.yaml, PR 57585). A listed Gateway without pods is an error: waypoint mode would read like ambient.
 	Waypoints []NamespacedName
+}
+
+// Workload is one of the app's workloads: its key (results.WorkloadKey), namespace and pod selector.
+type Workload struct {
+	Key, Namespace string
+	Selector       labels.Selector
+}
+
+// workloadOf is the key of the first workload of ws in namespace ns that selects p ("" for none), and a note when a
+// later one selects it too (overlapping selectors: the pod is counted once, in the first).
+func workloadOf(ws []Workload, ns string, p corev1.Pod) (key, note string) {
+	var also []string
+	for _, w := range ws {
+		if w.Namespace != ns || w.Selector == nil || !w.Selector.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		if key == "" {
+			key = w.Key
+		} else {
+			also = append(also, w.Key)
+		}
+	}
+	if len(also) > 0 {
+		note = fmt.Sprintf("pod %s/%s is selected by workload %s and by %s: its per-workload figures count in %s only",
+			ns, p.Name, key, strings.Join(also, ", "), key)
+	}
+	return key, note
 }
 
 // NamespacedName names one object.
@@ -97,6 +128,9 @@ func (k KubePods) Node(ctx context.Context, name string) (*corev1.Node, error) {
 func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error) {
 	app := podset.PodSet{Component: results.ComponentApp, Pods: map[string][]string{}, Container: matchNotProxy, Allocation: &podset.Allocation{}}
 	sidecar := podset.PodSet{Component: results.ComponentSidecar, Pods: map[string][]string{}, Container: matchProxy, Allocation: &podset.Allocation{}}
+	if len(sc.Workloads) > 0 {
+		app.Workloads, sidecar.Workloads = map[string]string{}, map[string]string{}
+	}
 	loadgen := podset.PodSet{Component: results.ComponentLoadgen, Pods: map[string][]string{}, Container: matchNotProxy, Allocation: &podset.Allocation{}}
 	// note keeps, on the set a pod is counted in, that the scheduler reserves more for it than its containers ask.
 	note := func(s *podset.PodSet, p corev1.Pod) {
@@ -143,9 +177,19 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 			note(&app, p)
 			app.Pods[ns] = append(app.Pods[ns], p.Name)
 			addPod(app.Allocation, p, notProxy)
+			wl, wlNote := workloadOf(sc.Workloads, ns, p)
+			if wlNote != "" {
+				app.Notes = append(app.Notes, wlNote)
+			}
+			if wl != "" {
+				app.Workloads[podset.PodKey(ns, p.Name)] = wl
+			}
 			if HasProxy(p) {
 				sidecar.Pods[ns] = append(sidecar.Pods[ns], p.Name)
 				addPod(sidecar.Allocation, p, onlyProxy)
+				if wl != "" {
+					sidecar.Workloads[podset.PodKey(ns, p.Name)] = wl
+				}
 			}
 		}
 	}

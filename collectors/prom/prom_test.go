@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	testingclock "k8s.io/utils/clock/testing"
@@ -496,5 +498,84 @@ func TestCollectWarnsOfARunningPodWithoutSamples(t *testing.T) {
 		if !slices.ContainsFunc(got.Warnings, func(s string) bool { return strings.HasPrefix(s, want) }) {
 			t.Errorf("warnings %q lack %q", got.Warnings, want)
 		}
+	}
+}
+
+// TestPodSetsWorkloads: each app pod belongs to the first workload selecting it (app "existing": the workload's own
+// spec.selector; catalog apps: the app selector plus meshbench.dev/component), in the app set and, with a proxy, in
+// the sidecar set; the load clients' proxies and pods of no workload are in the totals only.
+func TestPodSetsWorkloads(t *testing.T) {
+	t.Parallel()
+	comp := func(c string) map[string]string {
+		return map[string]string{"meshbench.dev/app": "bank", "meshbench.dev/component": c}
+	}
+	kube := fake.NewClientset(
+		pod("bank", "frontend-1", comp("frontend"), []string{"app", "istio-proxy"}, nil, corev1.PodRunning),
+		pod("bank", "frontend-2", comp("frontend"), []string{"app", "istio-proxy"}, nil, corev1.PodRunning),
+		pod("bank", "db-0", comp("db"), []string{"postgres"}, nil, corev1.PodRunning), // no proxy (excluded from injection)
+		pod("bank", "stray", comp("stray"), []string{"x", "istio-proxy"}, nil, corev1.PodRunning),
+		pod("bank", "loadgen-0", map[string]string{"meshbench.dev/app": "bank", "meshbench.dev/component": "loadgen"}, []string{"loadgen", "istio-proxy"}, nil, corev1.PodRunning),
+		pod("other", "frontend-9", comp("frontend"), []string{"app"}, nil, corev1.PodRunning), // same labels, namespace not the workload's
+	)
+	sel := func(s string) labels.Selector {
+		l, err := labels.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	wls := []Workload{
+		{Key: "Deployment/bank/frontend", Namespace: "bank", Selector: sel("meshbench.dev/app=bank,meshbench.dev/component=frontend")},
+		{Key: "StatefulSet/bank/db", Namespace: "bank", Selector: sel("meshbench.dev/component=db")},
+		// overlaps frontend: its pods stay in the first
+		{Key: "Deployment/bank/frontend-canary", Namespace: "bank", Selector: sel("meshbench.dev/component=frontend")},
+	}
+	sets, err := PodSets(context.Background(), KubePods{Kube: kube}, Scope{AppNamespaces: []string{"bank", "other"}, AppSelector: "meshbench.dev/app=bank",
+		LoadgenSelector: "meshbench.dev/component=loadgen", Workloads: wls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byComp := map[string]podset.PodSet{}
+	for _, s := range sets {
+		byComp[s.Component] = s
+	}
+	wantApp := map[string]string{"bank/frontend-1": "Deployment/bank/frontend", "bank/frontend-2": "Deployment/bank/frontend", "bank/db-0": "StatefulSet/bank/db"}
+	wantSidecar := map[string]string{"bank/frontend-1": "Deployment/bank/frontend", "bank/frontend-2": "Deployment/bank/frontend"}
+	if got := byComp[results.ComponentApp].Workloads; !maps.Equal(got, wantApp) {
+		t.Errorf("app workloads %v, want %v", got, wantApp)
+	}
+	if got := byComp[results.ComponentSidecar].Workloads; !maps.Equal(got, wantSidecar) {
+		t.Errorf("sidecar workloads %v, want %v", got, wantSidecar)
+	}
+	// The totals are unchanged: every app pod, and the load client's proxy in the sidecar set.
+	if got := byComp[results.ComponentSidecar].Selectors(); len(got) != 1 || !strings.Contains(got[0], `pod=~"frontend-1|frontend-2|loadgen-0|stray"`) {
+		t.Errorf("sidecar selectors %q", got)
+	}
+	if byComp[results.ComponentLoadgen].Workloads != nil {
+		t.Error("the load clients got workloads")
+	}
+	if n := byComp[results.ComponentApp].Notes; !slices.ContainsFunc(n, func(s string) bool {
+		return strings.Contains(s, "pod bank/frontend-1 is selected by workload Deployment/bank/frontend and by Deployment/bank/frontend-canary")
+	}) {
+		t.Errorf("no overlap note in %q", n)
+	}
+	// Without workloads in the scope: no per-workload map at all.
+	sets, err = PodSets(context.Background(), KubePods{Kube: kube}, Scope{AppNamespaces: []string{"bank"}, AppSelector: "meshbench.dev/app=bank"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sets {
+		if s.Workloads != nil {
+			t.Errorf("%s: workloads %v without any in the scope", s.Component, s.Workloads)
+		}
+	}
+}
+
+func TestGroupByWorkload(t *testing.T) {
+	t.Parallel()
+	ss := []Series{{Namespace: "a", Pod: "p1"}, {Namespace: "a", Pod: "p2"}, {Namespace: "b", Pod: "p1"}, {Namespace: "a", Pod: "p3"}}
+	got := GroupByWorkload(ss, map[string]string{"a/p1": "W1", "a/p2": "W1", "b/p1": "W2"})
+	if len(got) != 2 || len(got["W1"]) != 2 || got["W1"][1].Pod != "p2" || len(got["W2"]) != 1 || got["W2"][0].Namespace != "b" {
+		t.Errorf("groups %+v", got)
 	}
 }

@@ -345,9 +345,11 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	// The window starts one rate range after data exists (data before the window), off the whole second.
 	start := time.Now().Add(time.Second).Truncate(time.Second)
 	w := results.Window{Kind: results.WindowLoad, Start: start.Add(123 * time.Millisecond), End: start.Add(60*time.Second + 456*time.Millisecond)}
+	// The app and sidecar sets also split by workload: app-0 and app-1 are two workloads' pods.
+	wls := map[string]string{"bench-mesh/app-0": "Deployment/bench-mesh/a", "bench-mesh/app-1": "StatefulSet/bench-mesh/b"}
 	sets := []podset.PodSet{
-		{Component: results.ComponentApp, Pods: map[string][]string{"bench-mesh": {"app-0", "app-1"}}, Container: matchNotProxy},
-		{Component: results.ComponentSidecar, Pods: map[string][]string{"bench-mesh": {"app-1", "app-0"}}, Container: matchProxy},
+		{Component: results.ComponentApp, Pods: map[string][]string{"bench-mesh": {"app-0", "app-1"}}, Container: matchNotProxy, Workloads: wls},
+		{Component: results.ComponentSidecar, Pods: map[string][]string{"bench-mesh": {"app-1", "app-0"}}, Container: matchProxy, Workloads: wls},
 		{Component: results.ComponentZtunnel, Pods: map[string][]string{"istio-system": {"ztunnel-x"}}},
 		{Component: results.ComponentIstiod, Pods: map[string][]string{"istio-system": {"istiod-y"}}},
 		// two namespaces in one component: the per-namespace union
@@ -379,7 +381,7 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	end := got.Window.End.Sub(e.epoch).Seconds()
 	values := map[string]float64{}
 	for _, smp := range got.Samples {
-		values[smp.Component+"/"+smp.Metric+"/"+smp.Stat] = smp.Value
+		values[smp.Component+results.CanonicalLabels(smp.Labels)+"/"+smp.Metric+"/"+smp.Stat] = smp.Value
 		if smp.Source != SourcePrometheus || smp.Window != got.Window {
 			t.Errorf("sample %+v: wrong source or window", smp)
 		}
@@ -405,6 +407,45 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 			}
 		}
 	}
+	// Each workload's figures against the model, from the same series as the totals (no query more).
+	for _, wc := range []struct {
+		component, workload string
+		match               func(container) bool
+	}{
+		{results.ComponentAppByWorkload, "Deployment/bench-mesh/a", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-0" && c.name != "istio-proxy" }},
+		{results.ComponentAppByWorkload, "StatefulSet/bench-mesh/b", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-1" && c.name != "istio-proxy" }},
+		{results.ComponentSidecarByWorkload, "Deployment/bench-mesh/a", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-0" && c.name == "istio-proxy" }},
+		{results.ComponentSidecarByWorkload, "StatefulSet/bench-mesh/b", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-1" && c.name == "istio-proxy" }},
+	} {
+		cMin, cMax, cAvg, mMin, mMax, mAvg := truth(e.cs, wc.match, s, end)
+		for _, want := range []struct {
+			metric, stat string
+			v            float64
+		}{
+			{results.MetricCPU, "min", cMin * 1000}, {results.MetricCPU, "max", cMax * 1000}, {results.MetricCPU, "avg", cAvg * 1000},
+			{results.MetricMemory, "min", mMin}, {results.MetricMemory, "max", mMax}, {results.MetricMemory, "avg", mAvg},
+		} {
+			k := wc.component + results.LabelWorkload + "=" + wc.workload + "/" + want.metric + "/" + want.stat
+			g, ok := values[k]
+			rel := math.Abs(g-want.v) / want.v
+			fmt.Fprintf(&report, "%-10s %-6s %-4s %12.3f %12.3f %7.3f%%\n", wc.component+" "+wc.workload, want.metric, want.stat, want.v, g, 100*rel)
+			if !ok {
+				t.Errorf("%s: no sample", k)
+			} else if rel > 0.01 {
+				t.Errorf("%s = %.4f, truth %.4f (%.2f%% off, limit 1%%)", k, g, want.v, 100*rel)
+			}
+		}
+	}
+	// The totals are the sums over the workloads (every pod here belongs to one): the averages add up.
+	for _, c := range []string{results.ComponentApp, results.ComponentSidecar} {
+		wc, _ := results.ByWorkload(c)
+		for _, m := range []string{results.MetricCPU, results.MetricMemory} {
+			sum := values[wc+"workload=Deployment/bench-mesh/a/"+m+"/avg"] + values[wc+"workload=StatefulSet/bench-mesh/b/"+m+"/avg"]
+			if tot := values[c+"/"+m+"/avg"]; math.Abs(sum-tot) > 1e-6*tot {
+				t.Errorf("%s %s: workloads add up to %.6f, total %.6f", c, m, sum, tot)
+			}
+		}
+	}
 	t.Logf("window %s..%s, rate range %s, step %s\n%s", got.Window.Start.Format(time.RFC3339), got.Window.End.Format(time.RFC3339), iv.RateRange(), iv.Step(), report.String())
 
 	// The same window with one signal whose query real Prometheus refuses (an invalid regular expression: bad data,
@@ -417,7 +458,8 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	if !errors.As(err, &qe) || len(qe.Failed) != 1 || qe.Queries != len(broken) || !strings.Contains(err.Error(), "app cpu-broken") {
 		t.Errorf("one refused query: error %v, want *QueryErrors naming app cpu-broken, 1 of %d", err, len(broken))
 	}
-	if len(part.Samples) != 3*len(Catalog()) {
-		t.Errorf("one refused query: %d samples, want the %d of the signals that worked", len(part.Samples), 3*len(Catalog()))
+	// The app's total and its two workloads' figures, of each signal that worked.
+	if want := 3 * len(Catalog()) * 3; len(part.Samples) != want {
+		t.Errorf("one refused query: %d samples, want the %d of the signals that worked", len(part.Samples), want)
 	}
 }

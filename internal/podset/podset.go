@@ -41,9 +41,24 @@ type PodSet struct {
 	// Allocation is what the set's containers asked for, read from the same pod objects as Pods (nil when the set
 	// was not built from pod specs, e.g. the node set).
 	Allocation *Allocation
+	// Workloads maps "namespace/pod" (PodKey) to the workload (results.WorkloadKey) a pod of the set belongs to, for
+	// the app and sidecar sets when the scope names the app's workloads (nil otherwise). The collectors then add, from
+	// the series the totals are summed from, the figures of each workload under results.ByWorkload(Component): the
+	// totals stay as they are, and a pod of no workload is only in them.
+	Workloads map[string]string
 	// Required sets must give their CPU and memory averages: without them the case is not measured (a waypoint case
 	// without waypoint figures would pass for ambient).
 	Required bool
+}
+
+// PodKey is the key of a pod in PodSet.Workloads.
+func PodKey(namespace, pod string) string { return namespace + "/" + pod }
+
+// WorkloadKeys are the distinct workloads of Workloads, sorted.
+func (s PodSet) WorkloadKeys() []string {
+	keys := slices.Collect(maps.Values(s.Workloads))
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // Empty reports whether the set matches nothing.

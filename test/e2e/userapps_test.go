@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
@@ -25,7 +26,7 @@ func TestWorkloadsBookinfoServerDryRun(t *testing.T) {
 			Topologies: []scenario.Topology{{Kind: scenario.TopologySingle}, {Kind: scenario.TopologyMulti, Namespaces: 3}},
 		}}}
 	setDefaults(s)
-	serverDryRun(t, c, s)
+	serverDryRun(t, c, s, nil)
 }
 
 // The repository's kustomization app (frontend -> backend -> store), rendered by kustomize and placed by meshbench
@@ -47,12 +48,15 @@ func TestWorkloadsManifestsServerDryRun(t *testing.T) {
 	if ps := workloads.CheckManifests(s); len(ps) > 0 {
 		t.Fatal(ps)
 	}
-	serverDryRun(t, c, s)
+	serverDryRun(t, c, s, nil)
 }
 
 // serverDryRun applies every object of every topology of s with dryRun=All after creating its namespaces for real
-// (namespaced dry-runs need them; they are removed at the end), and checks that nothing else was persisted.
-func serverDryRun(t *testing.T, c *Cluster, s *scenario.Scenario) {
+// (namespaced dry-runs need them; they are removed at the end of the test), and checks that nothing else was
+// persisted. prepare, when set, changes a topology's objects before they are applied (what Deployer.Ensure would do
+// to them, such as bank-of-anthos' real jwt-key). It returns the clients it used, for a caller that goes on in the
+// same namespaces.
+func serverDryRun(t *testing.T, c *Cluster, s *scenario.Scenario, prepare func(objs []runtime.Object)) *kube.Clients {
 	t.Helper()
 	cl := wlClients(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -63,6 +67,9 @@ func serverDryRun(t *testing.T, c *Cluster, s *scenario.Scenario) {
 		objs, target, err := workloads.Objects(s, topo, c.RunID)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if prepare != nil {
+			prepare(objs)
 		}
 		for _, o := range objs {
 			if ns, ok := o.(*corev1.Namespace); ok {
@@ -100,4 +107,5 @@ func serverDryRun(t *testing.T, c *Cluster, s *scenario.Scenario) {
 			}
 		}
 	}
+	return cl
 }

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshbench/meshbench/cmd/meshbench/app"
 	"github.com/meshbench/meshbench/internal/kube"
@@ -181,62 +182,31 @@ func TestWorkloadsFortioChainMulti(t *testing.T) {
 }
 
 // The whole Bank of Anthos object set, both topologies, is accepted by the real API server (server-side dry-run:
-// validated and admitted, nothing persisted). The images are not pullable here, so nothing is run.
+// validated and admitted, nothing persisted), with a real jwt-key as Ensure would apply it. The images are not
+// pullable here, so nothing is run.
 func TestWorkloadsBankOfAnthosServerDryRun(t *testing.T) {
 	c := RequireCluster(t)
-	cl := wlClients(t, c)
 	s := &scenario.Scenario{APIVersion: scenario.APIVersion, Kind: scenario.Kind, Metadata: scenario.Metadata{Name: "e2e-boa"},
 		Spec: scenario.Spec{Workload: scenario.Workload{
 			App: scenario.AppBankOfAnthos, Replicas: 2, NamespacePrefix: "e2e-boa-" + randomSuffix(4) + "-",
 			Topologies: []scenario.Topology{{Kind: scenario.TopologySingle}, {Kind: scenario.TopologyMulti}},
 		}}}
 	setDefaults(s)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	key, err := workloads.GenerateJWTKey(nil, 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, topo := range s.Spec.Workload.Topologies {
-		objs, target, err := workloads.Objects(s, topo, c.RunID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Namespaced dry-runs need the namespaces: create them for real (labelled, removed at the end).
-		real := kube.Applier{Dynamic: cl.Dynamic, Mapper: cl.Mapper}
-		dry := kube.Applier{Dynamic: cl.Dynamic, Mapper: cl.Mapper, DryRun: true}
-		for _, o := range objs {
-			if ns, ok := o.(*corev1.Namespace); ok {
-				if _, err := real.Apply(ctx, ns); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-					defer cancel()
-					_ = c.DeleteNamespace(ctx, ns.Name)
-				})
-			}
-		}
-		n := 0
+	cl := serverDryRun(t, c, s, func(objs []runtime.Object) {
 		for _, o := range objs {
 			if sec, ok := o.(*corev1.Secret); ok { // the real key, as Ensure would apply it
 				sec.StringData = map[string]string{"jwtRS256.key": key.PrivatePEM, "jwtRS256.key.pub": key.PublicPEM}
 			}
-			if _, err := dry.Apply(ctx, o); err != nil {
-				t.Errorf("%s: server-side dry-run rejected: %v", topo.Name, err)
-			}
-			n++
 		}
-		t.Logf("bank-of-anthos %s: %d objects in %d namespaces accepted by the API server (dry-run)", topo.Name, n, len(target.Namespaces))
-		// Nothing but the namespaces exists.
-		for _, ns := range target.Namespaces {
-			deps, _ := c.Client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-			if len(deps.Items) != 0 {
-				t.Errorf("dry-run persisted %d Deployments in %s", len(deps.Items), ns)
-			}
-		}
-	}
-	// Deployer with DryRun does the same through Ensure once the namespaces exist.
+	})
+	// Deployer with DryRun does the same through Ensure once the namespaces exist (serverDryRun's cleanup removes
+	// them at the end of the test).
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	d := &workloads.Deployer{Clients: cl, RunID: c.RunID, DryRun: true}
 	if _, err := d.Ensure(ctx, s, s.Spec.Workload.Topologies[1]); err != nil {
 		t.Errorf("Deployer{DryRun}.Ensure multi: %v", err)

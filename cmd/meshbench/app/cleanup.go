@@ -25,7 +25,8 @@ type cleanupFlags struct {
 	timeout   time.Duration
 }
 
-// NewCleanupCommand deletes what meshbench created (found by its labels) and restores recorded namespace labels.
+// NewCleanupCommand deletes what meshbench created (found by its labels) and restores recorded namespace labels and
+// workload restart annotations.
 func NewCleanupCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 	f := &cleanupFlags{}
 	cmd := &cobra.Command{
@@ -35,7 +36,9 @@ func NewCleanupCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 --all), every such labelled object in other namespaces (the app in --allow-existing-namespaces namespaces, waypoint
 Gateways, load clients) and labelled cluster-scoped objects, then wait until the namespaces are gone. Namespaces
 meshbench did not create are never deleted: the labels it changed on them are restored from the run directory's
-namespace-labels.json (--run-dir, or <output-dir>/<ID>; with --all every <output-dir>/*/namespace-labels.json).`,
+namespace-labels.json (--run-dir, or <output-dir>/<ID>; with --all every <output-dir>/*/namespace-labels.json),
+and so is the restart annotation meshbench put on the pod template of an app existing workload: labels first, so
+the rollout that restoring the annotation causes brings the app's pods back in their original mode.`,
 		Example: `  meshbench cleanup --run quickstart-20261201-101500
   meshbench cleanup --all --output-dir runs`,
 		Args: cobra.NoArgs,
@@ -55,7 +58,11 @@ namespace-labels.json (--run-dir, or <output-dir>/<ID>; with --all every <output
 type cleanupResult struct {
 	Deleted  []string `json:"deleted"`
 	Restored []string `json:"restoredNamespaceLabels"`
-	Waited   string   `json:"waited"`
+	// RestoredWorkloads ("Kind ns/name") had their pod-template restart annotation restored (app existing).
+	RestoredWorkloads []string `json:"restoredWorkloadAnnotations,omitempty"`
+	// Notes name what was skipped (a workload deleted meanwhile).
+	Notes  []string `json:"notes,omitempty"`
+	Waited string   `json:"waited"`
 }
 
 func runCleanup(ctx context.Context, streams Streams, g *GlobalFlags, f *cleanupFlags) error {
@@ -82,8 +89,11 @@ func runCleanup(ctx context.Context, streams Streams, g *GlobalFlags, f *cleanup
 			errs = append(errs, err)
 			continue
 		}
-		restored, err := rec.Restore(ctx, clients.Kube)
-		res.Restored = append(res.Restored, restored...)
+		// RestoreAll: namespace labels, then workload annotations (their rollout then follows the original labels).
+		restored, err := rec.RestoreAll(ctx, clients.Kube)
+		res.Restored = append(res.Restored, restored.Namespaces...)
+		res.RestoredWorkloads = append(res.RestoredWorkloads, restored.Workloads...)
+		res.Notes = append(res.Notes, restored.Notes...)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -103,6 +113,15 @@ func runCleanup(ctx context.Context, streams Streams, g *GlobalFlags, f *cleanup
 		fmt.Fprintf(&b, "restored labels of %d namespaces\n", len(res.Restored))
 		for _, n := range res.Restored {
 			b.WriteString("  " + n + "\n")
+		}
+		if len(res.RestoredWorkloads) > 0 {
+			fmt.Fprintf(&b, "restored the restart annotation of %d workloads (they roll out once more, into the original mode)\n", len(res.RestoredWorkloads))
+			for _, w := range res.RestoredWorkloads {
+				b.WriteString("  " + w + "\n")
+			}
+		}
+		for _, n := range res.Notes {
+			b.WriteString("note: " + n + "\n")
 		}
 		return b.String()
 	}); err != nil {

@@ -22,6 +22,8 @@ func TestBadManifestsExitTwo(t *testing.T) {
 		{"cluster-scoped", "paths: [" + fixtures + "/cluster-scoped/app.yaml]", []string{"Namespace/mine", "ClusterRole/reader", "apply them yourself before the run"}},
 		{"missing file", "paths: [nope.yaml]", []string{"spec.workload.manifests.paths[0]: cannot read", "nope.yaml"}},
 		{"invalid kustomization", "kustomization: " + fixtures + "/bad-kustomization", []string{"spec.workload.manifests.kustomization: kustomize build", "bad-kustomization"}},
+		{"untracked pod kinds", "paths: [" + fixtures + "/untracked-kinds]", []string{"DaemonSet/node-agent", "Job/migrate", "CronJob/nightly", "Pod/debug", "ReplicaSet/web-rs",
+			"meshbench tracks Deployments and StatefulSets", "convert Job/migrate to a Deployment or StatefulSet or remove it from the manifests"}},
 		{"scale names no deployment", "kustomization: " + fixtures + "/kustomize-app, scale: [checkout]", []string{`spec.workload.manifests.scale[0]: "checkout" names no Deployment or StatefulSet`, "fix the name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

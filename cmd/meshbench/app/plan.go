@@ -93,11 +93,16 @@ func newPlanView(p scenario.Plan) planView {
 // (scenarioLoadOptions); every problem is bad input (exit 2). App manifests' files are read and checked here too
 // (workloads.CheckManifests), so plan, preflight and run refuse a bad manifest before anything connects.
 func loadScenario(path, imageRegistry string) (*scenario.Scenario, error) {
+	return loadScenarioWith(path, imageRegistry, new(workloads.Renderer))
+}
+
+// loadScenarioWith is loadScenario reading app manifests through r, for a caller that needs them again (schedule).
+func loadScenarioWith(path, imageRegistry string, r *workloads.Renderer) (*scenario.Scenario, error) {
 	s, err := scenario.LoadWith(path, scenarioLoadOptions(imageRegistry))
 	if err != nil {
 		return nil, badInput(err)
 	}
-	if ps := workloads.CheckManifests(s); len(ps) > 0 {
+	if ps := r.CheckManifests(s); len(ps) > 0 {
 		return nil, badInput(fmt.Errorf("%s: %w", path, ps))
 	}
 	return s, nil

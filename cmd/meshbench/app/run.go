@@ -98,6 +98,8 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 			return errors.Join(runErr, err)
 		}
 	}
+	// Which of the app's services pays most for its sidecar, in brief (all of them are in the report).
+	fmt.Fprint(streams.ErrOut, sidecarCostBrief(res.Summary, 3))
 	fmt.Fprintf(streams.ErrOut, "run directory: %s (report: %s)\n", res.Dir, filepath.Join(res.Dir, "report", report.MarkdownFile))
 	out := res.Outcome
 	switch {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/results"
 )
 
 // runScenarioYAML is a valid run (and cni) scenario; its output dir is replaced per test with --output-dir.
@@ -246,5 +248,25 @@ func TestProgressWriter(t *testing.T) {
 	defer f.Close()
 	if _, ok := progressWriter(&GlobalFlags{}, f).(*lineWriter); !ok {
 		t.Error("a log file is not a terminal")
+	}
+}
+
+// TestSidecarCostBrief: the end-of-run note names the top workloads by sidecar CPU from the sample run's summary
+// (the report's Per workload section ranks them the same way), and nothing for a run without per-workload figures.
+func TestSidecarCostBrief(t *testing.T) {
+	t.Parallel()
+	run, err := results.Read(filepath.Join("..", "..", "..", "testdata", "runs", "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sidecarCostBrief(*run.Summary, 2)
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) != 3 || lines[0] != "top workloads by sidecar CPU in sidecar mode (single, load 1000 qps):" ||
+		!strings.HasPrefix(lines[1], "  Deployment/mb-single/frontend: sidecar ") || !strings.Contains(lines[1], " millicores, app ") ||
+		!strings.Contains(lines[1], "% vs none") || !strings.HasPrefix(lines[2], "  Deployment/mb-single/balancereader: ") {
+		t.Errorf("brief:\n%s", got)
+	}
+	if got := sidecarCostBrief(results.Summary{Series: run.Summary.Series}, 3); got != "" {
+		t.Errorf("without per-workload figures: %q", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/schedule"
+	"github.com/meshbench/meshbench/workloads"
 )
 
 type scheduleFlags struct {
@@ -29,7 +30,8 @@ func NewScheduleCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 		Use:   "schedule -f SCENARIO",
 		Short: "Emit (or --apply) a CronJob, ServiceAccount and least-privilege RBAC that run a scenario on a schedule",
 		Long: `Print the manifests of a scheduled benchmark as YAML: a Namespace, a ServiceAccount, a ClusterRole granting exactly
-the permissions a run needs (the list preflight checks) and its binding, a ConfigMap with the scenario, optionally a
+the permissions a run needs (the list preflight checks) and its binding, a ConfigMap with the scenario (and, with app manifests, its objects as rendered here: the pod cannot read
+your files; at most 1 MiB together), optionally a
 PersistentVolumeClaim, and a CronJob whose pod runs 'meshbench run', then 'meshbench report' (and --push), then
 'meshbench compare' against --baseline with the --fail-if gates. With --apply the objects are server-side applied
 (field manager meshbench); --dry-run makes the API server validate them without persisting anything. (--dry-run
@@ -70,7 +72,8 @@ func runSchedule(ctx context.Context, streams Streams, g *GlobalFlags, f *schedu
 	if f.opts.Timeout <= 0 {
 		return badInput(fmt.Errorf("--timeout %s: must be a positive duration, e.g. --timeout 6h", f.opts.Timeout))
 	}
-	s, err := loadScenario(f.file, f.imageRegistry)
+	r := new(workloads.Renderer)
+	s, err := loadScenarioWith(f.file, f.imageRegistry, r)
 	if err != nil {
 		return err
 	}
@@ -81,6 +84,10 @@ func runSchedule(ctx context.Context, streams Streams, g *GlobalFlags, f *schedu
 	}
 	opts := f.opts
 	opts.Scenario = s
+	// The scheduled pod cannot read this machine's files: app manifests travel rendered in the ConfigMap.
+	if opts.Manifests, err = r.ManifestsYAML(s); err != nil {
+		return badInput(fmt.Errorf("%s: %w", f.file, err))
+	}
 	if opts.Image == "" { // the CLI image of the scenario's registry and tag: the same version as the agent it deploys
 		opts.Image = s.Spec.Images.Meshbench
 	}

@@ -1,9 +1,15 @@
 package app
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshbench/meshbench/schedule"
 )
 
 func TestScheduleEmitsYAML(t *testing.T) {
@@ -28,6 +34,67 @@ func TestScheduleEmitsYAML(t *testing.T) {
 	} {
 		if code, _, _ := run(t, args...); code != ExitBadInput {
 			t.Errorf("%v: exit %d, want %d", args[1:], code, ExitBadInput)
+		}
+	}
+}
+
+// TestScheduleCarriesManifests: with app manifests, the ConfigMap carries the objects as rendered here, and the
+// scenario the pod reads from it plans exactly the objects the user's own scenario plans.
+func TestScheduleCarriesManifests(t *testing.T) {
+	t.Parallel()
+	own := filepath.Join("..", "..", "..", "examples", "own-app.yaml")
+	code, out, errOut := run(t, "schedule", "-f", own, "--pvc", "runs", "--image", "ghcr.io/meshbench/meshbench:v0.1.0")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var cm *corev1.ConfigMap
+	for _, doc := range strings.Split(out, "\n---\n") {
+		var c corev1.ConfigMap
+		if err := yaml.Unmarshal([]byte(doc), &c); err == nil && c.Kind == "ConfigMap" {
+			cm = &c
+		}
+	}
+	if cm == nil || cm.Data[schedule.ManifestsFile] == "" || cm.Data[schedule.ScenarioFile] == "" {
+		t.Fatalf("no ConfigMap with %s and %s:\n%s", schedule.ScenarioFile, schedule.ManifestsFile, out)
+	}
+	dir := t.TempDir() // the pod's /etc/meshbench
+	for k, v := range cm.Data {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, want, errOut := run(t, "plan", "-f", own, "--show-objects")
+	code, got, errOut2 := run(t, "plan", "-f", filepath.Join(dir, schedule.ScenarioFile), "--show-objects")
+	if code != ExitOK || want == "" {
+		t.Fatalf("plan of the scheduled scenario: exit %d\n%s%s", code, errOut, errOut2)
+	}
+	if got != want {
+		t.Errorf("the scheduled scenario plans other objects than examples/own-app.yaml:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestScheduleRefusesManifestsOverConfigMap: manifests that do not fit a ConfigMap are bad input naming the field
+// and the ways out, before anything connects.
+func TestScheduleRefusesManifestsOverConfigMap(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	app := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n" +
+		"  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: web, image: nginx}]}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata: {blob: " + strings.Repeat("x", schedule.MaxConfigMapData) + "}\n"
+	scn := "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: big}\nspec:\n  workload:\n    app: manifests\n" +
+		"    manifests: {paths: [app.yaml]}\n  load:\n    targets: [{service: web}]\n"
+	for name, body := range map[string]string{"app.yaml": app, "s.yaml": scn} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, errOut := run(t, "schedule", "-f", filepath.Join(dir, "s.yaml"), "--pvc", "runs", "--image", "x")
+	if code != ExitBadInput {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitBadInput, errOut)
+	}
+	for _, want := range []string{"spec.workload.manifests: the rendered manifests and the scenario are", "more than the 1048576 a ConfigMap holds", "bake the manifests into the meshbench image", "use app existing"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%.2000s", want, errOut)
 		}
 	}
 }
