@@ -143,7 +143,7 @@ func checkPerWorkload(t *testing.T, run *results.Run, names []string) {
 	t.Helper()
 	got := map[string]bool{} // case|component|workload name
 	for _, s := range run.Samples {
-		w := s.Labels["workload"]
+		w := s.Labels[results.LabelWorkload]
 		if w == "" || s.Window.Kind != results.WindowLoad || s.Metric != "cpu" || s.Value <= 0 {
 			continue
 		}
@@ -158,10 +158,10 @@ func checkPerWorkload(t *testing.T, run *results.Run, names []string) {
 			continue
 		}
 		for _, n := range names {
-			if !got[cs.CaseID+"|app|"+n] {
+			if !got[cs.CaseID+"|"+results.ComponentAppByWorkload+"|"+n] {
 				t.Errorf("case %s: no per-workload app CPU for %s", cs.CaseID, n)
 			}
-			if cs.Mode == "sidecar" && !got[cs.CaseID+"|sidecar|"+n] {
+			if cs.Mode == "sidecar" && !got[cs.CaseID+"|"+results.ComponentSidecarByWorkload+"|"+n] {
 				t.Errorf("case %s: no per-workload sidecar CPU for %s", cs.CaseID, n)
 			}
 		}
