@@ -73,7 +73,7 @@ func (c runCollector) Collect(ctx context.Context, t runner.Target, cs scenario.
 		return runner.Collection{}, err
 	}
 	sets, err := prom.PodSets(ctx, c.pods, prom.Scope{AppNamespaces: t.Namespaces, AppSelector: t.AppSelector, LoadgenSelector: c.loadSelector, Node: true,
-		Workloads: wls, Mesh: meshScope(t, cs.Mode, c.waypoint, c.revision)})
+		Workloads: wls, OnlyWorkloadPods: t.App == scenario.AppExisting, Mesh: meshScope(t, cs.Mode, c.waypoint, c.revision)})
 	if err != nil {
 		return runner.Collection{}, err
 	}

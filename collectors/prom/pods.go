@@ -30,6 +30,10 @@ type Scope struct {
 	// Workloads are the app's Deployments and StatefulSets: each app pod is attributed to the first that selects it,
 	// so the app and sidecar figures are also given per workload (PodSet.Workloads). None: totals only.
 	Workloads []Workload
+	// OnlyWorkloadPods counts as the app only the pods one of Workloads selects (app existing: the app selector
+	// picks every pod meshbench did not create in the user's namespaces, which may run other teams' services or
+	// workloads the scenario left out of spec.workload.existing.workloads, and they are not the app's cost).
+	OnlyWorkloadPods bool
 	// Mesh says which shared Istio components serve the app in this case; the zero value (mode none) counts none:
 	// the ztunnels and other apps' waypoints of an ambient-profile cluster are not this app's cost.
 	Mesh MeshScope
@@ -173,11 +177,14 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 			if !live(p) || lgNames[p.Name] {
 				continue
 			}
+			wl, wlNote := workloadOf(sc.Workloads, ns, p)
+			if wl == "" && sc.OnlyWorkloadPods {
+				continue
+			}
 			addNode(p)
 			note(&app, p)
 			app.Pods[ns] = append(app.Pods[ns], p.Name)
 			addPod(app.Allocation, p, notProxy)
-			wl, wlNote := workloadOf(sc.Workloads, ns, p)
 			if wlNote != "" {
 				app.Notes = append(app.Notes, wlNote)
 			}

@@ -559,6 +559,24 @@ func TestPodSetsWorkloads(t *testing.T) {
 	}) {
 		t.Errorf("no overlap note in %q", n)
 	}
+	// App existing: only the listed workloads' pods are the app (stray, selected by none, is another team's).
+	sets, err = PodSets(context.Background(), KubePods{Kube: kube}, Scope{AppNamespaces: []string{"bank", "other"}, AppSelector: "meshbench.dev/app=bank",
+		LoadgenSelector: "meshbench.dev/component=loadgen", Workloads: wls, OnlyWorkloadPods: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sets {
+		switch s.Component {
+		case results.ComponentApp:
+			if got := s.Selectors(); len(got) != 1 || !strings.Contains(got[0], `pod=~"db-0|frontend-1|frontend-2"`) {
+				t.Errorf("app selectors with OnlyWorkloadPods %q, want the listed workloads' pods only", got)
+			}
+		case results.ComponentSidecar:
+			if got := s.Selectors(); len(got) != 1 || !strings.Contains(got[0], `pod=~"frontend-1|frontend-2|loadgen-0"`) {
+				t.Errorf("sidecar selectors with OnlyWorkloadPods %q, want no stray proxy", got)
+			}
+		}
+	}
 	// Without workloads in the scope: no per-workload map at all.
 	sets, err = PodSets(context.Background(), KubePods{Kube: kube}, Scope{AppNamespaces: []string{"bank"}, AppSelector: "meshbench.dev/app=bank"})
 	if err != nil {
