@@ -14,7 +14,7 @@ import (
 	"github.com/meshbench/meshbench/loadgen"
 )
 
-const loadHelp = "fortio HTTP load client (warm-up, measured, cool-down phases; --json prints the report meshbench parses; --hold idles as a client pod's main process)"
+const loadHelp = "fortio load client, http, grpc (health check) or tcp (echo) (warm-up, measured, cool-down phases; --json prints the report meshbench parses; --hold idles as a client pod's main process)"
 
 // runLoad runs one load client. `load --hold` instead idles until SIGTERM: it is the main process of the load client
 // pods, into which meshbench execs `meshbench-agent load --url ... --json`.
