@@ -21,7 +21,7 @@ const (
 	MetricConnection = "connections"   // sockets opened (stat count) and connections asked for (stat target)
 	// TargetLabel carries the target's name on the samples of one target when a run has several; the unlabelled
 	// samples are over all targets.
-	TargetLabel = "target"
+	TargetLabel = results.LabelLoadTarget
 )
 
 // Samples turns a load result into flat samples. base carries the run, case, mode, topology, load level and
