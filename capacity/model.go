@@ -117,7 +117,9 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 	points := map[qkey][]Point{}
 	rps := map[string]float64{}
 	for _, s := range run.Samples {
-		if s.Component == results.ComponentLoadgen && s.Metric == "qps" && s.Stat == "value" && s.Unit == "rps" && s.Window.Kind == results.WindowLoad {
+		// Not a load target's part: those are parts of the run's unlabelled qps.
+		if s.Component == results.ComponentLoadgen && s.Metric == "qps" && s.Stat == "value" && s.Unit == "rps" && s.Window.Kind == results.WindowLoad &&
+			!results.IsLoadTargetPart(s.Labels) {
 			rps[s.CaseID] += s.Value
 		}
 	}

@@ -256,28 +256,48 @@ func (c *Cluster) Run(ctx context.Context, ns string, mode scenario.Mode, s Spec
 		return Result{}, fmt.Errorf("load clients in %s: %w", ns, err)
 	}
 	s.Clients = len(pods)
-	specs := s.ClientSpecs()
-	outs := make([]ClientResult, len(pods))
-	errs := make([]error, len(pods))
+	// One agent run per pod and target, all at once: each is a separate fortio run with its share of the pod's
+	// connections and of the QPS, so a slow target cannot hold back the others' request pacing.
+	type job struct {
+		pod  string
+		spec ClientSpec
+	}
+	var jobs []job
+	for i, perTarget := range s.ClientSpecs() {
+		for _, cs := range perTarget {
+			jobs = append(jobs, job{pods[i].Name, cs})
+		}
+	}
+	outs := make([]ClientResult, len(jobs))
+	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
-	for i, p := range pods {
+	for i, j := range jobs {
 		wg.Go(func() {
-			cmd := append([]string{AgentPath, "load"}, specs[i].Args()...)
+			who := j.pod
+			if j.spec.Target != "" {
+				who += " target " + j.spec.Target
+			}
+			cmd := append([]string{AgentPath, "load"}, j.spec.Args()...)
 			// The exec outlives the load by at most a minute; ctx cancellation stops waiting at once.
-			ectx, cancel := context.WithTimeout(ctx, specs[i].Total()+time.Minute)
+			ectx, cancel := context.WithTimeout(ctx, j.spec.Total()+time.Minute)
 			defer cancel()
-			stdout, stderr, err := c.Exec.Exec(ectx, ns, p.Name, ContainerName, cmd, nil)
+			stdout, stderr, err := c.Exec.Exec(ectx, ns, j.pod, ContainerName, cmd, nil)
 			if err != nil {
-				errs[i] = fmt.Errorf("client %s: %w", p.Name, err)
+				errs[i] = fmt.Errorf("client %s: %w", who, err)
 				return
 			}
 			cr, err := Parse(stdout)
 			if err != nil {
-				errs[i] = fmt.Errorf("client %s: %w (stderr: %s)", p.Name, err, tail(string(stderr), 300))
+				errs[i] = fmt.Errorf("client %s: %w (stderr: %s)", who, err, tail(string(stderr), 300))
 				return
 			}
 			if cr.Client == "" {
-				cr.Client = p.Name
+				cr.Client = j.pod
+			}
+			if cr.Target != j.spec.Target {
+				// Merge sorts reports by target; one that names another would land in the wrong target's numbers.
+				errs[i] = fmt.Errorf("client %s: report is for target %q", who, cr.Target)
+				return
 			}
 			outs[i] = cr
 		})
@@ -286,7 +306,7 @@ func (c *Cluster) Run(ctx context.Context, ns string, mode scenario.Mode, s Spec
 	if err := errors.Join(errs...); err != nil {
 		return Result{}, err
 	}
-	return Merge(s.QPS, outs)
+	return MergeTargets(s, outs)
 }
 
 // ExecAgent runs `meshbench-agent args...` in the first ready client pod of namespace ns (prepared for mode, so the

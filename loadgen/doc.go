@@ -1,5 +1,10 @@
-// Package loadgen drives load with fortio, as a library (fortio.org/fortio/{fhttp,periodic}; never the root
-// package or fortio's cli).
+// Package loadgen drives load with fortio, as a library (fortio.org/fortio/{fhttp,fgrpc,tcprunner,periodic}; never
+// the root package or fortio's cli).
+//
+// A run has one or more targets (http, grpc health check, tcp echo), each with a weight: Split shares the QPS and
+// every client's connections between them, and every client runs one fortio run per target at the same time. The
+// merged Result is over all targets; with several, Result.Targets has each one's own, and Samples labels those
+// target=<name>.
 //
 // There are two ways to run it:
 //   - in process (Local): fortio's fhttp runner in this process, for tests and benchmarks;

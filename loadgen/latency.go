@@ -250,6 +250,9 @@ func (l *Latencies) UnmarshalJSON(b []byte) error {
 // Recording goes into dense HDR histograms (constant time; about 1.7 MB each) under one mutex; Latencies packs them
 // into sparse Histograms when the phase is over.
 type recorder struct {
+	// byStatus sorts by fortio's status flag instead (gRPC: SERVING; tcp: the echo matched), for protocols whose
+	// details are not an HTTP code.
+	byStatus   bool
 	mu         sync.Mutex
 	ok, errs   *hdrhistogram.Histogram
 	okM, errsM moments
@@ -270,7 +273,11 @@ func (r *recorder) Start(ctx context.Context, _ periodic.ThreadID, _ int64, _ ti
 }
 
 // Report records one request.
-func (r *recorder) Report(_ context.Context, _ periodic.ThreadID, _ int64, _ time.Time, latency float64, _ bool, details string) {
+func (r *recorder) Report(_ context.Context, _ periodic.ThreadID, _ int64, _ time.Time, latency float64, status bool, details string) {
+	if r.byStatus {
+		r.record(latency, status)
+		return
+	}
 	code, err := strconv.Atoi(details)
 	r.record(latency, err == nil && codeOK(code))
 }

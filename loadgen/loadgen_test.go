@@ -50,12 +50,16 @@ func TestClientSpecsSplitAndArgsRoundTrip(t *testing.T) {
 			if err := tt.spec.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			cs := tt.spec.ClientSpecs()
-			if len(cs) != tt.spec.Clients {
-				t.Fatalf("got %d client specs, want %d", len(cs), tt.spec.Clients)
+			perClient := tt.spec.ClientSpecs()
+			if len(perClient) != tt.spec.Clients {
+				t.Fatalf("got %d client specs, want %d", len(perClient), tt.spec.Clients)
 			}
 			var sum float64
-			for _, c := range cs {
+			for _, cs := range perClient {
+				if len(cs) != 1 {
+					t.Fatalf("got %d targets per client, want 1", len(cs))
+				}
+				c := cs[0]
 				if math.Abs(c.QPS-tt.wantQPS) > 1e-9 {
 					t.Errorf("client QPS = %v, want %v", c.QPS, tt.wantQPS)
 				}

@@ -12,13 +12,15 @@ import (
 
 // ClientResult is one client's measured phase, parsed from its Report.
 type ClientResult struct {
-	Client       string
-	Start, End   time.Time // exact measured phase
-	RequestedQPS float64   // MaxQPS for max
-	ActualQPS    float64
-	Connections  int
-	Sockets      int64
-	Codes        map[int]int64 // HTTP status -> count; -1 = connection or socket error
+	Client string
+	// Target and Protocol are the report's (Target empty with a single unnamed target).
+	Target, Protocol string
+	Start, End       time.Time // exact measured phase
+	RequestedQPS     float64   // MaxQPS for max
+	ActualQPS        float64
+	Connections      int
+	Sockets          int64
+	Codes            map[int]int64 // HTTP status -> count; -1 = connection or socket error
 	// Latency holds the 2xx requests, ErrorLatency the others (see Latencies).
 	Latency, ErrorLatency *Histogram
 	Phases                []Phase // every phase of the client, measured included
@@ -71,7 +73,7 @@ func Parse(data []byte) (ClientResult, error) {
 		return ClientResult{}, fmt.Errorf("parse load report: latency.errors holds %d requests but codes count %d other responses", got, bad)
 	}
 	return ClientResult{
-		Client: rep.Client, Start: measured.Start.UTC(), End: measured.End.UTC(), RequestedQPS: m.RequestedQPS,
+		Client: rep.Client, Target: rep.Target, Protocol: rep.Protocol, Start: measured.Start.UTC(), End: measured.End.UTC(), RequestedQPS: m.RequestedQPS,
 		ActualQPS: measured.ActualQPS, Connections: m.Connections, Sockets: m.Sockets, Codes: m.Codes,
 		Latency: m.Latency.OK, ErrorLatency: m.Latency.Errors, Phases: rep.Phases,
 	}, nil
@@ -94,6 +96,15 @@ type Result struct {
 	// the merged buckets, never from an average of per-client percentiles.
 	Latency, ErrorLatency *Histogram
 	Notes                 []string
+	// Targets is each target's own merge (its clients only), in spec order, when the run had more than one target.
+	Targets []TargetResult
+}
+
+// TargetResult is one target's part of a run.
+type TargetResult struct {
+	Name, Protocol string
+	Weight         int
+	Result
 }
 
 // ErrorRate is Errors/Requests in percent.
@@ -151,6 +162,36 @@ func Merge(requestedQPS float64, clients []ClientResult) (Result, error) {
 	r.Latency, r.ErrorLatency = MergeHistograms(oks...), MergeHistograms(errs...)
 	if r.Sockets > int64(r.Connections) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d sockets for %d connections: connections were not kept alive (server closes, or errors)", r.Sockets, r.Connections))
+	}
+	return r, nil
+}
+
+// MergeTargets merges the clients of a run of spec s (every client's report for every target): over all targets as
+// Merge does (latency histograms merged exactly, never percentiles averaged; QPS, requests and errors summed), and,
+// with more than one target, each target on its own into Result.Targets. It is pure.
+func MergeTargets(s Spec, clients []ClientResult) (Result, error) {
+	r, err := Merge(s.QPS, clients)
+	if err != nil || len(s.Targets) < 2 {
+		return r, err
+	}
+	tq := s.TargetQPS()
+	for i, t := range s.Targets {
+		var mine []ClientResult
+		for _, c := range clients {
+			if c.Target == t.Name {
+				mine = append(mine, c)
+			}
+		}
+		tr, err := Merge(tq[i], mine)
+		if err != nil {
+			return Result{}, fmt.Errorf("merge load results of target %s: %w", t.Name, err)
+		}
+		proto := t.Protocol
+		if proto == "" {
+			proto = ProtocolHTTP
+		}
+		tr.Notes = nil // the run's notes already cover every client
+		r.Targets = append(r.Targets, TargetResult{Name: t.Name, Protocol: proto, Weight: t.Weight, Result: tr})
 	}
 	return r, nil
 }

@@ -10,8 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"fortio.org/fortio/fgrpc"
 	"fortio.org/fortio/fhttp"
 	"fortio.org/fortio/periodic"
+	"fortio.org/fortio/tcprunner"
+	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 )
 
 // Percentiles are the latency percentiles every run computes, in percent.
@@ -28,6 +32,9 @@ const (
 type Report struct {
 	// Client names the client (pod or host name).
 	Client string `json:"client,omitempty"`
+	// Target and Protocol are the client spec's (Target empty with a single unnamed target).
+	Target   string `json:"target,omitempty"`
+	Protocol string `json:"protocol,omitempty"`
 	// Phases are the runs in order, with exact start and end times. Only the measured phase's statistics are kept.
 	Phases []Phase `json:"phases"`
 	// Measured is the measured phase's detail.
@@ -43,7 +50,8 @@ type Measured struct {
 	Connections int `json:"connections"`
 	// Sockets is the number of sockets fortio opened (== Connections with perfect keep-alive).
 	Sockets int64 `json:"sockets"`
-	// Codes counts the responses per HTTP status; -1 is a connection or socket error.
+	// Codes counts the responses per HTTP status; -1 is a connection or socket error. gRPC and tcp have no HTTP
+	// status: a successful call (health SERVING; the echo came back unchanged) counts as 200, any other outcome as -1.
 	Codes map[int]int64 `json:"codes"`
 	// Latency is every request's latency, 2xx apart from errors.
 	Latency Latencies `json:"latency"`
@@ -59,8 +67,9 @@ type Phase struct {
 	Errors    int64     `json:"errors"`
 }
 
-// RunClient runs one client's phases (warm-up, measured, cool-down) back to back with fortio's HTTP runner and
-// returns the report. Cancelling ctx aborts the current phase; the error is then ctx's.
+// RunClient runs one client's phases (warm-up, measured, cool-down) back to back with fortio's runner for the
+// client's protocol (fhttp, fgrpc, tcprunner) and returns the report. Cancelling ctx aborts the current phase; the
+// error is then ctx's.
 //
 // Latencies are recorded per request in the measured phase (see recorder), not taken from fortio's histogram. fortio
 // pitfalls handled here: QPS <= 0 is sent as -1 (0 would mean 8 qps); the text report goes to io.Discard; each phase
@@ -70,7 +79,10 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 	if c.URL == "" || c.Connections < 1 || c.Duration <= 0 {
 		return nil, errors.New("run load: url, connections >= 1 and duration > 0 are required")
 	}
-	rep := &Report{}
+	if c.Protocol == "" {
+		c.Protocol = ProtocolHTTP
+	}
+	rep := &Report{Target: c.Target, Protocol: c.Protocol}
 	phases := []struct {
 		name string
 		d    time.Duration
@@ -82,13 +94,14 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 		var rec *recorder
 		if p.name == PhaseMeasured {
 			rec = newRecorder()
+			rec.byStatus = c.Protocol != ProtocolHTTP
 		}
 		res, err := runPhase(ctx, c, p.d, rec)
 		if err != nil {
 			return rep, fmt.Errorf("run load %s phase against %s: %w", p.name, c.URL, err)
 		}
-		ph := Phase{Name: p.name, Start: res.StartTime.UTC(), End: res.StartTime.Add(res.ActualDuration).UTC(), ActualQPS: res.ActualQPS}
-		for code, n := range res.RetCodes {
+		ph := Phase{Name: p.name, Start: res.start.UTC(), End: res.start.Add(res.duration).UTC(), ActualQPS: res.actualQPS}
+		for code, n := range res.codes {
 			ph.Requests += n
 			if !codeOK(code) {
 				ph.Errors += n
@@ -100,8 +113,8 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 			if qps <= 0 {
 				qps = MaxQPS
 			}
-			rep.Measured = &Measured{RequestedQPS: qps, Connections: res.NumThreads, Sockets: res.SocketCount,
-				Codes: res.RetCodes, Latency: rec.Latencies()}
+			rep.Measured = &Measured{RequestedQPS: qps, Connections: res.threads, Sockets: res.sockets,
+				Codes: res.codes, Latency: rec.Latencies()}
 		}
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("run load against %s: %w", c.URL, err)
@@ -110,38 +123,39 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 	return rep, nil
 }
 
-// runPhase is one fortio HTTP run; rec, when not nil, records every request's latency.
-func runPhase(ctx context.Context, c ClientSpec, d time.Duration, rec *recorder) (*fhttp.HTTPRunnerResults, error) {
+// phaseResult is what a phase reports, whatever the protocol.
+type phaseResult struct {
+	start     time.Time
+	duration  time.Duration
+	actualQPS float64
+	threads   int
+	sockets   int64
+	codes     map[int]int64
+}
+
+func fromRunner(r periodic.RunnerResults, sockets int64, codes map[int]int64) *phaseResult {
+	return &phaseResult{start: r.StartTime, duration: r.ActualDuration, actualQPS: r.ActualQPS, threads: r.NumThreads,
+		sockets: sockets, codes: codes}
+}
+
+// runPhase is one fortio run of c's protocol; rec, when not nil, records every request's latency.
+func runPhase(ctx context.Context, c ClientSpec, d time.Duration, rec *recorder) (*phaseResult, error) {
 	qps := c.QPS
 	if qps <= 0 {
 		qps = MaxQPS
 	}
 	stop := periodic.NewAborter()
-	o := &fhttp.HTTPRunnerOptions{
-		RunnerOptions: periodic.RunnerOptions{
-			QPS:        qps,
-			Duration:   d,
-			NumThreads: c.Connections,
-			Out:        io.Discard,
-			Stop:       stop,
-			Jitter:     c.Jitter,
-			Uniform:    c.Uniform,
-		},
-		// Errors are measured, not fatal: a mesh mid-switch or an overloaded app answers 503s, and the run must say
-		// how many instead of stopping at the first one.
-		AllowInitialErrors: true,
+	ro := periodic.RunnerOptions{
+		QPS:        qps,
+		Duration:   d,
+		NumThreads: c.Connections,
+		Out:        io.Discard,
+		Stop:       stop,
+		Jitter:     c.Jitter,
+		Uniform:    c.Uniform,
 	}
 	if rec != nil { // a nil *recorder in the interface would not be a nil AccessLogger
-		o.AccessLogger = rec
-	}
-	o.HTTPOptions.Init(c.URL)
-	for _, h := range c.Headers {
-		if err := o.HTTPOptions.AddAndValidateExtraHeader(h); err != nil {
-			return nil, fmt.Errorf("header %q: %w", h, err)
-		}
-	}
-	if c.PayloadBytes > 0 {
-		o.HTTPOptions.Payload = []byte(strings.Repeat("x", c.PayloadBytes))
+		ro.AccessLogger = rec
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -152,13 +166,93 @@ func runPhase(ctx context.Context, c ClientSpec, d time.Duration, rec *recorder)
 		case <-done:
 		}
 	})
+	defer func() {
+		close(done)
+		wg.Wait()
+	}()
+	switch c.Protocol {
+	case ProtocolGRPC:
+		return runGRPC(ro, c)
+	case ProtocolTCP:
+		return runTCP(ro, c)
+	default:
+		return runHTTP(ro, c)
+	}
+}
+
+func runHTTP(ro periodic.RunnerOptions, c ClientSpec) (*phaseResult, error) {
+	o := &fhttp.HTTPRunnerOptions{
+		RunnerOptions: ro,
+		// Errors are measured, not fatal: a mesh mid-switch or an overloaded app answers 503s, and the run must say
+		// how many instead of stopping at the first one.
+		AllowInitialErrors: true,
+	}
+	o.HTTPOptions.Init(c.URL)
+	for _, h := range c.Headers {
+		if err := o.HTTPOptions.AddAndValidateExtraHeader(h); err != nil {
+			return nil, fmt.Errorf("header %q: %w", h, err)
+		}
+	}
+	if c.PayloadBytes > 0 {
+		o.HTTPOptions.Payload = []byte(strings.Repeat("x", c.PayloadBytes))
+	}
 	res, err := fhttp.RunHTTPTest(o)
-	close(done)
-	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
-	return res, nil
+	return fromRunner(res.RunnerResults, res.SocketCount, res.RetCodes), nil
+}
+
+// runGRPC is fortio's gRPC health-check load (fgrpc.RunGRPCTest without UsePing: the standard grpc.health.v1
+// Check of service "", which any server registering the health service answers, fortio's included). Headers go as
+// metadata (gRPC wants lower-case keys). One connection (and stream) per thread, so sockets == threads.
+func runGRPC(ro periodic.RunnerOptions, c ClientSpec) (*phaseResult, error) {
+	o := &fgrpc.GRPCRunnerOptions{
+		RunnerOptions:      ro,
+		Destination:        strings.TrimPrefix(c.URL, "grpc://"),
+		Streams:            1,
+		AllowInitialErrors: true,
+	}
+	if len(c.Headers) > 0 {
+		o.Metadata = metadata.MD{}
+		for _, h := range c.Headers {
+			k, v, _ := strings.Cut(h, ":")
+			o.Metadata.Append(strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v))
+		}
+	}
+	res, err := fgrpc.RunGRPCTest(o)
+	if err != nil {
+		return nil, err
+	}
+	return fromRunner(res.RunnerResults, int64(res.NumThreads), statusCodes(res.RetCodes, grpc_health_v1.HealthCheckResponse_SERVING.String())), nil
+}
+
+// runTCP is fortio's tcp echo load (tcprunner.RunTCPTest): every request is a payload (PayloadBytes of it, else
+// fortio's generated 24 bytes) that must come back unchanged.
+func runTCP(ro periodic.RunnerOptions, c ClientSpec) (*phaseResult, error) {
+	o := &tcprunner.RunnerOptions{RunnerOptions: ro}
+	o.Destination = c.URL
+	if c.PayloadBytes > 0 {
+		o.Payload = []byte(strings.Repeat("x", c.PayloadBytes))
+	}
+	res, err := tcprunner.RunTCPTest(o)
+	if err != nil {
+		return nil, err
+	}
+	return fromRunner(res.RunnerResults, int64(res.SocketCount), statusCodes(res.RetCodes, tcprunner.TCPStatusOK)), nil
+}
+
+// statusCodes maps a gRPC or tcp outcome count to Codes: ok counts as 200, every other outcome as -1.
+func statusCodes[M ~map[string]int64](m M, ok string) map[int]int64 {
+	codes := map[int]int64{}
+	for k, n := range m {
+		if k == ok {
+			codes[200] += n
+		} else {
+			codes[-1] += n
+		}
+	}
+	return codes
 }
 
 func codeOK(code int) bool { return code >= 200 && code < 300 }
@@ -172,7 +266,14 @@ func (Local) Run(ctx context.Context, s Spec) (Result, error) {
 	if err := s.Validate(); err != nil {
 		return Result{}, fmt.Errorf("run load: %w", err)
 	}
-	specs := s.ClientSpecs()
+	var specs []ClientSpec
+	var names []string
+	for i, perTarget := range s.ClientSpecs() {
+		for _, cs := range perTarget {
+			specs = append(specs, cs)
+			names = append(names, fmt.Sprintf("local-%d", i))
+		}
+	}
 	outs := make([][]byte, len(specs))
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
@@ -183,7 +284,7 @@ func (Local) Run(ctx context.Context, s Spec) (Result, error) {
 				errs[i] = err
 				return
 			}
-			rep.Client = fmt.Sprintf("local-%d", i)
+			rep.Client = names[i]
 			outs[i], errs[i] = json.Marshal(rep)
 		})
 	}
@@ -199,5 +300,5 @@ func (Local) Run(ctx context.Context, s Spec) (Result, error) {
 		}
 		clients[i] = cr
 	}
-	return Merge(s.QPS, clients)
+	return MergeTargets(s, clients)
 }

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"maps"
 	"strconv"
 	"time"
 
@@ -18,12 +19,24 @@ const (
 	MetricErrorRate  = "error-rate"    // errors / requests, %
 	MetricResponses  = "responses"     // count per HTTP status (label code)
 	MetricConnection = "connections"   // sockets opened (stat count) and connections asked for (stat target)
+	// TargetLabel carries the target's name on the samples of one target when a run has several; the unlabelled
+	// samples are over all targets.
+	TargetLabel = results.LabelLoadTarget
 )
 
 // Samples turns a load result into flat samples. base carries the run, case, mode, topology, load level and
 // repetition; Window is set to the load window (Start..End) and Source, Component, Metric, Stat, Value, Unit are
-// filled in. It is pure.
+// filled in. With several targets, every target's own samples follow, labelled TargetLabel=name. It is pure.
 func (r Result) Samples(base results.Sample) []results.Sample {
+	out := r.samples(base, nil)
+	for _, t := range r.Targets {
+		out = append(out, t.samples(base, map[string]string{TargetLabel: t.Name})...)
+	}
+	return out
+}
+
+// samples are r's samples (without its targets'), every one carrying extra labels.
+func (r Result) samples(base results.Sample, extra map[string]string) []results.Sample {
 	base.Window = results.Window{Kind: results.WindowLoad, Start: r.Start, End: r.End}
 	base.Source = Source
 	base.Component = results.ComponentLoadgen
@@ -31,6 +44,13 @@ func (r Result) Samples(base results.Sample) []results.Sample {
 	var out []results.Sample
 	add := func(metric, stat string, v float64, unit string, labels map[string]string) {
 		s := base
+		if len(extra) > 0 {
+			labels = maps.Clone(labels)
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			maps.Copy(labels, extra)
+		}
 		s.Metric, s.Stat, s.Value, s.Unit, s.Labels = metric, stat, v, unit, labels
 		out = append(out, s)
 	}

@@ -15,10 +15,35 @@ import (
 // always sent as a negative number.
 const MaxQPS = -1
 
+// Load target protocols (scenario.ProtocolHTTP, ProtocolGRPC, ProtocolTCP).
+const (
+	ProtocolHTTP = "http"
+	ProtocolGRPC = "grpc"
+	ProtocolTCP  = "tcp"
+)
+
+// Target is one destination of a load run.
+type Target struct {
+	// Name labels the target's samples (label "target") when a run has more than one target.
+	Name string
+	// URL is http(s)://host:port/path (http), host:port or grpc://host:port (grpc), tcp://host:port (tcp).
+	URL string
+	// Protocol is ProtocolHTTP (default), ProtocolGRPC (the standard gRPC health check, which fortio's own server
+	// also answers) or ProtocolTCP (fortio's echo client: every request must come back unchanged).
+	Protocol string
+	// Weight is the target's relative share of the QPS and of every client's connections (>= 1).
+	Weight int
+	// Headers are sent with this target's requests on top of Spec.Headers (gRPC: as metadata; tcp has none).
+	Headers map[string]string
+}
+
 // Spec is one load run across every client.
 type Spec struct {
-	// URL is requested by every client.
+	// URL is requested by every client when Targets is empty (one unnamed http target).
 	URL string
+	// Targets share the load by weight: the QPS (unless max, where every target runs at max) and every client's
+	// connections are split between them, and every client runs one fortio run per target at the same time.
+	Targets []Target
 	// QPS is the total target rate across clients; <= 0 means max.
 	QPS float64
 	// Connections per client (fortio -c; one connection per fortio thread with the fast client).
@@ -46,8 +71,34 @@ func (s Spec) Max() bool { return s.QPS <= 0 }
 // Validate checks the spec.
 func (s Spec) Validate() error {
 	var errs []error
-	if s.URL == "" {
-		errs = append(errs, errors.New("url is empty"))
+	if s.URL == "" && len(s.Targets) == 0 {
+		errs = append(errs, errors.New("url is empty and there are no targets"))
+	}
+	if s.URL != "" && len(s.Targets) > 0 {
+		errs = append(errs, errors.New("url and targets are both set: set one of them"))
+	}
+	names := map[string]bool{}
+	for i, t := range s.Targets {
+		if t.URL == "" {
+			errs = append(errs, fmt.Errorf("targets[%d] (%s): url is empty", i, t.Name))
+		}
+		switch t.Protocol {
+		case "", ProtocolHTTP, ProtocolGRPC, ProtocolTCP:
+		default:
+			errs = append(errs, fmt.Errorf("targets[%d] (%s): protocol %q is not http, grpc or tcp", i, t.Name, t.Protocol))
+		}
+		if t.Weight < 1 {
+			errs = append(errs, fmt.Errorf("targets[%d] (%s): weight must be >= 1 (got %d)", i, t.Name, t.Weight))
+		}
+		if len(s.Targets) > 1 && (t.Name == "" || names[t.Name]) {
+			errs = append(errs, fmt.Errorf("targets[%d]: name %q is empty or not unique (it labels the target's samples)", i, t.Name))
+		}
+		names[t.Name] = true
+		for k := range t.Headers {
+			if k == "" || strings.ContainsAny(k, ":\r\n") {
+				errs = append(errs, fmt.Errorf("targets[%d] (%s): header name %q is not valid", i, t.Name, k))
+			}
+		}
 	}
 	if s.Connections < 1 {
 		errs = append(errs, fmt.Errorf("connections must be >= 1 (got %d)", s.Connections))
@@ -72,8 +123,12 @@ func (s Spec) Validate() error {
 	return errors.Join(errs...)
 }
 
-// ClientSpec is what one fortio client does.
+// ClientSpec is what one fortio client does against one target.
 type ClientSpec struct {
+	// Target names the target (empty with a single unnamed target); Protocol is ProtocolHTTP, ProtocolGRPC or
+	// ProtocolTCP.
+	Target       string
+	Protocol     string
 	URL          string
 	QPS          float64 // this client's rate; MaxQPS (or any value <= 0) = max
 	Connections  int
@@ -86,25 +141,121 @@ type ClientSpec struct {
 	Uniform      bool
 }
 
-// ClientSpecs splits the spec over its clients: each gets QPS/Clients (max stays max) and every other setting as is.
-func (s Spec) ClientSpecs() []ClientSpec {
+// targets is Targets, or the one target URL stands for.
+func (s Spec) targets() []Target {
+	if len(s.Targets) > 0 {
+		return s.Targets
+	}
+	return []Target{{URL: s.URL, Protocol: ProtocolHTTP, Weight: 1}}
+}
+
+// TargetQPS is each target's share of the total QPS by weight (MaxQPS for every target when the spec asks for max).
+func (s Spec) TargetQPS() []float64 {
+	ts := s.targets()
+	q, _ := Split(s.QPS, 1, weights(ts))
+	return q
+}
+
+func weights(ts []Target) []int {
+	w := make([]int, len(ts))
+	for i, t := range ts {
+		w[i] = t.Weight
+	}
+	return w
+}
+
+// Split divides a total QPS and a connection count between targets by weight. QPS <= 0 (max) gives every target
+// MaxQPS: weights then only shape the connections. Connections are apportioned by largest remainder so that they
+// sum to connections, except that every target gets at least one (so with fewer connections than targets the sum is
+// the number of targets). Weights < 1 count as 1 (Validate refuses them). It is pure.
+func Split(qps float64, connections int, weights []int) ([]float64, []int) {
+	n := len(weights)
+	qs, cs := make([]float64, n), make([]int, n)
+	if n == 0 {
+		return qs, cs
+	}
+	total := 0
+	for _, w := range weights {
+		total += max(w, 1)
+	}
+	ideal := make([]float64, n)
+	sum := 0
+	for i, w := range weights {
+		share := float64(max(w, 1)) / float64(total)
+		qs[i] = MaxQPS
+		if qps > 0 {
+			qs[i] = qps * share
+		}
+		ideal[i] = float64(connections) * share
+		cs[i] = max(int(ideal[i]), 1)
+		sum += cs[i]
+	}
+	want := max(connections, n)
+	// Hand out what flooring left, most under-served first; take back what the minimum of one added, most
+	// over-served first (ties: the earlier target is served first and taken from last).
+	for sum < want {
+		best := 0
+		for i := range cs {
+			if ideal[i]-float64(cs[i]) > ideal[best]-float64(cs[best]) {
+				best = i
+			}
+		}
+		cs[best]++
+		sum++
+	}
+	for sum > want {
+		best := -1
+		for i := range cs {
+			if cs[i] > 1 && (best < 0 || ideal[i]-float64(cs[i]) <= ideal[best]-float64(cs[best])) {
+				best = i
+			}
+		}
+		cs[best]--
+		sum--
+	}
+	return qs, cs
+}
+
+// ClientSpecs splits the spec over its clients and targets: [client][target]. Each target gets its weight's share of
+// the QPS (max stays max), divided evenly between the clients, and its weight's share of every client's connections
+// (see Split); every other setting is as is. A target's headers are added to (and override) the spec's.
+func (s Spec) ClientSpecs() [][]ClientSpec {
 	n := max(s.Clients, 1)
-	qps := float64(MaxQPS)
-	if !s.Max() {
-		qps = s.QPS / float64(n)
-	}
-	var hdrs []string
-	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-		hdrs = append(hdrs, k+": "+s.Headers[k])
-	}
-	out := make([]ClientSpec, n)
+	ts := s.targets()
+	tq, tc := Split(s.QPS, s.Connections, weights(ts))
+	out := make([][]ClientSpec, n)
 	for i := range out {
-		out[i] = ClientSpec{
-			URL: s.URL, QPS: qps, Connections: s.Connections, Duration: s.Duration, WarmUp: s.WarmUp,
-			CoolDown: s.CoolDown, PayloadBytes: s.PayloadBytes, Headers: slices.Clone(hdrs), Jitter: s.Jitter, Uniform: s.Uniform,
+		out[i] = make([]ClientSpec, len(ts))
+		for j, t := range ts {
+			qps := float64(MaxQPS)
+			if !s.Max() {
+				qps = tq[j] / float64(n)
+			}
+			proto := t.Protocol
+			if proto == "" {
+				proto = ProtocolHTTP
+			}
+			out[i][j] = ClientSpec{
+				Target: t.Name, Protocol: proto, URL: t.URL, QPS: qps, Connections: tc[j], Duration: s.Duration, WarmUp: s.WarmUp,
+				CoolDown: s.CoolDown, PayloadBytes: s.PayloadBytes, Headers: headerLines(s.Headers, t.Headers), Jitter: s.Jitter, Uniform: s.Uniform,
+			}
 		}
 	}
 	return out
+}
+
+// headerLines are base with over on top, as "Name: value" sorted by name (nil when there are none).
+func headerLines(base, over map[string]string) []string {
+	m := maps.Clone(base)
+	if m == nil {
+		m = map[string]string{}
+	}
+	maps.Copy(m, over)
+	var hdrs []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		hdrs = append(hdrs, k+": "+m[k])
+	}
+	return hdrs
 }
 
 // Args is the `meshbench-agent load` command line for the client (without the binary and subcommand names).
@@ -113,12 +264,19 @@ func (c ClientSpec) Args() []string {
 	if c.QPS > 0 {
 		qps = strconv.FormatFloat(c.QPS, 'f', -1, 64)
 	}
-	a := []string{
+	var a []string
+	if c.Target != "" {
+		a = append(a, "--target", c.Target)
+	}
+	if c.Protocol != "" && c.Protocol != ProtocolHTTP {
+		a = append(a, "--protocol", c.Protocol)
+	}
+	a = append(a,
 		"--url", c.URL,
 		"--qps", qps,
 		"--connections", strconv.Itoa(c.Connections),
 		"--duration", c.Duration.String(),
-	}
+	)
 	if c.WarmUp > 0 {
 		a = append(a, "--warmup", c.WarmUp.String())
 	}
@@ -180,6 +338,8 @@ func (q *qpsFlag) Set(v string) error {
 
 // RegisterFlags defines the agent's flags (the inverse of Args) on fs, writing into c. jsonOut receives --json.
 func (c *ClientSpec) RegisterFlags(fs *flag.FlagSet, jsonOut *bool) {
+	fs.StringVar(&c.Target, "target", "", "target name, reported back in the JSON report")
+	fs.StringVar(&c.Protocol, "protocol", ProtocolHTTP, "http, grpc (gRPC health check; --url host:port) or tcp (echo; --url tcp://host:port)")
 	fs.StringVar(&c.URL, "url", "", "URL to load (required)")
 	fs.Var((*qpsFlag)(&c.QPS), "qps", "target requests per second for this client; -1 or max = as fast as possible")
 	fs.IntVar(&c.Connections, "connections", 4, "connections (fortio threads)")
@@ -215,6 +375,11 @@ func ParseArgs(args []string) (ClientSpec, bool, error) {
 func (c ClientSpec) Validate() error {
 	if c.URL == "" {
 		return errors.New("--url is required")
+	}
+	switch c.Protocol {
+	case "", ProtocolHTTP, ProtocolGRPC, ProtocolTCP:
+	default:
+		return fmt.Errorf("--protocol %q: want http, grpc or tcp", c.Protocol)
 	}
 	if c.Connections < 1 || c.Duration <= 0 || c.WarmUp < 0 || c.CoolDown < 0 || c.PayloadBytes < 0 {
 		return errors.New("--connections must be >= 1, --duration > 0, --warmup/--cooldown/--payload-bytes >= 0")

@@ -149,30 +149,64 @@ func (a *loadAdapter) Prepare(ctx context.Context, t runner.Target, mode scenari
 }
 
 func (a *loadAdapter) Run(ctx context.Context, t runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
-	spec := loadgen.Spec{
-		URL: t.EntryURL, Connections: a.spec.Connections, Duration: req.Window, WarmUp: req.LeadIn, CoolDown: req.CoolDown,
-		PayloadBytes: a.spec.PayloadBytes, Headers: kube.MergeLabels(t.Headers, a.headers[t.Topology]), Jitter: a.spec.Jitter, Uniform: a.spec.Uniform, Clients: a.spec.Clients,
-	}
-	if !req.Case.QPS.Max {
-		spec.QPS = req.Case.QPS.Value
-	}
+	spec := loadSpec(a.spec, t.Target, a.headers[t.Topology], req)
 	res, err := a.c.Run(ctx, t.EntryNamespace, req.Case.Mode, spec)
 	if err != nil {
 		return runner.LoadResult{}, err
-	}
-	var clients []string
-	for _, c := range res.Clients {
-		clients = append(clients, fmt.Sprintf("%s %s..%s %.1f qps", c.Client, c.Start.Format(time.RFC3339Nano), c.End.Format(time.RFC3339Nano), c.ActualQPS))
 	}
 	return runner.LoadResult{
 		Window:   results.Window{Kind: results.WindowLoad, Start: res.Start, End: res.End},
 		Samples:  res.Samples(results.Sample{}),
 		Requests: res.Requests, Errors: res.Errors, Notes: res.Notes,
-		Facts: map[string]string{
-			"achieved-qps": strconv.FormatFloat(res.ActualQPS, 'f', 1, 64), "error-rate": strconv.FormatFloat(res.ErrorRate(), 'f', 3, 64) + "%",
-			"load-clients": strings.Join(clients, "; "),
-		},
+		Facts: loadFacts(res),
 	}, nil
+}
+
+// loadSpec is the load run of one case: every load endpoint of the target with its weight and headers, the login
+// headers (login) over the target's own for every request. A single endpoint stays unnamed, so its samples carry no
+// target label and the agent's command line is what it was before targets. It is pure.
+func loadSpec(l scenario.LoadSpec, t workloads.Target, login map[string]string, req runner.LoadRequest) loadgen.Spec {
+	spec := loadgen.Spec{
+		Connections: l.Connections, Duration: req.Window, WarmUp: req.LeadIn, CoolDown: req.CoolDown,
+		PayloadBytes: l.PayloadBytes, Headers: kube.MergeLabels(t.Headers, login), Jitter: l.Jitter, Uniform: l.Uniform, Clients: l.Clients,
+	}
+	eps := t.LoadEndpoints()
+	for _, e := range eps {
+		name := e.Name
+		if len(eps) == 1 {
+			name = ""
+		}
+		spec.Targets = append(spec.Targets, loadgen.Target{Name: name, URL: e.URL, Protocol: e.Protocol, Weight: e.Weight, Headers: e.Headers})
+	}
+	if !req.Case.QPS.Max {
+		spec.QPS = req.Case.QPS.Value
+	}
+	return spec
+}
+
+// loadFacts are the case facts of a load result: achieved QPS, error rate, every client run and, with several
+// targets, every target's share.
+func loadFacts(res loadgen.Result) map[string]string {
+	var clients []string
+	for _, c := range res.Clients {
+		who := c.Client
+		if c.Target != "" {
+			who += " " + c.Target
+		}
+		clients = append(clients, fmt.Sprintf("%s %s..%s %.1f qps", who, c.Start.Format(time.RFC3339Nano), c.End.Format(time.RFC3339Nano), c.ActualQPS))
+	}
+	facts := map[string]string{
+		"achieved-qps": strconv.FormatFloat(res.ActualQPS, 'f', 1, 64), "error-rate": strconv.FormatFloat(res.ErrorRate(), 'f', 3, 64) + "%",
+		"load-clients": strings.Join(clients, "; "),
+	}
+	if len(res.Targets) > 0 {
+		var ts []string
+		for _, tr := range res.Targets {
+			ts = append(ts, fmt.Sprintf("%s %s weight %d %.1f qps %.3f%% errors", tr.Name, tr.Protocol, tr.Weight, tr.ActualQPS, tr.ErrorRate()))
+		}
+		facts["load-targets"] = strings.Join(ts, "; ")
+	}
+	return facts
 }
 
 func (a *loadAdapter) Teardown(ctx context.Context, t runner.Target) error {

@@ -598,11 +598,17 @@ func (r Report) latencyDelta(topo, mode, load, stat string) (results.Delta, bool
 
 // achievedQPS is the load generator's achieved rate (qps, stat value; the requested rate is stat target), mean ± CI
 // over repetitions; several series (labelled clients) are listed side by side.
+// loadTargetPart reports whether canonical labels (results.CanonicalLabels) mark one load target's part of the
+// run's qps (results.LabelLoadTarget).
+func loadTargetPart(labels string) bool {
+	return slices.ContainsFunc(strings.Split(labels, ","), func(kv string) bool { return strings.HasPrefix(kv, results.LabelLoadTarget+"=") })
+}
+
 func (r Report) achievedQPS(topo, mode, load string) string {
 	var parts []string
 	for _, x := range r.Summary.Series {
 		if x.Metric == "qps" && x.Stat == charts.StatValue && x.Component == results.ComponentLoadgen && x.Topology == topo &&
-			x.Mode == mode && x.Load == load && x.Window == results.WindowLoad {
+			x.Mode == mode && x.Load == load && x.Window == results.WindowLoad && !loadTargetPart(x.Labels) {
 			parts = append(parts, fmtMean(x))
 		}
 	}

@@ -385,7 +385,8 @@ func (sz *summarizer) achievedRPS(kept []item) func(*Sample) (float64, bool) {
 	rps := map[windowID]float64{}
 	caseWindows := map[string][]windowID{}
 	for _, s := range kept {
-		if s.Component != ComponentLoadgen || s.Metric != metricQPS || s.Stat != statValue || s.Unit != unitRPS {
+		// Not a load target's part: a run with several targets adds each one's qps, which its unlabelled sample sums.
+		if s.Component != ComponentLoadgen || s.Metric != metricQPS || s.Stat != statValue || s.Unit != unitRPS || IsLoadTargetPart(s.Labels) {
 			continue
 		}
 		w := windowOf(s.Sample)

@@ -483,6 +483,22 @@ func TestSummarizeEdgeCases(t *testing.T) {
 			},
 		},
 		{
+			// A run with several load targets has the run's qps and each target's part (label target): only the
+			// run's counts, or the rate would be doubled.
+			name: "per krps skips load target parts",
+			samples: []Sample{
+				smp("c1", 1, load(0), "loadgen", "qps", "value", "rps", 500),
+				smp("c1", 1, load(0), "loadgen", "qps", "value", "rps", 375, "target", "web"),
+				smp("c1", 1, load(0), "loadgen", "qps", "value", "rps", 125, "target", "api"),
+				smp("c1", 1, load(0), "sidecar", "cpu", "avg", "millicores", 100),
+			},
+			check: func(t *testing.T, sum Summary) {
+				if len(sum.PerKRPS) != 2 || sum.PerKRPS[0].Mean != 200 {
+					t.Errorf("perKRPS = %s; want sidecar at 100/(500/1000) = 200", mustJSON(t, sum.PerKRPS))
+				}
+			},
+		},
+		{
 			name: "per krps falls back to the case's only qps window",
 			samples: []Sample{
 				smp("c1", 1, load(0), "loadgen", "qps", "value", "rps", 2000),

@@ -29,6 +29,13 @@ const (
 	ComponentMesh     = "mesh"      // derived: sidecars, or ztunnel + waypoints, plus istiod
 )
 
+// LabelLoadTarget names the load target of a loadgen sample when a run has several: such samples are one target's
+// part of the unlabelled sample of the same metric, so sums over a case's loadgen samples skip them.
+const LabelLoadTarget = "target"
+
+// IsLoadTargetPart reports whether labels mark one load target's part (see LabelLoadTarget).
+func IsLoadTargetPart(labels map[string]string) bool { return labels[LabelLoadTarget] != "" }
+
 // Case statuses in cases.jsonl.
 const (
 	StatusOK      = "ok"

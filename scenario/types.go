@@ -317,9 +317,10 @@ type LoadSpec struct {
 	Jitter bool `json:"jitter,omitempty"`
 	// Uniform spreads requests uniformly across connections (fortio -uniform).
 	Uniform bool `json:"uniform,omitempty"`
-	// Targets are where load goes for apps "manifests" and "existing" (required there), or instead of a catalog
-	// app's entry service. The QPS level and connections are split between them by weight; latency is recorded per
-	// target and over all.
+	// Targets are where load goes for apps "manifests" and "existing" (required there; the catalog apps send load
+	// to their entry service). The QPS level (each target at max for "max") and every client's connections (at least
+	// one per target) are split between them by weight; latency, QPS and errors are recorded per target (label
+	// target) and over all.
 	Targets []LoadTarget `json:"targets,omitempty"`
 	// Login runs once per topology and mode before load, from inside the mesh; what it captures is sent with every
 	// load request (bank-of-anthos' login is one instance of it).
@@ -348,7 +349,9 @@ type LoadTarget struct {
 	Path string `json:"path,omitempty" mb:"defaulted"`
 	// URL is a full URL instead of Service/Port/Path (http://, https://; grpc targets host:port; tcp://host:port).
 	URL string `json:"url,omitempty"`
-	// Protocol is http (default), grpc (fortio's grpc health check, or ping against a fortio server) or tcp.
+	// Protocol is http (default), grpc (fortio's client of the standard gRPC health check, grpc.health.v1, which a
+	// fortio server answers; headers go as metadata, payloadBytes is not sent) or tcp (fortio's echo client: each
+	// request, payloadBytes or 24 bytes, must come back unchanged; no headers).
 	Protocol string `json:"protocol,omitempty" mb:"defaulted"`
 	// Weight is this target's share of the load (relative; default 1).
 	Weight int `json:"weight,omitempty" mb:"defaulted"`

@@ -455,9 +455,15 @@ func validateTargets(c *collector, p *field.Path, l *LoadSpec, app App) {
 	if app.UserApp() && len(l.Targets) == 0 {
 		c.add(p.Child("targets"), "is required with app %q: name at least one Service (service, port, path) or url to send load to", app)
 	}
+	if !app.UserApp() && len(l.Targets) > 0 {
+		c.add(p.Child("targets"), "is only used with apps \"manifests\" and \"existing\"; app %q sends load to its entry service (choose the path with load.path): remove load.targets", app)
+	}
 	names := map[string]bool{}
 	for i, t := range l.Targets {
 		tp := p.Child("targets").Index(i)
+		if t.Protocol == ProtocolTCP && len(t.Headers) > 0 {
+			c.add(tp.Child("headers"), "are not sent with protocol tcp (fortio's echo client has no headers); remove them or use protocol http")
+		}
 		validateAddress(c, tp, t.Service, t.Namespace, t.URL, t.Port, app)
 		c.oneOf(tp.Child("protocol"), t.Protocol, []string{ProtocolHTTP, ProtocolGRPC, ProtocolTCP})
 		if t.Path != "" && !strings.HasPrefix(t.Path, "/") {

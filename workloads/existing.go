@@ -133,42 +133,36 @@ func filterWorkloads(all []WorkloadRef, refs []string) ([]WorkloadRef, error) {
 	return out, nil
 }
 
-// existingEntry sets the entry from spec.load.targets[0]: its Service in its Namespace, else in the first namespace
-// that has it; or its URL.
+// existingEntry sets the load endpoints from spec.load.targets, every one of them: a Service in its Namespace, else
+// in the first of existing.namespaces that has it; or a URL. The first is the entry.
 func existingEntry(t *Target, s *scenario.Scenario, svcs map[string]map[string]bool) error {
 	ts := s.Spec.Load.Targets
 	if len(ts) == 0 {
 		return fmt.Errorf("spec.load.targets is required for app existing")
 	}
-	lt := ts[0]
-	if lt.Service == "" {
-		t.EntryURL = lt.URL
-		return nil
-	}
-	ns := lt.Namespace
-	if ns == "" {
-		for _, n := range t.Namespaces {
-			if svcs[n][lt.Service] {
-				ns = n
-				break
+	var es []Endpoint
+	firstNS := ""
+	for i, lt := range ts {
+		ns := ""
+		if lt.Service != "" {
+			ns = lt.Namespace
+			if ns == "" {
+				for _, n := range t.Namespaces {
+					if svcs[n][lt.Service] {
+						ns = n
+						break
+					}
+				}
+			}
+			if ns == "" || !svcs[ns][lt.Service] {
+				return fmt.Errorf("spec.load.targets[%d]: service %q is in none of existing.namespaces %v", i, lt.Service, t.Namespaces)
 			}
 		}
+		if i == 0 {
+			firstNS = ns
+		}
+		es = append(es, loadEndpoint(lt, ns, t.ClusterDomain, s.Spec.Load.Path))
 	}
-	if ns == "" || !svcs[ns][lt.Service] {
-		return fmt.Errorf("load target service %q is in none of existing.namespaces %v", lt.Service, t.Namespaces)
-	}
-	t.EntryService, t.EntryNamespace = lt.Service, ns
-	port := lt.Port
-	if port == 0 {
-		port = 80
-	}
-	path := lt.Path
-	if path == "" {
-		path = s.Spec.Load.Path
-	}
-	if path == "" || path[0] != '/' {
-		path = "/" + path
-	}
-	t.EntryURL = fmt.Sprintf("http://%s.%s.svc.%s:%d%s", lt.Service, ns, t.ClusterDomain, port, path)
+	setEndpoints(t, es, ts[0], firstNS)
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -445,31 +444,24 @@ func (b *builder) manifests() error {
 		wi, wj := b.target.Workloads[i], b.target.Workloads[j]
 		return wi.Namespace+"/"+wi.Kind+"/"+wi.Name < wj.Namespace+"/"+wj.Kind+"/"+wj.Name
 	})
-	if ts := b.s.Spec.Load.Targets; len(ts) > 0 {
-		t := ts[0]
-		switch {
-		case t.URL != "":
-			b.target.EntryURL = t.URL
-		case t.Service != "":
-			n, ok := svcNS[t.Service]
-			if !ok {
-				return fmt.Errorf("manifests: spec.load.targets[0].service %q is no Service of the manifests", t.Service)
-			}
-			port := t.Port
-			if port == 0 {
-				port = 80
-			}
-			host := FQDN(t.Service, n, domain) + ":" + strconv.Itoa(port)
-			b.target.EntryService, b.target.EntryNamespace = t.Service, n
-			switch t.Protocol {
-			case "grpc":
-				b.target.EntryURL = host
-			case "tcp":
-				b.target.EntryURL = "tcp://" + host
-			default:
-				b.target.EntryURL = "http://" + host + t.Path
+	// Every load target, not only the first: load is shared between them by weight.
+	var es []Endpoint
+	firstNS := ""
+	for i, t := range b.s.Spec.Load.Targets {
+		n := ""
+		if t.Service != "" {
+			var ok bool
+			if n, ok = svcNS[t.Service]; !ok {
+				return fmt.Errorf("manifests: spec.load.targets[%d].service %q is no Service of the manifests", i, t.Service)
 			}
 		}
+		if i == 0 {
+			firstNS = n
+		}
+		es = append(es, loadEndpoint(t, n, domain, b.s.Spec.Load.Path))
+	}
+	if len(es) > 0 {
+		setEndpoints(&b.target, es, b.s.Spec.Load.Targets[0], firstNS)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/meshbench/meshbench/loadgen"
 )
 
-const loadHelp = "fortio HTTP load client (warm-up, measured, cool-down phases; --json prints the report meshbench parses; --hold idles as a client pod's main process)"
+const loadHelp = "fortio load client, http, grpc (health check) or tcp (echo) (warm-up, measured, cool-down phases; --json prints the report meshbench parses; --hold idles as a client pod's main process)"
 
 // runLoad runs one load client. `load --hold` instead idles until SIGTERM: it is the main process of the load client
 // pods, into which meshbench execs `meshbench-agent load --url ... --json`.
@@ -64,8 +64,12 @@ func loadMain(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	who := c.URL
+	if c.Target != "" {
+		who = c.Target + " (" + c.Protocol + " " + c.URL + ")"
+	}
 	_, err = fmt.Fprintf(stdout, "%s: %d requests in %s, %.1f qps, 2xx p50 %s p99 %s, %d errors p50 %s, codes %v\n",
-		c.URL, cr.Requests(), cr.End.Sub(cr.Start).Round(time.Millisecond), cr.ActualQPS, cr.Latency.Percentile(50),
+		who, cr.Requests(), cr.End.Sub(cr.Start).Round(time.Millisecond), cr.ActualQPS, cr.Latency.Percentile(50),
 		cr.Latency.Percentile(99), cr.ErrorLatency.Count(), cr.ErrorLatency.Percentile(50), cr.Codes)
 	return err
 }

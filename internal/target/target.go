@@ -28,8 +28,12 @@ type Target struct {
 	// EntryService and EntryNamespace locate the service load is sent to.
 	EntryService   string `json:"entryService"`
 	EntryNamespace string `json:"entryNamespace"`
-	// EntryURL is the in-cluster URL load clients request, including the path (and, for fortio-chain, ?size=).
+	// EntryURL is the in-cluster URL load clients request, including the path (and, for fortio-chain, ?size=). With
+	// Endpoints it is the first endpoint's URL.
 	EntryURL string `json:"entryURL"`
+	// Endpoints are where load goes, each with its share (load.targets of apps manifests and existing). Empty for the
+	// catalog apps: their one endpoint is EntryURL (see LoadEndpoints).
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
 	// Headers are sent with every load request (bank-of-anthos: the Cookie Login returns).
 	Headers map[string]string `json:"headers,omitempty"`
 	// AppSelector is the label selector of the app's pods (and of its Deployments and StatefulSets).
@@ -40,6 +44,36 @@ type Target struct {
 	Workloads []WorkloadRef `json:"workloads"`
 	// ClusterDomain is the DNS domain of the app's fully qualified service names.
 	ClusterDomain string `json:"clusterDomain,omitempty"`
+}
+
+// Endpoint is one destination of load.
+type Endpoint struct {
+	// Name labels the endpoint's samples.
+	Name string `json:"name"`
+	// URL is http://host:port/path (http), host:port (grpc) or tcp://host:port (tcp).
+	URL string `json:"url"`
+	// Protocol is scenario.ProtocolHTTP, ProtocolGRPC or ProtocolTCP.
+	Protocol string `json:"protocol"`
+	// Weight is the endpoint's relative share of the load (>= 1).
+	Weight int `json:"weight"`
+	// Headers are sent with the endpoint's requests besides Target.Headers.
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// LoadEndpoints are Endpoints, or the one http endpoint EntryURL stands for (named after the entry service), for a
+// target without them.
+func (t Target) LoadEndpoints() []Endpoint {
+	if len(t.Endpoints) > 0 {
+		return t.Endpoints
+	}
+	if t.EntryURL == "" {
+		return nil
+	}
+	name := t.EntryService
+	if name == "" {
+		name = "entry"
+	}
+	return []Endpoint{{Name: name, URL: t.EntryURL, Protocol: scenario.ProtocolHTTP, Weight: 1}}
 }
 
 // Workload kinds of WorkloadRef.Kind.

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -22,5 +23,24 @@ func TestPodSelector(t *testing.T) {
 	}
 	if _, err := (Target{AppSelector: "a in (b"}).PodSelector(WorkloadRef{Name: "x"}); err == nil {
 		t.Error("an invalid app selector must be an error")
+	}
+}
+
+// A catalog app's target has no Endpoints: its one endpoint is the entry URL, at full weight, over http.
+func TestLoadEndpoints(t *testing.T) {
+	t.Parallel()
+	catalog := Target{EntryService: "frontend", EntryURL: "http://frontend.mb-single.svc.cluster.local:80/home"}
+	if got, want := catalog.LoadEndpoints(), []Endpoint{{Name: "frontend", URL: catalog.EntryURL, Protocol: "http", Weight: 1}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("catalog endpoints %+v, want %+v", got, want)
+	}
+	if got := (Target{EntryURL: "http://x/"}).LoadEndpoints(); len(got) != 1 || got[0].Name != "entry" {
+		t.Errorf("endpoints of a URL-only target %+v, want one named entry", got)
+	}
+	own := []Endpoint{{Name: "a", URL: "http://a/", Protocol: "http", Weight: 3}, {Name: "b", URL: "b:8079", Protocol: "grpc", Weight: 1}}
+	if got := (Target{EntryURL: "http://a/", Endpoints: own}).LoadEndpoints(); !reflect.DeepEqual(got, own) {
+		t.Errorf("endpoints %+v, want the target's own %+v", got, own)
+	}
+	if got := (Target{}).LoadEndpoints(); got != nil {
+		t.Errorf("a target without entry has endpoints %+v", got)
 	}
 }
