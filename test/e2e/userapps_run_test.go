@@ -56,6 +56,11 @@ func agentOverlay(t *testing.T, c *Cluster) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	// kustomize takes a base only by a relative path (an absolute one "cannot be absolute" as a new root).
+	rel, err := filepath.Rel(dir, base)
+	if err != nil {
+		t.Fatal(err)
+	}
 	body := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
@@ -64,7 +69,7 @@ images:
 - name: ghcr.io/meshbench/meshbench-agent
   newName: %s
   newTag: %q
-`, base, ref[:colon], ref[colon+1:])
+`, rel, ref[:colon], ref[colon+1:])
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
