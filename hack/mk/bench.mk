@@ -10,3 +10,10 @@ bench-loadgen: ## loadgen max-QPS ratio vs wrk (pinned CPUs, medians) and fixed 
 	$(GO) run ./hack/bench/loadgen -agent $(BIN)/meshbench-agent $(BENCH_LOADGEN_FLAGS)
 
 bench: bench-loadgen
+
+# Scale (issue 15 section 1): Kubernetes API requests of one case's path at 10, 1,000 and 5,000 pods on the fake
+# clientset (requests/case must not grow with pods; TestCaseAPIRequestsDoNotGrowWithPods asserts it). No cluster.
+.PHONY: bench-scale
+
+bench-scale: ## API requests per case at 10 / 1,000 / 5,000 pods (fake API, medians via -count 5)
+	$(GO) test -run '^$$' -bench 'BenchmarkCaseAPIRequests' -benchmem -count 5 ./orchestrate/
