@@ -368,7 +368,7 @@ spec:
     connections: 1
     targets:
     - {service: frontend, port: 8080, path: /}
-  windows: {idle: 5s, load: 10s, repetitions: 1, settle: 2s}
+  windows: {idle: 15s, load: 15s, repetitions: 1, settle: 2s}
   prometheus: {url: %s}
   output: {dir: runs}
 `, name, ns, modes, c.PrometheusURL))
