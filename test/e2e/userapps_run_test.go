@@ -332,7 +332,7 @@ func waitNoSidecars(ctx context.Context, t *testing.T, c *Cluster, ns string) {
 // and each time the namespace labels and the Deployments' pod-template annotations are back exactly as they were,
 // the app is never deleted or scaled, and its pods return without sidecars:
 //   - a run that succeeds (none, then sidecar);
-//   - a run whose case fails (sidecar with a verification timeout too short for the rollout);
+//   - a run whose case fails (sidecar with a ready timeout too short for the rollout);
 //   - a run interrupted with SIGINT during the sidecar case.
 func TestRunExistingAppRestoresExactly(t *testing.T) {
 	t.Parallel()
@@ -401,10 +401,10 @@ spec:
 	}
 	check("a successful run")
 
-	// 2. A failed case: the sidecar rollout cannot be verified within 1 s.
+	// 2. A failed case: the rollout into sidecar mode (about 6 s here) cannot be ready within 1 s.
 	work = t.TempDir()
 	stdout, stderr, code = runCLI(ctx, t, c, work, "run", "-f", scenarioFor("existing-fail", "[sidecar]"),
-		"--allow-existing-namespaces", "--output-dir", "runs", "--verify-timeout", "1s")
+		"--allow-existing-namespaces", "--output-dir", "runs", "--ready-timeout", "1s")
 	t.Logf("failing run, stderr (tail):\n%s", tail(stderr, 2500))
 	if code != 1 {
 		t.Fatalf("run with a failing case exited %d, want 1\nstdout:\n%s", code, stdout)
