@@ -191,6 +191,9 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 	if msgs := validation.IsDNS1123Label(strings.TrimSuffix(w.NamespacePrefix, "-") + "x"); len(msgs) > 0 || len(w.NamespacePrefix) > 30 {
 		c.add(p.Child("namespacePrefix"), "must be lower-case letters, digits and '-', at most 30 characters (got %q)", w.NamespacePrefix)
 	}
+	if protectedPrefix(w.NamespacePrefix) {
+		c.add(p.Child("namespacePrefix"), "is %q: namespaces starting kube- or istio- belong to the cluster and to Istio; meshbench never creates or changes them (use e.g. \"mb-\")", w.NamespacePrefix)
+	}
 	names := map[string]bool{}
 	for i, t := range w.Topologies {
 		tp := p.Child("topologies").Index(i)
@@ -219,6 +222,13 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 		}
 		if t.Replicas != w.Replicas { // an inherited value was already checked at workload.replicas
 			c.intRange(tp.Child("replicas"), t.Replicas, 1, 100, "")
+		}
+		ns := w.NamespacePrefix + t.Name // the first namespace workloads.Namespaces gives the topology
+		if t.Kind == TopologyMulti {
+			ns += "-0"
+		}
+		if w.App != AppExisting && !protectedPrefix(w.NamespacePrefix) && ProtectedNamespace(ns) {
+			c.add(tp.Child("name"), "with namespacePrefix %q names namespace %q, a system namespace meshbench never creates or changes; rename the topology", w.NamespacePrefix, ns)
 		}
 		if !nameRE.MatchString(t.Name) || len(t.Name) > 20 {
 			c.add(tp.Child("name"), "must be at most 20 lower-case letters, digits and '-' (got %q)", t.Name)
@@ -344,9 +354,17 @@ func validateUserApp(c *collector, p *field.Path, w *Workload) {
 	}
 }
 
-// ProtectedNamespace reports namespaces whose data plane meshbench never touches (the cluster's and Istio's own).
+// ProtectedNamespace reports namespaces meshbench never creates, labels, restarts or deletes: the cluster's own
+// (default, kube-system, kube-public, kube-node-lease and any kube-*), Istio's (istio-system, the default Istio root
+// namespace, and any istio-*) and the local-path provisioner's. A custom Istio root namespace is only known from the
+// cluster's mesh config: preflight and the run refuse it there (mesh.Info.RootNamespace).
 func ProtectedNamespace(ns string) bool {
-	return ns == "default" || strings.HasPrefix(ns, "kube-") || strings.HasPrefix(ns, "istio-") || ns == "local-path-storage"
+	return ns == "default" || protectedPrefix(ns) || ns == "local-path-storage"
+}
+
+// protectedPrefix: a name (or a namespace prefix) in the cluster's or Istio's namespace space.
+func protectedPrefix(s string) bool {
+	return strings.HasPrefix(s, "kube-") || strings.HasPrefix(s, "istio-")
 }
 
 // ParseWorkloadRef reads "name" or "Kind/name" (Kind Deployment or StatefulSet, or, with anyKind, any kind). Kind is
@@ -527,6 +545,9 @@ func validateAddress(c *collector, p *field.Path, service, namespace, rawURL str
 	}
 	if namespace != "" && app != AppExisting {
 		c.add(p.Child("namespace"), "is only used with app \"existing\" (meshbench places the other apps' Services itself); remove it")
+	}
+	if namespace != "" && ProtectedNamespace(namespace) {
+		c.add(p.Child("namespace"), "is %q, a system namespace: meshbench sends load only to the app's own namespaces (existing.namespaces)", namespace)
 	}
 }
 
