@@ -72,8 +72,7 @@ func ImageWants(s *scenario.Scenario, run, cni bool) ([]images.Want, error) {
 	if cni {
 		out = append(out, want(im.Network))
 	}
-	// App existing is already running on the user's nodes: meshbench deploys none of its images.
-	if run && s.Spec.Workload.App != "" && s.Spec.Workload.App != scenario.AppExisting {
+	if run && s.Spec.Workload.App != "" {
 		r := new(workloads.Renderer) // app manifests: read once for every topology
 		for _, topo := range s.Spec.Workload.Topologies {
 			objs, _, err := r.Objects(s, topo, "preflight")

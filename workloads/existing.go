@@ -166,3 +166,15 @@ func existingEntry(t *Target, s *scenario.Scenario, svcs map[string]map[string]b
 	setEndpoints(t, es, ts[0], firstNS)
 	return nil
 }
+
+// existing is app existing offline: meshbench applies none of its objects (its images are already on the user's
+// nodes), so it has none; the target holds the namespaces the scenario names. Discover gives the workloads and
+// Services from the cluster.
+func (b *builder) existing() error {
+	ex := b.s.Spec.Workload.Existing
+	if ex == nil || len(ex.Namespaces) == 0 {
+		return fmt.Errorf("app existing: spec.workload.existing.namespaces is not set")
+	}
+	b.target.Namespaces = append([]string(nil), ex.Namespaces...)
+	return nil
+}

@@ -122,3 +122,21 @@ func TestEnsureExistingAppliesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectsExisting: app existing is a case of the builder: meshbench applies none of its objects (so no image is
+// wanted for it), and the target holds the scenario's namespaces and the selector of the user's pods.
+func TestObjectsExisting(t *testing.T) {
+	t.Parallel()
+	s := existingScenario([]string{"shop", "db"}, nil, scenario.LoadTarget{Service: "web", Port: 8080, Path: "/"})
+	objs, tg, err := new(Renderer).Objects(s, s.Spec.Workload.Topologies[0], "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 0 || strings.Join(tg.Namespaces, ",") != "shop,db" || tg.AppSelector != ExistingAppSelector || tg.App != scenario.AppExisting {
+		t.Errorf("objects %d, target %+v", len(objs), tg)
+	}
+	s.Spec.Workload.Existing = nil
+	if _, _, err := new(Renderer).Objects(s, s.Spec.Workload.Topologies[0], "r1"); err == nil || !strings.Contains(err.Error(), "spec.workload.existing.namespaces") {
+		t.Errorf("no namespaces: %v", err)
+	}
+}

@@ -48,6 +48,8 @@ func (r *Renderer) build(s *scenario.Scenario, topo scenario.Topology, runID str
 		err = b.bookinfo()
 	case scenario.AppManifests:
 		err = b.manifests()
+	case scenario.AppExisting:
+		err = b.existing()
 	default:
 		err = fmt.Errorf("unknown app %q: use one of %v", b.app, scenario.Apps)
 	}
@@ -57,6 +59,9 @@ func (r *Renderer) build(s *scenario.Scenario, topo scenario.Topology, runID str
 	b.target.App = b.app
 	b.target.Topology = topo.Name
 	b.target.AppSelector = AppSelector(b.app, runID)
+	if b.app == scenario.AppExisting {
+		b.target.AppSelector = ExistingAppSelector
+	}
 	b.target.ClusterDomain = DomainOf(s.Spec.Workload)
 	return b.sorted(), b.target, nil
 }

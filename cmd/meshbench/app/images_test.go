@@ -249,3 +249,21 @@ func TestImageWantsBookinfo(t *testing.T) {
 		}
 	}
 }
+
+// TestImageWantsExisting: app existing runs on the user's nodes with the user's images; only the agent (the load
+// client) is meshbench's to pull.
+func TestImageWantsExisting(t *testing.T) {
+	t.Parallel()
+	s, err := scenario.ParseWith([]byte("apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: e}\nspec:\n  workload:\n    app: existing\n    existing: {namespaces: [shop]}\n  load:\n    targets: [{service: web, port: 8080}]\n"),
+		scenario.LoadOptions{ImageTag: "v0.1.0", ImageRegistry: "reg.example/mb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants, err := orchestrate.ImageWants(s, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wants) != 1 || wants[0].Ref != "reg.example/mb/meshbench-agent:v0.1.0" {
+		t.Errorf("wants %+v", wants)
+	}
+}
