@@ -34,7 +34,7 @@ func floorLoad(ctx context.Context, o options, target string) (clientRun, error)
 		"-connections", strconv.Itoa(o.connections), "-duration", o.duration.String())
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	out, cpu, wall, err := runClientCmd(cmd)
 	if err != nil {
 		return clientRun{}, fmt.Errorf("go floor: %w", err)
 	}
@@ -42,7 +42,7 @@ func floorLoad(ctx context.Context, o options, target string) (clientRun, error)
 	if err != nil {
 		return clientRun{}, err
 	}
-	r.cpu = processCPU(cmd)
+	r.cpu, r.wall = cpu, wall
 	return r, nil
 }
 

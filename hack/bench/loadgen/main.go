@@ -127,17 +127,16 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		wrk = append(wrk, w)
-		line := fmt.Sprintf("round %d: meshbench %7.0f qps %5.2f µs/req   wrk %7.0f qps %5.2f µs/req", i+1,
-			q.qps, q.cpuPerRequestUS(), w.qps, w.cpuPerRequestUS())
+		line := fmt.Sprintf("round %d: meshbench %s | wrk %s", i+1, q.clientRun, w)
 		if o.goFloor {
 			f, err := floorLoad(ctx, o, url)
 			if err != nil {
 				return err
 			}
 			floor = append(floor, f)
-			line += fmt.Sprintf("   go floor %7.0f qps %5.2f µs/req", f.qps, f.cpuPerRequestUS())
+			line += " | go floor " + f.String()
 		}
-		fmt.Printf("%s   qps ratio %.3f, CPU ratio %.3f\n", line, q.qps/w.qps, w.cpuPerRequestUS()/q.cpuPerRequestUS())
+		fmt.Printf("%s | qps ratio %.3f, CPU ratio %.3f\n", line, q.qps/w.qps, w.cpuPerRequestUS()/q.cpuPerRequestUS())
 	}
 	ratio := medianOf(mb, clientRun.QPS) / medianOf(wrk, clientRun.QPS)
 	mbCPU, wrkCPU := medianOf(mb, clientRun.cpuPerRequestUS), medianOf(wrk, clientRun.cpuPerRequestUS)
@@ -158,12 +157,12 @@ func run(ctx context.Context, o options) error {
 	acc := median(accs)
 	fmt.Printf("\nmax-QPS ratio meshbench/wrk (medians of %d rounds): %.3f (meshbench %.0f qps, wrk %.0f qps; target >= %.2f)\n",
 		o.rounds, ratio, medianOf(mb, clientRun.QPS), medianOf(wrk, clientRun.QPS), o.minRatio)
-	fmt.Printf("client CPU per request (medians): meshbench %.2f µs, wrk %.2f µs; CPU ratio wrk/meshbench %.3f\n",
-		mbCPU, wrkCPU, wrkCPU/mbCPU)
+	fmt.Printf("client CPU per request (medians): meshbench %.2f µs (%.0f%% busy), wrk %.2f µs (%.0f%% busy); CPU ratio wrk/meshbench %.3f\n",
+		mbCPU, 100*medianOf(mb, clientRun.busy), wrkCPU, 100*medianOf(wrk, clientRun.busy), wrkCPU/mbCPU)
 	if o.goFloor {
 		floorCPU := medianOf(floor, clientRun.cpuPerRequestUS)
-		fmt.Printf("go floor (plain net.Conn loop): %.0f qps, %.2f µs/req; CPU ratio wrk/floor %.3f, floor/meshbench %.3f\n",
-			medianOf(floor, clientRun.QPS), floorCPU, wrkCPU/floorCPU, floorCPU/mbCPU)
+		fmt.Printf("go floor (plain net.Conn loop): %.0f qps, %.2f µs/req (%.0f%% busy); CPU ratio wrk/floor %.3f, floor/meshbench %.3f\n",
+			medianOf(floor, clientRun.QPS), floorCPU, 100*medianOf(floor, clientRun.busy), wrkCPU/floorCPU, floorCPU/mbCPU)
 	}
 	fmt.Printf("fixed-QPS accuracy at %.0f qps (median of 3): %.3f%% (target >= %.1f%%)\n", o.fixedQPS, 100*acc, 100*o.minAcc)
 	var errs []error
@@ -176,16 +175,32 @@ func run(ctx context.Context, o options) error {
 	return errors.Join(errs...)
 }
 
-// clientRun is one client process's max-QPS round: its rate, its requests and the CPU it used (user+system, from
-// its rusage; the whole process, start-up included).
+// clientRun is one client process's max-QPS round: its rate, its requests, the CPU it used (user+system, from its
+// rusage; the whole process, start-up included) and its wall time.
 type clientRun struct {
 	qps      float64
 	requests int64
 	cpu      time.Duration
+	wall     time.Duration
+}
+
+// busy is the share of its wall time the client was on a CPU. CPU per request compares clients only when both are
+// near 100 %: a client that waits (for the server, or for a CPU on a noisy machine) gets fewer requests per wakeup,
+// and each costs it more.
+func (r clientRun) busy() float64 {
+	if r.wall <= 0 {
+		return 0
+	}
+	return r.cpu.Seconds() / r.wall.Seconds()
 }
 
 // QPS is the round's rate.
 func (r clientRun) QPS() float64 { return r.qps }
+
+// String is the round as the table prints it.
+func (r clientRun) String() string {
+	return fmt.Sprintf("%6.0f qps %5.2f µs/req %3.0f%% busy", r.qps, r.cpuPerRequestUS(), 100*r.busy())
+}
 
 // cpuPerRequestUS is the client's CPU per request in µs (0 without requests).
 func (r clientRun) cpuPerRequestUS() float64 {
@@ -195,9 +210,15 @@ func (r clientRun) cpuPerRequestUS() float64 {
 	return float64(r.cpu.Microseconds()) / float64(r.requests)
 }
 
-// processCPU is a finished process's user+system CPU.
-func processCPU(cmd *exec.Cmd) time.Duration {
-	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+// runClientCmd runs a client process and returns its stdout, its user+system CPU and its wall time.
+func runClientCmd(cmd *exec.Cmd) (out []byte, cpu, wall time.Duration, err error) {
+	start := time.Now()
+	out, err = cmd.Output()
+	wall = time.Since(start)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return out, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), wall, nil
 }
 
 type agentResult struct {
@@ -218,7 +239,7 @@ func agentLoad(ctx context.Context, o options, url string, qps float64, conns in
 	cmd := exec.CommandContext(ctx, "taskset", args...)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	out, cpu, wall, err := runClientCmd(cmd)
 	if err != nil {
 		return agentResult{}, fmt.Errorf("meshbench-agent load: %w", err)
 	}
@@ -226,7 +247,7 @@ func agentLoad(ctx context.Context, o options, url string, qps float64, conns in
 	if err != nil {
 		return agentResult{}, err
 	}
-	res.cpu = processCPU(cmd)
+	res.cpu, res.wall = cpu, wall
 	return res, nil
 }
 
@@ -267,7 +288,7 @@ var (
 func wrkLoad(ctx context.Context, o options, url string) (clientRun, error) {
 	cmd := exec.CommandContext(ctx, "taskset", "-c", o.clientCPU, o.wrk, "-t1", "-c"+strconv.Itoa(o.connections),
 		"-d"+strconv.Itoa(int(o.duration.Seconds()))+"s", url)
-	out, err := cmd.Output()
+	out, cpu, wall, err := runClientCmd(cmd)
 	if err != nil {
 		return clientRun{}, fmt.Errorf("wrk: %w", err)
 	}
@@ -275,7 +296,7 @@ func wrkLoad(ctx context.Context, o options, url string) (clientRun, error) {
 	if err != nil {
 		return clientRun{}, err
 	}
-	r.cpu = processCPU(cmd)
+	r.cpu, r.wall = cpu, wall
 	return r, nil
 }
 

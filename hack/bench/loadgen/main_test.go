@@ -88,3 +88,17 @@ func TestFloorClient(t *testing.T) {
 		t.Error("no elapsed time: want an error")
 	}
 }
+
+func TestBusy(t *testing.T) {
+	for _, tc := range []struct {
+		r    clientRun
+		want float64
+	}{
+		{clientRun{cpu: 4 * time.Second, wall: 5 * time.Second}, 0.8},
+		{clientRun{cpu: time.Second}, 0},
+	} {
+		if got := tc.r.busy(); got != tc.want {
+			t.Errorf("%+v: got %v, want %v", tc.r, got, tc.want)
+		}
+	}
+}
