@@ -152,15 +152,22 @@ func (v *deprecatedValue) IsBoolFlag() bool {
 // Main runs meshbench and returns the process exit code.
 func Main() int {
 	streams := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	ctx, stop := interrupt.Notify(context.Background(), interrupt.Handler{
+	ctx, stop := signalContext(streams, os.Exit)
+	defer stop()
+	return Execute(ctx, streams, os.Args[1:])
+}
+
+// signalContext is Main's context: SIGINT or SIGTERM cancels it with an *interrupt.SignalError cause (the verbs
+// clean up, Execute exits 130 or 143); a second signal during cleanup prints what may be left and calls exit with
+// the first signal's code at once (the user insisted: cleanup is abandoned).
+func signalContext(streams Streams, exit func(int)) (context.Context, func()) {
+	return interrupt.Notify(context.Background(), interrupt.Handler{
 		OnFirst: func(se *interrupt.SignalError) { fmt.Fprint(streams.ErrOut, firstSignalText(se)) },
 		OnSecond: func(first, second *interrupt.SignalError) {
 			fmt.Fprint(streams.ErrOut, secondSignalText(first, second))
-			os.Exit(first.ExitCode()) // the one other exit: the user insisted, cleanup is abandoned
+			exit(first.ExitCode())
 		},
 	}, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Execute(ctx, streams, os.Args[1:])
 }
 
 // firstSignalText tells the user what the first signal does, and what a second one would.

@@ -91,6 +91,12 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 		ReadyTimeout: f.readyTimeout, VerifyTimeout: f.verifyTimeout, FinalizeTimeout: f.finalizeTimeout}
 	res, runErr := orchestrate.Run(ctx, cfg, orchestrate.Deps{Clients: clients, KubeVersion: kubeVersion,
 		Log: g.Logger(streams.ErrOut), Progress: progressWriter(g, streams.ErrOut)})
+	return runDone(ctx, streams, g, res, runErr)
+}
+
+// runDone prints what a run wrote and turns its outcome into the verb's error: the runner's, an interruption
+// (wrapping the context's cause, an interrupt.SignalError after a signal: exit 130/143), or the failed cases (exit 1).
+func runDone(ctx context.Context, streams Streams, g *GlobalFlags, res orchestrate.RunResult, runErr error) error {
 	if res.Dir == "" { // refused before the run directory existed
 		return runErr
 	}
