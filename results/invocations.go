@@ -53,9 +53,9 @@ func (in Interruption) Text() string {
 func StartInvocation(meta RunMeta, cases []CaseResult, now time.Time) RunMeta {
 	invs := slices.Clone(meta.Invocations)
 	if len(invs) == 0 && !meta.Start.IsZero() {
-		first := Invocation{Start: meta.Start, End: meta.End, Outcome: OutcomeCompleted}
+		first := Invocation{Start: meta.Start, End: meta.End, Outcome: OutcomeUnrecorded}
 		if meta.End == nil {
-			first.Outcome = OutcomeCrashed
+			first.Outcome = "" // closed as crashed below
 		} else if meta.Interrupted != nil {
 			first.Outcome = OutcomeInterrupted
 		}

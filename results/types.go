@@ -73,6 +73,9 @@ const (
 	// OutcomeCrashed is an invocation that ended without writing its end (kill -9, a power cut), found by the next
 	// --resume: its end is then its last case record.
 	OutcomeCrashed = "crashed"
+	// OutcomeUnrecorded is the first invocation of a run recorded before invocations existed, rebuilt by a --resume
+	// from start and end: older meshbench wrote end after Ctrl-C too, so how it ended is unknown.
+	OutcomeUnrecorded = "unrecorded"
 )
 
 // Invocation is one meshbench process's span of work on a run.
