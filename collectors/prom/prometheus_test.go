@@ -455,8 +455,9 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	col.Catalog = broken
 	part, err := col.Collect(ctx, w, sets[:1])
 	var qe *QueryErrors
-	if !errors.As(err, &qe) || len(qe.Failed) != 1 || qe.Queries != len(broken) || !strings.Contains(err.Error(), "app cpu-broken") {
-		t.Errorf("one refused query: error %v, want *QueryErrors naming app cpu-broken, 1 of %d", err, len(broken))
+	// One query per signal, and one of the job's up series (the completeness check).
+	if !errors.As(err, &qe) || len(qe.Failed) != 1 || qe.Queries != len(broken)+1 || !strings.Contains(err.Error(), "app cpu-broken") {
+		t.Errorf("one refused query: error %v, want *QueryErrors naming app cpu-broken, 1 of %d", err, len(broken)+1)
 	}
 	// The app's total and its two workloads' figures, of each signal that worked.
 	if want := 3 * len(Catalog()) * 3; len(part.Samples) != want {
