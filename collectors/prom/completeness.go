@@ -185,7 +185,7 @@ func (c *Collector) checkScrapes(ctx context.Context, out *podset.Collected, t *
 	when, rng := p.Span(out.Window.End)
 	suffix := "[" + strconv.FormatInt(int64(ceilSecond(rng)/time.Second), 10) + "s]"
 	up := map[TargetKey]*upSeries{}
-	var failedJobs []string // their figures are already missing from the check as failed queries
+	var failedJobs []string                   // their figures are already missing from the check as failed queries
 	byInstance := map[[2]string][]TargetKey{} // job, instance -> up targets
 	for _, job := range jobs {
 		t.queries++
