@@ -25,8 +25,9 @@
 // are recorded as skipped with the reason.
 //
 // Every test runs spec.cni.samples times for spec.cni.duration (the samples of a case back to back), through exec
-// (kube.Execer); the raw output of each sample is kept in the run directory (raw/<path>-<test>-<n>.json, .txt for
-// netperf), parsed by internal/nettool, checked (the Service path must show the ClusterIP on the client side and the
+// (kube.Execer); the raw output of each sample is kept in the run directory under a name that says what it holds
+// (raw/<path>-<test>-<n>.json only for output that parses as JSON, .txt for netperf's text, .err.txt for an exec
+// error and output that is not the tool's report; nothing for a sample Ctrl-C cut short), parsed by internal/nettool, checked (the Service path must show the ClusterIP on the client side and the
 // backend's own address on the server side) and recorded by the runner as one case per path x test (case ID
 // <path>/<test>, the plan's; sample n is repetition n). The printed table is results.CNIRows over the summary of
 // what was recorded, the computation the report uses. Resource use of the test pods and of their nodes (node A for
