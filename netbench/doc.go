@@ -34,4 +34,8 @@
 // same-node, A and B otherwise; each node on its own, labelled node and series) is read for an idle window (pods deployed, then one rate range of quiet, then no traffic) and
 // for every case; a case shorter than two rate ranges gets memory figures only, because its CPU figures would reach
 // back into the previous case's traffic (the case says so in a warning).
+//
+// A resumed run (`meshbench cni --resume`, Bench.Resume) keeps the recorded cases and runs the others on the nodes the
+// kept ones used (RecordedPlacement), after checking the plan is the recorded one (PlanResume), deleting the namespace
+// a killed session left (CleanupLeftovers) and removing the raw output of the cases that run again (RemoveRaw).
 package netbench

@@ -41,7 +41,8 @@ Tests: iperf3 TCP (goodput, retransmits, RTT), iperf3 UDP at spec.cni.udpBitrate
 TCP_RR and TCP_CRR (netperf when the network image has it, else the built-in fortio tool of the agent image).
 
 Everything runs in one namespace, deleted at the end (also on failure and Ctrl-C) unless --retain. Raw tool output
-is kept in RUN_DIR/raw/, samples in RUN_DIR/samples.jsonl. The scenario needs a spec.cni section; a bad config or
+is kept in RUN_DIR/raw/ (<path>-<test>-<n>.json only when it parses as JSON, .txt netperf text, .err.txt an exec
+error or other output), samples in RUN_DIR/samples.jsonl. The scenario needs a spec.cni section; a bad config or
 flag exits 2 before the cluster is touched, and so do an image its registry does not have or refuses (the agent and
 network images are resolved first; --skip-image-check) and an API server that does not answer. Exit 1 when a case
 failed (the table says why). ` + "`meshbench report MESH_RUN_DIR CNI_RUN_DIR`" + ` puts this run next to a mesh run of the
