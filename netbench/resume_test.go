@@ -276,6 +276,10 @@ func TestResumeAfterKill(t *testing.T) {
 	if want := []string{"cross-node/tcp", "idle", "same-node/tcp", "same-node/udp"}; !slices.Equal(sortedKeys((kept)), want) {
 		t.Fatalf("session 1 recorded %v, want %v", sortedKeys((kept)), want)
 	}
+	// The nodes the resumed cases must run on come from what the runner recorded with the kept cases.
+	if pin, ok, err := netbench.RecordedPlacement(kept); !ok || err != nil || pin != (scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"}) {
+		t.Fatalf("recorded placement %+v %v %v, want node1/node2", pin, ok, err)
+	}
 	if _, ok := before[filepath.Join("raw", "cross-node-udp-1.json")]; !ok {
 		t.Fatalf("session 1 kept no raw output of cross-node/udp sample 1: %v", sortedKeys((before)))
 	}
