@@ -25,12 +25,17 @@
 // are recorded as skipped with the reason.
 //
 // Every test runs spec.cni.samples times for spec.cni.duration (the samples of a case back to back), through exec
-// (kube.Execer); the raw output of each sample is kept in the run directory (raw/<path>-<test>-<n>.json, .txt for
-// netperf), parsed by internal/nettool, checked (the Service path must show the ClusterIP on the client side and the
+// (kube.Execer); the raw output of each sample is kept in the run directory under a name that says what it holds
+// (raw/<path>-<test>-<n>.json only for output that parses as JSON, .txt for netperf's text, .err.txt for an exec
+// error and output that is not the tool's report; nothing for a sample Ctrl-C cut short), parsed by internal/nettool, checked (the Service path must show the ClusterIP on the client side and the
 // backend's own address on the server side) and recorded by the runner as one case per path x test (case ID
 // <path>/<test>, the plan's; sample n is repetition n). The printed table is results.CNIRows over the summary of
 // what was recorded, the computation the report uses. Resource use of the test pods and of their nodes (node A for
 // same-node, A and B otherwise; each node on its own, labelled node and series) is read for an idle window (pods deployed, then one rate range of quiet, then no traffic) and
 // for every case; a case shorter than two rate ranges gets memory figures only, because its CPU figures would reach
 // back into the previous case's traffic (the case says so in a warning).
+//
+// A resumed run (`meshbench cni --resume`, Bench.Resume) keeps the recorded cases and runs the others on the nodes the
+// kept ones used (RecordedPlacement), after checking the plan is the recorded one (PlanResume), deleting the namespace
+// a killed session left (CleanupLeftovers) and removing the raw output of the cases that run again (RemoveRaw).
 package netbench

@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,7 +49,7 @@ type Config struct {
 	Namespace string
 	CNI       scenario.CNI
 	Images    Images
-	// RunDir receives raw/<path>-<test>-<n>.json; "" keeps no raw output.
+	// RunDir receives raw/<path>-<test>-<n>.json (.txt, .err.txt: see RawName); "" keeps no raw output.
 	RunDir string
 	// Keep: the runner leaves the namespace in place (--retain, for inspection or the iperf3 comparison script);
 	// the report says how to delete it.
@@ -536,7 +534,7 @@ func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (Outcome, r
 	)
 	for attempt := 1; ; attempt++ {
 		w, stdout, err = r.execTest(ctx, t, args, spec)
-		raw = r.keepRaw(c, n, spec.Tool, stdout, err)
+		raw = r.keepRaw(ctx, c, n, spec.Tool, stdout, err)
 		if err == nil {
 			res, err = nettool.Parse(spec, stdout)
 		}
@@ -591,28 +589,19 @@ func retryable(err error) bool {
 	return nettool.IsSetupFailure(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH)
 }
 
-// keepRaw writes the tool output of a sample to raw/<path>-<test>-<n>.json (.txt for netperf) and returns the path
-// relative to the run directory.
-func (r *Bench) keepRaw(c Case, n int, tool nettool.Tool, stdout []byte, execErr error) string {
+// keepRaw keeps the raw output of a sample's exec under the name that says what it is (RawOutput, RawName) and
+// returns its path relative to the run directory ("" when nothing was kept).
+func (r *Bench) keepRaw(ctx context.Context, c Case, n int, tool nettool.Tool, stdout []byte, execErr error) string {
 	if r.cfg.RunDir == "" {
 		return ""
 	}
-	ext := ".json"
-	if tool == nettool.ToolNetperf {
-		ext = ".txt"
-	}
-	rel := filepath.Join("raw", fmt.Sprintf("%s-%s-%d%s", c.Path, c.Test, n, ext))
-	data := stdout
-	if len(data) == 0 && execErr != nil {
-		data = []byte("exec failed: " + execErr.Error() + "\n")
-	}
-	if err := os.MkdirAll(filepath.Join(r.cfg.RunDir, "raw"), 0o755); err != nil {
-		r.d.Log.Warn("keep raw output", "err", err)
+	kind, data, keep := RawOutput(tool, stdout, execErr, ctx.Err() != nil)
+	if !keep {
 		return ""
 	}
-	if err := os.WriteFile(filepath.Join(r.cfg.RunDir, rel), data, 0o644); err != nil {
+	rel, err := writeRaw(r.cfg.RunDir, c.Path, c.Test, n, kind, data)
+	if err != nil {
 		r.d.Log.Warn("keep raw output", "err", err)
-		return ""
 	}
 	return rel
 }

@@ -3,11 +3,14 @@ package orchestrate
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -15,6 +18,9 @@ import (
 // CNIConfig is one `meshbench cni`: the validated scenario (flags applied) and the bounds of its waits.
 type CNIConfig struct {
 	Scenario *scenario.Scenario
+	// ResumeDir continues the cni run recorded there (Scenario is then its recorded scenario): its kept cases stay
+	// as they are, the others run.
+	ResumeDir string
 	// Retain keeps the test namespace and pods after the run.
 	Retain          bool
 	ReadyTimeout    time.Duration
@@ -45,17 +51,34 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 	if err != nil {
 		log.Warn("detect istio", "err", err)
 	}
-	// run.json records the same plan type `meshbench plan` prints (its pod network part, case IDs <path>/<test>).
-	plan := scenario.NewPlan(s)
-	meta, err := newMeta("cni", s, scenario.Plan{Scenario: plan.Scenario, CNI: plan.CNI})
-	if err != nil {
-		return CNIResult{}, err
-	}
-	meta.Cluster, meta.Prometheus, meta.Notes = ClusterFacts(ctx, clients, s, d.KubeVersion, ist, log), col.Facts, append(meta.Notes, col.Notes...)
-	// The run ID is also the namespace name (mb-<run id>): lower-case, digits and '-', short.
-	store, meta, err := CreateRun(s.Spec.Output.Dir, "cni", meta)
-	if err != nil {
-		return CNIResult{}, err
+	var store *results.Store
+	var meta results.RunMeta
+	var recorded *results.Run
+	if cfg.ResumeDir != "" {
+		st, run, err := results.Resume(cfg.ResumeDir)
+		if err != nil {
+			return CNIResult{}, inputError(err)
+		}
+		if run.Meta.Command != "cni" {
+			_ = st.Close()
+			return CNIResult{}, inputError(fmt.Errorf("resume %s: a %q run, not a cni run: continue it with meshbench run --resume", cfg.ResumeDir, run.Meta.Command))
+		}
+		for _, w := range run.Warnings {
+			log.Warn("resume", "repaired", w)
+		}
+		store, meta, recorded = st, run.Meta, run
+	} else {
+		// run.json records the same plan type `meshbench plan` prints (its pod network part, case IDs <path>/<test>).
+		plan := scenario.NewPlan(s)
+		meta, err = newMeta("cni", s, scenario.Plan{Scenario: plan.Scenario, CNI: plan.CNI})
+		if err != nil {
+			return CNIResult{}, err
+		}
+		meta.Cluster, meta.Prometheus, meta.Notes = ClusterFacts(ctx, clients, s, d.KubeVersion, ist, log), col.Facts, append(meta.Notes, col.Notes...)
+		// The run ID is also the namespace name (mb-<run id>): lower-case, digits and '-', short.
+		if store, meta, err = CreateRun(s.Spec.Output.Dir, "cni", meta); err != nil {
+			return CNIResult{}, err
+		}
 	}
 	defer func() { _ = store.Close() }()
 	res := CNIResult{RunID: meta.RunID, Dir: store.Dir()}
@@ -65,16 +88,32 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 		ReadyTimeout: cfg.ReadyTimeout, DeleteTimeout: cfg.FinalizeTimeout, RateRange: col.lead,
 	}
 	var out runner.Outcome
-	b, runErr := netbench.New(ctx, nc, netbench.Deps{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube},
-		Resources: col, Log: log})
+	b, done, runErr := NewCNIBench(ctx, nc, netbench.Deps{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube},
+		Resources: col, Log: log}, recorded)
+	if b == nil || recorded != nil && runErr != nil {
+		// A refused resume leaves the recorded run as it was (no summary or end time rewritten).
+		return res, runErr
+	}
+	if recorded != nil {
+		// This invocation's span starts now (as in meshbench run --resume): its "took" sums the active spans.
+		meta = results.StartInvocation(meta, recorded.Cases, time.Now().UTC())
+		if err := store.UpdateMeta(meta); err != nil {
+			return res, err
+		}
+	}
 	if runErr == nil {
 		// One runner for both verbs: the bench's cases take the case loop, recording, interruption and finalizer
 		// (namespace deletion, also after Ctrl-C; --retain keeps it) of meshbench run.
-		out, runErr = RunCNICases(ctx, CNICases{Bench: b, RunID: meta.RunID, Store: store, Measured: true, Retain: cfg.Retain,
+		out, runErr = RunCNICases(ctx, CNICases{Bench: b, RunID: meta.RunID, Store: store, Done: done, Measured: true, Retain: cfg.Retain,
 			FinalizeTimeout: cfg.FinalizeTimeout, Log: log, Progress: d.Progress})
 	}
 	meta.Cluster.CNI = b.Facts().CNI
-	meta.Notes = append(meta.Notes, b.Notes()...)
+	// A resumed run's run.json already holds the notes of the sessions before: each note once.
+	for _, n := range b.Notes() {
+		if !slices.Contains(meta.Notes, n) {
+			meta.Notes = append(meta.Notes, n)
+		}
+	}
 	sum, _, err := Finish(store, meta, EndingOf(ctx, out, runErr), log)
 	if err != nil {
 		runErr = errors.Join(runErr, err)

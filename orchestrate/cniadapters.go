@@ -2,6 +2,7 @@ package orchestrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -75,6 +76,8 @@ type CNICases struct {
 	Bench *netbench.Bench
 	RunID string
 	Store runner.Store
+	// Done are the cases a resumed run keeps (Bench.Resume, through NewCNIBench): the runner does not run them again.
+	Done map[string]results.CaseResult
 	// Measured says whether resource use is read (the bench has a ResourceCollector).
 	Measured bool
 	// Retain keeps the namespace and pods after the run (--retain).
@@ -94,7 +97,7 @@ func RunCNICases(ctx context.Context, c CNICases) (runner.Outcome, error) {
 		clk = clock.RealClock{}
 	}
 	r := &runner.Runner{
-		Plan: scenario.Plan{Cases: c.Bench.Cases()}, RunID: c.RunID, Store: c.Store, Retain: c.Retain,
+		Plan: scenario.Plan{Cases: c.Bench.Cases()}, RunID: c.RunID, Store: c.Store, Done: c.Done, Retain: c.Retain,
 		FinalizeTimeout: c.FinalizeTimeout, Clock: kubeClock{clk}, Log: c.Log, Progress: c.Progress,
 		Workloads: cniWorkloads{c.Bench}, Load: cniLoad{c.Bench},
 	}
@@ -116,4 +119,39 @@ func RunCNICases(ctx context.Context, c CNICases) (runner.Outcome, error) {
 		return out, &netbench.CasesFailedError{Cases: ids}
 	}
 	return out, nil
+}
+
+// NewCNIBench is netbench.New for a new run (recorded nil) or for the continuation of a recorded one: the kept
+// cases' nodes are pinned as the placement (the resumed cases measure the same path), the plan must still be the
+// recorded run's, what a killed session left in the cluster is deleted and the raw output of the cases that run
+// again is removed (netbench.Bench.Resume). done is what the runner keeps (CNICases.Done). The bench is returned with
+// an error too when New returned one (its report holds the refused placement).
+func NewCNIBench(ctx context.Context, nc netbench.Config, d netbench.Deps, recorded *results.Run) (b *netbench.Bench, done map[string]results.CaseResult, err error) {
+	if recorded != nil {
+		pin, ok, err := netbench.RecordedPlacement(recorded.DoneCases())
+		if err != nil {
+			return nil, nil, inputError(fmt.Errorf("resume %s: %w", recorded.Dir, err))
+		}
+		if ok {
+			nc.CNI.Placement = pin
+		}
+		b, err = netbench.New(ctx, nc, d)
+		if err != nil && ok {
+			return b, nil, fmt.Errorf("resume %s: the kept cases ran on node-a %q node-b %q: %w; start a new run without --resume",
+				recorded.Dir, pin.ClientNode, pin.ServerNode, err)
+		}
+	} else {
+		b, err = netbench.New(ctx, nc, d)
+	}
+	if err != nil || recorded == nil {
+		return b, nil, err
+	}
+	done, err = b.Resume(ctx, recorded.Cases)
+	if errors.Is(err, netbench.ErrPlanChanged) {
+		return b, nil, inputError(fmt.Errorf("resume %s: %w; start a new run (meshbench cni -f SCENARIO, without --resume)", recorded.Dir, err))
+	}
+	if err != nil {
+		return b, nil, fmt.Errorf("resume %s: %w", recorded.Dir, err)
+	}
+	return b, done, nil
 }

@@ -1,0 +1,211 @@
+package netbench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// ResumeConflicts lists, one line per field, where a scenario given to a resumed run (-f, with the flags applied)
+// differs from the recorded one in what makes the cni plan or its measurements: spec.cni (cases, sample count and
+// length, tool settings, placement) and the images the test pods run. Anything else (metadata, output directory,
+// Prometheus) is free to differ. Nil means the given scenario repeats the recorded run. It is pure.
+func ResumeConflicts(recorded, given *scenario.Scenario) []string {
+	var out []string
+	for _, part := range []struct {
+		path      string
+		rec, give any
+	}{
+		{"spec.cni", recorded.Spec.CNI, given.Spec.CNI},
+		{"spec.images", imagesOf(recorded), imagesOf(given)},
+	} {
+		out = append(out, jsonDiff(part.path, toJSONValue(part.rec), toJSONValue(part.give))...)
+	}
+	return out
+}
+
+// imagesOf is the part of spec.images the test pods run (the resolved images, not the registry and tag they came
+// from).
+func imagesOf(s *scenario.Scenario) map[string]string {
+	return map[string]string{"network": s.Spec.Images.Network, "agent": s.Spec.Images.Agent, "pullPolicy": s.Spec.Images.PullPolicy}
+}
+
+func toJSONValue(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return string(b)
+	}
+	return out
+}
+
+// jsonDiff lists the leaves of two decoded JSON values that differ, by field path, in a stable order.
+func jsonDiff(path string, a, b any) []string {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		keys := slices.Sorted(maps.Keys(am))
+		for k := range bm {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		var out []string
+		for _, k := range keys {
+			out = append(out, jsonDiff(path+"."+k, am[k], bm[k])...)
+		}
+		return out
+	}
+	if reflect.DeepEqual(a, b) {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: recorded %s, given %s", path, jsonText(a), jsonText(b))}
+}
+
+func jsonText(v any) string {
+	if v == nil {
+		return "(unset)"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// RecordedPlacement is the placement the recorded cases measured on: their node-a and node-b facts (Deploy's),
+// pinned as spec.cni.placement so that the resumed cases run on the same nodes as the kept ones. ok is false when
+// no kept case names its nodes (nothing was measured: the resumed run places afresh). Kept cases that name different
+// nodes (a run resumed before on other nodes) are an error: no placement can continue both.
+func RecordedPlacement(done map[string]results.CaseResult) (p scenario.CNIPlacement, ok bool, err error) {
+	var from string
+	for _, id := range slices.Sorted(maps.Keys(done)) {
+		c := done[id]
+		a := c.Facts["node-a"]
+		if a == "" {
+			continue
+		}
+		got := scenario.CNIPlacement{ClientNode: a, ServerNode: c.Facts["node-b"]}
+		if !ok {
+			p, ok, from = got, true, id
+			continue
+		}
+		if got != p {
+			return p, ok, fmt.Errorf("recorded cases ran on different nodes: %s on node-a %q node-b %q, %s on node-a %q node-b %q",
+				from, p.ClientNode, p.ServerNode, id, got.ClientNode, got.ServerNode)
+		}
+	}
+	return p, ok, nil
+}
+
+// ErrPlanChanged marks a resume refused because the plan on this cluster is not the recorded run's.
+var ErrPlanChanged = errors.New("the plan differs from the recorded run's")
+
+// PlanResume is which of the planned cases a resumed run runs, in plan order: those without a kept record (done:
+// the latest record of each case, ok or skipped, results.Run.DoneCases). A kept case the plan does not hold, or a
+// planned case the recorded run skipped but the cluster can run now (or the reverse), means the plan is not the
+// recorded run's: an error naming the cases. It is pure.
+func PlanResume(done map[string]results.CaseResult, planned []scenario.Case) ([]scenario.Case, error) {
+	var run []scenario.Case
+	var errs []error
+	inPlan := map[string]bool{}
+	for _, c := range planned {
+		inPlan[c.ID] = true
+		rec, kept := done[c.ID]
+		switch {
+		case !kept:
+			run = append(run, c)
+		case rec.Status == results.StatusSkipped && c.Skip == "":
+			errs = append(errs, fmt.Errorf("case %s was recorded skipped (%s) but the cluster can run it now", c.ID, rec.Reason))
+		case rec.Status != results.StatusSkipped && c.Skip != "":
+			errs = append(errs, fmt.Errorf("case %s was recorded %s but the cluster cannot run it now (%s)", c.ID, rec.Status, c.Skip))
+		}
+	}
+	var extra []string
+	for id := range done {
+		if !inPlan[id] {
+			extra = append(extra, id)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		errs = append(errs, fmt.Errorf("recorded case(s) %s are not in the plan", strings.Join(extra, ", ")))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPlanChanged, err)
+	}
+	return run, nil
+}
+
+// Resume prepares the bench to continue the recorded run whose case lines are recorded (cases.jsonl): it plans
+// which cases run (PlanResume), deletes what a killed run of this run ID left in the cluster (CleanupLeftovers) and
+// removes the raw output of the cases that run again (RemoveRaw). It returns the kept cases for the runner's Done.
+func (r *Bench) Resume(ctx context.Context, recorded []results.CaseResult) (map[string]results.CaseResult, error) {
+	done := (&results.Run{Cases: recorded}).DoneCases()
+	run, err := PlanResume(done, r.Cases())
+	if err != nil {
+		return nil, err
+	}
+	if err := r.CleanupLeftovers(ctx); err != nil {
+		return nil, err
+	}
+	if r.cfg.RunDir != "" {
+		ids := make([]string, 0, len(run))
+		for _, c := range run {
+			ids = append(ids, c.ID)
+		}
+		removed, err := RemoveRaw(r.cfg.RunDir, ids)
+		if err != nil {
+			return nil, err
+		}
+		if len(removed) > 0 {
+			r.d.Log.Info("removed raw output of cases that run again", "files", len(removed))
+		}
+	}
+	r.d.Log.Info("resuming", "kept", len(done), "to run", len(run))
+	return done, nil
+}
+
+// CleanupLeftovers deletes the run namespace when it is still there (a run killed before its finalizer, or one
+// interrupted with --retain), with Teardown's deletion (DeleteNamespace, bounded by DeleteTimeout), so that Deploy
+// starts from nothing. A namespace of that name that does not carry this run's labels is not meshbench's to
+// delete: an error.
+func (r *Bench) CleanupLeftovers(ctx context.Context) error {
+	cctx, cancel := callCtx(ctx)
+	ns, err := r.d.Kube.CoreV1().Namespaces().Get(cctx, r.cfg.Namespace, metav1.GetOptions{})
+	cancel()
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look for leftovers of run %s: %w", r.cfg.RunID, err)
+	}
+	for k, v := range r.objs.Labels("") {
+		if ns.Labels[k] != v {
+			return fmt.Errorf("namespace %s exists but is not run %s's (label %s=%q, want %q): delete or rename it, then resume again",
+				ns.Name, r.cfg.RunID, k, ns.Labels[k], v)
+		}
+	}
+	r.d.Log.Info("deleting the namespace a previous session of the run left", "namespace", ns.Name)
+	dctx, cancel := context.WithTimeout(ctx, r.cfg.DeleteTimeout)
+	defer cancel()
+	if err := DeleteNamespace(dctx, r.d.Kube, ns.Name); err != nil {
+		return fmt.Errorf("clean up the previous session: %w (or run meshbench cleanup --run %s)", err, r.cfg.RunID)
+	}
+	return nil
+}
