@@ -143,6 +143,16 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	return res, errors.Join(runErr, err)
 }
 
+// InsecureClients names the clients of s whose TLS verification is off (run.json's insecure): only an explicit
+// field turns it off.
+func InsecureClients(s *scenario.Scenario) []string {
+	var out []string
+	if s.Spec.Prometheus.InsecureSkipVerify {
+		out = append(out, results.InsecurePrometheus)
+	}
+	return out
+}
+
 // newMeta is run.json of a new run before its ID is drawn: command, start, tool, the scenario echo and the plan.
 func newMeta(command string, s *scenario.Scenario, plan any) (results.RunMeta, error) {
 	v := version.Get()
@@ -156,6 +166,7 @@ func newMeta(command string, s *scenario.Scenario, plan any) (results.RunMeta, e
 	if meta.Plan, err = json.Marshal(plan); err != nil {
 		return meta, fmt.Errorf("encode plan: %w", err)
 	}
+	meta.Insecure = InsecureClients(s)
 	return meta, nil
 }
 
