@@ -278,6 +278,11 @@ func prometheusCheck(ctx context.Context, c *kube.Clients, p scenario.Prometheus
 	if len(pr.Warnings) > 0 {
 		ch.Status, ch.Fix = StatusWarn, "Prometheus warnings: "+strings.Join(pr.Warnings, "; ")
 	}
+	if p.InsecureSkipVerify { // off only on request, and said wherever it is in effect
+		ch.Status = StatusWarn
+		ch.Detail += "; TLS verification is off (spec.prometheus.insecureSkipVerify)"
+		ch.Fix = strings.TrimPrefix(ch.Fix+"; verify the server with spec.prometheus.caFile instead of insecureSkipVerify", "; ")
+	}
 	return ch
 }
 
