@@ -74,6 +74,14 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
+	protected := ist.OwnNamespaces()
+	if e := s.Spec.Workload.Existing; e != nil && s.Spec.Workload.App == scenario.AppExisting {
+		// The namespaces the scenario names: refused before the run directory exists (the deployer refuses every
+		// app's namespaces again before its first request).
+		if err := workloads.RefuseProtected(e.Namespaces, protected...); err != nil {
+			return RunResult{}, inputError(err)
+		}
+	}
 	col, err := NewCollector(ctx, d.Clients, s, log)
 	if err != nil {
 		return RunResult{}, err
@@ -121,7 +129,8 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 		Image: s.Spec.Images.Agent, PullPolicy: corev1.PullPolicy(s.Spec.Images.PullPolicy), NodeSelector: s.Spec.Workload.NodeSelector,
 		Clients: s.Spec.Load.Clients, ReadyTimeout: cfg.ReadyTimeout, Log: log}
 	col.loadSelector, col.waypoint, col.revision = lg.Selector(), s.Spec.Waypoint, ist.Revision
-	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress}
+	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress,
+		Protected: protected}
 	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record, Revision: ist.Revision},
 		wp: s.Spec.Waypoint, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace}
 	r := &runner.Runner{

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -46,5 +47,24 @@ func TestRunJSONRecordsInsecure(t *testing.T) {
 				t.Errorf("run.json insecure = %s (present %v), want %q", got, ok, tc.want)
 			}
 		})
+	}
+}
+
+// TestOwnNamespaces: the install's own namespaces (a custom mesh root namespace, istiod's namespace) are what
+// the deployer refuses beyond scenario.ProtectedNamespace.
+func TestOwnNamespaces(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		ist  mesh.IstioInfo
+		want []string
+	}{
+		{"no Istio", mesh.IstioInfo{}, nil},
+		{"default install", mesh.IstioInfo{Installed: true, RootNamespace: "istio-system", Namespace: "istio-system"}, []string{"istio-system"}},
+		{"custom root and control plane", mesh.IstioInfo{Installed: true, RootNamespace: "mesh-root", Namespace: "mesh-cp"}, []string{"mesh-root", "mesh-cp"}},
+	} {
+		if got := tc.ist.OwnNamespaces(); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
