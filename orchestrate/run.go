@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -176,6 +177,9 @@ func newMeta(command string, s *scenario.Scenario, plan any) (results.RunMeta, e
 		return meta, fmt.Errorf("encode plan: %w", err)
 	}
 	meta.Insecure = InsecureClients(s)
+	if len(meta.Insecure) > 0 { // every report repeats the notes: a reader sees it without opening run.json
+		meta.Notes = append(meta.Notes, fmt.Sprintf("TLS verification was turned off for: %s (insecureSkipVerify)", strings.Join(meta.Insecure, ", ")))
+	}
 	return meta, nil
 }
 

@@ -3,6 +3,7 @@ package orchestrate
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/meshbench/meshbench/mesh"
@@ -33,6 +34,9 @@ func TestRunJSONRecordsInsecure(t *testing.T) {
 			}
 			if !slices.Equal(meta.Insecure, tc.want) {
 				t.Errorf("insecure = %q, want %q", meta.Insecure, tc.want)
+			}
+			if noted := slices.ContainsFunc(meta.Notes, func(n string) bool { return strings.Contains(n, "TLS verification was turned off for: prometheus") }); noted != (tc.want != nil) {
+				t.Errorf("notes %q: want the turned-off verification noted for every report: %v", meta.Notes, tc.want != nil)
 			}
 			b, err := json.Marshal(meta)
 			if err != nil {

@@ -263,6 +263,9 @@ spec:
 			t.Errorf("%s: insecure %q (%v), want [prometheus]", r, meta.Insecure, err)
 		}
 	}
+	if md, _ := os.ReadFile(filepath.Join(filepath.Dir(runs[0]), "report", "report.md")); !strings.Contains(string(md), "TLS verification was turned off for: prometheus") {
+		t.Errorf("report.md does not say TLS verification was off")
+	}
 	if !strings.Contains(printed.String(), "TLS verification of Prometheus is off") {
 		t.Errorf("no warning that Prometheus TLS verification is off")
 	}
