@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/meshbench/meshbench/internal/kube"
-
 	"github.com/meshbench/meshbench/scenario"
 )
 
