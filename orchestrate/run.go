@@ -132,7 +132,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	col.loadSelector, col.waypoint, col.revision = lg.Selector(), s.Spec.Waypoint, ist.Revision
 	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress,
 		Protected: protected}
-	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record, Revision: ist.Revision},
+	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record, Revision: ist.Revision, Protected: protected},
 		wp: s.Spec.Waypoint, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace}
 	r := &runner.Runner{
 		Scenario: s, Plan: plan, RunID: meta.RunID, Store: store, Done: done, Retain: cfg.Retain, FinalizeTimeout: cfg.FinalizeTimeout, Log: log,
