@@ -157,7 +157,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 // field turns it off.
 func InsecureClients(s *scenario.Scenario) []string {
 	var out []string
-	if s.Spec.Prometheus.InsecureSkipVerify {
+	if s != nil && s.Spec.Prometheus.InsecureSkipVerify {
 		out = append(out, results.InsecurePrometheus)
 	}
 	return out
