@@ -638,3 +638,23 @@ func (w logWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(b)))
 	return len(b), nil
 }
+
+// TestPushTLSVerification: a registry behind a self-signed certificate (httptest's) is refused by default and
+// reached with Insecure (issue 15 section 3). No Transport is passed, so Push's own default transport and its
+// --insecure TLS configuration are what is tested.
+func TestPushTLSVerification(t *testing.T) {
+	_, built := fakeBuilt(t)
+	srv := httptest.NewUnstartedServer(registry.New(registry.Logger(discard())))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	pushed := rebase(built[:1], strings.TrimPrefix(srv.URL, "https://")+"/meshbench")
+	_, err := Push(context.Background(), pushed, PushOptions{Keychain: anonymous})
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("self-signed registry without Insecure: %v, want a certificate error", err)
+	}
+	refs, err := Push(context.Background(), pushed, PushOptions{Keychain: anonymous, Insecure: true})
+	if err != nil || len(refs) != 1 || refs[0] != pushed[0].Ref+"@"+pushed[0].Digest {
+		t.Fatalf("insecure push: %v %v", refs, err)
+	}
+}

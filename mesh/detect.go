@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,6 +106,18 @@ type GatewayAPIInfo struct {
 	Ignored []string `json:"ignored,omitempty"`
 	// WaypointClass is true when the GatewayClass istio-waypoint exists (istiod creates it).
 	WaypointClass bool `json:"waypointClass"`
+}
+
+// OwnNamespaces are the install's own namespaces, which no app may use beyond scenario.ProtectedNamespace: the mesh
+// config's root namespace and istiod's namespace, either of which may be a custom one (not istio-*).
+func (i IstioInfo) OwnNamespaces() []string {
+	var out []string
+	for _, ns := range []string{i.RootNamespace, i.Namespace} {
+		if ns != "" && !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 // Facts converts the detection into the run's results.IstioFacts.

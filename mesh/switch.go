@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,6 +44,9 @@ type Switcher struct {
 
 	// Clock stamps the transition's steps and the restart annotation (nil = the wall clock); tests pass a fake.
 	Clock clock.PassiveClock
+	// Protected are the install's own namespaces (IstioInfo.OwnNamespaces: a custom root namespace): Apply never
+	// labels or restarts them, nor any scenario.ProtectedNamespace, whatever the target says.
+	Protected []string
 }
 
 // Transition is what Apply did, in order, with times: the runner stores it with the case.
@@ -163,6 +167,12 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 	}
 	if !validMode(mode) {
 		return tr, fmt.Errorf("switch mode: unknown mode %q: use one of %v", mode, scenario.AllModes)
+	}
+	// The deployer refuses these already; this is the last guard before a label changes (defence in depth).
+	for _, ns := range t.Namespaces {
+		if scenario.ProtectedNamespace(ns) || slices.Contains(s.Protected, ns) {
+			return tr, fmt.Errorf("switch mode: namespace %q belongs to the cluster or to Istio: meshbench never labels or restarts it", ns)
+		}
 	}
 	nss, err := s.namespaces(ctx, t.Namespaces)
 	if err != nil {

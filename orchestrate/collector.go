@@ -151,6 +151,10 @@ func NewCollector(ctx context.Context, clients *kube.Clients, s *scenario.Scenar
 		return rc, nil
 	}
 	cc := prom.ClientConfig{URL: pc.URL, BearerTokenFile: pc.BearerTokenFile, CAFile: pc.CAFile, InsecureSkipVerify: pc.InsecureSkipVerify}
+	if pc.InsecureSkipVerify {
+		// Off only on request, and never silently: run.json's insecure records it as well.
+		log.Warn("TLS verification of Prometheus is off (spec.prometheus.insecureSkipVerify): its certificate is not checked; recorded in run.json insecure", "url", pc.URL)
+	}
 	if svc := pc.Service; svc != nil && pc.URL == "" {
 		cc.ServiceNamespace, cc.ServiceName, cc.ServicePort, cc.ServiceScheme, cc.Rest = svc.Namespace, svc.Name, svc.Port, svc.Scheme, clients.Config
 	}

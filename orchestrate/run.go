@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,6 +75,14 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
+	protected := ist.OwnNamespaces()
+	if e := s.Spec.Workload.Existing; e != nil && s.Spec.Workload.App == scenario.AppExisting {
+		// The namespaces the scenario names: refused before the run directory exists (the deployer refuses every
+		// app's namespaces again before its first request).
+		if err := workloads.RefuseProtected(e.Namespaces, protected...); err != nil {
+			return RunResult{}, inputError(err)
+		}
+	}
 	col, err := NewCollector(ctx, d.Clients, s, log)
 	if err != nil {
 		return RunResult{}, err
@@ -121,8 +130,9 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 		Image: s.Spec.Images.Agent, PullPolicy: corev1.PullPolicy(s.Spec.Images.PullPolicy), NodeSelector: s.Spec.Workload.NodeSelector,
 		Clients: s.Spec.Load.Clients, ReadyTimeout: cfg.ReadyTimeout, Log: log}
 	col.loadSelector, col.waypoint, col.revision = lg.Selector(), s.Spec.Waypoint, ist.Revision
-	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress}
-	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record, Revision: ist.Revision},
+	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress,
+		Protected: protected}
+	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record, Revision: ist.Revision, Protected: protected},
 		wp: s.Spec.Waypoint, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace}
 	r := &runner.Runner{
 		Scenario: s, Plan: plan, RunID: meta.RunID, Store: store, Done: done, Retain: cfg.Retain, FinalizeTimeout: cfg.FinalizeTimeout, Log: log,
@@ -143,6 +153,16 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	return res, errors.Join(runErr, err)
 }
 
+// InsecureClients names the clients of s whose TLS verification is off (run.json's insecure): only an explicit
+// field turns it off.
+func InsecureClients(s *scenario.Scenario) []string {
+	var out []string
+	if s != nil && s.Spec.Prometheus.InsecureSkipVerify {
+		out = append(out, results.InsecurePrometheus)
+	}
+	return out
+}
+
 // newMeta is run.json of a new run before its ID is drawn: command, start, tool, the scenario echo and the plan.
 func newMeta(command string, s *scenario.Scenario, plan any) (results.RunMeta, error) {
 	v := version.Get()
@@ -155,6 +175,10 @@ func newMeta(command string, s *scenario.Scenario, plan any) (results.RunMeta, e
 	}
 	if meta.Plan, err = json.Marshal(plan); err != nil {
 		return meta, fmt.Errorf("encode plan: %w", err)
+	}
+	meta.Insecure = InsecureClients(s)
+	if len(meta.Insecure) > 0 { // every report repeats the notes: a reader sees it without opening run.json
+		meta.Notes = append(meta.Notes, fmt.Sprintf("TLS verification was turned off for: %s (insecureSkipVerify)", strings.Join(meta.Insecure, ", ")))
 	}
 	return meta, nil
 }

@@ -119,11 +119,14 @@ func planSwitches(s *scenario.Scenario) []scenario.Mode {
 // WARN when the user's workloads will be restarted, OK when only namespace labels change. It only reads: the
 // namespaces, the app's workloads (workloads.Discover) and their pods. A discovery error is a FAIL: the run would
 // stop on it before changing anything.
-func existingCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario, revision string) Check {
+func existingCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario, revision string, protected ...string) Check {
 	const name = "existing app changes"
 	t, err := workloads.Discover(ctx, c.Kube, s)
 	if err != nil {
 		return Check{Name: name, Status: StatusFail, Detail: err.Error(), Fix: "check spec.workload.existing (namespaces, workloads) and spec.load.targets"}
+	}
+	if err := workloads.RefuseProtected(t.Namespaces, protected...); err != nil {
+		return Check{Name: name, Status: StatusFail, Detail: err.Error(), Fix: "name the app's own namespaces in spec.workload.existing.namespaces"}
 	}
 	var nss []existingNamespace
 	for _, n := range t.Namespaces {

@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/meshbench/meshbench/internal/verdict"
 	"slices"
@@ -160,14 +161,18 @@ func Run(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o Options) 
 
 	// Namespaces. App existing lives in the user's namespaces: instead of "free or meshbench's", what the run will
 	// change in them (labels, restarts), read-only.
+	var own []string // the install's namespaces (a custom root namespace): refused like kube-system
+	if r.Istio != nil {
+		own = r.Istio.OwnNamespaces()
+	}
 	if s.Spec.Workload.App == scenario.AppExisting {
 		rev := s.Spec.Istio.Revision
 		if r.Istio != nil && r.Istio.RevisionError == "" && r.Istio.Revision != "" {
 			rev = r.Istio.Revision // what the run's Switcher labels with (orchestrate passes the detected revision)
 		}
-		add(existingCheck(ctx, c, s, rev))
+		add(existingCheck(ctx, c, s, rev, own...))
 	} else {
-		add(namespacesCheck(ctx, c, s, o.AllowExisting))
+		add(namespacesCheck(ctx, c, s, o.AllowExisting, own...))
 	}
 
 	// Images (from this workstation: a WARN when the registry is out of reach here).
@@ -225,7 +230,7 @@ func appNamespaces(s *scenario.Scenario) []string {
 	return all
 }
 
-func namespacesCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario, allowExisting bool) Check {
+func namespacesCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario, allowExisting bool, protected ...string) Check {
 	var all []string
 	r := new(workloads.Renderer) // app manifests: read once for every topology
 	for _, topo := range s.Spec.Workload.Topologies {
@@ -235,7 +240,10 @@ func namespacesCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario,
 		}
 		all = append(all, t.Namespaces...)
 	}
-	foreign, err := workloads.CheckNamespaces(ctx, c.Kube, all, true)
+	foreign, err := workloads.CheckNamespaces(ctx, c.Kube, all, true, protected...)
+	if errors.Is(err, workloads.ErrProtectedNamespace) {
+		return Check{Name: "namespaces", Status: StatusFail, Detail: err.Error(), Fix: "rename the topology or spec.workload.namespacePrefix"}
+	}
 	if err != nil {
 		return Check{Name: "namespaces", Status: StatusFail, Detail: err.Error(), Fix: "run `meshbench cleanup` or wait for the deletion"}
 	}
@@ -277,6 +285,11 @@ func prometheusCheck(ctx context.Context, c *kube.Clients, p scenario.Prometheus
 	ch := Check{Name: "prometheus", Status: StatusOK, Detail: fmt.Sprintf("%s: %d cAdvisor container series with pod/container labels", pr.Address, pr.Labelled)}
 	if len(pr.Warnings) > 0 {
 		ch.Status, ch.Fix = StatusWarn, "Prometheus warnings: "+strings.Join(pr.Warnings, "; ")
+	}
+	if p.InsecureSkipVerify { // off only on request, and said wherever it is in effect
+		ch.Status = StatusWarn
+		ch.Detail += "; TLS verification is off (spec.prometheus.insecureSkipVerify)"
+		ch.Fix = strings.TrimPrefix(ch.Fix+"; verify the server with spec.prometheus.caFile instead of insecureSkipVerify", "; ")
 	}
 	return ch
 }

@@ -21,4 +21,7 @@
 // carry other labels (e.g. per-node partitions) and deltas without a percent (base 0) are not pushed; they are in the
 // CSVs. An alert on a regression is then, e.g., meshbench_delta_percent{base="sidecar",other="ambient",component="mesh",
 // metric="cpu",window="load"} > -20 and meshbench_delta_significant == 1.
+//
+// TLS to the Pushgateway is verified unless Options.Insecure (report --push-insecure, which warns). Basic-auth
+// credentials in the URL are sent as a header and kept out of every message (RedactURL).
 package push

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -155,5 +157,71 @@ func TestPushDefaultsAndErrors(t *testing.T) {
 	}
 	if err := Push(context.Background(), rep, Options{}); err == nil {
 		t.Error("no URL: want an error")
+	}
+}
+
+// TestPushTLSVerification: a Pushgateway behind a self-signed certificate (httptest's) is refused by default and
+// reached only with Insecure (issue 15 section 3: verification on everywhere, off only when asked).
+func TestPushTLSVerification(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	pushes := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		pushes++
+		mu.Unlock()
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	rep := build(t, "sample")
+	err := Push(context.Background(), rep, Options{URL: srv.URL, Timeout: 5 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("self-signed Pushgateway without Insecure: %v, want a certificate error", err)
+	}
+	if err := Push(context.Background(), rep, Options{URL: srv.URL, Timeout: 5 * time.Second, Insecure: true}); err != nil {
+		t.Fatalf("with Insecure: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if pushes != 1 {
+		t.Errorf("%d pushes reached the server, want 1 (the insecure one)", pushes)
+	}
+}
+
+// TestPushCredentialsNeverInErrors: basic-auth credentials in the URL are sent as the Authorization header and never
+// appear in an error, even one pgpush builds from the URL (its "unexpected status code ... while pushing to URL").
+func TestPushCredentialsNeverInErrors(t *testing.T) {
+	t.Parallel()
+	const secret = "planted-pw-7f3a91"
+	var mu sync.Mutex
+	var auth []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusBadRequest)
+	}))
+	t.Cleanup(srv.Close)
+	withCreds := strings.Replace(srv.URL, "http://", "http://bench:"+secret+"@", 1)
+	err := Push(context.Background(), build(t, "sample"), Options{URL: withCreds})
+	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "400") {
+		t.Errorf("error %v: want the HTTP 400, without the password", err)
+	}
+	mu.Lock()
+	if len(auth) != 1 || !strings.HasPrefix(auth[0], "Basic ") {
+		t.Errorf("Authorization headers %q, want one basic-auth push", auth)
+	}
+	mu.Unlock()
+	for _, u := range []string{withCreds, "ftp://bench:" + secret + "@pg:9091", "http://bench:" + secret + "@pg:9091/%zz"} {
+		if got := RedactURL(u); strings.Contains(got, secret) {
+			t.Errorf("RedactURL(%q) = %q", u, got)
+		}
+		if u == withCreds {
+			continue
+		}
+		if err := Push(context.Background(), build(t, "sample"), Options{URL: u}); err == nil || strings.Contains(err.Error(), secret) {
+			t.Errorf("bad URL %q: error %v, want one without the password", u, err)
+		}
 	}
 }

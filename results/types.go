@@ -63,6 +63,10 @@ type RunMeta struct {
 	// Interrupted marks a run whose latest invocation was stopped (a signal) before every planned case was
 	// recorded; nil when its plan completed (a --resume that completes clears it).
 	Interrupted *Interruption `json:"interrupted,omitempty"`
+	// Insecure names the clients whose TLS verification the user turned off (e.g. "prometheus" for
+	// spec.prometheus.insecureSkipVerify): verification is on by default everywhere, so a figure read over an
+	// unverified connection says so in its run.
+	Insecure []string `json:"insecure,omitempty"`
 }
 
 // Invocation outcomes.
@@ -103,6 +107,9 @@ type Interruption struct {
 	// NotRun are the planned cases without a record, in plan order: what --resume would run.
 	NotRun []string `json:"notRun,omitempty"`
 }
+
+// InsecurePrometheus is RunMeta.Insecure's name for spec.prometheus.insecureSkipVerify.
+const InsecurePrometheus = "prometheus"
 
 // ToolInfo identifies the meshbench build that produced a run.
 type ToolInfo struct {

@@ -468,15 +468,19 @@ const (
 
 // Prometheus is the metrics source for resource usage.
 type Prometheus struct {
-	// URL of the Prometheus HTTP API, e.g. http://127.0.0.1:19090.
+	// URL of the Prometheus HTTP API, e.g. http://127.0.0.1:19090. Without credentials (user:password@ is
+	// refused: run.json, logs and the scheduled ConfigMap would hold them): use bearerTokenFile.
 	URL string `json:"url,omitempty"`
 	// Service reaches an in-cluster Prometheus through the API server's service proxy (no port-forward needed).
 	Service *ServiceRef `json:"service,omitempty"`
-	// BearerTokenFile is re-read on every request (projected tokens expire).
+	// BearerTokenFile is re-read on every request (projected tokens expire). Only its path is recorded, never the
+	// token; `meshbench schedule` mounts the token from a Secret (--prometheus-secret).
 	BearerTokenFile string `json:"bearerTokenFile,omitempty"`
-	// CAFile verifies the server; InsecureSkipVerify disables verification (not recommended).
-	CAFile             string `json:"caFile,omitempty"`
-	InsecureSkipVerify bool   `json:"insecureSkipVerify,omitempty"`
+	// CAFile verifies the server (TLS verification is on by default, against the system's roots).
+	CAFile string `json:"caFile,omitempty"`
+	// InsecureSkipVerify turns TLS verification off (not recommended): the run warns and run.json records it
+	// (insecure: ["prometheus"]).
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
 	// ScrapeInterval of the cAdvisor job; 0 = auto-detect from Prometheus.
 	ScrapeInterval Duration `json:"scrapeInterval,omitzero"`
 	// Timeout per query.

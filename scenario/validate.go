@@ -584,7 +584,15 @@ func validatePrometheus(c *collector, p *field.Path, pr Prometheus) {
 	}
 	if pr.URL != "" {
 		u, err := url.Parse(pr.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		switch {
+		case err != nil:
+			c.add(p.Child("url"), "must be an http:// or https:// URL such as \"http://127.0.0.1:9090\"") // the text may hold a password: not echoed
+		case u.User != nil:
+			// run.json echoes the scenario, logs and reports name the URL and schedule stores it in a ConfigMap: a
+			// password there is a password in all of them.
+			c.add(p.Child("url"), "must not carry credentials (got %q): they would be written to run.json, logs, reports and the scheduled ConfigMap; "+
+				"put a token in a file and name it in bearerTokenFile", u.Redacted())
+		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			c.add(p.Child("url"), "must be an http:// or https:// URL such as \"http://127.0.0.1:9090\" (got %q)", pr.URL)
 		}
 	}

@@ -37,5 +37,9 @@
 // The schedule's objects are labelled app.kubernetes.io/part-of=meshbench, never app.kubernetes.io/managed-by=meshbench:
 // that label marks what runs create, and `meshbench cleanup` deletes it all.
 //
+// Credentials never travel in the objects: a scenario's Prometheus bearer token (and CA) are read from a Secret the
+// user creates, mounted at PrometheusSecretDir (Options.PrometheusSecret), and a Pushgateway URL with credentials is
+// refused, since it would sit in the CronJob's arguments.
+//
 // Objects, Steps, YAML and Validate are pure; the CLI applies the objects with internal/kube.Applier.
 package schedule

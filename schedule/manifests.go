@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -37,6 +38,11 @@ const (
 	DefaultSchedule = "0 3 * * *"
 	// DefaultNamespace holds the CronJob, its ServiceAccount and ConfigMap.
 	DefaultNamespace = "meshbench"
+	// PrometheusSecretDir is where the Secret of Options.PrometheusSecret is mounted: the scheduled scenario's
+	// spec.prometheus.bearerTokenFile is PrometheusTokenKey there and its caFile PrometheusCAKey.
+	PrometheusSecretDir = "/var/run/secrets/meshbench/prometheus"
+	PrometheusTokenKey  = "token"
+	PrometheusCAKey     = "ca.crt"
 )
 
 // Labels of the schedule's objects. They deliberately do not carry app.kubernetes.io/managed-by=meshbench: that label
@@ -67,6 +73,13 @@ type Options struct {
 	Push         string
 	PushJob      string
 	PushInstance string
+	// PushInsecure passes --push-insecure to the report step (no TLS verification of the Pushgateway).
+	PushInsecure bool
+	// PrometheusSecret names a Secret in Namespace with the Prometheus bearer token (key PrometheusTokenKey) and,
+	// when the scenario sets caFile, its CA (key PrometheusCAKey). Required when the scenario sets
+	// spec.prometheus.bearerTokenFile or caFile: those are files on the machine the schedule is made on, and a token
+	// must never travel in the ConfigMap or the pod's arguments, only by reference to a Secret.
+	PrometheusSecret string
 	// Baseline is a run directory on the PVC (absolute, or relative to RunsDir) that FailIf gates compare against.
 	Baseline string
 	FailIf   []string // compare --fail-if expressions, already parsed by the caller
@@ -80,7 +93,9 @@ type Options struct {
 
 var (
 	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	macros   = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
+	// dnsSubdomain is a Secret name (RFC 1123 subdomain; the length is the API server's to check).
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	macros       = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 )
 
 // withDefaults returns o with empty fields defaulted.
@@ -118,6 +133,25 @@ func (o Options) Validate() error {
 	}
 	if o.PVC == "" && o.Push == "" {
 		errs = append(errs, errors.New("results would be lost with the pod: keep them on a PVC (--pvc), push them (--push), or both"))
+	}
+	if o.Push != "" {
+		if u, err := url.Parse(o.Push); err != nil {
+			errs = append(errs, errors.New("push: the Pushgateway URL does not parse")) // not echoed: it may hold a password
+		} else if u.User != nil {
+			errs = append(errs, fmt.Errorf("push %q: credentials in the Pushgateway URL would be stored in the CronJob's arguments for anyone who can read it; "+
+				"use a Pushgateway that the scheduled pod reaches without them", u.Redacted()))
+		}
+	}
+	if o.Scenario != nil {
+		pr := o.Scenario.Spec.Prometheus
+		if (pr.BearerTokenFile != "" || pr.CAFile != "") && o.PrometheusSecret == "" {
+			errs = append(errs, fmt.Errorf("spec.prometheus.bearerTokenFile/caFile name files on this machine, which the scheduled pod cannot read, and a token "+
+				"must not be copied into the ConfigMap: create a Secret (kubectl -n %s create secret generic meshbench-prometheus --from-file=%s=TOKEN_FILE "+
+				"[--from-file=%s=CA_FILE]) and pass --prometheus-secret meshbench-prometheus", o.Namespace, PrometheusTokenKey, PrometheusCAKey))
+		}
+	}
+	if o.PrometheusSecret != "" && !dnsSubdomain.MatchString(o.PrometheusSecret) {
+		errs = append(errs, fmt.Errorf("prometheus secret %q: must be a Secret name", o.PrometheusSecret))
 	}
 	if o.PVC != "" && !dnsLabel.MatchString(o.PVC) {
 		errs = append(errs, fmt.Errorf("pvc %q: must be a DNS label", o.PVC))
@@ -174,6 +208,13 @@ func (o Options) validateManifests() []error {
 func scheduledScenario(o Options) ([]byte, error) {
 	sc := *o.Scenario
 	sc.Spec.Output.Dir = RunsDir
+	// The Prometheus credentials are the mounted Secret's files (Validate requires PrometheusSecret for them).
+	if sc.Spec.Prometheus.BearerTokenFile != "" {
+		sc.Spec.Prometheus.BearerTokenFile = PrometheusSecretDir + "/" + PrometheusTokenKey
+	}
+	if sc.Spec.Prometheus.CAFile != "" {
+		sc.Spec.Prometheus.CAFile = PrometheusSecretDir + "/" + PrometheusCAKey
+	}
 	if m := sc.Spec.Workload.Manifests; m != nil && sc.Spec.Workload.App == scenario.AppManifests {
 		cp := *m
 		cp.Paths, cp.Kustomization, cp.BaseDir = []string{ManifestsFile}, "", ""
@@ -271,6 +312,9 @@ func Steps(o Options) [][]string {
 		if o.PushInstance != "" {
 			rep = append(rep, "--push-instance", o.PushInstance)
 		}
+		if o.PushInsecure {
+			rep = append(rep, "--push-insecure")
+		}
 	}
 	steps = append(steps, rep)
 	if len(o.FailIf) > 0 {
@@ -296,6 +340,9 @@ func cronJob(o Options, name string, meta metav1.ObjectMeta, labels map[string]s
 		{Name: "scenario", MountPath: ScenarioDir, ReadOnly: true},
 		{Name: "runs", MountPath: RunsDir},
 		{Name: "tmp", MountPath: "/tmp"},
+	}
+	if o.PrometheusSecret != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: "prometheus", MountPath: PrometheusSecretDir, ReadOnly: true})
 	}
 	no, yes := false, true
 	uid := int64(65532)
@@ -362,6 +409,12 @@ func cronJob(o Options, name string, meta metav1.ObjectMeta, labels map[string]s
 				},
 			},
 		},
+	}
+	if o.PrometheusSecret != "" { // referenced, never copied: the token stays in the Secret
+		ps := &cj.Spec.JobTemplate.Spec.Template.Spec
+		mode := int32(0o440)
+		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "prometheus", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: o.PrometheusSecret, DefaultMode: &mode}}})
 	}
 	if o.TimeZone != "" {
 		tz := o.TimeZone

@@ -68,6 +68,12 @@ var clusterKinds = []schema.GroupVersionResource{
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 }
 
+// SweptResources are the resources a teardown and `meshbench cleanup` list and delete by label (namespaced, then
+// cluster-scoped): the run's permissions must grant both on each.
+func SweptResources() []schema.GroupVersionResource {
+	return append(append([]schema.GroupVersionResource(nil), namespacedKinds...), clusterKinds...)
+}
+
 // Clean deletes every namespace labelled for the run (or every run), every labelled object in other namespaces and
 // every labelled cluster-scoped object, then waits for the namespaces to be gone. Namespaces without meshbench's
 // labels are never deleted.

@@ -57,6 +57,17 @@ var placeableKinds = func() map[schema.GroupKind]bool {
 	return out
 }()
 
+// PlaceableKinds are the kinds app manifests may contain (placeableKinds), sorted by group and kind: the run's
+// permissions must let it apply and delete every one of them.
+func PlaceableKinds() []schema.GroupKind {
+	out := make([]schema.GroupKind, 0, len(placeableKinds))
+	for gk := range placeableKinds {
+		out = append(out, gk)
+	}
+	slices.SortFunc(out, func(a, b schema.GroupKind) int { return strings.Compare(a.Group+"/"+a.Kind, b.Group+"/"+b.Kind) })
+	return out
+}
+
 // untrackedPodKinds run pods but are not Deployments or StatefulSets. They are namespaced, yet refused: meshbench
 // waits for readiness, scales, proves the data-plane mode and collects per workload only for Deployments and
 // StatefulSets, so their pods would run unseen (a DaemonSet on every node, a Job finishing or never finishing

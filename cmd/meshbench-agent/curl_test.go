@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -182,5 +183,26 @@ func TestCurlIsASubcommand(t *testing.T) {
 	t.Parallel()
 	if c, ok := subcommands()["curl"]; !ok || c.help == "" {
 		t.Error("curl is not in the subcommand table")
+	}
+}
+
+// TestCurlVerifiesTLS: the agent's requests to targets verify TLS and have no way to turn it off (issue 15 section
+// 3): a target behind a self-signed certificate is refused, the same request over plain HTTP succeeds.
+func TestCurlVerifiesTLS(t *testing.T) {
+	t.Parallel()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })
+	tlsSrv := httptest.NewUnstartedServer(h)
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	plain := httptest.NewServer(h)
+	t.Cleanup(plain.Close)
+	var out, errOut bytes.Buffer
+	err := curlMain(context.Background(), []string{"--json", tlsSrv.URL + "/"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("self-signed target: %v, want a certificate error", err)
+	}
+	if err := curlMain(context.Background(), []string{"--json", plain.URL + "/"}, &out, &errOut); err != nil {
+		t.Errorf("plain HTTP target: %v", err)
 	}
 }

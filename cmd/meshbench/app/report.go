@@ -20,6 +20,7 @@ type reportFlags struct {
 	push         string
 	pushJob      string
 	pushInstance string
+	pushInsecure bool
 	latest       bool
 }
 
@@ -55,6 +56,7 @@ previous push of the same job and instance.`,
 	fl.BoolVar(&f.noFiles, "no-files", false, "write no files (with --push: push only)")
 	fl.StringVar(&f.push, "push", "", "Pushgateway URL to push the summary to, e.g. http://pushgateway:9091")
 	fl.StringVar(&f.pushJob, "push-job", "meshbench", "Pushgateway job label")
+	fl.BoolVar(&f.pushInsecure, "push-insecure", false, "do not verify the Pushgateway's TLS certificate (a warning is printed)")
 	fl.StringVar(&f.pushInstance, "push-instance", "", "Pushgateway instance label (default: the scenario name)")
 	return cmd
 }
@@ -100,11 +102,14 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 		}
 	}
 	if f.push != "" {
-		opts := push.Options{URL: f.push, Job: f.pushJob, Instance: f.pushInstance}
+		opts := push.Options{URL: f.push, Job: f.pushJob, Instance: f.pushInstance, Insecure: f.pushInsecure}
+		if f.pushInsecure {
+			fmt.Fprintf(streams.ErrOut, "warning: --push-insecure: the TLS certificate of %s is not verified\n", push.RedactURL(f.push))
+		}
 		if err := push.Push(ctx, rep, opts); err != nil {
 			return err
 		}
-		fmt.Fprintf(streams.ErrOut, "pushed the summary of %s to %s\n", rep.Meta.RunID, f.push)
+		fmt.Fprintf(streams.ErrOut, "pushed the summary of %s to %s\n", rep.Meta.RunID, push.RedactURL(f.push))
 	}
 	return printValue(streams.Out, g.Output, map[string]any{"runID": rep.Meta.RunID, "files": written}, func() string {
 		s := ""

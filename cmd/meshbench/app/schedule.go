@@ -57,6 +57,9 @@ never changes the cluster, in every verb; to see the objects a run applies, use 
 	fl.StringVar(&o.Push, "push", "", "Pushgateway URL that receives every run's summary")
 	fl.StringVar(&o.PushJob, "push-job", "meshbench", "Pushgateway job label")
 	fl.StringVar(&o.PushInstance, "push-instance", "", "Pushgateway instance label (default: the scenario name)")
+	fl.BoolVar(&o.PushInsecure, "push-insecure", false, "do not verify the Pushgateway's TLS certificate (passed to report --push-insecure)")
+	fl.StringVar(&o.PrometheusSecret, "prometheus-secret", "", "Secret in --namespace holding the Prometheus bearer token (key "+schedule.PrometheusTokenKey+
+		") and CA (key "+schedule.PrometheusCAKey+"); required when the scenario sets spec.prometheus.bearerTokenFile or caFile")
 	fl.StringVar(&o.Baseline, "baseline", "", "baseline run directory on the PVC (relative to "+schedule.RunsDir+") for --fail-if")
 	fl.StringArrayVar(&o.FailIf, "fail-if", nil, "regression gate against the baseline, e.g. 'cpu.sidecar > +10%' (repeatable)")
 	fl.DurationVar(&o.Timeout, "timeout", 6*time.Hour, "longest a scheduled run may take")
