@@ -94,7 +94,8 @@ func (e *QueryErrors) Error() string {
 // Unwrap gives the failures to errors.Is and errors.As.
 func (e *QueryErrors) Unwrap() []error { return e.Failed }
 
-// Collect waits until the window's data is stored, then runs one query per component and catalog entry. Components
+// Collect waits until the window's data is stored, then runs one query per component and catalog term, whatever the
+// number of namespaces and pods (test nodes are measured each on its own: per node, one query per term more). Components
 // whose queries return nothing are reported in Warnings, as are Prometheus' own warnings. When any query failed, the
 // error is a *QueryErrors (with the samples of the others in Collected): a case must not pass with a figure silently
 // missing.
@@ -137,7 +138,7 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 		if c.Interval.Job != "" {
 			extra = append(extra, "job="+strconv.Quote(c.Interval.Job))
 		}
-		base.Selectors = set.Selectors(extra...)
+		base.Selectors = []string{set.Selector(extra...)}
 		if err := c.runCatalog(ctx, &out, &t, cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind, set.Pods, set.Workloads); err != nil {
 			return out, err
 		}
@@ -155,8 +156,9 @@ type tally struct {
 	failed  []error
 }
 
-// runCatalog fetches the raw series of every signal of cat with p (one range selector per term and namespace) and
-// appends its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
+// runCatalog fetches the raw series of every signal of cat with p (one range selector per term and selector; pod
+// sets have one selector across their namespaces, and only the series of pods (a nil pods: node sets, every series)
+// count) and appends its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
 // GaugeStats). A signal without data becomes a warning naming the component and what (e.g. "3 pods"), and so does
 // every pod of pods (nil for node sets) that is running but has no sample in the window; a failed query is an entry
 // of t.failed. With workloads (podset.PodSet.Workloads), the same series also give each workload's figures
@@ -164,6 +166,10 @@ type tally struct {
 // it.
 func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, cat []Signal, p Params, component, what string, labels map[string]string, kind string, pods map[string][]string, workloads map[string]string) error {
 	at, _ := p.Span(out.Window.End)
+	var members map[string]bool
+	if pods != nil {
+		members = podKeys(pods)
+	}
 	for _, sig := range cat {
 		exprs, signs, err := sig.Render(p)
 		if err != nil {
@@ -191,6 +197,9 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 				break
 			}
 			ss = append(ss, SeriesOf(v, signs[i], sig.Kind == KindCounter)...)
+		}
+		if pods != nil {
+			ss = inSet(ss, members)
 		}
 		if failed {
 			continue
@@ -235,6 +244,32 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 		}
 	}
 	return nil
+}
+
+// podKeys is the set of the pods' keys (podset.PodKey).
+func podKeys(pods map[string][]string) map[string]bool {
+	keys := map[string]bool{}
+	for ns, names := range pods {
+		for _, n := range names {
+			keys[podset.PodKey(ns, n)] = true
+		}
+	}
+	return keys
+}
+
+// inSet keeps the series of the set's pods (members: podset.PodKey) in namespace order, in place. The one selector
+// across a set's namespaces (podset.PodSet.Selector) also matches a pod of the same name in another of them, which
+// is not the set's; and ordering by namespace (stable, so Prometheus' order within one stays) gives the sums the
+// order the queries per namespace gave them, so the figures are the same to the last bit. It is pure.
+func inSet(ss []Series, members map[string]bool) []Series {
+	out := ss[:0]
+	for _, s := range ss {
+		if members[podset.PodKey(s.Namespace, s.Pod)] {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Series) int { return strings.Compare(a.Namespace, b.Namespace) })
+	return out
 }
 
 // GroupByWorkload splits series by the workload of their pod (workloads: podset.PodKey -> workload key); series of a
