@@ -95,8 +95,8 @@ func (e *QueryErrors) Error() string {
 func (e *QueryErrors) Unwrap() []error { return e.Failed }
 
 // Collect waits until the window's data is stored, then runs one query per component and catalog term, whatever the
-// number of namespaces and pods (test nodes are measured each on its own: per node, one query per term more). Components
-// whose queries return nothing are reported in Warnings, as are Prometheus' own warnings. When any query failed, the
+// number of namespaces and pods (test nodes are measured each on its own: per node, one query per term more).
+// Components whose queries return nothing are reported in Warnings, as are Prometheus' own warnings. When any query failed, the
 // error is a *QueryErrors (with the samples of the others in Collected): a case must not pass with a figure silently
 // missing.
 func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
@@ -156,9 +156,9 @@ type tally struct {
 	failed  []error
 }
 
-// runCatalog fetches the raw series of every signal of cat with p (one range selector per term and selector; pod
-// sets have one selector across their namespaces, and only the series of pods (a nil pods: node sets, every series)
-// count) and appends its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
+// runCatalog fetches the raw series of every signal of cat with p (one range selector per term and selector: a pod
+// set has one across its namespaces, of whose series only those of pods count; node sets have nil pods) and appends
+// its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
 // GaugeStats). A signal without data becomes a warning naming the component and what (e.g. "3 pods"), and so does
 // every pod of pods (nil for node sets) that is running but has no sample in the window; a failed query is an entry
 // of t.failed. With workloads (podset.PodSet.Workloads), the same series also give each workload's figures
@@ -198,11 +198,11 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 			}
 			ss = append(ss, SeriesOf(v, signs[i], sig.Kind == KindCounter)...)
 		}
-		if pods != nil {
-			ss = inSet(ss, members)
-		}
 		if failed {
 			continue
+		}
+		if pods != nil {
+			ss = inSet(ss, members)
 		}
 		stats := func(ss []Series) (WindowStats, bool) {
 			if sig.Kind == KindCounter {
@@ -259,8 +259,8 @@ func podKeys(pods map[string][]string) map[string]bool {
 
 // inSet keeps the series of the set's pods (members: podset.PodKey) in namespace order, in place. The one selector
 // across a set's namespaces (podset.PodSet.Selector) also matches a pod of the same name in another of them, which
-// is not the set's; and ordering by namespace (stable, so Prometheus' order within one stays) gives the sums the
-// order the queries per namespace gave them, so the figures are the same to the last bit. It is pure.
+// is not the set's; and ordering by namespace (stable, so Prometheus' order within one stays) sums the series in the
+// order the queries per namespace gave them. It is pure.
 func inSet(ss []Series, members map[string]bool) []Series {
 	out := ss[:0]
 	for _, s := range ss {

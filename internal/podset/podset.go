@@ -91,8 +91,8 @@ func (s PodSet) PodCount() int {
 // with the namespaces (60 namespaces made about 250 queries per window). cAdvisor's series carry no pod labels, only
 // namespace and pod (kubernetes/kubernetes pkg/kubelet/server/server.go, containerPrometheusLabelsFunc), so no shared
 // label can stand in for the names. Pod names are unique only within a namespace: with several namespaces the
-// selector may also match a pod of the same name in another of them, which the caller drops by namespace and pod. It is pure and
-// deterministic.
+// selector may also match a pod of the same name in another of them, which the caller drops by namespace and pod.
+// It is pure and deterministic.
 func (s PodSet) Selector(extra ...string) string {
 	var nss, pods []string
 	for _, ns := range slices.Sorted(maps.Keys(s.Pods)) {
