@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"k8s.io/utils/clock"
 
@@ -139,7 +140,7 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 			extra = append(extra, "job="+strconv.Quote(c.Interval.Job))
 		}
 		base.Selectors = []string{set.Selector(extra...)}
-		if err := c.runCatalog(ctx, &out, &t, cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind, set.Pods, set.Workloads); err != nil {
+		if err := c.runCatalog(ctx, &out, &t, c.direct(&t), cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind, set.Pods, set.Workloads); err != nil {
 			return out, err
 		}
 	}
@@ -156,7 +157,18 @@ type tally struct {
 	failed  []error
 }
 
-// runCatalog fetches the raw series of every signal of cat with p (one range selector per term and selector: a pod
+// fetcher answers one of runCatalog's range selectors evaluated at at.
+type fetcher func(ctx context.Context, expr string, at time.Time) (model.Value, promv1.Warnings, error)
+
+// direct is the fetcher that asks Prometheus, counting the queries in t.
+func (c *Collector) direct(t *tally) fetcher {
+	return func(ctx context.Context, expr string, at time.Time) (model.Value, promv1.Warnings, error) {
+		t.queries++
+		return query(ctx, c.API, c.Retry, expr, at)
+	}
+}
+
+// runCatalog fetches (with fetch) the raw series of every signal of cat with p (one range selector per term and selector: a pod
 // set has one across its namespaces, of whose series only those of pods count; node sets have nil pods) and appends
 // its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
 // GaugeStats). A signal without data becomes a warning naming the component and what (e.g. "3 pods"), and so does
@@ -164,7 +176,7 @@ type tally struct {
 // of t.failed. With workloads (podset.PodSet.Workloads), the same series also give each workload's figures
 // (ByWorkload): no query more, and the totals stay the sums over every pod. Only a render error or the end of ctx stop
 // it.
-func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, cat []Signal, p Params, component, what string, labels map[string]string, kind string, pods map[string][]string, workloads map[string]string) error {
+func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, fetch fetcher, cat []Signal, p Params, component, what string, labels map[string]string, kind string, pods map[string][]string, workloads map[string]string) error {
 	at, _ := p.Span(out.Window.End)
 	var members map[string]bool
 	if pods != nil {
@@ -178,8 +190,7 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 		var ss []Series
 		failed := false
 		for i, expr := range exprs {
-			t.queries++
-			v, warns, err := query(ctx, c.API, c.Retry, expr, at)
+			v, warns, err := fetch(ctx, expr, at)
 			for _, wn := range warns {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for %s %s: %s", component, sig.Name, wn))
 			}

@@ -40,8 +40,9 @@
 // series that identify each node by a node label, instance (the node name, or one of its addresses with a port),
 // nodename or kubernetes_io_hostname, in this order of sources: cAdvisor's root cgroup (id="/", the same job as the
 // pods), the kubelet's /metrics/resource (node_cpu_usage_seconds_total, node_memory_working_set_bytes), node-exporter
-// (node_cpu_seconds_total without idle, iowait, steal; MemTotal - MemAvailable). Selectors then match every identity
-// label exactly. kube-prometheus-stack drops the root cgroup and does not scrape /metrics/resource by default, so
+// (node_cpu_seconds_total without idle, iowait, steal; MemTotal - MemAvailable). Each node's series are then those
+// whose identity labels are exactly its pick's, split in Go from one query per source and term for all the test
+// nodes (the queries do not grow with the nodes either). kube-prometheus-stack drops the root cgroup and does not scrape /metrics/resource by default, so
 // node-exporter is what remains there; a node no source names gets a warning that says, per source, why.
 //
 // Without Prometheus, KubeletSampler reads every node's /metrics/resource through the API server's nodes/proxy at a

@@ -95,3 +95,89 @@ func TestQueriesPerWindowDoNotGrowWithNamespaces(t *testing.T) {
 		t.Errorf("queries per window: %d at 1 namespace, %d at 60; want %d at both (one per component and catalog term)", counts[1], counts[60], want)
 	}
 }
+
+// nodesAPI is a Prometheus whose only node source is cAdvisor's root cgroup, of every node (job kubelet, instance
+// its address, node its name), node i's counter growing by i+1 core-seconds per second, plus a series the one
+// selector across nodes also matches: node 0's instance with the last node's name, growing by 1000. It counts the
+// queries.
+type nodesAPI struct {
+	nodes   []podset.NodeRef
+	queries int
+}
+
+func (a *nodesAPI) ident(i, j int) model.Metric {
+	return model.Metric{"job": "kubelet", "instance": model.LabelValue(a.nodes[i].Addresses[0] + ":10250"), "node": model.LabelValue(a.nodes[j].Name), "id": "/"}
+}
+
+func (a *nodesAPI) Query(_ context.Context, q string, ts time.Time, _ ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
+	a.queries++
+	if !strings.Contains(q, `{id="/"`) {
+		return model.Vector{}, nil, nil, nil // no kubelet /metrics/resource, no node-exporter
+	}
+	if strings.HasPrefix(q, "max by (") {
+		var v model.Vector
+		for i := range a.nodes {
+			v = append(v, &model.Sample{Metric: a.ident(i, i), Value: 20})
+		}
+		return v, nil, nil, nil
+	}
+	var m model.Matrix
+	for i := range a.nodes {
+		ss := rampMatrix(ts, float64(i+1))[0]
+		ss.Metric = a.ident(i, i)
+		m = append(m, ss)
+	}
+	if n := len(a.nodes); n > 1 {
+		ss := rampMatrix(ts, 1000)[0]
+		ss.Metric = a.ident(0, n-1)
+		m = append(m, ss)
+	}
+	return m, nil, nil, nil
+}
+
+func (*nodesAPI) Config(context.Context) (promv1.ConfigResult, error) {
+	return promv1.ConfigResult{}, nil
+}
+
+// TestNodeQueriesPerWindowDoNotGrowWithNodes: 1 and 20 test nodes take the same queries per window (the three
+// source searches, then one per term for every node: 20 nodes took 40 more), and each node's figures are its own
+// series' only, not a series the selector across nodes matches with another node's labels.
+func TestNodeQueriesPerWindowDoNotGrowWithNodes(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
+	w := results.Window{Kind: results.WindowLoad, Start: now.Add(-2 * time.Minute), End: now.Add(-time.Minute)}
+	counts := map[int]int{}
+	for _, n := range []int{1, 20} {
+		var nodes []podset.NodeRef
+		for i := range n {
+			nodes = append(nodes, podset.NodeRef{Name: fmt.Sprintf("node-%02d", i), Addresses: []string{fmt.Sprintf("10.0.0.%d", i+1)}})
+		}
+		api := &nodesAPI{nodes: nodes}
+		c := &Collector{API: api, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second, Job: "kubelet"}, Retry: DefaultRetry(), Clock: testingclock.NewFakeClock(now)}
+		got, err := c.Collect(context.Background(), w, []podset.PodSet{podset.NodeSet(nodes...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Warnings) > 0 {
+			t.Errorf("%d nodes: warnings %q", n, got.Warnings)
+		}
+		counts[n] = api.queries
+		cpu := map[string]float64{}
+		for _, s := range got.Samples {
+			if s.Metric == results.MetricCPU && s.Stat == "avg" {
+				cpu[s.Labels[LabelNode]] = s.Value
+			}
+		}
+		if len(got.Samples) != 6*n || len(cpu) != n {
+			t.Errorf("%d nodes: %d samples for %d nodes, want 6 per node", n, len(got.Samples), len(cpu))
+		}
+		for i, nd := range nodes {
+			if want := 1000 * float64(i+1); math.Abs(cpu[nd.Name]-want) > 1e-6*want {
+				t.Errorf("%d nodes: %s CPU %.3f millicores, want %.0f (its own series only)", n, nd.Name, cpu[nd.Name], want)
+			}
+		}
+	}
+	if want := len(nodeSources()) + len(Catalog()); counts[1] != want || counts[20] != want {
+		t.Errorf("queries per window: %d at 1 node, %d at 20; want %d at both", counts[1], counts[20], want)
+	}
+}
