@@ -322,7 +322,8 @@ func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *
 // and term for all the nodes picked alike (a selector matching every value of each identity label that one of
 // them has), and answers each pick's selector with the series whose identity labels are exactly its group's: a
 // window's node queries do not grow with the test nodes (50 nodes took 100). A query's failure is each of its
-// nodes' (every node names it), its warnings are reported once.
+// nodes' (every node names it; t counts every selector answered, as if it had been asked), its warnings are
+// reported once.
 func (c *Collector) nodeBatches(t *tally, srcs []nodeSource, picks []NodePick, params []Params) fetcher {
 	type part struct {
 		union string
@@ -387,6 +388,9 @@ func (c *Collector) nodeBatches(t *tally, srcs []nodeSource, picks []NodePick, p
 			if a.err == nil || ctx.Err() == nil {
 				answers[pt.union] = a
 			}
+		} else {
+			// Counted as the query it stands for, so that QueryErrors' "n of m" stays a share when a batch fails.
+			t.queries++
 		}
 		var warns promv1.Warnings
 		if !a.warned {

@@ -2,6 +2,7 @@ package prom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -103,6 +104,7 @@ func TestQueriesPerWindowDoNotGrowWithNamespaces(t *testing.T) {
 type nodesAPI struct {
 	nodes   []podset.NodeRef
 	queries int
+	failMem bool // refuse the memory queries (bad data, not retried)
 }
 
 func (a *nodesAPI) ident(i, j int) model.Metric {
@@ -120,6 +122,9 @@ func (a *nodesAPI) Query(_ context.Context, q string, ts time.Time, _ ...promv1.
 			v = append(v, &model.Sample{Metric: a.ident(i, i), Value: 20})
 		}
 		return v, nil, nil, nil
+	}
+	if a.failMem && strings.Contains(q, "memory") {
+		return nil, nil, nil, &promv1.Error{Type: promv1.ErrBadData, Msg: "refused"}
 	}
 	var m model.Matrix
 	for i := range a.nodes {
@@ -179,5 +184,22 @@ func TestNodeQueriesPerWindowDoNotGrowWithNodes(t *testing.T) {
 	}
 	if want := len(nodeSources()) + len(Catalog()); counts[1] != want || counts[20] != want {
 		t.Errorf("queries per window: %d at 1 node, %d at 20; want %d at both", counts[1], counts[20], want)
+	}
+	// One refused query of the batch: every node's memory is missing, each named, and the count stays a share.
+	var nodes []podset.NodeRef
+	for i := range 3 {
+		nodes = append(nodes, podset.NodeRef{Name: fmt.Sprintf("node-%02d", i), Addresses: []string{fmt.Sprintf("10.0.0.%d", i+1)}})
+	}
+	c := &Collector{API: &nodesAPI{nodes: nodes, failMem: true}, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second, Job: "kubelet"},
+		Retry: DefaultRetry(), Clock: testingclock.NewFakeClock(now)}
+	got, err := c.Collect(context.Background(), w, []podset.PodSet{podset.NodeSet(nodes...)})
+	var qe *QueryErrors
+	if !errors.As(err, &qe) || len(qe.Failed) != 3 || qe.Queries != 6 || len(got.Samples) != 9 {
+		t.Fatalf("refused memory query: %v (%d samples), want 3 of 6 failed and the 9 CPU figures", err, len(got.Samples))
+	}
+	for _, nd := range nodes {
+		if !strings.Contains(err.Error(), "node "+nd.Name+", cadvisor-root") {
+			t.Errorf("error %q does not name %s", err, nd.Name)
+		}
 	}
 }
