@@ -663,7 +663,7 @@ func TestRunNamespaceCleanupOnCreateFailure(t *testing.T) {
 		wantGone   bool
 	}{
 		// Interrupted: the case is not recorded (the runner's semantics), the error says so.
-		{name: "interrupted while waiting for the ServiceAccount", cancelInSA: true, wantErr: "interrupted: context canceled", wantGone: true},
+		{name: "interrupted while waiting for the ServiceAccount", cancelInSA: true, wantErr: "cases: context canceled", wantGone: true},
 		// The deploy error is every case's recorded reason.
 		{name: "namespace already exists", existing: true, wantErr: "deploy: create namespace mb-cni-unit: namespaces \"mb-cni-unit\" already exists"},
 	}

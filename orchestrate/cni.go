@@ -8,6 +8,7 @@ import (
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -63,17 +64,18 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 		Images:       netbench.Images{Network: s.Spec.Images.Network, Agent: s.Spec.Images.Agent, PullPolicy: s.Spec.Images.PullPolicy},
 		ReadyTimeout: cfg.ReadyTimeout, DeleteTimeout: cfg.FinalizeTimeout, RateRange: col.lead,
 	}
+	var out runner.Outcome
 	b, runErr := netbench.New(ctx, nc, netbench.Deps{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube},
 		Resources: col, Log: log})
 	if runErr == nil {
 		// One runner for both verbs: the bench's cases take the case loop, recording, interruption and finalizer
 		// (namespace deletion, also after Ctrl-C; --retain keeps it) of meshbench run.
-		_, runErr = RunCNICases(ctx, CNICases{Bench: b, RunID: meta.RunID, Store: store, Measured: true, Retain: cfg.Retain,
+		out, runErr = RunCNICases(ctx, CNICases{Bench: b, RunID: meta.RunID, Store: store, Measured: true, Retain: cfg.Retain,
 			FinalizeTimeout: cfg.FinalizeTimeout, Log: log, Progress: d.Progress})
 	}
 	meta.Cluster.CNI = b.Facts().CNI
 	meta.Notes = append(meta.Notes, b.Notes()...)
-	sum, _, err := Finish(store, meta, log)
+	sum, _, err := Finish(store, meta, EndingOf(ctx, out, runErr), log)
 	if err != nil {
 		runErr = errors.Join(runErr, err)
 	}

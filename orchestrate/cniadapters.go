@@ -106,7 +106,7 @@ func RunCNICases(ctx context.Context, c CNICases) (runner.Outcome, error) {
 	case err != nil:
 		return out, err
 	case out.Interrupted:
-		return out, fmt.Errorf("interrupted: %w", ctx.Err())
+		return out, fmt.Errorf("interrupted after %d of %d cases: %w", out.Recorded(), out.Total, context.Cause(ctx))
 	case len(out.Failed) > 0:
 		var ids []string
 		for _, f := range out.Failed {

@@ -45,7 +45,9 @@ func TestRunCollectorRecordsAllocation(t *testing.T) {
 	var gotSets []podset.PodSet
 	c := runCollector{&Collector{pods: prom.KubePods{Kube: kube}, collect: func(_ context.Context, _ results.Window, sets []podset.PodSet) (podset.Collected, error) {
 		gotSets = sets
-		return podset.Collected{Window: queried, Samples: []results.Sample{{Window: queried, Component: results.ComponentSidecar, Metric: results.MetricCPU, Stat: "avg", Value: 42}}}, nil
+		got := measured(queried, sets)
+		got.Samples = append(got.Samples, results.Sample{Window: queried, Component: results.ComponentSidecar, Metric: results.MetricCPU, Stat: "max", Value: 42})
+		return got, nil
 	}}}
 	tg := runner.Target{Target: target.Target{Namespaces: []string{"mb"}, AppSelector: "app=web"}}
 	col, err := c.Collect(context.Background(), tg, scenario.Case{Mode: scenario.ModeSidecar}, results.Window{Kind: results.WindowLoad, Start: time.Unix(1000, 500), End: time.Unix(1300, 200)})
@@ -62,7 +64,7 @@ func TestRunCollectorRecordsAllocation(t *testing.T) {
 		}
 		got = append(got, fmt.Sprintf("%s %s %s %g %s", s.Component, s.Metric, s.Stat, s.Value, s.Unit))
 	}
-	for _, want := range []string{"sidecar cpu avg 42 ", "sidecar cpu request 300 millicores", "sidecar cpu limit 6000 millicores",
+	for _, want := range []string{"sidecar cpu max 42 ", "sidecar cpu request 300 millicores", "sidecar cpu limit 6000 millicores",
 		"sidecar memory request 384 MiB", "sidecar memory limit 3072 MiB", "sidecar pods count 3 pods", "app cpu no-limit 3 containers"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("no %q in %q", want, got)
@@ -87,7 +89,7 @@ func TestRunCollectorGroupsPodsByWorkload(t *testing.T) {
 	var gotSets []podset.PodSet
 	c := runCollector{&Collector{pods: prom.KubePods{Kube: kube}, collect: func(_ context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
 		gotSets = sets
-		return podset.Collected{Window: w}, nil
+		return measured(w, sets), nil
 	}}}
 	tg := runner.Target{Target: target.Target{Namespaces: []string{"bank"}, AppSelector: "meshbench.dev/app=bank", Workloads: []target.WorkloadRef{
 		{Kind: target.KindDeployment, Namespace: "bank", Name: "frontend", Replicas: 1},
@@ -113,5 +115,65 @@ func TestRunCollectorGroupsPodsByWorkload(t *testing.T) {
 	if _, err := c.Collect(context.Background(), tg, scenario.Case{Mode: scenario.ModeNone}, results.Window{Kind: results.WindowIdle, Start: time.Unix(1000, 0), End: time.Unix(1060, 0)}); err == nil ||
 		!strings.Contains(err.Error(), "pod selector of Deployment bank/bad") {
 		t.Errorf("bad selector: %v", err)
+	}
+}
+
+// measured is a collection of w that has the CPU and memory averages of every set (what a complete Prometheus
+// window gives).
+func measured(w results.Window, sets []podset.PodSet) podset.Collected {
+	out := podset.Collected{Window: w}
+	for _, s := range sets {
+		for _, m := range []string{results.MetricCPU, results.MetricMemory} {
+			out.Samples = append(out.Samples, results.Sample{Window: w, Component: s.Component, Metric: m, Stat: "avg", Value: 1})
+		}
+	}
+	return out
+}
+
+// Issue 15: a load window that gave everything but the app's CPU (Prometheus paused over it) was recorded ok with
+// only a warning. The app's, its sidecars' (and in ambient modes the ztunnels') figures are the case's primary
+// figures: without one the runner's collector fails, naming it, so the runner records the case as failed.
+func TestRunCollectorFailsWithoutAPrimaryFigure(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(&corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "mb", Name: "web-0", Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "web"}, {Name: "istio-proxy"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "istio-system", Name: "ztunnel-1", Labels: map[string]string{"app": "ztunnel"}},
+		Spec:       corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "istio-proxy"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "istio-system", Name: "istiod-1", Labels: map[string]string{"app": "istiod"}},
+		Spec:       corev1.PodSpec{NodeName: "node2", Containers: []corev1.Container{{Name: "discovery"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	})
+	tg := runner.Target{Target: target.Target{Namespaces: []string{"mb"}, AppSelector: "app=web"}}
+	w := results.Window{Kind: results.WindowLoad, Start: time.Unix(1000, 0), End: time.Unix(1060, 0)}
+	for _, tc := range []struct {
+		mode    scenario.Mode
+		drop    string // the component whose CPU average the collection lacks
+		wantErr string
+	}{
+		{scenario.ModeSidecar, results.ComponentApp, "no figure for app cpu (1 pods)"},
+		{scenario.ModeSidecar, results.ComponentSidecar, "no figure for sidecar cpu (1 pods)"},
+		{scenario.ModeAmbient, results.ComponentZtunnel, "no figure for ztunnel cpu (1 pods)"},
+		{scenario.ModeAmbient, results.ComponentIstiod, ""}, // shared and not primary: its warning suffices
+	} {
+		c := runCollector{&Collector{pods: prom.KubePods{Kube: kube}, collect: func(_ context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
+			if !slices.ContainsFunc(sets, func(s podset.PodSet) bool { return s.Component == tc.drop }) {
+				t.Errorf("%s: no %s set to drop the cpu of", tc.mode, tc.drop)
+			}
+			got := measured(w, sets)
+			got.Samples = slices.DeleteFunc(got.Samples, func(s results.Sample) bool { return s.Component == tc.drop && s.Metric == results.MetricCPU })
+			return got, nil
+		}}}
+		_, err := c.Collect(context.Background(), tg, scenario.Case{Mode: tc.mode}, w)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s without %s cpu: %v", tc.mode, tc.drop, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s without %s cpu: error %v, want %q", tc.mode, tc.drop, err, tc.wantErr)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/meshbench/meshbench/internal/interrupt"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/version"
 	"github.com/meshbench/meshbench/loadgen"
@@ -88,6 +89,11 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 			return RunResult{}, inputError(err)
 		}
 		store, meta, done = st, run.Meta, run.DoneCases()
+		// This invocation's span starts now; written at once, so a crash of it is found by the next --resume.
+		meta = results.StartInvocation(meta, run.Cases, time.Now().UTC())
+		if err := store.UpdateMeta(meta); err != nil {
+			return RunResult{}, err
+		}
 	} else {
 		if meta, err = newMeta("run", s, plan); err != nil {
 			return RunResult{}, err
@@ -132,7 +138,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	if meshA.standIn && !slices.Contains(meta.Notes, StandInNote) {
 		meta.Notes = append(meta.Notes, StandInNote)
 	}
-	sum, md, err := Finish(store, meta, log)
+	sum, md, err := Finish(store, meta, EndingOf(ctx, out, runErr), log)
 	res.Summary, res.Markdown = sum, md
 	return res, errors.Join(runErr, err)
 }
@@ -142,6 +148,7 @@ func newMeta(command string, s *scenario.Scenario, plan any) (results.RunMeta, e
 	v := version.Get()
 	meta := results.RunMeta{Command: command, Start: time.Now().UTC(),
 		Tool: results.ToolInfo{Version: v.Version, Commit: v.Commit, GoVersion: v.GoVersion, BuildDate: v.BuildDate}}
+	meta.Invocations = []results.Invocation{{Start: meta.Start}}
 	var err error
 	if meta.Scenario, err = json.Marshal(s); err != nil {
 		return meta, fmt.Errorf("encode scenario: %w", err)
@@ -152,9 +159,43 @@ func newMeta(command string, s *scenario.Scenario, plan any) (results.RunMeta, e
 	return meta, nil
 }
 
+// Ending is how an invocation ended: its outcome (results.Outcome*), the signal that stopped it, and where an
+// interruption left the run (nil when the plan completed).
+type Ending struct {
+	Outcome     string
+	Signal      string
+	Interrupted *results.Interruption
+}
+
+// EndingOf reads how the runner's invocation ended: interrupted when the runner says so, or when the context was
+// cancelled before every planned case had a record (a cancel the runner did not see, e.g. before its first case);
+// the signal comes from the context's cause (interrupt.SignalError).
+func EndingOf(ctx context.Context, out runner.Outcome, runErr error) Ending {
+	var e Ending
+	if se := interrupt.FromContext(ctx); se != nil {
+		e.Signal = se.Name()
+	}
+	switch {
+	case out.Interrupted || (ctx.Err() != nil && out.Recorded() < out.Total):
+		at := out.InterruptedAt
+		if at.IsZero() {
+			at = time.Now()
+		}
+		e.Outcome = results.OutcomeInterrupted
+		e.Interrupted = &results.Interruption{Signal: e.Signal, At: at.UTC(), Case: out.InterruptedCase, Phase: out.InterruptedPhase,
+			Completed: out.Recorded(), Planned: out.Total, NotRun: out.NotRun}
+	case runErr != nil:
+		e.Outcome = results.OutcomeError
+	default:
+		e.Outcome = results.OutcomeCompleted
+	}
+	return e
+}
+
 // Finish summarises everything the run directory holds (resumed cases included), writes summary.json, the end time
-// and the report files, and returns the summary and its Markdown.
-func Finish(store *results.Store, meta results.RunMeta, log *slog.Logger) (results.Summary, string, error) {
+// of this invocation with its ending (the interruption mark, or none: a completed --resume clears it) and the report
+// files, and returns the summary and its Markdown.
+func Finish(store *results.Store, meta results.RunMeta, ending Ending, log *slog.Logger) (results.Summary, string, error) {
 	run, err := results.Read(store.Dir())
 	if err != nil {
 		return results.Summary{}, "", err
@@ -163,8 +204,7 @@ func Finish(store *results.Store, meta results.RunMeta, log *slog.Logger) (resul
 	if err := store.WriteSummary(sum); err != nil {
 		return sum, "", err
 	}
-	end := time.Now().UTC()
-	meta.End = &end
+	meta = results.EndInvocation(meta, time.Now().UTC(), ending.Outcome, ending.Signal, ending.Interrupted)
 	if err := store.UpdateMeta(meta); err != nil {
 		return sum, "", err
 	}

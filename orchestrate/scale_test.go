@@ -210,7 +210,7 @@ func caseRequests(ctx context.Context, tb testing.TB, kc *fake.Clientset, t targ
 	var sets []podset.PodSet
 	col := runCollector{&Collector{pods: prom.KubePods{Kube: kc}, collect: func(_ context.Context, w results.Window, s []podset.PodSet) (podset.Collected, error) {
 		sets = s
-		return podset.Collected{Window: w}, nil
+		return measured(w, s), nil
 	}}}
 	step("pod-sets", func() error {
 		for _, kind := range []string{results.WindowIdle, results.WindowLoad} {

@@ -91,6 +91,10 @@ type fixture struct {
 	command string
 	// alloc adds the allocation samples the collector writes beside usage (requests, limits, pod counts).
 	alloc bool
+	// interruptAfter > 0 stops the run by SIGINT in the load step of case interruptAfter+1 (not recorded), as
+	// orchestrate records it; with resumeAfter > 0 a --resume starts that long after and completes the plan.
+	interruptAfter int
+	resumeAfter    time.Duration
 }
 
 // allocation is one pod's requests and limits per component, Istio 1.28.0's chart defaults (istio/istio
@@ -363,6 +367,9 @@ func (f fixture) cniIdleCase(at time.Time) (results.CaseResult, []results.Sample
 // generate writes the fixture run into dir through results.Store.
 func (f fixture) generate(dir string) error {
 	meta := f.meta()
+	if f.interruptAfter > 0 {
+		meta.Invocations = []results.Invocation{{Start: f.start}} // as orchestrate starts a run
+	}
 	st, err := results.Create(dir, meta)
 	if err != nil {
 		return err
@@ -378,6 +385,7 @@ func (f fixture) generate(dir string) error {
 		cases = append(cases, c)
 		return nil
 	}
+	var planned []string
 	for _, t := range f.topos {
 		for rep := 1; rep <= f.reps; rep++ {
 			order := modes
@@ -385,6 +393,36 @@ func (f fixture) generate(dir string) error {
 				order = []string{modes[3], modes[2], modes[1], modes[0]}
 			}
 			for _, mode := range order {
+				c, _ := f.meshCase(t, mode, rep, clock)
+				planned = append(planned, c.CaseID)
+			}
+		}
+	}
+	for _, t := range f.topos {
+		for rep := 1; rep <= f.reps; rep++ {
+			order := modes
+			if rep%2 == 0 { // serpentine
+				order = []string{modes[3], modes[2], modes[1], modes[0]}
+			}
+			for _, mode := range order {
+				if f.interruptAfter > 0 && len(cases) == f.interruptAfter {
+					// SIGINT 2 minutes into this case's load; cleanup takes 40 s; the case is not recorded.
+					at := clock.Add(6*time.Minute + 2*time.Minute)
+					intr := &results.Interruption{Signal: "SIGINT", At: at, Case: planned[len(cases)], Phase: "load",
+						Completed: len(cases), Planned: len(planned), NotRun: planned[len(cases):]}
+					meta = results.EndInvocation(meta, at.Add(40*time.Second), results.OutcomeInterrupted, "SIGINT", intr)
+					if err := st.UpdateMeta(meta); err != nil {
+						return err
+					}
+					if f.resumeAfter == 0 {
+						return f.finish(st, meta, all, cases)
+					}
+					clock = meta.End.Add(f.resumeAfter)
+					meta = results.StartInvocation(meta, cases, clock)
+					if err := st.UpdateMeta(meta); err != nil {
+						return err
+					}
+				}
 				c, samples := f.meshCase(t, mode, rep, clock)
 				clock = c.End.Add(5 * time.Second)
 				if err := appendCase(c, samples); err != nil {
@@ -410,10 +448,18 @@ func (f fixture) generate(dir string) error {
 		}
 	}
 	end := clock
-	meta.End = &end
+	if f.interruptAfter > 0 {
+		meta = results.EndInvocation(meta, end, results.OutcomeCompleted, "", nil)
+	} else {
+		meta.End = &end // as runs recorded before invocations existed
+	}
 	if err := st.UpdateMeta(meta); err != nil {
 		return err
 	}
+	return f.finish(st, meta, all, cases)
+}
+
+func (f fixture) finish(st *results.Store, meta results.RunMeta, all []results.Sample, cases []results.CaseResult) error {
 	if err := st.WriteSummary(results.Summarize(meta, all, cases, results.SummaryOptions{})); err != nil {
 		return err
 	}
@@ -592,7 +638,13 @@ func fixtures() []fixture {
 		profile: "localcluster", standIn: true, reps: 1, seed: "cni-local",
 		cni: []string{"tcp", "udp", "rr", "crr"}, cniPaths: []string{"host", "same-node", "cross-node", "service"},
 	}
-	return []fixture{sample, aa1, aa2, reg, meshLocal, cniLocal}
+	// The issue 15 shape: a run of 4 cases interrupted by SIGINT after the first; the same run resumed 3 hours later.
+	interrupted := base
+	interrupted.name, interrupted.runID, interrupted.start, interrupted.cni, interrupted.cniPaths = "interrupted", "20261127-030000-int", day.Add(-72*time.Hour), nil, nil
+	interrupted.reps, interrupted.interruptAfter = 1, 1
+	resumed := interrupted
+	resumed.name, resumed.runID, resumed.resumeAfter = "resumed", "20261127-030000-res", 3*time.Hour
+	return []fixture{sample, aa1, aa2, reg, meshLocal, cniLocal, interrupted, resumed}
 }
 
 func TestFixtures(t *testing.T) {

@@ -95,6 +95,13 @@ func (r Report) StandIn() bool {
 func (r Report) Banner() []string {
 	const standIn = "data plane: test stand-in, figures are not Istio's"
 	var out []string
+	if in := r.Meta.Interrupted; in != nil {
+		line := "this run was " + in.Text() + ": its figures cover the recorded cases only"
+		if r.Meta.Command == "" || r.Meta.Command == "run" {
+			line += " (meshbench run --resume RUN_DIR runs the rest)"
+		}
+		out = append(out, line)
+	}
 	if r.StandIn() {
 		out = append(out, standIn)
 	} else if len(r.Meta.Notes) > 0 {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshbench/meshbench/internal/goldenfile"
 
@@ -303,5 +304,72 @@ func TestImpossibleResourceRow(t *testing.T) {
 	}
 	if strings.Contains(section, "| none | idle | app | 0.492") {
 		t.Errorf("the impossible min is shown as a figure:\n%s", section)
+	}
+}
+
+// TestInterruptedReport: a run of 4 cases interrupted by SIGINT after the first must not read as a complete run
+// ("1 cases: 1 ok, 0 failed, 0 skipped ... No case failed or was skipped"): it says where it stopped and lists the
+// cases not run, in the banner, the facts and the cases section (issue 15 section 2).
+func TestInterruptedReport(t *testing.T) {
+	t.Parallel()
+	rep := Build(readRun(t, "interrupted"))
+	md := string(rep.Markdown())
+	golden(t, "interrupted/report.md", []byte(md))
+	for _, want := range []string{
+		"this run was interrupted after 1 of 4 cases (SIGINT, in load of case single/sidecar/1000/r1): its figures cover the recorded cases only (meshbench run --resume RUN\\_DIR runs the rest)",
+		"| interrupted | interrupted after 1 of 4 cases (SIGINT, in load of case single/sidecar/1000/r1) at 2026-11-27T03:24:45Z |",
+		"1 cases recorded: 1 ok, 0 failed, 0 skipped",
+		"### Cases not run",
+		"| single/sidecar/1000/r1 | interrupted in load: not recorded |",
+		"| single/ambient/1000/r1 | not reached |",
+		"| single/waypoint/1000/r1 | not reached |",
+		"No recorded case failed or was skipped.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"1 cases: 1 ok", "No case failed or was skipped"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("an interrupted run's report reads as complete: %q", bad)
+		}
+	}
+	html := string(rep.HTML())
+	if !strings.Contains(html, "interrupted after 1 of 4 cases (SIGINT") || !strings.Contains(html, "single/waypoint/1000/r1") {
+		t.Error("report.html does not mark the interruption or list the cases not run")
+	}
+}
+
+// TestResumedReport: the resumed run completed, so the mark is gone, and "took" is the sum of the two
+// invocations' spans, not first start to last end (which would count the 3 hours between them).
+func TestResumedReport(t *testing.T) {
+	t.Parallel()
+	run := readRun(t, "resumed")
+	rep := Build(run)
+	md := string(rep.Markdown())
+	golden(t, "resumed/report.md", []byte(md))
+	m := run.Meta
+	if m.Interrupted != nil || len(m.Invocations) != 2 {
+		t.Fatalf("resumed run.json: interrupted %+v, %d invocations", m.Interrupted, len(m.Invocations))
+	}
+	first, second := m.Invocations[0], m.Invocations[1]
+	active := first.End.Sub(first.Start) + second.End.Sub(second.Start)
+	wall := m.End.Sub(m.Start)
+	if wall-active < 3*time.Hour {
+		t.Fatalf("fixture: wall %s active %s: the gap should be 3h", wall, active)
+	}
+	if want := "(took " + active.Round(time.Second).String() + ")"; !strings.Contains(md, want) {
+		t.Errorf("report.md lacks %q", want)
+	}
+	if strings.Contains(md, wall.Round(time.Second).String()) {
+		t.Errorf("report.md shows the wall-clock span %s as took", wall)
+	}
+	for _, want := range []string{"| invocations | 2 (the first run and 1 --resume", "interrupted, SIGINT", "4 cases: 4 ok, 0 failed, 0 skipped", "No case failed or was skipped."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "interrupted after") || strings.Contains(md, "Cases not run") {
+		t.Error("a completed resumed run still reads as interrupted")
 	}
 }

@@ -73,7 +73,14 @@ func (r Report) factsSection() section {
 		{"started", fmtTime(m.Start)},
 	}
 	if m.End != nil {
-		rows = append(rows, []string{"ended", fmt.Sprintf("%s (took %s)", fmtTime(*m.End), m.End.Sub(m.Start).Round(time.Second))})
+		took, _ := m.Took()
+		rows = append(rows, []string{"ended", fmt.Sprintf("%s (took %s)", fmtTime(*m.End), took.Round(time.Second))})
+		if n := len(m.Invocations); n > 1 {
+			rows = append(rows, []string{"invocations", invocationsText(m.Invocations)})
+		}
+		if in := m.Interrupted; in != nil {
+			rows = append(rows, []string{"interrupted", fmt.Sprintf("%s at %s", in.Text(), fmtTime(in.At))})
+		}
 	} else {
 		rows = append(rows, []string{"ended", "not recorded: the run was interrupted or is still running; figures cover the finished cases only"})
 	}
@@ -846,14 +853,57 @@ func (r Report) casesSection() section {
 		rows = append(rows, []string{c.CaseID, c.Status, orText(c.Mode, "n/a (cni)"), orText(c.Topology, "n/a (cni)"), load,
 			strconv.Itoa(c.Repetition), orText(c.Reason, "no reason recorded (a bug: report it)")})
 	}
-	s.para("%d cases: %d ok, %d failed, %d skipped. Samples of failed and skipped cases are left out of every figure.",
-		len(r.Cases), counts[results.StatusOK], counts[results.StatusFailed], counts[results.StatusSkipped])
-	if len(rows) == 0 {
-		s.para("No case failed or was skipped.")
-		return s
+	if in := r.Meta.Interrupted; in != nil {
+		// Counting the recorded cases alone would read as a complete run ("1 cases: 1 ok ... No case failed").
+		s.para("The run was %s; %d cases recorded: %d ok, %d failed, %d skipped. Samples of failed and skipped cases are left out of every figure.",
+			in.Text(), len(r.Cases), counts[results.StatusOK], counts[results.StatusFailed], counts[results.StatusSkipped])
+	} else {
+		s.para("%d cases: %d ok, %d failed, %d skipped. Samples of failed and skipped cases are left out of every figure.",
+			len(r.Cases), counts[results.StatusOK], counts[results.StatusFailed], counts[results.StatusSkipped])
 	}
-	s.table(table{ID: "failed-cases", Header: []string{"case", "status", "mode", "topology", "load", "repetition", "reason"}, Rows: rows})
+	switch {
+	case len(rows) > 0:
+		s.table(table{ID: "failed-cases", Header: []string{"case", "status", "mode", "topology", "load", "repetition", "reason"}, Rows: rows})
+	case r.Meta.Interrupted != nil:
+		s.para("No recorded case failed or was skipped.")
+	default:
+		s.para("No case failed or was skipped.")
+	}
+	if in := r.Meta.Interrupted; in != nil && len(in.NotRun) > 0 {
+		s.heading("Cases not run")
+		notRun := make([][]string, 0, len(in.NotRun))
+		for _, id := range in.NotRun {
+			why := "not reached"
+			if id == in.Case && in.Phase != "" {
+				why = "interrupted in " + in.Phase + ": not recorded"
+			}
+			notRun = append(notRun, []string{id, why})
+		}
+		s.table(table{ID: "not-run-cases", Header: []string{"case", "state"}, Rows: notRun})
+		if r.Meta.Command == "" || r.Meta.Command == "run" {
+			s.para("meshbench run --resume RUN_DIR runs them and keeps the recorded cases.")
+		}
+	}
 	return s
+}
+
+// invocationsText describes the meshbench processes of a resumed run: how many, and each span with its outcome.
+func invocationsText(invs []results.Invocation) string {
+	parts := make([]string, 0, len(invs))
+	for _, inv := range invs {
+		span := fmtTime(inv.Start) + " to "
+		if inv.End != nil {
+			span += fmtTime(*inv.End) + " (" + inv.End.Sub(inv.Start).Round(time.Second).String() + ")"
+		} else {
+			span += "not recorded"
+		}
+		out := orText(inv.Outcome, "running")
+		if inv.Signal != "" {
+			out += ", " + inv.Signal
+		}
+		parts = append(parts, span+" "+out)
+	}
+	return fmt.Sprintf("%d (the first run and %d --resume; took counts only these spans): %s", len(invs), len(invs)-1, strings.Join(parts, "; "))
 }
 
 func (r Report) methodSection() section {

@@ -56,6 +56,52 @@ type RunMeta struct {
 	Scenario      json.RawMessage `json:"scenario,omitempty"` // the config as loaded, defaults applied
 	Plan          json.RawMessage `json:"plan,omitempty"`     // the expanded plan
 	Notes         []string        `json:"notes,omitempty"`    // honest caveats shown in every report (e.g. stand-in data plane)
+	// Invocations are the meshbench processes that worked on the run, in order: the first, then one per --resume.
+	// The run's active time (Took) is the sum of their spans, not Start..End, which would count the time between an
+	// interruption and its --resume. Absent in runs recorded before them.
+	Invocations []Invocation `json:"invocations,omitempty"`
+	// Interrupted marks a run whose latest invocation was stopped (a signal) before every planned case was
+	// recorded; nil when its plan completed (a --resume that completes clears it).
+	Interrupted *Interruption `json:"interrupted,omitempty"`
+}
+
+// Invocation outcomes.
+const (
+	OutcomeCompleted   = "completed"   // every planned case recorded (some may have failed)
+	OutcomeInterrupted = "interrupted" // stopped by a signal (or a cancelled context) before the plan's end
+	OutcomeError       = "error"       // stopped by an error that is not a case's (recording, finalizers)
+	// OutcomeCrashed is an invocation that ended without writing its end (kill -9, a power cut), found by the next
+	// --resume: its end is then its last case record.
+	OutcomeCrashed = "crashed"
+	// OutcomeUnrecorded is the first invocation of a run recorded before invocations existed, rebuilt by a --resume
+	// from start and end: older meshbench wrote end after Ctrl-C too, so how it ended is unknown.
+	OutcomeUnrecorded = "unrecorded"
+)
+
+// Invocation is one meshbench process's span of work on a run.
+type Invocation struct {
+	Start time.Time  `json:"start"`
+	End   *time.Time `json:"end,omitempty"` // nil while it runs
+	// Outcome is one of the Outcome* constants ("" while it runs).
+	Outcome string `json:"outcome,omitempty"`
+	// Signal names the signal that interrupted it (SIGINT, SIGTERM), if one did.
+	Signal string `json:"signal,omitempty"`
+}
+
+// Interruption is where an interrupted run stopped.
+type Interruption struct {
+	// Signal is SIGINT or SIGTERM; "" when the run was cancelled otherwise.
+	Signal string    `json:"signal,omitempty"`
+	At     time.Time `json:"at"`
+	// Case is the case that was running or about to start; Phase the runner step it was in (ensure, mode-switch,
+	// wait-ready, verify, load-clients, settle, idle, load, collect-idle, collect-load), "" between cases.
+	Case  string `json:"case,omitempty"`
+	Phase string `json:"phase,omitempty"`
+	// Completed of Planned cases are recorded (ok, failed or skipped; earlier invocations' included).
+	Completed int `json:"completed"`
+	Planned   int `json:"planned"`
+	// NotRun are the planned cases without a record, in plan order: what --resume would run.
+	NotRun []string `json:"notRun,omitempty"`
 }
 
 // ToolInfo identifies the meshbench build that produced a run.

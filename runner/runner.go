@@ -65,6 +65,27 @@ type Outcome struct {
 	Skipped     int      // recorded skipped (the plan's Skip) in this invocation
 	Failed      []string // "<case id>: <reason>" of the cases that failed in this invocation
 	Interrupted bool     // the context was cancelled before the plan finished
+	// Where the interruption met the run: the case running or about to start, its step when it was running (a
+	// step name of CaseResult.Timings: ensure, mode-switch, ..., load, collect-load; "" between cases), and when.
+	InterruptedCase, InterruptedPhase string
+	InterruptedAt                     time.Time
+	// NotRun are the planned cases left without a record by an interruption, in plan order (the interrupted case
+	// first): what --resume runs.
+	NotRun []string
+}
+
+// Recorded is how many planned cases have a record after this invocation (earlier invocations' included).
+func (o Outcome) Recorded() int { return o.Resumed + o.OK + o.Skipped + len(o.Failed) }
+
+// interrupted fills the interruption fields: the run stopped at case i of the plan, in step phase.
+func (r *Runner) interrupted(out *Outcome, i int, phase string) {
+	out.Interrupted, out.InterruptedAt = true, r.clock().Now()
+	out.InterruptedCase, out.InterruptedPhase = r.Plan.Cases[i].ID, phase
+	for _, c := range r.Plan.Cases[i:] {
+		if _, ok := r.Done[c.ID]; !ok {
+			out.NotRun = append(out.NotRun, c.ID)
+		}
+	}
 }
 
 // state is what the cluster currently holds.
@@ -79,6 +100,8 @@ type state struct {
 	failErr     error     // why (a *SwitchError)
 	quietSince  time.Time // end of the last activity (switch, load) the next idle window must not see
 	targetFacts map[string]string
+	// step is the case step running or last run (caseRun.timed), where an interruption finds the case.
+	step string
 }
 
 func (r *Runner) clock() Clock {
@@ -105,9 +128,9 @@ func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
 			err = errors.Join(err, ferr)
 		}
 	}()
-	for _, c := range r.Plan.Cases {
+	for i, c := range r.Plan.Cases {
 		if ctx.Err() != nil {
-			out.Interrupted = true
+			r.interrupted(&out, i, "")
 			return out, nil
 		}
 		if _, ok := r.Done[c.ID]; ok {
@@ -122,12 +145,13 @@ func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
 			res = r.newCase(c).res
 			res.Status, res.Reason, res.End = results.StatusSkipped, c.Skip, res.Start
 		} else {
+			st.step = ""
 			res, samples = r.runCase(ctx, st, c)
 		}
 		if ctx.Err() != nil {
 			// An interrupted case is not recorded: --resume runs it again.
-			r.log().Warn("interrupted: case not recorded", "case", c.ID)
-			out.Interrupted = true
+			r.log().Warn("interrupted: case not recorded", "case", c.ID, "step", st.step)
+			r.interrupted(&out, i, st.step)
 			return out, nil
 		}
 		if err := r.Store.AppendCase(res, samples); err != nil {
@@ -153,9 +177,14 @@ type caseRun struct {
 	res     results.CaseResult
 	clock   Clock
 	samples []results.Sample
+	// step, when set, receives the name of each step as it starts (state.step).
+	step *string
 }
 
 func (cr *caseRun) timed(step string, f func() error) error {
+	if cr.step != nil {
+		*cr.step = step
+	}
 	start := cr.clock.Now()
 	err := f()
 	cr.res.Timings[step] = cr.clock.Now().Sub(start).Round(time.Millisecond).String()
@@ -224,6 +253,7 @@ func (r *Runner) leadIn() time.Duration {
 func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (results.CaseResult, []results.Sample) {
 	clk := r.clock()
 	cr := r.newCase(c)
+	cr.step = &st.step
 	key := c.Topology.Name + "/" + string(c.Mode)
 	if !st.ready || st.topo != c.Topology.Name || st.mode != c.Mode {
 		if st.failedKey == key && st.topo == c.Topology.Name && st.mode == c.Mode {

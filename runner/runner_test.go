@@ -388,3 +388,88 @@ func TestSwitchErrorIsTyped(t *testing.T) {
 		}
 	}
 }
+
+// cancelStore cancels the run's context right after the n-th recorded case: a signal between two cases.
+type cancelStore struct {
+	*memStore
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelStore) AppendCase(res results.CaseResult, samples []results.Sample) error {
+	err := c.memStore.AppendCase(res, samples)
+	if len(c.memStore.cases) == c.n {
+		c.cancel()
+	}
+	return err
+}
+
+// TestInterruptionWhereAndWhatIsLeft: the outcome says which case and step the interruption met and lists the
+// planned cases without a record (what --resume runs), so run.json can mark the run (issue 15 section 2).
+func TestInterruptionWhereAndWhatIsLeft(t *testing.T) {
+	t.Parallel()
+	const (
+		q50r1, q200r1, q50r2, q200r2 = "single.none.q50.r1", "single.none.q200.r1", "single.none.q50.r2", "single.none.q200.r2"
+	)
+	tests := []struct {
+		name string
+		// cancelOn cancels at the n-th sleep of duration d (0: never); afterCases cancels after that many records.
+		d          time.Duration
+		n          int
+		afterCases int
+		done       []string
+		wantCase   string
+		wantPhase  string
+		wantNotRun []string
+		wantRec    int
+	}{
+		{name: "second case's measured window", d: 30 * time.Second, n: 2, wantCase: q200r1, wantPhase: "load", wantNotRun: []string{q200r1, q50r2, q200r2}, wantRec: 1},
+		{name: "first case's settle", d: 5 * time.Second, n: 1, wantCase: q50r1, wantPhase: "settle", wantNotRun: []string{q50r1, q200r1, q50r2, q200r2}},
+		{name: "first case's idle window", d: 20 * time.Second, n: 1, wantCase: q50r1, wantPhase: "idle", wantNotRun: []string{q50r1, q200r1, q50r2, q200r2}},
+		{name: "between cases", afterCases: 2, wantCase: q50r2, wantPhase: "", wantNotRun: []string{q50r2, q200r2}, wantRec: 2},
+		{name: "resumed run: recorded cases are not left", d: 30 * time.Second, n: 1, done: []string{q50r1}, wantCase: q200r1, wantPhase: "load",
+			wantNotRun: []string{q200r1, q50r2, q200r2}, wantRec: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, "[none]", "")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			seen := 0
+			h.clock.onSleep = func(d time.Duration) {
+				if tc.d != 0 && d == tc.d {
+					if seen++; seen == tc.n {
+						cancel()
+					}
+				}
+			}
+			if tc.afterCases > 0 {
+				h.r.Store = &cancelStore{memStore: h.store, n: tc.afterCases, cancel: cancel}
+			}
+			if len(tc.done) > 0 {
+				h.r.Done = map[string]results.CaseResult{}
+				for _, id := range tc.done {
+					h.r.Done[id] = results.CaseResult{CaseID: id, Status: results.StatusOK}
+				}
+			}
+			start := h.clock.Now()
+			out, err := h.r.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !out.Interrupted || out.InterruptedCase != tc.wantCase || out.InterruptedPhase != tc.wantPhase {
+				t.Errorf("interrupted %v at case %q phase %q, want %q %q", out.Interrupted, out.InterruptedCase, out.InterruptedPhase, tc.wantCase, tc.wantPhase)
+			}
+			if strings.Join(out.NotRun, ",") != strings.Join(tc.wantNotRun, ",") {
+				t.Errorf("not run %v, want %v", out.NotRun, tc.wantNotRun)
+			}
+			if out.Recorded() != tc.wantRec || out.Total != 4 || out.Recorded()+len(out.NotRun) != out.Total {
+				t.Errorf("recorded %d of %d with %d not run, want %d recorded", out.Recorded(), out.Total, len(out.NotRun), tc.wantRec)
+			}
+			if out.InterruptedAt.Before(start) || out.InterruptedAt.After(h.clock.Now()) {
+				t.Errorf("interrupted at %s, outside the run %s..%s", out.InterruptedAt, start, h.clock.Now())
+			}
+		})
+	}
+}

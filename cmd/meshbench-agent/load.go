@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"fortio.org/log"
@@ -29,6 +30,7 @@ func loadMain(ctx context.Context, args []string, stdout io.Writer) error {
 	c.RegisterFlags(fs, &jsonOut)
 	fs.BoolVar(&hold, "hold", false, "do nothing until SIGTERM (the load client pod's main process)")
 	logLevel := fs.String("log-level", "warning", "fortio log level")
+	cpuProfile := fs.String("cpu-profile", "", "write a Go CPU profile of the whole load (all phases) to this file (make bench-loadgen -cpuprofile)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,6 +49,13 @@ func loadMain(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log.SetLogLevelQuiet(lvl)
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	rep, err := loadgen.RunClient(ctx, c)
 	if err != nil {
 		return err
@@ -72,4 +81,21 @@ func loadMain(ctx context.Context, args []string, stdout io.Writer) error {
 		who, cr.Requests(), cr.End.Sub(cr.Start).Round(time.Millisecond), cr.ActualQPS, cr.Latency.Percentile(50),
 		cr.Latency.Percentile(99), cr.ErrorLatency.Count(), cr.ErrorLatency.Percentile(50), cr.Codes)
 	return err
+}
+
+// startCPUProfile profiles this process until the returned stop is called (the load client's own cost per request
+// is what make bench-loadgen compares with wrk; the profile says where it goes).
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
 
@@ -112,7 +113,7 @@ func NewAPI(c ClientConfig) (promv1.API, error) {
 		rt = tr
 	}
 	if c.BearerTokenFile != "" {
-		rt = &TokenFileTransport{Path: c.BearerTokenFile, Base: rt}
+		rt = bearerTokenFile(c.BearerTokenFile, rt)
 	}
 	cl, err := api.NewClient(api.Config{Address: addr, RoundTripper: rt})
 	if err != nil {
@@ -121,30 +122,33 @@ func NewAPI(c ClientConfig) (promv1.API, error) {
 	return promv1.NewAPI(cl), nil
 }
 
-// TokenFileTransport adds "Authorization: Bearer <token>" read from Path on every request, so rotated projected
-// service account tokens keep working during long runs.
-type TokenFileTransport struct {
-	Path string
-	Base http.RoundTripper
+// tokenFile is the bearer token file as prometheus/common's credentials: config.FileSecret reads the file on every
+// Fetch, so a rotated projected service account token is used from the next request on. It adds what FileSecret
+// leaves out: an empty file is an error (it would send "Bearer " and read as a refused token), and the error names
+// the file as the bearer token file.
+type tokenFile struct{ path string }
+
+func (f tokenFile) Fetch(ctx context.Context) (string, error) {
+	tok, err := config.NewFileSecret(f.path).Fetch(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read bearer token file: %w", err)
+	}
+	if tok == "" {
+		return "", fmt.Errorf("bearer token file %s is empty", f.path)
+	}
+	return tok, nil
 }
 
-// RoundTrip implements http.RoundTripper.
-func (t *TokenFileTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	b, err := os.ReadFile(t.Path)
-	if err != nil {
-		return nil, fmt.Errorf("read bearer token file: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return nil, fmt.Errorf("bearer token file %s is empty", t.Path)
-	}
-	r := req.Clone(req.Context())
-	r.Header.Set("Authorization", "Bearer "+tok)
-	base := t.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return base.RoundTrip(r)
+func (f tokenFile) Description() string { return "bearer token file " + f.path }
+
+// Immutable is false: the file is read per request (config.FileSecret's contract).
+func (tokenFile) Immutable() bool { return false }
+
+// bearerTokenFile wraps base so every request carries "Authorization: Bearer <token>" read from path at that
+// request (prometheus/common config.NewAuthorizationCredentialsRoundTripper, the round tripper Prometheus itself uses
+// for authorization.credentials_file; v0.74.0 config/http_config.go).
+func bearerTokenFile(path string, base http.RoundTripper) http.RoundTripper {
+	return config.NewAuthorizationCredentialsRoundTripper("Bearer", tokenFile{path: path}, base)
 }
 
 // Retry says how queries are retried.
@@ -152,20 +156,29 @@ type Retry struct {
 	Attempts int           // total attempts (>= 1)
 	Backoff  time.Duration // first pause; doubled each time
 	Timeout  time.Duration // per attempt
+	// MaxBackoff caps the doubled pause (0 = no cap).
+	MaxBackoff time.Duration
+	// Budget bounds the time over all attempts: no attempt starts later than Budget after the first (0 = Attempts
+	// alone bound it). A query therefore gives up at most Budget + Timeout after it began.
+	Budget time.Duration
 }
 
-// DefaultRetry is 4 attempts, 500 ms backoff doubling, 30 s per attempt.
+// DefaultRetry rides over a Prometheus restart at collection time (a 30 s outage, or one pod replaced by its
+// Deployment) and then gives up, so a case never hangs on a Prometheus that stays down: up to 10 attempts, pauses
+// from 500 ms doubling up to 8 s, no new attempt after 90 s, 30 s per attempt.
 func DefaultRetry() Retry {
-	return Retry{Attempts: 4, Backoff: 500 * time.Millisecond, Timeout: 30 * time.Second}
+	return Retry{Attempts: 10, Backoff: 500 * time.Millisecond, MaxBackoff: 8 * time.Second, Timeout: 30 * time.Second, Budget: 90 * time.Second}
 }
 
 // query runs one instant query with per-attempt timeouts and retries with backoff on server-side and network
-// errors. A bad query (client error, bad data, execution error) is not retried.
+// errors, within r's attempts and budget. A bad query (client error, bad data, execution error) is not retried.
 func query(ctx context.Context, a API, r Retry, q string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error) {
 	attempts := max(r.Attempts, 1)
 	backoff := r.Backoff
+	began := time.Now()
 	var lastErr error
-	for i := range attempts {
+	i := 0
+	for ; i < attempts; i++ {
 		qctx, cancel := context.WithTimeout(ctx, r.Timeout)
 		o := append([]promv1.Option{promv1.WithTimeout(r.Timeout)}, opts...)
 		v, w, _, err := a.Query(qctx, q, ts, o...)
@@ -177,12 +190,31 @@ func query(ctx context.Context, a API, r Retry, q string, ts time.Time, opts ...
 		if ctx.Err() != nil || !retryable(err) || i == attempts-1 {
 			break
 		}
+		if r.Budget > 0 && time.Since(began)+backoff > r.Budget {
+			break
+		}
 		if err := kube.Sleep(ctx, nil, backoff); err != nil {
 			return nil, nil, err
 		}
 		backoff *= 2
+		if r.MaxBackoff > 0 {
+			backoff = min(backoff, r.MaxBackoff)
+		}
 	}
-	return nil, nil, fmt.Errorf("query %s: %w", q, lastErr)
+	if i == 0 || !retryable(lastErr) {
+		return nil, nil, fmt.Errorf("query %s: %w", shortQuery(q), lastErr)
+	}
+	return nil, nil, fmt.Errorf("query %s: %d attempts over %s: %w", shortQuery(q), min(i+1, attempts), time.Since(began).Round(100*time.Millisecond), lastErr)
+}
+
+// shortQuery is q for an error message: a selector of thousands of pod names would make the case's reason as long
+// as the query, so the middle gives way to its length.
+func shortQuery(q string) string {
+	const keep = 120
+	if len(q) <= 2*keep {
+		return q
+	}
+	return fmt.Sprintf("%s...(%d bytes)...%s", q[:keep], len(q), q[len(q)-keep:])
 }
 
 func retryable(err error) bool {

@@ -88,7 +88,7 @@ func (e *QueryErrors) Error() string {
 		}
 		msg = append(msg, err.Error())
 	}
-	return fmt.Sprintf("%d of %d prometheus queries for the %s window failed, their figures are missing: %s",
+	return fmt.Sprintf("%d of %d prometheus queries for the %s window failed, their figures are missing (window incomplete): %s",
 		len(e.Failed), e.Queries, e.Kind, strings.Join(msg, "; "))
 }
 
@@ -144,17 +144,35 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 			return out, err
 		}
 	}
-	out.Warnings = append(out.Warnings, ConsistencyWarnings(out.Samples)...)
-	if len(t.failed) > 0 {
-		return out, &QueryErrors{Kind: w.Kind, Queries: t.queries, Failed: t.failed}
+	// Whether Prometheus scraped every target all through the window: an outage leaves no samples, and the
+	// figures would quietly cover less than the window (interpolated over the hole) or miss a burst.
+	incomplete, err := c.checkScrapes(ctx, &out, &t, Params{Rate: rate, Window: length, Step: step})
+	if err != nil {
+		return out, err
 	}
-	return out, nil
+	out.Warnings = append(out.Warnings, ConsistencyWarnings(out.Samples)...)
+	var errs []error
+	if len(t.failed) > 0 {
+		errs = append(errs, &QueryErrors{Kind: w.Kind, Queries: t.queries, Failed: t.failed})
+	}
+	if len(incomplete) > 0 {
+		errs = append(errs, &IncompleteError{Window: qw, Figures: incomplete})
+	}
+	switch len(errs) {
+	case 0:
+		return out, nil
+	case 1:
+		return out, errs[0]
+	}
+	return out, fmt.Errorf("%w; %w", errs[0], errs[1])
 }
 
 // tally counts the catalog queries of one Collect and keeps the failed ones.
 type tally struct {
 	queries int
 	failed  []error
+	// figures are the figures computed, with the targets of their series, for the completeness check.
+	figures []figureRef
 }
 
 // fetcher answers one of runCatalog's range selectors evaluated at at.
@@ -168,9 +186,9 @@ func (c *Collector) direct(t *tally) fetcher {
 	}
 }
 
-// runCatalog fetches (with fetch) the raw series of every signal of cat with p (one range selector per term and selector: a pod
-// set has one across its namespaces, of whose series only those of pods count; node sets have nil pods) and appends
-// its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
+// runCatalog fetches (with fetch) the raw series of every signal of cat with p (one range selector per term and
+// selector: a pod set has one across its namespaces, of whose series only those of pods count; node sets have nil
+// pods) and appends its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
 // GaugeStats). A signal without data becomes a warning naming the component and what (e.g. "3 pods"), and so does
 // every pod of pods (nil for node sets) that is running but has no sample in the window; a failed query is an entry
 // of t.failed. With workloads (podset.PodSet.Workloads), the same series also give each workload's figures
@@ -215,6 +233,7 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 		if pods != nil {
 			ss = inSet(ss, members)
 		}
+		t.noteTargets(component, sig.Name, what, ss)
 		stats := func(ss []Series) (WindowStats, bool) {
 			if sig.Kind == KindCounter {
 				return CounterStats(ss, out.Window.Start, out.Window.End, p.Rate, p.Step)

@@ -166,7 +166,8 @@ func (l collectLayout) truth() map[string][2]float64 {
 // (kubernetes/kubernetes pkg/kubelet/server/server.go, containerPrometheusLabelsFunc at 008b3652: id, name, image,
 // pod, namespace, container; a pod's cgroup carries its pod and namespace with container "", its sandbox is
 // container "POD") and the scrape's (kube-prometheus-stack's kubelet ServiceMonitor: job kubelet, metrics_path
-// /metrics/cadvisor, instance <InternalIP>:10250, node). Every node also has its root cgroup, id="/".
+// /metrics/cadvisor, instance <InternalIP>:10250, node). Every node also has its root cgroup, id="/", and its
+// target's up series.
 func writeOpenMetrics(w io.Writer, layouts []collectLayout, from, to time.Time) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	type series struct {
@@ -228,6 +229,16 @@ func writeOpenMetrics(w io.Writer, layouts []collectLayout, from, to time.Time) 
 				if _, err := fmt.Fprintf(bw, "%s{%s} %.12g %.3f\n", name, s.labels, v, t); err != nil {
 					return err
 				}
+			}
+		}
+	}
+	// The scrapes' up series, one per node's cAdvisor target: the collector checks that each was scraped all through
+	// the window (completeness.go).
+	fmt.Fprintf(bw, "# HELP up synthetic scrape health\n# TYPE up gauge\n")
+	for _, l := range layouts {
+		for n := range l.nodes {
+			for t := origin + float64(n%5); t < float64(to.Unix()); t += benchStep.Seconds() {
+				fmt.Fprintf(bw, "up{instance=%q,job=%q,metrics_path=\"/metrics/cadvisor\",node=%q} 1 %.3f\n", l.nodeIP(n)+":10250", benchJob, l.node(n), t)
 			}
 		}
 	}

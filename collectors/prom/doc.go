@@ -22,11 +22,19 @@
 //
 // Missing figures are never silent: a query that answers with no data is a warning naming the component, a running
 // pod without a sample in the window is a warning naming the pod (and CheckRequired fails a window whose required
-// components gave nothing), and a query that fails after its retries
-// fails the whole collection with a *QueryErrors, so the runner records the case as failed, not ok with a gap.
+// components, the app, its sidecars, the ztunnels of ambient modes and the waypoints, gave nothing), and a query
+// that fails after its retries (bounded in attempts and time: DefaultRetry rides over a 30 s restart) fails the
+// whole collection with a *QueryErrors, so the runner records the case as failed, not ok with a gap. A window
+// Prometheus did not scrape all through (down, paused, restarting) is an *IncompleteError naming each figure, the
+// window and the stretch without samples: per window, one query of the up series of each job the figures' series
+// came from (the job, instance and metrics_path labels are read off those series, so no job name is assumed), and
+// two or more scrapes in a row missing or failed inside the window make it incomplete.
+//
+// Queries go out as POST forms (client_golang's Query), so a selector of thousands of pod names is not limited by
+// a URL's length.
 //
 // One Prometheus client serves the run and preflight (NewAPI, ConfigFor, ProbeCAdvisor): a URL with CA file,
-// insecureSkipVerify and a bearer token file re-read per request, or a Service through the API server's
+// insecureSkipVerify and a bearer token file re-read per request (prometheus/common's credentials-file round tripper), or a Service through the API server's
 // services/proxy subresource with the Kubernetes credentials.
 //
 // Allocation beside usage: PodSets also sums, per set, the requests and limits of the containers the set measures

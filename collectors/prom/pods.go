@@ -200,6 +200,9 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 			}
 		}
 	}
+	// The primary figures: a case without the app's or its proxies' CPU and memory is not measured (it used to pass
+	// as ok with the app's CPU under load missing and only a warning).
+	app.Required, sidecar.Required = true, true
 	sets := []podset.PodSet{app, sidecar}
 	m := sc.Mesh
 	waypoint := podset.PodSet{Component: results.ComponentWaypoint, Pods: map[string][]string{}, Allocation: &podset.Allocation{}}
@@ -234,6 +237,8 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 		if cni, err = clusterPods(ctx, l, results.ComponentIstioCNI, istioCNISelector, onTestNodes); err != nil {
 			return nil, err
 		}
+		// In ambient modes the ztunnels of the test nodes carry the app's traffic: their cost is the mode's.
+		ztunnel.Required = true
 	}
 	if m.Istiod {
 		sel := istiodSelector
@@ -319,8 +324,9 @@ func HasProxy(p corev1.Pod) bool {
 	return false
 }
 
-// CheckRequired fails when a Required set got no figure of its own in a window: no memory average, or no CPU
-// statistic at all (a waypoint case without waypoint samples passes for plain ambient). A missing CPU average alone
+// CheckRequired fails when a Required set (the app, its sidecars, the ztunnels of ambient modes, the waypoints; see
+// PodSets) got no figure of its own in a window: no memory average, or no CPU statistic at all (a waypoint case
+// without waypoint samples passes for plain ambient, a case without the app's CPU for a measured one). A missing CPU average alone
 // is not fatal: cAdvisor's dynamic housekeeping spaces the samples of an idle container up to 15 s apart, so a short
 // window may hold one sample (no increase) while min/max have their points; the collector warns about it. It is pure.
 func CheckRequired(sets []podset.PodSet, samples []results.Sample) error {

@@ -156,7 +156,9 @@ func TestPodSets(t *testing.T) {
 			var got []string
 			for _, s := range sets {
 				got = append(got, s.Component+": "+s.Selector())
-				if s.Required != (s.Component == results.ComponentWaypoint) {
+				// The primary figures: the app, its proxies, the ztunnels of ambient modes, the waypoints.
+				required := map[string]bool{results.ComponentApp: true, results.ComponentSidecar: true, results.ComponentZtunnel: true, results.ComponentWaypoint: true}
+				if s.Required != required[s.Component] {
 					t.Errorf("%s: Required %v", s.Component, s.Required)
 				}
 			}
@@ -332,17 +334,46 @@ type flakyAPI struct {
 	calls atomic.Int32
 }
 
-func (f *flakyAPI) Query(_ context.Context, _ string, ts time.Time, _ ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
+func (f *flakyAPI) Query(_ context.Context, q string, ts time.Time, _ ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
 	if f.calls.Add(1) <= f.n {
 		return nil, nil, nil, f.err
 	}
-	return rampMatrix(ts, 3), promv1.Warnings{"some warning"}, nil, nil
+	return answer(q, ts, 3), promv1.Warnings{"some warning"}, nil, nil
 }
 
-// rampMatrix is what a range selector evaluated at ts returns of one series growing by perSecond every second,
-// sampled every 5 s over the hour before ts.
+// fakeTarget is the scrape target of the fake APIs' series.
+var fakeTarget = model.Metric{"job": "kubernetes-cadvisor", "instance": "node-1:10250"}
+
+// answer is what a fake Prometheus returns for q evaluated at ts: the up series of fakeTarget (every scrape a
+// success) for an up query, else rampMatrix.
+func answer(q string, ts time.Time, perSecond float64) model.Matrix {
+	if strings.HasPrefix(q, "up{") {
+		return upMatrix(ts, fakeTarget, nil)
+	}
+	return rampMatrix(ts, perSecond)
+}
+
+// upMatrix is target's up series over the hour before ts, every 5 s, 0 (a failed scrape) at the times failed says.
+func upMatrix(ts time.Time, target model.Metric, failed func(time.Time) bool) model.Matrix {
+	m := model.Metric{"__name__": "up"}
+	maps.Copy(m, target)
+	ss := &model.SampleStream{Metric: m}
+	for t := ts.Add(-time.Hour); !t.After(ts); t = t.Add(5 * time.Second) {
+		v := model.SampleValue(1)
+		if failed != nil && failed(t) {
+			v = 0
+		}
+		ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: v})
+	}
+	return model.Matrix{ss}
+}
+
+// rampMatrix is what a range selector evaluated at ts returns of one series of fakeTarget growing by perSecond
+// every second, sampled every 5 s over the hour before ts.
 func rampMatrix(ts time.Time, perSecond float64) model.Matrix {
-	ss := &model.SampleStream{Metric: model.Metric{"namespace": "ns", "pod": "p"}}
+	m := model.Metric{"namespace": "ns", "pod": "p"}
+	maps.Copy(m, fakeTarget)
+	ss := &model.SampleStream{Metric: m}
 	for t := ts.Add(-time.Hour); !t.After(ts); t = t.Add(5 * time.Second) {
 		ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(perSecond * t.Sub(ts.Add(-time.Hour)).Seconds())})
 	}
@@ -418,7 +449,7 @@ func (f failOneAPI) Query(_ context.Context, q string, ts time.Time, _ ...promv1
 	if strings.Contains(q, f.fail) {
 		return nil, nil, nil, &promv1.Error{Type: promv1.ErrBadData, Msg: "exceeded maximum resolution"}
 	}
-	return rampMatrix(ts, 2), nil, nil, nil
+	return answer(q, ts, 2), nil, nil, nil
 }
 
 func (failOneAPI) Config(context.Context) (promv1.ConfigResult, error) {
@@ -444,15 +475,15 @@ func TestCollectFailsOnAPartialFailure(t *testing.T) {
 		t.Fatalf("Collect error %v (%T): want *QueryErrors", err, err)
 	}
 	want := 2 * len(Catalog())
-	if qe.Queries != want || len(qe.Failed) != 2 || qe.Kind != results.WindowLoad {
-		t.Errorf("QueryErrors %+v: want 2 of %d failed in the load window", qe, want)
+	if qe.Queries != want+1 /* the up series of the one job */ || len(qe.Failed) != 2 || qe.Kind != results.WindowLoad {
+		t.Errorf("QueryErrors %+v: want 2 of %d failed in the load window", qe, want+1)
 	}
 	want *= 3 // figures
 	var pe *promv1.Error
 	if !errors.As(err, &pe) || pe.Type != promv1.ErrBadData {
 		t.Errorf("the Prometheus error must stay reachable: %v", err)
 	}
-	for _, s := range []string{"2 of 4 prometheus queries for the load window failed", "app memory (2 pods)", "sidecar memory (2 pods)"} {
+	for _, s := range []string{"2 of 5 prometheus queries for the load window failed", "app memory (2 pods)", "sidecar memory (2 pods)"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q lacks %q", err, s)
 		}

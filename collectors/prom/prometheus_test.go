@@ -199,6 +199,13 @@ func startPrometheusWith(t *testing.T, scrapeConfigs string) string {
 // backfill blocks into the TSDB directory, which a failed attempt removes).
 func startPrometheusPrepared(t testing.TB, scrapeConfigs string, prepare func(dataDir string)) string {
 	t.Helper()
+	url, _ := startPrometheusProcess(t, scrapeConfigs, prepare)
+	return url
+}
+
+// startPrometheusProcess is startPrometheusPrepared that also gives the process (fault tests stop and continue it).
+func startPrometheusProcess(t testing.TB, scrapeConfigs string, prepare func(dataDir string)) (string, *os.Process) {
+	t.Helper()
 	bin := needPrometheus(t)
 	dir := t.TempDir()
 	cfg := `global:
@@ -215,9 +222,9 @@ scrape_configs:` + scrapeConfigs
 		if prepare != nil {
 			prepare(filepath.Join(dir, "data"))
 		}
-		url, exited := runPrometheus(t, bin, dir, attempt)
+		url, proc, exited := runPrometheus(t, bin, dir, attempt)
 		if !exited {
-			return url
+			return url, proc
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("prometheus-%d.log", attempt)))
 		if !strings.Contains(string(b), "address already in use") || attempt == 5 {
@@ -227,8 +234,9 @@ scrape_configs:` + scrapeConfigs
 	}
 }
 
-// runPrometheus starts prometheus on a free port and waits until it is ready (url, false) or has exited (url, true).
-func runPrometheus(t testing.TB, bin, dir string, attempt int) (string, bool) {
+// runPrometheus starts prometheus on a free port and waits until it is ready (url, its process, false) or has exited
+// (url, nil, true).
+func runPrometheus(t testing.TB, bin, dir string, attempt int) (string, *os.Process, bool) {
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -262,18 +270,18 @@ func runPrometheus(t testing.TB, bin, dir string, attempt int) (string, bool) {
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			return url, true
+			return url, nil, true
 		case <-time.After(200 * time.Millisecond):
 		}
 		if resp, err := http.Get(url + "/-/ready"); err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return url, false
+				return url, cmd.Process, false
 			}
 		}
 	}
 	t.Fatalf("prometheus on %s not ready within 60 s", url)
-	return url, false
+	return url, nil, false
 }
 
 // TestCollectorAgainstRealPrometheus checks min/max/avg per component against the model within 1 %, with the
@@ -455,8 +463,9 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	col.Catalog = broken
 	part, err := col.Collect(ctx, w, sets[:1])
 	var qe *QueryErrors
-	if !errors.As(err, &qe) || len(qe.Failed) != 1 || qe.Queries != len(broken) || !strings.Contains(err.Error(), "app cpu-broken") {
-		t.Errorf("one refused query: error %v, want *QueryErrors naming app cpu-broken, 1 of %d", err, len(broken))
+	// One query per signal, and one of the job's up series (the completeness check).
+	if !errors.As(err, &qe) || len(qe.Failed) != 1 || qe.Queries != len(broken)+1 || !strings.Contains(err.Error(), "app cpu-broken") {
+		t.Errorf("one refused query: error %v, want *QueryErrors naming app cpu-broken, 1 of %d", err, len(broken)+1)
 	}
 	// The app's total and its two workloads' figures, of each signal that worked.
 	if want := 3 * len(Catalog()) * 3; len(part.Samples) != want {

@@ -113,6 +113,18 @@ func (a *nodesAPI) ident(i, j int) model.Metric {
 
 func (a *nodesAPI) Query(_ context.Context, q string, ts time.Time, _ ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
 	a.queries++
+	if strings.HasPrefix(q, "up{") { // every target scraped all through
+		var m model.Matrix
+		for i := range a.nodes {
+			ss := rampMatrix(ts, 0)[0]
+			ss.Metric = a.ident(i, i)
+			for j := range ss.Values {
+				ss.Values[j].Value = 1
+			}
+			m = append(m, ss)
+		}
+		return m, nil, nil, nil
+	}
 	if !strings.Contains(q, `{id="/"`) {
 		return model.Vector{}, nil, nil, nil // no kubelet /metrics/resource, no node-exporter
 	}
@@ -145,7 +157,7 @@ func (*nodesAPI) Config(context.Context) (promv1.ConfigResult, error) {
 }
 
 // TestNodeQueriesPerWindowDoNotGrowWithNodes: 1 and 20 test nodes take the same queries per window (the three
-// source searches, then one per term for every node: 20 nodes took 40 more), and each node's figures are its own
+// source searches, one per term for every node, 20 nodes took 40 more, and the job's up series), and each node's figures are its own
 // series' only, not a series the selector across nodes matches with another node's labels.
 func TestNodeQueriesPerWindowDoNotGrowWithNodes(t *testing.T) {
 	t.Parallel()
@@ -182,7 +194,7 @@ func TestNodeQueriesPerWindowDoNotGrowWithNodes(t *testing.T) {
 			}
 		}
 	}
-	if want := len(nodeSources()) + len(Catalog()); counts[1] != want || counts[20] != want {
+	if want := len(nodeSources()) + len(Catalog()) + 1; counts[1] != want || counts[20] != want { // + the up series of job kubelet
 		t.Errorf("queries per window: %d at 1 node, %d at 20; want %d at both", counts[1], counts[20], want)
 	}
 	// One refused query of the batch: every node's memory is missing, each named, and the count stays a share.
@@ -194,8 +206,8 @@ func TestNodeQueriesPerWindowDoNotGrowWithNodes(t *testing.T) {
 		Retry: DefaultRetry(), Clock: testingclock.NewFakeClock(now)}
 	got, err := c.Collect(context.Background(), w, []podset.PodSet{podset.NodeSet(nodes...)})
 	var qe *QueryErrors
-	if !errors.As(err, &qe) || len(qe.Failed) != 3 || qe.Queries != 6 || len(got.Samples) != 9 {
-		t.Fatalf("refused memory query: %v (%d samples), want 3 of 6 failed and the 9 CPU figures", err, len(got.Samples))
+	if !errors.As(err, &qe) || len(qe.Failed) != 3 || qe.Queries != 7 || len(got.Samples) != 9 {
+		t.Fatalf("refused memory query: %v (%d samples), want 3 of 7 (6 figures, 1 up) failed and the 9 CPU figures", err, len(got.Samples))
 	}
 	for _, nd := range nodes {
 		if !strings.Contains(err.Error(), "node "+nd.Name+", cadvisor-root") {

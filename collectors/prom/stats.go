@@ -14,8 +14,11 @@ import (
 // samples), its sign in the sum, and its samples in time order (T in seconds since the Unix epoch).
 type Series struct {
 	Namespace, Pod string
-	Sign           float64
-	T, V           []float64
+	// Target is the scrape target the series came from (see TargetOf): whether Prometheus scraped it all through
+	// the window is read from that target's up series.
+	Target TargetKey
+	Sign   float64
+	T, V   []float64
 }
 
 // SeriesOf reads a range-selector result. Counter values are made monotonic (a drop is a reset to zero, as
@@ -29,7 +32,7 @@ func SeriesOf(v model.Value, sign float64, counter bool) []Series {
 		if len(ss.Values) == 0 {
 			continue
 		}
-		s := Series{Namespace: string(ss.Metric["namespace"]), Pod: string(ss.Metric["pod"]), Sign: sign}
+		s := Series{Namespace: string(ss.Metric["namespace"]), Pod: string(ss.Metric["pod"]), Target: TargetOf(ss.Metric), Sign: sign}
 		offset, prev := 0.0, math.Inf(-1)
 		for _, p := range ss.Values {
 			val := float64(p.Value)

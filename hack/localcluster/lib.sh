@@ -94,6 +94,13 @@ node_ip() { [ "$1" = "$NODE1" ] && echo "$NODE1_IP" || echo "$NODE2_IP"; }
 node_pod_cidr() { [ "$1" = "$NODE1" ] && echo "$NODE1_POD_CIDR" || echo "$NODE2_POD_CIDR"; }
 node_sock() { echo "$S/run/$1/containerd.sock"; }
 node_mntns() { echo "$S/run/ns/$1.mnt"; }
+# ns_cmd NODE: the nsenter prefix for a node's daemons (node2 also joins its network namespace).
+ns_cmd() {
+	local node=$1
+	NS_CMD=(nsenter --mount="$(node_mntns "$node")" --wd="$S")
+	[ "$node" = "$NODE2" ] && NS_CMD+=(--net="/run/netns/$NETNS2")
+	true
+}
 
 # node_exec NODE CMD...: run CMD inside the node's mount namespace (and node2's network namespace), with the working
 # directory kept (nsenter would otherwise run in / and relative paths would break).

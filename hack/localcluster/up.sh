@@ -201,14 +201,6 @@ setup_node_mntns() {
 	"
 }
 
-# ns_cmd NODE: the nsenter prefix for a node's daemons (node2 also joins its network namespace).
-ns_cmd() {
-	local node=$1
-	NS_CMD=(nsenter --mount="$(node_mntns "$node")" --wd="$S")
-	[ "$node" = "$NODE2" ] && NS_CMD+=(--net="/run/netns/$NETNS2")
-	true
-}
-
 start_containerd() {
 	local node=$1
 	ns_cmd "$node"

@@ -46,8 +46,9 @@ type PodSet struct {
 	// the series the totals are summed from, the figures of each workload under results.ByWorkload(Component): the
 	// totals stay as they are, and a pod of no workload is only in them.
 	Workloads map[string]string
-	// Required sets must give their CPU and memory averages: without them the case is not measured (a waypoint case
-	// without waypoint figures would pass for ambient).
+	// Required sets must give their CPU and memory averages: without them the case is not measured (the app, its
+	// sidecars, the ztunnels of ambient modes, the waypoints: a waypoint case without waypoint figures would pass for
+	// ambient, a case without the app's CPU for a measured one).
 	Required bool
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,6 +35,10 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 		if progress != nil {
 			progress(r)
 		}
+		if len(r.Nodes) > 0 {
+			// A pod on a node whose kubelet is gone cannot become ready: waiting out the timeout only hides it.
+			return false, &NodeNotReadyError{Target: t, Readiness: r}
+		}
 		return r.Ready(), nil
 	})
 	switch {
@@ -40,6 +46,8 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 		return last, nil
 	case errors.Is(err, kube.ErrWaitTimeout):
 		return last, &NotReadyError{Target: t, Timeout: timeout, Readiness: last}
+	case errors.As(err, new(*NodeNotReadyError)):
+		return last, err
 	default:
 		return last, fmt.Errorf("wait for %s/%s to be ready: %w", t.App, t.Topology, err)
 	}
@@ -71,6 +79,29 @@ type Readiness struct {
 	Workloads []string
 	// Pods not ready, each with the reason (PodProblem).
 	Pods []string
+	// Nodes that hold pods of the app which are not ready, and have themselves been not Ready for longer than
+	// NodeGrace: "node2: Ready=Unknown for 1m10s (NodeStatusUnknown: Kubelet stopped posting node status.)".
+	Nodes []string
+}
+
+// NodeGrace is how long a node may be not Ready before WaitReady stops waiting for the pods on it. A kubelet that
+// restarts posts Ready again within seconds; one that is gone leaves the node Unknown until it comes back.
+const NodeGrace = 30 * time.Second
+
+// NodeNotReadyError is WaitReady ending early: pods of the app sit on nodes that are not Ready.
+type NodeNotReadyError struct {
+	Target    Target
+	Readiness Readiness
+}
+
+func (e *NodeNotReadyError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s cannot become ready: node %s not Ready (%d of %d pods ready)", e.Target.App, e.Target.Topology,
+		strings.Join(e.Readiness.Nodes, "; node "), e.Readiness.ReadyPods, e.Readiness.ExpectedPods)
+	for _, p := range e.Readiness.Pods {
+		b.WriteString("\n  pod " + p)
+	}
+	return b.String()
 }
 
 // Ready reports whether every workload is rolled out and every pod is ready.
@@ -128,6 +159,7 @@ func CheckReadiness(ctx context.Context, kc kubernetes.Interface, t Target) (Rea
 			r.Workloads = append(r.Workloads, w.String()+": "+why)
 		}
 	}
+	nodes := map[string]bool{} // nodes of pods that are not ready
 	for _, ns := range t.Namespaces {
 		items, err := AppPods(ctx, kc, t, ns)
 		if err != nil {
@@ -136,12 +168,44 @@ func CheckReadiness(ctx context.Context, kc kubernetes.Interface, t Target) (Rea
 		for _, p := range items {
 			if prob := PodProblem(p); prob != "" {
 				r.Pods = append(r.Pods, fmt.Sprintf("%s/%s%s: %s", p.Namespace, p.Name, onNode(p), prob))
+				if p.Spec.NodeName != "" && markedByNode(p) {
+					nodes[p.Spec.NodeName] = true
+				}
 				continue
 			}
 			r.ReadyPods++
 		}
 	}
+	// One GET per node whose pods the node controller marked (rare, a handful), never per pod.
+	for _, name := range slices.Sorted(maps.Keys(nodes)) {
+		n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			continue // no permission to read nodes, or gone: the pods' own reasons stand
+		}
+		if why := NodeProblem(n, time.Now(), NodeGrace); why != "" {
+			r.Nodes = append(r.Nodes, name+": "+why)
+		}
+	}
 	return r, nil
+}
+
+// NodeProblem says why node n cannot run pods, when its Ready condition has not been True for longer than grace
+// at now ("" otherwise): "Ready=Unknown for 1m10s (NodeStatusUnknown: Kubelet stopped posting node status.)".
+func NodeProblem(n *corev1.Node, now time.Time, grace time.Duration) string {
+	for _, c := range n.Status.Conditions {
+		if c.Type != corev1.NodeReady {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue {
+			return ""
+		}
+		since := now.Sub(c.LastTransitionTime.Time)
+		if since < grace {
+			return ""
+		}
+		return strings.TrimSpace(fmt.Sprintf("Ready=%s for %s (%s: %s)", c.Status, since.Round(time.Second), c.Reason, c.Message))
+	}
+	return ""
 }
 
 func onNode(p corev1.Pod) string {
@@ -262,6 +326,22 @@ func containerProblem(cs corev1.ContainerStatus) string {
 	default:
 		return strings.TrimSpace(w.Reason + ": " + w.Message)
 	}
+}
+
+// markedByNode reports a pod whose containers all run and are ready while the pod is not Ready: what the node
+// lifecycle controller leaves when a node stops posting status (kubernetes v1.37.2
+// pkg/controller/util/node/controller_utils.go MarkPodsNotReady sets only the pod's Ready condition to False).
+// Only such pods make CheckReadiness read their node.
+func markedByNode(p corev1.Pod) bool {
+	if podReady(p) || len(p.Status.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running == nil || !cs.Ready {
+			return false
+		}
+	}
+	return true
 }
 
 func podReady(p corev1.Pod) bool {

@@ -265,8 +265,8 @@ var (
 	cniRunningRE   = regexp.MustCompile(`msg=running case=(\S+)`)
 )
 
-// TestCNICtrlC interrupts `meshbench cni` with SIGINT while a test runs: it must exit 1, say it was interrupted,
-// and leave no namespace behind.
+// TestCNICtrlC interrupts `meshbench cni` with SIGINT while a test runs: it must exit 130 (128+SIGINT: interrupted,
+// not 1, a failed run), say it was interrupted, mark run.json, and leave no namespace behind.
 func TestCNICtrlC(t *testing.T) {
 	c := RequireCluster(t)
 	cli := cniCLI(t)
@@ -277,7 +277,8 @@ func TestCNICtrlC(t *testing.T) {
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := cniCommand(ctx, c, cli, "cni", "-f", sc, "--output-dir", t.TempDir())
+	outDir := t.TempDir()
+	cmd := cniCommand(ctx, c, cli, "cni", "-f", sc, "--output-dir", outDir)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -334,8 +335,13 @@ func TestCNICtrlC(t *testing.T) {
 	err = <-exited
 	t.Logf("exited %v after SIGINT; stderr:\n%s", time.Since(interrupted).Round(time.Second), log.String())
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Errorf("exit %v, want code 1", err)
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want code 130", err)
+	}
+	if run, err := results.Read(onlyRunDir(t, outDir)); err != nil {
+		t.Error(err)
+	} else if in := run.Meta.Interrupted; in == nil || in.Signal != "SIGINT" || in.Phase != "load" || len(in.NotRun) == 0 {
+		t.Errorf("run.json interrupted: %+v, want SIGINT in the load step of the running case", in)
 	}
 	if !strings.Contains(log.String(), "interrupted") {
 		t.Error("stderr does not say the run was interrupted")

@@ -413,6 +413,14 @@ func TestRunKillAndResume(t *testing.T) {
 	if runs != 1 || len(after.Cases) != 2 {
 		t.Errorf("cases after resume: %d lines, first case %d times; want 2 lines and the first case once", len(after.Cases), runs)
 	}
+	// run.json: the killed invocation is closed as crashed at its last case record, the resume completed, no mark;
+	// took is the two spans, not first start to last end.
+	if inv := after.Meta.Invocations; len(inv) != 2 || inv[0].Outcome != results.OutcomeCrashed || inv[1].Outcome != results.OutcomeCompleted ||
+		!inv[0].End.Equal(before.Cases[0].End) || after.Meta.Interrupted != nil {
+		t.Errorf("run.json after the resume: invocations %+v, interrupted %+v", inv, after.Meta.Interrupted)
+	} else if took, _ := after.Meta.Took(); took != inv[0].End.Sub(inv[0].Start)+inv[1].End.Sub(inv[1].Start) || took >= after.Meta.End.Sub(after.Meta.Start) {
+		t.Errorf("took %s: want the sum of the invocations' spans, less than start..end %s", took, after.Meta.End.Sub(after.Meta.Start))
+	}
 	if after.Summary == nil || len(after.Summary.Cases) != 2 {
 		t.Fatalf("final summary: %+v", after.Summary)
 	}

@@ -471,11 +471,17 @@ spec:
 	err = <-exited
 	t.Logf("exited (%v) after SIGINT; stderr (tail):\n%s", err, tail(log.String(), 2500))
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
-		t.Errorf("exit %v after SIGINT, want a non-zero exit", err)
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v after SIGINT, want 130 (128+SIGINT: interrupted, not failed)", err)
 	}
 	if !strings.Contains(log.String(), "interrupted") {
 		t.Error("stderr does not say the run was interrupted")
+	}
+	// run.json marks the run interrupted by SIGINT, the sidecar case (interrupted mid-switch) first among those not run.
+	if run, err := results.Read(onlyRunDir(t, filepath.Join(work, "runs"))); err != nil {
+		t.Error(err)
+	} else if in := run.Meta.Interrupted; in == nil || in.Signal != "SIGINT" || in.Planned != 2 || len(in.NotRun) == 0 || in.Completed+len(in.NotRun) != in.Planned {
+		t.Errorf("run.json interrupted: %+v", in)
 	}
 	check("SIGINT")
 }

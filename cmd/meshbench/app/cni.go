@@ -40,7 +40,7 @@ Everything runs in one namespace, deleted at the end (also on failure and Ctrl-C
 is kept in RUN_DIR/raw/, samples in RUN_DIR/samples.jsonl. The scenario needs a spec.cni section; a bad config or
 flag exits 2 before the cluster is touched, and so do an image its registry does not have or refuses (the agent and
 network images are resolved first; --skip-image-check) and an API server that does not answer. Exit 1 when a case
-failed (the table says why). ` + "`meshbench report MESH_RUN_DIR CNI_RUN_DIR`" + ` puts this run next to a mesh run of the
+failed (the table says why); 130 after Ctrl-C, 143 after SIGTERM (cleanup ran, run.json marks the run interrupted). ` + "`meshbench report MESH_RUN_DIR CNI_RUN_DIR`" + ` puts this run next to a mesh run of the
 same cluster in one report.`,
 		Example: `  meshbench cni -f examples/study-b-network.yaml
   meshbench cni -f examples/study-b-network.yaml -o json --output-dir runs`,

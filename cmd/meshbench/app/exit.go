@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 
+	"github.com/meshbench/meshbench/internal/interrupt"
 	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -13,6 +14,10 @@ const (
 	ExitRunFailed  = 1 // the run failed, or some cases failed (their results and reasons are still written)
 	ExitBadInput   = 2 // bad flags or config; nothing in the cluster was changed
 	ExitGateFailed = 3 // a regression gate (compare --fail-if) was violated
+	// ExitSIGINT and ExitSIGTERM are the shell's 128+signal codes of an interrupted command (Ctrl-C, a CronJob's pod
+	// being stopped): whatever was measured is kept and cleanup ran; a script can tell this from a failed run (1).
+	ExitSIGINT  = 130
+	ExitSIGTERM = 143
 )
 
 // ExitError carries an exit code through cobra's error return. Libraries never pick exit codes: verbs wrap.
@@ -34,6 +39,11 @@ type gateError interface{ GateFailed() bool }
 func exitCode(err error) int {
 	if err == nil {
 		return ExitOK
+	}
+	// An interruption wins over what it caused: a run stopped by Ctrl-C fails its current step, and an API server
+	// check cut short looks like bad input, but the user stopped it.
+	if se := interrupt.From(err); se != nil {
+		return se.ExitCode()
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {

@@ -9,13 +9,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/meshbench/meshbench/internal/interrupt"
 	"github.com/meshbench/meshbench/internal/version"
 )
 
@@ -68,7 +68,10 @@ Exit codes:
   0  success
   1  the run failed, or some cases failed (results and reasons are still written)
   2  bad input (flags, config, images, a cluster that does not answer); nothing was created or changed
-  3  a regression gate (compare --fail-if) was violated`
+  3  a regression gate (compare --fail-if) was violated
+  130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: cleanup ran, results measured so far are kept (run.json
+       marks the run interrupted; meshbench run --resume continues it). A second signal during cleanup exits at
+       once with the same code and says what may be left (meshbench cleanup removes it)`
 
 // NewRootCommand builds the command tree.
 func NewRootCommand(streams Streams) *cobra.Command {
@@ -149,9 +152,36 @@ func (v *deprecatedValue) IsBoolFlag() bool {
 // Main runs meshbench and returns the process exit code.
 func Main() int {
 	streams := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(streams, os.Exit)
 	defer stop()
 	return Execute(ctx, streams, os.Args[1:])
+}
+
+// signalContext is Main's context: SIGINT or SIGTERM cancels it with an *interrupt.SignalError cause (the verbs
+// clean up, Execute exits 130 or 143); a second signal during cleanup prints what may be left and calls exit with
+// the first signal's code at once (the user insisted: cleanup is abandoned).
+func signalContext(streams Streams, exit func(int)) (context.Context, func()) {
+	return interrupt.Notify(context.Background(), interrupt.Handler{
+		OnFirst: func(se *interrupt.SignalError) { fmt.Fprint(streams.ErrOut, firstSignalText(se)) },
+		OnSecond: func(first, second *interrupt.SignalError) {
+			fmt.Fprint(streams.ErrOut, secondSignalText(first, second))
+			exit(first.ExitCode())
+		},
+	}, os.Interrupt, syscall.SIGTERM)
+}
+
+// firstSignalText tells the user what the first signal does, and what a second one would.
+func firstSignalText(se *interrupt.SignalError) string {
+	return fmt.Sprintf("\n%s: stopping; cleaning up (load clients, app namespaces, namespace labels) before exiting with %d. "+
+		"Send it again to exit at once without cleanup.\n", se.Name(), se.ExitCode())
+}
+
+// secondSignalText is printed when a second signal abandons cleanup: what may be left behind and how to remove it.
+func secondSignalText(first, second *interrupt.SignalError) string {
+	return fmt.Sprintf("\n%s during cleanup: exiting now with %d (interrupted by %s). The cluster may still hold this run's "+
+		"namespaces, load clients and pods, and namespaces meshbench relabelled may keep their mode labels: "+
+		"remove them with `meshbench cleanup --run RUN_ID` (the run ID is in the log and the run directory's name) "+
+		"or `meshbench cleanup --all`.\n", second.Name(), first.ExitCode(), first.Name())
 }
 
 // Execute runs the command line args and returns the exit code; errors are printed once, on ErrOut.
@@ -162,11 +192,17 @@ func Execute(ctx context.Context, streams Streams, args []string) int {
 	if err != nil && isUsageError(err) {
 		err = badInput(err)
 	}
+	se := interrupt.FromContext(ctx)
 	if err != nil {
 		fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
-		if errors.Is(err, context.Canceled) {
+		if se != nil || errors.Is(err, context.Canceled) {
 			fmt.Fprintln(streams.ErrOut, "interrupted: results measured so far are kept in the run directory")
 		}
+	}
+	if se != nil {
+		// Interrupted, whatever the command made of it (even a run whose last case was recorded before the
+		// signal came): the shell's code, so a script knows the user or the system stopped it.
+		return se.ExitCode()
 	}
 	return exitCode(err)
 }

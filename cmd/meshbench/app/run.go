@@ -47,8 +47,9 @@ Flags override the scenario file (defaults < file < flags) and are checked like 
 with the flags applied, so --resume repeats what ran. Nothing is created (no run directory, nothing in the
 cluster) before the scenario and flags are valid, every image resolves and the API server answers.
 
-Ctrl-C or SIGTERM stops after cleaning up (app namespaces deleted, namespace labels restored) unless --retain.
-Exit code 1 when some cases failed (everything is still written), 2 for bad input, which includes an image the
+Ctrl-C or SIGTERM stops after cleaning up (app namespaces deleted, namespace labels restored) unless --retain,
+marks run.json and the report interrupted (which case, which step, the cases not run) and exits 130 (SIGINT) or
+143 (SIGTERM); a second signal exits at once without cleanup (meshbench cleanup removes what is left). Exit code 1 when some cases failed (everything is still written), 2 for bad input, which includes an image the
 registry does not have or refuses (--skip-image-check) and an API server that does not answer.`,
 		Example: `  meshbench run -f examples/quickstart.yaml
   meshbench run --resume runs/quickstart-20261201-101500-3fa2`,
@@ -90,6 +91,12 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 		ReadyTimeout: f.readyTimeout, VerifyTimeout: f.verifyTimeout, FinalizeTimeout: f.finalizeTimeout}
 	res, runErr := orchestrate.Run(ctx, cfg, orchestrate.Deps{Clients: clients, KubeVersion: kubeVersion,
 		Log: g.Logger(streams.ErrOut), Progress: progressWriter(g, streams.ErrOut)})
+	return runDone(ctx, streams, g, res, runErr)
+}
+
+// runDone prints what a run wrote and turns its outcome into the verb's error: the runner's, an interruption
+// (wrapping the context's cause, an interrupt.SignalError after a signal: exit 130/143), or the failed cases (exit 1).
+func runDone(ctx context.Context, streams Streams, g *GlobalFlags, res orchestrate.RunResult, runErr error) error {
 	if res.Dir == "" { // refused before the run directory existed
 		return runErr
 	}
@@ -107,7 +114,7 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 		return runErr
 	case out.Interrupted:
 		return fmt.Errorf("run %s interrupted after %d of %d cases (continue with --resume %s): %w",
-			res.RunID, out.Resumed+out.OK+len(out.Failed), out.Total, res.Dir, context.Canceled)
+			res.RunID, out.Recorded(), out.Total, res.Dir, context.Cause(ctx))
 	case len(out.Failed) > 0:
 		return &ExitError{Code: ExitRunFailed, Err: fmt.Errorf("%d of %d cases failed (results and reasons are in %s):\n  %s",
 			len(out.Failed), out.Total, res.Dir, strings.Join(out.Failed, "\n  "))}

@@ -3,13 +3,22 @@
 //
 //   - max QPS: server pinned to one CPU, each client pinned to another (taskset), GOMAXPROCS=1 for the Go processes;
 //     alternating rounds, medians; target ratio meshbench/wrk >= 0.95;
+//   - client CPU per request, for both: the client process's user+system CPU (its rusage, from wait4) over the
+//     requests it made, and the ratio wrk/meshbench of those. Unlike max QPS it does not depend on how much CPU the
+//     client got, so it survives a noisy machine and a change of CPU;
+//   - a Go floor (-go-floor, on by default): this program re-executed as the simplest Go keep-alive client (one
+//     goroutine per connection, write the request, read the response; see floorClient), on the same CPU and with
+//     GOMAXPROCS=1. It separates what the Go runtime costs against wrk's C event loop from what fortio and meshbench
+//     add on top;
 //   - fixed-QPS accuracy: meshbench-agent load --qps 1000; achieved/target; target >= 99.5 %.
+//
+// -cpuprofile DIR writes a Go CPU profile of every max-QPS meshbench round (meshbench-agent load --cpu-profile);
+// read them with `go tool pprof -top bin/meshbench-agent DIR/*.pprof`.
 //
 // It prints a table and exits 1 when a target is missed. Run it through `make bench-loadgen`.
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,10 +27,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -36,6 +45,8 @@ type options struct {
 	fixedQPS         float64
 	fixedDuration    time.Duration
 	minRatio, minAcc float64
+	goFloor          bool
+	cpuProfile       string
 }
 
 func main() {
@@ -51,7 +62,17 @@ func main() {
 	flag.DurationVar(&o.fixedDuration, "fixed-duration", 10*time.Second, "fixed-rate round length")
 	flag.Float64Var(&o.minRatio, "min-ratio", 0.95, "fail below this max-QPS ratio meshbench/wrk")
 	flag.Float64Var(&o.minAcc, "min-accuracy", 0.995, "fail below this fixed-QPS accuracy")
+	flag.BoolVar(&o.goFloor, "go-floor", true, "also measure the simplest Go keep-alive client (the Go runtime's floor)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "directory for a Go CPU profile of each max-QPS meshbench round")
+	floorURL := flag.String("floor-client", "", "internal: run as the Go floor client against this URL")
 	flag.Parse()
+	if *floorURL != "" {
+		if err := runFloorClient(*floorURL, o.connections, o.duration, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-loadgen floor client:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-loadgen:", err)
 		os.Exit(1)
@@ -85,38 +106,64 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf("server: meshbench-agent serve (fortio echo) on %s, CPU %s; clients on CPU %s; %d connections, %s rounds\n",
 		url, o.serverCPU, o.clientCPU, o.connections, o.duration)
 
-	var mb, wrk []float64
+	if o.cpuProfile != "" {
+		if err := os.MkdirAll(o.cpuProfile, 0o755); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+	}
+	var mb, wrk, floor []clientRun
 	for i := range o.rounds {
-		q, err := agentLoad(ctx, o, url, -1, o.connections, o.duration)
+		profile := ""
+		if o.cpuProfile != "" {
+			profile = filepath.Join(o.cpuProfile, fmt.Sprintf("meshbench-round%d.pprof", i+1))
+		}
+		q, err := agentLoad(ctx, o, url, -1, o.connections, o.duration, profile)
 		if err != nil {
 			return err
 		}
-		mb = append(mb, q.actual)
+		mb = append(mb, q.clientRun)
 		w, err := wrkLoad(ctx, o, url)
 		if err != nil {
 			return err
 		}
 		wrk = append(wrk, w)
-		fmt.Printf("round %d: meshbench %9.0f qps   wrk %9.0f qps   ratio %.3f\n", i+1, q.actual, w, q.actual/w)
+		line := fmt.Sprintf("round %d: meshbench %s | wrk %s", i+1, q.clientRun, w)
+		if o.goFloor {
+			f, err := floorLoad(ctx, o, url)
+			if err != nil {
+				return err
+			}
+			floor = append(floor, f)
+			line += " | go floor " + f.String()
+		}
+		fmt.Printf("%s | qps ratio %.3f, CPU ratio %.3f\n", line, q.qps/w.qps, w.cpuPerRequestUS()/q.cpuPerRequestUS())
 	}
-	ratio := median(mb) / median(wrk)
+	ratio := medianOf(mb, clientRun.QPS) / medianOf(wrk, clientRun.QPS)
+	mbCPU, wrkCPU := medianOf(mb, clientRun.cpuPerRequestUS), medianOf(wrk, clientRun.cpuPerRequestUS)
 
 	var accs []float64
 	for i := range 3 {
 		// 4 connections, as in Istio's published figures.
-		q, err := agentLoad(ctx, o, url, o.fixedQPS, 4, o.fixedDuration)
+		q, err := agentLoad(ctx, o, url, o.fixedQPS, 4, o.fixedDuration, "")
 		if err != nil {
 			return err
 		}
 		// Both the rate fortio measured and the count against the ideal count over the measured phase.
-		acc := min(q.actual/o.fixedQPS, float64(q.requests)/(o.fixedQPS*q.elapsed.Seconds()))
+		acc := min(q.qps/o.fixedQPS, float64(q.measured)/(o.fixedQPS*q.elapsed.Seconds()))
 		accs = append(accs, acc)
 		fmt.Printf("fixed %d: target %.0f qps, achieved %.2f qps, %d requests in %s, accuracy %.3f%%\n",
-			i+1, o.fixedQPS, q.actual, q.requests, q.elapsed.Round(time.Millisecond), 100*acc)
+			i+1, o.fixedQPS, q.qps, q.measured, q.elapsed.Round(time.Millisecond), 100*acc)
 	}
 	acc := median(accs)
 	fmt.Printf("\nmax-QPS ratio meshbench/wrk (medians of %d rounds): %.3f (meshbench %.0f qps, wrk %.0f qps; target >= %.2f)\n",
-		o.rounds, ratio, median(mb), median(wrk), o.minRatio)
+		o.rounds, ratio, medianOf(mb, clientRun.QPS), medianOf(wrk, clientRun.QPS), o.minRatio)
+	fmt.Printf("client CPU per request (medians): meshbench %.2f µs (%.0f%% busy), wrk %.2f µs (%.0f%% busy); CPU ratio wrk/meshbench %.3f\n",
+		mbCPU, 100*medianOf(mb, clientRun.busy), wrkCPU, 100*medianOf(wrk, clientRun.busy), wrkCPU/mbCPU)
+	if o.goFloor {
+		floorCPU := medianOf(floor, clientRun.cpuPerRequestUS)
+		fmt.Printf("go floor (plain net.Conn loop): %.0f qps, %.2f µs/req (%.0f%% busy); CPU ratio wrk/floor %.3f, floor/meshbench %.3f\n",
+			medianOf(floor, clientRun.QPS), floorCPU, 100*medianOf(floor, clientRun.busy), wrkCPU/floorCPU, floorCPU/mbCPU)
+	}
 	fmt.Printf("fixed-QPS accuracy at %.0f qps (median of 3): %.3f%% (target >= %.1f%%)\n", o.fixedQPS, 100*acc, 100*o.minAcc)
 	var errs []error
 	if ratio < o.minRatio {
@@ -128,23 +175,85 @@ func run(ctx context.Context, o options) error {
 	return errors.Join(errs...)
 }
 
-type agentResult struct {
-	actual   float64
+// clientRun is one client process's max-QPS round: its rate, its requests, the CPU it used (user+system, from its
+// rusage; the whole process, start-up included) and its wall time.
+type clientRun struct {
+	qps      float64
 	requests int64
+	cpu      time.Duration
+	wall     time.Duration
+}
+
+// busy is the share of its wall time the client was on a CPU. CPU per request compares clients only when both are
+// near 100 %: a client that waits (for the server, or for a CPU on a noisy machine) gets fewer requests per wakeup,
+// and each costs it more.
+func (r clientRun) busy() float64 {
+	if r.wall <= 0 {
+		return 0
+	}
+	return r.cpu.Seconds() / r.wall.Seconds()
+}
+
+// QPS is the round's rate.
+func (r clientRun) QPS() float64 { return r.qps }
+
+// String is the round as the table prints it.
+func (r clientRun) String() string {
+	return fmt.Sprintf("%6.0f qps %5.2f µs/req %3.0f%% busy", r.qps, r.cpuPerRequestUS(), 100*r.busy())
+}
+
+// cpuPerRequestUS is the client's CPU per request in µs (0 without requests).
+func (r clientRun) cpuPerRequestUS() float64 {
+	if r.requests <= 0 {
+		return 0
+	}
+	return float64(r.cpu.Microseconds()) / float64(r.requests)
+}
+
+// runClientCmd runs a client process and returns its stdout, its user+system CPU and its wall time.
+func runClientCmd(cmd *exec.Cmd) (out []byte, cpu, wall time.Duration, err error) {
+	start := time.Now()
+	out, err = cmd.Output()
+	wall = time.Since(start)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return out, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), wall, nil
+}
+
+type agentResult struct {
+	clientRun
+	measured int64 // requests of the measured phase (clientRun.requests counts every phase: they all used CPU)
 	elapsed  time.Duration
 }
 
-// agentLoad runs meshbench-agent load --json and reads the measured phase from its report.
-func agentLoad(ctx context.Context, o options, url string, qps float64, conns int, d time.Duration) (agentResult, error) {
-	cmd := exec.CommandContext(ctx, "taskset", "-c", o.clientCPU, o.agent, "load", "--url", url,
+// agentLoad runs meshbench-agent load --json and reads the measured phase from its report; profile, when set, is
+// where the agent writes its CPU profile.
+func agentLoad(ctx context.Context, o options, url string, qps float64, conns int, d time.Duration, profile string) (agentResult, error) {
+	args := []string{"-c", o.clientCPU, o.agent, "load", "--url", url,
 		"--qps", strconv.FormatFloat(qps, 'f', -1, 64), "--connections", strconv.Itoa(conns),
-		"--duration", d.String(), "--json")
+		"--duration", d.String(), "--json"}
+	if profile != "" {
+		args = append(args, "--cpu-profile", profile)
+	}
+	cmd := exec.CommandContext(ctx, "taskset", args...)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	out, cpu, wall, err := runClientCmd(cmd)
 	if err != nil {
 		return agentResult{}, fmt.Errorf("meshbench-agent load: %w", err)
 	}
+	res, err := parseAgentReport(out)
+	if err != nil {
+		return agentResult{}, err
+	}
+	res.cpu, res.wall = cpu, wall
+	return res, nil
+}
+
+// parseAgentReport reads the measured phase (rate, requests, length) and the requests of all phases from a
+// `meshbench-agent load --json` report.
+func parseAgentReport(out []byte) (agentResult, error) {
 	var rep struct {
 		Phases []struct {
 			Name      string    `json:"name"`
@@ -157,30 +266,64 @@ func agentLoad(ctx context.Context, o options, url string, qps float64, conns in
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return agentResult{}, fmt.Errorf("parse meshbench-agent report: %w", err)
 	}
+	var res agentResult
+	found := false
 	for _, p := range rep.Phases {
+		res.requests += p.Requests
 		if p.Name == "measured" {
-			return agentResult{actual: p.ActualQPS, requests: p.Requests, elapsed: p.End.Sub(p.Start)}, nil
+			res.qps, res.measured, res.elapsed, found = p.ActualQPS, p.Requests, p.End.Sub(p.Start), true
 		}
 	}
-	return agentResult{}, errors.New("meshbench-agent report has no measured phase")
+	if !found {
+		return agentResult{}, errors.New("meshbench-agent report has no measured phase")
+	}
+	return res, nil
 }
 
-var wrkRPS = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+var (
+	wrkRPS      = regexp.MustCompile(`(?m)^Requests/sec:\s+([0-9.]+)`)
+	wrkRequests = regexp.MustCompile(`(?m)^\s*([0-9]+) requests in `)
+)
 
-func wrkLoad(ctx context.Context, o options, url string) (float64, error) {
+func wrkLoad(ctx context.Context, o options, url string) (clientRun, error) {
 	cmd := exec.CommandContext(ctx, "taskset", "-c", o.clientCPU, o.wrk, "-t1", "-c"+strconv.Itoa(o.connections),
 		"-d"+strconv.Itoa(int(o.duration.Seconds()))+"s", url)
-	out, err := cmd.Output()
+	out, cpu, wall, err := runClientCmd(cmd)
 	if err != nil {
-		return 0, fmt.Errorf("wrk: %w", err)
+		return clientRun{}, fmt.Errorf("wrk: %w", err)
 	}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		if m := wrkRPS.FindStringSubmatch(sc.Text()); m != nil {
-			return strconv.ParseFloat(m[1], 64)
-		}
+	r, err := parseWrk(out)
+	if err != nil {
+		return clientRun{}, err
 	}
-	return 0, fmt.Errorf("no Requests/sec in wrk output:\n%s", out)
+	r.cpu, r.wall = cpu, wall
+	return r, nil
+}
+
+// parseWrk reads the rate and the request count from wrk's report.
+func parseWrk(out []byte) (clientRun, error) {
+	rps, n := wrkRPS.FindSubmatch(out), wrkRequests.FindSubmatch(out)
+	if rps == nil || n == nil {
+		return clientRun{}, fmt.Errorf("no Requests/sec or request count in wrk output:\n%s", out)
+	}
+	var r clientRun
+	var err error
+	if r.qps, err = strconv.ParseFloat(string(rps[1]), 64); err != nil {
+		return clientRun{}, fmt.Errorf("wrk Requests/sec: %w", err)
+	}
+	if r.requests, err = strconv.ParseInt(string(n[1]), 10, 64); err != nil {
+		return clientRun{}, fmt.Errorf("wrk request count: %w", err)
+	}
+	return r, nil
+}
+
+// medianOf is the median of f over the runs.
+func medianOf[T any](runs []T, f func(T) float64) float64 {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = f(r)
+	}
+	return median(v)
 }
 
 func median(v []float64) float64 {
