@@ -139,7 +139,7 @@ func (r sweepResult) String() string {
 }
 
 // needPromtool returns the path of promtool (same package as prometheus), or skips (fails in CI) without it.
-func needPromtool(t *testing.T) string {
+func needPromtool(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("promtool")
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 // (a range selector, never a PromQL aggregate) so that min, max and avg are computed in Go from the same samples
 // (see WindowStats).
 //
-// Each term's Series is rendered once per namespace selector (pod names are unique only within a namespace) and
-// gets the fetch range appended. Placeholders: $sel (a label selector with braces), $match (the same matchers
+// Each term's Series is rendered once per selector (a pod set has one across its namespaces, a node one per group
+// of series counted together) and gets the fetch range appended. Placeholders: $sel (a label selector with braces), $match (the same matchers
 // without braces, for templates that add their own: {mode!~"idle",$match}).
 type Signal struct {
 	Name   string  `json:"name"`   // cpu | memory
@@ -66,7 +66,7 @@ func catalogOf(cpu, mem []Term) []Signal {
 
 // Params are the values a signal is fetched and summarised with.
 type Params struct {
-	Selectors []string      // one selector (braces included) per namespace
+	Selectors []string      // selectors (braces included) whose series are summed: a pod set's one, a node's groups
 	Rate      time.Duration // range of the CPU rate points of min/max, >= 4 sample spacings
 	Window    time.Duration // the window's length (to the millisecond)
 	Step      time.Duration // spacing of the rate points: the sample spacing, whole seconds
@@ -81,7 +81,7 @@ func (p Params) Span(end time.Time) (at time.Time, rng time.Duration) {
 	return end.Add(2 * p.Step), max(p.Window, p.Rate) + p.Rate + 3*p.Step
 }
 
-// Render expands a signal into its range selectors, one per term and namespace selector, with the sign of each.
+// Render expands a signal into its range selectors, one per term and selector, with the sign of each.
 // It is pure.
 func (s Signal) Render(p Params) ([]string, []float64, error) {
 	if len(p.Selectors) == 0 {

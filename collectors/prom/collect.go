@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"k8s.io/utils/clock"
 
@@ -94,8 +95,9 @@ func (e *QueryErrors) Error() string {
 // Unwrap gives the failures to errors.Is and errors.As.
 func (e *QueryErrors) Unwrap() []error { return e.Failed }
 
-// Collect waits until the window's data is stored, then runs one query per component and catalog entry. Components
-// whose queries return nothing are reported in Warnings, as are Prometheus' own warnings. When any query failed, the
+// Collect waits until the window's data is stored, then runs one query per component and catalog term, whatever the
+// number of namespaces and pods (test nodes are measured each on its own: per node, one query per term more).
+// Components whose queries return nothing are reported in Warnings, as are Prometheus' own warnings. When any query failed, the
 // error is a *QueryErrors (with the samples of the others in Collected): a case must not pass with a figure silently
 // missing.
 func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
@@ -137,8 +139,8 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 		if c.Interval.Job != "" {
 			extra = append(extra, "job="+strconv.Quote(c.Interval.Job))
 		}
-		base.Selectors = set.Selectors(extra...)
-		if err := c.runCatalog(ctx, &out, &t, cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind, set.Pods, set.Workloads); err != nil {
+		base.Selectors = []string{set.Selector(extra...)}
+		if err := c.runCatalog(ctx, &out, &t, c.direct(&t), cat, base, set.Component, fmt.Sprintf("%d pods", set.PodCount()), nil, w.Kind, set.Pods, set.Workloads); err != nil {
 			return out, err
 		}
 	}
@@ -173,15 +175,31 @@ type tally struct {
 	figures []figureRef
 }
 
-// runCatalog fetches the raw series of every signal of cat with p (one range selector per term and namespace) and
-// appends its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
+// fetcher answers one of runCatalog's range selectors evaluated at at.
+type fetcher func(ctx context.Context, expr string, at time.Time) (model.Value, promv1.Warnings, error)
+
+// direct is the fetcher that asks Prometheus, counting the queries in t.
+func (c *Collector) direct(t *tally) fetcher {
+	return func(ctx context.Context, expr string, at time.Time) (model.Value, promv1.Warnings, error) {
+		t.queries++
+		return query(ctx, c.API, c.Retry, expr, at)
+	}
+}
+
+// runCatalog fetches (with fetch) the raw series of every signal of cat with p (one range selector per term and
+// selector: a pod set has one across its namespaces, of whose series only those of pods count; node sets have nil
+// pods) and appends its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
 // GaugeStats). A signal without data becomes a warning naming the component and what (e.g. "3 pods"), and so does
 // every pod of pods (nil for node sets) that is running but has no sample in the window; a failed query is an entry
 // of t.failed. With workloads (podset.PodSet.Workloads), the same series also give each workload's figures
 // (ByWorkload): no query more, and the totals stay the sums over every pod. Only a render error or the end of ctx stop
 // it.
-func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, cat []Signal, p Params, component, what string, labels map[string]string, kind string, pods map[string][]string, workloads map[string]string) error {
+func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, fetch fetcher, cat []Signal, p Params, component, what string, labels map[string]string, kind string, pods map[string][]string, workloads map[string]string) error {
 	at, _ := p.Span(out.Window.End)
+	var members map[string]bool
+	if pods != nil {
+		members = podKeys(pods)
+	}
 	for _, sig := range cat {
 		exprs, signs, err := sig.Render(p)
 		if err != nil {
@@ -190,8 +208,7 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 		var ss []Series
 		failed := false
 		for i, expr := range exprs {
-			t.queries++
-			v, warns, err := query(ctx, c.API, c.Retry, expr, at)
+			v, warns, err := fetch(ctx, expr, at)
 			for _, wn := range warns {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for %s %s: %s", component, sig.Name, wn))
 			}
@@ -212,6 +229,9 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 		}
 		if failed {
 			continue
+		}
+		if pods != nil {
+			ss = inSet(ss, members)
 		}
 		t.noteTargets(component, sig.Name, what, ss)
 		stats := func(ss []Series) (WindowStats, bool) {
@@ -254,6 +274,32 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 		}
 	}
 	return nil
+}
+
+// podKeys is the set of the pods' keys (podset.PodKey).
+func podKeys(pods map[string][]string) map[string]bool {
+	keys := map[string]bool{}
+	for ns, names := range pods {
+		for _, n := range names {
+			keys[podset.PodKey(ns, n)] = true
+		}
+	}
+	return keys
+}
+
+// inSet keeps the series of the set's pods (members: podset.PodKey) in namespace order, in place. The one selector
+// across a set's namespaces (podset.PodSet.Selector) also matches a pod of the same name in another of them, which
+// is not the set's; and ordering by namespace (stable, so Prometheus' order within one stays) sums the series in the
+// order the queries per namespace gave them. It is pure.
+func inSet(ss []Series, members map[string]bool) []Series {
+	out := ss[:0]
+	for _, s := range ss {
+		if members[podset.PodKey(s.Namespace, s.Pod)] {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Series) int { return strings.Compare(a.Namespace, b.Namespace) })
+	return out
 }
 
 // GroupByWorkload splits series by the workload of their pod (workloads: podset.PodKey -> workload key); series of a

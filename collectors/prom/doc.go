@@ -4,8 +4,11 @@
 // The series are a catalog of data (Catalog: per metric a signal, counter or gauge, of selector templates with a
 // unit and a scale), rendered per window and component. Pod sets come from the Kubernetes API by label (PodSets),
 // never from container="istio-proxy" alone, which matches sidecars, ztunnels and waypoints alike; they are rendered
-// as namespace="ns",pod=~"a|b|c" with container!="",container!="POD" so cAdvisor's pod-level and pause-container
-// series are never added in. One range-selector query per component, signal and namespace, however many pods.
+// as namespace=~"ns1|ns2",pod=~"a|b|c" with container!="",container!="POD" so cAdvisor's pod-level and
+// pause-container series are never added in, and the series of a pod of the same name in another of the namespaces
+// are dropped in Go. One range-selector query per component and catalog term, however many namespaces and pods (60
+// namespaces made about 250 queries per window when each namespace had its own); the long pod regex goes in a POST
+// body (client_golang's Query posts its form), and Prometheus looks a plain alternation up value by value.
 //
 // Accuracy rules (measured against a real Prometheus, accuracy_prometheus_test.go): min, max and avg come from the
 // raw samples over the measured window (to the millisecond), computed in Go (CounterStats, GaugeStats). The CPU
@@ -45,8 +48,9 @@
 // series that identify each node by a node label, instance (the node name, or one of its addresses with a port),
 // nodename or kubernetes_io_hostname, in this order of sources: cAdvisor's root cgroup (id="/", the same job as the
 // pods), the kubelet's /metrics/resource (node_cpu_usage_seconds_total, node_memory_working_set_bytes), node-exporter
-// (node_cpu_seconds_total without idle, iowait, steal; MemTotal - MemAvailable). Selectors then match every identity
-// label exactly. kube-prometheus-stack drops the root cgroup and does not scrape /metrics/resource by default, so
+// (node_cpu_seconds_total without idle, iowait, steal; MemTotal - MemAvailable). Each node's series are then those
+// whose identity labels are exactly its pick's, split in Go from one query per source and term for all the test
+// nodes (the queries do not grow with the nodes either). kube-prometheus-stack drops the root cgroup and does not scrape /metrics/resource by default, so
 // node-exporter is what remains there; a node no source names gets a warning that says, per source, why.
 //
 // Without Prometheus, KubeletSampler reads every node's /metrics/resource through the API server's nodes/proxy at a

@@ -3,12 +3,14 @@ package prom
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/podset"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 )
 
@@ -263,7 +265,7 @@ func NodeParams(p Params, look time.Duration, samples int) (Params, string) {
 
 // collectNodes measures each test node of a node set on its own: it searches every source's CPU series once over
 // the window (and the rate range before it), picks per node (ChooseNodeSeries), and runs the source's catalog with
-// the pick's exact selectors. Samples are labelled with the node and the source.
+// the pick's exact selectors, answered from one query per source and term for every node (nodeBatches). Samples are labelled with the node and the source.
 func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *tally, set podset.PodSet, kind string, base Params) error {
 	qw := out.Window
 	look := qw.End.Sub(qw.Start) + base.Rate
@@ -295,20 +297,154 @@ func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *
 	}
 	picks, notes := ChooseNodeSeries(set.Nodes, cands)
 	out.Warnings = append(out.Warnings, notes...)
-	for _, pk := range picks {
-		src := srcs[slices.IndexFunc(srcs, func(s nodeSource) bool { return s.name == pk.Source })]
+	params := make([]Params, len(picks))
+	for i, pk := range picks {
 		p := base
 		p.Selectors = pk.Selectors()
 		p, note := NodeParams(p, look, pk.MaxSamples())
 		if note != "" {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("node %s (%s): %s", pk.Node, pk.Source, note))
 		}
+		params[i] = p
+	}
+	fetch := c.nodeBatches(t, srcs, picks, params)
+	for i, pk := range picks {
+		src := srcs[slices.IndexFunc(srcs, func(s nodeSource) bool { return s.name == pk.Source })]
 		labels := map[string]string{LabelNode: pk.Node, LabelSeries: pk.Source}
-		if err := c.runCatalog(ctx, out, t, src.catalog(), p, set.Component, "node "+pk.Node+", "+pk.Source, labels, kind, nil, nil); err != nil {
+		if err := c.runCatalog(ctx, out, t, fetch, src.catalog(), params[i], set.Component, "node "+pk.Node+", "+pk.Source, labels, kind, nil, nil); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nodeBatches is the fetcher of the picks' exact selectors that asks Prometheus once per source, query parameters
+// and term for all the nodes picked alike (a selector matching every value of each identity label that one of
+// them has), and answers each pick's selector with the series whose identity labels are exactly its group's: a
+// window's node queries do not grow with the test nodes (50 nodes took 100). A query's failure is each of its
+// nodes' (every node names it; t counts every selector answered, as if it had been asked), its warnings are
+// reported once.
+func (c *Collector) nodeBatches(t *tally, srcs []nodeSource, picks []NodePick, params []Params) fetcher {
+	type part struct {
+		union string
+		group NodeGroup
+	}
+	type batchKey struct {
+		source     string
+		rate, step time.Duration
+	}
+	parts := map[string]part{} // a pick's range selector -> the batch's and its group
+	members := map[batchKey][]int{}
+	var keys []batchKey
+	for i, pk := range picks {
+		k := batchKey{pk.Source, params[i].Rate, params[i].Step}
+		if _, ok := members[k]; !ok {
+			keys = append(keys, k)
+		}
+		members[k] = append(members[k], i)
+	}
+	for _, k := range keys {
+		var groups []NodeGroup
+		for _, i := range members[k] {
+			groups = append(groups, picks[i].Groups...)
+		}
+		up := params[members[k][0]]
+		up.Selectors = []string{unionSelector(groups)}
+		src := srcs[slices.IndexFunc(srcs, func(s nodeSource) bool { return s.name == k.source })]
+		for _, sig := range src.catalog() {
+			unions, _, err := sig.Render(up)
+			if err != nil {
+				continue // runCatalog renders the picks' own and reports it
+			}
+			for _, i := range members[k] {
+				own, _, err := sig.Render(params[i])
+				if err != nil {
+					continue
+				}
+				n := len(picks[i].Groups)
+				for j, e := range own { // Render: term-major, then selector
+					parts[e] = part{union: unions[j/n], group: picks[i].Groups[j%n]}
+				}
+			}
+		}
+	}
+	type answer struct {
+		v      model.Value
+		warns  promv1.Warnings
+		err    error
+		warned bool
+	}
+	answers := map[string]*answer{}
+	direct := c.direct(t)
+	return func(ctx context.Context, expr string, at time.Time) (model.Value, promv1.Warnings, error) {
+		pt, ok := parts[expr]
+		if !ok {
+			return direct(ctx, expr, at)
+		}
+		a := answers[pt.union]
+		if a == nil {
+			a = &answer{}
+			a.v, a.warns, a.err = direct(ctx, pt.union, at)
+			if a.err == nil || ctx.Err() == nil {
+				answers[pt.union] = a
+			}
+		} else {
+			// Counted as the query it stands for, so that QueryErrors' "n of m" stays a share when a batch fails.
+			t.queries++
+		}
+		var warns promv1.Warnings
+		if !a.warned {
+			warns, a.warned = a.warns, true
+		}
+		if a.err != nil {
+			return nil, warns, a.err
+		}
+		m, ok := a.v.(model.Matrix)
+		if !ok {
+			return a.v, warns, nil // runCatalog refuses anything but a range vector
+		}
+		var mine model.Matrix
+		for _, ss := range m {
+			if pt.group.identifies(ss.Metric) {
+				mine = append(mine, ss)
+			}
+		}
+		return mine, warns, nil
+	}
+}
+
+// unionSelector matches every series of the groups (and maybe others: values of different groups combined), each
+// identity label by the values the groups have ("" matches an absent label, as Prometheus treats it). It is pure.
+func unionSelector(groups []NodeGroup) string {
+	ms := make([]string, len(nodeIdentityLabels))
+	for i, k := range nodeIdentityLabels {
+		var vals []string
+		for _, g := range groups {
+			if v := g.Labels[k]; !slices.Contains(vals, v) {
+				vals = append(vals, v)
+			}
+		}
+		slices.Sort(vals)
+		if len(vals) == 1 {
+			ms[i] = k + "=" + strconv.Quote(vals[0])
+			continue
+		}
+		for j, v := range vals {
+			vals[j] = regexp.QuoteMeta(v)
+		}
+		ms[i] = k + "=~" + strconv.Quote(strings.Join(vals, "|"))
+	}
+	return "{" + strings.Join(ms, ",") + "}"
+}
+
+// identifies reports whether a series' identity labels are exactly the group's (absent as "").
+func (g NodeGroup) identifies(m model.Metric) bool {
+	for _, k := range nodeIdentityLabels {
+		if string(m[model.LabelName(k)]) != g.Labels[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // isNodeSeries reports whether a kubelet series is node-level (no pod).

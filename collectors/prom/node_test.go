@@ -292,7 +292,7 @@ func TestPodSetsTestNodes(t *testing.T) {
 		node.Notes[1] != "node figures of node-b and node-c are the same machine's (machineID 4c1f0e9d…, bootID b0071d00…): whole-node totals count it once" {
 		t.Errorf("notes %q: want one for the unreadable node and one for the shared host", node.Notes)
 	}
-	if node.Selectors() != nil {
-		t.Errorf("a node set has no pod selectors: %q", node.Selectors())
+	if node.Selector() != "" {
+		t.Errorf("a node set has no pod selector: %q", node.Selector())
 	}
 }

@@ -45,7 +45,7 @@ func TestRenderCatalogGolden(t *testing.T) {
 	var b strings.Builder
 	for _, s := range sets {
 		for _, q := range Catalog() {
-			exprs, signs, err := q.Render(Params{Selectors: s.Selectors(), Rate: 20 * time.Second, Window: 600 * time.Second, Step: 5 * time.Second})
+			exprs, signs, err := q.Render(Params{Selectors: []string{s.Selector()}, Rate: 20 * time.Second, Window: 600 * time.Second, Step: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestPodSets(t *testing.T) {
 			}
 			var got []string
 			for _, s := range sets {
-				got = append(got, s.Component+": "+strings.Join(s.Selectors(), " or "))
+				got = append(got, s.Component+": "+s.Selector())
 				// The primary figures: the app, its proxies, the ztunnels of ambient modes, the waypoints.
 				required := map[string]bool{results.ComponentApp: true, results.ComponentSidecar: true, results.ComponentZtunnel: true, results.ComponentWaypoint: true}
 				if s.Required != required[s.Component] {
@@ -464,9 +464,10 @@ func TestCollectFailsOnAPartialFailure(t *testing.T) {
 	c := &Collector{API: failOneAPI{fail: "container_memory_working_set_bytes"}, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second},
 		Retry: DefaultRetry(), Clock: testingclock.NewFakeClock(now)}
 	w := results.Window{Kind: results.WindowLoad, Start: now.Add(-2 * time.Minute), End: now.Add(-time.Minute)}
+	// Pod p is the one rampMatrix answers with (the collector drops series of pods outside the set).
 	sets := []podset.PodSet{
-		{Component: results.ComponentApp, Pods: map[string][]string{"ns": {"a", "b"}}, Container: matchNotProxy},
-		{Component: results.ComponentSidecar, Pods: map[string][]string{"ns": {"a", "b"}}, Container: matchProxy},
+		{Component: results.ComponentApp, Pods: map[string][]string{"ns": {"b", "p"}}, Container: matchNotProxy},
+		{Component: results.ComponentSidecar, Pods: map[string][]string{"ns": {"b", "p"}}, Container: matchProxy},
 	}
 	got, err := c.Collect(context.Background(), w, sets)
 	var qe *QueryErrors
@@ -579,7 +580,7 @@ func TestPodSetsWorkloads(t *testing.T) {
 		t.Errorf("sidecar workloads %v, want %v", got, wantSidecar)
 	}
 	// The totals are unchanged: every app pod, and the load client's proxy in the sidecar set.
-	if got := byComp[results.ComponentSidecar].Selectors(); len(got) != 1 || !strings.Contains(got[0], `pod=~"frontend-1|frontend-2|loadgen-0|stray"`) {
+	if got := byComp[results.ComponentSidecar].Selector(); !strings.Contains(got, `pod=~"frontend-1|frontend-2|loadgen-0|stray"`) {
 		t.Errorf("sidecar selectors %q", got)
 	}
 	if byComp[results.ComponentLoadgen].Workloads != nil {
@@ -599,11 +600,11 @@ func TestPodSetsWorkloads(t *testing.T) {
 	for _, s := range sets {
 		switch s.Component {
 		case results.ComponentApp:
-			if got := s.Selectors(); len(got) != 1 || !strings.Contains(got[0], `pod=~"db-0|frontend-1|frontend-2"`) {
+			if got := s.Selector(); !strings.Contains(got, `pod=~"db-0|frontend-1|frontend-2"`) {
 				t.Errorf("app selectors with OnlyWorkloadPods %q, want the listed workloads' pods only", got)
 			}
 		case results.ComponentSidecar:
-			if got := s.Selectors(); len(got) != 1 || !strings.Contains(got[0], `pod=~"frontend-1|frontend-2|loadgen-0"`) {
+			if got := s.Selector(); !strings.Contains(got, `pod=~"frontend-1|frontend-2|loadgen-0"`) {
 				t.Errorf("sidecar selectors with OnlyWorkloadPods %q, want no stray proxy", got)
 			}
 		}

@@ -147,7 +147,7 @@ func truth(cs []container, match func(container) bool, s, e float64) (cpuMin, cp
 	return cpuMin, cpuMax, total / (e - s), memMin, memMax, memSum / float64(n)
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -176,7 +176,7 @@ func startPrometheus(t *testing.T, target string) string {
 }
 
 // needPrometheus returns the path of the prometheus binary, or skips (fails in CI) without it.
-func needPrometheus(t *testing.T) string {
+func needPrometheus(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -197,14 +197,14 @@ func startPrometheusWith(t *testing.T, scrapeConfigs string) string {
 
 // startPrometheusPrepared is startPrometheusWith with prepare(dataDir) run before every start attempt (e.g. to
 // backfill blocks into the TSDB directory, which a failed attempt removes).
-func startPrometheusPrepared(t *testing.T, scrapeConfigs string, prepare func(dataDir string)) string {
+func startPrometheusPrepared(t testing.TB, scrapeConfigs string, prepare func(dataDir string)) string {
 	t.Helper()
 	url, _ := startPrometheusProcess(t, scrapeConfigs, prepare)
 	return url
 }
 
 // startPrometheusProcess is startPrometheusPrepared that also gives the process (fault tests stop and continue it).
-func startPrometheusProcess(t *testing.T, scrapeConfigs string, prepare func(dataDir string)) (string, *os.Process) {
+func startPrometheusProcess(t testing.TB, scrapeConfigs string, prepare func(dataDir string)) (string, *os.Process) {
 	t.Helper()
 	bin := needPrometheus(t)
 	dir := t.TempDir()
@@ -236,7 +236,7 @@ scrape_configs:` + scrapeConfigs
 
 // runPrometheus starts prometheus on a free port and waits until it is ready (url, its process, false) or has exited
 // (url, nil, true).
-func runPrometheus(t *testing.T, bin, dir string, attempt int) (string, *os.Process, bool) {
+func runPrometheus(t testing.TB, bin, dir string, attempt int) (string, *os.Process, bool) {
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)

@@ -173,6 +173,12 @@ func (s Series) hold(fresh float64) float64 {
 // exact time average of the sum over the part of the window some series covers; Min and Max are the sum's extremes
 // there (a piecewise-linear function takes them at its breakpoints), so Avg lies within [Min, Max]. ok is false
 // when no series covers any of the window. It is pure.
+//
+// Between two consecutive breakpoints of any series (the cuts) the sum is one straight line, the sum of each
+// present series' line there. Each piece of a series (a segment between two samples, or its held last value) spans
+// a run of cuts, so it is added where the run starts and taken off where it ends, and a running sum gives every
+// interval's line: the work grows with the samples, not with samples times series (5,000 pods' memory took seconds
+// per window summing every series at every cut).
 func GaugeStats(ss []Series, start, end time.Time, fresh time.Duration) (WindowStats, bool) {
 	s0, e := float64(start.UnixMilli())/1000, float64(end.UnixMilli())/1000
 	type span struct {
@@ -195,29 +201,46 @@ func GaugeStats(ss []Series, start, end time.Time, fresh time.Duration) (WindowS
 	}
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
-	out := WindowStats{Start: start, Min: math.Inf(1), Max: math.Inf(-1)}
-	var integral, covered float64
-	for j := 1; j < len(cuts); j++ {
-		a, b := cuts[j-1], cuts[j]
-		m := (a + b) / 2
-		var fa, fb float64
-		present := false
-		for _, sp := range spans {
-			if m < sp.from || m > sp.till {
-				continue
-			}
-			present = true
-			if i := sp.s.segment(m); i > 0 {
-				fa += sp.s.Sign * sp.s.line(i, a)
-				fb += sp.s.Sign * sp.s.line(i, b)
-			} else { // held after the last sample
-				v := sp.s.V[len(sp.s.V)-1]
-				fa, fb = fa+sp.s.Sign*v, fb+sp.s.Sign*v
+	// Interval j is [cuts[j], cuts[j+1]]. On it the sum is A[j] + B[j]*(x - s0) (times relative to the window's
+	// start, so that the intercepts stay small), and N[j] series are present; dA, dB, dN are their differences.
+	n := len(cuts) - 1
+	dA, dB, dN := make([]float64, n+1), make([]float64, n+1), make([]int, n+1)
+	// piece adds the line through (t0, v0) with slope k (times sign) on [x0, x1] clipped to the window.
+	at := func(x float64) int { i, _ := slices.BinarySearch(cuts, x); return i }
+	piece := func(x0, x1, t0, v0, k, sign float64) {
+		x0, x1 = math.Max(x0, s0), math.Min(x1, e)
+		if x0 >= x1 {
+			return
+		}
+		j0, j1 := at(x0), at(x1)
+		a, b := sign*(v0-k*(t0-s0)), sign*k
+		dA[j0], dB[j0] = dA[j0]+a, dB[j0]+b
+		dA[j1], dB[j1] = dA[j1]-a, dB[j1]-b
+	}
+	for _, sp := range spans {
+		s := sp.s
+		for i := 1; i < len(s.T); i++ {
+			if t0, t1 := s.T[i-1], s.T[i]; t1 > t0 {
+				piece(t0, t1, t0, s.V[i-1], (s.V[i]-s.V[i-1])/(t1-t0), s.Sign)
 			}
 		}
-		if !present {
+		last := len(s.T) - 1
+		piece(s.T[last], sp.till, s.T[last], s.V[last], 0, s.Sign) // held after the last sample
+		if x0, x1 := math.Max(sp.from, s0), math.Min(sp.till, e); x0 < x1 {
+			dN[at(x0)]++
+			dN[at(x1)]--
+		}
+	}
+	out := WindowStats{Start: start, Min: math.Inf(1), Max: math.Inf(-1)}
+	var integral, covered, lineA, lineB float64
+	present := 0
+	for j := range n {
+		lineA, lineB, present = lineA+dA[j], lineB+dB[j], present+dN[j]
+		if present == 0 {
 			continue
 		}
+		a, b := cuts[j], cuts[j+1]
+		fa, fb := lineA+lineB*(a-s0), lineA+lineB*(b-s0)
 		integral += (fa + fb) / 2 * (b - a)
 		covered += b - a
 		out.Min = math.Min(out.Min, math.Min(fa, fb))

@@ -19,3 +19,14 @@ bench: bench-loadgen
 
 bench-scale: ## API requests per case at 10 / 1,000 / 5,000 pods (fake API, medians via -count 5)
 	$(GO) test -run '^$$' -bench 'BenchmarkCaseAPIRequests' -benchmem -count 5 ./orchestrate/
+
+# Collection at scale (issue 15 section 1): one window's resource collection (prom.Collector.Collect) against the
+# real Prometheus (Debian prometheus + promtool backfill) at 1,000 and 5,000 pods in 60 namespaces: time per window,
+# queries/window, peak heap during collection and the peak RSS of a process that collects one window. Targets:
+# 1,000 pods < 2 s, 5,000 pods < 5 s, peak memory < 300 MB. Medians over -count 5 (hack/bench/medians).
+BENCH_COLLECT_COUNT ?= 5
+
+.PHONY: bench-collect
+
+bench-collect: ## one window's collection at 1,000 / 5,000 pods, 60 namespaces (real Prometheus; medians via -count 5)
+	set -o pipefail; $(GO) test -run '^$$' -bench 'BenchmarkCollectWindow' -count $(BENCH_COLLECT_COUNT) -timeout 60m ./collectors/prom/ | $(GO) run ./hack/bench/medians

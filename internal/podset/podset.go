@@ -84,35 +84,52 @@ func (s PodSet) PodCount() int {
 	return n
 }
 
-// Selectors renders one label selector per namespace (none for the node set, whose series are found per node):
-// namespace, pod=~"a|b" (names escaped, sorted), container!="",container!="POD", the set's container matcher and
-// the extra matchers (e.g. job="kubelet-cadvisor": a kubelet's /metrics/resource exports the same metric names, and
-// a Prometheus scraping both would double count). It is pure and deterministic.
-func (s PodSet) Selectors(extra ...string) []string {
-	var out []string
+// Selector renders the set's one label selector across its namespaces ("" for the node set, whose series are
+// found per node): namespace="ns" (namespace=~"a|b" for several), pod=~"a|b" (the union of the names, escaped,
+// sorted), container!="",container!="POD", the set's container matcher and the extra matchers (e.g.
+// job="kubelet-cadvisor": a kubelet's /metrics/resource exports the same metric names, and a Prometheus scraping both
+// would double count). One selector, not one per namespace, so that a window's queries grow with the components, not
+// with the namespaces (60 namespaces made about 250 queries per window). cAdvisor's series carry no pod labels, only
+// namespace and pod (kubernetes/kubernetes pkg/kubelet/server/server.go, containerPrometheusLabelsFunc), so no shared
+// label can stand in for the names. Pod names are unique only within a namespace: with several namespaces the
+// selector may also match a pod of the same name in another of them, which the caller drops by namespace and pod.
+// It is pure and deterministic.
+func (s PodSet) Selector(extra ...string) string {
+	var nss, pods []string
 	for _, ns := range slices.Sorted(maps.Keys(s.Pods)) {
-		pods := slices.Clone(s.Pods[ns])
-		if len(pods) == 0 {
-			continue
+		if len(s.Pods[ns]) > 0 {
+			nss = append(nss, ns)
+			pods = append(pods, s.Pods[ns]...)
 		}
-		slices.Sort(pods)
-		pods = slices.Compact(pods)
-		quoted := make([]string, len(pods))
-		for i, p := range pods {
-			quoted[i] = regexp.QuoteMeta(p)
-		}
-		m := []string{
-			"namespace=" + strconv.Quote(ns),
-			"pod=~" + strconv.Quote(strings.Join(quoted, "|")),
-			`container!=""`, `container!="POD"`,
-		}
-		if s.Container != "" {
-			m = append(m, s.Container)
-		}
-		m = append(m, extra...)
-		out = append(out, "{"+strings.Join(m, ",")+"}")
 	}
-	return out
+	if len(nss) == 0 {
+		return ""
+	}
+	slices.Sort(pods)
+	pods = slices.Compact(pods)
+	m := []string{"namespace=" + strconv.Quote(nss[0])}
+	if len(nss) > 1 {
+		m[0] = "namespace=~" + strconv.Quote(alternation(nss))
+	}
+	m = append(m, "pod=~"+strconv.Quote(alternation(pods)), `container!=""`, `container!="POD"`)
+	if s.Container != "" {
+		m = append(m, s.Container)
+	}
+	m = append(m, extra...)
+	return "{" + strings.Join(m, ",") + "}"
+}
+
+// alternation is a regular expression matching exactly the given names (a plain alternation of escaped literals,
+// which Prometheus turns into a lookup of each value rather than a scan of every value of the label).
+func alternation(names []string) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte('|')
+		}
+		b.WriteString(regexp.QuoteMeta(n))
+	}
+	return b.String()
 }
 
 // NodeSet is the whole-node component of the given test nodes (the nodes the measured pods run on). Each node is
