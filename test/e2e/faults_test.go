@@ -454,6 +454,20 @@ func TestFaultKillResume(t *testing.T) {
 	}
 }
 
+// startInLoadWindow starts `meshbench run` on the fault scenario name (change applied) and returns once its first
+// load window is running: the lead-in announced by the load line is over, plus 3 s.
+func startInLoadWindow(ctx context.Context, t *testing.T, c *Cluster, name string, change func(map[string]any)) (*faultProc, string) {
+	t.Helper()
+	sc := faultScenario(t, name, []any{"none"}, change)
+	work := t.TempDir()
+	p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
+	if !p.waitMarker(regexp.MustCompile(`load \(lead-in .*: started`), 1, 10*time.Minute) {
+		t.Fatalf("no load window:\n%s", tail(p.log(), 4000))
+	}
+	time.Sleep(leadIn(p.log()) + 3*time.Second)
+	return p, work
+}
+
 // TestFaultAPIServerRestart: kube-apiserver goes away for 5 s inside the first load window. The run ends on its
 // own within its budget; every case is measured or failed with a reason, and nothing is left.
 func TestFaultAPIServerRestart(t *testing.T) {
@@ -461,13 +475,7 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	faultSlot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	sc := faultScenario(t, "f-apiserver", []any{"none"}, nil)
-	work := t.TempDir()
-	p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-	if !p.waitMarker(regexp.MustCompile(`load \(lead-in .*: started`), 1, 10*time.Minute) {
-		t.Fatalf("no load window:\n%s", tail(p.log(), 4000))
-	}
-	time.Sleep(8 * time.Second)
+	p, work := startInLoadWindow(ctx, t, c, "f-apiserver", nil)
 	t.Cleanup(func() { _ = faultFault(context.Background(), "start", "kube-apiserver") })
 	if err := faultFault(ctx, "restart", "kube-apiserver", "5"); err != nil {
 		t.Fatal(err)
@@ -499,17 +507,9 @@ func TestFaultPrometheusOutage(t *testing.T) {
 	faultSlot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	sc := faultScenario(t, "f-prom", []any{"none"}, func(spec map[string]any) {
+	p, work := startInLoadWindow(ctx, t, c, "f-prom", func(spec map[string]any) {
 		spec["windows"].(map[string]any)["load"] = "40s"
 	})
-	work := t.TempDir()
-	p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-	// The window starts after the lead-in (warm-up raised to the rate range): wait for the window itself.
-	if !p.waitMarker(regexp.MustCompile(`load \(lead-in .*: started`), 1, 10*time.Minute) {
-		t.Fatalf("no load window:\n%s", tail(p.log(), 4000))
-	}
-	lead := leadIn(p.log())
-	time.Sleep(lead + 3*time.Second)
 	t.Cleanup(func() { _ = faultFault(context.Background(), "start", "prometheus") })
 	if err := faultFault(ctx, "restart", "prometheus", "30"); err != nil {
 		t.Fatal(err)
@@ -612,15 +612,9 @@ func TestFaultKubeletGone(t *testing.T) {
 	faultSlot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	sc := faultScenario(t, "f-kubelet", []any{"none"}, func(spec map[string]any) {
+	p, work := startInLoadWindow(ctx, t, c, "f-kubelet", func(spec map[string]any) {
 		spec["workload"].(map[string]any)["nodeSelector"] = map[string]any{"kubernetes.io/hostname": node}
 	})
-	work := t.TempDir()
-	p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-	if !p.waitMarker(regexp.MustCompile(`load \(lead-in .*: started`), 1, 10*time.Minute) {
-		t.Fatalf("no load window:\n%s", tail(p.log(), 4000))
-	}
-	time.Sleep(leadIn(p.log()) + 3*time.Second)
 	kubelet := "kubelet-" + node
 	t.Cleanup(func() { _ = faultFault(context.Background(), "start", kubelet) })
 	if err := faultFault(ctx, "stop", kubelet); err != nil {
