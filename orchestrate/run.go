@@ -113,7 +113,8 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	clients := d.Clients
 	lg := &loadgen.Cluster{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube}, RunID: meta.RunID,
 		Image: s.Spec.Images.Agent, PullPolicy: corev1.PullPolicy(s.Spec.Images.PullPolicy), NodeSelector: s.Spec.Workload.NodeSelector,
-		Clients: s.Spec.Load.Clients, ReadyTimeout: cfg.ReadyTimeout, Log: log}
+		Tolerations: s.Spec.Workload.Tolerations,
+		Clients:     s.Spec.Load.Clients, ReadyTimeout: cfg.ReadyTimeout, Log: log}
 	col.loadSelector, col.waypoint, col.revision = lg.Selector(), s.Spec.Waypoint, ist.Revision
 	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress}
 	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record, Revision: ist.Revision},
