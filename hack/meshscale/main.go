@@ -338,6 +338,7 @@ func (h *harness) cleanup(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	_ = os.Remove(filepath.Dir(h.sdFile)) // only when empty: another tool's targets stay
 	kc := h.clients.Kube
 	sel := metav1.ListOptions{LabelSelector: ScaleLabel}
 	nss, err := kc.CoreV1().Namespaces().List(ctx, sel)

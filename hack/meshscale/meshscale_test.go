@@ -11,13 +11,18 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/meshbench/meshbench/hack/kwokfleet"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
+	"github.com/meshbench/meshbench/workloads"
 )
 
 func fakePod(ns, name, node string, sidecar bool) *corev1.Pod {
@@ -185,5 +190,35 @@ func TestCaseAndSwitchFigures(t *testing.T) {
 	delete(c.Timings, "mode-switch")
 	if _, ok := SwitchOf(c, pods); ok {
 		t.Error("a case without a switch has switch figures")
+	}
+}
+
+// The app's objects are the user's to meshbench (app existing): they must not carry managed-by=meshbench, which
+// workloads.ExistingAppSelector leaves out; the fake pods tolerate and select the fleet's nodes, the real target
+// does neither (it must run on a real node).
+func TestObjectsAreTheUsers(t *testing.T) {
+	f := Fleet(nil, "r1")
+	objs := Objects(f, 25, 3, 10, "pause:dev", "agent:dev")
+	if len(objs) != 3+3*2+2 {
+		t.Fatalf("%d objects", len(objs))
+	}
+	sel, err := labels.Parse(workloads.ExistingAppSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		m, _ := meta.Accessor(o)
+		if m.GetLabels()[ScaleLabel] != "r1" {
+			t.Errorf("%s: no run label", m.GetName())
+		}
+		if d, ok := o.(*appsv1.Deployment); ok {
+			if !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+				t.Errorf("%s: pods not selected as the existing app's (%v)", d.Name, d.Spec.Template.Labels)
+			}
+			onFake := len(d.Spec.Template.Spec.Tolerations) == 1 && d.Spec.Template.Spec.NodeSelector[kwokfleet.FakeNodeLabel] == "true"
+			if onFake != (d.Name != TargetName) {
+				t.Errorf("%s: on fake nodes %v", d.Name, onFake)
+			}
+		}
 	}
 }

@@ -57,10 +57,20 @@ func Layout(pods, namespaces, podsPerWorkload int) []Workload {
 // NamespaceName is the i-th namespace.
 func NamespaceName(i int) string { return fmt.Sprintf("%s-%02d", NamespacePrefix, i) }
 
+// appLabels are the labels of the app's objects: the run's, without app.kubernetes.io/managed-by=meshbench, which
+// would make them meshbench's own objects rather than the user's (workloads.ExistingAppSelector leaves those out).
+func appLabels(f kwokfleet.Fleet, extra map[string]string) map[string]string {
+	out := map[string]string{ScaleLabel: f.RunID}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
 // Namespace is one namespace of the app (no mode label: meshbench sets it per mode and restores it).
 func Namespace(f kwokfleet.Fleet, name string) *corev1.Namespace {
 	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: f.Labels(nil)}}
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: appLabels(f, nil)}}
 }
 
 // Deployment is a workload of fake pods: they select and tolerate only the fake nodes; one container that never
@@ -72,12 +82,12 @@ func Deployment(f kwokfleet.Fleet, w Workload, image string) *appsv1.Deployment 
 	lbl := map[string]string{AppLabel: w.Name}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace, Labels: f.Labels(lbl)},
+		ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace, Labels: appLabels(f, lbl)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas, RevisionHistoryLimit: &history,
 			Selector: &metav1.LabelSelector{MatchLabels: lbl},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: f.Labels(lbl)},
+				ObjectMeta: metav1.ObjectMeta{Labels: appLabels(f, lbl)},
 				Spec: corev1.PodSpec{
 					NodeSelector:                  kwokfleet.NodeSelector(),
 					Tolerations:                   []corev1.Toleration{f.Toleration()},
@@ -98,7 +108,7 @@ func Deployment(f kwokfleet.Fleet, w Workload, image string) *appsv1.Deployment 
 func Service(f kwokfleet.Fleet, ns, name string, port int) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: f.Labels(map[string]string{AppLabel: name})},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: appLabels(f, map[string]string{AppLabel: name})},
 		Spec: corev1.ServiceSpec{
 			Selector: map[string]string{AppLabel: name},
 			Ports:    []corev1.ServicePort{{Name: "http", Port: int32(port), TargetPort: intstr.FromInt32(TargetPort), Protocol: corev1.ProtocolTCP}},
@@ -116,12 +126,12 @@ func Target(f kwokfleet.Fleet, ns, image string) *appsv1.Deployment {
 	uid := int64(65532)
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: TargetName, Namespace: ns, Labels: f.Labels(lbl)},
+		ObjectMeta: metav1.ObjectMeta{Name: TargetName, Namespace: ns, Labels: appLabels(f, lbl)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &one,
 			Selector: &metav1.LabelSelector{MatchLabels: lbl},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: f.Labels(lbl)},
+				ObjectMeta: metav1.ObjectMeta{Labels: appLabels(f, lbl)},
 				Spec: corev1.PodSpec{
 					TerminationGracePeriodSeconds: &grace,
 					SecurityContext:               &corev1.PodSecurityContext{RunAsNonRoot: &nonRoot, RunAsUser: &uid},
