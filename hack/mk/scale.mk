@@ -9,11 +9,12 @@ SCALE_PODS ?= 1000
 SCALE_NAMESPACES ?= 60
 SCALE_OUT ?= $(CURDIR)/scale-out
 SCALE_FLAGS ?=
+SCALE_KWOK_DIR ?= $(MESHBENCH_CLUSTER_DIR)/bin/kwok
 
 .PHONY: scale
 
 scale: kwok-build ## meshbench run at SCALE_PODS pods / SCALE_NAMESPACES namespaces on kwok fake nodes (SCALE_PODS=5000 for 5k; SCALE_FLAGS, SCALE_OUT)
 	$(GO) build -o $(BIN)/meshbench ./cmd/meshbench
 	set -a; . $(MESHBENCH_CLUSTER_DIR)/cluster.env; set +a; $(GO) run ./hack/meshscale -meshbench $(CURDIR)/$(BIN)/meshbench \
-		-kwok-dir $(MESHBENCH_CLUSTER_DIR)/bin/kwok -state-dir $(MESHBENCH_CLUSTER_DIR) -out $(SCALE_OUT) \
+		-kwok-dir $(SCALE_KWOK_DIR) -state-dir $(MESHBENCH_CLUSTER_DIR) -out $(SCALE_OUT) \
 		-pods $(SCALE_PODS) -namespaces $(SCALE_NAMESPACES) $(SCALE_FLAGS)
