@@ -62,7 +62,7 @@ func main() {
 	flag.DurationVar(&o.readyTimeout, "ready-timeout", 15*time.Minute, "time for the pods to be Ready (also meshbench's --ready-timeout)")
 	flag.IntVar(&o.qps, "qps", 20, "load level against the real target")
 	flag.StringVar(&o.image, "image", "172.30.0.1:5000/meshbench/pause:dev", "fake pods' image (never pulled)")
-	flag.StringVar(&o.targetImage, "target-image", "", "the real target's image (default: spec.images.agent of profile localcluster)")
+	flag.StringVar(&o.targetImage, "agent-image", os.Getenv("MESHBENCH_IMAGE_AGENT"), "meshbench-agent image: the real target and spec.images.agent (default: $MESHBENCH_IMAGE_AGENT, else profile localcluster's)")
 	flag.Float64Var(&o.app.Millicores, "fake-app-millicores", 5, "stand-in cAdvisor: CPU of every fake app container")
 	flag.Float64Var(&o.app.MiB, "fake-app-mib", 20, "stand-in cAdvisor: working set of every fake app container")
 	flag.Float64Var(&o.proxy.Millicores, "fake-proxy-millicores", 3, "stand-in cAdvisor: CPU of every fake istio-proxy")
@@ -417,7 +417,8 @@ spec:
     - {service: %s, namespace: %s, port: %d, path: /}
   windows: {idle: %s, load: %s, repetitions: 1, settle: 2s}
   prometheus: {url: %q}
-`, runID, o.pods, o.namespaces, strings.Join(ns, ", "), o.modes, o.qps, TargetName, NamespaceName(0), TargetPort, o.window, o.window, promURL)
+  images: {agent: %q}
+`, runID, o.pods, o.namespaces, strings.Join(ns, ", "), o.modes, o.qps, TargetName, NamespaceName(0), TargetPort, o.window, o.window, promURL, o.targetImage)
 }
 
 // runMeshbench runs `meshbench run` as a subprocess and reads its rusage (peak RSS, CPU). Ctrl-C reaches it as

@@ -153,12 +153,13 @@ func TestLayout(t *testing.T) {
 
 // The scenario the harness hands meshbench passes meshbench's own validation.
 func TestScenarioValid(t *testing.T) {
-	o := options{pods: 1000, namespaces: 60, modes: "none,sidecar", qps: 20, window: 20 * time.Second}
+	o := options{pods: 1000, namespaces: 60, modes: "none,sidecar", qps: 20, window: 20 * time.Second, targetImage: "172.30.0.1:5000/meshbench/meshbench-agent:abc"}
 	s, err := scenario.Parse([]byte(ScenarioYAML("r1", o, "http://127.0.0.1:9999")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Spec.Workload.Existing.Namespaces) != 60 || len(s.Spec.Modes) != 2 || s.Spec.Load.Targets[0].Namespace != "mb-scale-00" {
+	if len(s.Spec.Workload.Existing.Namespaces) != 60 || len(s.Spec.Modes) != 2 || s.Spec.Load.Targets[0].Namespace != "mb-scale-00" ||
+		s.Spec.Images.Agent != o.targetImage {
 		t.Errorf("scenario %+v", s.Spec)
 	}
 }
