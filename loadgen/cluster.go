@@ -59,6 +59,8 @@ type Cluster struct {
 	Image        string
 	PullPolicy   corev1.PullPolicy
 	NodeSelector map[string]string
+	// Tolerations are spec.workload.tolerations: the clients go where the app may (a tainted node pool).
+	Tolerations []corev1.Toleration
 	// Clients is the number of client pods (load.clients).
 	Clients int
 	// ReadyTimeout bounds Prepare (default 5 minutes).
@@ -97,6 +99,7 @@ func (c *Cluster) Deployment(ns string, mode scenario.Mode) *appsv1.Deployment {
 					TerminationGracePeriodSeconds: &grace,
 					AutomountServiceAccountToken:  &noToken,
 					NodeSelector:                  c.NodeSelector,
+					Tolerations:                   c.Tolerations,
 					// Spread the clients over nodes so one node's CPU does not cap the load.
 					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
 						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,

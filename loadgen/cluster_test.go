@@ -23,7 +23,8 @@ import (
 func TestDeploymentGolden(t *testing.T) {
 	t.Parallel()
 	c := &Cluster{RunID: "quickstart-20261201-1000", Image: "meshbench.local/agent:dev", PullPolicy: corev1.PullIfNotPresent, Clients: 2,
-		NodeSelector: map[string]string{"meshbench.dev/bench": "true"}}
+		NodeSelector: map[string]string{"meshbench.dev/bench": "true"},
+		Tolerations:  []corev1.Toleration{{Key: "meshbench.dev/bench", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}
 	b, err := yaml.Marshal(c.Deployment("mb-single", scenario.ModeSidecar))
 	if err != nil {
 		t.Fatal(err)

@@ -128,7 +128,8 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	clients := d.Clients
 	lg := &loadgen.Cluster{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube}, RunID: meta.RunID,
 		Image: s.Spec.Images.Agent, PullPolicy: corev1.PullPolicy(s.Spec.Images.PullPolicy), NodeSelector: s.Spec.Workload.NodeSelector,
-		Clients: s.Spec.Load.Clients, ReadyTimeout: cfg.ReadyTimeout, Log: log}
+		Tolerations: s.Spec.Workload.Tolerations,
+		Clients:     s.Spec.Load.Clients, ReadyTimeout: cfg.ReadyTimeout, Log: log}
 	col.loadSelector, col.waypoint, col.revision = lg.Selector(), s.Spec.Waypoint, ist.Revision
 	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress,
 		Protected: protected}
@@ -141,6 +142,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 		Mesh:      meshA,
 		Load:      &loadAdapter{c: lg, spec: s.Spec.Load, login: workloads.LoginFor(s.Spec.Workload.App, s.Spec.Load.Login)},
 		Collector: runCollector{col},
+		Requests:  clients.Requests,
 	}
 	log.Info("run", "id", meta.RunID, "dir", store.Dir(), "plan", plan.Summary())
 	out, runErr := r.Run(ctx)

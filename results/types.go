@@ -238,4 +238,14 @@ type CaseResult struct {
 	Timings    map[string]string `json:"timings,omitempty"` // step -> duration string, e.g. "mode-switch": "2.7s"
 	Facts      map[string]string `json:"facts,omitempty"`   // per-case facts: placement, MTU, replicas, waypoints
 	Attempt    int               `json:"attempt,omitempty"` // set by Store.AppendCase; see Sample.Attempt
+	// APIRequests are the Kubernetes API requests meshbench sent during the case (client side, every client of the
+	// run: deploy, mode switch, readiness waits, load-client placement, collection).
+	APIRequests *APIRequests `json:"apiRequests,omitempty"`
+}
+
+// APIRequests counts API requests: all of them and per "verb resource" (e.g. "list pods", "patch deployments.apps",
+// "create pods/exec"; kube.VerbResource).
+type APIRequests struct {
+	Total          int64            `json:"total"`
+	ByVerbResource map[string]int64 `json:"byVerbResource,omitempty"`
 }

@@ -112,6 +112,11 @@ type Collector interface {
 	LeadIn() time.Duration
 }
 
+// RequestCounter reads the API requests counted so far (kube.RequestCounter on the run's clients).
+type RequestCounter interface {
+	Counts() (total int64, byVerbResource map[string]int64)
+}
+
 // Store receives each finished case at once.
 type Store interface {
 	AppendCase(res results.CaseResult, samples []results.Sample) error

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -55,6 +56,8 @@ type Runner struct {
 	Log             *slog.Logger
 	// Progress receives human progress bars for idle windows and load runs (stderr); nil disables them.
 	Progress io.Writer
+	// Requests counts the run's API requests; each case records its share (nil: not recorded).
+	Requests RequestCounter
 }
 
 // Outcome summarises one invocation of Run.
@@ -146,7 +149,7 @@ func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
 			res.Status, res.Reason, res.End = results.StatusSkipped, c.Skip, res.Start
 		} else {
 			st.step = ""
-			res, samples = r.runCase(ctx, st, c)
+			res, samples = r.countRequests(func() (results.CaseResult, []results.Sample) { return r.runCase(ctx, st, c) })
 		}
 		if ctx.Err() != nil {
 			// An interrupted case is not recorded: --resume runs it again.
@@ -170,6 +173,20 @@ func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
 		}
 	}
 	return out, nil
+}
+
+// countRequests runs a case and records the API requests sent meanwhile (by every client of the run, so a
+// background reader's requests count with the case they fall into).
+func (r *Runner) countRequests(run func() (results.CaseResult, []results.Sample)) (results.CaseResult, []results.Sample) {
+	if r.Requests == nil {
+		return run()
+	}
+	t0, by0 := r.Requests.Counts()
+	res, samples := run()
+	t1, by1 := r.Requests.Counts()
+	total, by := kube.CountsSince(t1, by1, t0, by0)
+	res.APIRequests = &results.APIRequests{Total: total, ByVerbResource: by}
+	return res, samples
 }
 
 // caseRun accumulates one case's record.

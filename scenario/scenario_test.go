@@ -323,3 +323,29 @@ func TestChainDepthTopologies(t *testing.T) {
 		t.Errorf("without chainDepth: %+v depth %d, want single with the workload's depth 3", topo, plain.Spec.Workload.ChainFor(topo).Depth)
 	}
 }
+
+// Valid tolerations (a dedicated pool, every taint, a NoExecute grace) pass validation and keep their fields.
+func TestTolerationsValid(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte(`apiVersion: meshbench.dev/v1alpha1
+kind: Scenario
+metadata: {name: pool}
+spec:
+  workload:
+    app: fortio-chain
+    nodeSelector: {meshbench.dev/pool: bench}
+    tolerations:
+    - {key: meshbench.dev/pool, operator: Equal, value: bench, effect: NoSchedule}
+    - {key: meshbench.dev/pool, value: bench}
+    - {operator: Exists}
+    - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 60}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := s.Spec.Workload.Tolerations
+	if len(ts) != 4 || ts[0].Key != "meshbench.dev/pool" || ts[0].Value != "bench" || string(ts[0].Effect) != "NoSchedule" ||
+		ts[2].Key != "" || string(ts[2].Operator) != "Exists" || ts[3].TolerationSeconds == nil || *ts[3].TolerationSeconds != 60 {
+		t.Errorf("tolerations = %+v", ts)
+	}
+}

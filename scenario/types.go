@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // APIVersion and Kind identify a meshbench scenario file.
@@ -120,6 +122,9 @@ type Workload struct {
 	NamespacePrefix string `json:"namespacePrefix,omitempty" mb:"defaulted"`
 	// NodeSelector restricts app and load-client pods to matching nodes.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations let app and load-client pods onto tainted nodes (a dedicated node pool); applied wherever
+	// nodeSelector is. Kubernetes' toleration fields: key, operator (Equal or Exists), value, effect, tolerationSeconds.
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 	// Resources sets app container requests (e.g. "100m", "64Mi"); empty keeps the catalog's values.
 	Resources *Resources `json:"resources,omitempty"`
 	// ClusterDomain is the cluster's DNS domain used in the fully qualified service names of multi-namespace

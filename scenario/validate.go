@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -247,6 +248,7 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 			c.add(kp, "has an invalid label value %q: %s", w.NodeSelector[k], strings.Join(msgs, "; "))
 		}
 	}
+	validateTolerations(c, p.Child("tolerations"), w.Tolerations)
 	if r := w.Resources; r != nil {
 		rp := p.Child("resources")
 		for _, q := range []struct{ name, v string }{{"cpuRequest", r.CPURequest}, {"memoryRequest", r.MemoryRequest}, {"cpuLimit", r.CPULimit}, {"memoryLimit", r.MemoryLimit}} {
@@ -262,6 +264,44 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 
 // validateUserApp checks workload.manifests and workload.existing: present exactly with their app. What only reading
 // the manifests can tell (cluster-scoped objects, a Scale name without a workload) is workloads.CheckManifests'.
+// validateTolerations checks what the API server would refuse at apply time, after the run has started (the rules
+// of k8s.io/api core/v1 Toleration's field docs, enforced by the API server's pod validation): a key is a qualified
+// name and needs operator Exists when empty; Exists takes no value; Equal's value is a label value; effect is one of
+// the taint effects or empty (all); tolerationSeconds needs effect NoExecute.
+func validateTolerations(c *collector, p *field.Path, ts []corev1.Toleration) {
+	ops := []corev1.TolerationOperator{"", corev1.TolerationOpEqual, corev1.TolerationOpExists}
+	effects := []corev1.TaintEffect{"", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
+	for i, t := range ts {
+		tp := p.Index(i)
+		if t.Key != "" {
+			if msgs := validation.IsQualifiedName(t.Key); len(msgs) > 0 {
+				c.add(tp.Child("key"), "is not a valid taint key: %s", strings.Join(msgs, "; "))
+			}
+		} else if t.Operator != corev1.TolerationOpExists {
+			c.add(tp.Child("operator"), "must be %q when key is empty (a toleration of every taint)", corev1.TolerationOpExists)
+		}
+		if !slices.Contains(ops, t.Operator) {
+			c.oneOf(tp.Child("operator"), string(t.Operator), strs(ops[1:]))
+		}
+		switch t.Operator {
+		case corev1.TolerationOpExists:
+			if t.Value != "" {
+				c.add(tp.Child("value"), "must be empty with operator Exists (got %q)", t.Value)
+			}
+		default:
+			if msgs := validation.IsValidLabelValue(t.Value); len(msgs) > 0 {
+				c.add(tp.Child("value"), "has an invalid taint value %q: %s", t.Value, strings.Join(msgs, "; "))
+			}
+		}
+		if !slices.Contains(effects, t.Effect) {
+			c.oneOf(tp.Child("effect"), string(t.Effect), strs(effects[1:]))
+		}
+		if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
+			c.add(tp.Child("tolerationSeconds"), "needs effect %q (the only effect that evicts; got %q)", corev1.TaintEffectNoExecute, t.Effect)
+		}
+	}
+}
+
 func validateUserApp(c *collector, p *field.Path, w *Workload) {
 	mp, ep := p.Child("manifests"), p.Child("existing")
 	switch {

@@ -192,6 +192,7 @@ func (b *builder) boaDeployment(ns, name string, spec corev1.PodSpec) {
 	r := b.replicas
 	spec.ServiceAccountName = BoAServiceAccount
 	spec.NodeSelector = copyMap(b.s.Spec.Workload.NodeSelector)
+	spec.Tolerations = Tolerations(b.s.Spec.Workload.Tolerations)
 	grace := int64(5)
 	spec.TerminationGracePeriodSeconds = &grace
 	b.addDeployment(&appsv1.Deployment{
@@ -217,6 +218,7 @@ func (b *builder) boaStatefulSet(ns, name string, spec corev1.PodSpec) {
 	r := int32(1)
 	spec.ServiceAccountName = "default"
 	spec.NodeSelector = copyMap(b.s.Spec.Workload.NodeSelector)
+	spec.Tolerations = Tolerations(b.s.Spec.Workload.Tolerations)
 	b.addStatefulSet(&appsv1.StatefulSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: kube.MergeLabels(boaLabels(name, false), b.labels(name))},

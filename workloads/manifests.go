@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -488,6 +490,28 @@ func podTemplatePath(kind string) []string {
 
 // patchTemplate labels a pod template (app labels; the component for Deployments and StatefulSets), merges the
 // scenario's node selector and rewrites service references of other namespaces to their FQDN.
+// mergeTolerations appends spec.workload.tolerations to the template's own (the user's manifests may tolerate
+// taints of their own), skipping one the template already has.
+func mergeTolerations(tmpl map[string]any, ts []corev1.Toleration) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	cur, _, err := unstructured.NestedSlice(tmpl, "spec", "tolerations")
+	if err != nil {
+		return fmt.Errorf("read tolerations: %w", err)
+	}
+	for i := range ts {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ts[i])
+		if err != nil {
+			return fmt.Errorf("toleration %d: %w", i, err)
+		}
+		if !slices.ContainsFunc(cur, func(c any) bool { return equality.Semantic.DeepEqual(c, any(u)) }) {
+			cur = append(cur, u)
+		}
+	}
+	return unstructured.SetNestedSlice(tmpl, cur, "spec", "tolerations")
+}
+
 func (b *builder) patchTemplate(o *unstructured.Unstructured, tp []string, component string, svcNS map[string]string, domain string) error {
 	tmpl, found, err := unstructured.NestedMap(o.Object, tp...)
 	if err != nil || !found {
@@ -502,6 +526,9 @@ func (b *builder) patchTemplate(o *unstructured.Unstructured, tp []string, compo
 		if err := unstructured.SetNestedStringMap(tmpl, kube.MergeLabels(cur, sel), "spec", "nodeSelector"); err != nil {
 			return err
 		}
+	}
+	if err := mergeTolerations(tmpl, b.s.Spec.Workload.Tolerations); err != nil {
+		return err
 	}
 	podNS := o.GetNamespace()
 	rewrite := map[string]string{}

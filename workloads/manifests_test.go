@@ -3,10 +3,12 @@ package workloads
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -33,6 +35,8 @@ spec:
 
 const kustomizeTopologies = `    replicas: 2
     nodeSelector: {meshbench.dev/pool: apps}
+    tolerations:
+    - {key: meshbench.dev/pool, operator: Exists, effect: NoSchedule}
     topologies:
     - kind: single
     - kind: multi
@@ -114,6 +118,10 @@ func TestManifestsMultiRewritesAndLabels(t *testing.T) {
 		ns, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "spec", "nodeSelector")
 		if ns["meshbench.dev/pool"] != "apps" {
 			t.Errorf("%s: node selector %v", d.GetName(), ns)
+		}
+		tol, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "tolerations")
+		if len(tol) != 1 || tol[0].(map[string]any)["key"] != "meshbench.dev/pool" || tol[0].(map[string]any)["operator"] != "Exists" {
+			t.Errorf("%s: tolerations %v", d.GetName(), tol)
 		}
 		switch d.GetName() {
 		case "frontend":
@@ -303,5 +311,48 @@ func TestPlaceableIstioKinds(t *testing.T) {
 	}
 	if n != 0 {
 		t.Errorf("placeableKinds has Istio kinds the pinned CRD file does not (difference %d)", -n)
+	}
+}
+
+// spec.workload.tolerations join a manifest's own tolerations; one the manifest already has is not repeated.
+func TestMergeTolerations(t *testing.T) {
+	t.Parallel()
+	pool := corev1.Toleration{Key: "meshbench.dev/pool", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	secs := int64(30)
+	evict := corev1.Toleration{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs}
+	own := map[string]any{"key": "gpu", "operator": "Equal", "value": "a100", "effect": "NoSchedule"}
+	for _, tc := range []struct {
+		name string
+		have []any
+		add  []corev1.Toleration
+		want []map[string]any
+	}{
+		{"none added: template unchanged", []any{own}, nil, []map[string]any{own}},
+		{"into a template without any", nil, []corev1.Toleration{pool},
+			[]map[string]any{{"key": "meshbench.dev/pool", "operator": "Exists", "effect": "NoSchedule"}}},
+		{"after the manifest's own", []any{own}, []corev1.Toleration{pool, evict},
+			[]map[string]any{own, {"key": "meshbench.dev/pool", "operator": "Exists", "effect": "NoSchedule"},
+				{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(30)}}},
+		{"already there: not repeated", []any{map[string]any{"key": "meshbench.dev/pool", "operator": "Exists", "effect": "NoSchedule"}}, []corev1.Toleration{pool},
+			[]map[string]any{{"key": "meshbench.dev/pool", "operator": "Exists", "effect": "NoSchedule"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmpl := map[string]any{"spec": map[string]any{"containers": []any{}}}
+			if tc.have != nil {
+				tmpl["spec"].(map[string]any)["tolerations"] = tc.have
+			}
+			if err := mergeTolerations(tmpl, tc.add); err != nil {
+				t.Fatal(err)
+			}
+			got, _, _ := unstructured.NestedSlice(tmpl, "spec", "tolerations")
+			if len(got) != len(tc.want) {
+				t.Fatalf("tolerations = %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if fmt.Sprint(got[i]) != fmt.Sprint(tc.want[i]) {
+					t.Errorf("toleration %d = %v, want %v", i, got[i], tc.want[i])
+				}
+			}
+		})
 	}
 }

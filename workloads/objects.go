@@ -188,6 +188,7 @@ func (b *builder) addService(svc *corev1.Service) {
 func (b *builder) podSpec(name string, spec corev1.PodSpec) corev1.PodSpec {
 	spec.ServiceAccountName = name
 	spec.NodeSelector = copyMap(b.s.Spec.Workload.NodeSelector)
+	spec.Tolerations = Tolerations(b.s.Spec.Workload.Tolerations)
 	grace := int64(5)
 	spec.TerminationGracePeriodSeconds = &grace
 	return spec
@@ -320,6 +321,19 @@ func orDefault(v, d string) string {
 		return v
 	}
 	return d
+}
+
+// Tolerations copies spec.workload.tolerations for a pod template (nil when there are none, so templates without
+// them stay as they were).
+func Tolerations(ts []corev1.Toleration) []corev1.Toleration {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]corev1.Toleration, len(ts))
+	for i := range ts {
+		ts[i].DeepCopyInto(&out[i])
+	}
+	return out
 }
 
 func copyMap(m map[string]string) map[string]string {

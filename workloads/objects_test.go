@@ -36,6 +36,8 @@ spec:
     app: bank-of-anthos
     replicas: 2
     nodeSelector: {meshbench.dev/pool: apps}
+    tolerations:
+    - {key: meshbench.dev/pool, operator: Equal, value: apps, effect: NoSchedule}
     topologies:
     - kind: single
     - kind: multi
@@ -211,6 +213,9 @@ func TestBankOfAnthosSpec(t *testing.T) {
 			if v.Spec.Template.Spec.NodeSelector["meshbench.dev/pool"] != "apps" {
 				t.Errorf("%s: nodeSelector not applied", v.Name)
 			}
+			if tl := v.Spec.Template.Spec.Tolerations; len(tl) != 1 || tl[0].Key != "meshbench.dev/pool" || tl[0].Value != "apps" || tl[0].Effect != corev1.TaintEffectNoSchedule {
+				t.Errorf("%s: tolerations not applied: %+v", v.Name, tl)
+			}
 			if slices.Contains([]string{BoABalanceReader, BoATransactionHistory}, v.Name) {
 				if sp := c.StartupProbe; sp == nil || sp.HTTPGet.Path != "/healthy" || sp.FailureThreshold != 30 || sp.PeriodSeconds != 10 {
 					t.Errorf("%s: startup probe must be /healthy 30 x 10 s, got %+v", v.Name, sp)
@@ -219,6 +224,9 @@ func TestBankOfAnthosSpec(t *testing.T) {
 		case *appsv1.StatefulSet:
 			if *v.Spec.Replicas != 1 {
 				t.Errorf("%s: databases stay at one replica", v.Name)
+			}
+			if tl := v.Spec.Template.Spec.Tolerations; len(tl) != 1 || tl[0].Key != "meshbench.dev/pool" {
+				t.Errorf("%s: tolerations not applied to the database: %+v", v.Name, tl)
 			}
 		}
 	}

@@ -14,9 +14,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/meshbench/meshbench/hack/kwokfleet"
 	"github.com/meshbench/meshbench/internal/kube"
 )
 
@@ -31,61 +31,16 @@ type Cluster struct {
 	Log                    *slog.Logger
 }
 
+func (c *Cluster) fleet() kwokfleet.Fleet { return Fleet(c.Kube, c.RunID, c.Log) }
+
 // CreateNodes creates n fake nodes and sets their capacity (before kwok starts, so kwok's node-initialize keeps it).
 func (c *Cluster) CreateNodes(ctx context.Context, n, maxPods int) error {
-	st := NodeStatus(maxPods)
-	for i := range n {
-		node, err := FakeNode(c.RunID, i)
-		if err != nil {
-			return err
-		}
-		if _, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{FieldManager: kube.FieldManager}); err != nil {
-			return fmt.Errorf("create fake node %s: %w", node.Name, err)
-		}
-		patch := fmt.Sprintf(`{"status":{"capacity":{"cpu":%q,"memory":%q,"pods":%q},"allocatable":{"cpu":%q,"memory":%q,"pods":%q}}}`,
-			st.Capacity.Cpu().String(), st.Capacity.Memory().String(), st.Capacity.Pods().String(),
-			st.Allocatable.Cpu().String(), st.Allocatable.Memory().String(), st.Allocatable.Pods().String())
-		if _, err := c.Kube.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
-			return fmt.Errorf("set capacity of fake node %s: %w", node.Name, err)
-		}
-	}
-	return nil
+	return c.fleet().CreateNodes(ctx, n, maxPods)
 }
 
 // WaitNodesReady waits until the n fake nodes are Ready (kwok's node-initialize stage) and kwok still runs.
-func (c *Cluster) WaitNodesReady(ctx context.Context, n int, timeout time.Duration, k *Kwok) error {
-	var last string
-	err := kube.Wait{Timeout: timeout, Interval: 2 * time.Second}.Until(ctx, func(ctx context.Context) (bool, error) {
-		if err, exited := k.Exited(); exited {
-			return false, fmt.Errorf("kwok exited (see kwok.log): %w", err)
-		}
-		nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: FakeNodeLabel + "=true," + ScaleLabel + "=" + c.RunID})
-		if err != nil {
-			last = err.Error()
-			return false, nil
-		}
-		ready := 0
-		for _, n := range nodes.Items {
-			if nodeReady(&n) {
-				ready++
-			}
-		}
-		last = fmt.Sprintf("%d of %d fake nodes Ready", ready, n)
-		return ready == n, nil
-	})
-	if err != nil {
-		return fmt.Errorf("fake nodes: %s: %w", last, err)
-	}
-	return nil
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+func (c *Cluster) WaitNodesReady(ctx context.Context, n int, timeout time.Duration, k *kwokfleet.Kwok) error {
+	return c.fleet().WaitNodesReady(ctx, n, timeout, k)
 }
 
 // Reconcile makes the cluster hold exactly the objects of size: applies its namespaces, Deployments and Services,
@@ -255,7 +210,7 @@ func (c *Cluster) OtherPodsOnFakeNodes(ctx context.Context, nodes int) (int, err
 }
 
 // WaitSettled waits until the cluster holds size in full (watched through pods, polled every 5 s).
-func (c *Cluster) WaitSettled(ctx context.Context, size Size, timeout time.Duration, k *Kwok) (State, error) {
+func (c *Cluster) WaitSettled(ctx context.Context, size Size, timeout time.Duration, k *kwokfleet.Kwok) (State, error) {
 	var st State
 	var lastErr error
 	t0 := time.Now()
@@ -308,20 +263,10 @@ func (c *Cluster) Cleanup(ctx context.Context, timeout time.Duration) error {
 			}
 		}
 	}
-	nodes, err := c.Kube.CoreV1().Nodes().List(ctx, sel)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("list nodes: %w", err))
-	}
-	var nodeNames []string
-	if nodes != nil {
-		for _, n := range nodes.Items {
-			nodeNames = append(nodeNames, n.Name)
-		}
-	}
 	// Wait for the namespaces, force-deleting the tool's pods on each round (the namespace controller deletes them
 	// gracefully; kwok's pod-delete stage finishes that while kwok runs, nothing does after a killed run).
 	err = kube.Wait{Timeout: timeout, Interval: 3 * time.Second}.Until(ctx, func(ctx context.Context) (bool, error) {
-		if err := c.forceDeletePods(ctx, metav1.ListOptions{LabelSelector: Selector()}, 20*time.Second, isOurs); err != nil {
+		if err := kwokfleet.ForceDeletePods(ctx, c.Kube, metav1.ListOptions{LabelSelector: Selector()}, 20*time.Second, isOurs); err != nil {
 			c.Log.Warn("cleanup", "err", err)
 		}
 		left, err := c.Kube.CoreV1().Namespaces().List(ctx, sel)
@@ -333,56 +278,8 @@ func (c *Cluster) Cleanup(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("namespaces not gone: %w", err))
 	}
-	for _, n := range nodeNames {
-		if err := c.Kube.CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete node %s: %w", n, err))
-		}
-	}
-	for _, n := range nodeNames {
-		if err := c.forceDeletePods(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", n).String()}, 0,
-			func(p *corev1.Pod) bool { return p.Spec.NodeName == n }); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// kwok's node leases (owned by their nodes, so the garbage collector removes them too; a killed run may have
-	// left some whose node is gone).
-	leases, err := c.Kube.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		errs = append(errs, fmt.Errorf("list leases: %w", err))
-	} else {
-		for _, l := range leases.Items {
-			if !strings.HasPrefix(l.Name, NodePrefix+"-") {
-				continue
-			}
-			if err := c.Kube.CoordinationV1().Leases(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete lease %s: %w", l.Name, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// forceDeletePods deletes the listed pods with grace period 0. With stuck > 0 only pods already terminating for
-// longer than stuck are taken: while kwok runs, its pod-delete stage finishes graceful deletions itself. match
-// re-checks each listed pod (the selector alone decides nothing that is deleted without a grace period).
-func (c *Cluster) forceDeletePods(ctx context.Context, opts metav1.ListOptions, stuck time.Duration, match func(*corev1.Pod) bool) error {
-	pods, err := c.Kube.CoreV1().Pods("").List(ctx, opts)
-	if err != nil {
-		return fmt.Errorf("list pods: %w", err)
-	}
-	zero := int64(0)
-	var errs []error
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if !match(p) {
-			continue
-		}
-		if stuck > 0 && (p.DeletionTimestamp == nil || time.Since(p.DeletionTimestamp.Time) < stuck) {
-			continue
-		}
-		if err := c.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err))
-		}
+	if err := c.fleet().CleanupNodes(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -398,31 +295,11 @@ func (c *Cluster) Leftovers(ctx context.Context) ([]string, error) {
 	for _, n := range nss.Items {
 		out = append(out, "namespace "+n.Name)
 	}
-	nodes, err := c.Kube.CoreV1().Nodes().List(ctx, sel)
+	rest, err := c.fleet().Leftovers(ctx, isOurs)
 	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
+		return nil, err
 	}
-	for _, n := range nodes.Items {
-		out = append(out, "node "+n.Name)
-	}
-	pods, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
-	}
-	for _, p := range pods.Items {
-		if isOurs(&p) || strings.HasPrefix(p.Spec.NodeName, NodePrefix+"-") {
-			out = append(out, "pod "+p.Namespace+"/"+p.Name+" on "+p.Spec.NodeName)
-		}
-	}
-	leases, err := c.Kube.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list leases: %w", err)
-	}
-	for _, l := range leases.Items {
-		if strings.HasPrefix(l.Name, NodePrefix+"-") {
-			out = append(out, "lease "+l.Namespace+"/"+l.Name)
-		}
-	}
+	out = append(out, rest...)
 	return out, nil
 }
 

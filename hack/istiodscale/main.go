@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshbench/meshbench/hack/kwokfleet"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/results"
 )
@@ -108,7 +109,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		Image: o.image, InjectKey: ik, InjectValue: iv, Log: log}
 
 	// Leftovers of a killed earlier run first (also the whole job of -cleanup-only).
-	StopStaleKwok(out, o.kwokDir, log)
+	kwokfleet.StopStaleKwok(out, o.kwokDir, log)
 	if left, err := c.Leftovers(ctx); err != nil {
 		return err
 	} else if len(left) > 0 {
@@ -145,7 +146,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	}
 
 	// From here on everything is undone on the way out, whatever the way out is.
-	var kw *Kwok
+	var kw *kwokfleet.Kwok
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 6*time.Minute)
 		defer cancel()
@@ -179,7 +180,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	if err := c.CreateNodes(ctx, nodes, o.nodeMaxPods); err != nil {
 		return err
 	}
-	if kw, err = StartKwok(ctx, o.kwokDir, out, o.kubeconfig); err != nil {
+	if kw, err = kwokfleet.StartKwok(ctx, o.kwokDir, out, o.kubeconfig); err != nil {
 		return err
 	}
 	if err := c.WaitNodesReady(ctx, nodes, 2*time.Minute, kw); err != nil {
@@ -202,7 +203,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	return nil
 }
 
-func measureSize(ctx context.Context, c *Cluster, meter *Meter, kw *Kwok, o options, pods, nodes int) (Point, error) {
+func measureSize(ctx context.Context, c *Cluster, meter *Meter, kw *kwokfleet.Kwok, o options, pods, nodes int) (Point, error) {
 	size := o.shape.Layout(NamespacePrefix, pods)
 	c.Log.Info("size", "pods", size.Pods, "services", size.Services, "namespaces", size.Namespaces)
 	t0 := time.Now()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -9,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 
+	"github.com/meshbench/meshbench/hack/kwokfleet"
 	"github.com/meshbench/meshbench/internal/kube"
 )
 
@@ -17,25 +20,15 @@ import (
 const (
 	// ScaleLabel marks every object of the tool (value: the run ID); its existence selects leftovers of any run.
 	ScaleLabel = "meshbench.dev/istiod-scale"
-	// FakeNodeLabel selects the fake nodes: kwok manages exactly these (--manage-nodes-with-label-selector), the
-	// tool's pods select them.
-	FakeNodeLabel = "meshbench.dev/kwok-node"
+	// FakeNodeLabel selects the fake nodes (kwokfleet).
+	FakeNodeLabel = kwokfleet.FakeNodeLabel
 	// Taint keeps every pod without its toleration off the fake nodes.
 	TaintKey = "meshbench.dev/istiod-scale"
 	// AppLabel selects a workload's pods (Deployment selector, Service selector).
 	AppLabel = "app"
 	// NodePrefix and NamespacePrefix name the fake nodes and the namespaces.
-	NodePrefix      = "mb-kwok"
+	NodePrefix      = kwokfleet.NodePrefix
 	NamespacePrefix = "mb-istiod-scale"
-	// kwokAnnotation is the annotation kwok's docs put on fake nodes (kwok-manage-nodes-and-pods.md); the label is
-	// what selects them here, the annotation says what they are to anyone reading the node.
-	kwokAnnotation = "kwok.x-k8s.io/node"
-	// firstPodCIDR is the third octet of the first fake node's pod CIDR in the local cluster's 10.244.0.0/16
-	// (hack/localcluster/lib.sh: node1 10.244.0.0/24, node2 10.244.1.0/24); the controller-manager's range allocator
-	// marks a pre-set podCIDR inside its cluster CIDR as used. kwok assigns pod IPs from the node's podCIDR (and from
-	// its single --cidr when a node has none, which 2000 pods would exhaust).
-	firstPodCIDR = 100
-	maxFakeNodes = 256 - firstPodCIDR
 	// ContainerPort is the app container's (never started) port, published by each Service as port 80.
 	ContainerPort = 8080
 )
@@ -48,49 +41,23 @@ func Labels(runID string, extra map[string]string) map[string]string {
 	return kube.MergeLabels(map[string]string{kube.ManagedByLabel: kube.ManagedByValue, ScaleLabel: runID}, extra)
 }
 
-// NodeName is the i-th fake node.
-func NodeName(i int) string { return fmt.Sprintf("%s-%03d", NodePrefix, i) }
-
-// FakeNode is the i-th fake node: labelled for kwok, tainted NoSchedule, with a /24 pod CIDR of its own. Its
-// capacity (status) is set by NodeStatus after creation.
-func FakeNode(runID string, i int) (*corev1.Node, error) {
-	if i < 0 || i >= maxFakeNodes {
-		return nil, fmt.Errorf("fake node %d: at most %d fake nodes fit the pod CIDRs 10.244.%d-255.0/24", i, maxFakeNodes, firstPodCIDR)
-	}
-	name := NodeName(i)
-	cidr := fmt.Sprintf("10.244.%d.0/24", firstPodCIDR+i)
-	return &corev1.Node{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name,
-			Labels: Labels(runID, map[string]string{
-				FakeNodeLabel:                   "true",
-				"type":                          "kwok",
-				corev1.LabelHostname:            name,
-				corev1.LabelOSStable:            "linux",
-				corev1.LabelArchStable:          "amd64",
-				"node-role.kubernetes.io/agent": "",
-			}),
-			Annotations: map[string]string{kwokAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0"},
-		},
-		Spec: corev1.NodeSpec{
-			PodCIDR:  cidr,
-			PodCIDRs: []string{cidr},
-			Taints:   []corev1.Taint{{Key: TaintKey, Value: "kwok", Effect: corev1.TaintEffectNoSchedule}},
-		},
-	}, nil
+// Fleet is the tool's fake nodes for run runID.
+func Fleet(kc kubernetes.Interface, runID string, log *slog.Logger) kwokfleet.Fleet {
+	return kwokfleet.Fleet{Kube: kc, Label: ScaleLabel, RunID: runID, TaintKey: TaintKey, Log: log}
 }
 
-// NodeStatus is the capacity the fake nodes advertise: kwok's node-initialize stage keeps a status.allocatable and
-// status.capacity that are set (and writes 1k CPUs, 1Ti, 1M pods otherwise). maxPods caps the pods the scheduler
-// puts on one node below the 254 addresses of its /24.
-func NodeStatus(maxPods int) corev1.NodeStatus {
-	rl := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("1000"),
-		corev1.ResourceMemory: resource.MustParse("1Ti"),
-		corev1.ResourcePods:   *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
-	}
-	return corev1.NodeStatus{Capacity: rl, Allocatable: rl.DeepCopy()}
+// NodeName is the i-th fake node.
+func NodeName(i int) string { return kwokfleet.NodeName(i) }
+
+// FakeNode is the i-th fake node of run runID (kwokfleet.Fleet.Node).
+func FakeNode(runID string, i int) (*corev1.Node, error) { return Fleet(nil, runID, nil).Node(i) }
+
+// NodeStatus is the fake nodes' capacity (kwokfleet.NodeStatus).
+func NodeStatus(maxPods int) corev1.NodeStatus { return kwokfleet.NodeStatus(maxPods) }
+
+// KwokArgs are kwok's flags (kwokfleet.KwokArgs).
+func KwokArgs(kubeconfig, stagesFile string) []string {
+	return kwokfleet.KwokArgs(kubeconfig, stagesFile)
 }
 
 // ParseLabel reads "key=value" (the injection label of the namespaces).
@@ -127,8 +94,8 @@ func Deployment(runID string, w Workload, image string) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
-					NodeSelector:                  map[string]string{FakeNodeLabel: "true"},
-					Tolerations:                   []corev1.Toleration{{Key: TaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+					NodeSelector:                  kwokfleet.NodeSelector(),
+					Tolerations:                   []corev1.Toleration{Fleet(nil, runID, nil).Toleration()},
 					TerminationGracePeriodSeconds: &zero,
 					Containers: []corev1.Container{{
 						Name:  "app",

@@ -27,6 +27,8 @@ type Clients struct {
 	Istio          istioclient.Interface
 	Gateway        gatewayclient.Interface
 	Mapper         *restmapper.DeferredDiscoveryRESTMapper
+	// Requests counts every API request these clients send (Config carries its transport wrapper).
+	Requests *RequestCounter
 }
 
 // LoadConfig resolves a rest.Config the way kubectl does: explicit path, else $KUBECONFIG, else ~/.kube/config,
@@ -90,6 +92,8 @@ func NewClientsForConfig(cfg *rest.Config) (*Clients, error) {
 func (o Options) ClientsForConfig(cfg *rest.Config) (*Clients, error) {
 	timeout := o.requestTimeout()
 	cfg = WithRequestTimeout(cfg, timeout)
+	requests := NewRequestCounter()
+	cfg.Wrap(requests.Wrap)
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -111,5 +115,5 @@ func (o Options) ClientsForConfig(cfg *rest.Config) (*Clients, error) {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	return &Clients{Config: cfg, RequestTimeout: timeout, Kube: kc, Dynamic: dc, Istio: ic, Gateway: gc, Mapper: mapper}, nil
+	return &Clients{Config: cfg, RequestTimeout: timeout, Kube: kc, Dynamic: dc, Istio: ic, Gateway: gc, Mapper: mapper, Requests: requests}, nil
 }
