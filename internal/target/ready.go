@@ -2,7 +2,6 @@ package target
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,61 +11,214 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/meshbench/meshbench/internal/kube"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // WaitReady waits until every Deployment and StatefulSet of t is rolled out (the latest spec observed, every replica
-// updated, no old replica left, all available) and every app pod is Ready. It is driven by watches on the app's pods
-// and workloads; progress, when set, sees every snapshot. It returns the last snapshot; on timeout the error is a
-// *NotReadyError naming every pod that is not ready and why.
+// updated, no old replica left, all available) and every app pod is Ready. It reads from informers (one list and
+// one watch per namespace and kind, re-listed by client-go after a dropped watch), so the API requests of a wait
+// grow with the namespaces, never with pods or with the events of a rollout; each event re-evaluates the cached
+// state. progress, when set, sees every snapshot. It returns the last snapshot; on timeout the error is a
+// *NotReadyError naming every pod that is not ready and why, and a *NodeNotReadyError ends it early when pods sit
+// on a node that has been not Ready past NodeGrace.
 func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout time.Duration, progress func(Readiness)) (Readiness, error) {
-	var last Readiness
-	err := kube.WaitFor(ctx, timeout, Watches(kc, t), func(ctx context.Context) (bool, error) {
-		r, err := CheckReadiness(ctx, kc, t)
-		if err != nil {
-			return false, err
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	trigger := make(chan struct{}, 1)
+	c := newReadyCache(kc, t, func() {
+		select {
+		case trigger <- struct{}{}:
+		default:
 		}
-		last = r
-		if progress != nil {
-			progress(r)
-		}
-		if len(r.Nodes) > 0 {
-			// A pod on a node whose kubelet is gone cannot become ready: waiting out the timeout only hides it.
-			return false, &NodeNotReadyError{Target: t, Readiness: r}
-		}
-		return r.Ready(), nil
 	})
-	switch {
-	case err == nil:
-		return last, nil
-	case errors.Is(err, kube.ErrWaitTimeout):
+	c.start(wctx)
+	var last Readiness
+	ended := func() (Readiness, error) {
+		if ctx.Err() != nil {
+			return last, fmt.Errorf("wait for %s/%s to be ready: %w", t.App, t.Topology, context.Cause(ctx))
+		}
 		return last, &NotReadyError{Target: t, Timeout: timeout, Readiness: last}
-	case errors.As(err, new(*NodeNotReadyError)):
-		return last, err
-	default:
-		return last, fmt.Errorf("wait for %s/%s to be ready: %w", t.App, t.Topology, err)
+	}
+	if !c.synced(wctx) {
+		return ended()
+	}
+	for {
+		last = c.readiness()
+		last.Nodes = nodeProblems(wctx, kc, c.markedNodes)
+		if progress != nil {
+			progress(last)
+		}
+		if len(last.Nodes) > 0 {
+			// A pod on a node whose kubelet is gone cannot become ready: waiting out the timeout only hides it.
+			return last, &NodeNotReadyError{Target: t, Readiness: last}
+		}
+		if last.Ready() {
+			return last, nil
+		}
+		select {
+		case <-wctx.Done():
+			return ended()
+		case <-trigger:
+		case <-time.After(resync):
+			// Node conditions change without an event on the app's objects.
+		}
 	}
 }
 
-// Watches watch the app's pods, Deployments and StatefulSets in every namespace of t.
-func Watches(kc kubernetes.Interface, t Target) []kube.WatchOpener {
-	var out []kube.WatchOpener
-	opts := metav1.ListOptions{LabelSelector: t.AppSelector}
+// resync re-evaluates a wait without events: a node's condition is not watched.
+const resync = 5 * time.Second
+
+// readyCache is the app's Deployments, StatefulSets and pods as informers see them, per namespace. Workloads are
+// cached without a selector (the app's namespaces; a workload named in t need not carry the pods' labels), pods
+// with t.AppSelector.
+type readyCache struct {
+	t           Target
+	factories   []informers.SharedInformerFactory
+	deps        map[string]appslisters.DeploymentNamespaceLister
+	stss        map[string]appslisters.StatefulSetNamespaceLister
+	pods        map[string]corelisters.PodNamespaceLister
+	markedNodes []string // filled by readiness: nodes of pods the node controller marked not ready
+}
+
+func newReadyCache(kc kubernetes.Interface, t Target, changed func()) *readyCache {
+	c := &readyCache{t: t, deps: map[string]appslisters.DeploymentNamespaceLister{},
+		stss: map[string]appslisters.StatefulSetNamespaceLister{}, pods: map[string]corelisters.PodNamespaceLister{}}
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { changed() },
+		UpdateFunc: func(any, any) { changed() },
+		DeleteFunc: func(any) { changed() },
+	}
 	for _, ns := range t.Namespaces {
-		out = append(out,
-			func(ctx context.Context) (watch.Interface, error) { return kc.CoreV1().Pods(ns).Watch(ctx, opts) },
-			func(ctx context.Context) (watch.Interface, error) {
-				return kc.AppsV1().Deployments(ns).Watch(ctx, opts)
-			},
-			func(ctx context.Context) (watch.Interface, error) {
-				return kc.AppsV1().StatefulSets(ns).Watch(ctx, opts)
-			},
-		)
+		wf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns))
+		pf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = t.AppSelector }))
+		if hasKind(t, ns, KindDeployment) {
+			inf := wf.Apps().V1().Deployments()
+			_, _ = inf.Informer().AddEventHandler(h)
+			c.deps[ns] = inf.Lister().Deployments(ns)
+		}
+		if hasKind(t, ns, KindStatefulSet) {
+			inf := wf.Apps().V1().StatefulSets()
+			_, _ = inf.Informer().AddEventHandler(h)
+			c.stss[ns] = inf.Lister().StatefulSets(ns)
+		}
+		pinf := pf.Core().V1().Pods()
+		_, _ = pinf.Informer().AddEventHandler(h)
+		c.pods[ns] = pinf.Lister().Pods(ns)
+		c.factories = append(c.factories, wf, pf)
+	}
+	return c
+}
+
+func hasKind(t Target, ns, kind string) bool {
+	for _, w := range t.Workloads {
+		if w.Namespace == ns && w.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// start runs the informers until ctx ends.
+func (c *readyCache) start(ctx context.Context) {
+	for _, f := range c.factories {
+		f.Start(ctx.Done())
+	}
+	context.AfterFunc(ctx, func() {
+		for _, f := range c.factories {
+			f.Shutdown()
+		}
+	})
+}
+
+// synced waits for every informer's first list; false when ctx ended first.
+func (c *readyCache) synced(ctx context.Context) bool {
+	for _, f := range c.factories {
+		for _, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// readiness is the snapshot of the cached objects.
+func (c *readyCache) readiness() Readiness {
+	get := func(w WorkloadRef) (bool, string) {
+		switch w.Kind {
+		case KindDeployment:
+			d, err := c.deps[w.Namespace].Get(w.Name)
+			if err != nil {
+				return false, "not found"
+			}
+			return DeploymentReady(d)
+		case KindStatefulSet:
+			s, err := c.stss[w.Namespace].Get(w.Name)
+			if err != nil {
+				return false, "not found"
+			}
+			return StatefulSetReady(s)
+		}
+		return false, fmt.Sprintf("unknown workload kind %q", w.Kind)
+	}
+	pods := map[string][]corev1.Pod{}
+	for ns, l := range c.pods {
+		items, _ := l.List(labels.Everything()) // a lister's List never fails
+		for _, p := range items {
+			pods[ns] = append(pods[ns], *p)
+		}
+	}
+	r, marked := readinessOf(c.t, get, pods)
+	c.markedNodes = marked
+	return r
+}
+
+// readinessOf says what of t is not ready: get reports a workload's state, pods are the app's pods per namespace.
+// It also returns the nodes of pods the node controller marked not ready (markedByNode), sorted. Pure.
+func readinessOf(t Target, get func(WorkloadRef) (bool, string), pods map[string][]corev1.Pod) (Readiness, []string) {
+	r := Readiness{ExpectedPods: t.ExpectedPods()}
+	for _, w := range t.Workloads {
+		if ok, why := get(w); !ok {
+			r.Workloads = append(r.Workloads, w.String()+": "+why)
+		}
+	}
+	nodes := map[string]bool{}
+	for _, ns := range t.Namespaces {
+		items := slices.Clone(pods[ns])
+		sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
+		for _, p := range items {
+			if prob := PodProblem(p); prob != "" {
+				r.Pods = append(r.Pods, fmt.Sprintf("%s/%s%s: %s", p.Namespace, p.Name, onNode(p), prob))
+				if p.Spec.NodeName != "" && markedByNode(p) {
+					nodes[p.Spec.NodeName] = true
+				}
+				continue
+			}
+			r.ReadyPods++
+		}
+	}
+	return r, slices.Sorted(maps.Keys(nodes))
+}
+
+// nodeProblems reads the given nodes (one GET each: nodes whose pods the node controller marked, rare and few)
+// and names those not Ready past NodeGrace.
+func nodeProblems(ctx context.Context, kc kubernetes.Interface, names []string) []string {
+	var out []string
+	for _, name := range names {
+		n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			continue // no permission to read nodes, or gone: the pods' own reasons stand
+		}
+		if why := NodeProblem(n, time.Now(), NodeGrace); why != "" {
+			out = append(out, name+": "+why)
+		}
 	}
 	return out
 }
@@ -125,68 +277,6 @@ func (e *NotReadyError) Error() string {
 		b.WriteString("\n  " + w)
 	}
 	return b.String()
-}
-
-// CheckReadiness lists the target's workloads and pods and says what is not ready.
-func CheckReadiness(ctx context.Context, kc kubernetes.Interface, t Target) (Readiness, error) {
-	r := Readiness{ExpectedPods: t.ExpectedPods()}
-	for _, w := range t.Workloads {
-		var ok bool
-		var why string
-		switch w.Kind {
-		case KindDeployment:
-			dep, err := kc.AppsV1().Deployments(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				ok, why = false, "not found"
-			} else if err != nil {
-				return r, fmt.Errorf("get %s: %w", w, err)
-			} else {
-				ok, why = DeploymentReady(dep)
-			}
-		case KindStatefulSet:
-			sts, err := kc.AppsV1().StatefulSets(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				ok, why = false, "not found"
-			} else if err != nil {
-				return r, fmt.Errorf("get %s: %w", w, err)
-			} else {
-				ok, why = StatefulSetReady(sts)
-			}
-		default:
-			ok, why = false, fmt.Sprintf("unknown workload kind %q", w.Kind)
-		}
-		if !ok {
-			r.Workloads = append(r.Workloads, w.String()+": "+why)
-		}
-	}
-	nodes := map[string]bool{} // nodes of pods that are not ready
-	for _, ns := range t.Namespaces {
-		items, err := AppPods(ctx, kc, t, ns)
-		if err != nil {
-			return r, err
-		}
-		for _, p := range items {
-			if prob := PodProblem(p); prob != "" {
-				r.Pods = append(r.Pods, fmt.Sprintf("%s/%s%s: %s", p.Namespace, p.Name, onNode(p), prob))
-				if p.Spec.NodeName != "" && markedByNode(p) {
-					nodes[p.Spec.NodeName] = true
-				}
-				continue
-			}
-			r.ReadyPods++
-		}
-	}
-	// One GET per node whose pods the node controller marked (rare, a handful), never per pod.
-	for _, name := range slices.Sorted(maps.Keys(nodes)) {
-		n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			continue // no permission to read nodes, or gone: the pods' own reasons stand
-		}
-		if why := NodeProblem(n, time.Now(), NodeGrace); why != "" {
-			r.Nodes = append(r.Nodes, name+": "+why)
-		}
-	}
-	return r, nil
 }
 
 // NodeProblem says why node n cannot run pods, when its Ready condition has not been True for longer than grace
