@@ -263,12 +263,13 @@ func (c *Cluster) Run(ctx context.Context, ns string, mode scenario.Mode, s Spec
 	// connections and of the QPS, so a slow target cannot hold back the others' request pacing.
 	type job struct {
 		pod  string
+		node string
 		spec ClientSpec
 	}
 	var jobs []job
 	for i, perTarget := range s.ClientSpecs() {
 		for _, cs := range perTarget {
-			jobs = append(jobs, job{pods[i].Name, cs})
+			jobs = append(jobs, job{pods[i].Name, pods[i].Spec.NodeName, cs})
 		}
 	}
 	outs := make([]ClientResult, len(jobs))
@@ -277,6 +278,9 @@ func (c *Cluster) Run(ctx context.Context, ns string, mode scenario.Mode, s Spec
 	for i, j := range jobs {
 		wg.Go(func() {
 			who := j.pod
+			if j.node != "" {
+				who += " (node " + j.node + ")" // an exec goes through that node's kubelet
+			}
 			if j.spec.Target != "" {
 				who += " target " + j.spec.Target
 			}

@@ -2,7 +2,8 @@
 # fault.sh: inject a fault into one daemon of the RUNNING local cluster (the fault-matrix e2e tests, make faults).
 #
 #   fault.sh stop NAME            stop the daemon (SIGTERM, then SIGKILL), keeping what it needs to start again
-#   fault.sh start NAME           start it again exactly as it ran (same command line, same namespaces)
+#   fault.sh start NAME           start it again exactly as it ran (same command line, same namespaces); for
+#                                 kube-apiserver and prometheus, return once it is ready again (up to 120 s)
 #   fault.sh restart NAME SECONDS stop, stay down SECONDS, start again
 #   fault.sh alive NAME           exit 0 when the daemon runs
 #
@@ -26,7 +27,7 @@ fault_stop() {
 	pid_is_ours "$pid" || die "$name (pid $pid) is not running"
 	mkdir -p "$S/run/fault"
 	cp "/proc/$pid/cmdline" "$(saved "$name")"
-	stop_daemon "$name" 10
+	stop_daemon "$name" 3 # a fault, not a shutdown: SIGKILL after 3 s
 }
 
 fault_start() {
@@ -45,6 +46,13 @@ fault_start() {
 	start_daemon "$name" "${NS_CMD[@]}" "${cmd[@]}"
 	rm -f "$(saved "$name")"
 	log "started $name again (pid $(cat "$(pidfile "$name")"))"
+	# The fault is the time the daemon was down: what comes after it must meet the daemon as up.sh left it.
+	case "$name" in
+	kube-apiserver)
+		wait_for 120 "kube-apiserver /readyz" bash -c '[ "$(curl -sf --max-time 5 --cacert "$1/pki/ca.crt" --cert "$1/pki/admin.crt" --key "$1/pki/admin.key" "$2/readyz")" = ok ]' _ "$S" "$APISERVER_URL"
+		;;
+	prometheus) wait_for 120 "prometheus /-/ready" curl -sf --max-time 3 -o /dev/null "$PROM_URL/-/ready" ;;
+	esac
 }
 
 [ $# -ge 2 ] || usage

@@ -337,6 +337,23 @@ summary() {
 }
 
 # refresh: the fast path for an already healthy cluster.
+# refresh_prometheus_config: a checkout whose prometheus.yml.in changed (a new scrape job) applies it to the running
+# Prometheus with a reload (SIGHUP), keeping its data.
+refresh_prometheus_config() {
+	local f pid
+	render "$LC_DIR/conf/prometheus.yml.in" "$S/conf/prometheus.yml.new"
+	if cmp -s "$S/conf/prometheus.yml.new" "$S/conf/prometheus.yml"; then
+		rm -f "$S/conf/prometheus.yml.new"
+		return 0
+	fi
+	mv "$S/conf/prometheus.yml.new" "$S/conf/prometheus.yml"
+	f=$(pidfile prometheus)
+	pid=$(cat "$f" 2>/dev/null || true)
+	pid_is_ours "$pid" || die "prometheus is not running: make cluster-down && make cluster-up"
+	kill -HUP "$pid"
+	log "prometheus.yml changed: reloaded Prometheus (pid $pid)"
+}
+
 refresh() {
 	local dropped
 	log "cluster already up and healthy: refreshing images only"
@@ -344,6 +361,7 @@ refresh() {
 	push_images
 	dropped=$(for node in "$NODE1" "$NODE2"; do drop_stale_images "$node"; done | tr '\n' ' ')
 	log "images pushed to $REGISTRY_ADDR; stale node copies dropped: ${dropped:-none}"
+	refresh_prometheus_config
 	write_cluster_env
 	summary "already running; refreshed"
 }
