@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,6 +147,16 @@ func (c *Cluster) Prepare(ctx context.Context, ns string, mode scenario.Mode) er
 		}
 	case err != nil:
 		return fmt.Errorf("get load clients in %s: %w", ns, err)
+	case !apiequality.Semantic.DeepEqual(cur.Spec.Selector, want.Spec.Selector):
+		// Another run's clients (a namespace a killed run left, taken over): the selector is immutable, so the
+		// Deployment is replaced; its old pods do not match ours and are garbage collected.
+		bg := metav1.DeletePropagationBackground
+		if err := deps.Delete(ctx, DeploymentName, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("replace load clients of another run in %s: %w", ns, err)
+		}
+		if _, err := deps.Create(ctx, want, metav1.CreateOptions{FieldManager: kube.FieldManager}); err != nil {
+			return fmt.Errorf("create load clients in %s: %w", ns, err)
+		}
 	default:
 		cur.Spec.Replicas, cur.Spec.Template = want.Spec.Replicas, want.Spec.Template
 		if _, err := deps.Update(ctx, cur, metav1.UpdateOptions{FieldManager: kube.FieldManager}); err != nil {

@@ -68,3 +68,29 @@ func TestPrepareWaits(t *testing.T) {
 		}
 	})
 }
+
+// TestPrepareReplacesAnotherRunsClients: a namespace a killed run left still holds that run's client Deployment,
+// whose selector (with the old run's label) is immutable; Prepare replaces it instead of failing the update with
+// "selector does not match template labels" (seen on the local cluster after an API server outage).
+func TestPrepareReplacesAnotherRunsClients(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	kc := fake.NewClientset()
+	old := (&Cluster{RunID: "old-run", Clients: 1}).Deployment("mb-single", scenario.ModeNone)
+	if _, err := kc.AppsV1().Deployments("mb-single").Create(ctx, old, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	c := &Cluster{Kube: kc, RunID: "new-run", Clients: 1, ReadyTimeout: 100 * time.Millisecond, Clock: clocktesting.NewFakeClock(at)}
+	err := c.Prepare(ctx, "mb-single", scenario.ModeNone)
+	if !errors.Is(err, kube.ErrWaitTimeout) { // no pods in a fake cluster: what matters is the Deployment
+		t.Fatalf("Prepare = %v, want only the wait to time out", err)
+	}
+	d, err := kc.AppsV1().Deployments("mb-single").Get(ctx, DeploymentName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := d.Spec.Selector.MatchLabels[kube.RunLabel], "new-run"; got != want {
+		t.Errorf("selector run label %q, want %q (the old run's Deployment replaced)", got, want)
+	}
+}

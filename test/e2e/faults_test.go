@@ -163,7 +163,9 @@ func (p *faultProc) runID() string {
 
 // faultScenario is the quickstart chain with short windows, two load levels (two cases per mode) and a namespace
 // prefix of its own; modes as given.
-func faultScenario(t *testing.T, name string, modes []any, change func(spec map[string]any)) string {
+func faultScenario(t *testing.T, c *Cluster, name string, modes []any, change func(spec map[string]any)) string {
+	// A cell that fails may leave its namespace: the next invocation must not meet it.
+	deleteNamespaceAtEnd(t, c, "mb-"+name+"-single")
 	return quickstartVariant(t, name, func(spec map[string]any) {
 		spec["workload"].(map[string]any)["namespacePrefix"] = "mb-" + name + "-"
 		spec["modes"] = modes
@@ -301,7 +303,7 @@ func TestFaultSignals(t *testing.T) {
 					modes = []any{"sidecar"}
 				}
 				name := fmt.Sprintf("f-%s-%d", cell.phase, int(sig))
-				sc := faultScenario(t, name, modes, nil)
+				sc := faultScenario(t, c, name, modes, nil)
 				work := t.TempDir()
 				p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
 				if !p.waitMarker(regexp.MustCompile(cell.marker), cell.n, 10*time.Minute) {
@@ -402,7 +404,7 @@ func TestFaultKillResume(t *testing.T) {
 			if cell.istio {
 				modes = []any{"sidecar"}
 			}
-			sc := faultScenario(t, "f-kill-"+cell.phase, modes, nil)
+			sc := faultScenario(t, c, "f-kill-"+cell.phase, modes, nil)
 			work := t.TempDir()
 			p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
 			if !p.waitMarker(regexp.MustCompile(cell.marker), cell.n, 10*time.Minute) {
@@ -459,7 +461,7 @@ func TestFaultKillResume(t *testing.T) {
 // load window is running: the lead-in announced by the load line is over, plus 3 s.
 func startInLoadWindow(ctx context.Context, t *testing.T, c *Cluster, name string, change func(map[string]any)) (*faultProc, string) {
 	t.Helper()
-	sc := faultScenario(t, name, []any{"none"}, change)
+	sc := faultScenario(t, c, name, []any{"none"}, change)
 	work := t.TempDir()
 	p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
 	if !p.waitMarker(regexp.MustCompile(`load \(lead-in .*: started`), 1, 10*time.Minute) {
@@ -565,7 +567,7 @@ func TestFaultOutputFull(t *testing.T) {
 		t.Fatalf("mount tmpfs: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", runs).Run() })
-	sc := faultScenario(t, "f-full", []any{"none"}, nil)
+	sc := faultScenario(t, c, "f-full", []any{"none"}, nil)
 	p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
 	if !p.waitMarker(regexp.MustCompile(`msg="case done"`), 1, 10*time.Minute) {
 		t.Fatalf("first case never done:\n%s", tail(p.log(), 4000))
