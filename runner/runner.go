@@ -540,15 +540,17 @@ func (r *Runner) finalize(ctx context.Context, st *state) error {
 	if st.target != nil {
 		t := *st.target
 		r.log().Info("tearing down", "topology", t.Topology, "namespaces", t.Namespaces)
-		if err := r.Load.Teardown(fctx, t); err != nil {
+		// An API server that restarts or is overloaded right now must not leave the run's objects behind: each
+		// step is retried while its error is transient, within the finalize budget.
+		if err := kube.RetryTransient(fctx, func() error { return r.Load.Teardown(fctx, t) }); err != nil {
 			errs = append(errs, fmt.Errorf("tear down load clients: %w", err))
 		}
-		if err := r.Workloads.Teardown(fctx, t); err != nil {
+		if err := kube.RetryTransient(fctx, func() error { return r.Workloads.Teardown(fctx, t) }); err != nil {
 			errs = append(errs, fmt.Errorf("tear down workloads: %w", err))
 		}
 	}
 	if r.Mesh != nil {
-		if err := r.Mesh.Restore(fctx); err != nil {
+		if err := kube.RetryTransient(fctx, func() error { return r.Mesh.Restore(fctx) }); err != nil {
 			errs = append(errs, fmt.Errorf("restore namespace labels and workload annotations: %w", err))
 		}
 	}
