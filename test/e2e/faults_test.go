@@ -270,6 +270,28 @@ type signalCell struct {
 	cases  int
 }
 
+// start runs `meshbench run` on the fault scenario name in the cell's mode (sidecar for Istio cells) and returns
+// once the cell's marker came and its delay passed: the moment the fault goes in.
+func (cell signalCell) start(ctx context.Context, t *testing.T, c *Cluster, name string) (*faultProc, string) {
+	t.Helper()
+	if cell.istio {
+		RequireIstio(t)
+	}
+	faultSlot(t)
+	modes := []any{"none"}
+	if cell.istio {
+		modes = []any{"sidecar"}
+	}
+	sc := faultScenario(t, c, name, modes, nil)
+	work := t.TempDir()
+	p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
+	if !p.waitMarker(regexp.MustCompile(cell.marker), cell.n, 10*time.Minute) {
+		t.Fatalf("marker %q (#%d) never came:\n%s", cell.marker, cell.n, tail(p.log(), 4000))
+	}
+	time.Sleep(cell.delay)
+	return p, work
+}
+
 var signalCells = []signalCell{
 	{phase: "deploy", marker: `msg="workload applied"`, n: 1, delay: 0, cases: 0},
 	{phase: "switch", istio: true, marker: `msg="workload ready"`, n: 1, delay: 300 * time.Millisecond, cases: 0},
@@ -292,24 +314,9 @@ func TestFaultSignals(t *testing.T) {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 			t.Run(cell.phase+"/"+sig.String(), func(t *testing.T) {
 				t.Parallel()
-				if cell.istio {
-					RequireIstio(t)
-				}
-				faultSlot(t)
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 				defer cancel()
-				modes := []any{"none"}
-				if cell.istio {
-					modes = []any{"sidecar"}
-				}
-				name := fmt.Sprintf("f-%s-%d", cell.phase, int(sig))
-				sc := faultScenario(t, c, name, modes, nil)
-				work := t.TempDir()
-				p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-				if !p.waitMarker(regexp.MustCompile(cell.marker), cell.n, 10*time.Minute) {
-					t.Fatalf("marker %q (#%d) never came:\n%s", cell.marker, cell.n, tail(p.log(), 4000))
-				}
-				time.Sleep(cell.delay)
+				p, work := cell.start(ctx, t, c, fmt.Sprintf("f-%s-%d", cell.phase, int(sig)))
 				p.send(t, sig)
 				code := p.exit(2 * time.Minute)
 				took := time.Since(p.signal).Round(time.Second)
@@ -372,20 +379,11 @@ func checkInterruptedRun(t *testing.T, run *results.Run, dir string, cases int) 
 	}
 }
 
-// killCell is a phase a kill -9 meets (the marker as in signalCell).
-type killCell struct {
-	phase  string
-	istio  bool
-	marker string
-	n      int
-	delay  time.Duration
-}
-
 // TestFaultKillResume: kill -9 in each phase (no cleanup at all), then --resume: the run completes, every case is
 // recorded once and ok, and nothing of either invocation is left.
 func TestFaultKillResume(t *testing.T) {
 	c := RequireCluster(t)
-	for _, cell := range []killCell{
+	for _, cell := range []signalCell{ // cases unused: a resume must record them all
 		{phase: "deploy", marker: `msg="workload applied"`, n: 1},
 		{phase: "switch", istio: true, marker: `msg="workload ready"`, n: 1, delay: 300 * time.Millisecond},
 		{phase: "idle", marker: `idle window: started`, n: 1, delay: 3 * time.Second},
@@ -394,23 +392,9 @@ func TestFaultKillResume(t *testing.T) {
 	} {
 		t.Run(cell.phase, func(t *testing.T) {
 			t.Parallel()
-			if cell.istio {
-				RequireIstio(t)
-			}
-			faultSlot(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 			defer cancel()
-			modes := []any{"none"}
-			if cell.istio {
-				modes = []any{"sidecar"}
-			}
-			sc := faultScenario(t, c, "f-kill-"+cell.phase, modes, nil)
-			work := t.TempDir()
-			p := startFault(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-			if !p.waitMarker(regexp.MustCompile(cell.marker), cell.n, 10*time.Minute) {
-				t.Fatalf("marker %q (#%d) never came:\n%s", cell.marker, cell.n, tail(p.log(), 4000))
-			}
-			time.Sleep(cell.delay)
+			p, work := cell.start(ctx, t, c, "f-kill-"+cell.phase)
 			if err := p.cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
