@@ -38,12 +38,12 @@ func TestApplyNeverTouchesSystemNamespaces(t *testing.T) {
 			tg.Namespaces = tc.ns
 			_, err := sw.Apply(context.Background(), tg, scenario.ModeSidecar, testWaypoint)
 			if !tc.refused {
-				if err != nil && strings.Contains(err.Error(), "belongs to the cluster or to Istio") {
+				if err != nil && strings.Contains(err.Error(), "of the cluster or of Istio") {
 					t.Fatalf("refused: %v", err)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), "belongs to the cluster or to Istio") {
+			if err == nil || !strings.Contains(err.Error(), "of the cluster or of Istio") {
 				t.Fatalf("err = %v, want the system namespace refused", err)
 			}
 			if n := len(kc.Actions()); n != 0 {

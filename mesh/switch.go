@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -169,10 +168,8 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 		return tr, fmt.Errorf("switch mode: unknown mode %q: use one of %v", mode, scenario.AllModes)
 	}
 	// The deployer refuses these already; this is the last guard before a label changes (defence in depth).
-	for _, ns := range t.Namespaces {
-		if scenario.ProtectedNamespace(ns) || slices.Contains(s.Protected, ns) {
-			return tr, fmt.Errorf("switch mode: namespace %q belongs to the cluster or to Istio: meshbench never labels or restarts it", ns)
-		}
+	if err := scenario.RefuseProtected(t.Namespaces, s.Protected...); err != nil {
+		return tr, fmt.Errorf("switch mode: %w", err)
 	}
 	nss, err := s.namespaces(ctx, t.Namespaces)
 	if err != nil {

@@ -79,7 +79,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	if e := s.Spec.Workload.Existing; e != nil && s.Spec.Workload.App == scenario.AppExisting {
 		// The namespaces the scenario names: refused before the run directory exists (the deployer refuses every
 		// app's namespaces again before its first request).
-		if err := workloads.RefuseProtected(e.Namespaces, protected...); err != nil {
+		if err := scenario.RefuseProtected(e.Namespaces, protected...); err != nil {
 			return RunResult{}, inputError(err)
 		}
 	}

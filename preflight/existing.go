@@ -125,7 +125,7 @@ func existingCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario, r
 	if err != nil {
 		return Check{Name: name, Status: StatusFail, Detail: err.Error(), Fix: "check spec.workload.existing (namespaces, workloads) and spec.load.targets"}
 	}
-	if err := workloads.RefuseProtected(t.Namespaces, protected...); err != nil {
+	if err := scenario.RefuseProtected(t.Namespaces, protected...); err != nil {
 		return Check{Name: name, Status: StatusFail, Detail: err.Error(), Fix: "name the app's own namespaces in spec.workload.existing.namespaces"}
 	}
 	var nss []existingNamespace

@@ -241,7 +241,7 @@ func namespacesCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario,
 		all = append(all, t.Namespaces...)
 	}
 	foreign, err := workloads.CheckNamespaces(ctx, c.Kube, all, true, protected...)
-	if errors.Is(err, workloads.ErrProtectedNamespace) {
+	if errors.Is(err, scenario.ErrProtectedNamespace) {
 		return Check{Name: "namespaces", Status: StatusFail, Detail: err.Error(), Fix: "rename the topology or spec.workload.namespacePrefix"}
 	}
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -95,33 +94,13 @@ func (d *Deployer) Ensure(ctx context.Context, s *scenario.Scenario, topo scenar
 	return t, nil
 }
 
-// ErrProtectedNamespace is the refusal of a system namespace (RefuseProtected).
-var ErrProtectedNamespace = errors.New("system namespace")
-
-// RefuseProtected refuses namespaces meshbench never deploys into, labels, restarts or deletes, whatever the flags:
-// scenario.ProtectedNamespace (kube-*, istio-*, default, ...) and the cluster's protected ones (the Istio root
-// namespace). It reads nothing: the refusal comes before any API call.
-func RefuseProtected(namespaces []string, protected ...string) error {
-	var bad []string
-	for _, ns := range namespaces {
-		if scenario.ProtectedNamespace(ns) || slices.Contains(protected, ns) {
-			bad = append(bad, ns)
-		}
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	return fmt.Errorf("namespace(s) %v: %w of the cluster or of Istio (kube-*, istio-*, default, the mesh root namespace): "+
-		"meshbench never deploys into, labels or restarts them, not even with --allow-existing-namespaces; use the app's own namespaces", bad, ErrProtectedNamespace)
-}
-
-// CheckNamespaces checks the namespaces an app would use. System namespaces (RefuseProtected, with protected: the
+// CheckNamespaces checks the namespaces an app would use. System namespaces (scenario.RefuseProtected, with protected: the
 // cluster's own, such as the Istio root namespace) are refused, even with allowExisting. Missing namespaces and
 // namespaces meshbench created (they carry app.kubernetes.io/managed-by=meshbench) are fine. Existing namespaces
 // without that label are refused unless allowExisting; the returned set names them. A namespace still terminating
 // (a previous cleanup) is an error that says to wait.
 func CheckNamespaces(ctx context.Context, kc kubernetes.Interface, namespaces []string, allowExisting bool, protected ...string) (map[string]bool, error) {
-	if err := RefuseProtected(namespaces, protected...); err != nil {
+	if err := scenario.RefuseProtected(namespaces, protected...); err != nil {
 		return nil, err
 	}
 	foreign := map[string]bool{}
@@ -208,7 +187,7 @@ func (d *Deployer) ensureExisting(ctx context.Context, s *scenario.Scenario) (Ta
 		return Target{}, ErrExistingNeedsFlag
 	}
 	if e := s.Spec.Workload.Existing; e != nil {
-		if err := RefuseProtected(e.Namespaces, d.Protected...); err != nil {
+		if err := scenario.RefuseProtected(e.Namespaces, d.Protected...); err != nil {
 			return Target{}, err
 		}
 	}
@@ -216,7 +195,7 @@ func (d *Deployer) ensureExisting(ctx context.Context, s *scenario.Scenario) (Ta
 	if err != nil {
 		return Target{}, err
 	}
-	if err := RefuseProtected(t.Namespaces, d.Protected...); err != nil { // what the mode switch would label
+	if err := scenario.RefuseProtected(t.Namespaces, d.Protected...); err != nil { // what the mode switch would label
 		return Target{}, err
 	}
 	d.log().Info("existing app discovered (nothing applied)", "namespaces", t.Namespaces, "workloads", len(t.Workloads),

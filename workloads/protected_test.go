@@ -23,7 +23,7 @@ func TestCheckNamespacesRefusesSystemNamespaces(t *testing.T) {
 		ns        []string
 		allow     bool
 		protected []string // the cluster's own (the Istio root namespace)
-		want      string   // "" ok, "system" ErrProtectedNamespace, "foreign" the allow-existing refusal
+		want      string   // "" ok, "system" scenario.ErrProtectedNamespace, "foreign" the allow-existing refusal
 	}{
 		{"kube-system", []string{"kube-system"}, false, nil, "system"},
 		{"kube-system with the flag", []string{"kube-system"}, true, nil, "system"},
@@ -57,14 +57,14 @@ func TestCheckNamespacesRefusesSystemNamespaces(t *testing.T) {
 					t.Fatalf("refused: %v", err)
 				}
 			case "system":
-				if !errors.Is(err, ErrProtectedNamespace) {
-					t.Fatalf("err = %v, want ErrProtectedNamespace", err)
+				if !errors.Is(err, scenario.ErrProtectedNamespace) {
+					t.Fatalf("err = %v, want scenario.ErrProtectedNamespace", err)
 				}
 				if n := len(kc.Actions()); n != 0 {
 					t.Errorf("%d API requests before the refusal, want none", n)
 				}
 			case "foreign":
-				if err == nil || errors.Is(err, ErrProtectedNamespace) {
+				if err == nil || errors.Is(err, scenario.ErrProtectedNamespace) {
 					t.Fatalf("err = %v, want the --allow-existing-namespaces refusal", err)
 				}
 			}
@@ -93,8 +93,8 @@ func TestDeployerRefusesRootNamespace(t *testing.T) {
 			t.Parallel()
 			kc := fake.NewClientset(existingCluster()...)
 			d := &Deployer{Clients: &kube.Clients{Kube: kc}, RunID: "r1", AllowExisting: tc.allow, Protected: []string{"mesh-root"}}
-			if _, err := d.Ensure(context.Background(), tc.s, topo); !errors.Is(err, ErrProtectedNamespace) {
-				t.Fatalf("err = %v, want ErrProtectedNamespace", err)
+			if _, err := d.Ensure(context.Background(), tc.s, topo); !errors.Is(err, scenario.ErrProtectedNamespace) {
+				t.Fatalf("err = %v, want scenario.ErrProtectedNamespace", err)
 			}
 			if n := len(kc.Actions()); n != 0 {
 				t.Errorf("%d API requests before the refusal: %v", n, kc.Actions())
