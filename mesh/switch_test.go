@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery/cached/memory"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
@@ -599,5 +600,70 @@ func TestApplyStampsFromItsClock(t *testing.T) {
 	}
 	if restarts != len(testTarget.Workloads) {
 		t.Errorf("%d restarts, want %d (none -> sidecar restarts every workload)", restarts, len(testTarget.Workloads))
+	}
+}
+
+// TestVerifyReadsAnInformerCache: a verification that starts while a pod is not yet injected ends on the pod's
+// update event (well before the 5 s re-check), and its API requests are one list and one watch per app namespace
+// plus one of each for the namespaces, however many checks ran: no list per check, no get per namespace.
+func TestVerifyReadsAnInformerCache(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clients, _ := newCluster(t, scenario.ModeNone, true)
+	kc := clients.Kube.(*fake.Clientset)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	kc.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[a.GetVerb()+" "+a.GetResource().Resource]++
+		return false, nil, nil
+	})
+	kc.PrependWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls["watch "+a.GetResource().Resource]++
+		return false, nil, nil
+	})
+	sw := &Switcher{Clients: clients, RunID: testRun}
+	// The namespaces already carry sidecar's label; web-0 is injected only after the verification has started.
+	for _, ns := range testTarget.Namespaces {
+		n, _ := kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		n.Labels[LabelInjection] = "enabled"
+		if _, err := kc.CoreV1().Namespaces().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := kc.CoreV1().Pods("ns-b").Update(ctx, podIn(scenario.ModeSidecar, "ns-b", "db", true), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	clear(calls) // only the verification's own requests
+	mu.Unlock()
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_, _ = kc.CoreV1().Pods("ns-a").Update(ctx, podIn(scenario.ModeSidecar, "ns-a", "web", true), metav1.UpdateOptions{})
+	}()
+	start := time.Now()
+	v, err := sw.Verify(ctx, testTarget, scenario.ModeSidecar, testWaypoint, 10*time.Second)
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("verification took %s: it waited for the re-check, not the pod's event", took)
+	}
+	if len(v.Pods) != 2 || !v.OK() {
+		t.Errorf("verification %+v", v)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]int{"list pods": 2, "watch pods": 2, "list namespaces": 1, "watch namespaces": 1}
+	for k, n := range want {
+		if calls[k] != n {
+			t.Errorf("%s: %d requests, want %d (all: %v)", k, calls[k], n, calls)
+		}
+	}
+	if calls["get namespaces"] > 0 {
+		t.Errorf("the check read namespaces from the API (%d gets), not from the cache", calls["get namespaces"])
 	}
 }

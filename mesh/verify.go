@@ -4,11 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/target"
@@ -103,6 +110,11 @@ func (e *VerifyError) Error() string {
 // number of pods exists (no old replicas left), every waypoint is ready, and the namespace labels are still the
 // mode's, or until timeout. The returned Verification holds the last proofs either way; on failure the error is a
 // *VerifyError naming the pods and what to fix.
+//
+// The pods and namespaces come from informers (one list and one watch per app namespace for the pods, one for all
+// namespaces), and every check reads that cache: the API requests of a verification grow with the namespaces,
+// never with the pods or with the events of a rollout, and the check that follows the last pod Ready costs no
+// request at all (at 1,000 pods in 60 namespaces, re-listing every namespace per event took 2.7 s per check).
 func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
 	start := s.now()
 	if s.Clients == nil {
@@ -112,12 +124,7 @@ func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mo
 	if mode == scenario.ModeWaypoint {
 		refs = Waypoints(t, wp)
 	}
-	kc := s.Clients.Kube
 	var watches []kube.WatchOpener
-	for _, ns := range t.Namespaces {
-		opts := metav1.ListOptions{LabelSelector: t.AppSelector}
-		watches = append(watches, func(ctx context.Context) (watch.Interface, error) { return kc.CoreV1().Pods(ns).Watch(ctx, opts) })
-	}
 	if len(refs) > 0 && s.Clients.Gateway != nil {
 		seen := map[string]bool{}
 		for _, r := range refs {
@@ -130,17 +137,37 @@ func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mo
 			}
 		}
 	}
-	var v Verification
-	err := kube.WaitFor(ctx, timeout, watches, func(ctx context.Context) (bool, error) {
-		snap, err := s.verifyOnce(ctx, t, mode, wp, refs)
-		if err != nil {
-			// A check cut off by the deadline returns a partial snapshot: keep the last complete one, which is what
-			// the failure message must show (the pods and what to fix).
-			return false, err
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	trigger := make(chan struct{}, 1)
+	src := newVerifyCache(s.Clients.Kube, t, func() {
+		select {
+		case trigger <- struct{}{}:
+		default:
 		}
-		v = snap
-		return v.OK(), nil
 	})
+	src.start(wctx)
+	var v Verification
+	err := src.synced(wctx)
+	if err == nil {
+		err = kube.Wait{Watches: watches, Trigger: trigger}.Until(wctx, func(ctx context.Context) (bool, error) {
+			snap, err := s.verifyOnce(ctx, t, mode, wp, refs, src)
+			if err != nil {
+				// A check cut off by the deadline returns a partial snapshot: keep the last complete one, which is
+				// what the failure message must show (the pods and what to fix).
+				return false, err
+			}
+			v = snap
+			return v.OK(), nil
+		})
+	}
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		err = kube.ErrWaitTimeout // our own deadline, not the caller's
+	}
+	if v.Mode == "" {
+		v.Mode = mode
+	}
+	v.StandIn = v.StandIn || s.dataPlaneStandIn(ctx, mode, refs)
 	v.Start, v.End = start, s.now()
 	v.Elapsed = v.End.Sub(v.Start)
 	switch {
@@ -155,17 +182,89 @@ func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mo
 	}
 }
 
-// verifyOnce takes one snapshot of the proofs.
-func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef) (Verification, error) {
+// verifySource is what a verification check reads: the app's pods of a namespace sorted by name, and a namespace.
+type verifySource interface {
+	appPods(ns string) []corev1.Pod
+	namespace(name string) (*corev1.Namespace, error)
+}
+
+// verifyCache is a verifySource fed by informers: the app's pods per namespace (t.AppSelector) and all namespaces.
+type verifyCache struct {
+	factories []informers.SharedInformerFactory
+	pods      map[string]corelisters.PodNamespaceLister
+	nss       corelisters.NamespaceLister
+}
+
+func newVerifyCache(kc kubernetes.Interface, t target.Target, changed func()) *verifyCache {
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { changed() },
+		UpdateFunc: func(any, any) { changed() },
+		DeleteFunc: func(any) { changed() },
+	}
+	c := &verifyCache{pods: map[string]corelisters.PodNamespaceLister{}}
+	for _, ns := range t.Namespaces {
+		f := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = t.AppSelector }))
+		inf := f.Core().V1().Pods()
+		_, _ = inf.Informer().AddEventHandler(h)
+		c.pods[ns] = inf.Lister().Pods(ns)
+		c.factories = append(c.factories, f)
+	}
+	f := informers.NewSharedInformerFactory(kc, 0)
+	inf := f.Core().V1().Namespaces()
+	_, _ = inf.Informer().AddEventHandler(h)
+	c.nss = inf.Lister()
+	c.factories = append(c.factories, f)
+	return c
+}
+
+// start runs the informers until ctx ends.
+func (c *verifyCache) start(ctx context.Context) {
+	for _, f := range c.factories {
+		f.Start(ctx.Done())
+	}
+	context.AfterFunc(ctx, func() {
+		for _, f := range c.factories {
+			f.Shutdown()
+		}
+	})
+}
+
+// synced waits for every informer's first list; ctx's error when it ended first.
+func (c *verifyCache) synced(ctx context.Context) error {
+	for _, f := range c.factories {
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return fmt.Errorf("list %s for the verification: %w", typ, context.Cause(ctx))
+			}
+		}
+	}
+	return nil
+}
+
+func (c *verifyCache) appPods(ns string) []corev1.Pod {
+	l, ok := c.pods[ns]
+	if !ok {
+		return nil
+	}
+	items, _ := l.List(labels.Everything()) // a lister's List never fails
+	out := make([]corev1.Pod, 0, len(items))
+	for _, p := range items {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (c *verifyCache) namespace(name string) (*corev1.Namespace, error) { return c.nss.Get(name) }
+
+// verifyOnce takes one snapshot of the proofs from src (and the waypoints from the API: few, one read each).
+func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef, src verifySource) (Verification, error) {
 	v := Verification{Mode: mode}
 	kc := s.Clients.Kube
 	live := 0
 	for _, ns := range t.Namespaces {
-		items, err := target.AppPods(ctx, kc, t, ns)
-		if err != nil {
-			return v, err
-		}
-		for _, p := range items {
+		for _, p := range src.appPods(ns) {
 			pr := Prove(mode, p)
 			v.StandIn = v.StandIn || pr.StandIn
 			v.Pods = append(v.Pods, pr)
@@ -173,7 +272,7 @@ func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenari
 				live++
 			}
 		}
-		nsObj, err := kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		nsObj, err := src.namespace(ns)
 		if err != nil {
 			return v, fmt.Errorf("get namespace %s: %w", ns, err)
 		}
@@ -198,26 +297,31 @@ func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenari
 		}
 		v.Waypoints = append(v.Waypoints, p)
 	}
+	return v, nil
+}
+
+// dataPlaneStandIn reports whether the mode's shared data plane runs a hack/ stand-in: the ztunnels (ambient
+// modes) and the waypoints' pods carry the stand-in annotation when their image is one. Read once per
+// verification, after the wait; a failed read says nothing (the pods' own proofs stand).
+func (s *Switcher) dataPlaneStandIn(ctx context.Context, mode scenario.Mode, refs []WaypointRef) bool {
+	kc := s.Clients.Kube
+	standIn := false
 	if UsesAmbient(mode) {
-		// The ztunnels carry the stand-in annotation when their image is a hack/ stand-in.
 		if pods, err := kc.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "app=ztunnel"}); err == nil {
 			for _, p := range pods.Items {
-				v.StandIn = v.StandIn || p.Annotations[StandInAnnotation] == "true"
+				standIn = standIn || p.Annotations[StandInAnnotation] == "true"
 			}
 		}
 	}
-	if len(refs) > 0 {
-		// Waypoint pods carry the stand-in annotation when the waypoint image is a hack/ stand-in.
-		for _, r := range refs {
-			pods, err := kc.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel + "=" + r.Name})
-			if err == nil {
-				for _, p := range pods.Items {
-					v.StandIn = v.StandIn || p.Annotations[StandInAnnotation] == "true"
-				}
+	for _, r := range refs {
+		pods, err := kc.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel + "=" + r.Name})
+		if err == nil {
+			for _, p := range pods.Items {
+				standIn = standIn || p.Annotations[StandInAnnotation] == "true"
 			}
 		}
 	}
-	return v, nil
+	return standIn
 }
 
 // hint diagnoses cluster-level causes of a failed verification.

@@ -38,6 +38,9 @@ type Wait struct {
 	Interval time.Duration
 	// Clock times the re-checks (nil = the wall clock); tests pass a fake.
 	Clock clock.Clock
+	// Trigger, when set, also re-checks on every receive: informers' event handlers (a cache the check reads)
+	// send on it, without blocking, where a watch would.
+	Trigger <-chan struct{}
 }
 
 // WaitFor is Wait{Timeout: timeout, Watches: watches}.Until(ctx, check): a watched wait with the default resync.
@@ -83,6 +86,7 @@ func (w Wait) Until(ctx context.Context, check func(ctx context.Context) (bool, 
 			}
 			return ErrWaitTimeout
 		case <-trigger:
+		case <-w.Trigger:
 		case <-t.C():
 		}
 		t.Stop()
