@@ -86,9 +86,15 @@ type SwitchFigures struct {
 	// Ready (seen by the harness' informer): the API server's and controllers' rollout, independent of meshbench.
 	NewPods        int     `json:"newPods"`
 	RolloutSeconds float64 `json:"rolloutSeconds"`
-	// LastReadyToVerifiedSeconds is from the last new pod Ready to meshbench's verification done: what
-	// meshbench's readiness wait and verification add after the cluster is done.
+	// LastReadyToVerifiedSeconds is from the last new pod Ready to meshbench's verification done.
 	LastReadyToVerifiedSeconds float64 `json:"lastReadyToVerifiedSeconds"`
+	// RolledOutSeconds is from the first new pod's creation to the last Deployment reporting its rollout complete
+	// (status: latest generation observed, every replica updated and available, no old replica; what kubectl
+	// rollout status waits for), seen by the harness' informer. The Deployment controller writes that status after
+	// the pods are Ready, at its own pace (kube-controller-manager's API QPS): the cluster's rollout ends there.
+	// LastRolledOutToVerifiedSeconds is from then to meshbench's verification done: what meshbench itself adds.
+	RolledOutSeconds               float64 `json:"rolledOutSeconds"`
+	LastRolledOutToVerifiedSeconds float64 `json:"lastRolledOutToVerifiedSeconds"`
 }
 
 // PodTimes is when the harness saw a pod created and Ready.
@@ -137,8 +143,9 @@ func CaseFiguresOf(c results.CaseResult, queries []time.Time) CaseFigures {
 
 // SwitchOf is the switch figures of a case that switched the mode (ok false otherwise): the switch starts after
 // the case's ensure step and ends when verification is done (the runner's step order: ensure, mode-switch,
-// wait-ready, verify); pods created in between are the rollout's. It is pure.
-func SwitchOf(c results.CaseResult, pods []PodTimes) (SwitchFigures, bool) {
+// wait-ready, verify); pods created in between are the rollout's, and rolledOut (when Deployments turned rolled
+// out) in between are its end. It is pure.
+func SwitchOf(c results.CaseResult, pods []PodTimes, rolledOut []time.Time) (SwitchFigures, bool) {
 	d := func(step string) (time.Duration, bool) {
 		v, err := time.ParseDuration(c.Timings[step])
 		return v, err == nil
@@ -169,6 +176,16 @@ func SwitchOf(c results.CaseResult, pods []PodTimes) (SwitchFigures, bool) {
 	if f.NewPods > 0 && !last.IsZero() {
 		f.RolloutSeconds = last.Sub(first).Seconds()
 		f.LastReadyToVerifiedSeconds = verified.Sub(last).Seconds()
+		var done time.Time
+		for _, t := range rolledOut {
+			if t.After(start) && !t.After(verified) && t.After(done) {
+				done = t
+			}
+		}
+		if !done.IsZero() {
+			f.RolledOutSeconds = done.Sub(first).Seconds()
+			f.LastRolledOutToVerifiedSeconds = verified.Sub(done).Seconds()
+		}
 	}
 	return f, true
 }
@@ -183,10 +200,11 @@ func WriteTable(w io.Writer, f Figures) {
 		fmt.Fprintf(w, "| %s | %s | %d | %s (%d) | %.1f / %.1f | %d (%.0f) | %.0f | %.0f | %.0f | %.1f |\n", c.CaseID, c.Status, c.APIRequests, c.Top, c.TopCount,
 			c.CollectSeconds["idle"], c.CollectSeconds["load"], c.PromQueries, c.QueriesPerWindow, c.CaseSeconds, c.WindowSeconds, c.OverheadSeconds, c.OverheadPct10m)
 	}
-	fmt.Fprintln(w, "\n| switch (case) | mode | new pods | rollout s (first created -> last Ready) | meshbench switch s (apply + wait-ready + verify) | last Ready -> verified s |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "\n| switch (case) | mode | new pods | rollout s (first created -> last pod Ready) | rollout s (-> last Deployment rolled out) | meshbench switch s (apply + wait-ready + verify) | last pod Ready -> verified s | last Deployment rolled out -> verified s |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, s := range f.Switches {
-		fmt.Fprintf(w, "| %s | %s | %d | %.1f | %.1f | %.1f |\n", s.CaseID, s.Mode, s.NewPods, s.RolloutSeconds, s.SwitchSeconds, s.LastReadyToVerifiedSeconds)
+		fmt.Fprintf(w, "| %s | %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f |\n", s.CaseID, s.Mode, s.NewPods, s.RolloutSeconds, s.RolledOutSeconds, s.SwitchSeconds,
+			s.LastReadyToVerifiedSeconds, s.LastRolledOutToVerifiedSeconds)
 	}
 	fmt.Fprintf(w, "\nmeshbench process: peak RSS %.0f MiB, CPU %.1f s, wall %.0f s, exit %d\n", f.Meshbench.PeakRSSMiB, f.Meshbench.CPUSeconds, f.Meshbench.WallSeconds, f.Meshbench.ExitCode)
 	fmt.Fprintln(w, "\nStand-ins (not measured on real components):")

@@ -20,12 +20,16 @@ import (
 	"syscall"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshbench/meshbench/hack/kwokfleet"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -89,6 +93,9 @@ type harness struct {
 
 	mu   sync.Mutex
 	pods map[string]*PodTimes // by UID
+	// rolledOut is when each Deployment (ns/name) last turned rolled out; rolledOutNow its current state.
+	rolledOut    map[string][]time.Time
+	rolledOutNow map[string]bool
 }
 
 func run(ctx context.Context, o options, log *slog.Logger) (err error) {
@@ -113,6 +120,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	}
 	runID := newRunID()
 	h := &harness{o: o, clients: clients, fleet: Fleet(clients.Kube, runID), log: log, pods: map[string]*PodTimes{},
+		rolledOut: map[string][]time.Time{}, rolledOutNow: map[string]bool{},
 		sdFile: filepath.Join(o.stateDir, "prometheus-sd", "meshscale.json")}
 
 	// Leftovers of a killed earlier run first (also the whole job of -cleanup-only).
@@ -183,6 +191,9 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	if err := exp.Watch(runCtx, clients.Kube, ScaleLabel); err != nil {
 		return err
 	}
+	if err := h.watchDeployments(runCtx); err != nil {
+		return err
+	}
 	addr, err := exp.Serve(runCtx, "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -249,6 +260,47 @@ func (h *harness) track(p *corev1.Pod, deleted bool) {
 	}
 }
 
+// trackDeployment records when a Deployment of the harness turns rolled out (target.DeploymentReady: the
+// status kubectl rollout status waits for), the end of the cluster's own rollout.
+func (h *harness) trackDeployment(d *appsv1.Deployment) {
+	ok, _ := target.DeploymentReady(d)
+	key := d.Namespace + "/" + d.Name
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ok && !h.rolledOutNow[key] {
+		h.rolledOut[key] = append(h.rolledOut[key], time.Now())
+	}
+	h.rolledOutNow[key] = ok
+}
+
+// watchDeployments runs an informer on the harness' Deployments (one list and one watch) until ctx ends.
+func (h *harness) watchDeployments(ctx context.Context) error {
+	f := informers.NewSharedInformerFactoryWithOptions(h.clients.Kube, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = ScaleLabel }))
+	inf := f.Apps().V1().Deployments().Informer()
+	on := func(obj any) {
+		if d, ok := obj.(*appsv1.Deployment); ok {
+			h.trackDeployment(d)
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: on, UpdateFunc: func(_, n any) { on(n) }}); err != nil {
+		return fmt.Errorf("watch deployments: %w", err)
+	}
+	f.Start(ctx.Done())
+	context.AfterFunc(ctx, f.Shutdown)
+	return nil
+}
+
+func (h *harness) rolledOutTimes() []time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []time.Time
+	for _, ts := range h.rolledOut {
+		out = append(out, ts...)
+	}
+	return out
+}
+
 func (h *harness) podTimes() []PodTimes {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -261,10 +313,10 @@ func (h *harness) podTimes() []PodTimes {
 
 func (h *harness) figures(fig *Figures, cases []results.CaseResult, queries []time.Time) {
 	sortCases(cases)
-	pods := h.podTimes()
+	pods, rolledOut := h.podTimes(), h.rolledOutTimes()
 	for _, c := range cases {
 		fig.Cases = append(fig.Cases, CaseFiguresOf(c, queries))
-		if s, ok := SwitchOf(c, pods); ok {
+		if s, ok := SwitchOf(c, pods, rolledOut); ok {
 			fig.Switches = append(fig.Switches, s)
 		}
 	}

@@ -183,13 +183,21 @@ func TestCaseAndSwitchFigures(t *testing.T) {
 		{Created: t0.Add(20 * time.Second), Ready: t0.Add(33 * time.Second)},   // the last Ready
 		{Created: t0.Add(200 * time.Second), Ready: t0.Add(201 * time.Second)}, // after verification
 	}
-	s, ok := SwitchOf(c, pods)
-	// switch: starts at 1 s (after ensure), verified at 1+2+30+5 = 38 s; rollout 4 s -> 33 s; 5 s from Ready to verified.
-	if !ok || s.SwitchSeconds != 37 || s.NewPods != 2 || s.RolloutSeconds != 29 || s.LastReadyToVerifiedSeconds != 5 {
+	rolledOut := []time.Time{
+		t0.Add(-time.Hour),        // the app's first rollout: not the switch's
+		t0.Add(35 * time.Second),  // the last Deployment's status says rolled out
+		t0.Add(34 * time.Second),  // an earlier one
+		t0.Add(300 * time.Second), // after verification
+	}
+	s, ok := SwitchOf(c, pods, rolledOut)
+	// switch: starts at 1 s (after ensure), verified at 1+2+30+5 = 38 s; rollout 4 s -> 33 s (pods) and -> 35 s
+	// (Deployments); 5 s from the last pod Ready and 3 s from the last Deployment rolled out to verified.
+	if !ok || s.SwitchSeconds != 37 || s.NewPods != 2 || s.RolloutSeconds != 29 || s.LastReadyToVerifiedSeconds != 5 ||
+		s.RolledOutSeconds != 31 || s.LastRolledOutToVerifiedSeconds != 3 {
 		t.Errorf("switch %+v %v", s, ok)
 	}
 	delete(c.Timings, "mode-switch")
-	if _, ok := SwitchOf(c, pods); ok {
+	if _, ok := SwitchOf(c, pods, rolledOut); ok {
 		t.Error("a case without a switch has switch figures")
 	}
 }
