@@ -315,10 +315,12 @@ func (h *harness) figures(fig *Figures, cases []results.CaseResult, queries []ti
 	sortCases(cases)
 	pods, rolledOut := h.podTimes(), h.rolledOutTimes()
 	for _, c := range cases {
-		fig.Cases = append(fig.Cases, CaseFiguresOf(c, queries))
+		cf := CaseFiguresOf(c, queries)
 		if s, ok := SwitchOf(c, pods, rolledOut); ok {
 			fig.Switches = append(fig.Switches, s)
+			cf = cf.BeyondRollout(s)
 		}
+		fig.Cases = append(fig.Cases, cf)
 	}
 }
 

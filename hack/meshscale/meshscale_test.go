@@ -177,6 +177,11 @@ func TestCaseAndSwitchFigures(t *testing.T) {
 		f.OverheadSeconds != 80 || f.OverheadPct10m < 13.33 || f.OverheadPct10m > 13.34 {
 		t.Errorf("case figures %+v", f)
 	}
+	// tool: ensure 1 + switch 2 + wait-ready 30 + verify 5 + collect 1.5 + 2.5 = 42 s (7 % of 10 min); the
+	// settle and windows' lead-ins are not meshbench's steps.
+	if f.ToolSeconds != 42 || f.ToolPct10m != 7 || f.ToolBeyondRolloutSeconds != 42 {
+		t.Errorf("tool figures %+v", f)
+	}
 	pods := []PodTimes{
 		{Created: t0.Add(-time.Hour), Ready: t0.Add(-time.Hour)},               // before the switch: not the rollout's
 		{Created: t0.Add(4 * time.Second), Ready: t0.Add(10 * time.Second)},    // first new pod
@@ -195,6 +200,9 @@ func TestCaseAndSwitchFigures(t *testing.T) {
 	if !ok || s.SwitchSeconds != 37 || s.NewPods != 2 || s.RolloutSeconds != 29 || s.LastReadyToVerifiedSeconds != 5 ||
 		s.RolledOutSeconds != 31 || s.LastRolledOutToVerifiedSeconds != 3 {
 		t.Errorf("switch %+v %v", s, ok)
+	}
+	if b := f.BeyondRollout(s); b.ToolBeyondRolloutSeconds != 11 || b.ToolBeyondRolloutPct10m < 1.83 || b.ToolBeyondRolloutPct10m > 1.84 || b.ToolSeconds != 42 {
+		t.Errorf("beyond the rollout %+v", b)
 	}
 	delete(c.Timings, "mode-switch")
 	if _, ok := SwitchOf(c, pods, rolledOut); ok {
