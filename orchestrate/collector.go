@@ -86,7 +86,7 @@ func (c runCollector) Collect(ctx context.Context, t runner.Target, cs scenario.
 	if !got.Window.End.IsZero() {
 		got.Samples = append(got.Samples, prom.AllocationSamples(sets, got.Window)...)
 	}
-	return runner.Collection{Window: got.Window, Samples: got.Samples, Warnings: got.Warnings}, err
+	return runner.Collection{Window: got.Window, Samples: got.Samples, Warnings: got.Warnings, IngestWait: got.IngestWait}, err
 }
 
 // scopeWorkloads are the target's workloads with their pod selectors (target.Target.PodSelector), keyed

@@ -99,6 +99,9 @@ type Collection struct {
 	Warnings []string
 	// Facts are recorded with the case (a cni case: "resources", what was not collected and why).
 	Facts map[string]string
+	// IngestWait is the part of the collection spent waiting for the window's data to be ingested (recorded as
+	// the timing collect-wait-<kind>, inside collect-<kind>).
+	IngestWait time.Duration
 }
 
 // Collector reads resource usage per component over a window.

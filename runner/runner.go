@@ -371,6 +371,9 @@ func (r *Runner) collect(ctx context.Context, cr *caseRun, t Target, c scenario.
 		})
 		warnings = append(warnings, col.Warnings...)
 		cr.facts(col.Facts)
+		if col.IngestWait > 0 {
+			cr.res.Timings["collect-wait-"+w.Kind] = col.IngestWait.Round(time.Millisecond).String()
+		}
 		if !col.Window.Start.IsZero() {
 			// What the figures cover, measured: the configured window length is a request, not a fact.
 			cr.res.Facts["resource-window-"+w.Kind] = col.Window.Duration().Round(time.Millisecond).String()

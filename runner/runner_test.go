@@ -138,9 +138,13 @@ type fakeCollector struct{ *calls }
 
 func (f fakeCollector) Collect(_ context.Context, _ Target, _ scenario.Case, w results.Window) (Collection, error) {
 	f.add("collect %s %s", w.Kind, w.End.Sub(w.Start).Round(time.Second))
-	return Collection{Window: w, Samples: []results.Sample{
+	c := Collection{Window: w, Samples: []results.Sample{
 		{Window: w, Source: "prometheus", Component: results.ComponentApp, Metric: "cpu", Stat: "avg", Value: 42, Unit: "millicores"},
-	}, Warnings: []string{"no ztunnel data"}}, nil
+	}, Warnings: []string{"no ztunnel data"}}
+	if w.Kind == results.WindowLoad {
+		c.IngestWait = 3 * time.Second // collected right after the window: it waited for the last scrapes
+	}
+	return c, nil
 }
 
 func (fakeCollector) LeadIn() time.Duration { return 20 * time.Second }
@@ -251,6 +255,9 @@ func TestRunAllCasesWithAnAbsentDataPlane(t *testing.T) {
 		if first.Timings[step] == "" {
 			t.Errorf("no timing for %s: %v", step, first.Timings)
 		}
+	}
+	if first.Timings["collect-wait-load"] != "3s" || first.Timings["collect-wait-idle"] != "" {
+		t.Errorf("the collection's ingest wait is a timing of its own when there was one: %v", first.Timings)
 	}
 	for _, s := range h.store.samples {
 		if s.RunID != "run-1" || s.CaseID == "" || s.Mode != "none" || s.Topology != "single" || s.Repetition == 0 {

@@ -115,6 +115,13 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s window %s is shorter than the rate range %s: the CPU figures cover the %s up to the window's end",
 			w.Kind, length, rate, rate))
 	}
+	now := time.Now()
+	if c.Clock != nil {
+		now = c.Clock.Now()
+	}
+	if d := c.ReadyAt(qw.End).Sub(now); d > 0 {
+		out.IngestWait = d
+	}
 	if err := kube.SleepUntil(ctx, c.Clock, c.ReadyAt(qw.End)); err != nil {
 		return out, err
 	}

@@ -415,6 +415,9 @@ func TestCollectKeepsWarnings(t *testing.T) {
 	if len(got.Samples) != 3*len(Catalog()) || len(got.Warnings) != len(Catalog()) {
 		t.Fatalf("%d samples %d warnings: want min, max, avg and one warning per catalog entry", len(got.Samples), len(got.Warnings))
 	}
+	if got.IngestWait != 0 {
+		t.Errorf("a window that ended a minute ago waited %s for ingestion", got.IngestWait)
+	}
 	for _, smp := range got.Samples[:3] { // a counter growing by 3 core-seconds per second: 3000 millicores throughout
 		if math.Abs(smp.Value-3000) > 1e-6 || smp.Unit != UnitMillicores || smp.Window.Kind != results.WindowIdle {
 			t.Errorf("cpu sample %+v, want 3000 millicores", smp)

@@ -61,8 +61,12 @@ type CaseFigures struct {
 	APIRequests int64  `json:"apiRequests"`
 	Top         string `json:"topVerbResource,omitempty"`
 	TopCount    int64  `json:"topCount,omitempty"`
-	// CollectSeconds is the collection time per window kind (meshbench's collect-<kind> timings).
-	CollectSeconds map[string]float64 `json:"collectSeconds,omitempty"`
+	// CollectSeconds is the collection time per window kind (meshbench's collect-<kind> timings); CollectWaitSeconds
+	// the part of it spent waiting for Prometheus to ingest the window's last scrapes (collect-wait-<kind>: the
+	// protocol's wait, two scrape steps + 2 s after the window's end), before the first query. The rest is the
+	// collection's own work: listing the pod sets and the queries.
+	CollectSeconds     map[string]float64 `json:"collectSeconds,omitempty"`
+	CollectWaitSeconds map[string]float64 `json:"collectWaitSeconds,omitempty"`
 	// PromQueries are the Prometheus API requests meshbench sent during the case (counted by the harness' proxy);
 	// QueriesPerWindow divides them by the case's windows.
 	PromQueries      int     `json:"promQueries"`
@@ -117,7 +121,8 @@ type PodTimes struct {
 // CaseFiguresOf turns a recorded case into its figures; queries are the times of the Prometheus requests. It is
 // pure.
 func CaseFiguresOf(c results.CaseResult, queries []time.Time) CaseFigures {
-	f := CaseFigures{CaseID: c.CaseID, Mode: c.Mode, Status: c.Status, Reason: c.Reason, CollectSeconds: map[string]float64{}}
+	f := CaseFigures{CaseID: c.CaseID, Mode: c.Mode, Status: c.Status, Reason: c.Reason, CollectSeconds: map[string]float64{},
+		CollectWaitSeconds: map[string]float64{}}
 	if a := c.APIRequests; a != nil {
 		f.APIRequests = a.Total
 		keys := slices.Sorted(maps.Keys(a.ByVerbResource))
@@ -132,7 +137,9 @@ func CaseFiguresOf(c results.CaseResult, queries []time.Time) CaseFigures {
 		if err != nil {
 			continue
 		}
-		if kind, ok := strings.CutPrefix(step, "collect-"); ok {
+		if kind, ok := strings.CutPrefix(step, "collect-wait-"); ok {
+			f.CollectWaitSeconds[kind] = v.Seconds() // inside collect-<kind>: not added to the tool's time again
+		} else if kind, ok := strings.CutPrefix(step, "collect-"); ok {
 			f.CollectSeconds[kind] = v.Seconds()
 			f.ToolSeconds += v.Seconds()
 		} else if slices.Contains(toolSteps, step) {
@@ -220,11 +227,11 @@ func SwitchOf(c results.CaseResult, pods []PodTimes, rolledOut []time.Time) (Swi
 func WriteTable(w io.Writer, f Figures) {
 	fmt.Fprintf(w, "# meshbench at scale: %d pods (%d workloads) in %d namespaces on %d fake nodes, modes %s, windows %.0f s\n\n",
 		f.Pods, f.Workloads, f.Namespaces, f.FakeNodes, strings.Join(f.Modes, ","), f.WindowSeconds)
-	fmt.Fprintln(w, "| case | status | API requests | top verb/resource | collect s (idle / load) | Prometheus queries (per window) | case s | windows s | case outside windows s | tool s (% of 10 min) | tool beyond the rollout s (% of 10 min) |")
+	fmt.Fprintln(w, "| case | status | API requests | top verb/resource | collect s (idle / load), of which ingest wait | Prometheus queries (per window) | case s | windows s | case outside windows s | tool s (% of 10 min) | tool beyond the rollout s (% of 10 min) |")
 	fmt.Fprintln(w, "|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, c := range f.Cases {
-		fmt.Fprintf(w, "| %s | %s | %d | %s (%d) | %.1f / %.1f | %d (%.0f) | %.0f | %.0f | %.0f | %.1f (%.1f %%) | %.1f (%.1f %%) |\n", c.CaseID, c.Status, c.APIRequests, c.Top, c.TopCount,
-			c.CollectSeconds["idle"], c.CollectSeconds["load"], c.PromQueries, c.QueriesPerWindow, c.CaseSeconds, c.WindowSeconds, c.OverheadSeconds,
+		fmt.Fprintf(w, "| %s | %s | %d | %s (%d) | %.1f / %.1f (wait %.1f / %.1f) | %d (%.0f) | %.0f | %.0f | %.0f | %.1f (%.1f %%) | %.1f (%.1f %%) |\n", c.CaseID, c.Status, c.APIRequests, c.Top, c.TopCount,
+			c.CollectSeconds["idle"], c.CollectSeconds["load"], c.CollectWaitSeconds["idle"], c.CollectWaitSeconds["load"], c.PromQueries, c.QueriesPerWindow, c.CaseSeconds, c.WindowSeconds, c.OverheadSeconds,
 			c.ToolSeconds, c.ToolPct10m, c.ToolBeyondRolloutSeconds, c.ToolBeyondRolloutPct10m)
 	}
 	fmt.Fprintln(w, "\n| switch (case) | mode | new pods | rollout s (first created -> last pod Ready) | rollout s (-> last Deployment rolled out) | meshbench switch s (apply + wait-ready + verify) | last pod Ready -> verified s | last Deployment rolled out -> verified s |")

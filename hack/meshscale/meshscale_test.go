@@ -167,7 +167,7 @@ func TestScenarioValid(t *testing.T) {
 func TestCaseAndSwitchFigures(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 14, 0, 0, 0, time.UTC)
 	c := results.CaseResult{CaseID: "single.sidecar.q20.r1", Mode: "sidecar", Status: "ok", Start: t0, End: t0.Add(120 * time.Second),
-		Timings:     map[string]string{"ensure": "1s", "mode-switch": "2s", "wait-ready": "30s", "verify": "5s", "collect-idle": "1.5s", "collect-load": "2.5s"},
+		Timings:     map[string]string{"ensure": "1s", "mode-switch": "2s", "wait-ready": "30s", "verify": "5s", "collect-idle": "1.5s", "collect-load": "2.5s", "collect-wait-load": "2s"},
 		Windows:     []results.Window{{Kind: "idle", Start: t0.Add(50 * time.Second), End: t0.Add(70 * time.Second)}, {Kind: "load", Start: t0.Add(80 * time.Second), End: t0.Add(100 * time.Second)}},
 		APIRequests: &results.APIRequests{Total: 900, ByVerbResource: map[string]int64{"list pods": 600, "get namespaces": 300}}}
 	queries := []time.Time{t0.Add(-time.Second), t0.Add(75 * time.Second), t0.Add(101 * time.Second), t0.Add(102 * time.Second), t0.Add(121 * time.Second)}
@@ -179,7 +179,7 @@ func TestCaseAndSwitchFigures(t *testing.T) {
 	}
 	// tool: ensure 1 + switch 2 + wait-ready 30 + verify 5 + collect 1.5 + 2.5 = 42 s (7 % of 10 min); the
 	// settle and windows' lead-ins are not meshbench's steps.
-	if f.ToolSeconds != 42 || f.ToolPct10m != 7 || f.ToolBeyondRolloutSeconds != 42 {
+	if f.ToolSeconds != 42 || f.ToolPct10m != 7 || f.ToolBeyondRolloutSeconds != 42 || f.CollectWaitSeconds["load"] != 2 || len(f.CollectSeconds) != 2 {
 		t.Errorf("tool figures %+v", f)
 	}
 	pods := []PodTimes{

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -20,6 +21,9 @@ type Collected struct {
 	Window   results.Window
 	Samples  []results.Sample
 	Warnings []string
+	// IngestWait is how long the collection waited, before its first query, for Prometheus to have ingested the
+	// window's last scrapes (collectors/prom's ReadyAt): the protocol's wait, not the queries' time.
+	IngestWait time.Duration
 }
 
 // NodeNotCollected starts the warning for a test node no source identifies (the rest says why, per source).
