@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -556,4 +557,17 @@ func FuzzResume(f *testing.F) {
 			t.Fatalf("done cases %+v", d)
 		}
 	})
+}
+
+// TestDoneCasesRunsNodeSkipsAgain: a case skipped for a node that was not Ready is not done (the node may be back);
+// a case skipped for a lasting reason is.
+func TestDoneCasesRunsNodeSkipsAgain(t *testing.T) {
+	t.Parallel()
+	run := &Run{Cases: []CaseResult{
+		{CaseID: "node", Status: StatusSkipped, Reason: "node node2 not Ready", Facts: map[string]string{FactSkippedNode: "node2"}},
+		{CaseID: "plan", Status: StatusSkipped, Reason: "only one node"},
+	}}
+	if got := slices.Sorted(maps.Keys(run.DoneCases())); !slices.Equal(got, []string{"plan"}) {
+		t.Errorf("DoneCases = %q, want only the plan's skip", got)
+	}
 }

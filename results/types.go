@@ -43,6 +43,10 @@ const (
 	StatusSkipped = "skipped"
 )
 
+// FactSkippedNode, on a skipped case, names the node it was skipped for (not Ready after an earlier case failed
+// on it): a passing condition, so --resume runs the case again (DoneCases).
+const FactSkippedNode = "skipped-node"
+
 // RunMeta is run.json.
 type RunMeta struct {
 	SchemaVersion string          `json:"schemaVersion"`

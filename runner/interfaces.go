@@ -115,6 +115,24 @@ type Collector interface {
 	LeadIn() time.Duration
 }
 
+// NodeGate decides whether a case can run while nodes an earlier case of the run failed on (a
+// *target.NodeNotReadyError: app pods on a node whose kubelet is gone) may still be not Ready. The runner asks it
+// only after such a failure, so a run without one sends no request for it.
+type NodeGate interface {
+	// Check reads nodes again. t is the deployed target the case runs on, nil when the case deploys another
+	// topology (its pods are placed anew).
+	Check(ctx context.Context, t *Target, nodes []string) NodeCheck
+}
+
+// NodeCheck is what a NodeGate found.
+type NodeCheck struct {
+	// Recovered are the nodes that are Ready again (or gone): not checked again.
+	Recovered []string
+	// Skip, when set, is why the case is skipped: Node, still not Ready and needed by the app, named with its
+	// condition. Empty: the case runs.
+	Skip, Node string
+}
+
 // RequestCounter reads the API requests counted so far (kube.RequestCounter on the run's clients).
 type RequestCounter interface {
 	Counts() (total int64, byVerbResource map[string]int64)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -29,6 +30,9 @@ const DefaultFinalizeTimeout = 10 * time.Minute
 //	store.AppendCase            at once: a crash loses nothing, --resume skips what is recorded
 //
 // A case whose switch, verification, load or collection fails is recorded failed with its reason and the run goes on.
+// After a switch failed on nodes that are not Ready (a *target.NodeNotReadyError), Nodes is asked before each later
+// case: while such a node is still not Ready and the app needs it, the case is recorded skipped naming the node;
+// once the node is back, or the app no longer needs it, the case runs (a failed group is switched again).
 // Finalizers (load clients, workloads, namespace label restore) run after the last case and after cancellation, with
 // a fresh timeout context; Retain skips them.
 //
@@ -58,6 +62,9 @@ type Runner struct {
 	Progress io.Writer
 	// Requests counts the run's API requests; each case records its share (nil: not recorded).
 	Requests RequestCounter
+	// Nodes, after a case failed on nodes that were not Ready, decides before each later case whether it can run
+	// (nil: later cases run as they come).
+	Nodes NodeGate
 }
 
 // Outcome summarises one invocation of Run.
@@ -65,7 +72,7 @@ type Outcome struct {
 	Total       int      // cases in the plan
 	Resumed     int      // skipped because a previous invocation recorded them
 	OK          int      // measured in this invocation
-	Skipped     int      // recorded skipped (the plan's Skip) in this invocation
+	Skipped     int      // recorded skipped (the plan's Skip, or a node still not Ready: Nodes) in this invocation
 	Failed      []string // "<case id>: <reason>" of the cases that failed in this invocation
 	Interrupted bool     // the context was cancelled before the plan finished
 	// Where the interruption met the run: the case running or about to start, its step when it was running (a
@@ -105,6 +112,8 @@ type state struct {
 	targetFacts map[string]string
 	// step is the case step running or last run (caseRun.timed), where an interruption finds the case.
 	step string
+	// downNodes are the nodes a case failed on (a *target.NodeNotReadyError) that no check has seen Ready since.
+	downNodes []string
 }
 
 func (r *Runner) clock() Clock {
@@ -149,7 +158,15 @@ func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
 			res.Status, res.Reason, res.End = results.StatusSkipped, c.Skip, res.Start
 		} else {
 			st.step = ""
-			res, samples = r.countRequests(func() (results.CaseResult, []results.Sample) { return r.runCase(ctx, st, c) })
+			res, samples = r.countRequests(func() (results.CaseResult, []results.Sample) {
+				if chk := r.nodeSkip(ctx, st, c); chk.Skip != "" {
+					res := r.newCase(c).res
+					res.Status, res.Reason, res.End = results.StatusSkipped, chk.Skip, res.Start
+					res.Facts[results.FactSkippedNode] = chk.Node // --resume runs it again
+					return res, nil
+				}
+				return r.runCase(ctx, st, c)
+			})
 		}
 		if ctx.Err() != nil {
 			// An interrupted case is not recorded: --resume runs it again.
@@ -173,6 +190,30 @@ func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
 		}
 	}
 	return out, nil
+}
+
+// nodeSkip says why case c is skipped because a node an earlier case failed on is still not Ready and the app
+// needs it (Skip empty when it runs). Only after such a failure does it ask r.Nodes. When the case runs, a group whose
+// switch failed on those nodes is switched again instead of failing on the earlier error: the node is back, or the
+// app's pods no longer need it (rescheduled onto healthy nodes).
+func (r *Runner) nodeSkip(ctx context.Context, st *state, c scenario.Case) NodeCheck {
+	if r.Nodes == nil || len(st.downNodes) == 0 {
+		return NodeCheck{}
+	}
+	var t *Target
+	if st.target != nil && st.topo == c.Topology.Name {
+		t = st.target
+	}
+	chk := r.Nodes.Check(ctx, t, slices.Clone(st.downNodes))
+	st.downNodes = slices.DeleteFunc(st.downNodes, func(n string) bool { return slices.Contains(chk.Recovered, n) })
+	if chk.Skip != "" {
+		return chk
+	}
+	var nn *target.NodeNotReadyError
+	if errors.As(st.failErr, &nn) {
+		st.failedKey, st.failErr = "", nil
+	}
+	return NodeCheck{}
 }
 
 // countRequests runs a case and records the API requests sent meanwhile (by every client of the run, so a
@@ -281,6 +322,14 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 		}
 		if err := r.switchTo(ctx, st, c, cr); err != nil {
 			st.topo, st.mode, st.ready, st.failedKey, st.failErr = c.Topology.Name, c.Mode, false, key, err
+			var nn *target.NodeNotReadyError
+			if errors.As(err, &nn) {
+				for _, n := range nn.NodeNames() {
+					if !slices.Contains(st.downNodes, n) {
+						st.downNodes = append(st.downNodes, n)
+					}
+				}
+			}
 			return cr.fail(err.Error())
 		}
 		st.failedKey, st.failErr = "", nil

@@ -131,3 +131,90 @@ func TestWaitReadyRequestsDoNotGrowWithEvents(t *testing.T) {
 		t.Errorf("requests %v, want %v", counts, want)
 	}
 }
+
+// TestReadinessOfStrandedPods: a pod terminating on a node that is not Ready no longer counts once its workload
+// reports rolled out and available (its replacement runs elsewhere); without the node's state, without the
+// workload's word, on a Ready node, or not terminating, it does.
+func TestReadinessOfStrandedPods(t *testing.T) {
+	t.Parallel()
+	tg := Target{Namespaces: []string{"app"},
+		Workloads: []WorkloadRef{{Kind: KindDeployment, Namespace: "app", Name: "web", Replicas: 1}}}
+	terminating := func(p *corev1.Pod) corev1.Pod {
+		now := metav1.Now()
+		p.DeletionTimestamp = &now
+		return *p
+	}
+	replacement := readyPod("web-2", "node1")
+	down := map[string]string{"node2": "Ready=Unknown for 6m0s (NodeStatusUnknown: Kubelet stopped posting node status.)"}
+	for _, tc := range []struct {
+		name          string
+		workloadReady bool
+		pod           corev1.Pod
+		down          map[string]string
+		wantReady     bool
+		wantMarked    []string
+		wantStranded  int
+	}{
+		{"replaced, node down: does not count", true, terminating(markedPod("web-1", "node2")), down, true, nil, 1},
+		{"node state not read yet (first pass)", true, terminating(markedPod("web-1", "node2")), nil, false, []string{"node2"}, 0},
+		{"workload not available: not replaced", false, terminating(markedPod("web-1", "node2")), down, false, []string{"node2"}, 0},
+		{"terminating on a Ready node: an ordinary rollout", true, terminating(markedPod("web-1", "node3")), down, false, []string{"node3"}, 0},
+		{"not terminating on the down node: cannot run", true, *markedPod("web-1", "node2"), down, false, []string{"node2"}, 0},
+	} {
+		get := func(WorkloadRef) (bool, string) {
+			if tc.workloadReady {
+				return true, ""
+			}
+			return false, "0 of 1 replicas available"
+		}
+		r, marked := readinessOf(tg, get, map[string][]corev1.Pod{"app": {tc.pod, replacement}}, tc.down)
+		if r.Ready() != tc.wantReady || fmt.Sprint(marked) != fmt.Sprint(tc.wantMarked) || len(r.Stranded) != tc.wantStranded {
+			t.Errorf("%s: ready %v marked %v stranded %q (pods %q), want %v %v %d", tc.name, r.Ready(), marked, r.Stranded,
+				r.Pods, tc.wantReady, tc.wantMarked, tc.wantStranded)
+		}
+		if r.ReadyPods != 1 {
+			t.Errorf("%s: %d ready pods, want 1 (the replacement)", tc.name, r.ReadyPods)
+		}
+	}
+}
+
+func readyPod(name, node string) corev1.Pod {
+	p := markedPod(name, node)
+	p.Status.Conditions[0].Status = corev1.ConditionTrue
+	return *p
+}
+
+// TestWaitReadyIgnoresReplacedPodsOnADeadNode: an unpinned app whose pod on the dead node was evicted (terminating
+// for as long as the kubelet is gone) and replaced on a healthy node is ready; the dead node is read, no other.
+func TestWaitReadyIgnoresReplacedPodsOnADeadNode(t *testing.T) {
+	t.Parallel()
+	one := int32(1)
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "app", Generation: 1},
+		Spec:   appsv1.DeploymentSpec{Replicas: &one},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1, ReadyReplicas: 1}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node2"},
+		Status: corev1.NodeStatus{Conditions: readyCond(corev1.ConditionUnknown, time.Now().Add(-6*time.Minute))}}
+	old := markedPod("web-1", "node2")
+	now := metav1.Now()
+	old.DeletionTimestamp, old.Finalizers = &now, []string{"test/keep"} // the fake deletes at once otherwise
+	repl := readyPod("web-2", "node1")
+	kc := fake.NewClientset(dep, node, old, &repl)
+	tg := Target{App: "fortio-chain", Topology: "single", Namespaces: []string{"app"}, AppSelector: "app=web",
+		Workloads: []WorkloadRef{{Kind: KindDeployment, Namespace: "app", Name: "web", Replicas: 1}}}
+	r, err := WaitReady(context.Background(), kc, tg, 2*time.Second, nil)
+	if err != nil {
+		t.Fatalf("WaitReady: %v", err)
+	}
+	if len(r.Stranded) != 1 || !strings.Contains(r.Stranded[0], "app/web-1 (node node2)") || r.ReadyPods != 1 {
+		t.Errorf("readiness %+v, want web-1 stranded and the replacement ready", r)
+	}
+	var nodeGets []string
+	for _, a := range kc.Actions() {
+		if a.GetResource().Resource == "nodes" {
+			nodeGets = append(nodeGets, a.GetVerb()+" "+a.(interface{ GetName() string }).GetName())
+		}
+	}
+	if fmt.Sprint(nodeGets) != "[get node2]" {
+		t.Errorf("node requests %v, want one get of node2", nodeGets)
+	}
+}

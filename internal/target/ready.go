@@ -49,8 +49,17 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 		return ended()
 	}
 	for {
-		last = c.readiness()
-		last.Nodes = nodeProblems(wctx, kc, c.markedNodes)
+		last = c.readiness(nil)
+		if down := nodeProblems(wctx, kc, c.markedNodes); len(down) > 0 {
+			// Again with what the nodes said: a pod left terminating on a dead node, already replaced, no longer
+			// counts, and only the nodes still holding pods that count end the wait.
+			last = c.readiness(down)
+			for _, name := range c.markedNodes {
+				if why, ok := down[name]; ok {
+					last.Nodes = append(last.Nodes, name+": "+why)
+				}
+			}
+		}
 		if progress != nil {
 			progress(last)
 		}
@@ -149,8 +158,8 @@ func (c *readyCache) synced(ctx context.Context) bool {
 	return true
 }
 
-// readiness is the snapshot of the cached objects.
-func (c *readyCache) readiness() Readiness {
+// readiness is the snapshot of the cached objects; down are the nodes known to be not Ready (nodeProblems).
+func (c *readyCache) readiness(down map[string]string) Readiness {
 	get := func(w WorkloadRef) (bool, string) {
 		switch w.Kind {
 		case KindDeployment:
@@ -175,25 +184,37 @@ func (c *readyCache) readiness() Readiness {
 			pods[ns] = append(pods[ns], *p)
 		}
 	}
-	r, marked := readinessOf(c.t, get, pods)
+	r, marked := readinessOf(c.t, get, pods, down)
 	c.markedNodes = marked
 	return r
 }
 
-// readinessOf says what of t is not ready: get reports a workload's state, pods are the app's pods per namespace.
-// It also returns the nodes of pods the node controller marked not ready (markedByNode), sorted. Pure.
-func readinessOf(t Target, get func(WorkloadRef) (bool, string), pods map[string][]corev1.Pod) (Readiness, []string) {
+// readinessOf says what of t is not ready: get reports a workload's state, pods are the app's pods per namespace,
+// down the nodes known to be not Ready (name to why; nil when none was read). It also returns the nodes of pods the
+// node controller marked not ready (markedByNode) that still count, sorted. Pure.
+//
+// A pod that is terminating on a down node never finishes while the node's kubelet is gone (nobody confirms the
+// containers stopped). Once every workload of t reports rolled out and available, its controller has replaced it
+// elsewhere: such a pod is then left out of the problems (Readiness.Stranded), so an app rescheduled onto healthy
+// nodes is ready. Without the workloads' word (a StatefulSet keeps a pod's name until the old one is gone) it counts.
+func readinessOf(t Target, get func(WorkloadRef) (bool, string), pods map[string][]corev1.Pod, down map[string]string) (Readiness, []string) {
 	r := Readiness{ExpectedPods: t.ExpectedPods()}
 	for _, w := range t.Workloads {
 		if ok, why := get(w); !ok {
 			r.Workloads = append(r.Workloads, w.String()+": "+why)
 		}
 	}
+	replaced := len(t.Workloads) > 0 && len(r.Workloads) == 0
 	nodes := map[string]bool{}
 	for _, ns := range t.Namespaces {
 		items := slices.Clone(pods[ns])
 		sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
 		for _, p := range items {
+			if why, isDown := down[p.Spec.NodeName]; isDown && replaced && p.DeletionTimestamp != nil {
+				r.Stranded = append(r.Stranded, fmt.Sprintf("%s/%s (node %s): terminating on a node that is not Ready (%s), replaced",
+					p.Namespace, p.Name, p.Spec.NodeName, why))
+				continue
+			}
 			if prob := PodProblem(p); prob != "" {
 				r.Pods = append(r.Pods, fmt.Sprintf("%s/%s%s: %s", p.Namespace, p.Name, onNode(p), prob))
 				if p.Spec.NodeName != "" && markedByNode(p) {
@@ -208,16 +229,19 @@ func readinessOf(t Target, get func(WorkloadRef) (bool, string), pods map[string
 }
 
 // nodeProblems reads the given nodes (one GET each: nodes whose pods the node controller marked, rare and few)
-// and names those not Ready past NodeGrace.
-func nodeProblems(ctx context.Context, kc kubernetes.Interface, names []string) []string {
-	var out []string
+// and says why those not Ready past NodeGrace are not (name to NodeProblem); nil when none is.
+func nodeProblems(ctx context.Context, kc kubernetes.Interface, names []string) map[string]string {
+	var out map[string]string
 	for _, name := range names {
 		n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			continue // no permission to read nodes, or gone: the pods' own reasons stand
 		}
 		if why := NodeProblem(n, time.Now(), NodeGrace); why != "" {
-			out = append(out, name+": "+why)
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = why
 		}
 	}
 	return out
@@ -234,6 +258,9 @@ type Readiness struct {
 	// Nodes that hold pods of the app which are not ready, and have themselves been not Ready for longer than
 	// NodeGrace: "node2: Ready=Unknown for 1m10s (NodeStatusUnknown: Kubelet stopped posting node status.)".
 	Nodes []string
+	// Stranded are pods left terminating on a node that is not Ready after their workload replaced them: they do
+	// not count (readinessOf), and are named so the wait's account stays complete.
+	Stranded []string
 }
 
 // NodeGrace is how long a node may be not Ready before WaitReady stops waiting for the pods on it. A kubelet that
@@ -244,6 +271,16 @@ const NodeGrace = 30 * time.Second
 type NodeNotReadyError struct {
 	Target    Target
 	Readiness Readiness
+}
+
+// NodeNames are the names of the nodes that are not Ready (Readiness.Nodes without the reasons), in order.
+func (e *NodeNotReadyError) NodeNames() []string {
+	out := make([]string, 0, len(e.Readiness.Nodes))
+	for _, n := range e.Readiness.Nodes {
+		name, _, _ := strings.Cut(n, ": ")
+		out = append(out, name)
+	}
+	return out
 }
 
 func (e *NodeNotReadyError) Error() string {
