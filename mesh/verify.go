@@ -203,14 +203,14 @@ func newVerifyCache(kc kubernetes.Interface, t target.Target, changed func()) *v
 	}
 	c := &verifyCache{pods: map[string]corelisters.PodNamespaceLister{}}
 	for _, ns := range t.Namespaces {
-		f := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns),
+		f := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.StripManagedFields),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = t.AppSelector }))
 		inf := f.Core().V1().Pods()
 		_, _ = inf.Informer().AddEventHandler(h)
 		c.pods[ns] = inf.Lister().Pods(ns)
 		c.factories = append(c.factories, f)
 	}
-	f := informers.NewSharedInformerFactory(kc, 0)
+	f := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithTransform(kube.StripManagedFields))
 	inf := f.Core().V1().Namespaces()
 	_, _ = inf.Informer().AddEventHandler(h)
 	c.nss = inf.Lister()

@@ -18,6 +18,8 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshbench/meshbench/internal/kube"
 )
 
 // WaitReady waits until every Deployment and StatefulSet of t is rolled out (the latest spec observed, every replica
@@ -104,8 +106,8 @@ func newReadyCache(kc kubernetes.Interface, t Target, changed func()) *readyCach
 		DeleteFunc: func(any) { changed() },
 	}
 	for _, ns := range t.Namespaces {
-		wf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns))
-		pf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns),
+		wf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.StripManagedFields))
+		pf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.StripManagedFields),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = t.AppSelector }))
 		if hasKind(t, ns, KindDeployment) {
 			inf := wf.Apps().V1().Deployments()
