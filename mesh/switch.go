@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -375,22 +376,30 @@ func (s *Switcher) patchLabels(ctx context.Context, order []string, nss map[stri
 }
 
 // restartMismatched rollout-restarts every workload with a pod whose sidecar presence differs from what mode needs.
+// The pods are listed once per namespace (all of them: a workload of app existing selects by its own selector, not
+// the app's) and matched to each workload's selector here, so the requests grow with namespaces, not workloads.
 func (s *Switcher) restartMismatched(ctx context.Context, t target.Target, mode scenario.Mode) ([]target.WorkloadRef, error) {
 	wantSidecar := UsesSidecar(mode)
 	var out []target.WorkloadRef
 	stamp := s.now().UTC().Format(time.RFC3339Nano)
+	podsIn := map[string][]corev1.Pod{}
 	for _, w := range t.Workloads {
 		sel, err := t.PodSelector(w)
 		if err != nil {
 			return out, fmt.Errorf("select the pods of %s (app selector %q): %w", w, t.AppSelector, err)
 		}
-		pods, err := s.Clients.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-		if err != nil {
-			return out, fmt.Errorf("list pods of %s: %w", w, err)
+		pods, listed := podsIn[w.Namespace]
+		if !listed {
+			l, err := s.Clients.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return out, fmt.Errorf("list pods of %s: %w", w, err)
+			}
+			pods = l.Items
+			podsIn[w.Namespace] = pods
 		}
 		mismatch := false
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp != nil {
+		for _, p := range pods {
+			if p.DeletionTimestamp != nil || !sel.Matches(labels.Set(p.Labels)) {
 				continue
 			}
 			if PodHasSidecar(p) != wantSidecar {

@@ -667,3 +667,46 @@ func TestVerifyReadsAnInformerCache(t *testing.T) {
 		t.Errorf("the check read namespaces from the API (%d gets), not from the cache", calls["get namespaces"])
 	}
 }
+
+// TestRestartListsPodsOncePerNamespace: two workloads in one namespace, one of them with pods already in the
+// mode: one pod list for the namespace (not one per workload), matched to each workload's selector, and only the
+// mismatched workload is restarted.
+func TestRestartListsPodsOncePerNamespace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clients, _ := newCluster(t, scenario.ModeNone, true)
+	kc := clients.Kube.(*fake.Clientset)
+	if err := kc.Tracker().Add(readyDeployment("ns-a", "api", target.AppLabels(scenario.AppFortioChain, testRun))); err != nil {
+		t.Fatal(err)
+	}
+	if err := kc.Tracker().Add(podIn(scenario.ModeSidecar, "ns-a", "api", true)); err != nil { // already injected
+		t.Fatal(err)
+	}
+	tgt := testTarget
+	tgt.Workloads = append(slices.Clone(testTarget.Workloads), target.WorkloadRef{Kind: "Deployment", Namespace: "ns-a", Name: "api", Replicas: 1})
+	var mu sync.Mutex
+	lists := map[string]int{}
+	kc.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		lists[a.GetNamespace()]++
+		return false, nil, nil
+	})
+	sw := &Switcher{Clients: clients, RunID: testRun}
+	restarted, err := sw.restartMismatched(ctx, tgt, scenario.ModeSidecar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range restarted {
+		got = append(got, w.String())
+	}
+	if want := "Deployment ns-a/web StatefulSet ns-b/db"; strings.Join(got, " ") != want {
+		t.Errorf("restarted %q, want %q (api's pod already has its sidecar)", strings.Join(got, " "), want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if lists["ns-a"] != 1 || lists["ns-b"] != 1 {
+		t.Errorf("pod lists per namespace %v, want one each", lists)
+	}
+}
