@@ -146,9 +146,9 @@ func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mo
 		default:
 		}
 	})
-	src.start(wctx)
+	src.factories.Start(wctx)
 	var v Verification
-	err := src.synced(wctx)
+	err := src.factories.Synced(wctx)
 	if err == nil {
 		err = kube.Wait{Watches: watches, Trigger: trigger}.Until(wctx, func(ctx context.Context) (bool, error) {
 			snap, err := s.verifyOnce(ctx, t, mode, wp, refs, src)
@@ -190,7 +190,7 @@ type verifySource interface {
 
 // verifyCache is a verifySource fed by informers: the app's pods per namespace (t.AppSelector) and all namespaces.
 type verifyCache struct {
-	factories []informers.SharedInformerFactory
+	factories kube.Factories
 	pods      map[string]corelisters.PodNamespaceLister
 	nss       corelisters.NamespaceLister
 }
@@ -216,30 +216,6 @@ func newVerifyCache(kc kubernetes.Interface, t target.Target, changed func()) *v
 	c.nss = inf.Lister()
 	c.factories = append(c.factories, f)
 	return c
-}
-
-// start runs the informers until ctx ends.
-func (c *verifyCache) start(ctx context.Context) {
-	for _, f := range c.factories {
-		f.Start(ctx.Done())
-	}
-	context.AfterFunc(ctx, func() {
-		for _, f := range c.factories {
-			f.Shutdown()
-		}
-	})
-}
-
-// synced waits for every informer's first list; ctx's error when it ended first.
-func (c *verifyCache) synced(ctx context.Context) error {
-	for _, f := range c.factories {
-		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				return fmt.Errorf("list %s for the verification: %w", typ, context.Cause(ctx))
-			}
-		}
-	}
-	return nil
 }
 
 func (c *verifyCache) appPods(ns string) []corev1.Pod {

@@ -39,7 +39,7 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 		default:
 		}
 	})
-	c.start(wctx)
+	c.factories.Start(wctx)
 	var last Readiness
 	ended := func() (Readiness, error) {
 		if ctx.Err() != nil {
@@ -47,7 +47,7 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 		}
 		return last, &NotReadyError{Target: t, Timeout: timeout, Readiness: last}
 	}
-	if !c.synced(wctx) {
+	if c.factories.Synced(wctx) != nil {
 		return ended()
 	}
 	for {
@@ -90,7 +90,7 @@ const resync = 5 * time.Second
 // with t.AppSelector.
 type readyCache struct {
 	t           Target
-	factories   []informers.SharedInformerFactory
+	factories   kube.Factories
 	deps        map[string]appslisters.DeploymentNamespaceLister
 	stss        map[string]appslisters.StatefulSetNamespaceLister
 	pods        map[string]corelisters.PodNamespaceLister
@@ -134,30 +134,6 @@ func hasKind(t Target, ns, kind string) bool {
 		}
 	}
 	return false
-}
-
-// start runs the informers until ctx ends.
-func (c *readyCache) start(ctx context.Context) {
-	for _, f := range c.factories {
-		f.Start(ctx.Done())
-	}
-	context.AfterFunc(ctx, func() {
-		for _, f := range c.factories {
-			f.Shutdown()
-		}
-	})
-}
-
-// synced waits for every informer's first list; false when ctx ended first.
-func (c *readyCache) synced(ctx context.Context) bool {
-	for _, f := range c.factories {
-		for _, ok := range f.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // readiness is the snapshot of the cached objects; down are the nodes known to be not Ready (nodeProblems).
