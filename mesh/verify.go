@@ -150,7 +150,7 @@ func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mo
 	var v Verification
 	err := src.factories.Synced(wctx)
 	if err == nil {
-		err = kube.Wait{Watches: watches, Trigger: trigger}.Until(wctx, func(ctx context.Context) (bool, error) {
+		err = kube.Wait{Watches: watches, Trigger: trigger, Pace: 200 * time.Millisecond}.Until(wctx, func(ctx context.Context) (bool, error) {
 			snap, err := s.verifyOnce(ctx, t, mode, wp, refs, src)
 			if err != nil {
 				// A check cut off by the deadline returns a partial snapshot: keep the last complete one, which is

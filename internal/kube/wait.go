@@ -41,6 +41,9 @@ type Wait struct {
 	// Trigger, when set, also re-checks on every receive: informers' event handlers (a cache the check reads)
 	// send on it, without blocking, where a watch would.
 	Trigger <-chan struct{}
+	// Pace, when set, is the least time between a check and the next one an event triggers (events meanwhile
+	// coalesce): a check that walks a cache of thousands of pods must not run once per event of a rollout.
+	Pace time.Duration
 }
 
 // WaitFor is Wait{Timeout: timeout, Watches: watches}.Until(ctx, check): a watched wait with the default resync.
@@ -78,6 +81,7 @@ func (w Wait) Until(ctx context.Context, check func(ctx context.Context) (bool, 
 			return nil
 		}
 		t := clk.NewTimer(interval)
+		var paced error
 		select {
 		case <-wctx.Done():
 			t.Stop()
@@ -86,11 +90,27 @@ func (w Wait) Until(ctx context.Context, check func(ctx context.Context) (bool, 
 			}
 			return ErrWaitTimeout
 		case <-trigger:
+			paced = w.pace(wctx)
 		case <-w.Trigger:
+			paced = w.pace(wctx)
 		case <-t.C():
 		}
 		t.Stop()
+		if paced != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return ErrWaitTimeout
+		}
 	}
+}
+
+// pace waits w.Pace after an event (nil at once without one); ctx's error when it ended first.
+func (w Wait) pace(ctx context.Context) error {
+	if w.Pace <= 0 {
+		return nil
+	}
+	return Sleep(ctx, nil, w.Pace)
 }
 
 // deadlineErr reports whether err means "the deadline is (about to be) reached". client-go's rate limiter

@@ -119,3 +119,40 @@ func TestSleep(t *testing.T) {
 		t.Errorf("Sleep(0) with a cancelled ctx = %v, want context.Canceled", err)
 	}
 }
+
+// TestWaitPace: a flood of events (one every 2 ms for 400 ms) makes a paced wait check about every Pace, not once
+// per event; an unpaced one checks far more often.
+func TestWaitPace(t *testing.T) {
+	t.Parallel()
+	run := func(pace time.Duration) int {
+		ch := make(chan struct{}, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			for ctx.Err() == nil {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+		checks := 0
+		start := time.Now()
+		err := Wait{Timeout: 10 * time.Second, Trigger: ch, Pace: pace}.Until(ctx, func(context.Context) (bool, error) {
+			checks++
+			return time.Since(start) > 400*time.Millisecond, nil
+		})
+		if err != nil {
+			t.Fatalf("pace %s: %v", pace, err)
+		}
+		return checks
+	}
+	paced, unpaced := run(100*time.Millisecond), run(0)
+	if paced > 7 || paced < 3 {
+		t.Errorf("paced wait checked %d times in 400 ms at a 100 ms pace, want about 5", paced)
+	}
+	if unpaced < 3*paced {
+		t.Errorf("unpaced wait checked %d times, paced %d: the pace did not bound the checks", unpaced, paced)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,8 +97,9 @@ func TestWaitReadyRequestsDoNotGrowWithEvents(t *testing.T) {
 	tg := Target{App: "fortio-chain", Topology: "single", Namespaces: []string{"app"}, AppSelector: "app=web",
 		Workloads: []WorkloadRef{{Kind: KindDeployment, Namespace: "app", Name: "web", Replicas: 1}}}
 	done := make(chan error, 1)
+	var evals atomic.Int32
 	go func() {
-		_, err := WaitReady(context.Background(), kc, tg, time.Minute, nil)
+		_, err := WaitReady(context.Background(), kc, tg, time.Minute, func(Readiness) { evals.Add(1) })
 		done <- err
 	}()
 	ctx := context.Background()
@@ -118,6 +120,10 @@ func TestWaitReadyRequestsDoNotGrowWithEvents(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	// The updates come faster than the pace: they coalesce, the cache is not walked once per event.
+	if n := evals.Load(); n > 20 {
+		t.Errorf("%d evaluations for 51 events: want them coalesced by the pace", n)
 	}
 	counts := map[string]int{}
 	for _, a := range kc.Actions() {

@@ -76,6 +76,13 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 		case <-wctx.Done():
 			return ended()
 		case <-trigger:
+			// A rollout sends thousands of events: evaluate at most every pace (the events meanwhile coalesce in
+			// trigger), or each one would walk every pod of the app again (minutes of CPU at 5,000 pods).
+			select {
+			case <-wctx.Done():
+				return ended()
+			case <-time.After(pace):
+			}
 		case <-time.After(resync):
 			// Node conditions change without an event on the app's objects.
 		}
@@ -84,6 +91,9 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 
 // resync re-evaluates a wait without events: a node's condition is not watched.
 const resync = 5 * time.Second
+
+// pace is the least time between two evaluations of a wait's cache: what an event can be late by.
+const pace = 200 * time.Millisecond
 
 // readyCache is the app's Deployments, StatefulSets and pods as informers see them, per namespace. Workloads are
 // cached without a selector (the app's namespaces; a workload named in t need not carry the pods' labels), pods
