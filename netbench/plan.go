@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/meshbench/meshbench/internal/nettool"
+	mbtarget "github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -32,13 +33,7 @@ func usable(n *corev1.Node) (bool, string) {
 	if n.Spec.Unschedulable {
 		return false, "cordoned"
 	}
-	ready := false
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-			ready = true
-		}
-	}
-	if !ready {
+	if !mbtarget.NodeReady(n) {
 		return false, "not Ready"
 	}
 	for _, t := range n.Spec.Taints {

@@ -103,17 +103,8 @@ func (g nodeGate) need(ctx context.Context, t *runner.Target, n *corev1.Node) st
 func otherReadyNode(candidates []corev1.Node, name string) bool {
 	for i := range candidates {
 		n := &candidates[i]
-		if n.Name != name && !n.Spec.Unschedulable && isReady(n) {
+		if n.Name != name && !n.Spec.Unschedulable && target.NodeReady(n) {
 			return true
-		}
-	}
-	return false
-}
-
-func isReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
 		}
 	}
 	return false

@@ -15,13 +15,13 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/podset"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -173,11 +173,9 @@ func (k KubeNodes) Nodes(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
 	var out []string
-	for _, n := range l.Items {
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				out = append(out, n.Name)
-			}
+	for i := range l.Items {
+		if target.NodeReady(&l.Items[i]) {
+			out = append(out, l.Items[i].Name)
 		}
 	}
 	slices.Sort(out)

@@ -304,6 +304,16 @@ func (e *NotReadyError) Error() string {
 	return b.String()
 }
 
+// NodeReady reports whether node n's Ready condition is True (a node that never posted it has not joined).
+func NodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // NodeProblem says why node n cannot run pods, when its Ready condition has not been True for longer than grace
 // at now ("" otherwise): "Ready=Unknown for 1m10s (NodeStatusUnknown: Kubelet stopped posting node status.)".
 func NodeProblem(n *corev1.Node, now time.Time, grace time.Duration) string {
