@@ -46,7 +46,23 @@ func Build(run *results.Run) Report {
 	}
 	r.Warnings = append(append(r.Warnings, run.Warnings...), r.Summary.Warnings...)
 	r.Warnings = append(r.Warnings, caseWarnings(r.Cases)...)
+	r.Warnings = append(r.Warnings, remeasured(r.Cases)...)
 	return r
+}
+
+// remeasured says which cases were measured again because a window came back incomplete, and why: the figures
+// are the last measurement's, and a reader of a scheduled run should see that its monitoring missed scrapes.
+func remeasured(cases []results.CaseResult) []string {
+	var out []string
+	for _, c := range cases {
+		n, _ := strconv.Atoi(c.Facts[results.FactAttempts])
+		for i := 1; i < n; i++ {
+			if why := c.Facts[results.FactAttemptPrefix+strconv.Itoa(i)]; why != "" {
+				out = append(out, fmt.Sprintf("case %s was measured again (measurement %d of %d not kept: %s)", c.CaseID, i, n, why))
+			}
+		}
+	}
+	return out
 }
 
 // caseWarnings lists the collector warnings the cases recorded (fact "collector-warnings", joined with "; "), each

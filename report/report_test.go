@@ -230,6 +230,23 @@ func TestCaseWarnings(t *testing.T) {
 	}
 }
 
+// A case measured again after an incomplete window says so in the report's warnings, with each discarded
+// measurement's reason.
+func TestRemeasuredWarnings(t *testing.T) {
+	t.Parallel()
+	got := remeasured([]results.CaseResult{
+		{CaseID: "a", Facts: map[string]string{results.FactAttempts: "3", "attempt-1": "load window x incomplete", "attempt-2": "idle window y incomplete"}},
+		{CaseID: "b", Facts: map[string]string{}},
+	})
+	want := []string{
+		"case a was measured again (measurement 1 of 3 not kept: load window x incomplete)",
+		"case a was measured again (measurement 2 of 3 not kept: idle window y incomplete)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("remeasured =\n%q\nwant\n%q", got, want)
+	}
+}
+
 // Error answers' latency (loadgen's error-latency samples) gets its own table in the latency section, for the modes
 // that had errors, and never enters the 2xx latency table or chart.
 func TestErrorLatencyTable(t *testing.T) {

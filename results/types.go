@@ -47,6 +47,14 @@ const (
 // on it): a passing condition, so --resume runs the case again (DoneCases).
 const FactSkippedNode = "skipped-node"
 
+// FactAttempts, on a case measured more than once because a resource window came back incomplete (a missed
+// scrape, a Prometheus outage: scenario windows.attempts), is how many measurements it took; FactAttemptPrefix+n
+// is why measurement n was not kept. The case's figures are those of the last measurement.
+const (
+	FactAttempts      = "attempts"
+	FactAttemptPrefix = "attempt-"
+)
+
 // RunMeta is run.json.
 type RunMeta struct {
 	SchemaVersion string          `json:"schemaVersion"`

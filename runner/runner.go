@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -237,6 +238,9 @@ type caseRun struct {
 	samples []results.Sample
 	// step, when set, receives the name of each step as it starts (state.step).
 	step *string
+	// incomplete is set when the collection failed because a window came back incomplete (an error with
+	// WindowIncomplete() true, such as collectors/prom's *IncompleteError): the case may be measured again.
+	incomplete bool
 }
 
 func (cr *caseRun) timed(step string, f func() error) error {
@@ -336,6 +340,34 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 	}
 	cr.facts(st.targetFacts)
 	t := *st.target
+	attempts := 1
+	if !c.IsCNI() {
+		attempts = max(1, r.Scenario.Spec.Windows.Attempts)
+	}
+	for n := 1; ; n++ {
+		before := maps.Clone(cr.res.Facts)
+		start := clk.Now()
+		res, samples := r.measure(ctx, st, cr, t, c)
+		if res.Status != results.StatusFailed || !cr.incomplete || n >= attempts || ctx.Err() != nil {
+			if n > 1 {
+				res.Facts[results.FactAttempts] = strconv.Itoa(n)
+			}
+			return res, samples
+		}
+		r.log().Warn("window incomplete: measuring the case again", "case", c.ID, "measurement", n+1, "of", attempts, "reason", res.Reason)
+		// The discarded measurement leaves its reason and its length; its windows, samples and facts go.
+		reason := cr.res.Reason
+		cr.res.Facts = before
+		cr.res.Facts[results.FactAttemptPrefix+strconv.Itoa(n)] = reason
+		cr.res.Timings[results.FactAttemptPrefix+strconv.Itoa(n)] = clk.Now().Sub(start).Round(time.Millisecond).String()
+		cr.res.Status, cr.res.Reason, cr.res.End, cr.res.Windows, cr.samples, cr.incomplete = "", "", time.Time{}, nil, nil, false
+	}
+}
+
+// measure runs case c's windows on target t (switched and verified): the idle window, the load, and the
+// collection of both.
+func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, c scenario.Case) (results.CaseResult, []results.Sample) {
+	clk := r.clock()
 	tm := r.timing(c)
 	lead := r.leadIn()
 	cr.res.Facts["collector-lead-in"] = lead.String()
@@ -433,6 +465,8 @@ func (r *Runner) collect(ctx context.Context, cr *caseRun, t Target, c scenario.
 		}
 		cr.add(c, col.Samples, load)
 		if err != nil {
+			var inc interface{ WindowIncomplete() bool }
+			cr.incomplete = errors.As(err, &inc) && inc.WindowIncomplete()
 			if len(warnings) > 0 {
 				cr.res.Facts["collector-warnings"] = strings.Join(warnings, "; ")
 			}

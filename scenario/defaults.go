@@ -243,6 +243,7 @@ func setWindowDefaults(w *Windows, name string) {
 	if w.Settle.Duration == 0 {
 		w.Settle = D(15 * time.Second)
 	}
+	setDefault(&w.Attempts, 2)
 }
 
 // seedFromName makes the default interleaving seed a pure function of the scenario, so the same file always gives

@@ -459,6 +459,12 @@ type Windows struct {
 	Seed int64 `json:"seed,omitempty"`
 	// Settle is waited after a mode switch is verified and before the idle window (lets restarts calm down).
 	Settle Duration `json:"settle,omitzero" mb:"defaulted"`
+	// Attempts is how many times a case is measured (idle and load windows again) while a resource window comes
+	// back incomplete: Prometheus has no samples for part of it (missed scrapes of a busy kubelet, a Prometheus
+	// restart). A transient gap costs one more measurement instead of the case; every discarded measurement's
+	// reason is recorded with the case and in the report. 1 records the first incomplete window as a failed case.
+	// Cni cases are measured once (their samples are the result).
+	Attempts int `json:"attempts,omitempty" mb:"defaulted"`
 }
 
 // Interleave is a mode-ordering scheme.

@@ -633,6 +633,7 @@ func validateWindows(c *collector, p *field.Path, w Windows, scrape time.Duratio
 		c.add(p.Child("idle"), "is %s, shorter than 4 scrape intervals (%s): rates need >= 4 samples; lengthen the window", w.Idle, D(4*scrape))
 	}
 	c.intRange(p.Child("repetitions"), w.Repetitions, 1, 100, "use >= 3 for confidence intervals")
+	c.intRange(p.Child("attempts"), w.Attempts, 1, 5, "1 fails a case on its first incomplete window; 2 (the default) measures it once more")
 	c.oneOf(p.Child("interleave"), string(w.Interleave), []string{string(InterleaveSerpentine), string(InterleaveRandom), string(InterleaveNone)})
 	if w.Seed < 0 {
 		c.add(p.Child("seed"), "must not be negative (got %d)", w.Seed)

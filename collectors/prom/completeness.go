@@ -142,6 +142,10 @@ func (e *IncompleteError) Error() string {
 		e.Window.Start.Format(time.TimeOnly), e.Window.End.Format(time.TimeOnly), strings.Join(msg, "; "))
 }
 
+// WindowIncomplete marks the error as a gap in the monitoring, not in the system measured: the runner may measure
+// the case again (scenario windows.attempts).
+func (e *IncompleteError) WindowIncomplete() bool { return true }
+
 // seconds is d in whole seconds ("40s", "600s"): the gap and the window it is part of in one unit.
 func seconds(d time.Duration) string {
 	return strconv.FormatInt(int64(d.Round(time.Second)/time.Second), 10) + "s"

@@ -496,6 +496,9 @@ func TestFaultPrometheusOutage(t *testing.T) {
 	defer cancel()
 	p, work := startInLoadWindow(ctx, t, c, "f-prom", func(spec map[string]any) {
 		spec["windows"].(map[string]any)["load"] = "40s"
+		// One measurement: this cell proves the window is marked incomplete (a second one would be measured
+		// after Prometheus is back: runner TestIncompleteWindowIsMeasuredAgain).
+		spec["windows"].(map[string]any)["attempts"] = 1
 	})
 	t.Cleanup(func() { _ = faultFault(context.Background(), "start", "prometheus") })
 	if err := faultFault(ctx, "restart", "prometheus", "30"); err != nil {
