@@ -22,7 +22,9 @@ build: ## build meshbench and meshbench-agent into bin/
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/meshbench-agent ./cmd/meshbench-agent
 
 test: ## unit + integration tests that need no cluster (real Prometheus, iperf3 and fortio where installed)
-	$(GO) test -count=1 ./...
+	# -parallel 4: collectors/prom's live-scrape tests against real Prometheus servers mostly wait for scrapes (about
+	# 85 s each); two at a time (GOMAXPROCS) made that package the suite's long pole at 210 s.
+	$(GO) test -count=1 -parallel 4 ./...
 
 lint: ## gofmt check, go vet, staticcheck, errorlint
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go' | grep -v '^hack/.*/k8s/' | while read -r f; do [ -f "$$f" ] && echo "$$f"; done)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
