@@ -184,7 +184,7 @@ func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mo
 
 // verifySource is what a verification check reads: the app's pods of a namespace sorted by name, and a namespace.
 type verifySource interface {
-	appPods(ns string) []corev1.Pod
+	appPods(ns string) []*corev1.Pod
 	namespace(name string) (*corev1.Namespace, error)
 }
 
@@ -218,16 +218,14 @@ func newVerifyCache(kc kubernetes.Interface, t target.Target, changed func()) *v
 	return c
 }
 
-func (c *verifyCache) appPods(ns string) []corev1.Pod {
+// appPods returns the cache's own objects (read only), not copies: a verification pass at 5,000 pods would
+// otherwise allocate megabytes of Pod values.
+func (c *verifyCache) appPods(ns string) []*corev1.Pod {
 	l, ok := c.pods[ns]
 	if !ok {
 		return nil
 	}
-	items, _ := l.List(labels.Everything()) // a lister's List never fails
-	out := make([]corev1.Pod, 0, len(items))
-	for _, p := range items {
-		out = append(out, *p)
-	}
+	out, _ := l.List(labels.Everything()) // a lister's List never fails; the slice is new, its pods are shared
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
@@ -241,7 +239,7 @@ func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenari
 	live := 0
 	for _, ns := range t.Namespaces {
 		for _, p := range src.appPods(ns) {
-			pr := Prove(mode, p)
+			pr := Prove(mode, *p)
 			v.StandIn = v.StandIn || pr.StandIn
 			v.Pods = append(v.Pods, pr)
 			if p.DeletionTimestamp == nil {

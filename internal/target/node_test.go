@@ -173,7 +173,7 @@ func TestReadinessOfStrandedPods(t *testing.T) {
 			}
 			return false, "0 of 1 replicas available"
 		}
-		r, marked := readinessOf(tg, get, map[string][]corev1.Pod{"app": {tc.pod, replacement}}, tc.down)
+		r, marked := readinessOf(tg, get, map[string][]*corev1.Pod{"app": {&tc.pod, &replacement}}, tc.down)
 		if r.Ready() != tc.wantReady || fmt.Sprint(marked) != fmt.Sprint(tc.wantMarked) || len(r.Stranded) != tc.wantStranded {
 			t.Errorf("%s: ready %v marked %v stranded %q (pods %q), want %v %v %d", tc.name, r.Ready(), marked, r.Stranded,
 				r.Pods, tc.wantReady, tc.wantMarked, tc.wantStranded)
