@@ -9,6 +9,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -676,5 +678,116 @@ func TestFaultKubeletGone(t *testing.T) {
 	}
 	if left := leftovers(ctx, t, c, p.runID(), 3*time.Minute); len(left) > 0 {
 		t.Errorf("left behind once the kubelet is back: %v", left)
+	}
+}
+
+// TestFaultKillResumeCNI: `meshbench cni` killed with SIGKILL in the third of four cases (no cleanup at all), then
+// `meshbench cni --resume`: the resume exits 0, the cases recorded before the kill are kept byte for byte (their
+// lines of cases.jsonl and their raw files), every case is recorded once and ok with its samples, and nothing of
+// either invocation is left (the killed run's namespace is removed by the resume).
+func TestFaultKillResumeCNI(t *testing.T) {
+	c := RequireCluster(t)
+	if len(c.Nodes) < 2 {
+		t.Skipf("cross-node needs two nodes, the cluster has %v", c.Nodes)
+	}
+	faultSlot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	sc := cniScenario(t, fmt.Sprintf(`    tests: [tcp, rr]
+    paths: [same-node, cross-node]
+    duration: 3s
+    samples: 2
+    placement: {clientNode: %s, serverNode: %s}
+`, c.Nodes[0], c.Nodes[1]))
+	work := t.TempDir()
+	p := startFault(ctx, t, c, work, "cni", "-f", sc, "--output-dir", "runs")
+	// Cases: idle, same-node/tcp, same-node/rr, cross-node/tcp, cross-node/rr. Kill inside cross-node/tcp's samples.
+	if !p.waitMarker(regexp.MustCompile(`msg=running case=cross-node/tcp`), 1, 10*time.Minute) {
+		t.Fatalf("cross-node/tcp never started:\n%s", tail(p.log(), 4000))
+	}
+	time.Sleep(2 * time.Second)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.exit(time.Minute)
+	dir := onlyRunDir(t, filepath.Join(work, "runs"))
+	killedID := filepath.Base(dir)
+	keptLines, err := os.ReadFile(filepath.Join(dir, results.CasesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]bool{}
+	for _, cs := range before.Cases {
+		kept[cs.CaseID] = true
+	}
+	if !kept["same-node/rr"] || kept["cross-node/tcp"] {
+		t.Fatalf("cases recorded before the kill: %v, want idle and same-node up to rr, not cross-node/tcp", kept)
+	}
+	keptRaw := map[string][]byte{}
+	raws, _ := filepath.Glob(filepath.Join(dir, netbench.RawDir, "*"))
+	for _, f := range raws {
+		path, test, _, _, ok := netbench.ParseRawName(f)
+		if ok && kept[string(path)+"/"+string(test)] {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keptRaw[f] = b
+		}
+	}
+	if len(keptRaw) != 4 {
+		t.Errorf("raw files of the kept cases: %d, want 4 (2 cases x 2 samples)", len(keptRaw))
+	}
+
+	stdout, stderr, code := runCLI(ctx, t, c, work, "cni", "--resume", dir)
+	t.Logf("resume exit %d; stderr (tail):\n%s", code, tail(stderr, 2500))
+	if code != 0 {
+		t.Fatalf("resume exited %d\n%s", code, stdout)
+	}
+	afterLines, err := os.ReadFile(filepath.Join(dir, results.CasesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(afterLines, keptLines) {
+		t.Errorf("cases.jsonl of the kept cases changed:\nbefore %s\nafter  %s", keptLines, afterLines)
+	}
+	for f, b := range keptRaw {
+		if got, err := os.ReadFile(f); err != nil || !bytes.Equal(got, b) {
+			t.Errorf("raw file %s of a kept case changed (err %v)", filepath.Base(f), err)
+		}
+	}
+	after, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count, samples := map[string]int{}, map[string]int{}
+	for _, cs := range after.Cases {
+		count[cs.CaseID]++
+		if cs.Status != results.StatusOK {
+			t.Errorf("case %s: %s %s", cs.CaseID, cs.Status, cs.Reason)
+		}
+	}
+	for _, s := range after.Samples {
+		samples[s.CaseID]++
+	}
+	for _, id := range []string{"idle", "same-node/tcp", "same-node/rr", "cross-node/tcp", "cross-node/rr"} {
+		if count[id] != 1 || samples[id] == 0 {
+			t.Errorf("case %s recorded %d times with %d samples, want once with samples", id, count[id], samples[id])
+		}
+	}
+	for _, s := range before.Samples {
+		samples[s.CaseID]--
+	}
+	for id := range kept {
+		if samples[id] != 0 {
+			t.Errorf("case %s kept before the kill: %d samples more or fewer after the resume", id, samples[id])
+		}
+	}
+	if left := leftovers(ctx, t, c, killedID, 2*time.Minute); len(left) > 0 {
+		t.Errorf("left behind after the resume: %v", left)
 	}
 }
