@@ -31,6 +31,9 @@ const DefaultFinalizeTimeout = 10 * time.Minute
 //	store.AppendCase            at once: a crash loses nothing, --resume skips what is recorded
 //
 // A case whose switch, verification, load or collection fails is recorded failed with its reason and the run goes on.
+// A collection that finds a window incomplete (an error with WindowIncomplete() true: Prometheus has no samples for
+// part of it) first measures the case again, idle and load windows, up to the scenario's windows.attempts; the
+// discarded measurements leave their reasons (results.FactAttemptPrefix) and lengths, not their samples.
 // After a switch failed on nodes that are not Ready (a *target.NodeNotReadyError), Nodes is asked before each later
 // case: while such a node is still not Ready and the app needs it, the case is recorded skipped naming the node;
 // once the node is back, or the app no longer needs it, the case runs (a failed group is switched again).
