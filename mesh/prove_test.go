@@ -1,14 +1,17 @@
 package mesh
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -85,6 +88,13 @@ func TestProve(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := Prove(tc.mode, tc.pod)
+			// The verification cache holds slim pods (kube.SlimPod): the proof of a pod with a full spec, slimmed,
+			// must be the proof of that pod.
+			fat := fatten(tc.pod)
+			slim, _ := kube.SlimPod(fat.DeepCopy())
+			if a, b := Prove(tc.mode, fat), Prove(tc.mode, *slim.(*corev1.Pod)); !reflect.DeepEqual(a, b) || !reflect.DeepEqual(a, p) {
+				t.Errorf("proof differs on a slim pod:\nfull %+v\nslim %+v\nplain %+v", a, b, p)
+			}
 			if p.Proved != tc.proved || p.Observed != tc.observed {
 				t.Errorf("Prove = proved %v observed %q, want %v %q (problem %q)", p.Proved, p.Observed, tc.proved, tc.observed, p.Problem)
 			}
@@ -214,4 +224,26 @@ func TestNamespaceLabelsAndModeOfLabels(t *testing.T) {
 	if _, touched := NamespaceLabels(scenario.ModeSidecar, "ns", testWaypoint, "ns", "")[LabelRevision]; touched {
 		t.Error("sidecar mode without a revision must leave istio.io/rev alone")
 	}
+}
+
+// fatten gives every container of p what an injected pod's spec carries and no proof reads (kube.SlimPod drops
+// it): command, args, env, mounts, probes, resources, and the pod's volumes.
+func fatten(p corev1.Pod) corev1.Pod {
+	p = *p.DeepCopy()
+	fill := func(c *corev1.Container) {
+		c.Command, c.Args = []string{"/usr/local/bin/pilot-agent"}, []string{"proxy", "sidecar", "--domain", "$(POD_NAMESPACE).svc.cluster.local"}
+		c.Env = []corev1.EnvVar{{Name: "PILOT_CERT_PROVIDER", Value: "istiod"}, {Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "istio-token", MountPath: "/var/run/secrets/tokens"}}
+		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz/ready"}}}
+		c.StartupProbe = c.ReadinessProbe
+		c.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
+	}
+	for i := range p.Spec.InitContainers {
+		fill(&p.Spec.InitContainers[i])
+	}
+	for i := range p.Spec.Containers {
+		fill(&p.Spec.Containers[i])
+	}
+	p.Spec.Volumes = []corev1.Volume{{Name: "istio-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}}}
+	return p
 }

@@ -203,7 +203,7 @@ func newVerifyCache(kc kubernetes.Interface, t target.Target, changed func()) *v
 	}
 	c := &verifyCache{pods: map[string]corelisters.PodNamespaceLister{}}
 	for _, ns := range t.Namespaces {
-		f := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.StripManagedFields),
+		f := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.SlimPod),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = t.AppSelector }))
 		inf := f.Core().V1().Pods()
 		_, _ = inf.Informer().AddEventHandler(h)

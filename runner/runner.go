@@ -348,7 +348,7 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 		attempts = max(1, r.Scenario.Spec.Windows.Attempts)
 	}
 	for n := 1; ; n++ {
-		before := maps.Clone(cr.res.Facts)
+		before, timingsBefore := maps.Clone(cr.res.Facts), maps.Clone(cr.res.Timings)
 		start := clk.Now()
 		res, samples := r.measure(ctx, st, cr, t, c)
 		if res.Status != results.StatusFailed || !cr.incomplete || n >= attempts || ctx.Err() != nil {
@@ -360,7 +360,7 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 		r.log().Warn("window incomplete: measuring the case again", "case", c.ID, "measurement", n+1, "of", attempts, "reason", res.Reason)
 		// The discarded measurement leaves its reason and its length; its windows, samples and facts go.
 		reason := cr.res.Reason
-		cr.res.Facts = before
+		cr.res.Facts, cr.res.Timings = before, timingsBefore
 		cr.res.Facts[results.FactAttemptPrefix+strconv.Itoa(n)] = reason
 		cr.res.Timings[results.FactAttemptPrefix+strconv.Itoa(n)] = clk.Now().Sub(start).Round(time.Millisecond).String()
 		cr.res.Status, cr.res.Reason, cr.res.End, cr.res.Windows, cr.samples, cr.incomplete = "", "", time.Time{}, nil, nil, false

@@ -117,7 +117,7 @@ func newReadyCache(kc kubernetes.Interface, t Target, changed func()) *readyCach
 	}
 	for _, ns := range t.Namespaces {
 		wf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.StripManagedFields))
-		pf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.StripManagedFields),
+		pf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.SlimPod),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = t.AppSelector }))
 		if hasKind(t, ns, KindDeployment) {
 			inf := wf.Apps().V1().Deployments()

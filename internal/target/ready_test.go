@@ -7,6 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshbench/meshbench/internal/kube"
 )
 
 func TestPodProblem(t *testing.T) {
@@ -52,6 +54,16 @@ func TestPodProblem(t *testing.T) {
 			got := PodProblem(tc.pod)
 			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("PodProblem = %q, want %q", got, tc.want)
+			}
+			// The readiness cache holds slim pods (kube.SlimPod): a full spec, slimmed, reads the same.
+			fat := *tc.pod.DeepCopy()
+			fat.Spec.Containers = []corev1.Container{{Name: "app", Image: "example.com/app:v1", Args: []string{"serve"},
+				Env: []corev1.EnvVar{{Name: "PORT", Value: "8080"}}, VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready"}}}}}
+			fat.Spec.Volumes = []corev1.Volume{{Name: "data"}}
+			slim, _ := kube.SlimPod(fat.DeepCopy())
+			if a, b := PodProblem(fat), PodProblem(*slim.(*corev1.Pod)); a != b || a != got || markedByNode(fat) != markedByNode(*slim.(*corev1.Pod)) {
+				t.Errorf("a slim pod reads differently: full %q, slim %q, plain %q", a, b, got)
 			}
 		})
 	}
