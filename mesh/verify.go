@@ -4,18 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/target"
@@ -108,14 +102,37 @@ func (e *VerifyError) Error() string {
 
 // Verify watches the target's pods (and waypoints) until every app pod proves the mode and is ready, the expected
 // number of pods exists (no old replicas left), every waypoint is ready, and the namespace labels are still the
-// mode's, or until timeout. The returned Verification holds the last proofs either way; on failure the error is a
-// *VerifyError naming the pods and what to fix.
-//
-// The pods and namespaces come from informers (one list and one watch per app namespace for the pods, one for all
-// namespaces), and every check reads that cache: the API requests of a verification grow with the namespaces,
-// never with the pods or with the events of a rollout, and the check that follows the last pod Ready costs no
-// request at all (at 1,000 pods in 60 namespaces, re-listing every namespace per event took 2.7 s per check).
+// mode's, or until timeout, on a target.Cache of its own (see VerifyIn). The returned Verification holds the last
+// proofs either way; on failure the error is a *VerifyError naming the pods and what to fix.
 func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
+	if s.Clients == nil {
+		return Verification{Mode: mode}, errors.New("verify mode: no Kubernetes clients")
+	}
+	c := target.NewCache(s.Clients.Kube, t)
+	c.Start(ctx)
+	defer c.Stop()
+	return s.VerifyIn(ctx, c, t, mode, wp, timeout)
+}
+
+// PodSource is what a verification reads: the app's pods per namespace and the namespaces, from a cache that says
+// when they changed. A *target.Cache is one; a case hands the verification the cache its readiness wait read.
+type PodSource interface {
+	// Synced waits for the cache's first lists.
+	Synced(ctx context.Context) error
+	// Changed receives after the cached objects changed.
+	Changed() <-chan struct{}
+	// AppPods are the app's pods of a namespace sorted by name (read only).
+	AppPods(ns string) []*corev1.Pod
+	// Namespace is a cached namespace (read only).
+	Namespace(name string) (*corev1.Namespace, error)
+}
+
+// VerifyIn is Verify reading src, a started cache of t's pods and the namespaces. Every check reads that cache:
+// the API requests of a verification are the cache's (one list and one watch per app namespace for the pods, one
+// for all namespaces, made once) and never grow with the pods or with the events of a rollout; on a cache already
+// synced by the readiness wait, the check that follows the last pod Ready costs no request at all (at 1,000 pods
+// in 60 namespaces, re-listing every namespace per event took 2.7 s per check; a cache of its own, 1.0 s).
+func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
 	start := s.now()
 	if s.Clients == nil {
 		return Verification{Mode: mode}, errors.New("verify mode: no Kubernetes clients")
@@ -139,18 +156,10 @@ func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mo
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	trigger := make(chan struct{}, 1)
-	src := newVerifyCache(s.Clients.Kube, t, func() {
-		select {
-		case trigger <- struct{}{}:
-		default:
-		}
-	})
-	src.factories.Start(wctx)
 	var v Verification
-	err := src.factories.Synced(wctx)
+	err := src.Synced(wctx)
 	if err == nil {
-		err = kube.Wait{Watches: watches, Trigger: trigger, Pace: 200 * time.Millisecond}.Until(wctx, func(ctx context.Context) (bool, error) {
+		err = kube.Wait{Watches: watches, Trigger: src.Changed(), Pace: 200 * time.Millisecond}.Until(wctx, func(ctx context.Context) (bool, error) {
 			snap, err := s.verifyOnce(ctx, t, mode, wp, refs, src)
 			if err != nil {
 				// A check cut off by the deadline returns a partial snapshot: keep the last complete one, which is
@@ -182,63 +191,13 @@ func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mo
 	}
 }
 
-// verifySource is what a verification check reads: the app's pods of a namespace sorted by name, and a namespace.
-type verifySource interface {
-	appPods(ns string) []*corev1.Pod
-	namespace(name string) (*corev1.Namespace, error)
-}
-
-// verifyCache is a verifySource fed by informers: the app's pods per namespace (t.AppSelector) and all namespaces.
-type verifyCache struct {
-	factories kube.Factories
-	pods      map[string]corelisters.PodNamespaceLister
-	nss       corelisters.NamespaceLister
-}
-
-func newVerifyCache(kc kubernetes.Interface, t target.Target, changed func()) *verifyCache {
-	h := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { changed() },
-		UpdateFunc: func(any, any) { changed() },
-		DeleteFunc: func(any) { changed() },
-	}
-	c := &verifyCache{pods: map[string]corelisters.PodNamespaceLister{}}
-	for _, ns := range t.Namespaces {
-		f := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.SlimPod),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = t.AppSelector }))
-		inf := f.Core().V1().Pods()
-		_, _ = inf.Informer().AddEventHandler(h)
-		c.pods[ns] = inf.Lister().Pods(ns)
-		c.factories = append(c.factories, f)
-	}
-	f := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithTransform(kube.StripManagedFields))
-	inf := f.Core().V1().Namespaces()
-	_, _ = inf.Informer().AddEventHandler(h)
-	c.nss = inf.Lister()
-	c.factories = append(c.factories, f)
-	return c
-}
-
-// appPods returns the cache's own objects (read only), not copies: a verification pass at 5,000 pods would
-// otherwise allocate megabytes of Pod values.
-func (c *verifyCache) appPods(ns string) []*corev1.Pod {
-	l, ok := c.pods[ns]
-	if !ok {
-		return nil
-	}
-	out, _ := l.List(labels.Everything()) // a lister's List never fails; the slice is new, its pods are shared
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-func (c *verifyCache) namespace(name string) (*corev1.Namespace, error) { return c.nss.Get(name) }
-
 // verifyOnce takes one snapshot of the proofs from src (and the waypoints from the API: few, one read each).
-func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef, src verifySource) (Verification, error) {
+func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef, src PodSource) (Verification, error) {
 	v := Verification{Mode: mode}
 	kc := s.Clients.Kube
 	live := 0
 	for _, ns := range t.Namespaces {
-		for _, p := range src.appPods(ns) {
+		for _, p := range src.AppPods(ns) {
 			pr := Prove(mode, *p)
 			v.StandIn = v.StandIn || pr.StandIn
 			v.Pods = append(v.Pods, pr)
@@ -246,7 +205,7 @@ func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenari
 				live++
 			}
 		}
-		nsObj, err := src.namespace(ns)
+		nsObj, err := src.Namespace(ns)
 		if err != nil {
 			return v, fmt.Errorf("get namespace %s: %w", ns, err)
 		}

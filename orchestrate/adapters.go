@@ -3,11 +3,16 @@ package orchestrate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/loadgen"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/results"
@@ -21,6 +26,60 @@ type workloadsAdapter struct {
 	d       *workloads.Deployer
 	s       *scenario.Scenario
 	timeout time.Duration
+	// cache, when set, keeps the readiness wait's informer cache for the verification that follows (meshAdapter).
+	cache *appCache
+}
+
+// appCache hands the informer cache of a case's readiness wait to the mode verification that follows it (the
+// runner's order: wait-ready, then verify), so that the verification starts on a synced cache instead of listing
+// and watching every app namespace again (target.Cache). The wait opens it; the verification, a failed wait, the
+// next wait or the target's teardown stop it: informers never run through a measured window.
+type appCache struct {
+	kc kubernetes.Interface
+	mu sync.Mutex
+	c  *target.Cache
+}
+
+// open stops the cache held (if any) and starts a new one for t, running until ctx ends or it is stopped.
+func (a *appCache) open(ctx context.Context, t target.Target) *target.Cache {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.c != nil {
+		a.c.Stop()
+	}
+	a.c = target.NewCache(a.kc, t)
+	a.c.Start(ctx)
+	return a.c
+}
+
+// take hands over the cache held when it is t's (the caller stops it), else nil; the cache is no longer held.
+func (a *appCache) take(t target.Target) *target.Cache {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.c
+	a.c = nil
+	if c != nil && !sameApp(c.Target(), t) {
+		c.Stop()
+		return nil
+	}
+	return c
+}
+
+// close stops the cache held, if any.
+func (a *appCache) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.c != nil {
+		a.c.Stop()
+		a.c = nil
+	}
+}
+
+// sameApp reports whether a and b are one deployed app as a cache sees it: the same namespaces, pod selector and
+// workloads.
+func sameApp(a, b target.Target) bool {
+	return a.Topology == b.Topology && a.AppSelector == b.AppSelector && slices.Equal(a.Namespaces, b.Namespaces) &&
+		slices.Equal(a.Workloads, b.Workloads)
 }
 
 func (a *workloadsAdapter) Ensure(ctx context.Context, topo scenario.Topology) (runner.Target, error) {
@@ -45,16 +104,28 @@ func targetFacts(w scenario.Workload, topo scenario.Topology, t workloads.Target
 }
 
 func (a *workloadsAdapter) WaitReady(ctx context.Context, t runner.Target) error {
-	return a.d.WaitReady(ctx, t.Target, a.timeout)
+	if a.cache == nil {
+		return a.d.WaitReady(ctx, t.Target, a.timeout)
+	}
+	err := a.d.WaitReadyIn(ctx, a.cache.open(ctx, t.Target), a.timeout)
+	if err != nil {
+		a.cache.close() // no verification follows a failed wait
+	}
+	return err
 }
 
 func (a *workloadsAdapter) Teardown(ctx context.Context, t runner.Target) error {
+	if a.cache != nil {
+		a.cache.close()
+	}
 	return a.d.Teardown(ctx, t.Target)
 }
 
 // meshAdapter is mesh.Switcher as the runner's Mesh.
 type meshAdapter struct {
-	sw      *mesh.Switcher
+	sw *mesh.Switcher
+	// cache, when set, is where the readiness wait left its informer cache (workloadsAdapter): Verify reads it.
+	cache   *appCache
 	wp      scenario.Waypoint
 	timeout time.Duration
 	last    mesh.Transition
@@ -73,7 +144,16 @@ func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.
 }
 
 func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
-	v, err := a.sw.Verify(ctx, t.Target, mode, a.wp, a.timeout)
+	var (
+		v   mesh.Verification
+		err error
+	)
+	if c := a.takeCache(t.Target); c != nil {
+		v, err = a.sw.VerifyIn(ctx, c, t.Target, mode, a.wp, a.timeout)
+		c.Stop()
+	} else {
+		v, err = a.sw.Verify(ctx, t.Target, mode, a.wp, a.timeout)
+	}
 	facts := a.last.Timings(&v)
 	for k, d := range facts {
 		delete(facts, k)
@@ -95,6 +175,14 @@ func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario
 		err = fmt.Errorf("%d pods, problems: %s", len(v.Pods), strings.Join(v.Problems, "; "))
 	}
 	return facts, err
+}
+
+// takeCache is the readiness wait's cache of t, nil when there is none (Verify then builds its own).
+func (a *meshAdapter) takeCache(t target.Target) *target.Cache {
+	if a.cache == nil {
+		return nil
+	}
+	return a.cache.take(t)
 }
 
 // mtls is the effective PeerAuthentication mode of the app's namespaces in mode (what the measured traffic had to

@@ -1,8 +1,14 @@
 package orchestrate
 
 import (
+	"context"
+	"slices"
 	"testing"
+	"time"
 
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
+	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
 	"github.com/meshbench/meshbench/workloads"
 )
@@ -28,5 +34,53 @@ func TestTargetFactsChainDepth(t *testing.T) {
 	boa := scenario.Workload{App: scenario.AppBankOfAnthos}
 	if _, ok := targetFacts(boa, scenario.Topology{Name: "single"}, workloads.Target{})["chain-depth"]; ok {
 		t.Error("bank-of-anthos case has a chain-depth fact")
+	}
+}
+
+// TestAppCacheLifetime: the readiness wait's cache goes only to the verification of the same app; a failed wait
+// (no verification follows), a teardown or another app's verification stops it, so no informer runs on into a
+// measured window.
+func TestAppCacheLifetime(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l := scaleLayouts[0]
+	tg := scaleTarget(l)
+	kc := scaleCluster(l, tg, scenario.ModeNone)
+	cache := &appCache{kc: kc}
+	wa := &workloadsAdapter{d: &workloads.Deployer{Clients: &kube.Clients{Kube: kc}, RunID: scaleRun}, timeout: time.Minute, cache: cache}
+	held := func() *target.Cache {
+		cache.mu.Lock()
+		defer cache.mu.Unlock()
+		return cache.c
+	}
+	if err := wa.WaitReady(ctx, runner.Target{Target: tg}); err != nil {
+		t.Fatal(err)
+	}
+	if held() == nil {
+		t.Fatal("a successful wait keeps no cache for the verification")
+	}
+	other := tg
+	other.Namespaces = []string{"elsewhere"}
+	if c := cache.take(other); c != nil || held() != nil {
+		t.Errorf("another app's verification got the cache (%v) or it is still held (%v)", c != nil, held() != nil)
+	}
+	if err := wa.WaitReady(ctx, runner.Target{Target: tg}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wa.Teardown(ctx, runner.Target{Target: tg}); err != nil {
+		t.Fatal(err)
+	}
+	if held() != nil {
+		t.Error("the teardown left the cache running")
+	}
+	// A wait that fails: a workload that never appears.
+	missing := tg
+	missing.Workloads = append(slices.Clone(tg.Workloads), target.WorkloadRef{Kind: target.KindDeployment, Namespace: tg.Namespaces[0], Name: "absent", Replicas: 1})
+	wa.timeout = 300 * time.Millisecond
+	if err := wa.WaitReady(ctx, runner.Target{Target: missing}); err == nil {
+		t.Fatal("the wait for a missing workload succeeded")
+	}
+	if held() != nil {
+		t.Error("a failed wait left its cache running (no verification follows it)")
 	}
 }

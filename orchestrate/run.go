@@ -133,12 +133,14 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	col.loadSelector, col.waypoint, col.revision = lg.Selector(), s.Spec.Waypoint, ist.Revision
 	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress,
 		Protected: protected}
+	// One informer cache per case serves its readiness wait and then its mode verification.
+	cache := &appCache{kc: clients.Kube}
 	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record, Revision: ist.Revision, Protected: protected},
-		wp: s.Spec.Waypoint, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace}
+		wp: s.Spec.Waypoint, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace, cache: cache}
 	r := &runner.Runner{
 		Scenario: s, Plan: plan, RunID: meta.RunID, Store: store, Done: done, Retain: cfg.Retain, FinalizeTimeout: cfg.FinalizeTimeout, Log: log,
 		Progress:  d.Progress,
-		Workloads: &workloadsAdapter{d: deployer, s: s, timeout: cfg.ReadyTimeout},
+		Workloads: &workloadsAdapter{d: deployer, s: s, timeout: cfg.ReadyTimeout, cache: cache},
 		Mesh:      meshA,
 		Load:      &loadAdapter{c: lg, spec: s.Spec.Load, login: workloads.LoginFor(s.Spec.Workload.App, s.Spec.Load.Login)},
 		Collector: runCollector{col},

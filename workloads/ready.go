@@ -12,13 +12,23 @@ import (
 )
 
 // WaitReady waits until every Deployment and StatefulSet of the target is rolled out and every app pod is Ready
-// (target.WaitReady: watches on the app's pods and workloads), drawing a progress bar on d.Progress. On timeout the
-// error is a *target.NotReadyError naming every pod that is not ready and why (image pull failures, crash loops
+// (target.WaitReady: informers on the app's pods and workloads), drawing a progress bar on d.Progress. On timeout
+// the error is a *target.NotReadyError naming every pod that is not ready and why (image pull failures, crash loops
 // with the last termination reason, scheduling failures with the scheduler's message).
 func (d *Deployer) WaitReady(ctx context.Context, t Target, timeout time.Duration) error {
 	if d.Clients == nil {
 		return errors.New("wait for workload: no Kubernetes clients")
 	}
+	c := target.NewCache(d.Clients.Kube, t)
+	c.Start(ctx)
+	defer c.Stop()
+	return d.WaitReadyIn(ctx, c, timeout)
+}
+
+// WaitReadyIn is WaitReady on c, a started cache of the target's objects that the caller keeps (and stops) after
+// the wait: the mode verification that follows reads the same cache instead of listing every namespace again.
+func (d *Deployer) WaitReadyIn(ctx context.Context, c *target.Cache, timeout time.Duration) error {
+	t := c.Target()
 	start := time.Now()
 	var progress func(target.Readiness)
 	finish := func() {}
@@ -34,7 +44,7 @@ func (d *Deployer) WaitReady(ctx context.Context, t Target, timeout time.Duratio
 		finish = func() { _ = bar.Finish() }
 		progress = func(r target.Readiness) { _ = bar.Set(min(r.ReadyPods, t.ExpectedPods())) }
 	}
-	r, err := target.WaitReady(ctx, d.Clients.Kube, t, timeout, progress)
+	r, err := c.WaitReady(ctx, timeout, progress)
 	finish()
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ func StripManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// SlimPod is the informer transform of the readiness and verification pod caches: StripManagedFields, and on a
+// SlimPod is the informer transform of the pod cache a case's readiness wait and mode verification share: StripManagedFields, and on a
 // Pod also the parts of its spec that no readiness check or mode proof reads: volumes, and per container its
 // command, args, env, envFrom, volume mounts and devices, probes, lifecycle and resources. What those read stays:
 // metadata (labels, annotations such as sidecar.istio.io/status and ambient.istio.io/redirection, owner
@@ -46,8 +46,7 @@ func SlimPod(obj any) (any, error) {
 	return p, nil
 }
 
-// Factories are the informer factories of one cache (a wait's or a verification's), started and stopped
-// together.
+// Factories are the informer factories of one cache (internal/target.Cache), started and stopped together.
 type Factories []informers.SharedInformerFactory
 
 // Start runs every informer until ctx ends, then shuts the factories down (their goroutines end with the cache).

@@ -13,33 +13,30 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	appslisters "k8s.io/client-go/listers/apps/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
-
-	"github.com/meshbench/meshbench/internal/kube"
 )
 
 // WaitReady waits until every Deployment and StatefulSet of t is rolled out (the latest spec observed, every replica
-// updated, no old replica left, all available) and every app pod is Ready. It reads from informers (one list and
-// one watch per namespace and kind, re-listed by client-go after a dropped watch), so the API requests of a wait
-// grow with the namespaces, never with pods or with the events of a rollout; each event re-evaluates the cached
-// state. progress, when set, sees every snapshot. It returns the last snapshot; on timeout the error is a
-// *NotReadyError naming every pod that is not ready and why, and a *NodeNotReadyError ends it early when pods sit
-// on a node that has been not Ready past NodeGrace.
+// updated, no old replica left, all available) and every app pod is Ready, on a Cache of its own (see
+// Cache.WaitReady); a case that verifies the mode next waits on a Cache it then hands to the verification.
 func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout time.Duration, progress func(Readiness)) (Readiness, error) {
+	c := NewCache(kc, t)
+	c.Start(ctx)
+	defer c.Stop()
+	return c.WaitReady(ctx, timeout, progress)
+}
+
+// WaitReady waits until every Deployment and StatefulSet of the cache's app is rolled out (the latest spec
+// observed, every replica updated, no old replica left, all available) and every app pod is Ready. It reads the
+// cache (started by the caller), so the API requests of a wait grow with the namespaces, never with pods or with
+// the events of a rollout; each event re-evaluates the cached state, at most every pace. progress, when set, sees
+// every snapshot. It returns the last snapshot; on timeout the error is a *NotReadyError naming every pod that is
+// not ready and why, and a *NodeNotReadyError ends it early when pods sit on a node that has been not Ready past
+// NodeGrace.
+func (c *Cache) WaitReady(ctx context.Context, timeout time.Duration, progress func(Readiness)) (Readiness, error) {
+	t := c.t
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	trigger := make(chan struct{}, 1)
-	c := newReadyCache(kc, t, func() {
-		select {
-		case trigger <- struct{}{}:
-		default:
-		}
-	})
-	c.factories.Start(wctx)
 	var last Readiness
 	ended := func() (Readiness, error) {
 		if ctx.Err() != nil {
@@ -47,16 +44,17 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 		}
 		return last, &NotReadyError{Target: t, Timeout: timeout, Readiness: last}
 	}
-	if c.factories.Synced(wctx) != nil {
+	if c.Synced(wctx) != nil {
 		return ended()
 	}
 	for {
-		last = c.readiness(nil)
-		if down := nodeProblems(wctx, kc, c.markedNodes); len(down) > 0 {
+		var marked []string
+		last, marked = c.readiness(nil)
+		if down := nodeProblems(wctx, c.kc, marked); len(down) > 0 {
 			// Again with what the nodes said: a pod left terminating on a dead node, already replaced, no longer
 			// counts, and only the nodes still holding pods that count end the wait.
-			last = c.readiness(down)
-			for _, name := range c.markedNodes {
+			last, marked = c.readiness(down)
+			for _, name := range marked {
 				if why, ok := down[name]; ok {
 					last.Nodes = append(last.Nodes, name+": "+why)
 				}
@@ -75,9 +73,9 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 		select {
 		case <-wctx.Done():
 			return ended()
-		case <-trigger:
+		case <-c.changed:
 			// A rollout sends thousands of events: evaluate at most every pace (the events meanwhile coalesce in
-			// trigger), or each one would walk every pod of the app again (minutes of CPU at 5,000 pods).
+			// the channel), or each one would walk every pod of the app again (minutes of CPU at 5,000 pods).
 			select {
 			case <-wctx.Done():
 				return ended()
@@ -95,69 +93,27 @@ const resync = 5 * time.Second
 // pace is the least time between two evaluations of a wait's cache: what an event can be late by.
 const pace = 200 * time.Millisecond
 
-// readyCache is the app's Deployments, StatefulSets and pods as informers see them, per namespace. Workloads are
-// cached without a selector (the app's namespaces; a workload named in t need not carry the pods' labels), pods
-// with t.AppSelector.
-type readyCache struct {
-	t           Target
-	factories   kube.Factories
-	deps        map[string]appslisters.DeploymentNamespaceLister
-	stss        map[string]appslisters.StatefulSetNamespaceLister
-	pods        map[string]corelisters.PodNamespaceLister
-	markedNodes []string // filled by readiness: nodes of pods the node controller marked not ready
-}
-
-func newReadyCache(kc kubernetes.Interface, t Target, changed func()) *readyCache {
-	c := &readyCache{t: t, deps: map[string]appslisters.DeploymentNamespaceLister{},
-		stss: map[string]appslisters.StatefulSetNamespaceLister{}, pods: map[string]corelisters.PodNamespaceLister{}}
-	h := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { changed() },
-		UpdateFunc: func(any, any) { changed() },
-		DeleteFunc: func(any) { changed() },
-	}
-	for _, ns := range t.Namespaces {
-		wf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.StripManagedFields))
-		pf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns), informers.WithTransform(kube.SlimPod),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = t.AppSelector }))
-		if hasKind(t, ns, KindDeployment) {
-			inf := wf.Apps().V1().Deployments()
-			_, _ = inf.Informer().AddEventHandler(h)
-			c.deps[ns] = inf.Lister().Deployments(ns)
-		}
-		if hasKind(t, ns, KindStatefulSet) {
-			inf := wf.Apps().V1().StatefulSets()
-			_, _ = inf.Informer().AddEventHandler(h)
-			c.stss[ns] = inf.Lister().StatefulSets(ns)
-		}
-		pinf := pf.Core().V1().Pods()
-		_, _ = pinf.Informer().AddEventHandler(h)
-		c.pods[ns] = pinf.Lister().Pods(ns)
-		c.factories = append(c.factories, wf, pf)
-	}
-	return c
-}
-
-func hasKind(t Target, ns, kind string) bool {
-	for _, w := range t.Workloads {
-		if w.Namespace == ns && w.Kind == kind {
-			return true
-		}
-	}
-	return false
-}
-
-// readiness is the snapshot of the cached objects; down are the nodes known to be not Ready (nodeProblems).
-func (c *readyCache) readiness(down map[string]string) Readiness {
+// readiness is the snapshot of the cached objects, with the nodes of pods the node controller marked not ready
+// that still count (readinessOf); down are the nodes known to be not Ready (nodeProblems).
+func (c *Cache) readiness(down map[string]string) (Readiness, []string) {
 	get := func(w WorkloadRef) (bool, string) {
 		switch w.Kind {
 		case KindDeployment:
-			d, err := c.deps[w.Namespace].Get(w.Name)
+			l, ok := c.deps[w.Namespace]
+			if !ok {
+				return false, "not found"
+			}
+			d, err := l.Get(w.Name)
 			if err != nil {
 				return false, "not found"
 			}
 			return DeploymentReady(d)
 		case KindStatefulSet:
-			s, err := c.stss[w.Namespace].Get(w.Name)
+			l, ok := c.stss[w.Namespace]
+			if !ok {
+				return false, "not found"
+			}
+			s, err := l.Get(w.Name)
 			if err != nil {
 				return false, "not found"
 			}
@@ -171,9 +127,7 @@ func (c *readyCache) readiness(down map[string]string) Readiness {
 	for ns, l := range c.pods {
 		pods[ns], _ = l.List(labels.Everything()) // a lister's List never fails
 	}
-	r, marked := readinessOf(c.t, get, pods, down)
-	c.markedNodes = marked
-	return r
+	return readinessOf(c.t, get, pods, down)
 }
 
 // readinessOf says what of t is not ready: get reports a workload's state, pods are the app's pods per namespace,
