@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -260,7 +261,9 @@ func CheckClientPod(p corev1.Pod, mode scenario.Mode) error {
 	return nil
 }
 
-// Run drives the target from every client pod at once and merges their reports.
+// Run drives the target from every client pod at once and merges their reports. A client whose exec failed on its
+// way through its node's kubelet is a *target.KubeletError in the joined error (errors.As and target.FailedNodes
+// find it).
 func (c *Cluster) Run(ctx context.Context, ns string, mode scenario.Mode, s Spec) (Result, error) {
 	if err := s.Validate(); err != nil {
 		return Result{}, fmt.Errorf("run load: %w", err)
@@ -301,7 +304,7 @@ func (c *Cluster) Run(ctx context.Context, ns string, mode scenario.Mode, s Spec
 			defer cancel()
 			stdout, stderr, err := c.Exec.Exec(ectx, ns, j.pod, ContainerName, cmd, nil)
 			if err != nil {
-				errs[i] = fmt.Errorf("client %s: %w", who, err)
+				errs[i] = throughKubelet(ectx, j.node, fmt.Errorf("client %s: %w", who, err))
 				return
 			}
 			cr, err := Parse(stdout)
@@ -342,9 +345,21 @@ func (c *Cluster) ExecAgent(ctx context.Context, ns string, mode scenario.Mode, 
 	stdout, stderr, err := c.Exec.Exec(ctx, ns, p, ContainerName, append([]string{AgentPath}, args...), nil)
 	if err != nil {
 		// Only the subcommand: the arguments may carry credentials or cookies.
-		return stdout, fmt.Errorf("client %s: meshbench-agent %s: %w (stderr: %s)", p, args[0], err, tail(strings.TrimSpace(string(stderr)), 300))
+		return stdout, throughKubelet(ctx, pods[0].Spec.NodeName,
+			fmt.Errorf("client %s: meshbench-agent %s: %w (stderr: %s)", p, args[0], err, tail(strings.TrimSpace(string(stderr)), 300)))
 	}
 	return stdout, nil
+}
+
+// throughKubelet is err, a client pod's failed exec, as a *target.KubeletError naming the pod's node when the exec's
+// way through that node's kubelet failed (kube.ExecPathFailed: refused, the stream broken) while ctx, the exec's
+// context, was still running: the runner then checks the node before the next case. A non-zero exit of the agent,
+// the API server's refusal, an exec stopped by its context or an unknown node leave err as it is. The text is err's.
+func throughKubelet(ctx context.Context, node string, err error) error {
+	if node == "" || ctx.Err() != nil || !kube.ExecPathFailed(err) {
+		return err
+	}
+	return &target.KubeletError{Node: node, Err: err}
 }
 
 func tail(s string, n int) string {

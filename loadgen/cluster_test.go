@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,8 +16,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	utilexec "k8s.io/client-go/util/exec"
 	"sigs.k8s.io/yaml"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -182,5 +185,63 @@ func TestClusterExecAgent(t *testing.T) {
 	}
 	if _, err := c.ExecAgent(context.Background(), "mb-single", scenario.ModeNone, nil); err == nil {
 		t.Error("no subcommand must be refused")
+	}
+}
+
+// TestClusterExecThroughDeadKubelet: a client's exec that fails on its way through the node's kubelet (refused, the
+// stream broken) comes back as a *target.KubeletError naming the pod's node, through Run's joining of the clients'
+// errors and from ExecAgent, with the text it had; a non-zero exit of the agent does not (the kubelet ran it), nor
+// does a client whose node is unknown.
+func TestClusterExecThroughDeadKubelet(t *testing.T) {
+	t.Parallel()
+	c := &Cluster{RunID: "r1"}
+	kc := fake.NewClientset()
+	for _, n := range []string{"lg-a", "lg-b", "lg-c"} {
+		p := clientPod(n, scenario.ModeNone, nil, []string{"loadgen"}, nil, true)
+		p.Labels = c.Labels()
+		p.Spec.NodeName = map[string]string{"lg-a": "node1", "lg-b": "node2"}[n] // lg-c: not scheduled as far as we know
+		if _, err := kc.CoreV1().Pods("mb-single").Create(context.Background(), &p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := os.ReadFile(filepath.Join("testdata", captures[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New(`exec "meshbench-agent load" in mb-single/lg-b: error dialing backend: dial tcp 172.18.0.3:10250: connect: connection refused (stderr: )`)
+	exit := fmt.Errorf("exec \"meshbench-agent load\" in mb-single/lg-b: %w (stderr: boom)",
+		utilexec.CodeExitError{Err: errors.New("command terminated with exit code 1"), Code: 1})
+	spec := Spec{URL: "http://e/", QPS: 30, Connections: 1, Duration: time.Second, Clients: 1}
+	for _, tc := range []struct {
+		name      string
+		fail      map[string]error
+		wantNodes []string
+		wantText  string
+	}{
+		{"refused", map[string]error{"lg-b": refused}, []string{"node2"}, "client lg-b (node node2): " + refused.Error()},
+		{"non-zero exit", map[string]error{"lg-b": exit}, nil, "client lg-b (node node2): " + exit.Error()},
+		{"node unknown", map[string]error{"lg-c": refused}, nil, "client lg-c: " + refused.Error()},
+	} {
+		ex := &replayExec{out: map[string][]byte{"lg-a": out, "lg-b": out, "lg-c": out}, fail: tc.fail}
+		c.Kube, c.Exec, c.Clients = kc, ex, 3
+		_, err := c.Run(context.Background(), "mb-single", scenario.ModeNone, spec)
+		if err == nil || err.Error() != tc.wantText {
+			t.Errorf("%s: error %v\nwant %s", tc.name, err, tc.wantText)
+		}
+		var ke *target.KubeletError
+		if found := errors.As(err, &ke); found != (tc.wantNodes != nil) || !slices.Equal(target.FailedNodes(err), tc.wantNodes) {
+			t.Errorf("%s: KubeletError found %v, nodes %v, want %v", tc.name, found, target.FailedNodes(err), tc.wantNodes)
+		}
+	}
+	// ExecAgent (the login's exec) runs in the first client pod, lg-a on node1.
+	ex := &replayExec{fail: map[string]error{"lg-a": refused}}
+	c.Exec = ex
+	_, err = c.ExecAgent(context.Background(), "mb-single", scenario.ModeNone, []string{"curl", "http://x/"})
+	if got := target.FailedNodes(err); !slices.Equal(got, []string{"node1"}) || !strings.HasPrefix(err.Error(), "client lg-a: meshbench-agent curl: ") {
+		t.Errorf("ExecAgent: nodes %v, error %v", got, err)
+	}
+	ex.fail = map[string]error{"lg-a": exit}
+	if _, err = c.ExecAgent(context.Background(), "mb-single", scenario.ModeNone, []string{"curl", "http://x/"}); err == nil || target.FailedNodes(err) != nil {
+		t.Errorf("ExecAgent, non-zero exit: %v blames nodes %v", err, target.FailedNodes(err))
 	}
 }

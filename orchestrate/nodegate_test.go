@@ -2,14 +2,21 @@ package orchestrate
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/meshbench/meshbench/internal/target"
@@ -39,7 +46,7 @@ func gatePod(name, node string, terminating bool) *corev1.Pod {
 // or a new topology, runs.
 func TestNodeGate(t *testing.T) {
 	t.Parallel()
-	deployed := &runner.Target{Target: target.Target{Namespaces: []string{"mb-single"}, AppSelector: "app=chain"}}
+	deployed := &runner.Target{Target: target.Target{Namespaces: []string{"mb-single"}, AppSelector: "app=chain", EntryNamespace: "mb-single"}}
 	down := gateNode("node2", corev1.ConditionUnknown, 70*time.Second)
 	healthy := gateNode("node1", corev1.ConditionTrue, time.Hour)
 	for _, tc := range []struct {
@@ -64,7 +71,9 @@ func TestNodeGate(t *testing.T) {
 		{name: "gone", objs: nil, selector: map[string]string{"kubernetes.io/hostname": "node2"}, wantRecovered: []string{"node2"}},
 	} {
 		kc := fake.NewClientset(tc.objs...)
-		g := nodeGate{kc: kc, selector: tc.selector, now: func() time.Time { return gateNow }}
+		probes := 0
+		g := nodeGate{kc: kc, selector: tc.selector, clients: gateClients, now: func() time.Time { return gateNow },
+			probe: func(context.Context, string) error { probes++; return nil }}
 		chk := g.Check(context.Background(), tc.t, []string{"node2"})
 		if (tc.wantSkip == "") != (chk.Skip == "") || !strings.Contains(chk.Skip, tc.wantSkip) {
 			t.Errorf("%s: skip %q, want %q", tc.name, chk.Skip, tc.wantSkip)
@@ -75,14 +84,138 @@ func TestNodeGate(t *testing.T) {
 		if !slices.Equal(chk.Recovered, tc.wantRecovered) {
 			t.Errorf("%s: recovered %v, want %v", tc.name, chk.Recovered, tc.wantRecovered)
 		}
-		// One GET of the named node; a LIST only for a node still down, never per pod.
+		// One GET of the named node; LISTs only for a node still down (nodes by the selector, the app's pods per
+		// namespace, the load clients), never per pod.
 		var reqs []string
 		for _, a := range kc.Actions() {
 			reqs = append(reqs, a.GetVerb()+" "+a.GetResource().Resource)
 		}
-		if len(reqs) == 0 || reqs[0] != "get nodes" || len(reqs) > 3 {
+		if len(reqs) == 0 || reqs[0] != "get nodes" || len(reqs) > 4 {
 			t.Errorf("%s: requests %v", tc.name, reqs)
 		}
+		// The kubelet is probed only when the condition alone would call the node usable.
+		if want := len(tc.wantRecovered) - btoi(tc.name == "gone"); probes != want {
+			t.Errorf("%s: %d probes, want %d", tc.name, probes, want)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// gateClients selects the run's load-client pods (loadgen.Cluster.Selector's labels).
+const gateClients = "app.kubernetes.io/component=loadgen,app.kubernetes.io/name=meshbench-loadgen,meshbench.dev/run=r1"
+
+func gateClient(name, node string) *corev1.Pod {
+	p := gatePod(name, node, false)
+	p.Labels = map[string]string{"app.kubernetes.io/component": "loadgen", "app.kubernetes.io/name": "meshbench-loadgen", "meshbench.dev/run": "r1"}
+	return p
+}
+
+// TestNodeGateKubeletProbe: a node whose Ready condition still holds (the node controller's grace) but whose
+// kubelet does not answer through the API server is not usable: the case is skipped naming the node and "kubelet
+// does not answer" while the app is pinned there or its pods, or the load clients', still sit there. A probe the API
+// server refuses (forbidden) is no evidence: the condition decides. Ready and answering: recovered.
+func TestNodeGateKubeletProbe(t *testing.T) {
+	t.Parallel()
+	deployed := &runner.Target{Target: target.Target{Namespaces: []string{"mb-single"}, AppSelector: "app=chain", EntryNamespace: "mb-single"}}
+	ready := gateNode("node2", corev1.ConditionTrue, time.Hour)
+	justLost := gateNode("node2", corev1.ConditionUnknown, 5*time.Second) // within target.NodeGrace
+	healthy := gateNode("node1", corev1.ConditionTrue, time.Hour)
+	pinned := map[string]string{"kubernetes.io/hostname": "node2"}
+	refused := fmt.Errorf("GET nodes/node2/proxy/healthz: %w",
+		apierrors.NewServiceUnavailable("error trying to reach service: dial tcp 172.18.0.3:10250: connect: connection refused"))
+	dialRefused := fmt.Errorf("GET nodes/node2/proxy/healthz: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	timeout := fmt.Errorf("GET nodes/node2/proxy/healthz: %w", context.DeadlineExceeded)
+	forbidden := fmt.Errorf("GET nodes/node2/proxy/healthz: %w",
+		apierrors.NewForbidden(schema.GroupResource{Resource: "nodes/proxy"}, "node2", errors.New("RBAC: nodes/proxy get not allowed")))
+	notFound := fmt.Errorf("GET nodes/node2/proxy/healthz: %w", apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, "node2"))
+	const pinnedSkip = "node node2: kubelet does not answer (GET nodes/node2/proxy/healthz: error trying to reach service: dial tcp " +
+		"172.18.0.3:10250: connect: connection refused); the app's pods cannot run there: pinned by nodeSelector kubernetes.io/hostname=node2 " +
+		"(no other Ready node matches it)"
+	for _, tc := range []struct {
+		name          string
+		objs          []runtime.Object
+		selector      map[string]string
+		t             *runner.Target
+		probe         error
+		wantSkip      string // substring; "" = runs
+		wantRecovered bool
+	}{
+		{name: "Ready, kubelet refused, pinned", objs: []runtime.Object{ready, healthy}, selector: pinned, t: deployed, probe: refused, wantSkip: pinnedSkip},
+		{name: "Ready, kubelet refused, pinned, new topology", objs: []runtime.Object{ready, healthy}, selector: pinned, probe: refused, wantSkip: pinnedSkip},
+		{name: "Ready, dial refused, app pods there", objs: []runtime.Object{ready, healthy, gatePod("chain-0-a", "node2", false)}, t: deployed,
+			probe: dialRefused, wantSkip: "node node2: kubelet does not answer (GET nodes/node2/proxy/healthz: dial tcp: connection refused); " +
+				"the app's pods cannot run there: 1 app pods still sit there (mb-single/chain-0-a)"},
+		{name: "Ready, probe timed out, a load client there", objs: []runtime.Object{ready, healthy, gatePod("chain-0-a", "node1", false),
+			gateClient("meshbench-loadgen-b", "node2"), gateClient("meshbench-loadgen-a", "node1")}, t: deployed, probe: timeout,
+			wantSkip: "node node2: kubelet does not answer (GET nodes/node2/proxy/healthz: context deadline exceeded); " +
+				"the load clients cannot run there: 1 load client pods still sit there (mb-single/meshbench-loadgen-b)"},
+		{name: "just lost Ready, kubelet refused, pinned", objs: []runtime.Object{justLost, healthy}, selector: pinned, t: deployed, probe: refused,
+			wantSkip: pinnedSkip},
+		{name: "Ready, kubelet refused, nothing of the case there", objs: []runtime.Object{ready, healthy, gatePod("chain-0-a", "node1", false)},
+			t: deployed, probe: refused},
+		{name: "Ready, probe forbidden: the condition decides", objs: []runtime.Object{ready, healthy}, selector: pinned, t: deployed, probe: forbidden,
+			wantRecovered: true},
+		{name: "Ready, probe not found: the condition decides", objs: []runtime.Object{ready, healthy}, selector: pinned, t: deployed, probe: notFound,
+			wantRecovered: true},
+		{name: "Ready, kubelet answers", objs: []runtime.Object{ready, healthy}, selector: pinned, t: deployed, wantRecovered: true},
+	} {
+		kc := fake.NewClientset(tc.objs...)
+		var probed []string
+		g := nodeGate{kc: kc, selector: tc.selector, clients: gateClients, now: func() time.Time { return gateNow },
+			probe: func(_ context.Context, name string) error { probed = append(probed, name); return tc.probe }}
+		chk := g.Check(context.Background(), tc.t, []string{"node2"})
+		if (tc.wantSkip == "") != (chk.Skip == "") || !strings.Contains(chk.Skip, tc.wantSkip) {
+			t.Errorf("%s: skip %q\nwant %q", tc.name, chk.Skip, tc.wantSkip)
+		}
+		if chk.Skip != "" && chk.Node != "node2" {
+			t.Errorf("%s: skip for node %q, want node2", tc.name, chk.Node)
+		}
+		if got := slices.Equal(chk.Recovered, []string{"node2"}); got != tc.wantRecovered {
+			t.Errorf("%s: recovered %v, want node2 recovered: %v", tc.name, chk.Recovered, tc.wantRecovered)
+		}
+		// One GET and one probe of the named node per check.
+		if fmt.Sprint(probed) != "[node2]" {
+			t.Errorf("%s: probed %v, want node2 once", tc.name, probed)
+		}
+		if a := kc.Actions(); len(a) == 0 || a[0].GetVerb() != "get" || len(a) > 4 {
+			t.Errorf("%s: %d requests, first %v", tc.name, len(a), a)
+		}
+	}
+}
+
+// TestKubeletUnreachable: which probe errors show that a kubelet does not answer.
+func TestKubeletUnreachable(t *testing.T) {
+	t.Parallel()
+	gr := schema.GroupResource{Resource: "nodes"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"connection refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
+		{"timeout", context.DeadlineExceeded, true},
+		{"503 of the proxy", apierrors.NewServiceUnavailable("error trying to reach service"), true},
+		{"502", apierrors.NewGenericServerResponse(http.StatusBadGateway, "get", gr, "node2", "", 0, false), true},
+		{"500", apierrors.NewInternalError(errors.New("error dialing backend")), true},
+		{"504", apierrors.NewTimeoutError("proxy", 5), true},
+		{"forbidden", apierrors.NewForbidden(gr, "node2", errors.New("no")), false},
+		{"unauthorized", apierrors.NewUnauthorized("no"), false},
+		{"not found", apierrors.NewNotFound(gr, "node2"), false},
+		{"method not supported", apierrors.NewMethodNotSupported(gr, "get"), false},
+		{"too many requests", apierrors.NewTooManyRequests("slow down", 1), false},
+	} {
+		if got := kubeletUnreachable(fmt.Errorf("GET nodes/node2/proxy/healthz: %w", tc.err)); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if kubeletUnreachable(nil) {
+		t.Error("no error: the kubelet answered")
 	}
 }
 

@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 		Load:      &loadAdapter{c: lg, spec: s.Spec.Load, login: workloads.LoginFor(s.Spec.Workload.App, s.Spec.Load.Login)},
 		Collector: runCollector{col},
 		Requests:  clients.Requests,
-		Nodes:     newNodeGate(clients.Kube, s),
+		Nodes:     newNodeGate(clients.Kube, s, lg.Selector()),
 	}
 	log.Info("run", "id", meta.RunID, "dir", store.Dir(), "plan", plan.Summary())
 	out, runErr := r.Run(ctx)

@@ -293,7 +293,7 @@ func Read(dir string) (*Run, error) {
 
 // DoneCases returns, per case ID, the latest record of the cases that need not run again: those whose latest status is
 // StatusOK or StatusSkipped. A case whose latest record is StatusFailed is absent, so --resume re-runs it; so is a
-// case skipped for a node that was not Ready (FactSkippedNode): the node may be back.
+// case skipped for a node that was not usable (FactSkippedNode): the node may be back.
 func (r *Run) DoneCases() map[string]CaseResult {
 	latest := make(map[string]CaseResult, len(r.Cases))
 	for _, c := range r.Cases {

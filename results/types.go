@@ -43,8 +43,8 @@ const (
 	StatusSkipped = "skipped"
 )
 
-// FactSkippedNode, on a skipped case, names the node it was skipped for (not Ready after an earlier case failed
-// on it): a passing condition, so --resume runs the case again (DoneCases).
+// FactSkippedNode, on a skipped case, names the node it was skipped for (not Ready, or its kubelet not answering,
+// after an earlier case failed on it): a passing condition, so --resume runs the case again (DoneCases).
 const FactSkippedNode = "skipped-node"
 
 // FactAttempts, on a case measured more than once because a resource window came back incomplete (a missed

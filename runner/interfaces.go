@@ -115,9 +115,11 @@ type Collector interface {
 	LeadIn() time.Duration
 }
 
-// NodeGate decides whether a case can run while nodes an earlier case of the run failed on (a
-// *target.NodeNotReadyError: app pods on a node whose kubelet is gone) may still be not Ready. The runner asks it
-// only after such a failure, so a run without one sends no request for it.
+// NodeGate decides whether a case can run while nodes an earlier case of the run failed on may still be unusable.
+// A step's error blames nodes through target.FailedNodes: a *target.NodeNotReadyError (a wait met app pods on a
+// node not Ready past target.NodeGrace) or a *target.KubeletError (a call through the node's kubelet failed: a load
+// client's exec breaks the moment the kubelet is gone, long before the node controller marks the node). The runner
+// asks it only after such a failure, so a run without one sends no request for it.
 type NodeGate interface {
 	// Check reads nodes again. t is the deployed target the case runs on, nil when the case deploys another
 	// topology (its pods are placed anew).
@@ -126,10 +128,10 @@ type NodeGate interface {
 
 // NodeCheck is what a NodeGate found.
 type NodeCheck struct {
-	// Recovered are the nodes that are Ready again (or gone): not checked again.
+	// Recovered are the nodes that are usable again (Ready, and their kubelet answers) or gone: not checked again.
 	Recovered []string
-	// Skip, when set, is why the case is skipped: Node, still not Ready and needed by the app, named with its
-	// condition. Empty: the case runs.
+	// Skip, when set, is why the case is skipped: Node, still not usable and needed by the case (the app's or the
+	// load clients' pods), named with what is wrong with it. Empty: the case runs.
 	Skip, Node string
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
 )
 
 // nodeWorkloads fails its first waits as target.WaitReady does when the app's pods sit on a dead node.
@@ -105,5 +106,131 @@ func TestNoNodeChecksWithoutANodeFailure(t *testing.T) {
 		if c.Status != results.StatusFailed || !strings.Contains(c.Reason, "failed earlier in this group") {
 			t.Errorf("case %s: %s %q, want failed as before", c.CaseID, c.Status, c.Reason)
 		}
+	}
+}
+
+// nodeLoad fails its first runs as loadgen.Cluster.Run does when a client's exec breaks through a dead kubelet.
+type nodeLoad struct {
+	fakeLoad
+	fail *int // runs left to fail
+	err  error
+}
+
+func (l nodeLoad) Run(ctx context.Context, t Target, req LoadRequest) (LoadResult, error) {
+	res, err := l.fakeLoad.Run(ctx, t, req)
+	if err == nil && *l.fail > 0 {
+		*l.fail--
+		return LoadResult{}, l.err
+	}
+	return res, err
+}
+
+// errKubelet2 is loadgen's joined client errors with one exec broken through node2's kubelet.
+var errKubelet2 = errors.Join(errors.New("client lg-a (node node1): report is for target \"x\""), &target.KubeletError{Node: "node2",
+	Err: errors.New(`client lg-b (node node2): exec "meshbench-agent load" in mb-single/lg-b: error dialing backend: dial tcp 172.18.0.3:10250: connect: connection refused`)})
+
+// TestLaterCasesAfterALoadFailedOnANode: the kubelet dies inside case 1's load window, so the load client's exec
+// fails (naming the node) long before any wait could see the node not Ready. Case 2, of the same group (no switch,
+// no wait), is skipped with the gate's reason; once the gate finds the node usable the cases run, with no further
+// check and no switch again (the group's switch never failed).
+func TestLaterCasesAfterALoadFailedOnANode(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none]", "")
+	fail := 1
+	h.r.Load = nodeLoad{fakeLoad{calls: h.calls, clock: h.clock}, &fail, errKubelet2}
+	skip := "node node2: kubelet does not answer (GET nodes/node2/proxy/healthz: connection refused); the app's pods cannot run there: " +
+		"pinned by nodeSelector kubernetes.io/hostname=node2 (no other Ready node matches it)"
+	gate := &scriptedGate{answers: []NodeCheck{{Skip: skip, Node: "node2"}, {Recovered: []string{"node2"}}}}
+	h.r.Nodes = gate
+	out, err := h.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range h.store.cases {
+		got = append(got, c.CaseID+"="+c.Status)
+	}
+	want := "single.none.q50.r1=failed single.none.q200.r1=skipped single.none.q50.r2=ok single.none.q200.r2=ok"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("cases %s, want %s", strings.Join(got, " "), want)
+	}
+	first, second := h.store.cases[0], h.store.cases[1]
+	if !strings.HasPrefix(first.Reason, "load: client lg-a (node node1)") || !strings.Contains(first.Reason, "client lg-b (node node2): exec") {
+		t.Errorf("first case reason %q: want the load's error as it was", first.Reason)
+	}
+	if second.Reason != skip || second.Facts[results.FactSkippedNode] != "node2" {
+		t.Errorf("skipped case: reason %q facts %v", second.Reason, second.Facts)
+	}
+	if out.Skipped != 1 || out.OK != 2 || len(out.Failed) != 1 {
+		t.Errorf("outcome %+v", out)
+	}
+	if fmt.Sprint(gate.asked) != "[[node2] deployed=true [node2] deployed=true]" {
+		t.Errorf("gate asked %v, want twice for node2 (only node2: node1's error was no node's) on the deployed target", gate.asked)
+	}
+	if n := strings.Count(strings.Join(h.calls.log, "\n"), "wait-ready"); n != 1 {
+		t.Errorf("%d waits, want 1 (a load failure switches nothing again): %q", n, h.calls.log)
+	}
+}
+
+// TestNoNodeChecksWithoutANodeLoadFailure: a load that fails without blaming a node (the agent's non-zero exit)
+// never asks the gate; the next case runs.
+func TestNoNodeChecksWithoutANodeLoadFailure(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none]", "")
+	fail := 1
+	h.r.Load = nodeLoad{fakeLoad{calls: h.calls, clock: h.clock}, &fail,
+		errors.New(`client lg-b (node node2): exec "meshbench-agent load" in mb-single/lg-b: command terminated with exit code 1 (stderr: boom)`)}
+	gate := &scriptedGate{}
+	h.r.Nodes = gate
+	out, err := h.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gate.asked) != 0 {
+		t.Errorf("gate asked %v, want never", gate.asked)
+	}
+	if out.OK != 3 || len(out.Failed) != 1 {
+		t.Errorf("outcome %+v, want the first case failed, the others ok", out)
+	}
+}
+
+// nodePrepare fails its first Prepares as the login's exec does through a dead kubelet.
+type nodePrepare struct {
+	fakeLoad
+	fail *int
+	err  error
+}
+
+func (l nodePrepare) Prepare(ctx context.Context, t Target, m scenario.Mode) error {
+	if err := l.fakeLoad.Prepare(ctx, t, m); err != nil {
+		return err
+	}
+	if *l.fail > 0 {
+		*l.fail--
+		return l.err
+	}
+	return nil
+}
+
+// TestSwitchAgainAfterAKubeletFailedInTheSwitch: a switch step that failed through a node's kubelet (the login's
+// exec in a load client) arms the gate as a wait's NodeNotReadyError does; once the node is usable the group is
+// switched again instead of failing on the old error.
+func TestSwitchAgainAfterAKubeletFailedInTheSwitch(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none]", "")
+	fail := 1
+	h.r.Load = nodePrepare{fakeLoad{calls: h.calls, clock: h.clock}, &fail, fmt.Errorf("log in to bank-of-anthos: %w", &target.KubeletError{Node: "node2",
+		Err: errors.New("client lg-a: meshbench-agent curl: exec: websocket: close 1006 (abnormal closure): unexpected EOF (stderr: )")})}
+	gate := &scriptedGate{answers: []NodeCheck{{Recovered: []string{"node2"}}}}
+	h.r.Nodes = gate
+	out, err := h.r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.OK != 3 || len(out.Failed) != 1 || len(gate.asked) != 1 {
+		t.Errorf("outcome %+v, gate asked %v: want case 1 failed, one check, the rest ok", out, gate.asked)
+	}
+	if n := strings.Count(strings.Join(h.calls.log, "\n"), "prepare none"); n != 2 {
+		t.Errorf("%d prepares, want 2 (the failed one, the switch again): %q", n, h.calls.log)
 	}
 }

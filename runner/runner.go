@@ -34,9 +34,11 @@ const DefaultFinalizeTimeout = 10 * time.Minute
 // A collection that finds a window incomplete (an error with WindowIncomplete() true: Prometheus has no samples for
 // part of it) first measures the case again, idle and load windows, up to the scenario's windows.attempts; the
 // discarded measurements leave their reasons (results.FactAttemptPrefix) and lengths, not their samples.
-// After a switch failed on nodes that are not Ready (a *target.NodeNotReadyError), Nodes is asked before each later
-// case: while such a node is still not Ready and the app needs it, the case is recorded skipped naming the node;
-// once the node is back, or the app no longer needs it, the case runs (a failed group is switched again).
+// After a case failed on nodes (a step's error blames them: a *target.NodeNotReadyError of a wait, pods on a node not
+// Ready, or a *target.KubeletError, such as a load client's exec broken through its node's kubelet; see
+// target.FailedNodes), Nodes is asked before each later case: while such a node is still not usable and the case
+// needs it, the case is recorded skipped naming the node; once the node is back, or the case no longer needs it,
+// the case runs (a failed group is switched again).
 // Finalizers (load clients, workloads, namespace label restore) run after the last case and after cancellation, with
 // a fresh timeout context; Retain skips them.
 //
@@ -66,8 +68,8 @@ type Runner struct {
 	Progress io.Writer
 	// Requests counts the run's API requests; each case records its share (nil: not recorded).
 	Requests RequestCounter
-	// Nodes, after a case failed on nodes that were not Ready, decides before each later case whether it can run
-	// (nil: later cases run as they come).
+	// Nodes, after a case failed on nodes (target.FailedNodes of a step's error), decides before each later case
+	// whether it can run (nil: later cases run as they come).
 	Nodes NodeGate
 }
 
@@ -76,7 +78,7 @@ type Outcome struct {
 	Total       int      // cases in the plan
 	Resumed     int      // skipped because a previous invocation recorded them
 	OK          int      // measured in this invocation
-	Skipped     int      // recorded skipped (the plan's Skip, or a node still not Ready: Nodes) in this invocation
+	Skipped     int      // recorded skipped (the plan's Skip, or a node still unusable: Nodes) in this invocation
 	Failed      []string // "<case id>: <reason>" of the cases that failed in this invocation
 	Interrupted bool     // the context was cancelled before the plan finished
 	// Where the interruption met the run: the case running or about to start, its step when it was running (a
@@ -116,7 +118,9 @@ type state struct {
 	targetFacts map[string]string
 	// step is the case step running or last run (caseRun.timed), where an interruption finds the case.
 	step string
-	// downNodes are the nodes a case failed on (a *target.NodeNotReadyError) that no check has seen Ready since.
+	// downNodes are the nodes a case failed on that no check has seen usable since: the nodes target.FailedNodes
+	// finds in a failed step's error (a switch's *target.NodeNotReadyError, a load's or collection's
+	// *target.KubeletError), each once. Empty: the gate is never asked.
 	downNodes []string
 }
 
@@ -196,10 +200,11 @@ func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
 	return out, nil
 }
 
-// nodeSkip says why case c is skipped because a node an earlier case failed on is still not Ready and the app
-// needs it (Skip empty when it runs). Only after such a failure does it ask r.Nodes. When the case runs, a group whose
-// switch failed on those nodes is switched again instead of failing on the earlier error: the node is back, or the
-// app's pods no longer need it (rescheduled onto healthy nodes).
+// nodeSkip says why case c is skipped because a node an earlier case failed on (state.downNodes: a wait met it not
+// Ready, or a call through its kubelet failed, as a load client's exec does the moment the kubelet is gone) is
+// still not usable and the case needs it (Skip empty when it runs). Only after such a failure does it ask r.Nodes.
+// When the case runs, a group whose switch failed on those nodes is switched again instead of failing on the
+// earlier error: the node is back, or the case no longer needs it (pods rescheduled onto healthy nodes).
 func (r *Runner) nodeSkip(ctx context.Context, st *state, c scenario.Case) NodeCheck {
 	if r.Nodes == nil || len(st.downNodes) == 0 {
 		return NodeCheck{}
@@ -213,11 +218,20 @@ func (r *Runner) nodeSkip(ctx context.Context, st *state, c scenario.Case) NodeC
 	if chk.Skip != "" {
 		return chk
 	}
-	var nn *target.NodeNotReadyError
-	if errors.As(st.failErr, &nn) {
+	if len(target.FailedNodes(st.failErr)) > 0 {
 		st.failedKey, st.failErr = "", nil
 	}
 	return NodeCheck{}
+}
+
+// nodesFailed adds the nodes err blames (target.FailedNodes) to downNodes, each once: the gate checks them before
+// the next case.
+func (st *state) nodesFailed(err error) {
+	for _, n := range target.FailedNodes(err) {
+		if !slices.Contains(st.downNodes, n) {
+			st.downNodes = append(st.downNodes, n)
+		}
+	}
 }
 
 // countRequests runs a case and records the API requests sent meanwhile (by every client of the run, so a
@@ -329,14 +343,7 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 		}
 		if err := r.switchTo(ctx, st, c, cr); err != nil {
 			st.topo, st.mode, st.ready, st.failedKey, st.failErr = c.Topology.Name, c.Mode, false, key, err
-			var nn *target.NodeNotReadyError
-			if errors.As(err, &nn) {
-				for _, n := range nn.NodeNames() {
-					if !slices.Contains(st.downNodes, n) {
-						st.downNodes = append(st.downNodes, n)
-					}
-				}
-			}
+			st.nodesFailed(err)
 			return cr.fail(err.Error())
 		}
 		st.failedKey, st.failErr = "", nil
@@ -397,7 +404,7 @@ func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, 
 		cr.res.Windows = append(cr.res.Windows, w)
 	}
 	if c.IdleOnly() {
-		return r.collect(ctx, cr, t, c, windows, LoadResult{Requests: 1})
+		return r.collect(ctx, st, cr, t, c, windows, LoadResult{Requests: 1})
 	}
 
 	req := LoadRequest{Case: c, Window: tm.window, CoolDown: tm.coolDown}
@@ -423,6 +430,7 @@ func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, 
 	st.quietSince = clk.Now()
 	cr.facts(lr.Facts) // also of a failed run: what it kept (raw output paths) explains the failure
 	if err != nil {
+		st.nodesFailed(err) // a client's exec broken through its node's kubelet: the node is checked before the next case
 		return cr.fail("load: " + err.Error())
 	}
 	if len(lr.Notes) > 0 {
@@ -437,11 +445,11 @@ func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, 
 		cr.res.Windows = append(cr.res.Windows, lr.Window)
 	}
 	cr.add(c, lr.Samples, c.QPS.String())
-	return r.collect(ctx, cr, t, c, windows, lr)
+	return r.collect(ctx, st, cr, t, c, windows, lr)
 }
 
 // collect reads the resource use of the case's windows and decides its status.
-func (r *Runner) collect(ctx context.Context, cr *caseRun, t Target, c scenario.Case, windows []results.Window, lr LoadResult) (results.CaseResult, []results.Sample) {
+func (r *Runner) collect(ctx context.Context, st *state, cr *caseRun, t Target, c scenario.Case, windows []results.Window, lr LoadResult) (results.CaseResult, []results.Sample) {
 	var warnings []string
 	for _, w := range windows {
 		if r.Collector == nil {
@@ -468,6 +476,7 @@ func (r *Runner) collect(ctx context.Context, cr *caseRun, t Target, c scenario.
 		}
 		cr.add(c, col.Samples, load)
 		if err != nil {
+			st.nodesFailed(err) // as for the load: an error that blames a node arms the gate
 			var inc interface{ WindowIncomplete() bool }
 			cr.incomplete = errors.As(err, &inc) && inc.WindowIncomplete()
 			if len(warnings) > 0 {

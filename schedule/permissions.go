@@ -57,7 +57,7 @@ var RequiredPermissions = []Permission{
 	{Group: "", Resource: "nodes", Verbs: []string{"get", "list"},
 		Why: "record node facts (versions, allocatable CPU and memory) and place network tests on two nodes"},
 	{Group: "", Resource: "nodes", Subresource: "proxy", Verbs: []string{"get"},
-		Why: "kubelet resource metrics (/metrics/resource) when no Prometheus is configured; the cluster DNS domain (kubelet /configz clusterDomain)"},
+		Why: "kubelet resource metrics (/metrics/resource) when no Prometheus is configured; the cluster DNS domain (kubelet /configz clusterDomain); after a case failed on a node, whether its kubelet answers (/healthz) before the next case"},
 	{Group: "", Resource: "events", Verbs: []string{"list"},
 		Why: "explain a failed case (image pulls, scheduling, evictions) in its reason"},
 	{Group: "gateway.networking.k8s.io", Resource: "gateways", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"},

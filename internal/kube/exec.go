@@ -3,15 +3,18 @@ package kube
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/streaming/pkg/httpstream"
 )
 
@@ -51,6 +54,30 @@ func (e PodExecer) Exec(ctx context.Context, namespace, pod, container string, c
 			strings.Join(cmd, " "), namespace, pod, err, strings.TrimSpace(tail(stderr.String(), 500)))
 	}
 	return stdout.Bytes(), stderr.Bytes(), nil
+}
+
+// ExecPathFailed reports whether err, an Exec error, is the exec's way to the pod failing rather than an answer: an
+// exec goes from the API server to the kubelet of the pod's node, and a kubelet that is gone refuses the connection
+// ("error dialing backend: ... connection refused", a 5xx of the API server) or breaks the stream (EOF, a reset, a
+// websocket close). Not a path failure: a non-zero exit of the command (client-go's util/exec.ExitError: the
+// kubelet ran it), a refusal of the API server (a 4xx status: forbidden, unauthorized, the pod not found), an ended
+// context (the caller stopped the exec). An error stream message of the kubelet's own (a container not found)
+// counts as a path failure: it cannot be told apart from a broken stream, and a node check that finds the kubelet
+// answering clears it.
+func ExecPathFailed(err error) bool {
+	if err == nil {
+		return false
+	}
+	var exit utilexec.ExitError
+	if errors.As(err, &exit) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		code := st.Status().Code
+		return code == 0 || code >= 500
+	}
+	return true
 }
 
 func tail(s string, n int) string {

@@ -614,9 +614,10 @@ func TestFaultOutputFull(t *testing.T) {
 }
 
 // TestFaultKubeletGone: node2's kubelet is stopped inside the first load window of an app pinned to node2. The run
-// ends on its own; the case the fault met fails naming the node, the later one is never measured: skipped naming
-// the node and its condition when a failure said the node is not Ready (runner.NodeGate), else failed naming it;
-// once the kubelet is back nothing is left.
+// ends on its own; the case the fault met fails naming the node (its load client's exec, a target.KubeletError),
+// which arms the runner's NodeGate: the later case is skipped naming the node and why it is unusable (its kubelet
+// does not answer the API server's probe, or, later, its Ready condition) and why the app needs it; once the
+// kubelet is back nothing is left.
 func TestFaultKubeletGone(t *testing.T) {
 	c := RequireCluster(t)
 	if len(c.Nodes) < 2 {
@@ -660,19 +661,21 @@ func TestFaultKubeletGone(t *testing.T) {
 		t.Errorf("no failed case names node %s", node)
 	}
 	// Case 1 fails in its load (the client's exec goes through the dead kubelet) before the node controller marks
-	// the node, so no wait has named it yet and case 2 may still start and fail the same way. Once a wait has met
-	// the node not Ready past target.NodeGrace, case 2 is skipped instead, with the node and its condition.
+	// the node; that failure names the node, so the gate checks it before case 2: the kubelet does not answer its
+	// probe (or, checked after the node controller's grace, the node is not Ready), and the app is pinned there.
+	if first := run.Cases[0]; first.Status != results.StatusFailed || !strings.Contains(first.Reason, "(node "+node+")") {
+		t.Errorf("case %s %s %q: want failed naming node %s", first.CaseID, first.Status, first.Reason, node)
+	}
 	switch second := run.Cases[1]; second.Status {
 	case results.StatusSkipped:
-		if !strings.Contains(second.Reason, "node "+node+" not Ready (Ready=") || !strings.Contains(second.Reason, "cannot run there") ||
-			second.Facts[results.FactSkippedNode] != node {
-			t.Errorf("case %s skipped with reason %q, facts %v: want node %s, its condition and why the app needs it",
+		unusable := strings.Contains(second.Reason, "node "+node+": kubelet does not answer (GET nodes/"+node+"/proxy/healthz: ") ||
+			strings.Contains(second.Reason, "node "+node+" not Ready (Ready=")
+		if !unusable || !strings.Contains(second.Reason, "cannot run there") || second.Facts[results.FactSkippedNode] != node {
+			t.Errorf("case %s skipped with reason %q, facts %v: want node %s, why it is unusable and why the app needs it",
 				second.CaseID, second.Reason, second.Facts, node)
 		}
 	case results.StatusFailed:
-		if !strings.Contains(second.Reason, node) {
-			t.Errorf("case %s failed without naming node %s: %q", second.CaseID, node, second.Reason)
-		}
+		t.Errorf("case %s failed (%q): want it skipped, the gate armed by case 1's load failure on node %s", second.CaseID, second.Reason, node)
 	default:
 		t.Errorf("case %s %s: measured an app whose node has no kubelet", second.CaseID, second.Status)
 	}

@@ -1,0 +1,53 @@
+package target
+
+import "slices"
+
+// KubeletError is an operation through node Node's kubelet that failed on its way (an exec, a log or a proxy call to
+// a pod goes from the API server to the kubelet of the pod's node): the connection was refused, the stream broke,
+// the API server's proxy could not reach it. It is not the command's own answer (a non-zero exit) or a refusal of
+// the API server. A kubelet that is gone fails such calls at once, while the node controller marks its node not
+// Ready only after its grace period (40 s by default, then NodeGrace here), so this error is how the runner learns
+// which node to check before the next case. Its text is Err's: the message users read does not change.
+type KubeletError struct {
+	Node string
+	Err  error
+}
+
+func (e *KubeletError) Error() string { return e.Err.Error() }
+
+func (e *KubeletError) Unwrap() error { return e.Err }
+
+// FailedNodes names the nodes err blames, in order and once each: those of every *NodeNotReadyError (pods on a node
+// not Ready past NodeGrace) and every *KubeletError (a call through a node's kubelet failed) in err's tree, through
+// %w wrapping and errors.Join (errors.As would find only the first). Nil when err blames no node.
+func FailedNodes(err error) []string {
+	var out []string
+	add := func(n string) {
+		if n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+			return
+		case *NodeNotReadyError:
+			for _, n := range e.NodeNames() {
+				add(n)
+			}
+		case *KubeletError:
+			add(e.Node)
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return out
+}
