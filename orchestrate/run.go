@@ -150,12 +150,35 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	log.Info("run", "id", meta.RunID, "dir", store.Dir(), "plan", plan.Summary())
 	out, runErr := r.Run(ctx)
 	res.Outcome = out
+	if cfg.ResumeDir != "" && !cfg.Retain {
+		runErr = errors.Join(runErr, sweepEarlierSessions(ctx, clients, meta.RunID, cfg.FinalizeTimeout, log))
+	}
 	if meshA.standIn && !slices.Contains(meta.Notes, StandInNote) {
 		meta.Notes = append(meta.Notes, StandInNote)
 	}
 	sum, md, err := Finish(store, meta, EndingOf(ctx, out, runErr), log)
 	res.Summary, res.Markdown = sum, md
 	return res, errors.Join(runErr, err)
+}
+
+// sweepEarlierSessions removes, after a resumed run's own finalizers, every object still labelled with the run's ID:
+// what a killed earlier session left in a topology this session did not deploy again, or everything it left when
+// no case was left to run (killed in its teardown or report). The runner tears down only what its own session
+// deployed. It runs with its own budget, also after Ctrl-C.
+func sweepEarlierSessions(ctx context.Context, clients *kube.Clients, runID string, budget time.Duration, log *slog.Logger) error {
+	if budget <= 0 {
+		budget = runner.DefaultFinalizeTimeout
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	defer cancel()
+	rep, err := workloads.Cleaner{Clients: clients, Log: log}.Clean(sctx, workloads.CleanOptions{RunID: runID, Wait: budget})
+	if len(rep.Deleted) > 0 {
+		log.Info("removed what an earlier session of the run left", "objects", rep.Deleted, "waited", rep.Waited.Round(time.Millisecond))
+	}
+	if err != nil {
+		return fmt.Errorf("remove what an earlier session of the run left (meshbench cleanup --run %s): %w", runID, err)
+	}
+	return nil
 }
 
 // InsecureClients names the clients of s whose TLS verification is off (run.json's insecure): only an explicit

@@ -388,9 +388,14 @@ func TestFaultKillResume(t *testing.T) {
 	for _, cell := range []signalCell{ // cases unused: a resume must record them all
 		{phase: "deploy", marker: `msg="workload applied"`, n: 1},
 		{phase: "switch", istio: true, marker: `msg="workload ready"`, n: 1, delay: 300 * time.Millisecond},
+		// As the signal cell "verify": right after the mode switch's apply, before its wait and verification end.
+		{phase: "verify", istio: true, marker: `msg="mode applied"`, n: 1},
 		{phase: "idle", marker: `idle window: started`, n: 1, delay: 3 * time.Second},
 		// kill -9 in a load window: TestRunKillAndResume (run with every e2e run).
 		{phase: "collect", marker: `load \(lead-in .*: done after`, n: 1},
+		// Every case is recorded: the kill lands in the teardown or the report. The resume has no case left to run;
+		// it writes the summary and report and removes what the killed session left.
+		{phase: "report", marker: `msg="case done"`, n: 2},
 	} {
 		t.Run(cell.phase, func(t *testing.T) {
 			t.Parallel()
