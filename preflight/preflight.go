@@ -240,9 +240,12 @@ func namespacesCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario,
 		}
 		all = append(all, t.Namespaces...)
 	}
-	foreign, err := workloads.CheckNamespaces(ctx, c.Kube, all, true, protected...)
+	foreign, err := workloads.CheckNamespaces(ctx, c.Kube, all, "", true, protected...)
 	if errors.Is(err, scenario.ErrProtectedNamespace) {
 		return Check{Name: "namespaces", Status: StatusFail, Detail: err.Error(), Fix: "rename the topology or spec.workload.namespacePrefix"}
+	}
+	if errors.Is(err, workloads.ErrAnotherRunsNamespace) {
+		return Check{Name: "namespaces", Status: StatusFail, Detail: err.Error(), Fix: "`meshbench cleanup --run <id>` once that run is over, or another spec.workload.namespacePrefix"}
 	}
 	if err != nil {
 		return Check{Name: "namespaces", Status: StatusFail, Detail: err.Error(), Fix: "run `meshbench cleanup` or wait for the deletion"}

@@ -118,7 +118,8 @@ type Workload struct {
 	Topologies []Topology `json:"topologies,omitempty" mb:"defaulted"`
 	// Replicas per service (Deployments; databases stay at 1). A topology may override it.
 	Replicas int `json:"replicas,omitempty" mb:"defaulted"`
-	// NamespacePrefix prefixes every namespace the tool creates for the app.
+	// NamespacePrefix prefixes every namespace the tool creates for the app. A namespace of that name that another
+	// meshbench run created is refused (meshbench cleanup --run <id> removes it once that run is over).
 	NamespacePrefix string `json:"namespacePrefix,omitempty" mb:"defaulted"`
 	// NodeSelector restricts app and load-client pods to matching nodes.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,7 +66,7 @@ func (d *Deployer) Ensure(ctx context.Context, s *scenario.Scenario, topo scenar
 	if err != nil {
 		return Target{}, err
 	}
-	foreign, err := CheckNamespaces(ctx, d.Clients.Kube, t.Namespaces, d.AllowExisting, d.Protected...)
+	foreign, err := CheckNamespaces(ctx, d.Clients.Kube, t.Namespaces, d.RunID, d.AllowExisting, d.Protected...)
 	if err != nil {
 		return Target{}, err
 	}
@@ -94,17 +97,24 @@ func (d *Deployer) Ensure(ctx context.Context, s *scenario.Scenario, topo scenar
 	return t, nil
 }
 
-// CheckNamespaces checks the namespaces an app would use. System namespaces (scenario.RefuseProtected, with protected: the
-// cluster's own, such as the Istio root namespace) are refused, even with allowExisting. Missing namespaces and
-// namespaces meshbench created (they carry app.kubernetes.io/managed-by=meshbench) are fine. Existing namespaces
-// without that label are refused unless allowExisting; the returned set names them. A namespace still terminating
-// (a previous cleanup) is an error that says to wait.
-func CheckNamespaces(ctx context.Context, kc kubernetes.Interface, namespaces []string, allowExisting bool, protected ...string) (map[string]bool, error) {
+// ErrAnotherRunsNamespace is CheckNamespaces refusing a namespace that another meshbench run created.
+var ErrAnotherRunsNamespace = errors.New("namespace of another meshbench run")
+
+// CheckNamespaces checks the namespaces run runID's app would use ("" for a run not started yet: preflight).
+// System namespaces (scenario.RefuseProtected, with protected: the cluster's own, such as the Istio root namespace)
+// are refused, even with allowExisting. Missing namespaces and namespaces this run created (they carry
+// app.kubernetes.io/managed-by=meshbench and its run ID: a resumed run) are fine. A namespace another meshbench run
+// created is refused whatever allowExisting says (ErrAnotherRunsNamespace): that run may still be measuring in it,
+// and taking it over would mix both runs' pods and leave its teardown to the wrong run; the error names the run and
+// how to remove what it left. Other existing namespaces are refused unless allowExisting; the returned set names
+// them. A namespace still terminating (a previous cleanup) is an error that says to wait.
+func CheckNamespaces(ctx context.Context, kc kubernetes.Interface, namespaces []string, runID string, allowExisting bool, protected ...string) (map[string]bool, error) {
 	if err := scenario.RefuseProtected(namespaces, protected...); err != nil {
 		return nil, err
 	}
 	foreign := map[string]bool{}
-	var refused []string
+	var refused, taken []string
+	takenBy := map[string]bool{}
 	for _, name := range namespaces {
 		ns, err := kc.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -117,12 +127,24 @@ func CheckNamespaces(ctx context.Context, kc kubernetes.Interface, namespaces []
 			return nil, fmt.Errorf("namespace %q is being deleted (a previous cleanup?): wait until it is gone, or run `meshbench cleanup` and retry", name)
 		}
 		if ns.Labels[kube.ManagedByLabel] == kube.ManagedByValue {
+			if other := ns.Labels[kube.RunLabel]; other != "" && other != runID {
+				taken = append(taken, fmt.Sprintf("%s (run %s)", name, other))
+				takenBy[other] = true
+			}
 			continue
 		}
 		foreign[name] = true
 		if !allowExisting {
 			refused = append(refused, name)
 		}
+	}
+	if len(taken) > 0 {
+		var cleanup []string
+		for _, id := range slices.Sorted(maps.Keys(takenBy)) {
+			cleanup = append(cleanup, "`meshbench cleanup --run "+id+"`")
+		}
+		return nil, fmt.Errorf("%w: %s: that run may still be measuring there; once it is over (or was killed), remove what it left with %s, "+
+			"or pick another spec.workload.namespacePrefix", ErrAnotherRunsNamespace, strings.Join(taken, ", "), strings.Join(cleanup, " and "))
 	}
 	if len(refused) > 0 {
 		return nil, fmt.Errorf("namespace(s) %v exist and were not created by meshbench: pick another spec.workload.namespacePrefix, "+

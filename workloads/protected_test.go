@@ -50,7 +50,7 @@ func TestCheckNamespacesRefusesSystemNamespaces(t *testing.T) {
 			for _, o := range objs {
 				_ = kc.Tracker().Add(o)
 			}
-			_, err := CheckNamespaces(context.Background(), kc, tc.ns, tc.allow, tc.protected...)
+			_, err := CheckNamespaces(context.Background(), kc, tc.ns, "r1", tc.allow, tc.protected...)
 			switch tc.want {
 			case "":
 				if err != nil {

@@ -21,24 +21,36 @@ func TestCheckNamespaces(t *testing.T) {
 	t.Parallel()
 	now := metav1.Now()
 	kc := fake.NewClientset(
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ours", Labels: kube.RunLabels("old-run")}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ours", Labels: kube.RunLabels("this-run")}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other-run", Labels: kube.RunLabels("old-run")}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Labels: map[string]string{"team": "a"}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dying", Labels: kube.RunLabels("x"), DeletionTimestamp: &now, Finalizers: []string{"kubernetes"}}},
 	)
 	ctx := context.Background()
-	if f, err := CheckNamespaces(ctx, kc, []string{"ours", "new"}, false); err != nil || len(f) != 0 {
-		t.Errorf("own and missing namespaces: foreign=%v err=%v", f, err)
+	if f, err := CheckNamespaces(ctx, kc, []string{"ours", "new"}, "this-run", false); err != nil || len(f) != 0 {
+		t.Errorf("own (a resumed run) and missing namespaces: foreign=%v err=%v", f, err)
 	}
-	_, err := CheckNamespaces(ctx, kc, []string{"ours", "theirs"}, false)
+	_, err := CheckNamespaces(ctx, kc, []string{"ours", "theirs"}, "this-run", false)
 	if err == nil || !strings.Contains(err.Error(), "--allow-existing-namespaces") || !strings.Contains(err.Error(), "theirs") {
 		t.Errorf("foreign namespace must be refused with the fix, got %v", err)
 	}
-	f, err := CheckNamespaces(ctx, kc, []string{"theirs"}, true)
+	f, err := CheckNamespaces(ctx, kc, []string{"theirs"}, "this-run", true)
 	if err != nil || !f["theirs"] {
 		t.Errorf("allowed foreign namespace: foreign=%v err=%v", f, err)
 	}
-	if _, err := CheckNamespaces(ctx, kc, []string{"dying"}, true); err == nil || !strings.Contains(err.Error(), "being deleted") {
+	if _, err := CheckNamespaces(ctx, kc, []string{"dying"}, "this-run", true); err == nil || !strings.Contains(err.Error(), "being deleted") {
 		t.Errorf("terminating namespace: %v", err)
+	}
+	// Another run's namespace: refused even with --allow-existing-namespaces (and by preflight, runID ""), naming
+	// the run and the cleanup that removes what it left.
+	for _, runID := range []string{"this-run", ""} {
+		for _, allow := range []bool{false, true} {
+			_, err := CheckNamespaces(ctx, kc, []string{"ours", "other-run"}, runID, allow)
+			if !errors.Is(err, ErrAnotherRunsNamespace) || !strings.Contains(err.Error(), "other-run (run old-run)") ||
+				!strings.Contains(err.Error(), "meshbench cleanup --run old-run") {
+				t.Errorf("run %q allow %v: another run's namespace: %v", runID, allow, err)
+			}
+		}
 	}
 }
 
