@@ -1,6 +1,9 @@
 package target
 
-import "slices"
+import (
+	"errors"
+	"slices"
+)
 
 // KubeletError is an operation through node Node's kubelet that failed on its way (an exec, a log or a proxy call to
 // a pod goes from the API server to the kubelet of the pod's node): the connection was refused, the stream broke,
@@ -27,23 +30,30 @@ func FailedNodes(err error) []string {
 			out = append(out, n)
 		}
 	}
+	// Every error of the tree is visited; errors.As on one finds that error itself first when it is of the type
+	// (deeper matches are visited and added again: add keeps each node once).
 	var walk func(error)
 	walk = func(err error) {
-		switch e := err.(type) {
-		case nil:
+		if err == nil {
 			return
-		case *NodeNotReadyError:
-			for _, n := range e.NodeNames() {
+		}
+		var nn *NodeNotReadyError
+		if errors.As(err, &nn) {
+			for _, n := range nn.NodeNames() {
 				add(n)
 			}
-		case *KubeletError:
-			add(e.Node)
 		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			walk(u.Unwrap())
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
+		var ke *KubeletError
+		if errors.As(err, &ke) {
+			add(ke.Node)
+		}
+		if u := errors.Unwrap(err); u != nil {
+			walk(u)
+			return
+		}
+		var joined interface{ Unwrap() []error }
+		if errors.As(err, &joined) { // err itself: it has no single Unwrap
+			for _, e := range joined.Unwrap() {
 				walk(e)
 			}
 		}
