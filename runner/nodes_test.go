@@ -46,17 +46,11 @@ func (g *scriptedGate) Check(_ context.Context, t *Target, nodes []string) NodeC
 var errNode2 = &target.NodeNotReadyError{Target: target.Target{App: "fortio-chain", Topology: "single"},
 	Readiness: target.Readiness{Nodes: []string{"node2: Ready=Unknown for 1m10s (NodeStatusUnknown: Kubelet stopped posting node status.)"}}}
 
-// TestLaterCasesAfterANodeFailure: the case whose wait met the dead node fails naming it; the next is skipped naming
-// it while the gate says the app needs it; once the node is back the group is switched again and measured, and no
-// further check is made.
-func TestLaterCasesAfterANodeFailure(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, "[none]", "")
-	fail := 1
-	h.r.Workloads = nodeWorkloads{fakeWorkloads{h.calls, h.clock}, &fail, &SwitchError{Step: "x", What: "y", Err: errNode2}}
-	skip := "node node2 not Ready (Ready=Unknown for 1m40s (NodeStatusUnknown: Kubelet stopped posting node status.)): the app's pods are pinned there"
-	gate := &scriptedGate{answers: []NodeCheck{{Skip: skip, Node: "node2"}, {Recovered: []string{"node2"}}}}
-	h.r.Nodes = gate
+// runSkippingAfterNode runs h's plan of four cases (two groups of two) whose first case fails on node2 while the
+// gate answers skip, then that node2 is back: the second case is recorded skipped with skip and the node, the others
+// measured, and the gate asked twice for node2 on the deployed target. It returns the first case's record.
+func runSkippingAfterNode(t *testing.T, h *harness, gate *scriptedGate, skip string) results.CaseResult {
+	t.Helper()
 	out, err := h.r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -69,18 +63,32 @@ func TestLaterCasesAfterANodeFailure(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("cases %s, want %s", strings.Join(got, " "), want)
 	}
-	first, second := h.store.cases[0], h.store.cases[1]
-	if !strings.Contains(first.Reason, "node node2: Ready=Unknown") {
-		t.Errorf("first case reason %q: want the node named", first.Reason)
-	}
-	if second.Reason != skip || second.Facts[results.FactSkippedNode] != "node2" {
+	if second := h.store.cases[1]; second.Reason != skip || second.Facts[results.FactSkippedNode] != "node2" {
 		t.Errorf("skipped case: reason %q facts %v", second.Reason, second.Facts)
 	}
 	if out.Skipped != 1 || out.OK != 2 || len(out.Failed) != 1 {
 		t.Errorf("outcome %+v", out)
 	}
 	if fmt.Sprint(gate.asked) != "[[node2] deployed=true [node2] deployed=true]" {
-		t.Errorf("gate asked %v, want twice for node2 on the deployed target", gate.asked)
+		t.Errorf("gate asked %v, want twice for node2 only, on the deployed target", gate.asked)
+	}
+	return h.store.cases[0]
+}
+
+// TestLaterCasesAfterANodeFailure: the case whose wait met the dead node fails naming it; the next is skipped naming
+// it while the gate says the app needs it; once the node is back the group is switched again and measured, and no
+// further check is made.
+func TestLaterCasesAfterANodeFailure(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none]", "")
+	fail := 1
+	h.r.Workloads = nodeWorkloads{fakeWorkloads{h.calls, h.clock}, &fail, &SwitchError{Step: "x", What: "y", Err: errNode2}}
+	skip := "node node2 not Ready (Ready=Unknown for 1m40s (NodeStatusUnknown: Kubelet stopped posting node status.)): the app's pods are pinned there"
+	gate := &scriptedGate{answers: []NodeCheck{{Skip: skip, Node: "node2"}, {Recovered: []string{"node2"}}}}
+	h.r.Nodes = gate
+	first := runSkippingAfterNode(t, h, gate, skip)
+	if !strings.Contains(first.Reason, "node node2: Ready=Unknown") {
+		t.Errorf("first case reason %q: want the node named", first.Reason)
 	}
 	// The group that failed on the node is switched again once the node is back (not failed on the old error).
 	if n := strings.Count(strings.Join(h.calls.log, "\n"), "wait-ready"); n != 2 {
@@ -142,30 +150,9 @@ func TestLaterCasesAfterALoadFailedOnANode(t *testing.T) {
 		"pinned by nodeSelector kubernetes.io/hostname=node2 (no other Ready node matches it)"
 	gate := &scriptedGate{answers: []NodeCheck{{Skip: skip, Node: "node2"}, {Recovered: []string{"node2"}}}}
 	h.r.Nodes = gate
-	out, err := h.r.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range h.store.cases {
-		got = append(got, c.CaseID+"="+c.Status)
-	}
-	want := "single.none.q50.r1=failed single.none.q200.r1=skipped single.none.q50.r2=ok single.none.q200.r2=ok"
-	if strings.Join(got, " ") != want {
-		t.Fatalf("cases %s, want %s", strings.Join(got, " "), want)
-	}
-	first, second := h.store.cases[0], h.store.cases[1]
+	first := runSkippingAfterNode(t, h, gate, skip)
 	if !strings.HasPrefix(first.Reason, "load: client lg-a (node node1)") || !strings.Contains(first.Reason, "client lg-b (node node2): exec") {
 		t.Errorf("first case reason %q: want the load's error as it was", first.Reason)
-	}
-	if second.Reason != skip || second.Facts[results.FactSkippedNode] != "node2" {
-		t.Errorf("skipped case: reason %q facts %v", second.Reason, second.Facts)
-	}
-	if out.Skipped != 1 || out.OK != 2 || len(out.Failed) != 1 {
-		t.Errorf("outcome %+v", out)
-	}
-	if fmt.Sprint(gate.asked) != "[[node2] deployed=true [node2] deployed=true]" {
-		t.Errorf("gate asked %v, want twice for node2 (only node2: node1's error was no node's) on the deployed target", gate.asked)
 	}
 	if n := strings.Count(strings.Join(h.calls.log, "\n"), "wait-ready"); n != 1 {
 		t.Errorf("%d waits, want 1 (a load failure switches nothing again): %q", n, h.calls.log)
