@@ -100,21 +100,34 @@ func oldestMode(pas []*securityv1.PeerAuthentication) (paMode, bool) {
 }
 
 // DetectMTLS reads the PeerAuthentications of the root namespace and of each namespace and returns their effective
-// modes, in the order given. A cluster without the PeerAuthentication CRD has the default mode everywhere.
+// modes, in the order given. It lists them cluster-wide in one request (a case records the mode of every app
+// namespace: a list per namespace was 61 requests at 60 namespaces, 0.6 s at client-go's 50 qps after every mode
+// switch), and per namespace only where a cluster-wide list is forbidden (a namespaced Role). A cluster without the
+// PeerAuthentication CRD has the default mode everywhere.
 func DetectMTLS(ctx context.Context, ic istioclient.Interface, rootNS string, namespaces []string) ([]MTLS, error) {
 	if ic == nil {
 		return nil, fmt.Errorf("detect mTLS: no Istio client")
 	}
 	var pas []*securityv1.PeerAuthentication
-	for _, ns := range append([]string{rootNS}, namespaces...) {
-		list, err := ic.SecurityV1().PeerAuthentications(ns).List(ctx, metav1.ListOptions{})
-		if apierrors.IsNotFound(err) {
-			break // CRD not installed
+	list, err := ic.SecurityV1().PeerAuthentications(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	switch {
+	case err == nil:
+		pas = list.Items
+	case apierrors.IsNotFound(err):
+		// CRD not installed
+	case apierrors.IsForbidden(err):
+		for _, ns := range append([]string{rootNS}, namespaces...) {
+			list, err := ic.SecurityV1().PeerAuthentications(ns).List(ctx, metav1.ListOptions{})
+			if apierrors.IsNotFound(err) {
+				break // CRD not installed
+			}
+			if err != nil {
+				return nil, fmt.Errorf("list PeerAuthentications in %s: %w", ns, err)
+			}
+			pas = append(pas, list.Items...)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("list PeerAuthentications in %s: %w", ns, err)
-		}
-		pas = append(pas, list.Items...)
+	default:
+		return nil, fmt.Errorf("list PeerAuthentications: %w", err)
 	}
 	out := make([]MTLS, len(namespaces))
 	for i, ns := range namespaces {

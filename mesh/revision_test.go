@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,11 +10,15 @@ import (
 	securityv1beta1 "istio.io/api/security/v1beta1"
 	typev1beta1 "istio.io/api/type/v1beta1"
 	securityv1 "istio.io/client-go/pkg/apis/security/v1"
+	istiofake "istio.io/client-go/pkg/clientset/versioned/fake"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
@@ -210,5 +215,42 @@ func TestEffectiveMTLS(t *testing.T) {
 	}
 	if got := SummarizeMTLS([]MTLS{{Namespace: "a", Mode: MTLSStrict, Source: "x"}, {Namespace: "b", Mode: MTLSPermissive, Source: "y"}}); got != "a: STRICT (x); b: PERMISSIVE (y)" {
 		t.Errorf("summary %q", got)
+	}
+}
+
+// TestDetectMTLSListsOnce: the modes of many namespaces come from one cluster-wide list of PeerAuthentications
+// (before: one list per namespace, 61 requests at 60 namespaces after every switch); where that list is forbidden
+// (a namespaced Role), the root namespace and each namespace are listed, with the same answer.
+func TestDetectMTLSListsOnce(t *testing.T) {
+	t.Parallel()
+	const strict, permissive = securityv1beta1.PeerAuthentication_MutualTLS_STRICT, securityv1beta1.PeerAuthentication_MutualTLS_PERMISSIVE
+	objs := []runtime.Object{pa("istio-system", "default", 0, strict, nil), pa("ns-a", "relax", 0, permissive, nil), pa("elsewhere", "x", 0, permissive, nil)}
+	want := "ns-a: PERMISSIVE (PeerAuthentication ns-a/relax (namespace-wide)); ns-b: STRICT (PeerAuthentication istio-system/default (mesh-wide))"
+	for _, forbid := range []bool{false, true} {
+		ic := istiofake.NewSimpleClientset(objs...)
+		if forbid {
+			ic.PrependReactor("list", "peerauthentications", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetNamespace() == metav1.NamespaceAll {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "security.istio.io", Resource: "peerauthentications"}, "", errors.New("namespaced Role"))
+				}
+				return false, nil, nil
+			})
+		}
+		ms, err := DetectMTLS(context.Background(), ic, "istio-system", []string{"ns-a", "ns-b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SummarizeMTLS(ms); got != want {
+			t.Errorf("forbidden %v: got  %s\nwant %s", forbid, got, want)
+		}
+		lists := 0
+		for _, a := range ic.Actions() {
+			if a.GetVerb() == "list" {
+				lists++
+			}
+		}
+		if wantLists := map[bool]int{false: 1, true: 4}[forbid]; lists != wantLists {
+			t.Errorf("forbidden %v: %d lists, want %d", forbid, lists, wantLists)
+		}
 	}
 }
