@@ -1,6 +1,7 @@
 package mesh
 
 import (
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -30,8 +31,9 @@ const (
 	// meshbench.dev/test-standin=true): figures measured on them are not Istio's.
 	StandInAnnotation = "meshbench.dev/test-standin"
 
-	// restartAnnotation is what `kubectl rollout restart` sets on the pod template.
-	restartAnnotation = "kubectl.kubernetes.io/restartedAt"
+	// restartAnnotation is what `kubectl rollout restart` sets on the pod template; the readiness wait reads it
+	// too (target.PodsRolledOut).
+	restartAnnotation = target.RestartedAtAnnotation
 	// FieldManager owns the mode labels and restart annotations, apart from the workload's own field manager, so
 	// that re-applying the workload keeps them.
 	FieldManager = "meshbench-mesh"

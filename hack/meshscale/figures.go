@@ -108,7 +108,8 @@ type SwitchFigures struct {
 	// (status: latest generation observed, every replica updated and available, no old replica; what kubectl
 	// rollout status waits for), seen by the harness' informer. The Deployment controller writes that status after
 	// the pods are Ready, at its own pace (kube-controller-manager's API QPS): the cluster's rollout ends there.
-	// LastRolledOutToVerifiedSeconds is from then to meshbench's verification done: what meshbench itself adds.
+	// LastRolledOutToVerifiedSeconds is from then to meshbench's verification done: what meshbench itself adds;
+	// negative when meshbench saw the rollout done in the pods (target.PodsRolledOut) before the status said so.
 	RolledOutSeconds               float64 `json:"rolledOutSeconds"`
 	LastRolledOutToVerifiedSeconds float64 `json:"lastRolledOutToVerifiedSeconds"`
 }
@@ -169,7 +170,12 @@ func CaseFiguresOf(c results.CaseResult, queries []time.Time) CaseFigures {
 
 // BeyondRollout takes the cluster's rollout of the case's switch s out of the tool's time. It is pure.
 func (f CaseFigures) BeyondRollout(s SwitchFigures) CaseFigures {
-	f.ToolBeyondRolloutSeconds = max(0, f.ToolSeconds-s.RolledOutSeconds)
+	// Only the part of the rollout meshbench waited through: up to verified when the status came later.
+	waited := s.RolledOutSeconds
+	if s.LastRolledOutToVerifiedSeconds < 0 {
+		waited += s.LastRolledOutToVerifiedSeconds
+	}
+	f.ToolBeyondRolloutSeconds = max(0, f.ToolSeconds-waited)
 	f.ToolBeyondRolloutPct10m = 100 * f.ToolBeyondRolloutSeconds / TenMinutes.Seconds()
 	return f
 }
@@ -209,9 +215,15 @@ func SwitchOf(c results.CaseResult, pods []PodTimes, rolledOut []time.Time) (Swi
 	if f.NewPods > 0 && !last.IsZero() {
 		f.RolloutSeconds = last.Sub(first).Seconds()
 		f.LastReadyToVerifiedSeconds = verified.Sub(last).Seconds()
+		// The Deployments' status may report the rollout after meshbench verified it (the wait reads the pods too,
+		// target.PodsRolledOut): their last report up to the case's end counts, and the gap is then negative.
+		end := c.End
+		if end.Before(verified) {
+			end = verified
+		}
 		var done time.Time
 		for _, t := range rolledOut {
-			if t.After(start) && !t.After(verified) && t.After(done) {
+			if t.After(start) && !t.After(end) && t.After(done) {
 				done = t
 			}
 		}

@@ -204,6 +204,14 @@ func TestCaseAndSwitchFigures(t *testing.T) {
 	if b := f.BeyondRollout(s); b.ToolBeyondRolloutSeconds != 11 || b.ToolBeyondRolloutPct10m < 1.83 || b.ToolBeyondRolloutPct10m > 1.84 || b.ToolSeconds != 42 {
 		t.Errorf("beyond the rollout %+v", b)
 	}
+	// The status reports the rollout 2 s after meshbench verified it from the pods (before the case's end): the
+	// gap is -2 s, and only the 34 s of rollout meshbench waited through leave the tool's time.
+	late := []time.Time{t0.Add(30 * time.Second), t0.Add(40 * time.Second), t0.Add(300 * time.Second)}
+	if s, ok := SwitchOf(c, pods, late); !ok || s.RolledOutSeconds != 36 || s.LastRolledOutToVerifiedSeconds != -2 {
+		t.Errorf("status after verified: switch %+v %v", s, ok)
+	} else if b := f.BeyondRollout(s); b.ToolBeyondRolloutSeconds != 8 {
+		t.Errorf("status after verified: beyond the rollout %v, want 42 - 34 = 8", b.ToolBeyondRolloutSeconds)
+	}
 	delete(c.Timings, "mode-switch")
 	if _, ok := SwitchOf(c, pods, rolledOut); ok {
 		t.Error("a case without a switch has switch figures")

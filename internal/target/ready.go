@@ -27,7 +27,8 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 }
 
 // WaitReady waits until every Deployment and StatefulSet of the cache's app is rolled out (the latest spec
-// observed, every replica updated, no old replica left, all available) and every app pod is Ready. It reads the
+// observed, every replica updated, no old replica left, all available: the workload's status says so, or for a
+// Deployment its pods already show it, PodsRolledOut) and every app pod is Ready. It reads the
 // cache (started by the caller), so the API requests of a wait grow with the namespaces, never with pods or with
 // the events of a rollout; each event re-evaluates the cached state, at most every pace. progress, when set, sees
 // every snapshot. It returns the last snapshot; on timeout the error is a *NotReadyError naming every pod that is
@@ -96,6 +97,12 @@ const pace = 200 * time.Millisecond
 // readiness is the snapshot of the cached objects, with the nodes of pods the node controller marked not ready
 // that still count (readinessOf); down are the nodes known to be not Ready (nodeProblems).
 func (c *Cache) readiness(down map[string]string) (Readiness, []string) {
+	// The cache's own pointers, never copies: at 5,000 pods an evaluation (up to 5 a second) would otherwise
+	// allocate megabytes of Pod values to read a few fields.
+	pods := make(map[string][]*corev1.Pod, len(c.pods))
+	for ns, l := range c.pods {
+		pods[ns], _ = l.List(labels.Everything()) // a lister's List never fails
+	}
 	get := func(w WorkloadRef) (bool, string) {
 		switch w.Kind {
 		case KindDeployment:
@@ -107,7 +114,11 @@ func (c *Cache) readiness(down map[string]string) (Readiness, []string) {
 			if err != nil {
 				return false, "not found"
 			}
-			return DeploymentReady(d)
+			ok, why := DeploymentReady(d)
+			if !ok && PodsRolledOut(d, pods[w.Namespace]) {
+				return true, ""
+			}
+			return ok, why
 		case KindStatefulSet:
 			l, ok := c.stss[w.Namespace]
 			if !ok {
@@ -120,12 +131,6 @@ func (c *Cache) readiness(down map[string]string) (Readiness, []string) {
 			return StatefulSetReady(s)
 		}
 		return false, fmt.Sprintf("unknown workload kind %q", w.Kind)
-	}
-	// The cache's own pointers, never copies: at 5,000 pods an evaluation (up to 5 a second) would otherwise
-	// allocate megabytes of Pod values to read a few fields.
-	pods := make(map[string][]*corev1.Pod, len(c.pods))
-	for ns, l := range c.pods {
-		pods[ns], _ = l.List(labels.Everything()) // a lister's List never fails
 	}
 	return readinessOf(c.t, get, pods, down)
 }
@@ -321,6 +326,77 @@ func DeploymentReady(d *appsv1.Deployment) (bool, string) {
 	}
 	return true, ""
 }
+
+// PodsRolledOut reports whether Deployment d's pods themselves show its latest spec rolled out, before its status
+// says so: the controller has seen the spec, and exactly spec.replicas pods match its selector, none terminating,
+// each Ready and made from the current template (its labels, its kubectl.kubernetes.io/restartedAt and its
+// containers' images; other annotations are left out, since admission webhooks rewrite them: Istio's injector
+// replaces prometheus.io/* for metrics merging). pods are the namespace's pods (read only).
+//
+// A rollout's status reaches the Deployment only after the ReplicaSet controller and then the Deployment controller
+// have synced it: at 5,000 pods on 2 vCPUs the last Deployment reported rolled out 4 s, once 85 s, after its last
+// pod was Ready, while nothing in the app changed any more. minReadySeconds (available only after that long Ready)
+// is the controller's to judge: such a Deployment waits for its status. The pods are the physical fact the measurement needs
+// (no old replica left running or terminating); the status is a report of it. A rollout that changes only a
+// container's environment or resources is not told apart this way; it waits for the status, as do StatefulSets.
+func PodsRolledOut(d *appsv1.Deployment, pods []*corev1.Pod) bool {
+	if d.Status.ObservedGeneration < d.Generation || d.Spec.Selector == nil || d.Spec.Paused || d.Spec.MinReadySeconds > 0 {
+		return false
+	}
+	for _, c := range d.Status.Conditions {
+		if (c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue) ||
+			(c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse) {
+			return false
+		}
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil || sel.Empty() {
+		return false
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	tmpl := d.Spec.Template
+	var n int32
+	for _, p := range pods {
+		if p.Namespace != d.Namespace || !sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		if p.DeletionTimestamp != nil || !podReady(*p) || !fromTemplate(tmpl, p) {
+			return false
+		}
+		n++
+	}
+	return n == want
+}
+
+// fromTemplate reports whether pod p carries template tmpl's labels, restart annotation and container images.
+func fromTemplate(tmpl corev1.PodTemplateSpec, p *corev1.Pod) bool {
+	for k, v := range tmpl.Labels {
+		if got, ok := p.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	if p.Annotations[RestartedAtAnnotation] != tmpl.Annotations[RestartedAtAnnotation] {
+		return false
+	}
+	images := make(map[string]string, len(p.Spec.Containers))
+	for _, c := range p.Spec.Containers {
+		images[c.Name] = c.Image
+	}
+	for _, c := range tmpl.Spec.Containers {
+		if images[c.Name] != c.Image {
+			return false
+		}
+	}
+	return true
+}
+
+// RestartedAtAnnotation is the pod template annotation `kubectl rollout restart` sets to roll a workload without
+// changing its spec otherwise (k8s.io/kubectl v0.37.2 pkg/polymorphichelpers/objectrestarter.go); meshbench's mode
+// switch rolls workloads the same way.
+const RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
 
 // StatefulSetReady reports whether a StatefulSet's latest revision is rolled out and ready, and if not, why.
 func StatefulSetReady(s *appsv1.StatefulSet) (bool, string) {
