@@ -124,6 +124,44 @@ func (k KubePods) Node(ctx context.Context, name string) (*corev1.Node, error) {
 	return n, nil
 }
 
+// splitter returns the function that reads one app namespace's app pods and load-client pods. With load clients it
+// lists the namespace once and sorts its pods by the two selectors here: a list per selector was two requests per
+// namespace and collection, 240 per case at 60 namespaces, and client-go's rate limit (50 qps after a burst of 100)
+// held the second window's collection back by about 1.7 s. The namespaces hold the app's and the run's pods (for app
+// existing the app selector takes almost every pod there anyway), so the one list carries little more.
+func splitter(appSelector, loadgenSelector string) (func(ctx context.Context, l PodLister, ns string) (app, loadgen []corev1.Pod, err error), error) {
+	if loadgenSelector == "" {
+		return func(ctx context.Context, l PodLister, ns string) ([]corev1.Pod, []corev1.Pod, error) {
+			app, err := l.List(ctx, ns, appSelector)
+			return app, nil, err
+		}, nil
+	}
+	appSel, err := labels.Parse(appSelector)
+	if err != nil {
+		return nil, fmt.Errorf("app selector %q: %w", appSelector, err)
+	}
+	lgSel, err := labels.Parse(loadgenSelector)
+	if err != nil {
+		return nil, fmt.Errorf("load client selector %q: %w", loadgenSelector, err)
+	}
+	return func(ctx context.Context, l PodLister, ns string) (app, loadgen []corev1.Pod, err error) {
+		pods, err := l.List(ctx, ns, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range pods {
+			set := labels.Set(p.Labels)
+			if lgSel.Matches(set) {
+				loadgen = append(loadgen, p)
+			}
+			if appSel.Matches(set) {
+				app = append(app, p)
+			}
+		}
+		return app, loadgen, nil
+	}, nil
+}
+
 // PodSets finds every component's pods: app containers and sidecars in the app's pods, load clients (their
 // istio-proxy counts as sidecar: the client is in the mesh like the app), ztunnel, waypoints, istiod, istio-cni.
 // With Scope.Node, the node set of the nodes the app, load client and waypoint pods run on. Components without
@@ -148,16 +186,14 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 			testNodes = append(testNodes, p.Spec.NodeName)
 		}
 	}
+	split, err := splitter(sc.AppSelector, sc.LoadgenSelector)
+	if err != nil {
+		return nil, err
+	}
 	for _, ns := range sc.AppNamespaces {
-		appPods, err := l.List(ctx, ns, sc.AppSelector)
+		appPods, lgPods, err := split(ctx, l, ns)
 		if err != nil {
 			return nil, err
-		}
-		var lgPods []corev1.Pod
-		if sc.LoadgenSelector != "" {
-			if lgPods, err = l.List(ctx, ns, sc.LoadgenSelector); err != nil {
-				return nil, err
-			}
 		}
 		lgNames := map[string]bool{}
 		for _, p := range lgPods {

@@ -236,6 +236,9 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		return errors.Join(merr, rerr)
 	}
 	h.figures(&fig, run.Cases, ql.Times())
+	if err := writeRequests(filepath.Join(out, "prometheus-requests.jsonl"), ql.Requests()); err != nil {
+		fig.Notes = append(fig.Notes, "prometheus request log: "+err.Error())
+	}
 	if merr != nil {
 		fig.Notes = append(fig.Notes, "meshbench: "+merr.Error())
 	}

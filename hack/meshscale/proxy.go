@@ -2,21 +2,53 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
 )
 
 // QueryLog is a reverse proxy in front of Prometheus that notes when each API request (query, query_range,
-// series, status, ...) passed: meshbench records how long collection took, not how many queries it sent.
+// series, status, ...) passed and how long Prometheus took to answer it: meshbench records how long collection took,
+// not how many queries it sent nor how much of that time was Prometheus'.
 type QueryLog struct {
 	mu    sync.Mutex
 	times []time.Time
+	reqs  []Request
+}
+
+// Request is one proxied API request.
+type Request struct {
+	At       time.Time     `json:"at"`
+	Took     time.Duration `json:"took"`
+	Path     string        `json:"path"`
+	Method   string        `json:"method"`
+	Bytes    int64         `json:"bytes"` // the request body (a POSTed query) or, for GET, the URL's query string
+	Response int           `json:"status"`
+}
+
+// Requests are the proxied API requests so far, in the order they ended.
+func (q *QueryLog) Requests() []Request {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]Request(nil), q.reqs...)
+}
+
+// statusWriter keeps the status code the proxy answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // Times are the requests' times so far.
@@ -34,12 +66,23 @@ func (q *QueryLog) Serve(ctx context.Context, addr, upstream string) (string, er
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/api/v1/") {
-			q.mu.Lock()
-			q.times = append(q.times, time.Now())
-			q.mu.Unlock()
+		if !strings.HasPrefix(r.URL.Path, "/api/v1/") {
+			rp.ServeHTTP(w, r)
+			return
 		}
-		rp.ServeHTTP(w, r)
+		at := time.Now()
+		q.mu.Lock()
+		q.times = append(q.times, at)
+		q.mu.Unlock()
+		size := r.ContentLength
+		if r.Method == http.MethodGet {
+			size = int64(len(r.URL.RawQuery))
+		}
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		rp.ServeHTTP(sw, r)
+		q.mu.Lock()
+		q.reqs = append(q.reqs, Request{At: at, Took: time.Since(at), Path: r.URL.Path, Method: r.Method, Bytes: size, Response: sw.code})
+		q.mu.Unlock()
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -49,4 +92,20 @@ func (q *QueryLog) Serve(ctx context.Context, addr, upstream string) (string, er
 	go func() { _ = srv.Serve(ln) }()
 	go func() { <-ctx.Done(); _ = srv.Close() }()
 	return "http://" + ln.Addr().String(), nil
+}
+
+// writeRequests writes reqs one JSON object per line: which of a collection's seconds were Prometheus answering.
+func writeRequests(path string, reqs []Request) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	for _, r := range reqs {
+		if err := enc.Encode(r); err != nil {
+			_ = f.Close()
+			return err
+		}
+	}
+	return f.Close()
 }

@@ -85,6 +85,10 @@ func TestMain(m *testing.M) {
 	if cluster != nil {
 		cluster.deleteRunNamespaces()
 	}
+	// The CLI cniCLI built (140 MB) lives in a temp dir of this process: without this every e2e run left one in /tmp.
+	if cniCLIPath != "" {
+		_ = os.RemoveAll(filepath.Dir(cniCLIPath))
+	}
 	os.Exit(code)
 }
 
