@@ -18,9 +18,8 @@ import (
 // series, status, ...) passed and how long Prometheus took to answer it: meshbench records how long collection took,
 // not how many queries it sent nor how much of that time was Prometheus'.
 type QueryLog struct {
-	mu    sync.Mutex
-	times []time.Time
-	reqs  []Request
+	mu   sync.Mutex
+	reqs []Request
 }
 
 // Request is one proxied API request.
@@ -51,11 +50,15 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// Times are the requests' times so far.
+// Times are the times the requests so far came in (Requests' At).
 func (q *QueryLog) Times() []time.Time {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return append([]time.Time(nil), q.times...)
+	out := make([]time.Time, len(q.reqs))
+	for i, r := range q.reqs {
+		out[i] = r.At
+	}
+	return out
 }
 
 // Serve proxies addr to upstream until ctx ends and returns the proxy's URL.
@@ -71,9 +74,6 @@ func (q *QueryLog) Serve(ctx context.Context, addr, upstream string) (string, er
 			return
 		}
 		at := time.Now()
-		q.mu.Lock()
-		q.times = append(q.times, at)
-		q.mu.Unlock()
 		size := r.ContentLength
 		if r.Method == http.MethodGet {
 			size = int64(len(r.URL.RawQuery))
