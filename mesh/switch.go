@@ -47,6 +47,20 @@ type Switcher struct {
 	// Protected are the install's own namespaces (IstioInfo.OwnNamespaces: a custom root namespace): Apply never
 	// labels or restarts them, nor any scenario.ProtectedNamespace, whatever the target says.
 	Protected []string
+	// ProxySample bounds how many proxies a verification reads Envoy's xDS counters of (ProxyConfig): 0 means
+	// DefaultProxySample, a negative value none.
+	ProxySample int
+}
+
+// DefaultProxySample is how many proxies a verification reads by default: one per workload first, so a rejection
+// that an EnvoyFilter on one workload causes is seen, at a bounded cost on large apps.
+const DefaultProxySample = 10
+
+func (s *Switcher) proxySample() int {
+	if s.ProxySample == 0 {
+		return DefaultProxySample
+	}
+	return max(s.ProxySample, 0)
 }
 
 // Transition is what Apply did, in order, with times: the runner stores it with the case.

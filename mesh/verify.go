@@ -23,6 +23,9 @@ type Verification struct {
 	Waypoints []WaypointProof `json:"waypoints,omitempty"`
 	// Problems not tied to one pod: missing pods, namespace labels changed by someone else.
 	Problems []string `json:"problems,omitempty"`
+	// ProxyConfig is what a sample of the app's proxies say about the configuration istiod sent them (sidecar
+	// mode, once every pod proved it): Envoy's own counters of accepted and rejected xDS updates.
+	ProxyConfig []ProxyConfigProof `json:"proxyConfig,omitempty"`
 	// StandIn is true when any app pod or waypoint runs a hack/ stand-in proxy (figures are not Istio's).
 	StandIn bool          `json:"standIn,omitempty"`
 	Start   time.Time     `json:"start"`
@@ -177,6 +180,16 @@ func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target,
 		v.Mode = mode
 	}
 	v.StandIn = v.StandIn || s.dataPlaneStandIn(ctx, mode, refs)
+	if err == nil && UsesSidecar(mode) {
+		// Ready proxies got their first config, but a later update (an EnvoyFilter, a skewed proxy) may have been
+		// refused while the pod stays Ready: read the counters before anything is measured.
+		var pods []*corev1.Pod
+		for _, ns := range t.Namespaces {
+			pods = append(pods, src.AppPods(ns)...)
+		}
+		v.ProxyConfig = s.ProxyConfig(ctx, pods, s.proxySample())
+		err = checkProxyConfig(v.ProxyConfig)
+	}
 	v.Start, v.End = start, s.now()
 	v.Elapsed = v.End.Sub(v.Start)
 	switch {
@@ -185,7 +198,12 @@ func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target,
 			"elapsed", v.Elapsed.Round(time.Millisecond))
 		return v, nil
 	case errors.Is(err, kube.ErrWaitTimeout):
+		if UsesSidecar(mode) {
+			s.explainUnreadyProxies(ctx, &v)
+		}
 		return v, &VerifyError{Verification: v, Timeout: timeout, Hint: s.hint(ctx, mode, v)}
+	case errors.As(err, new(*ProxyConfigError)):
+		return v, err
 	default:
 		return v, fmt.Errorf("verify mode %s: %w", mode, err)
 	}
@@ -255,6 +273,32 @@ func (s *Switcher) dataPlaneStandIn(ctx context.Context, mode scenario.Mode, ref
 		}
 	}
 	return standIn
+}
+
+// unreadyProxiesRead bounds how many not-ready proxies a failed verification reads the counters of.
+const unreadyProxiesRead = 3
+
+// explainUnreadyProxies adds Envoy's xDS counters to the problem of the first few pods whose proxy never became
+// ready: pilot-agent's readiness waits for a first accepted listener and cluster update, so "rejected" and "none
+// received" are the two causes worth telling apart (pilot/cmd/pilot-agent/status/ready/probe.go).
+func (s *Switcher) explainUnreadyProxies(ctx context.Context, v *Verification) {
+	read := 0
+	for i := range v.Pods {
+		p := &v.Pods[i]
+		if p.Observed != ObservedSidecarNotReady || read == unreadyProxiesRead {
+			continue
+		}
+		read++
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}, Spec: corev1.PodSpec{NodeName: p.Node}}
+		pr := s.readProxyConfig(ctx, pod)
+		switch {
+		case pr.ReadError != "":
+		case len(pr.Rejected()) > 0:
+			p.Problem += "; Envoy rejected the configuration istiod sent: " + pr.Describe()
+		case pr.Stats[LDSSuccess] == 0 || pr.Stats[CDSSuccess] == 0:
+			p.Problem += "; Envoy has not received a complete configuration from istiod: " + pr.Describe()
+		}
+	}
 }
 
 // hint diagnoses cluster-level causes of a failed verification.

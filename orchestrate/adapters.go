@@ -170,6 +170,9 @@ func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario
 	if r := a.sw.Revision; r != "" && mesh.NeedsIstio(mode) {
 		facts["istio-revision"] = r
 	}
+	if len(v.ProxyConfig) > 0 {
+		facts[results.FactProxyConfig] = mesh.SummarizeProxyConfig(v.ProxyConfig)
+	}
 	facts["mtls"] = a.mtls(ctx, t.Namespaces, mode)
 	if err == nil && !v.OK() {
 		err = fmt.Errorf("%d pods, problems: %s", len(v.Pods), strings.Join(v.Problems, "; "))

