@@ -107,7 +107,7 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 	}
 	m := &Model{RunID: run.Meta.RunID, Notes: run.Meta.Notes, Confidence: confidence}
 	if run.Meta.Cluster.Istio != nil {
-		m.DataPlane = run.Meta.Cluster.Istio.DataPlane
+		m.DataPlane = string(run.Meta.Cluster.Istio.DataPlane)
 	}
 	latest := map[string]results.CaseResult{}
 	for _, c := range run.Cases {

@@ -32,6 +32,9 @@ type BarChart struct {
 	Bars     []Bar
 	Width    float64 // 0 = 760
 	Height   float64 // 0 = 340
+	// Caveats are drawn under the plot and said in the description: what the figures are not (a data-plane
+	// component that is a stand-in or upstream Envoy), so a chart copied out of its report keeps them.
+	Caveats []string
 }
 
 // Empty reports whether the chart has nothing to draw.
@@ -68,7 +71,8 @@ func (c BarChart) SVG() []byte {
 	if c.Subtitle == "" {
 		plotTop = 66
 	}
-	plotBottom := h - 40
+	h += caveatHeight * float64(len(c.Caveats))
+	plotBottom := h - 40 - caveatHeight*float64(len(c.Caveats))
 	plotW := w - left - right
 	plotH := plotBottom - plotTop
 	y := func(v float64) float64 { return plotBottom - v/top*plotH }
@@ -106,7 +110,18 @@ func (c BarChart) SVG() []byte {
 		s.raw(`</g>`)
 	}
 	s.line("base", left, plotBottom, left+plotW, plotBottom)
+	drawCaveats(s, c.Caveats, plotBottom+36)
 	return s.bytes()
+}
+
+// caveatHeight is the height of one caveat line under a chart.
+const caveatHeight = 14.0
+
+// drawCaveats writes each caveat on a line of its own from y down.
+func drawCaveats(s *svg, caveats []string, y float64) {
+	for i, c := range caveats {
+		s.text("caveat", "start", 12, y+caveatHeight*float64(i), c)
+	}
 }
 
 func drawBar(s *svg, c BarChart, b Bar, x, barW float64, y func(float64) float64, plotBottom float64) {
@@ -162,8 +177,12 @@ func (c BarChart) tooltip(b Bar) string {
 
 // describe is the chart's <desc>: what a screen reader announces.
 func (c BarChart) describe() string {
-	return fmt.Sprintf("Grouped bar chart of %s: %d groups (%s), series %s; error bars are confidence intervals of the mean.",
+	d := fmt.Sprintf("Grouped bar chart of %s: %d groups (%s), series %s; error bars are confidence intervals of the mean.",
 		c.YLabel, len(c.Groups), strings.Join(c.Groups, ", "), strings.Join(c.Series, ", "))
+	for _, cv := range c.Caveats {
+		d += " " + cv + "."
+	}
+	return d
 }
 
 // legend draws one swatch per series in a row starting at (x, y).

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -240,5 +241,50 @@ func TestEscaping(t *testing.T) {
 	wellFormed(t, b)
 	if bytes.Contains(b, []byte("<g>")) && !bytes.Contains(b, []byte("&lt;g&gt;")) {
 		t.Error("group name not escaped")
+	}
+}
+
+// A chart copied out of its report keeps what its figures are not: every chart of modes whose data-plane
+// component is not Istio's own says so under the plot and in its description, per component.
+func TestChartsCarryDataPlaneCaveats(t *testing.T) {
+	t.Parallel()
+	s := testSummary()
+	s.DataPlane = results.DataPlaneStandIn
+	s.DataPlanes = []results.ComponentDataPlane{
+		{Component: results.ComponentSidecar, Kind: results.DataPlaneUpstreamEnvoy, Description: "upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry filters off)"},
+		{Component: results.ComponentZtunnel, Kind: results.DataPlaneStandIn, Description: "test stand-in (hack/localistio/cmd/fake-ztunnel)"},
+		{Component: results.ComponentWaypoint, Kind: results.DataPlaneIstio, Description: "Istio's proxy (Envoy) as waypoint"},
+	}
+	sidecar := "data plane: sidecar is upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry filters off): a lower bound of Istio's own sidecar cost, not Istio's figure"
+	ztunnel := "data plane: ztunnel is a test stand-in (hack/localistio/cmd/fake-ztunnel): its figures are not ztunnel's"
+	for _, c := range []BarChart{
+		ResourceChart(s, ResourceSelection{Topology: "single", Load: "1000", Window: "load", Metric: MetricCPU}),
+		LatencyChart(s, LatencySelection{Topology: "single", Load: "1000"}),
+	} {
+		svg := string(c.SVG())
+		wellFormed(t, c.SVG())
+		var wants []string
+		if slices.Contains(c.Series, "sidecar") {
+			wants = append(wants, sidecar)
+		}
+		if slices.Contains(c.Series, "ambient") || slices.Contains(c.Series, "waypoint") {
+			wants = append(wants, ztunnel)
+		}
+		if len(wants) == 0 || len(wants) != len(c.Caveats) {
+			t.Errorf("%s (modes %v): caveats %q, want %q", c.ID, c.Series, c.Caveats, wants)
+		}
+		for _, want := range wants {
+			if strings.Count(svg, esc(want)) != 2 { // drawn under the plot, and in <desc>
+				t.Errorf("%s: caveat %q drawn %d times, want 2 (text and description)", c.ID, want, strings.Count(svg, esc(want)))
+			}
+		}
+		if strings.Contains(svg, "waypoint is") {
+			t.Errorf("%s: a caveat for Istio's own waypoint", c.ID)
+		}
+	}
+	// Istio's own proxies: no caveat at all.
+	s.DataPlane, s.DataPlanes = results.DataPlaneIstio, []results.ComponentDataPlane{{Component: results.ComponentSidecar, Kind: results.DataPlaneIstio}}
+	if c := ResourceChart(s, ResourceSelection{Topology: "single", Load: "1000", Window: "load", Metric: MetricCPU}); len(c.Caveats) != 0 {
+		t.Errorf("caveats on Istio's own data plane: %q", c.Caveats)
 	}
 }

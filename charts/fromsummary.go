@@ -208,6 +208,7 @@ func ResourceChart(s results.Summary, sel ResourceSelection) BarChart {
 		Groups:   groups,
 		Series:   series,
 		Bars:     bars,
+		Caveats:  results.SummaryDataPlaneNotes(s.DataPlane, s.DataPlanes, series),
 	}
 }
 
@@ -282,6 +283,7 @@ func LatencyChart(s results.Summary, sel LatencySelection) BarChart {
 		Groups:   groups,
 		Series:   series,
 		Bars:     bars,
+		Caveats:  results.SummaryDataPlaneNotes(s.DataPlane, s.DataPlanes, series),
 	}
 }
 

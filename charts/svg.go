@@ -23,7 +23,7 @@ const style = `text{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaV
 	`.title{font-size:14px;font-weight:600}.sub{font-size:11px;fill:#57606a}.axis{font-size:11px;fill:#57606a}` +
 	`.grid{stroke:#d0d7de;stroke-width:1}.base{stroke:#57606a;stroke-width:1}.err{stroke:#1f2328;stroke-width:1.2}` +
 	`.val{font-size:10.5px;fill:#1f2328}.legend{font-size:11.5px}.ref{stroke:#1f2328;stroke-width:1.5;stroke-dasharray:6 4}` +
-	`.band{stroke-width:1;stroke-dasharray:2 3}.na{font-size:10.5px;fill:#cf222e}`
+	`.band{stroke-width:1;stroke-dasharray:2 3}.na{font-size:10.5px;fill:#cf222e}.caveat{font-size:11px;fill:#9a6700}`
 
 // svg accumulates an SVG document. Coordinates are written with one decimal so output is byte-stable.
 type svg struct {

@@ -175,14 +175,24 @@ func MetaContext(base, next results.RunMeta) []string {
 	diff("node count", fmt.Sprint(len(base.Cluster.Nodes)), fmt.Sprint(len(next.Cluster.Nodes)))
 	bi, ni := istio(base), istio(next)
 	diff("Istio version", bi.Version, ni.Version)
-	diff("data plane", bi.DataPlane, ni.DataPlane)
+	diff("data plane", string(bi.DataPlane), string(ni.DataPlane))
+	for _, comp := range []string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint} {
+		b, _ := results.DataPlaneOf(bi.DataPlanes, comp)
+		n, _ := results.DataPlaneOf(ni.DataPlanes, comp)
+		diff(comp+" data plane", b.Description, n.Description)
+	}
 	diff("ztunnel image", bi.ZtunnelImage, ni.ZtunnelImage)
 	diff("proxy image", bi.ProxyImage, ni.ProxyImage)
 	if !jsonEqual(base.Scenario, next.Scenario) {
 		out = append(out, "scenario differs: the runs did not measure the same thing; compare with care")
 	}
 	for _, m := range []results.RunMeta{base, next} {
-		if istio(m).DataPlane == results.DataPlaneStandIn {
+		for _, c := range istio(m).DataPlanes {
+			if !c.Kind.Representative() {
+				out = append(out, fmt.Sprintf("run %s: %s was %s: its figures are not Istio's own", m.RunID, c.Component, c.Description))
+			}
+		}
+		if ist := istio(m); len(ist.DataPlanes) == 0 && ist.DataPlane == results.DataPlaneStandIn {
 			out = append(out, fmt.Sprintf("run %s used the test stand-in data plane: its figures are not Istio's", m.RunID))
 		}
 	}

@@ -67,10 +67,16 @@ type IstioInfo struct {
 	// StandIn is true when the data plane is a hack/ test stand-in (figures are not Istio's); StandInEvidence says
 	// why.
 	StandIn            bool     `json:"standIn"`
+	// DataPlanes say what runs each data-plane component: Istio's own proxies, or, on the test bed (its marker
+	// ConfigMap and pod annotations), upstream Envoy or a stand-in.
+	DataPlanes []results.ComponentDataPlane `json:"dataPlanes,omitempty"`
 	StandInEvidence    []string `json:"standInEvidence,omitempty"`
 	StandInDescription string   `json:"standInDescription,omitempty"`
 	// Problems are reads that failed (e.g. forbidden); the rest of the information is still valid.
 	Problems []string `json:"problems,omitempty"`
+
+	// What the injector's values say it adds to sidecar pods: the stand-in or the upstream-Envoy annotation.
+	injectsStandIn, injectsUpstreamEnvoy bool
 }
 
 // IstiodInfo is one istiod pod.
@@ -125,11 +131,15 @@ func (i IstioInfo) Facts(profile string) *results.IstioFacts {
 	if !i.Installed {
 		return nil
 	}
-	dp := results.DataPlaneIstio
-	if i.StandIn {
+	dps := i.DataPlanes
+	if len(dps) == 0 { // an IstioInfo not from Detect
+		dps = DataPlanesFromMarker(nil, i.ProxyImage, i.ZtunnelImage)
+	}
+	dp := results.LeastRepresentative(dps)
+	if i.StandIn && dp != results.DataPlaneStandIn {
 		dp = results.DataPlaneStandIn
 	}
-	return &results.IstioFacts{
+	return &results.IstioFacts{DataPlanes: dps,
 		Version: i.Version, Revision: i.Revision, RevisionSource: i.RevisionSource, Revisions: i.ControlPlanes.Revisions,
 		RootNamespace: i.RootNamespace, Profile: profile, AmbientCapable: i.AmbientCapable,
 		NativeSidecars: i.NativeSidecars, ZtunnelImage: i.ZtunnelImage, ProxyImage: i.ProxyImage, DataPlane: dp,
@@ -390,8 +400,11 @@ func detectMeshConfig(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	}
 	info.ProxyImage = ProxyImageFromValues(cm.Data["values"])
 	if strings.Contains(cm.Data["values"], StandInAnnotation) || strings.Contains(cm.Data["config"], StandInAnnotation) {
-		info.StandIn = true
+		info.StandIn, info.injectsStandIn = true, true
 		info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("ConfigMap %s/%s injects %s", info.Namespace, inj, StandInAnnotation))
+	}
+	if strings.Contains(cm.Data["values"], DataPlaneAnnotation) || strings.Contains(cm.Data["config"], DataPlaneAnnotation) {
+		info.injectsUpstreamEnvoy = true
 	}
 }
 
@@ -599,9 +612,13 @@ func validVersion(v string) bool {
 // meshbench.dev/test-standin=true (the authoritative marker, in istio-system), and ztunnel or waypoint pods annotated
 // with it. (The injector values are checked by detectMeshConfig.)
 func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
+	var marker map[string]string
 	cms, err := c.Kube.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: StandInAnnotation + "=true"})
 	if err == nil {
 		for _, cm := range cms.Items {
+			if marker == nil {
+				marker = cm.Data
+			}
 			info.StandIn = true
 			info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("marker ConfigMap %s/%s", cm.Namespace, cm.Name))
 			if d := cm.Data["description"]; d != "" && info.StandInDescription == "" {
@@ -611,8 +628,16 @@ func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	} else {
 		info.Problems = append(info.Problems, fmt.Sprintf("list stand-in marker ConfigMaps: %v", err))
 	}
-	for _, sel := range []string{"app=ztunnel", GatewayNameLabel} {
-		pods, err := c.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	info.DataPlanes = DataPlanesFromMarker(marker, info.ProxyImage, info.ZtunnelImage)
+	if info.injectsUpstreamEnvoy {
+		setDataPlane(info.DataPlanes, results.ComponentSidecar, results.DataPlaneUpstreamEnvoy,
+			UpstreamEnvoyDescription(marker[markerEnvoyVersion], marker[markerIstioVersion]))
+	}
+	if info.injectsStandIn {
+		setDataPlane(info.DataPlanes, results.ComponentSidecar, results.DataPlaneStandIn, standInDescription(results.ComponentSidecar, marker))
+	}
+	for _, sel := range []struct{ selector, component string }{{"app=ztunnel", results.ComponentZtunnel}, {GatewayNameLabel, results.ComponentWaypoint}} {
+		pods, err := c.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: sel.selector})
 		if err != nil {
 			continue
 		}
@@ -620,8 +645,18 @@ func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 			if p.Annotations[StandInAnnotation] == "true" {
 				info.StandIn = true
 				info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("pod %s/%s annotated %s", p.Namespace, p.Name, StandInAnnotation))
+				setDataPlane(info.DataPlanes, sel.component, results.DataPlaneStandIn, standInDescription(sel.component, marker))
 				break
 			}
+		}
+	}
+}
+
+// setDataPlane makes component's entry kind (with desc) unless it is already at least as far from Istio's own.
+func setDataPlane(dps []results.ComponentDataPlane, component string, kind results.DataPlaneKind, desc string) {
+	for i := range dps {
+		if dps[i].Component == component && leastOf([]results.DataPlaneKind{dps[i].Kind, kind}) == kind && dps[i].Kind != kind {
+			dps[i].Kind, dps[i].Description = kind, desc
 		}
 	}
 }

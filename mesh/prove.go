@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -36,6 +37,8 @@ type PodProof struct {
 	Ready bool `json:"ready"`
 	// StandIn is true when the pod is annotated as running a hack/ stand-in proxy.
 	StandIn bool `json:"standIn,omitempty"`
+	// DataPlane is what the pod's sidecar is (PodDataPlane), when it has one.
+	DataPlane results.DataPlaneKind `json:"dataPlane,omitempty"`
 	// Evidence lists what was seen, e.g. "annotation sidecar.istio.io/status", "istio-proxy native sidecar ready".
 	Evidence []string `json:"evidence,omitempty"`
 	// Problem says, when not proved, what is wrong and what to fix.
@@ -64,6 +67,9 @@ func Prove(mode scenario.Mode, pod corev1.Pod) PodProof {
 		p.Evidence = append(p.Evidence, AnnotationRedirection+"="+redirection)
 	}
 	sidecar := hasStatus || proxy.found
+	if sidecar {
+		p.DataPlane = PodDataPlane(&pod)
+	}
 	switch {
 	case pod.DeletionTimestamp != nil:
 		p.Observed = ObservedTerminating

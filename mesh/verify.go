@@ -13,6 +13,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/target"
+	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -27,7 +28,10 @@ type Verification struct {
 	// mode, once every pod proved it): Envoy's own counters of accepted and rejected xDS updates.
 	ProxyConfig []ProxyConfigProof `json:"proxyConfig,omitempty"`
 	// StandIn is true when any app pod or waypoint runs a hack/ stand-in proxy (figures are not Istio's).
-	StandIn bool          `json:"standIn,omitempty"`
+	StandIn bool `json:"standIn,omitempty"`
+	// DataPlanes are the kinds of the data-plane components the mode runs, as the case's pods show them (the app's
+	// sidecars; the ztunnels and waypoints serving them), least representative first per component.
+	DataPlanes map[string]results.DataPlaneKind `json:"dataPlanes,omitempty"`
 	Start   time.Time     `json:"start"`
 	End     time.Time     `json:"end"`
 	Elapsed time.Duration `json:"elapsed"`
@@ -179,7 +183,10 @@ func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target,
 	if v.Mode == "" {
 		v.Mode = mode
 	}
-	v.StandIn = v.StandIn || s.dataPlaneStandIn(ctx, mode, refs)
+	v.DataPlanes = s.dataPlaneKinds(ctx, mode, refs, v.Pods)
+	for _, k := range v.DataPlanes {
+		v.StandIn = v.StandIn || k == results.DataPlaneStandIn
+	}
 	if err == nil && UsesSidecar(mode) {
 		// Ready proxies got their first config, but a later update (an EnvoyFilter, a skewed proxy) may have been
 		// refused while the pod stays Ready: read the counters before anything is measured.
@@ -251,28 +258,40 @@ func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenari
 	return v, nil
 }
 
-// dataPlaneStandIn reports whether the mode's shared data plane runs a hack/ stand-in: the ztunnels (ambient
-// modes) and the waypoints' pods carry the stand-in annotation when their image is one. Read once per
-// verification, after the wait; a failed read says nothing (the pods' own proofs stand).
-func (s *Switcher) dataPlaneStandIn(ctx context.Context, mode scenario.Mode, refs []WaypointRef) bool {
+// dataPlaneKinds says what runs each data-plane component of mode, from the pods: the app's sidecars (their
+// proofs), the ztunnels (ambient modes) and the waypoints' pods, which carry the stand-in or upstream-Envoy
+// annotation on the test bed (PodDataPlane); the least representative pod decides. Read once per verification,
+// after the wait; a failed read says nothing (the pods' own proofs stand).
+func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs []WaypointRef, proofs []PodProof) map[string]results.DataPlaneKind {
+	kinds := map[string][]results.DataPlaneKind{}
+	if UsesSidecar(mode) {
+		for _, p := range proofs {
+			if p.DataPlane != "" {
+				kinds[results.ComponentSidecar] = append(kinds[results.ComponentSidecar], p.DataPlane)
+			}
+		}
+	}
 	kc := s.Clients.Kube
-	standIn := false
 	if UsesAmbient(mode) {
 		if pods, err := kc.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "app=ztunnel"}); err == nil {
-			for _, p := range pods.Items {
-				standIn = standIn || p.Annotations[StandInAnnotation] == "true"
+			for i := range pods.Items {
+				kinds[results.ComponentZtunnel] = append(kinds[results.ComponentZtunnel], PodDataPlane(&pods.Items[i]))
 			}
 		}
 	}
 	for _, r := range refs {
 		pods, err := kc.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel + "=" + r.Name})
 		if err == nil {
-			for _, p := range pods.Items {
-				standIn = standIn || p.Annotations[StandInAnnotation] == "true"
+			for i := range pods.Items {
+				kinds[results.ComponentWaypoint] = append(kinds[results.ComponentWaypoint], PodDataPlane(&pods.Items[i]))
 			}
 		}
 	}
-	return standIn
+	out := map[string]results.DataPlaneKind{}
+	for comp, ks := range kinds {
+		out[comp] = leastOf(ks)
+	}
+	return out
 }
 
 // unreadyProxiesRead bounds how many not-ready proxies a failed verification reads the counters of.

@@ -129,7 +129,8 @@ type meshAdapter struct {
 	wp      scenario.Waypoint
 	timeout time.Duration
 	last    mesh.Transition
-	standIn bool
+	// seen is the least representative data-plane kind each component showed in the cases verified so far.
+	seen map[string]results.DataPlaneKind
 	rootNS  string // mesh config rootNamespace (mesh-wide PeerAuthentication)
 }
 
@@ -163,9 +164,20 @@ func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario
 	if len(v.Waypoints) > 0 {
 		facts["waypoints"] = strconv.Itoa(len(v.Waypoints))
 	}
-	if v.StandIn {
-		facts["data-plane"] = results.DataPlaneStandIn
-		a.standIn = true
+	if len(v.DataPlanes) > 0 {
+		var all []results.ComponentDataPlane
+		if a.seen == nil {
+			a.seen = map[string]results.DataPlaneKind{}
+		}
+		for comp, k := range v.DataPlanes {
+			facts[results.FactDataPlanePrefix+comp] = string(k)
+			all = append(all, results.ComponentDataPlane{Component: comp, Kind: k})
+			prev, ok := a.seen[comp]
+			if !ok || results.LeastRepresentative([]results.ComponentDataPlane{{Kind: prev}, {Kind: k}}) == k {
+				a.seen[comp] = k
+			}
+		}
+		facts[results.FactDataPlane] = string(results.LeastRepresentative(all))
 	}
 	if r := a.sw.Revision; r != "" && mesh.NeedsIstio(mode) {
 		facts["istio-revision"] = r

@@ -26,8 +26,44 @@ import (
 	"github.com/meshbench/meshbench/workloads"
 )
 
-// StandInNote is the run note of a data plane that is the test stand-in, not Istio.
-const StandInNote = "data plane: test stand-in, figures are not Istio's"
+// dataPlaneNotes are the run's caveats for the data-plane components its modes run that are not Istio's own.
+func dataPlaneNotes(ist *results.IstioFacts, modes []scenario.Mode) []string {
+	if ist == nil {
+		return nil
+	}
+	var comps []string
+	for _, m := range modes {
+		comps = append(comps, mesh.ComponentsOfMode(m)...)
+	}
+	return results.DataPlaneNotes(ist.DataPlanes, comps)
+}
+
+// observedDataPlanes folds what the cases' pods showed into run.json's per-component data planes: a component a
+// case saw less representative than detected (a stand-in pod where the marker said nothing) is recorded as seen,
+// so no figure of it is read as Istio's. It returns whether anything changed.
+func observedDataPlanes(ist *results.IstioFacts, seen map[string]results.DataPlaneKind) bool {
+	if ist == nil {
+		return false
+	}
+	changed := false
+	for comp, k := range seen {
+		cur, ok := results.DataPlaneOf(ist.DataPlanes, comp)
+		if ok && results.LeastRepresentative([]results.ComponentDataPlane{cur, {Kind: k}}) == cur.Kind {
+			continue
+		}
+		changed = true
+		entry := results.ComponentDataPlane{Component: comp, Kind: k, Description: string(k) + " (seen on the case's pods)"}
+		if i := slices.IndexFunc(ist.DataPlanes, func(c results.ComponentDataPlane) bool { return c.Component == comp }); i >= 0 {
+			ist.DataPlanes[i] = entry
+		} else {
+			ist.DataPlanes = append(ist.DataPlanes, entry)
+		}
+	}
+	if changed {
+		ist.DataPlane = results.LeastRepresentative(ist.DataPlanes)
+	}
+	return changed
+}
 
 // RunConfig is one `meshbench run`: a new run of Scenario, or the continuation of the run in ResumeDir (whose
 // recorded scenario Scenario then is). Scenario is validated with every flag already applied: what run.json records
@@ -111,9 +147,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 		meta.Notes = append(meta.Notes, col.Notes...)
 		// Whole-node figures of nodes on one host are that machine's, once per node: say so in every report.
 		meta.Notes = append(meta.Notes, results.SharedHostNotes(meta.Cluster.Nodes)...)
-		if ist := meta.Cluster.Istio; ist != nil && ist.DataPlane == results.DataPlaneStandIn {
-			meta.Notes = append(meta.Notes, StandInNote)
-		}
+		meta.Notes = append(meta.Notes, dataPlaneNotes(meta.Cluster.Istio, s.Spec.Modes)...)
 		if store, meta, err = CreateRun(s.Spec.Output.Dir, s.Metadata.Name, meta); err != nil {
 			return RunResult{}, err
 		}
@@ -153,8 +187,12 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	if cfg.ResumeDir != "" && !cfg.Retain {
 		runErr = errors.Join(runErr, sweepEarlierSessions(ctx, clients, meta.RunID, cfg.FinalizeTimeout, log))
 	}
-	if meshA.standIn && !slices.Contains(meta.Notes, StandInNote) {
-		meta.Notes = append(meta.Notes, StandInNote)
+	if observedDataPlanes(meta.Cluster.Istio, meshA.seen) {
+		for _, n := range dataPlaneNotes(meta.Cluster.Istio, s.Spec.Modes) {
+			if !slices.Contains(meta.Notes, n) {
+				meta.Notes = append(meta.Notes, n)
+			}
+		}
 	}
 	sum, md, err := Finish(store, meta, EndingOf(ctx, out, runErr), log)
 	res.Summary, res.Markdown = sum, md

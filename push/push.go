@@ -173,7 +173,7 @@ func Registry(r report.Report) *prometheus.Registry {
 	m := r.Meta
 	istioVersion, dataPlane := "", ""
 	if m.Cluster.Istio != nil {
-		istioVersion, dataPlane = m.Cluster.Istio.Version, m.Cluster.Istio.DataPlane
+		istioVersion, dataPlane = m.Cluster.Istio.Version, string(m.Cluster.Istio.DataPlane)
 	}
 	info.WithLabelValues(m.RunID, m.Tool.Version, m.Cluster.KubernetesVersion, istioVersion, dataPlane, m.Cluster.Profile, r.ScenarioName()).Set(1)
 	start.WithLabelValues().Set(float64(m.Start.Unix()))

@@ -300,7 +300,7 @@ func (f fixture) meta() results.RunMeta {
 }
 
 // cniMeta is run.json of a `meshbench cni` run: the scenario echo has only the cni section, the plan only CNI cases.
-func (f fixture) cniMeta(nodes []results.NodeFacts, ver, prof, dp string, native bool) results.RunMeta {
+func (f fixture) cniMeta(nodes []results.NodeFacts, ver, prof string, dp results.DataPlaneKind, native bool) results.RunMeta {
 	// The local cluster: node-1 and node-2 (the test nodes) are one machine, the same machine and boot ID; node-3 a
 	// machine of its own. meshbench cni's run notes say so (results.SharedHostNotes of the test nodes).
 	nodes = slices.Clone(nodes)

@@ -107,9 +107,22 @@ func (r Report) StandIn() bool {
 	return r.Meta.Cluster.Istio != nil && r.Meta.Cluster.Istio.DataPlane == results.DataPlaneStandIn
 }
 
+// DataPlaneOf is what ran component in this run (Istio's own when the run recorded nothing of it).
+func (r Report) DataPlaneOf(component string) results.ComponentDataPlane {
+	if ist := r.Meta.Cluster.Istio; ist != nil {
+		if c, ok := results.DataPlaneOf(ist.DataPlanes, component); ok {
+			return c
+		}
+		if len(ist.DataPlanes) == 0 && ist.DataPlane == results.DataPlaneStandIn { // runs recorded before per-component facts
+			return results.ComponentDataPlane{Component: component, Kind: results.DataPlaneStandIn, Description: string(results.DataPlaneStandIn)}
+		}
+	}
+	return results.ComponentDataPlane{Component: component, Kind: results.DataPlaneIstio}
+}
+
 // Banner returns the caveat lines every rendering shows first; empty when there are none.
 func (r Report) Banner() []string {
-	const standIn = "data plane: test stand-in, figures are not Istio's"
+	const standIn = "data plane: test stand-in, figures are not Istio's" // runs recorded before per-component facts
 	var out []string
 	if in := r.Meta.Interrupted; in != nil {
 		line := "this run was " + in.Text() + ": its figures cover the recorded cases only"
@@ -118,13 +131,14 @@ func (r Report) Banner() []string {
 		}
 		out = append(out, line)
 	}
-	if r.StandIn() {
+	legacy := r.StandIn() && len(r.Meta.Cluster.Istio.DataPlanes) == 0
+	if legacy {
 		out = append(out, standIn)
 	} else if len(r.Meta.Notes) > 0 {
 		out = append(out, "this run carries caveats: read the notes before using its figures")
 	}
 	for _, n := range r.Meta.Notes {
-		if n != standIn || !r.StandIn() { // the runner records the same sentence in run.json: show it once
+		if n != standIn || !legacy { // the runner records the same sentence in run.json: show it once
 			out = append(out, n)
 		}
 	}

@@ -222,7 +222,7 @@ func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryO
 		sum.Cases = append(sum.Cases, latest[id])
 	}
 	if meta.Cluster.Istio != nil {
-		sum.DataPlane = meta.Cluster.Istio.DataPlane
+		sum.DataPlane, sum.DataPlanes = meta.Cluster.Istio.DataPlane, meta.Cluster.Istio.DataPlanes
 	}
 	sum.Warnings = sz.warnings
 	return sum

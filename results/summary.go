@@ -6,13 +6,14 @@ type Summary struct {
 	RunID         string `json:"runID"`
 	// DataPlane and Notes repeat run.json's data-plane kind and caveats, so a summary read alone (dashboards, the
 	// regression gate) cannot present a stand-in's figures as Istio's.
-	DataPlane     string   `json:"dataPlane,omitempty"`
-	Notes         []string `json:"notes,omitempty"`
-	Confidence    float64  `json:"confidence"` // e.g. 0.95
-	Series        []Series `json:"series"`
-	Deltas        []Delta  `json:"deltas,omitempty"`
-	PerKRPS       []Series `json:"perKRPS,omitempty"`       // resource per 1000 achieved rps, per data-plane component
-	PerKRPSDeltas []Delta  `json:"perKRPSDeltas,omitempty"` // Deltas computed on PerKRPS
+	DataPlane     DataPlaneKind        `json:"dataPlane,omitempty"`
+	DataPlanes    []ComponentDataPlane `json:"dataPlanes,omitempty"`
+	Notes         []string             `json:"notes,omitempty"`
+	Confidence    float64              `json:"confidence"` // e.g. 0.95
+	Series        []Series             `json:"series"`
+	Deltas        []Delta              `json:"deltas,omitempty"`
+	PerKRPS       []Series             `json:"perKRPS,omitempty"`       // resource per 1000 achieved rps, per data-plane component
+	PerKRPSDeltas []Delta              `json:"perKRPSDeltas,omitempty"` // Deltas computed on PerKRPS
 	// Shared splits each shared component's cost into its fixed and load-driven parts (see SharedCost).
 	Shared []SharedCost `json:"shared,omitempty"`
 	// Workloads are the per-workload figures (components app-by-workload, sidecar-by-workload and the derived

@@ -2,6 +2,8 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -59,6 +61,14 @@ const (
 // the case was measured: "accepted by N of N sampled proxies (...)", or why they could not be read. A proxy that
 // rejected configuration fails the case instead (mesh.ProxyConfigError).
 const FactProxyConfig = "proxy-config"
+
+// FactDataPlane, on a case of a mode with a data plane, is the least representative kind (DataPlaneKind) of the
+// components the mode ran, as the case's own pods showed them; FactDataPlanePrefix+component is each one's kind
+// ("data-plane-sidecar": "upstream envoy").
+const (
+	FactDataPlane       = "data-plane"
+	FactDataPlanePrefix = "data-plane-"
+)
 
 // RunMeta is run.json.
 type RunMeta struct {
@@ -164,11 +174,67 @@ type NodeFacts struct {
 	BootID    string `json:"bootID,omitempty"`
 }
 
-// Data plane kinds in IstioFacts.DataPlane.
+// DataPlaneKind is what ran a data-plane component of a run.
+type DataPlaneKind string
+
+// The data-plane kinds, from the most to the least representative of Istio's own cost.
 const (
-	DataPlaneIstio   = "istio"
-	DataPlaneStandIn = "test stand-in" // hack/ test doubles: figures are not Istio's
+	// DataPlaneIstio is Istio's own proxies as released (istio-proxy, ztunnel): a user's cluster.
+	DataPlaneIstio DataPlaneKind = "istio"
+	// DataPlaneUpstreamEnvoy is upstream Envoy under Istio's real pilot-agent, with Istio's own filters (telemetry,
+	// metadata exchange, ALPN) off because a standard Envoy build does not have them: the local test bed's sidecar.
+	// Its figures are a lower bound of istio-proxy's.
+	DataPlaneUpstreamEnvoy DataPlaneKind = "upstream envoy"
+	// DataPlaneStandIn is a hack/ test double: its figures are not any proxy's.
+	DataPlaneStandIn DataPlaneKind = "test stand-in"
 )
+
+// Representative reports whether figures of this kind may be read as Istio's own cost (only DataPlaneIstio).
+func (k DataPlaneKind) Representative() bool { return k == DataPlaneIstio }
+
+// rank orders kinds from the most representative (0) to the least.
+func (k DataPlaneKind) rank() int {
+	switch k {
+	case DataPlaneIstio:
+		return 0
+	case DataPlaneUpstreamEnvoy:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// ComponentDataPlane says what ran one data-plane component (ComponentSidecar, ComponentZtunnel,
+// ComponentWaypoint) in a run.
+type ComponentDataPlane struct {
+	Component string        `json:"component"`
+	Kind      DataPlaneKind `json:"kind"`
+	// Description names it for a reader, e.g. "upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry
+	// filters off)", "test stand-in (hack/localistio/cmd/fake-ztunnel: plaintext pass-through, not ztunnel)".
+	Description string `json:"description,omitempty"`
+}
+
+// LeastRepresentative is the kind of the least representative component (DataPlaneIstio for none): the run's
+// overall data-plane kind.
+func LeastRepresentative(cs []ComponentDataPlane) DataPlaneKind {
+	out := DataPlaneIstio
+	for _, c := range cs {
+		if c.Kind.rank() > out.rank() {
+			out = c.Kind
+		}
+	}
+	return out
+}
+
+// DataPlaneOf is the entry of component in cs; ok is false when cs says nothing of it.
+func DataPlaneOf(cs []ComponentDataPlane, component string) (ComponentDataPlane, bool) {
+	for _, c := range cs {
+		if c.Component == component {
+			return c, true
+		}
+	}
+	return ComponentDataPlane{}, false
+}
 
 // IstioFacts describes the Istio installation a run measured.
 type IstioFacts struct {
@@ -176,15 +242,18 @@ type IstioFacts struct {
 	Revision string `json:"revision,omitempty"`
 	// RevisionSource says how the revision was chosen (spec.istio.revision, the only control plane, the default
 	// injector); Revisions are every istiod revision installed.
-	RevisionSource          string   `json:"revisionSource,omitempty"`
-	Revisions               []string `json:"revisions,omitempty"`
-	Profile                 string   `json:"profile,omitempty"`
-	AmbientCapable          bool     `json:"ambientCapable"`
-	NativeSidecars          *bool    `json:"nativeSidecars,omitempty"`
-	ZtunnelImage            string   `json:"ztunnelImage,omitempty"`
-	ProxyImage              string   `json:"proxyImage,omitempty"`
-	DataPlane               string   `json:"dataPlane,omitempty"` // DataPlaneIstio or DataPlaneStandIn
-	GatewayAPIBundleVersion string   `json:"gatewayAPIBundleVersion,omitempty"`
+	RevisionSource string   `json:"revisionSource,omitempty"`
+	Revisions      []string `json:"revisions,omitempty"`
+	Profile        string   `json:"profile,omitempty"`
+	AmbientCapable bool     `json:"ambientCapable"`
+	NativeSidecars *bool    `json:"nativeSidecars,omitempty"`
+	ZtunnelImage   string   `json:"ztunnelImage,omitempty"`
+	ProxyImage     string   `json:"proxyImage,omitempty"`
+	// DataPlane is the least representative kind of DataPlanes (a run with one stand-in component is a stand-in
+	// run as a whole); DataPlanes says it per component.
+	DataPlane               DataPlaneKind        `json:"dataPlane,omitempty"`
+	DataPlanes              []ComponentDataPlane `json:"dataPlanes,omitempty"`
+	GatewayAPIBundleVersion string               `json:"gatewayAPIBundleVersion,omitempty"`
 	// RootNamespace holds mesh-wide policies (mesh config rootNamespace).
 	RootNamespace string `json:"rootNamespace,omitempty"`
 	// MTLS is the mesh-wide PeerAuthentication mode in RootNamespace ("PERMISSIVE (no mesh-wide PeerAuthentication)"
@@ -265,4 +334,56 @@ type CaseResult struct {
 type APIRequests struct {
 	Total          int64            `json:"total"`
 	ByVerbResource map[string]int64 `json:"byVerbResource,omitempty"`
+}
+
+// DataPlaneComponentsOfMode are the data-plane components a mode runs (none and unknown modes: none).
+func DataPlaneComponentsOfMode(mode string) []string {
+	switch mode {
+	case "sidecar":
+		return []string{ComponentSidecar}
+	case "ambient":
+		return []string{ComponentZtunnel}
+	case "waypoint":
+		return []string{ComponentZtunnel, ComponentWaypoint}
+	}
+	return nil
+}
+
+// SummaryDataPlaneNotes are DataPlaneNotes for the components of modes, from a summary (or run.json's facts):
+// the caveats a figure of those modes carries wherever it is shown. A summary recorded before per-component facts
+// with the stand-in data plane gets the one sentence those runs carried.
+func SummaryDataPlaneNotes(kind DataPlaneKind, dps []ComponentDataPlane, modes []string) []string {
+	if len(dps) == 0 {
+		if kind == DataPlaneStandIn {
+			return []string{"data plane: test stand-in, figures are not Istio's"}
+		}
+		return nil
+	}
+	var comps []string
+	for _, m := range modes {
+		comps = append(comps, DataPlaneComponentsOfMode(m)...)
+	}
+	return DataPlaneNotes(dps, comps)
+}
+
+// DataPlaneNotes are the caveats of a run's data plane, one per component of components that is not Istio's own
+// (in the order of dps): what ran it and what its figures are. A run of Istio's own proxies has none. It is pure.
+func DataPlaneNotes(dps []ComponentDataPlane, components []string) []string {
+	var out []string
+	for _, c := range dps {
+		if c.Kind.Representative() || !slices.Contains(components, c.Component) {
+			continue
+		}
+		desc := c.Description
+		if desc == "" {
+			desc = string(c.Kind)
+		}
+		switch c.Kind {
+		case DataPlaneUpstreamEnvoy:
+			out = append(out, fmt.Sprintf("data plane: %s is %s: a lower bound of Istio's own %s cost, not Istio's figure", c.Component, desc, c.Component))
+		default:
+			out = append(out, fmt.Sprintf("data plane: %s is a %s: its figures are not %s's", c.Component, desc, c.Component))
+		}
+	}
+	return out
 }
