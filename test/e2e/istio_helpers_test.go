@@ -39,9 +39,12 @@ type IstioEnv struct {
 	*Cluster
 	Clients *kube.Clients
 	Version string // istiod's version per the stand-in marker (1.31-dev)
-	// ProxyImage is what istiod's injector and waypoint controller must put into pods: the harness's proxyv2
-	// stand-in as the marker records it (<registry>/istio/proxyv2:<tag>-distroless).
-	ProxyImage string
+	// ProxyImage is what istiod's injector must put into sidecar pods: the harness's REAL proxyv2 (pilot-agent +
+	// upstream Envoy) as the marker records it (<registry>/istio/proxyv2:<tag>-distroless); WaypointImage is the
+	// proxyv2 stand-in the istio-waypoint GatewayClass overlay selects for waypoints.
+	ProxyImage, WaypointImage string
+	// EnvoyVersion is the upstream Envoy the sidecars run (marker envoy.version, e.g. 1.40.0).
+	EnvoyVersion string
 	// Revision is the installed istiod revision ("default", or e.g. "canary" with no default: ISTIO_CP_REVISION).
 	Revision string
 }
@@ -108,10 +111,11 @@ func requireIstio(t *testing.T) *IstioEnv {
 		t.Fatalf("clients: %v", err)
 	}
 	cm, _ := c.Client.CoreV1().ConfigMaps(istioNamespace).Get(ctx, standInMarkerName, metav1.GetOptions{})
-	if cm.Data["proxyv2.image"] == "" {
-		t.Fatalf("the stand-in marker ConfigMap names no proxyv2.image: %v", cm.Data)
+	if cm.Data["proxyv2.image"] == "" || cm.Data["waypoint.image"] == "" || cm.Data["envoy.version"] == "" {
+		t.Fatalf("the test bed's marker ConfigMap names no proxyv2.image, waypoint.image or envoy.version (an istio-up older than the real sidecar? run make istio-up): %v", cm.Data)
 	}
-	return &IstioEnv{Cluster: c, Clients: cl, Version: cm.Data["istio.version"], Revision: localIstioRevision(), ProxyImage: cm.Data["proxyv2.image"]}
+	return &IstioEnv{Cluster: c, Clients: cl, Version: cm.Data["istio.version"], Revision: localIstioRevision(), ProxyImage: cm.Data["proxyv2.image"],
+		WaypointImage: cm.Data["waypoint.image"], EnvoyVersion: cm.Data["envoy.version"]}
 }
 
 // istioExpected reports whether a missing Istio must fail the tests, and why.
@@ -270,8 +274,9 @@ func (e *IstioEnv) podEvidence(p corev1.Pod, mode scenario.Mode) error {
 		if !contains(st.InitContainers, mesh.ProxyContainer) {
 			return fmt.Errorf("injector status %s does not list a native %s", status, mesh.ProxyContainer)
 		}
-		if p.Annotations[mesh.StandInAnnotation] != "true" {
-			return fmt.Errorf("no %s annotation: not injected with istiod's injectedAnnotations", mesh.StandInAnnotation)
+		if p.Annotations[mesh.DataPlaneAnnotation] != mesh.DataPlaneUpstreamEnvoyValue || p.Annotations[mesh.StandInAnnotation] != "" {
+			return fmt.Errorf("annotations %s=%q %s=%q: want the real sidecar's marker (istiod's injectedAnnotations)", mesh.DataPlaneAnnotation,
+				p.Annotations[mesh.DataPlaneAnnotation], mesh.StandInAnnotation, p.Annotations[mesh.StandInAnnotation])
 		}
 		for _, c := range p.Spec.InitContainers {
 			if c.Name == mesh.ProxyContainer {
@@ -309,14 +314,14 @@ func (e *IstioEnv) waypointEvidence(dep *appsv1.Deployment) error {
 		return fmt.Errorf("not owned by a Gateway")
 	}
 	for _, c := range dep.Spec.Template.Spec.Containers {
-		if c.Name == mesh.ProxyContainer && c.Image == e.ProxyImage {
+		if c.Name == mesh.ProxyContainer && c.Image == e.WaypointImage {
 			if dep.Spec.Template.Annotations[mesh.StandInAnnotation] != "true" {
 				return fmt.Errorf("pod template lacks %s (gatewayClasses overlay not applied by istiod)", mesh.StandInAnnotation)
 			}
 			return nil
 		}
 	}
-	return fmt.Errorf("no %s container with image %s", mesh.ProxyContainer, e.ProxyImage)
+	return fmt.Errorf("no %s container with image %s (the stand-in the GatewayClass overlay selects)", mesh.ProxyContainer, e.WaypointImage)
 }
 
 // annotationWrittenBy reports whether manager owns metadata.annotations[key] in the pod's managedFields.

@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -92,8 +94,27 @@ func (e *IstioEnv) runTour(t *testing.T, prefix string, multi bool) []switchTimi
 			if err != nil {
 				t.Fatalf("verify %s: %v", to, err)
 			}
-			if !v.StandIn && to != scenario.ModeNone && to != scenario.ModeAmbient {
-				t.Errorf("verification of %s did not notice the stand-in data plane (pod/waypoint annotation %s)", to, mesh.StandInAnnotation)
+			// What the pods show, per component: the sidecar is real Envoy, ztunnel and waypoint are stand-ins.
+			want := map[string]results.DataPlaneKind{}
+			for _, comp := range mesh.ComponentsOfMode(to) {
+				want[comp] = results.DataPlaneStandIn
+			}
+			if to == scenario.ModeSidecar {
+				want[results.ComponentSidecar] = results.DataPlaneUpstreamEnvoy
+			}
+			if !maps.Equal(v.DataPlanes, want) && (len(want) > 0 || len(v.DataPlanes) > 0) {
+				t.Errorf("verification of %s saw data planes %v, want %v", to, v.DataPlanes, want)
+			}
+			if to == scenario.ModeSidecar {
+				// Real Envoy took its config from istiod: every sampled proxy has accepted listeners and clusters.
+				if len(v.ProxyConfig) != target.ExpectedPods() {
+					t.Errorf("proxy config read on %d proxies, want all %d app pods", len(v.ProxyConfig), target.ExpectedPods())
+				}
+				for _, p := range v.ProxyConfig {
+					if p.ReadError != "" || p.Stats[mesh.LDSSuccess] < 1 || p.Stats[mesh.CDSSuccess] < 1 || len(p.Rejected()) > 0 {
+						t.Errorf("proxy %s/%s: %s", p.Namespace, p.Name, p.Describe())
+					}
+				}
 			}
 			if err := e.realIstioEvidence(ctx, target, to); err != nil {
 				t.Fatalf("mode %s verified, but not by the real Istio components:\n  %v", to, err)

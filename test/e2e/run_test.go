@@ -436,7 +436,8 @@ func TestRunKillAndResume(t *testing.T) {
 
 // TestRunEveryModeIstio is issue 8's acceptance run: `meshbench run` takes a fortio chain through none, sidecar,
 // ambient and waypoint on the local cluster with real istiod and istio-cni; every case is verified and measured,
-// traffic flows in each mode, and run.json, summary.json and the report say the data plane is a test stand-in.
+// traffic flows in each mode, and run.json, summary.json and the report say per component what ran it: the sidecar
+// real pilot-agent + upstream Envoy, ztunnel and waypoint test stand-ins.
 func TestRunEveryModeIstio(t *testing.T) {
 	t.Parallel() // after the sequential Istio tests (they stop istiod and the ztunnels, and restore them)
 	env := RequireIstio(t)
@@ -461,17 +462,34 @@ func TestRunEveryModeIstio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ist := run.Meta.Cluster.Istio; ist == nil || ist.DataPlane != results.DataPlaneStandIn || ist.Revision != "default" || ist.RootNamespace != "istio-system" {
-		t.Errorf("run.json istio facts %+v, want data plane %q, revision default, root namespace istio-system", ist, results.DataPlaneStandIn)
+	ist := run.Meta.Cluster.Istio
+	if ist == nil || ist.DataPlane != results.DataPlaneStandIn || ist.Revision != "default" || ist.RootNamespace != "istio-system" {
+		t.Fatalf("run.json istio facts %+v, want data plane %q (its least representative component), revision default, root namespace istio-system", ist, results.DataPlaneStandIn)
+	}
+	wantDP := map[string]results.DataPlaneKind{results.ComponentSidecar: results.DataPlaneUpstreamEnvoy,
+		results.ComponentZtunnel: results.DataPlaneStandIn, results.ComponentWaypoint: results.DataPlaneStandIn}
+	for comp, k := range wantDP {
+		if got, ok := results.DataPlaneOf(ist.DataPlanes, comp); !ok || got.Kind != k {
+			t.Errorf("run.json data plane of %s: %+v, want %q", comp, got, k)
+		}
+	}
+	if sc, _ := results.DataPlaneOf(ist.DataPlanes, results.ComponentSidecar); !strings.Contains(sc.Description, "upstream Envoy "+env.EnvoyVersion) {
+		t.Errorf("run.json sidecar data plane %q does not name upstream Envoy %s", sc.Description, env.EnvoyVersion)
 	}
 	if d := run.Meta.Cluster.ClusterDomain; d != "cluster.local" {
 		t.Errorf("cluster domain %q: want cluster.local, read from the kubelets' /configz", d)
 	}
-	if !slices.Contains(run.Meta.Notes, "data plane: test stand-in, figures are not Istio's") {
-		t.Errorf("run.json notes %q lack the stand-in caveat", run.Meta.Notes)
+	notes := results.DataPlaneNotes(ist.DataPlanes, []string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint})
+	if len(notes) != 3 {
+		t.Errorf("data-plane notes %q: want one per component", notes)
 	}
-	if run.Summary == nil || run.Summary.DataPlane != results.DataPlaneStandIn || len(run.Summary.Notes) == 0 {
-		t.Errorf("summary.json does not mark the stand-in data plane: %+v", run.Summary)
+	for _, n := range notes {
+		if !slices.Contains(run.Meta.Notes, n) {
+			t.Errorf("run.json notes %q lack %q", run.Meta.Notes, n)
+		}
+	}
+	if run.Summary == nil || run.Summary.DataPlane != results.DataPlaneStandIn || len(run.Summary.DataPlanes) != 3 || len(run.Summary.Notes) == 0 {
+		t.Errorf("summary.json does not say the data plane per component: %+v", run.Summary)
 	}
 	idx := indexSamples(run.Samples)
 	modes := map[string]bool{}
@@ -485,8 +503,13 @@ func TestRunEveryModeIstio(t *testing.T) {
 		if cs.Facts["verified-pods"] != "3" {
 			t.Errorf("case %s: verified pods %q, want 3 (the chain's 3 pods, every one proven)", cs.CaseID, cs.Facts["verified-pods"])
 		}
-		if cs.Mode != "none" && cs.Facts["data-plane"] != results.DataPlaneStandIn {
-			t.Errorf("case %s: data-plane fact %q, want %q", cs.CaseID, cs.Facts["data-plane"], results.DataPlaneStandIn)
+		for _, comp := range results.DataPlaneComponentsOfMode(cs.Mode) {
+			if got := cs.Facts[results.FactDataPlanePrefix+comp]; got != string(wantDP[comp]) {
+				t.Errorf("case %s: %s%s fact %q, want %q", cs.CaseID, results.FactDataPlanePrefix, comp, got, wantDP[comp])
+			}
+		}
+		if cs.Mode == "sidecar" && !strings.HasPrefix(cs.Facts[results.FactProxyConfig], "3 of 3 sampled proxies accepted") {
+			t.Errorf("case %s: proxy-config fact %q, want all 3 proxies accepted", cs.CaseID, cs.Facts[results.FactProxyConfig])
 		}
 		if cs.Mode == "waypoint" && cs.Facts["waypoints"] == "" {
 			t.Errorf("case %s: no waypoint verified: facts %v", cs.CaseID, cs.Facts)
@@ -513,14 +536,19 @@ func TestRunEveryModeIstio(t *testing.T) {
 		t.Errorf("cases %d over modes %v, want one case in each of the 4 modes", len(run.Cases), modes)
 	}
 	t.Logf("mode switches:\n  %s", strings.Join(switches, "\n  "))
-	for _, want := range []string{"test stand-in", "| sidecar |", "| ambient |", "| waypoint |"} {
+	for _, want := range []string{"ztunnel is a test stand-in", "sidecar is upstream Envoy", "| sidecar |", "| ambient |", "| waypoint |"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("printed report lacks %q", want)
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(run.Dir, "report", "report.md"))
-	if err != nil || !strings.Contains(string(md), "data plane: test stand-in, figures are not Istio's") {
-		t.Errorf("report.md does not carry the stand-in caveat (err %v)", err)
+	for _, n := range notes {
+		if err != nil || !strings.Contains(string(md), n) {
+			t.Errorf("report.md does not carry %q (err %v)", n, err)
+		}
+	}
+	if !strings.Contains(string(md), "[built on a test stand-in, not Istio's cost: ztunnel; upstream Envoy, a lower bound of Istio's: sidecar]") {
+		t.Errorf("report.md's ambient-vs-sidecar headline does not say what it is built on")
 	}
 	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, prefix+"single", metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace %ssingle still exists after the run (teardown)", prefix)

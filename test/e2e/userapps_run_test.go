@@ -190,6 +190,12 @@ func checkPerWorkload(t *testing.T, run *results.Run, names []string) {
 // template carries an earlier `kubectl rollout restart` annotation, which must come back exactly.
 func userApp(ctx context.Context, t *testing.T, c *Cluster, ns string) {
 	t.Helper()
+	userAppWith(ctx, t, c, ns, nil)
+}
+
+// userAppWith is userApp whose pods also carry podAnnotations.
+func userAppWith(ctx context.Context, t *testing.T, c *Cluster, ns string, podAnnotations map[string]string) {
+	t.Helper()
 	image := c.Image(t, "AGENT")
 	next := map[string]string{"frontend": "backend", "backend": "store", "store": ""}
 	for _, name := range []string{"frontend", "backend", "store"} {
@@ -207,6 +213,12 @@ func userApp(ctx context.Context, t *testing.T, c *Cluster, ns string) {
 		}
 		if name == "frontend" {
 			tmpl.Annotations = map[string]string{restartedAtAnnotation: "2026-11-30T08:00:00Z"}
+		}
+		for k, v := range podAnnotations {
+			if tmpl.Annotations == nil {
+				tmpl.Annotations = map[string]string{}
+			}
+			tmpl.Annotations[k] = v
 		}
 		dep := &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name, "team": "payments"}},
