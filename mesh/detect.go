@@ -66,12 +66,12 @@ type IstioInfo struct {
 	GatewayAPI   GatewayAPIInfo `json:"gatewayAPI"`
 	// StandIn is true when the data plane is a hack/ test stand-in (figures are not Istio's); StandInEvidence says
 	// why.
-	StandIn            bool     `json:"standIn"`
+	StandIn bool `json:"standIn"`
 	// DataPlanes say what runs each data-plane component: Istio's own proxies, or, on the test bed (its marker
 	// ConfigMap and pod annotations), upstream Envoy or a stand-in.
-	DataPlanes []results.ComponentDataPlane `json:"dataPlanes,omitempty"`
-	StandInEvidence    []string `json:"standInEvidence,omitempty"`
-	StandInDescription string   `json:"standInDescription,omitempty"`
+	DataPlanes         []results.ComponentDataPlane `json:"dataPlanes,omitempty"`
+	StandInEvidence    []string                     `json:"standInEvidence,omitempty"`
+	StandInDescription string                       `json:"standInDescription,omitempty"`
 	// Problems are reads that failed (e.g. forbidden); the rest of the information is still valid.
 	Problems []string `json:"problems,omitempty"`
 

@@ -32,9 +32,9 @@ type Verification struct {
 	// DataPlanes are the kinds of the data-plane components the mode runs, as the case's pods show them (the app's
 	// sidecars; the ztunnels and waypoints serving them), least representative first per component.
 	DataPlanes map[string]results.DataPlaneKind `json:"dataPlanes,omitempty"`
-	Start   time.Time     `json:"start"`
-	End     time.Time     `json:"end"`
-	Elapsed time.Duration `json:"elapsed"`
+	Start      time.Time                        `json:"start"`
+	End        time.Time                        `json:"end"`
+	Elapsed    time.Duration                    `json:"elapsed"`
 }
 
 // OK reports whether every pod proved the mode, is ready, every waypoint is ready and nothing else is wrong.

@@ -130,8 +130,8 @@ type meshAdapter struct {
 	timeout time.Duration
 	last    mesh.Transition
 	// seen is the least representative data-plane kind each component showed in the cases verified so far.
-	seen map[string]results.DataPlaneKind
-	rootNS  string // mesh config rootNamespace (mesh-wide PeerAuthentication)
+	seen   map[string]results.DataPlaneKind
+	rootNS string // mesh config rootNamespace (mesh-wide PeerAuthentication)
 }
 
 func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
