@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -16,13 +17,13 @@ import (
 // trust, and it matches results.MinIntervalN).
 const MinIntervalPoints = 3
 
-// Trust verdicts of a Line.
-const (
-	TrustLinear    = "linear"     // 3 or more load levels and the lack-of-fit test does not reject a line
-	TrustUntested  = "untested"   // a line through 2 levels (or levels without repetitions): linearity not checked
-	TrustNotLinear = "not-linear" // the lack-of-fit test rejects a line: do not extrapolate
-	TrustConstant  = "constant"   // one level (or one size): no slope, the mean is used at every load
-)
+// MinLoadSpan is the spread of load a slope needs: the highest load per unit at least 1.5 times the lowest. Closer
+// levels (one configured twice, levels 1 % apart, or levels a saturated mode could not tell apart) measure the
+// scatter of the repetitions more than the line: their slope can take any sign, and a projection at 10 times the
+// load would rest on it. Such a load fit is a constant (TrustConstant, Line.NarrowSpan) and is not projected away
+// from its load with an interval (CaveatNoSlope). Fits against chain depth or an istiod curve's sizes, whose x is
+// exact, have no minimum.
+const MinLoadSpan = 1.5
 
 // Point is one observation: X is the load per unit, Y the cost per unit, Level groups the repetitions of one
 // configured level (the achieved X differs a little between them).
@@ -51,16 +52,32 @@ type Line struct {
 	LoadMax    float64 `json:"loadMax"`
 	// LackOfFitP is the p-value of the lack-of-fit F test (3 or more levels with repetitions); small means curved.
 	LackOfFitP *float64 `json:"lackOfFitP,omitempty"`
-	Trust      string   `json:"trust"`
+	// LackOfFitPHolm is LackOfFitP adjusted for the model's other tests (Holm; Model.LinearityTests): a Model's
+	// Trust follows it, so that one run's dozen tests do not call a straight line curved 1 time in 2.
+	LackOfFitPHolm *float64 `json:"lackOfFitPHolm,omitempty"`
+	// NarrowSpan marks a load fit whose levels are closer than MinLoadSpan: a constant, though it has 2 or more levels.
+	NarrowSpan bool     `json:"narrowSpan,omitempty"`
+	Trust      Trust    `json:"trust"`
 	Notes      []string `json:"notes,omitempty"`
 
 	df, xbar, sxx float64
 	conf          float64
+	// exact: the lack-of-fit test met points exactly on a line (no noise): p is 1 whatever the data, a test that
+	// cannot reject, so it is no member of the family Holm adjusts for.
+	exact bool
 }
 
 // FitLine fits points at the given confidence level (in (0, 1)). Fewer than 2 levels, or no spread of X, give a
 // constant; no points give a Line with N == 0 and a note.
-func FitLine(points []Point, confidence float64) Line {
+func FitLine(points []Point, confidence float64) Line { return fitLine(points, confidence, 0) }
+
+// fitLoadLine is FitLine for a fit against load (or mesh size): levels closer than MinLoadSpan give a constant.
+func fitLoadLine(points []Point, confidence float64) Line {
+	return fitLine(points, confidence, MinLoadSpan)
+}
+
+// fitLine fits points; with minSpan > 0, levels whose highest X is below minSpan times the lowest give a constant.
+func fitLine(points []Point, confidence, minSpan float64) Line {
 	l := Line{N: len(points), conf: confidence}
 	if len(points) == 0 {
 		l.Trust = TrustConstant
@@ -78,9 +95,15 @@ func FitLine(points []Point, confidence float64) Line {
 	l.Levels = len(levels)
 	l.LoadMin, l.LoadMax = slices.Min(xs), slices.Max(xs)
 	n := float64(len(points))
-	if l.Levels < 2 || l.LoadMin == l.LoadMax {
+	l.NarrowSpan = l.Levels >= 2 && l.LoadMin > 0 && l.LoadMax < minSpan*l.LoadMin*(1-1e-9) // 1e-9: 0.0375/0.025 is 1.5
+	if l.Levels < 2 || l.LoadMin == l.LoadMax || l.NarrowSpan {
 		l.Trust = TrustConstant
-		l.Notes = append(l.Notes, fmt.Sprintf("%d level(s): no slope, the mean is used at every load", l.Levels))
+		if l.NarrowSpan {
+			l.Notes = append(l.Notes, fmt.Sprintf("%d levels %.4g..%.4g, a span of %.3gx: a slope needs %gx: no slope, the mean is used at every load",
+				l.Levels, l.LoadMin, l.LoadMax, l.LoadMax/l.LoadMin, minSpan))
+		} else {
+			l.Notes = append(l.Notes, fmt.Sprintf("%d level(s): no slope, the mean is used at every load", l.Levels))
+		}
 		mean, variance := stat.MeanVariance(ys, nil)
 		if len(ys) < 2 || allSame(ys) {
 			variance = 0
@@ -118,30 +141,72 @@ func FitLine(points []Point, confidence float64) Line {
 		l.Notes = append(l.Notes, fmt.Sprintf("%d point(s): no interval (needs %d)", len(points), MinIntervalPoints))
 	}
 	l.Trust = TrustUntested
-	switch p, ok := lackOfFit(points, res, l.Levels); {
+	switch p, exact, ok := lackOfFit(points, res, l.Levels); {
 	case l.Levels == 2:
 		l.Notes = append(l.Notes, "2 levels: a line always fits them, linearity is not tested")
 	case !ok:
 		l.Notes = append(l.Notes, "no repetitions within levels: linearity is not tested")
 	default:
-		l.LackOfFitP = &p
-		if p < 1-confidence {
-			l.Trust = TrustNotLinear
-			l.Notes = append(l.Notes, fmt.Sprintf("not linear: lack-of-fit p = %.3g; do not extrapolate", p))
-		} else {
-			l.Trust = TrustLinear
-		}
+		l.LackOfFitP, l.exact = &p, exact
+		l.judge(p)
 	}
 	return l
+}
+
+// judge sets Trust from a lack-of-fit p-value at the line's confidence level.
+func (l *Line) judge(p float64) {
+	l.Trust = TrustLinear
+	if p < 1-l.conf {
+		l.Trust = TrustNotLinear
+	}
+}
+
+// tested says whether the line's lack-of-fit test could reject it: a member of the family adjustLinearity corrects.
+func (l *Line) tested() bool { return l.LackOfFitP != nil && !l.exact }
+
+// adjustLinearity corrects the lack-of-fit tests of lines for their number (Holm's step-down method, which holds
+// the chance of any false "not linear" at 1 - confidence under any dependence between the tests) and judges each
+// line on its adjusted p. It returns how many tests the family had.
+func adjustLinearity(lines []*Line) int {
+	var family []*Line
+	var ps []float64
+	for _, l := range lines {
+		if l.tested() {
+			family, ps = append(family, l), append(ps, *l.LackOfFitP)
+		}
+	}
+	for i, p := range holm(ps) {
+		family[i].LackOfFitPHolm = &p
+		family[i].judge(p)
+	}
+	return len(family)
+}
+
+// holm returns Holm's adjusted p-values of ps, in their order: the i-th smallest times (m - i + 1), never below
+// the one before it, at most 1.
+func holm(ps []float64) []float64 {
+	m := len(ps)
+	order := make([]int, m)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ps[a], ps[b]) })
+	out := make([]float64, m)
+	prev := 0.0
+	for rank, i := range order {
+		prev = math.Max(prev, math.Min(1, float64(m-rank)*ps[i]))
+		out[i] = prev
+	}
+	return out
 }
 
 // lackOfFit is the p-value of the F test of a line against one mean per level: the residuals' level means carry
 // the lack of fit (L-2 degrees of freedom), their spread within levels the pure error (n-L). ok is false when
 // there are fewer than 3 levels or no repetitions.
-func lackOfFit(points []Point, res []float64, levels int) (p float64, ok bool) {
+func lackOfFit(points []Point, res []float64, levels int) (p float64, exact, ok bool) {
 	n := len(points)
 	if levels < 3 || n-levels < 1 {
-		return 0, false
+		return 0, false, false
 	}
 	// Level sums in order of first appearance: a map's order would change the floating-point sums between runs.
 	idx := map[string]int{}
@@ -168,12 +233,12 @@ func lackOfFit(points []Point, res []float64, levels int) (p float64, ok bool) {
 	const tiny = 1e-12
 	switch {
 	case pe <= tiny*(lof+tiny) && lof <= tiny:
-		return 1, true // exact line, no noise
+		return 1, true, true // exact line, no noise
 	case pe <= tiny*lof:
-		return 0, true // no noise within levels, but the level means miss the line
+		return 0, false, true // no noise within levels, but the level means miss the line
 	}
 	f := (lof / d1) / (pe / d2)
-	return distuv.F{D1: d1, D2: d2}.Survival(f), true
+	return distuv.F{D1: d1, D2: d2}.Survival(f), false, true
 }
 
 func allSame(x []float64) bool {
@@ -219,6 +284,21 @@ func (l Line) Predict(x float64) (float64, *results.Interval) {
 		return y, nil
 	}
 	half := l.t() * l.predictionSE(x)
+	return y, &results.Interval{Low: y - half, High: y + half}
+}
+
+// predictMean is the fitted value at x and the interval of the mean of k new observations there (nil without enough
+// points): residual sd x sqrt(1/k + 1/n + (x-xbar)^2/Sxx).
+func (l Line) predictMean(x float64, k int) (float64, *results.Interval) {
+	y := l.At(x)
+	if !l.HasInterval() || k < 1 {
+		return y, nil
+	}
+	v := 1/float64(k) + 1/float64(l.N)
+	if l.Slope != nil {
+		v += (x - l.xbar) * (x - l.xbar) / l.sxx
+	}
+	half := l.t() * l.ResidualSD * math.Sqrt(v)
 	return y, &results.Interval{Low: y - half, High: y + half}
 }
 

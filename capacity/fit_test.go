@@ -29,7 +29,7 @@ func TestFitLineTable(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		points     []Point
-		trust      string
+		trust      Trust
 		slope      bool
 		interval   bool
 		note       string
@@ -43,7 +43,7 @@ func TestFitLineTable(t *testing.T) {
 		{"three levels, one rep: untested", pts([]float64{1, 2, 3}, 1, exact), TrustUntested, true, true, "no repetitions", 5, 2, false},
 		{"exact line", pts([]float64{1, 2, 4}, 3, exact), TrustLinear, true, true, "", 5, 2, true},
 		{"noisy line", pts([]float64{1, 2, 4}, 3, noisy), TrustLinear, true, true, "", math.NaN(), math.NaN(), true},
-		{"curve", pts([]float64{1, 2, 4}, 3, curved), TrustNotLinear, true, true, "not linear", math.NaN(), math.NaN(), true},
+		{"curve", pts([]float64{1, 2, 4}, 3, curved), TrustNotLinear, true, true, "", math.NaN(), math.NaN(), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := FitLine(tc.points, 0.95)
@@ -220,5 +220,63 @@ func TestFixtureFitsRecoverTruth(t *testing.T) {
 	}
 	if f := m.Find("sidecar", "sidecar", "cpu", KindReserved); f.Fixed.Value != 100 || f.Slope.Value != 0 {
 		t.Errorf("sidecar cpu requests: %+v", f.Line)
+	}
+}
+
+// TestHolm: Holm's step-down adjustment against values worked by hand: sorted p times (m - rank), monotone, capped.
+func TestHolm(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		ps, want []float64
+	}{
+		{"none", nil, []float64{}},
+		{"one test is itself", []float64{0.03}, []float64{0.03}},
+		{"four, in order", []float64{0.01, 0.02, 0.03, 0.04}, []float64{0.04, 0.06, 0.06, 0.06}},
+		{"unsorted input keeps its order", []float64{0.5, 0.001, 0.02}, []float64{0.5, 0.003, 0.04}},
+		{"monotone: a smaller product later is raised", []float64{0.02, 0.021}, []float64{0.04, 0.04}},
+		{"capped at 1", []float64{0.4, 0.9}, []float64{0.8, 0.9}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := holm(tc.ps)
+			if len(got) != len(tc.want) {
+				t.Fatalf("holm(%v) = %v, want %v", tc.ps, got, tc.want)
+			}
+			for i := range got {
+				if math.Abs(got[i]-tc.want[i]) > 1e-12 {
+					t.Errorf("holm(%v) = %v, want %v", tc.ps, got, tc.want)
+					break
+				}
+			}
+		})
+	}
+}
+
+// TestAdjustLinearity: lines whose test cannot reject (points exactly on a line) are not counted; the others are
+// judged on their adjusted p: two tests at p 0.03 and 0.04, each "not linear" alone, are not at 5 % together
+// (Holm: 0.06 and 0.06), while a clear curve stays rejected.
+func TestAdjustLinearity(t *testing.T) {
+	t.Parallel()
+	exact := func(x float64, _ int) float64 { return 100 }
+	curved := func(x float64, r int) float64 { return x*x + []float64{-0.01, 0.02, -0.01}[r-1] }
+	p1, p2 := 0.03, 0.04
+	lines := []Line{FitLine(pts([]float64{1, 2, 4}, 3, exact), 0.95),
+		{LackOfFitP: &p1, Trust: TrustNotLinear, conf: 0.95}, {LackOfFitP: &p2, Trust: TrustNotLinear, conf: 0.95}}
+	if n := adjustLinearity([]*Line{&lines[0], &lines[1], &lines[2]}); n != 2 {
+		t.Errorf("%d tests counted, want 2 (the exact line cannot reject)", n)
+	}
+	if lines[0].LackOfFitPHolm != nil || lines[0].Trust != TrustLinear {
+		t.Errorf("exact line: %+v", lines[0])
+	}
+	for _, l := range lines[1:] {
+		if l.Trust != TrustLinear || math.Abs(*l.LackOfFitPHolm-0.06) > 1e-12 {
+			t.Errorf("p %v: adjusted %v, trust %s; want 0.06, linear", *l.LackOfFitP, *l.LackOfFitPHolm, l.Trust)
+		}
+	}
+	curve := FitLine(pts([]float64{1, 2, 4}, 3, curved), 0.95)
+	p3 := 0.5
+	other := Line{LackOfFitP: &p3, conf: 0.95}
+	if adjustLinearity([]*Line{&curve, &other}); curve.Trust != TrustNotLinear || other.Trust != TrustLinear {
+		t.Errorf("curve %s (p %v, adjusted %v), other %s", curve.Trust, *curve.LackOfFitP, *curve.LackOfFitPHolm, other.Trust)
 	}
 }

@@ -220,17 +220,24 @@ func TestFixture(t *testing.T) {
 	if err := writeFixture(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{results.RunFile, results.SamplesFile, results.CasesFile, results.SummaryFile} {
-		got, err := os.ReadFile(filepath.Join(dir, name))
+	checkRegenerated(t, dir, fixtureDir, "TestFixture", results.RunFile, results.SamplesFile, results.CasesFile, results.SummaryFile)
+}
+
+// checkRegenerated fails for each file of names that differs between the freshly generated run directory got and
+// the committed one want; test is the test whose -update rewrites it.
+func checkRegenerated(t *testing.T, got, want, test string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		g, err := os.ReadFile(filepath.Join(got, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := os.ReadFile(filepath.Join(fixtureDir, name))
+		w, err := os.ReadFile(filepath.Join(want, name))
 		if err != nil {
-			t.Fatalf("%v (run go test ./capacity -run TestFixture -update)", err)
+			t.Fatalf("%v (run go test ./capacity -run %s -update)", err, test)
 		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is not what the generator writes: run go test ./capacity -run TestFixture -update and review the diff", name)
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s is not what the generator writes: run go test ./capacity -run %s -update and review the diff", filepath.Join(filepath.Base(want), name), test)
 		}
 	}
 }

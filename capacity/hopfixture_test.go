@@ -1,7 +1,6 @@
 package capacity
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -149,19 +148,7 @@ func TestChainFixture(t *testing.T) {
 	if err := writeChainFixture(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{results.RunFile, results.SamplesFile, results.CasesFile, results.SummaryFile} {
-		got, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := os.ReadFile(filepath.Join(chainFixtureDir, name))
-		if err != nil {
-			t.Fatalf("%v (run go test ./capacity -run TestChainFixture -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is not what the generator writes: run go test ./capacity -run TestChainFixture -update and review the diff", name)
-		}
-	}
+	checkRegenerated(t, dir, chainFixtureDir, "TestChainFixture", results.RunFile, results.SamplesFile, results.CasesFile, results.SummaryFile)
 }
 
 func chainModel(t *testing.T) *Model {
@@ -243,8 +230,8 @@ func TestHopsRecoverTruth(t *testing.T) {
 	if misses > 2 {
 		t.Errorf("%d of 30 truths outside their 95 %% interval; about 1.5 expected", misses)
 	}
-	if !slices.ContainsFunc(m.Warnings, func(w string) bool {
-		return strings.HasPrefix(w, "the run measured chain depths 1, 2, 4: the cost fits pool")
+	if !slices.ContainsFunc(m.Warnings, func(w Warning) bool {
+		return w.Code == WarnPooledDepths && strings.HasPrefix(w.Message, "the run measured chain depths 1, 2, 4: the cost fits pool")
 	}) {
 		t.Errorf("no warning that the cost fits pool the depths: %q", m.Warnings)
 	}

@@ -289,10 +289,10 @@ func TestFitIstiodCurveTrust(t *testing.T) {
 		sizes []int
 		reps  int
 		mem   func(float64) float64
-		trust string
+		trust Trust
 		note  string // in the memory line's or the fit's notes
 	}{
-		{"curved memory is rejected", []int{0, 250, 500, 1000, 2000}, 3, func(p float64) float64 { return 59 + 30*math.Sqrt(p) }, TrustNotLinear, "not linear"},
+		{"curved memory is rejected", []int{0, 250, 500, 1000, 2000}, 3, func(p float64) float64 { return 59 + 30*math.Sqrt(p) }, TrustNotLinear, ""},
 		{"two sizes: untested", []int{0, 1000}, 3, lin, TrustUntested, "linearity is not tested"},
 		{"one size: a constant", []int{500}, 3, lin, TrustConstant, "no slope"},
 		{"one window per size: untested", []int{0, 250, 500, 1000}, 1, lin, TrustUntested, "one window per size"},
@@ -402,7 +402,7 @@ func TestIstiodCurveExtrapolation(t *testing.T) {
 		p := Project(m, sh)
 		var all []string
 		for _, mp := range p.Modes {
-			all = append(all, mp.Warnings...)
+			all = append(all, messages(mp.Warnings)...)
 		}
 		got := strings.Contains(strings.Join(all, "\n"), "outside the istiod curve's measured 0..2000 pods: extrapolated")
 		if got != c.want {

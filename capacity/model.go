@@ -3,10 +3,12 @@ package capacity
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
 	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
 )
 
 // Kinds of a fit: what the scheduler sees of a component.
@@ -78,11 +80,30 @@ type Model struct {
 	Measured   Measured `json:"measured"`
 	Modes      []string `json:"modes"`
 	Fits       []Fit    `json:"fits"`
+	// LinearityTests is how many lack-of-fit tests the fits hold: each fit's Trust follows its p-value adjusted
+	// for them (Line.LackOfFitPHolm).
+	LinearityTests int `json:"linearityTests"`
+	// Shortfalls are the levels whose achieved rate fell below MinAchievedShare of the configured one.
+	Shortfalls []LoadShortfall `json:"shortfalls,omitempty"`
 	// IstiodCurve is the curve that replaced the run's istiod usage fits (UseIstiodCurve), or nil.
 	IstiodCurve *IstiodCurveFit `json:"istiodCurve,omitempty"`
-	Warnings    []string        `json:"warnings,omitempty"`
+	Warnings    []Warning       `json:"warnings,omitempty"`
 	// Hops is the latency added per hop (BuildHops); nil unless the run measured several chain depths.
 	Hops *Hops `json:"hops,omitempty"`
+}
+
+// MinAchievedShare is the share of a level's configured rate below which its achieved rate is a shortfall: the load
+// generator or the mode could not carry the level (saturated app, too few connections, a throttled client). The
+// fits use the achieved rate, so the points are right, but the level is not what the scenario asked for.
+const MinAchievedShare = 0.9
+
+// LoadShortfall is a mode's configured load level whose cases achieved less than MinAchievedShare of it.
+type LoadShortfall struct {
+	Mode     string  `json:"mode"`
+	Level    string  `json:"level"`
+	Asked    float64 `json:"asked"`    // rps, the configured level
+	Achieved float64 `json:"achieved"` // rps, the mean over the level's cases
+	Cases    int     `json:"cases"`
 }
 
 // Find returns the fit of mode, component, metric and kind, or nil.
@@ -96,6 +117,44 @@ func (m *Model) Find(mode, component, metric, kind string) *Fit {
 	return nil
 }
 
+// components are the components of mode's cost: those the mode has (modeParts) and any other it measured, in
+// componentOrder.
+func (m *Model) components(mode string) []string {
+	var out []string
+	for _, comp := range componentOrder {
+		if slices.Contains(modeParts[scenario.Mode(mode)], comp) ||
+			slices.ContainsFunc(m.Fits, func(f Fit) bool { return f.Mode == mode && f.Component == comp }) {
+			out = append(out, comp)
+		}
+	}
+	return out
+}
+
+func (m *Model) hasReserved(mode string) bool {
+	return slices.ContainsFunc(m.Fits, func(f Fit) bool { return f.Mode == mode && f.Kind == KindReserved })
+}
+
+// Missing is what mode's cost lacks: each metric and kind of its components (components) that no fit covers; the
+// reserved kind only when the mode has any reservation fit (a run without request samples has no reserved figures
+// at all, and lacks none).
+func (m *Model) Missing(mode string) []Missing {
+	kinds := []string{KindUsage}
+	if m.hasReserved(mode) {
+		kinds = append(kinds, KindReserved)
+	}
+	var out []Missing
+	for _, comp := range m.components(mode) {
+		for _, kind := range kinds {
+			for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
+				if m.Find(mode, comp, metric, kind) == nil {
+					out = append(out, Missing{Component: comp, Metric: metric, Kind: kind})
+				}
+			}
+		}
+	}
+	return out
+}
+
 // Build fits run's load windows at the confidence level (0 means results.DefaultConfidence). Cases that are not
 // ok, have no load level or no achieved rate are left out with a warning. It is pure and deterministic.
 func Build(run *results.Run, confidence float64) (*Model, error) {
@@ -106,6 +165,9 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 		return nil, fmt.Errorf("confidence %v is not in (0, 1)", confidence)
 	}
 	m := &Model{RunID: run.Meta.RunID, Notes: run.Meta.Notes, Confidence: confidence}
+	for _, w := range run.Warnings {
+		m.Warnings = append(m.Warnings, Warning{Code: WarnRead, Message: w})
+	}
 	if run.Meta.Cluster.Istio != nil {
 		m.DataPlane = string(run.Meta.Cluster.Istio.DataPlane)
 	}
@@ -113,8 +175,7 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 	for _, c := range run.Cases {
 		latest[c.CaseID] = c
 	}
-	type qkey struct{ mode, component, metric, kind string }
-	points := map[qkey][]Point{}
+	points := map[fitKey][]Point{}
 	rps := map[string]float64{}
 	for _, s := range run.Samples {
 		// Not a load target's part: those are parts of the run's unlabelled qps.
@@ -123,13 +184,9 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 			rps[s.CaseID] += s.Value
 		}
 	}
-	warned := map[string]bool{}
-	warn := func(msg string) {
-		if !warned[msg] {
-			warned[msg] = true
-			m.Warnings = append(m.Warnings, msg)
-		}
-	}
+	leftOut := func(msg string) { addWarning(&m.Warnings, Warning{Code: WarnCaseLeftOut, Message: msg}) }
+	var used []caseLoad // the cases in the fits, in order
+	seen := map[string]bool{}
 	first := true
 	for _, s := range run.Samples {
 		if s.Window.Kind != results.WindowLoad || s.Mode == "" || s.Load == "" {
@@ -154,7 +211,7 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 		}
 		r := rps[s.CaseID]
 		if r <= 0 {
-			warn(fmt.Sprintf("case %q: no achieved rate (loadgen qps samples in the load window): left out", s.CaseID))
+			leftOut(fmt.Sprintf("case %q: no achieved rate (loadgen qps samples in the load window): left out", s.CaseID))
 			continue
 		}
 		pods, err := factInt(c, FactAppPods)
@@ -162,13 +219,13 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 			err = fmt.Errorf("fact %q is 0", FactAppPods)
 		}
 		if err != nil {
-			warn(fmt.Sprintf("case %q: %v: left out", s.CaseID, err))
+			leftOut(fmt.Sprintf("case %q: %v: left out", s.CaseID, err))
 			continue
 		}
 		nodes := len(run.Meta.Cluster.Nodes)
 		if _, ok := c.Facts[FactNodes]; ok {
 			if nodes, err = factInt(c, FactNodes); err != nil {
-				warn(fmt.Sprintf("case %q: %v: left out", s.CaseID, err))
+				leftOut(fmt.Sprintf("case %q: %v: left out", s.CaseID, err))
 				continue
 			}
 		}
@@ -189,7 +246,7 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 			units, x = pods, krps/float64(pods)
 		case PerNode:
 			if nodes < 1 {
-				warn(fmt.Sprintf("case %q: run.json lists no nodes: no per-node %s figures", s.CaseID, s.Component))
+				leftOut(fmt.Sprintf("case %q: run.json lists no nodes: no per-node %s figures", s.CaseID, s.Component))
 				continue
 			}
 			addInt(&m.Measured.Nodes, nodes)
@@ -197,7 +254,7 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 		case PerWaypoint:
 			w, err := factInt(c, FactWaypoints)
 			if err != nil || w < 1 {
-				warn(fmt.Sprintf("case %q: %s samples but no waypoint count (fact %q): left out", s.CaseID, s.Component, FactWaypoints))
+				leftOut(fmt.Sprintf("case %q: %s samples but no waypoint count (fact %q): left out", s.CaseID, s.Component, FactWaypoints))
 				continue
 			}
 			addInt(&m.Measured.Waypoints, w)
@@ -205,19 +262,41 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 		case PerMesh:
 			units, x = 1, float64(pods)
 		}
-		k := qkey{s.Mode, s.Component, s.Metric, kind}
+		k := fitKey{s.Mode, s.Component, s.Metric, kind}
 		level := s.Load
 		if per == PerMesh {
 			level = strconv.Itoa(pods)
 		}
 		points[k] = append(points[k], Point{Level: level, Repetition: s.Repetition, X: x, Y: s.Value / float64(units)})
 		addStr(&m.Modes, s.Mode)
+		if !seen[s.CaseID] {
+			seen[s.CaseID] = true
+			used = append(used, caseLoad{s.Mode, s.Load, r})
+		}
 	}
-	keys := make([]qkey, 0, len(points))
-	for k := range points {
-		keys = append(keys, k)
+	m.fitAll(points, confidence)
+	m.addShortfalls(used)
+	slices.Sort(m.Measured.AppPods)
+	slices.Sort(m.Measured.Nodes)
+	slices.Sort(m.Measured.Waypoints)
+	slices.SortStableFunc(m.Measured.Levels, compareLevels)
+	if m.Hops = BuildHops(run, confidence); m.Hops != nil {
+		m.Warnings = append(m.Warnings, Warning{Code: WarnPooledDepths, Message: poolingWarning(m.Hops.Depths)})
 	}
-	slices.SortFunc(keys, func(a, b qkey) int {
+	if len(m.Fits) == 0 {
+		return m, fmt.Errorf("run %s: no load-window cpu or memory samples of app, sidecar, ztunnel, waypoint or istiod in ok cases with an achieved rate: nothing to fit", m.RunID)
+	}
+	return m, nil
+}
+
+// fitKey identifies one fit of a Model.
+type fitKey struct{ mode, component, metric, kind string }
+
+// fitAll fits each key's points, in a stable order (modes as first measured, componentOrder, metric, usage before
+// reserved), warns of load fits whose levels lie too close for a slope, and judges linearity over all the fits.
+func (m *Model) fitAll(points map[fitKey][]Point, confidence float64) {
+	keys := slices.Collect(maps.Keys(points))
+	slices.SortFunc(keys, func(a, b fitKey) int {
 		return cmp.Or(cmp.Compare(slices.Index(m.Modes, a.mode), slices.Index(m.Modes, b.mode)),
 			cmp.Compare(slices.Index(componentOrder, a.component), slices.Index(componentOrder, b.component)),
 			cmp.Compare(a.metric, b.metric), cmp.Compare(kindRank(a.kind), kindRank(b.kind)))
@@ -227,20 +306,57 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 		slices.SortStableFunc(pts, func(a, b Point) int { return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Repetition, b.Repetition)) })
 		f := Fit{Mode: k.mode, Component: k.component, Metric: k.metric, Kind: k.kind, Per: scaling[k.component],
 			Unit: unitOf(k.metric) + " per " + scaling[k.component], LoadUnit: loadUnit(scaling[k.component]),
-			Line: FitLine(pts, confidence), Points: pts}
+			Line: fitLoadLine(pts, confidence), Points: pts}
 		m.Fits = append(m.Fits, f)
+		if f.NarrowSpan && f.Kind == KindUsage {
+			addWarning(&m.Warnings, Warning{Code: WarnNarrowSpan, Mode: f.Mode, Component: f.Component, Message: fmt.Sprintf(
+				"%s: its %d load levels give %s %s, a span of %.3gx; a slope needs the highest at least %gx the lowest: no slope, measured as a constant (measure levels further apart)",
+				f.Component, f.Levels, rangeText(&f), f.LoadUnit, f.LoadMax/f.LoadMin, MinLoadSpan)})
+		}
 	}
-	slices.Sort(m.Measured.AppPods)
-	slices.Sort(m.Measured.Nodes)
-	slices.Sort(m.Measured.Waypoints)
-	slices.SortStableFunc(m.Measured.Levels, compareLevels)
-	if m.Hops = BuildHops(run, confidence); m.Hops != nil {
-		warn(poolingWarning(m.Hops.Depths))
+	lines := make([]*Line, len(m.Fits))
+	for i := range m.Fits {
+		lines[i] = &m.Fits[i].Line
 	}
-	if len(m.Fits) == 0 {
-		return m, fmt.Errorf("run %s: no load-window cpu or memory samples of app, sidecar, ztunnel, waypoint or istiod in ok cases with an achieved rate: nothing to fit", m.RunID)
+	m.LinearityTests = adjustLinearity(lines)
+}
+
+// caseLoad is a case's mode, configured level and achieved rate (rps).
+type caseLoad struct {
+	mode, level string
+	achieved    float64
+}
+
+// addShortfalls records, with a warning each, the (mode, configured level) groups of cases whose mean achieved rate
+// is below MinAchievedShare of the level, in order of first appearance; levels that are not a number (max) ask for
+// no rate.
+func (m *Model) addShortfalls(cases []caseLoad) {
+	type key struct{ mode, level string }
+	sums := map[key]*LoadShortfall{}
+	var order []key
+	for _, c := range cases {
+		asked, err := strconv.ParseFloat(c.level, 64)
+		if err != nil || asked <= 0 {
+			continue
+		}
+		k := key{c.mode, c.level}
+		if sums[k] == nil {
+			sums[k] = &LoadShortfall{Mode: c.mode, Level: c.level, Asked: asked}
+			order = append(order, k)
+		}
+		sums[k].Achieved += c.achieved
+		sums[k].Cases++
 	}
-	return m, nil
+	for _, k := range order {
+		sf := *sums[k]
+		if sf.Achieved /= float64(sf.Cases); sf.Achieved >= MinAchievedShare*sf.Asked {
+			continue
+		}
+		m.Shortfalls = append(m.Shortfalls, sf)
+		m.Warnings = append(m.Warnings, Warning{Code: WarnLoadShortfall, Mode: sf.Mode, Message: fmt.Sprintf(
+			"load level %s achieved %.4g rps on average over %d case(s), %.0f %% of the %g asked (below %.0f %%): the mode, the app or the load generator could not carry it; the fits use the achieved rate",
+			sf.Level, sf.Achieved, sf.Cases, 100*sf.Achieved/sf.Asked, sf.Asked, 100*MinAchievedShare)})
+	}
 }
 
 func kindRank(k string) int {

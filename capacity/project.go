@@ -5,65 +5,13 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
 )
 
-// SchemaVersion is the "schemaVersion" of `meshbench project -o json`.
-const SchemaVersion = "meshbench.dev/capacity/v1"
-
-// Estimate is a projected figure and its prediction interval (nil when a part has too few points for one).
-type Estimate struct {
-	Value float64           `json:"value"`
-	PI    *results.Interval `json:"pi,omitempty"`
-}
-
-func (e Estimate) half() float64 {
-	if e.PI == nil {
-		return math.NaN()
-	}
-	return (e.PI.High - e.PI.Low) / 2
-}
-
-func estimate(v, half float64) Estimate {
-	e := Estimate{Value: v}
-	if !math.IsNaN(half) {
-		e.PI = &results.Interval{Low: v - half, High: v + half}
-	}
-	return e
-}
-
-// sum adds estimates; the half-widths add in quadrature (the parts are treated as independent). One part without
-// an interval leaves the sum without one.
-func sum(es ...Estimate) Estimate {
-	v, h2 := 0.0, 0.0
-	for _, e := range es {
-		v += e.Value
-		h2 += e.half() * e.half()
-	}
-	return estimate(v, math.Sqrt(h2))
-}
-
-func (e Estimate) scale(k float64) Estimate { return estimate(e.Value*k, math.Abs(k)*e.half()) }
-
-// Resources are CPU in vCPU and memory in GiB.
-type Resources struct {
-	CPU    Estimate `json:"cpu"`
-	Memory Estimate `json:"memory"`
-}
-
-func addResources(rs ...Resources) Resources {
-	var c, m []Estimate
-	for _, r := range rs {
-		c, m = append(c, r.CPU), append(m, r.Memory)
-	}
-	return Resources{CPU: sum(c...), Memory: sum(m...)}
-}
-
-func (r Resources) minus(o Resources) Resources {
-	return addResources(r, Resources{CPU: o.CPU.scale(-1), Memory: o.Memory.scale(-1)})
-}
+// SchemaVersion is the "schemaVersion" of `meshbench project -o json`. v2: warnings are objects with a code,
+// figures carry caveats, a metric nothing measured is absent (never 0), modes list what they miss.
+const SchemaVersion = "meshbench.dev/capacity/v2"
 
 // ComponentProjection is one component of a mode at the shape.
 type ComponentProjection struct {
@@ -77,7 +25,7 @@ type ComponentProjection struct {
 
 // Cost is a monthly cost at the shape's prices (CPU x price per vCPU-month + memory x price per GiB-month).
 type Cost struct {
-	Mesh           Estimate  `json:"mesh"`
+	Mesh           *Estimate `json:"mesh,omitempty"`
 	MeshReserved   *Estimate `json:"meshReserved,omitempty"`
 	VsNone         *Estimate `json:"vsNone,omitempty"`
 	VsNoneReserved *Estimate `json:"vsNoneReserved,omitempty"`
@@ -87,6 +35,9 @@ type Cost struct {
 type ModeProjection struct {
 	Mode       string                `json:"mode"`
 	Components []ComponentProjection `json:"components"`
+	// Missing are the parts the mode has (modeParts) or measured in part, that no fit covers: the sums that would
+	// hold them are CaveatIncomplete.
+	Missing []Missing `json:"missing,omitempty"`
 	// Mesh sums the mode's mesh components (sidecar, ztunnel, waypoint, istiod); Total adds the app.
 	Mesh          Resources  `json:"mesh"`
 	MeshReserved  *Resources `json:"meshReserved,omitempty"`
@@ -96,7 +47,7 @@ type ModeProjection struct {
 	VsNone         *Resources `json:"vsNone,omitempty"`
 	VsNoneReserved *Resources `json:"vsNoneReserved,omitempty"`
 	Cost           *Cost      `json:"cost,omitempty"`
-	Warnings       []string   `json:"warnings,omitempty"`
+	Warnings       []Warning  `json:"warnings,omitempty"`
 }
 
 // BreakEven is the pods per node above which ambient (one ztunnel per node) costs less than sidecar (one proxy per
@@ -107,7 +58,10 @@ type BreakEven struct {
 	KRPSPerNode     float64   `json:"krpsPerNode"`
 	PodsPerNode     *Estimate `json:"podsPerNode,omitempty"` // nil: no break-even (see Statement)
 	YourPodsPerNode float64   `json:"yourPodsPerNode"`
-	Statement       string    `json:"statement"`
+	// Caveats are those of the two fits it is built from, where it uses them (as a figure's: CaveatExtrapolated,
+	// CaveatNotLinear, CaveatUntested, CaveatNoSlope); PodsPerNode carries the same.
+	Caveats   []Caveat `json:"caveats,omitempty"`
+	Statement string   `json:"statement"`
 }
 
 // Projection is `meshbench project`'s result.
@@ -122,10 +76,19 @@ type Projection struct {
 	Modes         []ModeProjection `json:"modes"`
 	BreakEven     []BreakEven      `json:"breakEven,omitempty"`
 	Fits          []Fit            `json:"fits"`
+	// LinearityTests is Model.LinearityTests: the lack-of-fit tests Holm's adjustment counts.
+	LinearityTests int `json:"linearityTests"`
+	// Shortfalls are the levels that achieved less than MinAchievedShare of their rate (Model.Shortfalls).
+	Shortfalls []LoadShortfall `json:"shortfalls,omitempty"`
+	// HoldoutLevel is the top configured load level: `meshbench project RUN_DIR --holdout LEVEL` checks the intervals
+	// there, where the constant-noise assumption fails first. Empty with fewer than 3 levels.
+	HoldoutLevel string `json:"holdoutLevel,omitempty"`
+	// Scatter checks the constant-noise assumption at the top level (absent without repetitions at 2 levels).
+	Scatter *ScatterCheck `json:"scatter,omitempty"`
 	// IstiodCurve is the istiod curve the istiod usage fits come from (--istiod-curve), absent without one.
 	IstiodCurve *IstiodCurveFit `json:"istiodCurve,omitempty"`
 	Assumptions []string        `json:"assumptions"`
-	Warnings    []string        `json:"warnings,omitempty"`
+	Warnings    []Warning       `json:"warnings,omitempty"`
 	// Hops is the latency added per hop, when the run measured several chain depths (Model.Hops).
 	Hops *Hops `json:"hops,omitempty"`
 }
@@ -133,83 +96,41 @@ type Projection struct {
 // Project scales m's fits to the shape (which must be valid: Shape.Validate). Pure.
 func Project(m *Model, sh Shape) Projection {
 	p := Projection{SchemaVersion: SchemaVersion, RunID: m.RunID, DataPlane: m.DataPlane, Notes: m.Notes,
-		Confidence: m.Confidence, Shape: sh, Measured: m.Measured, Fits: m.Fits, IstiodCurve: m.IstiodCurve, Warnings: slices.Clone(m.Warnings), Hops: m.Hops}
-	var none *Resources
-	var noneReserved *Resources
+		Confidence: m.Confidence, Shape: sh, Measured: m.Measured, Fits: m.Fits, LinearityTests: m.LinearityTests,
+		Shortfalls: m.Shortfalls, HoldoutLevel: holdoutLevel(m), Scatter: checkScatter(m, topLevel(m)), IstiodCurve: m.IstiodCurve,
+		Warnings: slices.Clone(m.Warnings), Hops: m.Hops}
+	if sc := p.Scatter; sc != nil && sc.Grows {
+		p.Warnings = append(p.Warnings, Warning{Code: WarnNoiseGrows, Message: fmt.Sprintf(
+			"the scatter between repetitions at load level %s is %.2gx the other levels' (geometric mean over %d fits; p = %.2g that constant noise gives this): the noise grows with the load, so intervals beyond the measured load are too narrow",
+			sc.Level, sc.Ratio, sc.Fits, sc.P)})
+	}
+	var none *ModeProjection
 	for _, mode := range m.Modes {
-		mp := ModeProjection{Mode: mode}
-		var mesh, meshRes, app, appRes []Resources
-		reservedComplete := true
-		for _, comp := range componentOrder {
-			cu, cm := m.Find(mode, comp, results.MetricCPU, KindUsage), m.Find(mode, comp, results.MetricMemory, KindUsage)
-			if cu == nil || cm == nil {
-				if cu != nil || cm != nil {
-					mp.Warnings = append(mp.Warnings, fmt.Sprintf("%s: only one of cpu and memory was measured: left out", comp))
-				}
-				continue
-			}
-			units, x := unitsAt(scaling[comp], sh)
-			cp := ComponentProjection{Component: comp, Per: scaling[comp], Units: units, LoadPerUnit: x}
-			cp.Usage = Resources{CPU: projectFit(cu, units, x, sh, &mp.Warnings), Memory: projectFit(cm, units, x, sh, &mp.Warnings)}
-			ru, rm := m.Find(mode, comp, results.MetricCPU, KindReserved), m.Find(mode, comp, results.MetricMemory, KindReserved)
-			if ru != nil && rm != nil {
-				r := Resources{CPU: projectFit(ru, units, x, sh, &mp.Warnings), Memory: projectFit(rm, units, x, sh, &mp.Warnings)}
-				cp.Reserved = &r
-			} else {
-				reservedComplete = false
-			}
-			if slices.Contains(meshComponents, comp) {
-				mesh = append(mesh, cp.Usage)
-				if cp.Reserved != nil {
-					meshRes = append(meshRes, *cp.Reserved)
-				}
-			} else {
-				app = append(app, cp.Usage)
-				if cp.Reserved != nil {
-					appRes = append(appRes, *cp.Reserved)
-				}
-			}
-			mp.Components = append(mp.Components, cp)
+		p.Modes = append(p.Modes, projectMode(m, mode, sh))
+	}
+	for i := range p.Modes {
+		if p.Modes[i].Mode == string(scenario.ModeNone) {
+			none = &p.Modes[i]
 		}
-		mp.Mesh = addResources(mesh...)
-		mp.Total = addResources(append(slices.Clone(mesh), app...)...)
-		if reservedComplete && len(mp.Components) > 0 {
-			mr, tr := addResources(meshRes...), addResources(append(slices.Clone(meshRes), appRes...)...)
-			mp.MeshReserved, mp.TotalReserved = &mr, &tr
-		}
-		if mode == "none" {
-			none, noneReserved = &mp.Total, mp.TotalReserved
-		}
-		p.Modes = append(p.Modes, mp)
 	}
 	for i := range p.Modes {
 		mp := &p.Modes[i]
-		if none != nil && mp.Mode != "none" {
-			d := mp.Total.minus(*none)
+		if none != nil && mp.Mode != none.Mode {
+			d := mp.Total.minus(none.Total)
 			mp.VsNone = &d
-			if noneReserved != nil && mp.TotalReserved != nil {
-				dr := mp.TotalReserved.minus(*noneReserved)
+			if none.TotalReserved != nil && mp.TotalReserved != nil {
+				dr := mp.TotalReserved.minus(*none.TotalReserved)
 				mp.VsNoneReserved = &dr
 			}
 		}
 		if sh.PriceCPU != nil && sh.PriceMemory != nil {
-			price := func(r Resources) Estimate {
-				return sum(r.CPU.scale(*sh.PriceCPU), r.Memory.scale(*sh.PriceMemory))
+			price := func(r *Resources) *Estimate {
+				if r == nil {
+					return nil
+				}
+				return r.price(*sh.PriceCPU, *sh.PriceMemory)
 			}
-			c := &Cost{Mesh: price(mp.Mesh)}
-			if mp.MeshReserved != nil {
-				e := price(*mp.MeshReserved)
-				c.MeshReserved = &e
-			}
-			if mp.VsNone != nil {
-				e := price(*mp.VsNone)
-				c.VsNone = &e
-			}
-			if mp.VsNoneReserved != nil {
-				e := price(*mp.VsNoneReserved)
-				c.VsNoneReserved = &e
-			}
-			mp.Cost = c
+			mp.Cost = &Cost{Mesh: price(&mp.Mesh), MeshReserved: price(mp.MeshReserved), VsNone: price(mp.VsNone), VsNoneReserved: price(mp.VsNoneReserved)}
 		}
 	}
 	for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
@@ -220,15 +141,115 @@ func Project(m *Model, sh Shape) Projection {
 		}
 	}
 	if none == nil {
-		p.Warnings = append(p.Warnings, "mode none was not measured: no difference from none")
+		p.Warnings = append(p.Warnings, Warning{Code: WarnNoBaseline, Message: "mode none was not measured: no difference from none"})
 	}
 	if m.IstiodCurve != nil {
 		for _, n := range m.IstiodCurve.Notes {
-			p.Warnings = append(p.Warnings, "istiod curve: "+n)
+			p.Warnings = append(p.Warnings, Warning{Code: WarnIstiodCurve, Component: results.ComponentIstiod, Message: "istiod curve: " + n})
 		}
 	}
-	p.Assumptions = assumptions(m, sh)
+	p.Assumptions = assumptions(m, sh, p.HoldoutLevel)
 	return p
+}
+
+// projectMode projects one mode's components and sums them. Its components are those the mode has (modeParts)
+// and any other it measured; a metric or kind that none of its fits covers is Missing, and each sum that would hold
+// it is CaveatIncomplete. Reserved figures are projected when the mode has any request samples at all.
+func projectMode(m *Model, mode string, sh Shape) ModeProjection {
+	mp := ModeProjection{Mode: mode, Missing: m.Missing(mode)}
+	reserved := m.hasReserved(mode)
+	var meshU, allU, meshR, allR []part
+	for _, comp := range m.components(mode) {
+		units, x := unitsAt(scaling[comp], sh)
+		cp := ComponentProjection{Component: comp, Per: scaling[comp], Units: units, LoadPerUnit: x}
+		project := func(kind string) part {
+			var r Resources
+			var pt part
+			for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
+				f := m.Find(mode, comp, metric, kind)
+				if f == nil {
+					if metric == results.MetricCPU {
+						pt.missCPU = true
+					} else {
+						pt.missMemory = true
+					}
+					continue
+				}
+				e := projectFit(f, units, x, sh, &mp.Warnings)
+				if metric == results.MetricCPU {
+					r.CPU = &e
+				} else {
+					r.Memory = &e
+				}
+			}
+			if r.CPU != nil || r.Memory != nil {
+				pt.r = &r
+			}
+			return pt
+		}
+		u := project(KindUsage)
+		var rs part
+		if reserved {
+			rs = project(KindReserved)
+		}
+		missingWarning(&mp, comp)
+		if u.r != nil || rs.r != nil {
+			if u.r != nil {
+				cp.Usage = *u.r
+			}
+			cp.Reserved = rs.r
+			mp.Components = append(mp.Components, cp)
+		}
+		allU, allR = append(allU, u), append(allR, rs)
+		if slices.Contains(meshComponents, comp) {
+			meshU, meshR = append(meshU, u), append(meshR, rs)
+		}
+	}
+	mp.Mesh, mp.Total = sumParts(meshU), sumParts(allU)
+	if reserved {
+		mr, tr := sumParts(meshR), sumParts(allR)
+		mp.MeshReserved, mp.TotalReserved = &mr, &tr
+	}
+	return mp
+}
+
+// missingWarning says which of comp's figures the mode lacks, once per kind.
+func missingWarning(mp *ModeProjection, comp string) {
+	for _, kind := range []string{KindUsage, KindReserved} {
+		var metrics []string
+		for _, ms := range mp.Missing {
+			if ms.Component == comp && ms.Kind == kind {
+				metrics = append(metrics, ms.Metric)
+			}
+		}
+		w := Warning{Code: WarnMissing, Mode: mp.Mode, Component: comp, Kind: kind}
+		switch len(metrics) {
+		case 0:
+			continue
+		case 1:
+			w.Metric = metrics[0]
+			w.Message = fmt.Sprintf("%s: no %s %s figures (only %s was measured, or its cases were left out): the mode's sums lack it and are marked incomplete", comp, metrics[0], kind, otherMetric(metrics[0]))
+		default:
+			w.Message = fmt.Sprintf("%s: not measured in this mode (no %s figures: no samples, or its cases were left out): the mode's sums lack it and are marked incomplete", comp, kind)
+		}
+		addWarning(&mp.Warnings, w)
+	}
+}
+
+func otherMetric(metric string) string {
+	if metric == results.MetricCPU {
+		return results.MetricMemory
+	}
+	return results.MetricCPU
+}
+
+// holdoutLevel is the top numeric level when holding it out leaves a line (3 or more levels), else "".
+func holdoutLevel(m *Model) string {
+	top := topLevel(m)
+	if top == "" || len(m.Measured.Levels) < 3 {
+		return ""
+	}
+	return top
 }
 
 // unitsAt is how many units of a scaling the shape has and the load on each.
@@ -245,13 +266,11 @@ func unitsAt(per string, sh Shape) (int, float64) {
 	return 1, float64(sh.Pods)
 }
 
-// projectFit is units x the fit's prediction at x, in vCPU or GiB, and the warnings of going there.
-func projectFit(f *Fit, units int, x float64, sh Shape, warnings *[]string) Estimate {
+// projectFit is units x the fit's prediction at x, in vCPU or GiB, with the caveats and warnings of going there. A
+// usage fit without a slope used away from what it measured has no interval: its slope is unknown, and the
+// interval of its mean would say the figure is known.
+func projectFit(f *Fit, units int, x float64, sh Shape, warnings *[]Warning) Estimate {
 	y, pi := f.Predict(x)
-	half := math.NaN()
-	if pi != nil {
-		half = (pi.High - pi.Low) / 2
-	}
 	scale := float64(units) / 1000 // millicores -> vCPU
 	if f.Metric == results.MetricMemory {
 		scale = float64(units) / 1024 // MiB -> GiB
@@ -259,41 +278,78 @@ func projectFit(f *Fit, units int, x float64, sh Shape, warnings *[]string) Esti
 	// Range warnings name the component only: its cpu and memory share the points. Requests do not follow the
 	// load, so a reservation is never "extrapolated".
 	what := f.Component
-	add := func(msg string) {
-		if !slices.Contains(*warnings, msg) {
-			*warnings = append(*warnings, msg)
+	var caveats []Caveat
+	add := func(code WarningCode, metric, msg string) {
+		w := Warning{Code: code, Mode: f.Mode, Component: f.Component, Metric: metric, Message: msg}
+		if metric != "" {
+			w.Kind = f.Kind
 		}
+		addWarning(warnings, w)
 	}
+	noSlope := f.Trust == TrustConstant && f.N > 0 && !f.InRange(x)
 	switch {
 	case f.Kind == KindReserved:
-	case f.Source == SourceIstiodCurve && f.Trust == TrustConstant:
-		add(fmt.Sprintf("%s: the istiod curve measured one size (%s app pods): projected as that constant for %g app pods, not scaled", what, rangeText(f), x))
+		noSlope = false
+	case noSlope && f.Source == SourceIstiodCurve:
+		add(WarnNoSlope, "", fmt.Sprintf("%s: the istiod curve measured one size (%s app pods): its figure there stands in for %g app pods, with no interval", what, rangeText(f), x))
+	case noSlope && f.Per == PerMesh:
+		add(WarnNoSlope, "", fmt.Sprintf("%s: one mesh size measured (%s app pods): its figure there stands in for %g app pods, with no interval (--istiod-curve gives a line)", what, rangeText(f), x))
+	case noSlope && f.NarrowSpan:
+		add(WarnNoSlope, "", fmt.Sprintf("%s: load levels too close for a slope (%s %s): their mean stands in at %.3g %s, with no interval", what, rangeText(f), f.LoadUnit, x, f.LoadUnit))
+	case noSlope:
+		add(WarnNoSlope, "", fmt.Sprintf("%s: one load level measured (%s %s): its figure stands in at %.3g %s, with no interval", what, rangeText(f), f.LoadUnit, x, f.LoadUnit))
 	case f.Source == SourceIstiodCurve && !f.InRange(x):
-		add(fmt.Sprintf("%s: %g app pods is outside the istiod curve's measured %s pods: extrapolated along its line", what, x, rangeText(f)))
-	case f.Trust == TrustConstant && f.Per == PerMesh && !f.InRange(x):
-		add(fmt.Sprintf("%s: one mesh size measured (%s app pods): projected as that constant for %g app pods, not scaled", what, rangeText(f), x))
-	case f.Trust == TrustConstant && f.Per != PerMesh && !f.InRange(x) && f.N > 0:
-		add(fmt.Sprintf("%s: one load level measured (%s %s): assumed the same at %.3g %s", what, rangeText(f), f.LoadUnit, x, f.LoadUnit))
+		caveats = append(caveats, CaveatExtrapolated)
+		add(WarnExtrapolated, "", fmt.Sprintf("%s: %g app pods is outside the istiod curve's measured %s pods: extrapolated along its line", what, x, rangeText(f)))
 	case !f.InRange(x):
-		add(fmt.Sprintf("%s: %.3g %s is outside the measured %s: extrapolated", what, x, f.LoadUnit, rangeText(f)))
+		caveats = append(caveats, CaveatExtrapolated)
+		add(WarnExtrapolated, "", fmt.Sprintf("%s: %.3g %s is outside the measured %s: extrapolated", what, x, f.LoadUnit, rangeText(f)))
+	}
+	if noSlope {
+		caveats, pi = append(caveats, CaveatNoSlope), nil
 	}
 	if f.Kind == KindUsage && f.Per == PerPod && len(sh.RPSPerPod) > 0 && f.Slope != nil {
 		lo, hi := slices.Min(sh.RPSPerPod)/1000, slices.Max(sh.RPSPerPod)/1000
 		if !f.InRange(lo) || !f.InRange(hi) {
-			add(fmt.Sprintf("%s: the pods' rates (%.3g..%.3g krps per pod) leave the measured %s: the line is assumed to hold there", what, lo, hi, rangeText(f)))
+			add(WarnPerPodRates, "", fmt.Sprintf("%s: the pods' rates (%.3g..%.3g krps per pod) leave the measured %s: the line is assumed to hold there", what, lo, hi, rangeText(f)))
 		}
 	}
 	what = f.Component + " " + f.Metric
 	if f.Kind == KindReserved {
 		what += " reserved"
 	}
-	if f.Trust == TrustNotLinear {
-		add(fmt.Sprintf("%s: the measured points are not on a line (lack-of-fit p = %.3g): the projection is not to be trusted", what, *f.LackOfFitP))
+	switch {
+	case f.Trust == TrustNotLinear:
+		caveats = append(caveats, CaveatNotLinear)
+		add(WarnNotLinear, f.Metric, fmt.Sprintf("%s: the measured points are not on a line (%s): the projection is not to be trusted", what, lackOfFitText(f.Line)))
+	case f.Trust == TrustUntested && f.Kind == KindUsage:
+		caveats = append(caveats, CaveatUntested)
+		add(WarnUntested, "", fmt.Sprintf("%s: linearity untested (%s): the line is assumed", f.Component, untestedWhy(f.Line)))
 	}
-	if pi == nil {
-		add(fmt.Sprintf("%s: %d point(s): no interval (needs %d)", what, f.N, MinIntervalPoints))
+	if pi == nil && !noSlope {
+		add(WarnNoInterval, f.Metric, fmt.Sprintf("%s: %d point(s): no interval (needs %d)", what, f.N, MinIntervalPoints))
 	}
-	return estimate(y*scale, half*scale)
+	half := math.NaN()
+	if pi != nil {
+		half = (pi.High - pi.Low) / 2
+	}
+	return estimate(y*scale, half*scale, caveats...)
+}
+
+// untestedWhy is why a line's linearity was not tested.
+func untestedWhy(l Line) string {
+	if l.Levels == 2 {
+		return "2 load levels: a line always fits them; measure 3 or more"
+	}
+	return fmt.Sprintf("%d load levels without repetitions: no scatter to test the line against; repeat each level", l.Levels)
+}
+
+// lackOfFitText is a line's lack-of-fit p-value, and the adjusted one it is judged on when there is one.
+func lackOfFitText(l Line) string {
+	if l.LackOfFitPHolm == nil {
+		return fmt.Sprintf("lack-of-fit p = %.3g", *l.LackOfFitP)
+	}
+	return fmt.Sprintf("lack-of-fit p = %.3g, %.3g after Holm's adjustment for the run's tests", *l.LackOfFitP, *l.LackOfFitPHolm)
 }
 
 func rangeText(f *Fit) string {
@@ -309,75 +365,7 @@ func rangeText(f *Fit) string {
 	return fmt.Sprintf("%.3g..%.3g", f.LoadMin, f.LoadMax)
 }
 
-// breakEven solves p·(a_s + b_s·r/p) = a_z + b_z·r for p (pods per node), with r the shape's krps per node, from the
-// sidecar fit of mode sidecar and the ztunnel fit of mode ambient; its interval is the delta method's over the two
-// fits' coefficient covariances (independent fits), at the smaller of their degrees of freedom. istiod is left out:
-// the same control plane runs in both modes.
-func breakEven(m *Model, sh Shape, metric, kind string) (BreakEven, bool) {
-	s, z := m.Find("sidecar", results.ComponentSidecar, metric, kind), m.Find("ambient", results.ComponentZtunnel, metric, kind)
-	if s == nil || z == nil {
-		return BreakEven{}, false
-	}
-	r := sh.RPS / 1000 / float64(sh.Nodes)
-	be := BreakEven{Metric: metric, Kind: kind, KRPSPerNode: r, YourPodsPerNode: float64(sh.Pods) / float64(sh.Nodes)}
-	verb := "uses"
-	if kind == KindReserved {
-		verb = "reserves"
-	}
-	slope := func(l Line) float64 {
-		if l.Slope == nil {
-			return 0
-		}
-		return l.Slope.Value
-	}
-	as, bs, az, bz := s.Fixed.Value, slope(s.Line), z.Fixed.Value, slope(z.Line)
-	num, den := az+(bz-bs)*r, as
-	if den <= 0 || (s.Fixed.CI != nil && s.Fixed.CI.Low <= 0) {
-		be.Statement = fmt.Sprintf("no break-even for %s %s: the sidecar's fixed %s per pod is not above 0", metric, kind, metric)
-		return be, true
-	}
-	pstar := num / den
-	half := math.NaN()
-	if s.HasInterval() && z.HasInterval() {
-		vaS, vbS, cS := s.cov()
-		vaZ, vbZ, cZ := z.cov()
-		varNum := vaZ + r*r*vbZ + 2*r*cZ + r*r*vbS
-		covND := -r * cS
-		v := (varNum - 2*pstar*covND + pstar*pstar*vaS) / (den * den)
-		df := math.Min(s.df, z.df)
-		half = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1-(1-m.Confidence)/2) * math.Sqrt(math.Max(v, 0))
-	}
-	e := estimate(pstar, half)
-	be.PodsPerNode = &e
-	ci := "no interval"
-	if e.PI != nil {
-		ci = fmt.Sprintf("%.0f %% interval %.2f..%.2f", 100*m.Confidence, e.PI.Low, e.PI.High)
-	}
-	cheaper := "ambient"
-	if be.YourPodsPerNode < pstar {
-		cheaper = "sidecar"
-	}
-	if pstar <= 0 && (e.PI == nil || e.PI.High <= 0) {
-		be.Statement = fmt.Sprintf("ambient %s less %s than sidecar at any pods per node at %.3g krps per node (break-even %.2f, %s)",
-			verb, metricWord(metric), r, pstar, ci)
-		return be, true
-	}
-	be.Statement = fmt.Sprintf("above %.2f pods per node (%s) ambient %s less %s than sidecar, at %.3g krps per node; your shape has %.3g pods per node: %s %s less",
-		pstar, ci, verb, metricWord(metric), r, be.YourPodsPerNode, cheaper, verb)
-	if e.PI != nil && be.YourPodsPerNode >= e.PI.Low && be.YourPodsPerNode <= e.PI.High {
-		be.Statement += " (within the interval: too close to call)"
-	}
-	return be, true
-}
-
-func metricWord(metric string) string {
-	if metric == results.MetricMemory {
-		return "memory"
-	}
-	return "CPU"
-}
-
-func assumptions(m *Model, sh Shape) []string {
+func assumptions(m *Model, sh Shape, holdout string) []string {
 	conf := 100 * m.Confidence
 	a := []string{
 		"load: the load generator's achieved rate, not the configured qps; --rps is requests per second into the app, spread evenly over its pods, nodes and waypoints",
@@ -391,7 +379,7 @@ func assumptions(m *Model, sh Shape) []string {
 		a = append(a, fmt.Sprintf("istiod: from the curve %s (run %s, %s), not the run's own figure: fixed + slope x app pods, measured at %s pods with %s window(s) per size; largest size %d pods, %d services, %d namespaces; the curve's mesh has one service per %s pods and no connected proxy (no xDS push cost)",
 			c.File, c.RunID, c.Schema, ints(c.Sizes), repsText(c.Repetitions), c.Largest.Pods, c.Largest.Services, c.Largest.Namespaces, podsPerService(c.Largest)))
 	} else if len(m.Measured.AppPods) < 2 {
-		a = append(a, fmt.Sprintf("istiod: one mesh size measured (%s app pods): its cost is that constant, not scaled with the mesh (issue 13 section 3 measures the curve)", ints(m.Measured.AppPods)))
+		a = append(a, fmt.Sprintf("istiod: one mesh size measured (%s app pods): at another size its figure there stands in, not scaled with the mesh and with no interval (--istiod-curve takes istiod's line from hack/istiodscale's curve)", ints(m.Measured.AppPods)))
 	} else {
 		a = append(a, fmt.Sprintf("istiod: fitted against the app pods in the mesh, measured at %s", ints(m.Measured.AppPods)))
 	}
@@ -399,12 +387,38 @@ func assumptions(m *Model, sh Shape) []string {
 		"fits use the load windows only: the idle window is not a load level (traffic-free behaviour can differ)",
 		"mesh = sidecar + ztunnel + waypoint + istiod as measured in each mode (istio-cni and the load generator are not counted); total = mesh + app",
 		fmt.Sprintf("intervals: %.0f %% prediction intervals of one new run; a fleet's interval is one unit's times the units (run-to-run variation shared by all units: conservative); sums combine intervals in quadrature (parts independent)", conf),
-		"break-even: sidecar per pod against ztunnel per node at the shape's rate per node; istiod left out (the same in both modes)",
+		"intervals assume the scatter between repetitions is the same at every load (constant noise); where it grows with the load, intervals beyond the measured load are too narrow (noise proportional to the load: CPU's 95 % intervals at 3-10x the top level held a new run's figure "+proportionalCoverage+" of the time in a synthetic study)"+holdoutText(holdout),
+		fmt.Sprintf("a slope needs load levels at least %gx apart (highest over lowest load per unit); closer levels give a constant, not projected away from its load with an interval", MinLoadSpan),
+		fmt.Sprintf("linearity: a lack-of-fit F test per fit with 3 or more levels and repetitions; %s", holmText(m.LinearityTests, conf)),
+		fmt.Sprintf("a level is a shortfall when its cases achieved less than %.0f %% of its configured rate", 100*MinAchievedShare),
+		"break-even: sidecar per pod against ztunnel per node at the shape's rate per node; istiod left out (the same in both modes); it carries the caveats of the two fits where it uses them",
 	)
 	if sh.PriceCPU != nil && sh.PriceMemory != nil {
 		a = append(a, fmt.Sprintf("prices: %g per vCPU-month, %g per GiB-month (1 GiB = 1024 MiB)", *sh.PriceCPU, *sh.PriceMemory))
 	}
 	return a
+}
+
+// proportionalCoverage is what TestStudyNoise measures: the coverage of the CPU fits' 95 % prediction intervals at 3x,
+// 5x and 10x the top measured load when the noise grows in proportion to the load (memory, mostly fixed, keeps 94 %).
+const proportionalCoverage = "71-74 %"
+
+func holdoutText(level string) string {
+	if level == "" {
+		return "; with 3 or more load levels, meshbench project RUN_DIR --holdout TOP_LEVEL checks it on the run"
+	}
+	return fmt.Sprintf("; check it on this run: meshbench project RUN_DIR --holdout %s (the top level, refitted from the others: its points should fall inside their intervals)", level)
+}
+
+func holmText(tests int, conf float64) string {
+	switch tests {
+	case 0:
+		return "no fit could be tested"
+	case 1:
+		return fmt.Sprintf("not linear when p < %.0f %%", 100-conf)
+	}
+	return fmt.Sprintf("not linear when its p, adjusted for the run's %d tests (Holm), is below %.0f %%: any false \"not linear\" in at most %.0f %% of runs (unadjusted, %d tests at %.0f %% would give one in %.0f %%)",
+		tests, 100-conf, 100-conf, tests, 100-conf, 100*(1-math.Pow(conf/100, float64(tests))))
 }
 
 // repsText is "3" when every size has 3 windows, else each size's count.

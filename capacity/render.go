@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -29,7 +30,8 @@ func Text(p Projection) string {
 	if priced {
 		fmt.Fprintf(&b, ", cost per month at %g per vCPU-month and %g per GiB-month", *sh.PriceCPU, *sh.PriceMemory)
 	}
-	b.WriteString("\n\n")
+	b.WriteString("\n")
+	b.WriteString("Marks: " + markLegend + "\n\n")
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	head := "MODE\tKIND\tMESH CPU\tMESH MEMORY\tTOTAL CPU\tTOTAL MEMORY\tVS NONE CPU\tVS NONE MEMORY"
@@ -47,7 +49,7 @@ func Text(p Projection) string {
 		}
 		var cost, vsCost, costR, vsCostR *Estimate
 		if mp.Cost != nil {
-			cost, vsCost, costR, vsCostR = &mp.Cost.Mesh, mp.Cost.VsNone, mp.Cost.MeshReserved, mp.Cost.VsNoneReserved
+			cost, vsCost, costR, vsCostR = mp.Cost.Mesh, mp.Cost.VsNone, mp.Cost.MeshReserved, mp.Cost.VsNoneReserved
 		}
 		row(KindUsage, &mp.Mesh, &mp.Total, mp.VsNone, cost, vsCost)
 		if mp.MeshReserved != nil {
@@ -68,13 +70,20 @@ func Text(p Projection) string {
 			fmt.Fprintf(tw, "%s\t%s\t%d %s(s)\t%s\t%s\t%s\t%s\t%s\n", mp.Mode, c.Component, c.Units, c.Per, load,
 				est(&c.Usage, true), est(&c.Usage, false), est(c.Reserved, true), est(c.Reserved, false))
 		}
+		for _, comp := range unmeasured(mp) {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\tnot measured\tnot measured\t-\t-\n", mp.Mode, comp)
+		}
 	}
 	_ = tw.Flush()
 
 	if len(p.BreakEven) > 0 {
 		b.WriteString("\nBreak-even (sidecar vs ambient)\n")
 		for _, be := range p.BreakEven {
-			fmt.Fprintf(&b, "- %s %s: %s\n", be.Metric, be.Kind, be.Statement)
+			what := be.Metric + " " + be.Kind
+			if len(be.Caveats) > 0 {
+				what += " " + marks(be.Caveats)
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", what, be.Statement)
 		}
 	}
 
@@ -98,7 +107,7 @@ func Text(p Projection) string {
 			measured += " (curve)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%d\t%d\t%s\n", f.Mode, f.Component, f.Metric, f.Kind,
-			coef(f.Fixed), f.Unit, slope, f.LoadUnit, measured, f.N, f.Levels, f.Trust)
+			coef(f.Fixed), f.Unit, slope, f.LoadUnit, measured, f.N, f.Levels, trustText(f.Line))
 	}
 	_ = tw.Flush()
 
@@ -109,10 +118,16 @@ func Text(p Projection) string {
 	var warnings []string
 	for _, mp := range p.Modes {
 		for _, w := range mp.Warnings {
-			warnings = append(warnings, mp.Mode+": "+w)
+			warnings = append(warnings, mp.Mode+": "+w.Message)
 		}
 	}
-	warnings = append(warnings, p.Warnings...)
+	for _, w := range p.Warnings {
+		msg := w.Message
+		if w.Mode != "" {
+			msg = w.Mode + ": " + msg
+		}
+		warnings = append(warnings, msg)
+	}
 	if len(warnings) > 0 {
 		b.WriteString("\nWarnings\n")
 		for _, w := range warnings {
@@ -169,19 +184,58 @@ func est(r *Resources, cpu bool) string {
 		return "-"
 	}
 	if cpu {
-		return estOne(&r.CPU, 3)
+		return estOne(r.CPU, 3)
 	}
-	return estOne(&r.Memory, 3)
+	return estOne(r.Memory, 3)
 }
 
+// estOne is a figure, its interval and the marks of its caveats; "-" when nothing measured it.
 func estOne(e *Estimate, prec int) string {
 	if e == nil {
 		return "-"
 	}
-	if e.PI == nil {
-		return fmt.Sprintf("%.*f [no interval]", prec, e.Value)
+	s := fmt.Sprintf("%.*f [no interval]", prec, e.Value)
+	if e.PI != nil {
+		s = fmt.Sprintf("%.*f [%.*f, %.*f]", prec, e.Value, prec, e.PI.Low, prec, e.PI.High)
 	}
-	return fmt.Sprintf("%.*f [%.*f, %.*f]", prec, e.Value, prec, e.PI.Low, prec, e.PI.High)
+	if len(e.Caveats) > 0 {
+		s += " " + marks(e.Caveats)
+	}
+	return s
+}
+
+// caveatMarks are the one-letter marks of the caveats in the text tables.
+var caveatMarks = map[Caveat]string{CaveatIncomplete: "i", CaveatNoSlope: "s", CaveatNotLinear: "n", CaveatExtrapolated: "x", CaveatUntested: "u"}
+
+const markLegend = "i incomplete (a component the mode has is missing), s no slope (one load level, one mesh size or levels too close: no interval off it), " +
+	"n not linear, x extrapolated beyond the measured load, u linearity untested (2 levels or no repetitions)"
+
+func marks(cs []Caveat) string {
+	m := make([]string, len(cs))
+	for i, c := range cs {
+		m[i] = caveatMarks[c]
+	}
+	return "(" + strings.Join(m, ",") + ")"
+}
+
+// unmeasured are the components the mode has and no fit measured, in order.
+func unmeasured(mp ModeProjection) []string {
+	var out []string
+	for _, ms := range mp.Missing {
+		if ms.Kind == KindUsage && !slices.Contains(out, ms.Component) &&
+			!slices.ContainsFunc(mp.Components, func(c ComponentProjection) bool { return c.Component == ms.Component }) {
+			out = append(out, ms.Component)
+		}
+	}
+	return out
+}
+
+// trustText is a fit's trust, with why a constant is one when its levels were too close.
+func trustText(l Line) string {
+	if l.NarrowSpan {
+		return string(l.Trust) + " (levels too close)"
+	}
+	return string(l.Trust)
 }
 
 func coef(c Coef) string {

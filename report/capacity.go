@@ -37,12 +37,19 @@ func (r Report) capacitySection() (section, bool) {
 		if f.LoadMin != f.LoadMax {
 			measured = fmt.Sprintf("%.3g..%.3g %s", f.LoadMin, f.LoadMax, f.LoadUnit)
 		}
+		trust := string(f.Trust)
+		if f.NarrowSpan {
+			trust += " (levels too close)"
+		}
 		rows = append(rows, []string{f.Mode, f.Component, f.Metric, coefText(f.Fixed) + " " + f.Unit, slope,
-			measured, fmt.Sprint(f.N), fmt.Sprint(f.Levels), f.Trust})
+			measured, fmt.Sprint(f.N), fmt.Sprint(f.Levels), trust})
 	}
+	notes := []string{fmt.Sprintf("trust: linear (3+ levels with repetitions, the lack-of-fit test does not reject a line: its p adjusted for the run's %d tests by Holm's method, so that one false \"not-linear\" in the table is a 5 %% event, not the rule), untested (2 levels, or no repetitions), not-linear (do not extrapolate), constant (one level or mesh size, or levels less than %gx apart: no slope)",
+		m.LinearityTests, capacity.MinLoadSpan)}
+	notes = append(notes, capacityNotes(m)...)
 	s.table(table{ID: "capacity-fits", Header: []string{"mode", "component", "metric", "fixed", "slope", "measured load", "n", "levels", "trust"},
-		Numeric: []bool{false, false, false, true, true, true, true, true, false}, Rows: rows,
-		Notes: []string{"trust: linear (3+ levels, the lack-of-fit test does not reject a line), untested (2 levels), not-linear (do not extrapolate), constant (one level or mesh size)"}})
+		Numeric: []bool{false, false, false, true, true, true, true, true, false}, Rows: rows, Notes: notes})
+	s.para("The intervals assume the scatter between repetitions is the same at every load. Where it grows with the load, intervals beyond the measured load are too narrow; `meshbench project RUN_DIR --holdout LEVEL` with the top level refits the lines without it and shows how many of its points fall inside their intervals.")
 	for _, comp := range []string{results.ComponentApp, results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint} {
 		for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
 			c := charts.FitChart{ID: "capacity-" + comp + "-" + metric, Title: fmt.Sprintf("%s %s per %s against load", comp, metric, perOf(comp)),
@@ -57,7 +64,7 @@ func (r Report) capacitySection() (section, bool) {
 			for _, mode := range modes {
 				f := m.Find(mode, comp, metric, capacity.KindUsage)
 				c.XLabel, c.YLabel = f.LoadUnit, f.Unit
-				fs := charts.FitSeries{Name: mode, Line: f.Slope != nil, Fixed: f.Fixed.Value, Note: f.Trust}
+				fs := charts.FitSeries{Name: mode, Line: f.Slope != nil, Fixed: f.Fixed.Value, Note: string(f.Trust)}
 				if f.Slope != nil {
 					fs.Slope = f.Slope.Value
 				}
@@ -75,6 +82,35 @@ func (r Report) capacitySection() (section, bool) {
 		hopSubsection(&s, m, true)
 	}
 	return s, true
+}
+
+// capacityNotes are what the fits above lack or cannot say: load levels that fell short of their rate or lie too
+// close for a slope, cases left out, and the components each mode lacks (the run's read warnings are in the report's
+// Warnings already).
+func capacityNotes(m *capacity.Model) []string {
+	var out []string
+	for _, w := range m.Warnings {
+		switch w.Code {
+		case capacity.WarnLoadShortfall, capacity.WarnNarrowSpan, capacity.WarnCaseLeftOut:
+			msg := w.Message
+			if w.Mode != "" {
+				msg = w.Mode + ": " + msg
+			}
+			out = append(out, msg)
+		}
+	}
+	for _, mode := range m.Modes {
+		var parts []string
+		for _, ms := range m.Missing(mode) {
+			if ms.Kind == capacity.KindUsage {
+				parts = append(parts, ms.Component+" "+ms.Metric)
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("%s: no fit of %s: this mode's cost lacks it (a projection marks its sums incomplete)", mode, strings.Join(parts, ", ")))
+		}
+	}
+	return out
 }
 
 // hopSubsection: the latency each mesh mode adds per hop of the chain (capacity.BuildHops), and the limitation of

@@ -100,3 +100,37 @@ func TestCapacityHops(t *testing.T) {
 		t.Error("a run of one chain depth has the per-hop subsection")
 	}
 }
+
+// TestCapacityGaps reads capacity's synthetic run capacity-gaps (testdata/runs, written by capacity's TestSynthRuns:
+// known truth, seed 29): a sidecar CPU sample whose value is null, a NaN last line, no ztunnel in mode waypoint, no
+// ztunnel memory in mode ambient, sidecar's 1000 qps level achieving 60 %. The report names both bad lines and never
+// averages the null as 0 (issue 29 §2.2); its capacity section says what the fits lack (§2.1, §2.3).
+func TestCapacityGaps(t *testing.T) {
+	t.Parallel()
+	rep := Build(readRun(t, "capacity-gaps"))
+	warnings := strings.Join(rep.Warnings, "\n")
+	for _, want := range []string{`case "single/sidecar/500/r2" sidecar cpu avg: "value" is null`, "ignored truncated or corrupt last line"} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("report warnings lack %q:\n%s", want, warnings)
+		}
+	}
+	// Truth: 10 pods x (5.5 + 850 x 0.05 krps per pod) = 480 millicores, 3 % noise; a null read as 0 would pull the
+	// mean of the 3 repetitions to about 320.
+	i := slices.IndexFunc(rep.Summary.Series, func(s results.Series) bool {
+		return s.Mode == "sidecar" && s.Load == "500" && s.Window == results.WindowLoad && s.Component == results.ComponentSidecar &&
+			s.Metric == results.MetricCPU && s.Stat == "avg"
+	})
+	if i < 0 {
+		t.Fatal("no sidecar cpu series at sidecar/500")
+	}
+	if s := rep.Summary.Series[i]; s.N != 2 || s.Mean < 450 || s.Mean > 510 || slices.Contains(s.Values, 0) {
+		t.Errorf("sidecar cpu at 500 qps: n %d mean %.1f values %v, want the 2 measured repetitions near 480", s.N, s.Mean, s.Values)
+	}
+	md := string(rep.Markdown())
+	for _, want := range []string{"waypoint: no fit of ztunnel cpu, ztunnel memory", "ambient: no fit of ztunnel memory",
+		"sidecar: load level 1000 achieved 600 rps"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("capacity section lacks %q", want)
+		}
+	}
+}

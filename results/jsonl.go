@@ -21,10 +21,10 @@ type logInfo struct {
 	warnings       []string
 }
 
-// readLog calls decode for every non-blank line of the JSONL file at path, in order. A missing file is empty. A line
+// readLog calls decode for every non-blank line of the JSONL file at path, in order, with its line number. A missing file is empty. A line
 // that decode rejects is an error naming path:line, unless it is the last non-blank line: that is what a crash
 // mid-write leaves behind, so it is skipped with a warning.
-func readLog(path string, decode func(line []byte) error) (logInfo, error) {
+func readLog(path string, decode func(line []byte, lineNo int) error) (logInfo, error) {
 	var info logInfo
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -54,7 +54,7 @@ func readLog(path string, decode func(line []byte) error) (logInfo, error) {
 				if pending != nil {
 					return info, fmt.Errorf("%s:%d: %w", path, pendingLine, pending)
 				}
-				if err := decode(buf); err != nil {
+				if err := decode(buf, lineNo); err != nil {
 					pending, pendingLine = err, lineNo
 				} else {
 					info.goodEnd, info.goodLines = off, lineNo

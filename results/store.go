@@ -322,11 +322,16 @@ func readRun(dir string) (*runRead, error) {
 	}
 
 	var all []Sample
+	nan := map[int]notANumber{} // index in all -> why its value is not a number
+	samplesPath := filepath.Join(dir, SamplesFile)
 	var err error
-	rr.samples, err = readLog(filepath.Join(dir, SamplesFile), func(line []byte) error {
-		var smp Sample
-		if err := json.Unmarshal(line, &smp); err != nil {
+	rr.samples, err = readLog(samplesPath, func(line []byte, lineNo int) error {
+		smp, why, err := decodeSample(line)
+		if err != nil {
 			return err
+		}
+		if why != "" {
+			nan[len(all)] = notANumber{lineNo, why}
 		}
 		all = append(all, smp)
 		return nil
@@ -334,7 +339,7 @@ func readRun(dir string) (*runRead, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read run: %w", err)
 	}
-	rr.cases, err = readLog(filepath.Join(dir, CasesFile), func(line []byte) error {
+	rr.cases, err = readLog(filepath.Join(dir, CasesFile), func(line []byte, _ int) error {
 		var c CaseResult
 		if err := json.Unmarshal(line, &c); err != nil {
 			return err
@@ -358,13 +363,21 @@ func readRun(dir string) (*runRead, error) {
 		attempt int
 	}
 	var orphans []unit
+	nanLeftOut := 0
 	orphanCount := map[unit]int{}
 	run.Samples = all[:0]
-	for _, smp := range all {
+	for i, smp := range all {
 		rr.attempts[smp.CaseID] = max(rr.attempts[smp.CaseID], smp.Attempt)
 		a, recorded := latest[smp.CaseID]
 		switch {
 		case recorded && smp.Attempt == a:
+			if n, ok := nan[i]; ok {
+				if nanLeftOut++; nanLeftOut <= maxLineWarnings {
+					run.Warnings = append(run.Warnings, fmt.Sprintf("%s:%d: case %q %s %s %s: %s: sample left out (never read as 0)",
+						samplesPath, n.line, smp.CaseID, smp.Component, smp.Metric, smp.Stat, n.why))
+				}
+				continue
+			}
 			run.Samples = append(run.Samples, smp)
 		case !recorded || smp.Attempt > a:
 			u := unit{smp.CaseID, smp.Attempt}
@@ -374,6 +387,10 @@ func readRun(dir string) (*runRead, error) {
 			orphanCount[u]++
 		}
 		// smp.Attempt < a: superseded by a re-run of the case.
+	}
+	if nanLeftOut > maxLineWarnings {
+		run.Warnings = append(run.Warnings, fmt.Sprintf("%s: %d more samples without a number left out (%d in all; the first %d are named above)",
+			samplesPath, nanLeftOut-maxLineWarnings, nanLeftOut, maxLineWarnings))
 	}
 	for _, u := range orphans {
 		run.Warnings = append(run.Warnings, fmt.Sprintf(
@@ -389,6 +406,42 @@ func readRun(dir string) (*runRead, error) {
 		return nil, fmt.Errorf("read run: %w", err)
 	}
 	return rr, nil
+}
+
+// maxLineWarnings is how many samples without a number Read names one by one; the rest are counted.
+const maxLineWarnings = 20
+
+// notANumber is the line of a sample whose value is not a number, and why.
+type notANumber struct {
+	line int
+	why  string
+}
+
+// decodeSample decodes one samples.jsonl line. encoding/json leaves a float64 at 0 for "value": null (what JSON
+// encoders other than Go's write for NaN) and for a line without "value"; such a sample is returned with why set,
+// for the caller to leave out, never to use as 0.
+func decodeSample(line []byte) (Sample, string, error) {
+	var raw struct {
+		Sample
+		Value json.RawMessage `json:"value"` // shadows Sample.Value
+	}
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return Sample{}, "", err
+	}
+	smp := raw.Sample
+	switch v := string(raw.Value); v {
+	case "":
+		return smp, `no "value"`, nil
+	case "null":
+		return smp, `"value" is null, not a number (JSON encoders write NaN as null)`, nil
+	default:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return Sample{}, "", fmt.Errorf(`"value" %s: not a number`, v)
+		}
+		smp.Value = f
+	}
+	return smp, "", nil
 }
 
 // readJSONFile decodes a whole-file JSON document after checking its schemaVersion.

@@ -571,3 +571,61 @@ func TestDoneCasesRunsNodeSkipsAgain(t *testing.T) {
 		t.Errorf("DoneCases = %q, want only the plan's skip", got)
 	}
 }
+
+// TestReadValueNotANumber: encoding/json reads "value": null (what JSON encoders other than Go's write for NaN) and
+// a line without "value" as 0. Read must never hand out that 0: the sample is left out with a warning naming
+// file:line and the sample, the other samples of the case are kept, and a null in a superseded attempt is not
+// worth a warning (its samples are not used anyway).
+func TestReadValueNotANumber(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := mustCreate(t, dir)
+	res, samples := caseAndSamples("c1", StatusOK, 3)
+	for i := range samples {
+		samples[i].RunID, samples[i].CaseID, samples[i].Attempt = "run-1", "c1", 1
+	}
+	lines := strings.Split(strings.TrimSuffix(string(encodeLines(t, samples)), "\n"), "\n")
+	lines[1] = strings.Replace(lines[1], `"value":1.5`, `"value":null`, 1)
+	lines[2] = strings.Replace(lines[2], `"value":2.5,`, ``, 1)
+	if !strings.Contains(lines[1], `"value":null`) || strings.Contains(lines[2], `"value"`) {
+		t.Fatalf("test lines not rewritten: %q", lines)
+	}
+	appendRaw(t, dir, SamplesFile, strings.Join(lines, "\n")+"\n")
+	res.RunID, res.Attempt = "run-1", 1
+	appendRaw(t, dir, CasesFile, string(mustJSON(t, res))+"\n")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	run := mustRead(t, dir)
+	if len(run.Samples) != 1 || run.Samples[0].Value != 0.5 {
+		t.Errorf("samples %+v, want only the one with a value (0.5)", run.Samples)
+	}
+	path := filepath.Join(dir, SamplesFile)
+	want := []string{path + `:2: case "c1" ztunnel cpu avg: "value" is null, not a number`, path + `:3: case "c1" ztunnel cpu avg: no "value"`}
+	if !warningsContain(run.Warnings, want) {
+		t.Errorf("warnings %q, want %q", run.Warnings, want)
+	}
+}
+
+// TestReadValueNotANumberCounted: a file full of nulls names the first lines and counts the rest in one warning.
+func TestReadValueNotANumberCounted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := mustCreate(t, dir)
+	res, samples := caseAndSamples("c1", StatusOK, maxLineWarnings+5)
+	for i := range samples {
+		samples[i].RunID, samples[i].CaseID, samples[i].Attempt = "run-1", "c1", 1
+	}
+	text := strings.ReplaceAll(string(encodeLines(t, samples)), `"value":`, `"value":null,"was":`)
+	appendRaw(t, dir, SamplesFile, text)
+	res.RunID, res.Attempt = "run-1", 1
+	appendRaw(t, dir, CasesFile, string(mustJSON(t, res))+"\n")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	run := mustRead(t, dir)
+	if len(run.Samples) != 0 || len(run.Warnings) != maxLineWarnings+1 ||
+		!strings.Contains(run.Warnings[maxLineWarnings], "5 more samples without a number left out (25 in all") {
+		t.Errorf("%d samples, warnings %q", len(run.Samples), run.Warnings)
+	}
+}

@@ -32,8 +32,11 @@ func NewProjectCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 ztunnel per node, waypoint per waypoint, istiod per mesh) and project them to the shape given: mesh and total
 CPU and memory (usage, and reserved when the run recorded requests), the difference from mode none, the monthly
 cost at the prices given, the break-even pods per node between sidecar and ambient, the assumptions, and a
-warning wherever the projection leaves the measured range. -f reads the shape from YAML (pods, nodes,
-namespaces, rps, rpsPerPod, priceCPU, priceMemory, istiodCurve); flags override it.
+warning wherever the projection leaves the measured range. A figure is marked when it is less sure than its
+interval says: i incomplete (a component the mode has was not measured), s no slope (one load level, one mesh
+size, or levels less than 1.5x apart: no interval away from it), n not linear (lack-of-fit test, Holm-adjusted for
+the run's tests), x extrapolated, u linearity untested. -f reads the shape from YAML (pods, nodes, namespaces,
+rps, rpsPerPod, priceCPU, priceMemory, istiodCurve); flags override it.
 
 --istiod-curve FILE takes istiod from a curve that hack/istiodscale measured (istiod-curve.json) instead of the
 run: the run sees istiod at its own mesh size only, the curve at several. istiod's CPU and memory are then fixed +
@@ -42,7 +45,10 @@ size is flagged as extrapolated.
 
 --holdout LEVEL checks the model on the run itself instead: every usage line is refitted without the load level
 LEVEL (as the scenario names it, e.g. 200) and each of that level's points is predicted with its prediction
-interval; the output says which fell inside (a 95 % interval misses about 5 % of new points by design).`,
+interval; the output says which fell inside (a 95 % interval misses about 5 % of new points by design), whether
+more fits missed than that allows, and whether the scatter between repetitions at LEVEL is larger than at the
+others. The intervals assume it is the same at every load; hold out the top level (the projection names it) to
+check them where the extrapolation starts.`,
 		Example: `  meshbench project runs/levels-20261201 --pods 500 --nodes 20 --namespaces 10 --rps 5000 --price-cpu 25 --price-memory 3.5`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,7 +75,7 @@ interval; the output says which fell inside (a 95 % interval misses about 5 % of
 	fl.Float64Var(&f.priceCPU, "price-cpu", 0, "price per vCPU-month")
 	fl.Float64Var(&f.priceMem, "price-memory", 0, "price per GiB-month")
 	fl.StringVar(&f.istiodCurve, "istiod-curve", "", "istiod-curve.json (hack/istiodscale): fit istiod against the mesh size from it instead of the run")
-	fl.StringVar(&f.holdout, "holdout", "", "check the model instead: refit without this load level and predict it (no shape needed)")
+	fl.StringVar(&f.holdout, "holdout", "", "check the model instead: refit without this load level and predict it (no shape needed; the top level checks the constant-noise assumption)")
 	return cmd
 }
 

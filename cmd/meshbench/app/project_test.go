@@ -1,8 +1,10 @@
 package app
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -206,5 +208,91 @@ func TestProjectChainDepth(t *testing.T) {
 	code, out, _ := run(t, append(goldenArgs, "-o", "json")...)
 	if code != ExitOK || strings.Contains(out, `"hops"`) {
 		t.Errorf("a run without chain depths: exit %d, hops in the JSON: %v", code, strings.Contains(out, `"hops"`))
+	}
+}
+
+// TestProjectSyntheticGaps: `meshbench project` on capacity's synthetic run capacity-gaps (testdata/runs; no
+// ztunnel in mode waypoint, no ztunnel memory in mode ambient, a null value, a NaN last line, a level at 60 % of its
+// rate) marks the sums that lack a part, names the parts, shows the reader's warnings and the shortfall, and reads
+// the null as no sample (issue 29 §2.1, 2.2, 2.3, 2.6).
+func TestProjectSyntheticGaps(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := run(t, append([]string{"project", fixtureRun("capacity-gaps")}, goldenArgs[2:]...)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"waypoint: ztunnel: not measured in this mode",
+		"ambient: ztunnel: no memory usage figures",
+		"(i,s)",
+		`samples.jsonl:159: case "single/sidecar/500/r2" sidecar cpu avg: "value" is null`,
+		"ignored truncated or corrupt last line",
+		"sidecar: load level 1000 achieved 600 rps",
+		"no break-even for memory usage: mode ambient's ztunnel memory was not measured",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = run(t, "project", fixtureRun("capacity-gaps"), "--pods", "10", "--nodes", "3", "--namespaces", "1", "--rps", "1000", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("-o json: exit %d\n%s", code, errOut)
+	}
+	var p struct {
+		Modes []struct {
+			Mode    string
+			Missing []struct{ Component, Metric, Kind string }
+			Mesh    struct{ CPU, Memory *struct{ Caveats []string } }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, mp := range p.Modes {
+		if mp.Mode != "waypoint" {
+			continue
+		}
+		if len(mp.Missing) == 0 || mp.Missing[0].Component != "ztunnel" || mp.Mesh.CPU == nil || !slices.Contains(mp.Mesh.CPU.Caveats, "incomplete") {
+			t.Errorf("waypoint: missing %+v, mesh cpu %+v: want ztunnel missing and the mesh incomplete", mp.Missing, mp.Mesh.CPU)
+		}
+	}
+}
+
+// TestProjectSyntheticNarrow: on capacity-narrow (levels 1000, 1005, 1010 qps) at 10 times the load, no figure
+// rests on a slope through levels 1 % apart: the fits are constants "(levels too close)", the figures have no
+// interval and are not negative (issue 29 §2.3).
+func TestProjectSyntheticNarrow(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := run(t, "project", fixtureRun("capacity-narrow"), "--pods", "10", "--nodes", "3", "--namespaces", "1", "--rps", "10000")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"sidecar  usage  0.913 [no interval] (s)", "constant (levels too close)", "a span of 1.01x"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "sidecar  usage") && strings.Contains(line, " -") {
+			t.Errorf("a negative sidecar figure: %s", line)
+		}
+		if strings.HasSuffix(line, " linear") {
+			t.Errorf("a fit judged linear through levels 1 %% apart: %s", line)
+		}
+	}
+}
+
+// TestProjectStatesNoiseAssumption: the projection says its intervals assume constant noise, and the holdout of
+// the top level checks it: its output compares the scatter there with the other levels' (issue 29 §2.5).
+func TestProjectStatesNoiseAssumption(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := run(t, goldenArgs...)
+	if code != ExitOK || !strings.Contains(out, "intervals assume the scatter between repetitions is the same at every load") ||
+		!strings.Contains(out, "meshbench project RUN_DIR --holdout 1000") {
+		t.Errorf("exit %d: the assumption or the check is missing\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "project", fixtureRun("capacity"), "--holdout", "1000")
+	if code != ExitOK || !strings.Contains(out, "Scatter between repetitions at 1000:") {
+		t.Errorf("--holdout 1000: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

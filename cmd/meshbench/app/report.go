@@ -33,7 +33,8 @@ func NewReportCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 		Short: "Write report.md, a self-contained report.html, CSVs and SVG charts for a run (offline)",
 		Long: `Render a run directory (run.json, samples.jsonl, cases.jsonl, summary.json) into report.md, a single
 self-contained report.html (inline CSS and SVG, no scripts, no external assets), series.csv, deltas.csv, cases.csv
-and charts/*.svg. Nothing but the run directory is read; no cluster is contacted.
+and charts/*.svg. Nothing but the run directory is read; no cluster is contacted. A run without summary.json (killed
+before its end) is summarised in memory for the report, which says so; summary.json is left to run --resume.
 
 With a second directory, one report holds a mesh run (meshbench run) and a pod network run (meshbench cni) of the
 same cluster, in either order: the network underneath next to what each mode adds on top of it. Runs of different

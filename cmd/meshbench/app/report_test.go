@@ -1,7 +1,9 @@
 package app
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -104,5 +106,47 @@ func TestReportRefusesToCombine(t *testing.T) {
 		if code != ExitBadInput || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%s: exit %d, want %d with %q:\n%s", tt.name, code, ExitBadInput, tt.want, errOut)
 		}
+	}
+}
+
+// TestReportComputesMissingSummary (issue 29 §2.8): on a run without summary.json (a crash before the end: here
+// capacity's synthetic run capacity-gaps) the report computes the summary in memory and says so, and the run
+// directory still has no summary.json: a reading command does not write the run's record. docs/results.md says
+// exactly that.
+func TestReportComputesMissingSummary(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"run.json", "samples.jsonl", "cases.jsonl"} {
+		data, err := os.ReadFile(filepath.Join(fixtureRun("capacity-gaps"), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, errOut := run(t, "report", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report", "report.md"))
+	if err != nil || !strings.Contains(string(md), "summary.json was missing: the summary was computed from samples.jsonl for this report") {
+		t.Errorf("report.md does not say the summary was computed (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("summary.json after meshbench report: %v, want none", err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "| `summary.json` |") {
+			row = line
+		}
+	}
+	if strings.Contains(row, "by `meshbench report`") || !strings.Contains(string(doc), "compute the summary in memory") {
+		t.Errorf("docs/results.md does not say what meshbench report does without summary.json:\n%s", row)
 	}
 }
