@@ -29,6 +29,8 @@ type FitChart struct {
 	Series   []FitSeries
 	Width    float64 // 0 = 760
 	Height   float64 // 0 = 340
+	// Caveats are drawn under the plot and said in the description (see BarChart.Caveats).
+	Caveats []string
 }
 
 // Empty reports whether the chart has nothing to draw.
@@ -71,7 +73,8 @@ func (c FitChart) SVG() []byte {
 	if c.Subtitle == "" {
 		plotTop = 66
 	}
-	plotBottom := h - 48
+	h += caveatHeight * float64(len(c.Caveats))
+	plotBottom := h - 48 - caveatHeight*float64(len(c.Caveats))
 	plotW, plotH := w-left-right, plotBottom-plotTop
 	x := func(v float64) float64 { return left + v/topX*plotW }
 	y := func(v float64) float64 { return plotBottom - v/topY*plotH }
@@ -121,6 +124,7 @@ func (c FitChart) SVG() []byte {
 		}
 		s.raw(`</g>`)
 	}
+	drawCaveats(s, c.Caveats, plotBottom+48)
 	return s.bytes()
 }
 
@@ -129,6 +133,10 @@ func (c FitChart) describe() string {
 	for i, s := range c.Series {
 		names[i] = s.Name
 	}
-	return fmt.Sprintf("Scatter of %s against %s with fitted lines (solid over the measured range, dashed where extrapolated to 0); series %s.",
+	d := fmt.Sprintf("Scatter of %s against %s with fitted lines (solid over the measured range, dashed where extrapolated to 0); series %s.",
 		c.YLabel, c.XLabel, strings.Join(names, ", "))
+	for _, cv := range c.Caveats {
+		d += " " + cv + "."
+	}
+	return d
 }

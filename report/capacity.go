@@ -53,7 +53,8 @@ func (r Report) capacitySection() (section, bool) {
 	for _, comp := range []string{results.ComponentApp, results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint} {
 		for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
 			c := charts.FitChart{ID: "capacity-" + comp + "-" + metric, Title: fmt.Sprintf("%s %s per %s against load", comp, metric, perOf(comp)),
-				Subtitle: "points: repetitions; solid: fitted over the measured range; dashed: extrapolated to no load"}
+				Subtitle: "points: repetitions; solid: fitted over the measured range; dashed: extrapolated to no load",
+				Caveats:  r.componentCaveats(comp)}
 			var modes []string
 			for _, f := range m.Fits {
 				if f.Component == comp && f.Metric == metric && f.Kind == capacity.KindUsage {

@@ -256,6 +256,22 @@ func (r Report) headlineSection() (section, bool) {
 	return s, true
 }
 
+// componentCaveats are the data-plane caveats of one component's figures (none for Istio's own, or for app and
+// istiod, which are never stand-ins).
+func (r Report) componentCaveats(comp string) []string {
+	ist := r.Meta.Cluster.Istio
+	if ist == nil {
+		return nil
+	}
+	if len(ist.DataPlanes) == 0 {
+		if ist.DataPlane == results.DataPlaneStandIn && slices.Contains([]string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint}, comp) {
+			return results.SummaryDataPlaneNotes(ist.DataPlane, nil, nil)
+		}
+		return nil
+	}
+	return results.DataPlaneNotes(ist.DataPlanes, []string{comp})
+}
+
 // headlineCaveat is what a headline comparing modes says of itself when a data-plane component of those modes is
 // not Istio's own: " [built on a test stand-in: ztunnel; on upstream Envoy, a lower bound: sidecar]" ("" when every
 // component is Istio's).
