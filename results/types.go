@@ -201,6 +201,9 @@ type PromFacts struct {
 	// CPU rate points of min/max (4 steps).
 	Step      time.Duration `json:"step,omitempty"`
 	RateRange time.Duration `json:"rateRange"`
+	// Guard is how far every window kept from a phase change (a load's start or stop), and how far beyond a
+	// window's edges its samples were read as its own: one sample spacing (0 = runs before it existed).
+	Guard time.Duration `json:"guard,omitempty"`
 }
 
 // Window is a measured interval. Start and End are exact wall-clock times (UTC).

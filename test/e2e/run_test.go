@@ -256,7 +256,7 @@ func checkAgainstKubelet(ctx context.Context, t *testing.T, c *Cluster, run *res
 		// The reference is computed the way the collector computes its figure (prom.CounterStats over the raw
 		// samples: the counters interpolated at the window's edges), so the check compares the series the two jobs
 		// give, not two estimators (increase() extrapolates and was off by up to 5 % on 8 s spaced samples).
-		kubelet, err := counterAvg(ctx, c, chk.selector, smp.Window, run.Meta.Prometheus.RateRange, run.Meta.Prometheus.Step, run.Meta.Prometheus.Step)
+		kubelet, err := counterAvg(ctx, c, chk.selector, smp.Window, run.Meta.Prometheus.RateRange, run.Meta.Prometheus.Step, run.Meta.Prometheus.Guard)
 		if err != nil {
 			t.Errorf("case %s: kubelet resource metrics %s: %v", cs.CaseID, chk.selector, err)
 			continue
