@@ -177,11 +177,17 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 	}
 	points := map[fitKey][]Point{}
 	rps := map[string]float64{}
+	// counted are the pods a component's figures sum, per case and component (its allocation samples' pod count).
+	type ckey struct{ caseID, component string }
+	counted := map[ckey]int{}
 	for _, s := range run.Samples {
 		// Not a load target's part: those are parts of the run's unlabelled qps.
 		if s.Component == results.ComponentLoadgen && s.Metric == "qps" && s.Stat == "value" && s.Unit == "rps" && s.Window.Kind == results.WindowLoad &&
 			!results.IsLoadTargetPart(s.Labels) {
 			rps[s.CaseID] += s.Value
+		}
+		if s.Metric == results.MetricPods && s.Stat == results.StatCount && s.Window.Kind == results.WindowLoad {
+			counted[ckey{s.CaseID, s.Component}] = int(s.Value)
 		}
 	}
 	leftOut := func(msg string) { addWarning(&m.Warnings, Warning{Code: WarnCaseLeftOut, Message: msg}) }
@@ -244,6 +250,13 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 		switch per {
 		case PerPod:
 			units, x = pods, krps/float64(pods)
+			if n := counted[ckey{s.CaseID, s.Component}]; n > pods {
+				// Runs recorded before the load clients' proxies had a component of their own summed them into the
+				// sidecar figure: per pod over the pods the figure sums, never four proxies over three app pods.
+				addWarning(&m.Warnings, Warning{Code: WarnCountedPods, Component: s.Component, Message: fmt.Sprintf("%s figures sum %d pods where the app has %d: recorded before the load clients' proxies were counted apart (%s), they include them; per pod over the %d",
+					s.Component, n, pods, results.ComponentLoadgenProxy, n)})
+				units = n
+			}
 		case PerNode:
 			if nodes < 1 {
 				leftOut(fmt.Sprintf("case %q: run.json lists no nodes: no per-node %s figures", s.CaseID, s.Component))

@@ -296,3 +296,42 @@ func TestProjectDegenerateLoads(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildPerPodOverTheCountedPods (issue 29 section 2b): a run recorded before the load clients' proxies had a
+// component of their own summed five proxies into sidecar for four app pods; the reserved sidecar figure per pod
+// was 500/4 = 125 m where each proxy asks 100 m. Per pod is over the pods the figure sums, with a warning; a run
+// whose figures sum the app's pods only is divided by them, without one.
+func TestBuildPerPodOverTheCountedPods(t *testing.T) {
+	t.Parallel()
+	comps := map[string][2]float64{"sidecar": {5, 800}, "app": {4, 400}}
+	for _, tc := range []struct {
+		name    string
+		proxies int
+		warn    bool
+	}{{"old run: the client's proxy in sidecar", 5, true}, {"the app's proxies only", 4, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := tinyRun(levels("sidecar", []int{100, 200}, 3), comps, true, 0)
+			for i, s := range run.Samples {
+				if s.Component == results.ComponentSidecar && s.Stat == results.StatRequest {
+					run.Samples[i].Value = float64(tc.proxies) * 100
+				}
+			}
+			for _, c := range run.Cases {
+				run.Samples = append(run.Samples, results.Sample{CaseID: c.CaseID, Mode: c.Mode, Load: c.Load, Repetition: c.Repetition,
+					Window: run.Samples[0].Window, Source: results.SourcePodSpec, Component: results.ComponentSidecar,
+					Metric: results.MetricPods, Stat: results.StatCount, Unit: results.UnitPods, Value: float64(tc.proxies)})
+			}
+			m, err := Build(run, 0.95)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := m.Find("sidecar", "sidecar", "cpu", KindReserved); f == nil || math.Abs(f.Fixed.Value-100) > 1e-9 {
+				t.Errorf("reserved sidecar cpu per pod %+v, want 100 m (each proxy's request)", f)
+			}
+			warned := strings.Contains(strings.Join(messages(m.Warnings), "\n"), "sidecar figures sum 5 pods where the app has 4")
+			if warned != tc.warn {
+				t.Errorf("warnings %q: want the old run's warning %v", m.Warnings, tc.warn)
+			}
+		})
+	}
+}

@@ -66,6 +66,7 @@ type WarningCode string
 const (
 	WarnRead          WarningCode = "read"               // results.Read tolerated something in the run directory
 	WarnCaseLeftOut   WarningCode = "case-left-out"      // a case's samples are not in the fits (no achieved rate, pod or waypoint count)
+	WarnCountedPods   WarningCode = "counted-pods"       // a per-pod figure sums more pods than the app has (an old run's load-client proxies)
 	WarnLoadShortfall WarningCode = "load-shortfall"     // a level achieved far less than it asked (LoadShortfall)
 	WarnNarrowSpan    WarningCode = "narrow-span"        // levels measured, but closer than a slope needs (MinLoadSpan)
 	WarnPooledDepths  WarningCode = "pooled-depths"      // the cost fits pool several chain depths

@@ -30,7 +30,7 @@ var modeOrder = []string{"none", "sidecar", "ambient", "waypoint"}
 
 var componentOrder = []string{
 	results.ComponentApp, results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint,
-	results.ComponentIstiod, results.ComponentIstioCNI, results.ComponentLoadgen, results.ComponentCNITest,
+	results.ComponentIstiod, results.ComponentIstioCNI, results.ComponentLoadgen, results.ComponentLoadgenProxy, results.ComponentCNITest,
 	results.ComponentNode, results.ComponentMesh,
 }
 
@@ -103,10 +103,10 @@ func firstSeen[T any](xs []T, f func(T) string) map[string]int {
 	return rank
 }
 
-// resourceComponents are drawn in resource charts; load generators, test pods and whole nodes are not the data
-// plane's cost and would dwarf it.
+// resourceComponents are drawn in resource charts; the benchmark's own pods and proxies (load clients, test pods)
+// and whole nodes are not the data plane's cost and would dwarf it.
 func resourceComponent(c string) bool {
-	return c != results.ComponentLoadgen && c != results.ComponentCNITest && c != results.ComponentNode
+	return !results.IsBenchmarkComponent(c) && c != results.ComponentNode
 }
 
 // ResourceSelection picks one resource chart out of a summary.

@@ -104,7 +104,7 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 	if runErr == nil {
 		// One runner for both verbs: the bench's cases take the case loop, recording, interruption and finalizer
 		// (namespace deletion, also after Ctrl-C; --retain keeps it) of meshbench run.
-		out, runErr = RunCNICases(ctx, CNICases{Bench: b, RunID: meta.RunID, Store: store, Done: done, Measured: true, Retain: cfg.Retain,
+		out, runErr = RunCNICases(ctx, CNICases{Bench: b, RunID: meta.RunID, Store: store, Done: done, Measured: true, Guard: col.Guard(), Retain: cfg.Retain,
 			FinalizeTimeout: cfg.FinalizeTimeout, Log: log, Progress: d.Progress})
 	}
 	meta.Cluster.CNI = b.Facts().CNI

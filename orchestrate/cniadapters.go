@@ -54,7 +54,10 @@ func (a cniLoad) Run(ctx context.Context, _ runner.Target, req runner.LoadReques
 func (cniLoad) Teardown(context.Context, runner.Target) error { return nil }
 
 // cniCollector is the bench's resource reading as the runner's Collector.
-type cniCollector struct{ b *netbench.Bench }
+type cniCollector struct {
+	b     *netbench.Bench
+	guard time.Duration
+}
 
 func (a cniCollector) Collect(ctx context.Context, _ runner.Target, c scenario.Case, w results.Window) (runner.Collection, error) {
 	samples, facts := a.b.Resources(ctx, c, w)
@@ -62,6 +65,10 @@ func (a cniCollector) Collect(ctx context.Context, _ runner.Target, c scenario.C
 }
 
 func (a cniCollector) LeadIn() time.Duration { return a.b.RateRange() }
+
+// Guard is the resource collector's: the runner keeps it after the idle case's window, before the first test's
+// traffic.
+func (a cniCollector) Guard() time.Duration { return a.guard }
 
 // kubeClock is a k8s.io/utils/clock.Clock (netbench's time) as the runner's Clock, so that one clock drives both.
 type kubeClock struct{ c clock.Clock }
@@ -80,6 +87,8 @@ type CNICases struct {
 	Done map[string]results.CaseResult
 	// Measured says whether resource use is read (the bench has a ResourceCollector).
 	Measured bool
+	// Guard is the resource collector's guard (Collector.Guard), kept after the idle case's window.
+	Guard time.Duration
 	// Retain keeps the namespace and pods after the run (--retain).
 	Retain          bool
 	FinalizeTimeout time.Duration
@@ -102,7 +111,7 @@ func RunCNICases(ctx context.Context, c CNICases) (runner.Outcome, error) {
 		Workloads: cniWorkloads{c.Bench}, Load: cniLoad{c.Bench},
 	}
 	if c.Measured {
-		r.Collector = cniCollector{c.Bench}
+		r.Collector = cniCollector{b: c.Bench, guard: c.Guard}
 	}
 	out, err := r.Run(ctx)
 	switch {

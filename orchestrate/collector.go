@@ -30,6 +30,9 @@ type Collector struct {
 	// sampler's resolution follows cAdvisor's timestamps).
 	lead   time.Duration
 	leadFn func() time.Duration
+	// guard and guardFn are the same for the guard (prom.Interval.Guard).
+	guard   time.Duration
+	guardFn func() time.Duration
 	// Facts and Notes are what run.json records about the source of the resource figures.
 	Facts *results.PromFacts
 	Notes []string
@@ -58,6 +61,14 @@ func (c *Collector) LeadIn() time.Duration {
 		return c.leadFn()
 	}
 	return c.lead
+}
+
+// Guard is how long a window keeps from the next phase: one sample spacing (prom.Interval.Guard).
+func (c *Collector) Guard() time.Duration {
+	if c.guardFn != nil {
+		return c.guardFn()
+	}
+	return c.guard
 }
 
 // runCollector is the Collector as the runner's Collector: it finds the pod sets from the Kubernetes API at
@@ -146,7 +157,8 @@ func NewCollector(ctx context.Context, clients *kube.Clients, s *scenario.Scenar
 		}
 		log.Info("kubelet resource metrics", "resolution", res.Effective, "rateRange", res.RateRange(), "notes", res.Notes)
 		rc.collect, rc.lead, rc.leadFn = k.Collect, res.RateRange(), func() time.Duration { return k.Resolution().RateRange() }
-		rc.Facts = &results.PromFacts{Source: prom.SourceKubelet, ScrapeInterval: res.Scrape, SampleSpacing: res.Spacing, Step: res.Step(), RateRange: res.RateRange()}
+		rc.guard, rc.guardFn = res.Guard(), func() time.Duration { return k.Resolution().Guard() }
+		rc.Facts = &results.PromFacts{Source: prom.SourceKubelet, ScrapeInterval: res.Scrape, SampleSpacing: res.Spacing, Step: res.Step(), RateRange: res.RateRange(), Guard: res.Guard()}
 		rc.Notes = append([]string{"no Prometheus configured: resource figures come from the kubelets' /metrics/resource sampled every " + res.Scrape.String()}, res.Notes...)
 		return rc, nil
 	}
@@ -170,9 +182,9 @@ func NewCollector(ctx context.Context, clients *kube.Clients, s *scenario.Scenar
 		log.Warn("prometheus", "note", n)
 	}
 	c := &prom.Collector{API: api, Interval: iv, Retry: retry}
-	rc.collect, rc.lead = c.Collect, iv.RateRange()
+	rc.collect, rc.lead, rc.guard = c.Collect, iv.RateRange(), iv.Guard()
 	addr, _ := cc.Address()
-	rc.Facts = &results.PromFacts{URL: addr, Source: prom.SourcePrometheus, ScrapeInterval: iv.Scrape, SampleSpacing: iv.Spacing, Step: iv.Step(), RateRange: iv.RateRange()}
+	rc.Facts = &results.PromFacts{URL: addr, Source: prom.SourcePrometheus, ScrapeInterval: iv.Scrape, SampleSpacing: iv.Spacing, Step: iv.Step(), RateRange: iv.RateRange(), Guard: iv.Guard()}
 	if iv.Effective != iv.Scrape {
 		rc.Notes = append(rc.Notes, fmt.Sprintf("cAdvisor samples are %s apart (scrape interval %s): CPU min/max use rates over %s", iv.Effective, iv.Scrape, iv.RateRange()))
 	}

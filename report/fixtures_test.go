@@ -109,16 +109,17 @@ var allocation = map[string]struct{ reqCPU, reqMem, limCPU, limMem float64 }{
 	"istiod":    {500, 2048, 0, 0},
 	"istio-cni": {100, 100, 0, 0},
 	"loadgen":   {500, 256, 0, 0},
+	// the load client's own sidecar in sidecar mode: the proxy defaults, the benchmark's
+	"loadgen-proxy": {100, 128, 2000, 1024},
 }
 
 // allocPods is how many pods a component has in a topology: bank-of-anthos' 9 services x 2 replicas per namespace,
-// a sidecar in each app pod and the load client, a ztunnel and an istio-cni per node (3), a waypoint per namespace.
+// a sidecar in each app pod (the load client's is loadgen-proxy), a ztunnel and an istio-cni per node (3), a waypoint
+// per namespace.
 func allocPods(t topo, comp string) int {
 	switch comp {
-	case "app":
+	case "app", "sidecar":
 		return 9 * 2 * t.namespaces
-	case "sidecar":
-		return 9*2*t.namespaces + 1
 	case "ztunnel", "istio-cni":
 		return 3
 	case "waypoint":
@@ -147,7 +148,7 @@ func singleTopo() topo {
 		idleScale: map[string][2]float64{"app": {38, 910}, "sidecar": {48, 705}, "ztunnel": {7.5, 36}, "waypoint": {4.2, 41},
 			"istiod": {8.5, 88}, "istio-cni": {3.1, 62}},
 		loadScale: map[string][2]float64{"app": {455, 948}, "sidecar": {612, 768}, "ztunnel": {176, 41}, "waypoint": {342, 63},
-			"istiod": {10.5, 91}, "istio-cni": {3.3, 62}, "loadgen": {240, 38}},
+			"istiod": {10.5, 91}, "istio-cni": {3.3, 62}, "loadgen": {240, 38}, "loadgen-proxy": {61, 44}},
 	}
 }
 
@@ -157,7 +158,7 @@ func multiTopo() topo {
 		idleScale: map[string][2]float64{"app": {114, 2730}, "sidecar": {144, 2115}, "ztunnel": {8.1, 37}, "waypoint": {33.6, 328},
 			"istiod": {12, 130}, "istio-cni": {3.2, 63}},
 		loadScale: map[string][2]float64{"app": {478, 2844}, "sidecar": {655, 2290}, "ztunnel": {181, 43}, "waypoint": {395, 470},
-			"istiod": {14, 134}, "istio-cni": {3.4, 63}, "loadgen": {252, 38}},
+			"istiod": {14, 134}, "istio-cni": {3.4, 63}, "loadgen": {252, 38}, "loadgen-proxy": {64, 45}},
 	}
 }
 
@@ -528,7 +529,12 @@ func (f fixture) meshCase(t topo, mode string, rep int, at time.Time) (results.C
 		}
 	}
 	resources(idle, "", t.idleScale, components(mode))
-	resources(load, "1000", t.loadScale, append(components(mode), "loadgen"))
+	// The benchmark's own: the load client, and its sidecar in sidecar mode.
+	own := []string{"loadgen"}
+	if mode == "sidecar" {
+		own = append(own, "loadgen-proxy")
+	}
+	resources(load, "1000", t.loadScale, append(components(mode), own...))
 	allocated := func(w results.Window, load string, comps []string) {
 		for _, comp := range comps {
 			a, n := allocation[comp], float64(allocPods(t, comp))
@@ -549,7 +555,7 @@ func (f fixture) meshCase(t topo, mode string, rep int, at time.Time) (results.C
 	}
 	if f.alloc {
 		allocated(idle, "", components(mode))
-		allocated(load, "1000", append(components(mode), "loadgen"))
+		allocated(load, "1000", append(components(mode), own...))
 	}
 	add(load, "1000", "fortio", "loadgen", "qps", "value", "rps", f.value(999.6, 0.0002, t.name+"/"+mode+"/qps", rep))
 	for i, st := range latencyStats {

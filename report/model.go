@@ -255,8 +255,12 @@ func distinctKeys(ss []results.Series, keep func(results.Series) bool, field fun
 }
 
 func isResource(s results.Series) bool {
+	return isUsage(s) && !results.IsBenchmarkComponent(s.Component) && s.Component != results.ComponentNode
+}
+
+// isUsage is a total CPU or memory series of an idle or load window, whatever its component.
+func isUsage(s results.Series) bool {
 	return (s.Metric == charts.MetricCPU || s.Metric == charts.MetricMemory) && s.Labels == "" &&
-		s.Component != results.ComponentLoadgen && s.Component != results.ComponentCNITest && s.Component != results.ComponentNode &&
 		(s.Window == results.WindowIdle || s.Window == results.WindowLoad)
 }
 

@@ -406,6 +406,9 @@ func (r Report) resourceSection() (section, bool) {
 		if nt, ok := modeNodeTotalsTable(topo, nodeTotals, r.Meta.Cluster.Nodes); ok {
 			s.table(nt)
 		}
+		if bt, ok := r.benchmarkTable(topo, cpuUnit, memUnit); ok {
+			s.table(bt)
+		}
 		for _, sel := range charts.ResourceSelections(r.Summary) {
 			if sel.Topology != topo {
 				continue
@@ -998,10 +1001,10 @@ func (r Report) sharedComponents() []string {
 	}
 	var out []string
 	if seen[results.ComponentZtunnel] {
-		out = append(out, "ztunnel runs one per node and carries every ambient pod of its node, not only this app's: only the ztunnels on the nodes running the app, its load clients and its waypoints are counted, and only in the ambient modes. Its figure is shared; on a busy node it includes other workloads' traffic.")
+		out = append(out, "ztunnel runs one per node and carries every ambient pod of its node, not only this app's: only the ztunnels on the nodes running the app and its waypoints are counted, and only in the ambient modes (those of nodes that run load clients only are the benchmark's, "+results.ComponentLoadgenProxy+"). Its figure is shared; on a busy node it includes other workloads' traffic, and on a node with a load client that client's outbound proxying.")
 	}
 	if seen[results.ComponentIstioCNI] {
-		out = append(out, "istio-cni runs one per node and enrols every ambient pod of its node: counted like ztunnel, on the test nodes and in the ambient modes only.")
+		out = append(out, "istio-cni runs one per node and enrols every ambient pod of its node: counted on the test nodes (those of the app, its waypoints and its load clients) and in the ambient modes only; it is in no total.")
 	}
 	if seen[results.ComponentIstiod] {
 		out = append(out, "istiod"+rev+" is the control plane of the whole mesh: counted in every mode with a mesh; its cost grows with every proxy and service in the mesh, not only this app's.")

@@ -67,7 +67,7 @@ func (r Report) workloadSection() (section, bool) {
 		deltas[cell{d.Topology, d.Load, d.Other, results.ParseLabels(d.Labels)[results.LabelWorkload], d.Component, d.Metric}] = d
 	}
 	cpuUnit, memUnit := orText(units[charts.MetricCPU], "?"), orText(units[charts.MetricMemory], "?")
-	s.para("Average usage of each workload's pods in the load window, mean ± half the %s confidence interval over the repetitions: the application containers, their istio-proxy sidecars (sidecar mode only) and the memory of both. These split the app and sidecar rows of the other tables, which they do not add to; the load clients' sidecars belong to no workload. Ranked by sidecar CPU in sidecar mode.", confPct(r.Summary.Confidence))
+	s.para("Average usage of each workload's pods in the load window, mean ± half the %s confidence interval over the repetitions: the application containers, their istio-proxy sidecars (sidecar mode only) and the memory of both. These split the app and sidecar rows of the other tables, which they do not add to; the load clients' proxies are the benchmark's ("+results.ComponentLoadgenProxy+"), in no workload and no total. Ranked by sidecar CPU in sidecar mode.", confPct(r.Summary.Confidence))
 	header := []string{"workload", "mode", "app CPU (" + cpuUnit + ")", "sidecar CPU (" + cpuUnit + ")", "memory (" + memUnit + ")"}
 	numeric := []bool{false, false, true, true, true}
 	if hasNone {

@@ -66,7 +66,7 @@ var perKRPSComponents = []string{ComponentApp, ComponentSidecar, ComponentZtunne
 // componentOrder and windowOrder rank known names in Series order; unknown names sort after them, alphabetically.
 var (
 	componentOrder = []string{ComponentApp, ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentIstiod,
-		ComponentIstioCNI, ComponentLoadgen, ComponentCNITest, ComponentNode, ComponentMesh,
+		ComponentIstioCNI, ComponentLoadgen, ComponentLoadgenProxy, ComponentCNITest, ComponentNode, ComponentMesh,
 		ComponentAppByWorkload, ComponentSidecarByWorkload, ComponentWorkloadTotal}
 	windowOrder = []string{WindowIdle, WindowLoad, WindowTest}
 )

@@ -769,3 +769,37 @@ func TestSidecarCosts(t *testing.T) {
 		t.Errorf("empty summary: %v", got)
 	}
 }
+
+// The load clients' proxies are the benchmark's (issue 29 section 2b): a loadgen-proxy figure is its own series,
+// never part of the mesh total or the per-1000-rps figures, and the vocabulary marks it as the benchmark's.
+func TestSummarizeLeavesTheLoadClientsProxiesOut(t *testing.T) {
+	t.Parallel()
+	w := Window{Kind: WindowLoad, Start: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 30, 10, 1, 0, 0, time.UTC)}
+	var samples []Sample
+	for _, c := range []struct {
+		component string
+		v         float64
+	}{{ComponentSidecar, 30}, {ComponentIstiod, 5}, {ComponentLoadgenProxy, 12}} {
+		samples = append(samples, Sample{CaseID: "c1", Mode: "sidecar", Load: "100", Repetition: 1, Window: w, Component: c.component,
+			Metric: MetricCPU, Stat: "avg", Unit: "millicores", Value: c.v})
+	}
+	samples = append(samples, Sample{CaseID: "c1", Mode: "sidecar", Load: "100", Repetition: 1, Window: w, Component: ComponentLoadgen,
+		Metric: metricQPS, Stat: statValue, Unit: unitRPS, Value: 100})
+	sum := Summarize(RunMeta{}, samples, nil, SummaryOptions{})
+	k := Key{Mode: "sidecar", Load: "100", Window: WindowLoad, Component: ComponentMesh, Metric: MetricCPU, Stat: "avg", Unit: "millicores"}
+	if s := findSeries(t, sum.Series, k); !near(s.Mean, 35) {
+		t.Errorf("mesh total %g, want sidecar 30 + istiod 5 (the client's proxy left out)", s.Mean)
+	}
+	k.Component = ComponentLoadgenProxy
+	if s := findSeries(t, sum.Series, k); !near(s.Mean, 12) {
+		t.Errorf("loadgen-proxy %g, want its own series", s.Mean)
+	}
+	for _, s := range sum.PerKRPS {
+		if s.Component == ComponentLoadgenProxy {
+			t.Errorf("per-1000-rps figure of the load clients' proxies: %+v", s.Key)
+		}
+	}
+	if !IsBenchmarkComponent(ComponentLoadgenProxy) || !IsBenchmarkComponent(ComponentLoadgen) || IsBenchmarkComponent(ComponentSidecar) {
+		t.Error("IsBenchmarkComponent: want the load clients and their proxies, not the app's sidecars")
+	}
+}

@@ -20,16 +20,31 @@ const (
 // Components are the parts of the system a resource sample is attributed to.
 const (
 	ComponentApp      = "app"       // application containers of the demo app
-	ComponentSidecar  = "sidecar"   // istio-proxy containers inside app pods
-	ComponentZtunnel  = "ztunnel"   // per-node ambient L4 proxy
+	ComponentSidecar  = "sidecar"   // istio-proxy containers inside app pods (never the load clients')
+	ComponentZtunnel  = "ztunnel"   // per-node ambient L4 proxy of the nodes running the app or its waypoints
 	ComponentWaypoint = "waypoint"  // ambient L7 proxies (Gateway istio-waypoint)
 	ComponentIstiod   = "istiod"    // control plane
 	ComponentIstioCNI = "istio-cni" // node agent
 	ComponentLoadgen  = "loadgen"   // fortio clients
-	ComponentCNITest  = "cni-test"  // iperf3 / RR / CRR client and server pods
-	ComponentNode     = "node"      // whole node (host) CPU and memory
-	ComponentMesh     = "mesh"      // derived: sidecars, or ztunnel + waypoints, plus istiod
+	// ComponentLoadgenProxy is the load clients' own proxies: their istio-proxy sidecars (sidecar mode) and the
+	// ztunnels of nodes that run load clients but no app or waypoint pod (ambient modes). The client is in the mesh
+	// so that its requests take the app's data path, but its proxy is the benchmark's: never in the app's sidecar
+	// figure, the mesh total or a capacity fit.
+	ComponentLoadgenProxy = "loadgen-proxy"
+	ComponentCNITest      = "cni-test" // iperf3 / RR / CRR client and server pods
+	ComponentNode         = "node"     // whole node (host) CPU and memory
+	ComponentMesh         = "mesh"     // derived: sidecars, or ztunnel + waypoints, plus istiod
 )
+
+// benchmarkComponents are the benchmark's own pods and proxies: what meshbench runs to measure, never the cost of
+// the app or of its mesh.
+var benchmarkComponents = []string{ComponentLoadgen, ComponentLoadgenProxy, ComponentCNITest}
+
+// IsBenchmarkComponent reports whether component is the benchmark's own (the load clients, their proxies, the pod
+// network test pods): reports keep it apart from the app's and the mesh's cost.
+func IsBenchmarkComponent(component string) bool {
+	return slices.Contains(benchmarkComponents, component)
+}
 
 // LabelLoadTarget names the load target of a loadgen sample when a run has several: such samples are one target's
 // part of the unlabelled sample of the same metric, so sums over a case's loadgen samples skip them.
@@ -275,6 +290,9 @@ type PromFacts struct {
 	// CPU rate points of min/max (4 steps).
 	Step      time.Duration `json:"step,omitempty"`
 	RateRange time.Duration `json:"rateRange"`
+	// Guard is how far every window kept from a phase change (a load's start or stop), and how far beyond a
+	// window's edges its samples were read as its own: one sample spacing (0 = runs before it existed).
+	Guard time.Duration `json:"guard,omitempty"`
 }
 
 // Window is a measured interval. Start and End are exact wall-clock times (UTC).

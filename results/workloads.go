@@ -14,8 +14,7 @@ import (
 const (
 	// ComponentAppByWorkload is the application containers of one workload's pods (label LabelWorkload).
 	ComponentAppByWorkload = "app-by-workload"
-	// ComponentSidecarByWorkload is the istio-proxy containers of one workload's pods (label LabelWorkload); the
-	// load clients' proxies, counted in the sidecar total, belong to no app workload.
+	// ComponentSidecarByWorkload is the istio-proxy containers of one workload's pods (label LabelWorkload).
 	ComponentSidecarByWorkload = "sidecar-by-workload"
 	// ComponentWorkloadTotal is derived by Summarize: app plus sidecar of one workload, per window (the average of a
 	// sum is the sum of the averages; see the mesh total). Its delta against mode none is what the mesh costs the

@@ -56,7 +56,7 @@ type LoadRequest struct {
 	LeadIn time.Duration
 	// Window is the measured window.
 	Window time.Duration
-	// CoolDown is load after the window (trim end and the rest of load.duration).
+	// CoolDown is load after the window (trim end and the rest of load.duration), at least the collector's guard.
 	CoolDown time.Duration
 }
 
@@ -113,6 +113,11 @@ type Collector interface {
 	// LeadIn is how long before a window the measured condition must already hold (the rate range), so that the
 	// first rate point of the window sees no earlier activity.
 	LeadIn() time.Duration
+	// Guard is how long the measured condition must still hold after a window ends, before the next phase (the
+	// load's start after an idle window, its stop after the load window): one sample spacing. The collector
+	// interpolates the counters at a window's edges from the samples around them, and reads those up to Guard
+	// beyond the edges as the window's own.
+	Guard() time.Duration
 }
 
 // NodeGate decides whether a case can run while nodes an earlier case of the run failed on may still be unusable.

@@ -21,12 +21,20 @@ import (
 // DefaultFinalizeTimeout bounds teardown and label restore after the run (or after Ctrl-C).
 const DefaultFinalizeTimeout = 10 * time.Minute
 
+// Case facts the runner records about a case's timing.
+const (
+	// FactGuard is the collector's guard (Collector.Guard) the case kept between each window and the next phase.
+	FactGuard = "guard"
+	// FactCoolDown says that the load's cool-down was raised to the guard, and from what.
+	FactCoolDown = "cool-down"
+)
+
 // Runner executes a plan case by case:
 //
 //	switch (topology or mode differs, or the last switch failed):
 //	    workloads.Ensure (new topology) -> mesh.Apply -> workloads.WaitReady -> mesh.Verify -> load clients ready -> settle
-//	idle window (case.Idle)     after a quiet lead-in of at least the collector's rate range
-//	load                        lead-in (warm-up, trim, >= rate range) -> measured window -> cool-down
+//	idle window (case.Idle)     after a quiet lead-in of at least the collector's rate range, then one guard
+//	load                        lead-in (warm-up, trim, >= rate range) -> measured window -> cool-down (>= guard)
 //	collect                     resources over the idle and load windows
 //	store.AppendCase            at once: a crash loses nothing, --resume skips what is recorded
 //
@@ -329,6 +337,14 @@ func (r *Runner) leadIn() time.Duration {
 	return r.Collector.LeadIn()
 }
 
+// guard is the collector's Guard: how long a window keeps from the next phase change (0 without a collector).
+func (r *Runner) guard() time.Duration {
+	if r.Collector == nil {
+		return 0
+	}
+	return r.Collector.Guard()
+}
+
 func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (results.CaseResult, []results.Sample) {
 	clk := r.clock()
 	cr := r.newCase(c)
@@ -379,8 +395,13 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, c scenario.Case) (results.CaseResult, []results.Sample) {
 	clk := r.clock()
 	tm := r.timing(c)
-	lead := r.leadIn()
+	// Every window keeps from a phase change: lead before it (the rate range: its first rate point looks back that
+	// far), guard after it (one sample spacing: the counters are interpolated at its end from the sample after it).
+	lead, guard := max(r.leadIn(), r.guard()), r.guard()
 	cr.res.Facts["collector-lead-in"] = lead.String()
+	if guard > 0 {
+		cr.res.Facts[FactGuard] = guard.String()
+	}
 
 	var windows []results.Window
 	if tm.idle > 0 {
@@ -395,7 +416,13 @@ func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, 
 			err := clk.Sleep(ctx, tm.idle)
 			stop()
 			w.End = clk.Now()
-			return err
+			if err != nil {
+				return err
+			}
+			// The load (this case's, or the next case's for an idle-only case) starts one guard after the window: the
+			// first sample after its end must still be idle (the load's lead-in used to start the moment the window
+			// ended, and the demo's idle app CPU read 4x too high).
+			return clk.Sleep(ctx, guard)
 		})
 		if err != nil {
 			return cr.fail("idle window: " + err.Error())
@@ -413,6 +440,12 @@ func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, 
 		spec := r.Scenario.Spec
 		cr.res.Facts["lead-in"] = fmt.Sprintf("%s (warm-up %s + trim %s raised to the rate range %s: the window's first rate point must see load only)",
 			req.LeadIn, spec.Load.WarmUp.Duration, spec.Load.TrimStart.Duration, lead)
+	}
+	if !c.IsCNI() && guard > req.CoolDown {
+		// The load runs on one guard after the window: the first sample after its end must still see load.
+		cr.res.Facts[FactCoolDown] = fmt.Sprintf("%s (%s raised to the guard %s: the sample after the window's end must see load only)",
+			guard, req.CoolDown, guard)
+		req.CoolDown = guard
 	}
 	var lr LoadResult
 	err := cr.timed("load", func() error {

@@ -149,6 +149,8 @@ func (f fakeCollector) Collect(_ context.Context, _ Target, _ scenario.Case, w r
 
 func (fakeCollector) LeadIn() time.Duration { return 20 * time.Second }
 
+func (fakeCollector) Guard() time.Duration { return 5 * time.Second }
+
 type memStore struct {
 	cases   []results.CaseResult
 	samples []results.Sample
@@ -210,13 +212,13 @@ func TestRunAllCasesWithAnAbsentDataPlane(t *testing.T) {
 	want := []string{
 		// repetition 1: none (switch, idle, two load levels), then ambient fails verification once for its group
 		"ensure single", "apply none", "wait-ready", "verify none", "prepare none",
-		"load single.none.q50.r1 lead 20s window 30s cool 2s", "collect idle 20s", "collect load 30s",
-		"load single.none.q200.r1 lead 20s window 30s cool 2s", "collect load 30s",
+		"load single.none.q50.r1 lead 20s window 30s cool 5s", "collect idle 20s", "collect load 30s",
+		"load single.none.q200.r1 lead 20s window 30s cool 5s", "collect load 30s",
 		"apply ambient", "wait-ready", "verify ambient",
 		// repetition 2 (serpentine: ambient again first) does not retry the failed group, then none switches back
 		"apply none", "wait-ready", "verify none", "prepare none",
-		"load single.none.q50.r2 lead 20s window 30s cool 2s", "collect idle 20s", "collect load 30s",
-		"load single.none.q200.r2 lead 20s window 30s cool 2s", "collect load 30s",
+		"load single.none.q50.r2 lead 20s window 30s cool 5s", "collect idle 20s", "collect load 30s",
+		"load single.none.q200.r2 lead 20s window 30s cool 5s", "collect load 30s",
 		"load-teardown single (ctx ok: true)", "teardown single (ctx ok: true)", "restore (ctx ok: true)",
 	}
 	if got := strings.Join(h.calls.log, "\n"); got != strings.Join(want, "\n") {
@@ -242,6 +244,16 @@ func TestRunAllCasesWithAnAbsentDataPlane(t *testing.T) {
 	// The idle window starts one rate range (20 s) after the switch, not after the 5 s settle alone.
 	if got := first.Windows[0].Start.Sub(first.Start); got != 3*time.Second+20*time.Second {
 		t.Errorf("idle window started %s after the case (want wait-ready 3s + lead-in 20s)", got)
+	}
+	// Issue 29 section 2b: the load starts one guard (5 s, the collector's sample spacing) after the idle window,
+	// not the moment it ends, and runs one guard past the load window (trimEnd 2 s raised to 5 s, "cool 5s" above):
+	// the counters are interpolated at a window's end from the sample after it, which must be of the window's own
+	// condition.
+	if got := first.Windows[1].Start.Sub(first.Windows[0].End); got != 5*time.Second+20*time.Second+7*time.Millisecond {
+		t.Errorf("load window started %s after the idle window (want the guard 5s + lead-in 20s + the fake's 7ms)", got)
+	}
+	if first.Facts[FactGuard] != "5s" || !strings.Contains(first.Facts[FactCoolDown], "2s raised to the guard 5s") {
+		t.Errorf("guard facts %q %q", first.Facts[FactGuard], first.Facts[FactCoolDown])
 	}
 	if !strings.Contains(first.Facts["lead-in"], "raised to the rate range 20s") || first.Facts["verified-pods"] != "3" ||
 		first.Facts["replicas"] != "1" || first.Facts["collector-warnings"] == "" {

@@ -121,6 +121,10 @@ const (
 	estWaypoint      = 20 * time.Second // waypoint Gateway programmed and its Deployment available
 	estCollect       = 10 * time.Second // Prometheus queries and writing results per case
 	estTeardown      = 30 * time.Second // namespace deletion per topology
+	// estGuard is the guard assumed between a window and a load's start or stop: one cAdvisor sample spacing,
+	// 10-15 s under load whatever the scrape interval (a longer configured scrape interval raises it). The run
+	// measures the spacing (run.json prometheus.guard) and keeps that.
+	estGuard = 15 * time.Second
 )
 
 // NeedsRestart reports whether switching from one mode to another changes sidecar injection, which only takes effect
@@ -240,6 +244,11 @@ func topologySize(w Workload, t Topology) (namespaces, pods int) {
 func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 	var total time.Duration
 	add := func(ds ...time.Duration) { total = satSum(append(ds, total)...) }
+	guard, l := assumedGuard(s), s.Spec.Load
+	// The runner keeps the load running one guard after its window: the cool-down (as runner.timing has it) is at
+	// least the guard.
+	coolDown := max(l.TrimEnd.Duration, l.Duration.Duration-l.WarmUp.Duration-l.TrimStart.Duration-s.Spec.Windows.Load.Duration)
+	moreCoolDown := max(0, guard-coolDown)
 	var prev *Case
 	for i := range cases {
 		c := &cases[i]
@@ -268,17 +277,23 @@ func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 			add(s.Spec.Windows.Settle.Duration)
 		}
 		if c.Idle {
-			add(s.Spec.Windows.Idle.Duration)
+			add(s.Spec.Windows.Idle.Duration, guard)
 		}
-		add(s.Spec.Load.Duration.Duration, estCollect)
+		add(s.Spec.Load.Duration.Duration, moreCoolDown, estCollect)
 		prev = c
 	}
 	if prev != nil {
 		add(estTeardown)
 	}
-	note := fmt.Sprintf("assumes %s per deploy plus %s per namespace and %s per app pod, %s plus %s per pod per restarting switch, %s per label-only switch, %s per waypoint, %s collection per case",
-		estDeploy, estPerNamespace, estPerPod, estRestartSwitch, estPerPod, estLabelSwitch, estWaypoint, estCollect)
+	note := fmt.Sprintf("assumes %s per deploy plus %s per namespace and %s per app pod, %s plus %s per pod per restarting switch, %s per label-only switch, %s per waypoint, %s collection per case, a guard of %s (one sample spacing, measured by the run) after each idle window and as the least cool-down",
+		estDeploy, estPerNamespace, estPerPod, estRestartSwitch, estPerPod, estLabelSwitch, estWaypoint, estCollect, guard)
 	return total, note
+}
+
+// assumedGuard is the guard the plan assumes between a window and a load's start or stop (the runner keeps the one the
+// collector measures: one sample spacing): estGuard, or the configured cAdvisor scrape interval when longer.
+func assumedGuard(s *Scenario) time.Duration {
+	return max(estGuard, s.Spec.Prometheus.ScrapeInterval.Duration)
 }
 
 // satSum adds non-negative durations, saturating at the largest Duration instead of wrapping to a negative one.

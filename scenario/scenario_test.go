@@ -349,3 +349,21 @@ spec:
 		t.Errorf("tolerations = %+v", ts)
 	}
 }
+
+// The plan's estimate keeps the runner's guard (issue 29 section 2b): one sample spacing after each idle window
+// before the load starts, and as the least cool-down after each load window. A configured scrape interval longer
+// than the assumed spacing (15 s) raises it: 30 s here adds 15 s per idle window and 15 s per load (the 2 s trim
+// end and the 28 s it was raised to).
+func TestEstimateKeepsTheGuard(t *testing.T) {
+	t.Parallel()
+	const doc = "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: g}\nspec:\n  workload: {app: fortio-chain}\n" +
+		"  modes: [none]\n  load: {qps: [10, 20], trimEnd: 2s}\n  windows: {repetitions: 1}\n"
+	base := NewPlan(mustParse(t, doc))
+	slow := NewPlan(mustParse(t, doc+"  prometheus: {url: \"http://127.0.0.1:9090\", scrapeInterval: 30s}\n"))
+	if d := slow.Estimate - base.Estimate; d != 15*time.Second+2*15*time.Second {
+		t.Errorf("estimate %s with a 30 s scrape, %s with the assumed 15 s spacing: +%s, want +45s (one idle window, two loads)", slow.Estimate, base.Estimate, d)
+	}
+	if !strings.Contains(base.EstimateNote, "a guard of 15s") || !strings.Contains(slow.EstimateNote, "a guard of 30s") {
+		t.Errorf("notes %q, %q: want the guard named", base.EstimateNote, slow.EstimateNote)
+	}
+}

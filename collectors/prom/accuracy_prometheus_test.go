@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -382,24 +381,7 @@ func TestAccuracySweepLiveScrape(t *testing.T) {
 	for k := range 10 {
 		exp.sigs = append(exp.sigs, accSignal{pod: fmt.Sprintf("live-%02d", k), cpu: wave{0.2, 0.6, 20}, mem: wave{200, 240, 20}, offset: float64(k) * 0.5})
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: exp, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	url := startPrometheusWith(t, fmt.Sprintf(`
-  - job_name: live-cadvisor
-    scrape_interval: 5s
-    honor_labels: true
-    static_configs:
-      - targets: [%q]
-`, l.Addr().String()))
-	api, err := NewAPI(ClientConfig{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := scrapedAPI(t, "live-cadvisor", "5s", exp)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	retry := Retry{Attempts: 2, Backoff: 200 * time.Millisecond, Timeout: 10 * time.Second}

@@ -60,10 +60,14 @@ func TestPodSetsAllocation(t *testing.T) {
 	client := onNode(pod("mb", "loadgen-0", lg, []string{"fortio"}, nil, corev1.PodRunning), "node1") // no resources at all
 	zt := onNode(pod("istio-system", "ztunnel-1", map[string]string{"app": "ztunnel"}, []string{"istio-proxy"}, nil, corev1.PodRunning), "node1")
 	zt.Spec.Containers[0].Resources = resources("200m", "512Mi", "", "")
+	// A client alone on its node: that node's ztunnel is the benchmark's (loadgen-proxy), its requests too.
+	client2 := onNode(pod("mb", "loadgen-1", lg, []string{"fortio"}, nil, corev1.PodRunning), "node2")
+	zt2 := onNode(pod("istio-system", "ztunnel-2", map[string]string{"app": "ztunnel"}, []string{"istio-proxy"}, nil, corev1.PodRunning), "node2")
+	zt2.Spec.Containers[0].Resources = resources("200m", "512Mi", "", "")
 	ended := pod("mb", "web-old", app, []string{"web"}, nil, corev1.PodSucceeded)
 	ended.Spec.Containers[0].Resources = resources("9", "9Gi", "", "")
 
-	kube := fake.NewClientset(native, classic, big, client, zt, ended)
+	kube := fake.NewClientset(native, classic, big, client, zt, client2, zt2, ended)
 	sets, err := PodSets(context.Background(), KubePods{Kube: kube}, Scope{AppNamespaces: []string{"mb"},
 		AppSelector: "meshbench.dev/app=web", LoadgenSelector: "meshbench.dev/component=loadgen", Mesh: MeshScope{NodeAgents: true}})
 	if err != nil {
@@ -73,9 +77,10 @@ func TestPodSetsAllocation(t *testing.T) {
 		// three web containers (the ended pod is not counted), none with a CPU limit
 		results.ComponentApp: {Pods: 3, Containers: 3, CPURequest: 150, MemoryRequest: 192, MemoryLimit: 768, CPUNoLimit: 3},
 		// the native sidecar counts like the classic one; the istio-init / istio-validation copies do not
-		results.ComponentSidecar: {Pods: 2, Containers: 2, CPURequest: 200, MemoryRequest: 256, CPULimit: 4000, MemoryLimit: 2048},
-		results.ComponentLoadgen: {Pods: 1, Containers: 1, CPUNoLimit: 1, MemoryNoLimit: 1},
-		results.ComponentZtunnel: {Pods: 1, Containers: 1, CPURequest: 200, MemoryRequest: 512, CPUNoLimit: 1, MemoryNoLimit: 1},
+		results.ComponentSidecar:      {Pods: 2, Containers: 2, CPURequest: 200, MemoryRequest: 256, CPULimit: 4000, MemoryLimit: 2048},
+		results.ComponentLoadgen:      {Pods: 2, Containers: 2, CPUNoLimit: 2, MemoryNoLimit: 2},
+		results.ComponentZtunnel:      {Pods: 1, Containers: 1, CPURequest: 200, MemoryRequest: 512, CPUNoLimit: 1, MemoryNoLimit: 1},
+		results.ComponentLoadgenProxy: {Pods: 1, Containers: 1, CPURequest: 200, MemoryRequest: 512, CPUNoLimit: 1, MemoryNoLimit: 1},
 	}
 	var notes []string
 	for _, s := range sets {
@@ -93,7 +98,8 @@ func TestPodSetsAllocation(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("sets missing: %v", want)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "pod mb/web-biginit: the scheduler reserves more than its containers' requests: its init containers' cpu request (500m) is larger than its running containers' (50m)") {
+	if len(notes) != 2 || !strings.Contains(notes[0], "pod mb/web-biginit: the scheduler reserves more than its containers' requests: its init containers' cpu request (500m) is larger than its running containers' (50m)") ||
+		!strings.HasPrefix(notes[1], "ztunnel istio-system/ztunnel-1 on node node1 carries the load client pod(s) mb/loadgen-0 as well as the app's") {
 		t.Errorf("notes: %q", notes)
 	}
 
@@ -110,7 +116,8 @@ func TestPodSetsAllocation(t *testing.T) {
 		"app cpu request 150 millicores", "app cpu no-limit 3 containers", "app memory request 192 MiB", "app memory limit 768 MiB", "app pods count 3 pods",
 		"sidecar cpu request 200 millicores", "sidecar cpu limit 4000 millicores", "sidecar memory request 256 MiB", "sidecar memory limit 2048 MiB", "sidecar pods count 2 pods",
 		"ztunnel cpu request 200 millicores", "ztunnel cpu no-limit 1 containers", "ztunnel memory request 512 MiB", "ztunnel memory no-limit 1 containers", "ztunnel pods count 1 pods",
-		"loadgen cpu request 0 millicores", "loadgen cpu no-limit 1 containers", "loadgen memory request 0 MiB", "loadgen memory no-limit 1 containers", "loadgen pods count 1 pods",
+		"loadgen cpu request 0 millicores", "loadgen cpu no-limit 2 containers", "loadgen memory request 0 MiB", "loadgen memory no-limit 2 containers", "loadgen pods count 2 pods",
+		"loadgen-proxy cpu request 200 millicores", "loadgen-proxy cpu no-limit 1 containers", "loadgen-proxy memory request 512 MiB", "loadgen-proxy memory no-limit 1 containers", "loadgen-proxy pods count 1 pods",
 	}
 	if strings.Join(got, "\n") != strings.Join(wantSamples, "\n") {
 		t.Errorf("samples:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantSamples, "\n"))

@@ -70,6 +70,7 @@ type Params struct {
 	Rate      time.Duration // range of the CPU rate points of min/max, >= 4 sample spacings
 	Window    time.Duration // the window's length (to the millisecond)
 	Step      time.Duration // spacing of the rate points: the sample spacing, whole seconds
+	Guard     time.Duration // how far beyond the window its samples are its own (Interval.Guard); <= 2 steps
 }
 
 // Span is what the raw samples are fetched over for a window ending at end: the summarised window (at least one

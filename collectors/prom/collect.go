@@ -132,7 +132,7 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 	var t tally
 	for _, set := range sets {
 		out.Warnings = append(out.Warnings, set.Notes...)
-		base := Params{Rate: rate, Window: length, Step: step}
+		base := Params{Rate: rate, Window: length, Step: step, Guard: c.Interval.Guard()}
 		if set.Component == results.ComponentNode {
 			if err := c.collectNodes(ctx, &out, &t, set, w.Kind, base); err != nil {
 				return out, err
@@ -243,7 +243,7 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 		t.noteTargets(component, sig.Name, what, ss)
 		stats := func(ss []Series) (WindowStats, bool) {
 			if sig.Kind == KindCounter {
-				return CounterStats(ss, out.Window.Start, out.Window.End, p.Rate, p.Step)
+				return CounterStats(ss, out.Window.Start, out.Window.End, p.Rate, p.Step, p.Guard)
 			}
 			return GaugeStats(ss, out.Window.Start, out.Window.End, p.Rate)
 		}

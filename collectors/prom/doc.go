@@ -18,7 +18,10 @@
 // weighted mean of, so the average always lies within [min, max]. Memory is the working set, each series
 // interpolated and held for the longer of the rate range and two of its own spacings; its average is the exact
 // time average of the sum. A window shorter than the rate range has CPU figures over the rate range up to its end.
-// The caller runs load before a window starts so the sample before the window's start sees load.
+// The caller runs load before a window starts so the sample before the window's start sees load, and keeps every
+// window one guard (Interval.Guard: a sample spacing) from a load's start or stop; the counters read samples up to
+// the guard beyond a window's edges and no further (a late sample past a phase change never bends an edge: the
+// series reaches the edge at the rate of its samples inside).
 //
 // Missing figures are never silent: a query that answers with no data is a warning naming the component, a running
 // pod without a sample in the window is a warning naming the pod (and CheckRequired fails a window whose required

@@ -32,3 +32,22 @@ func TestDetectIntervalNamesQueryErrors(t *testing.T) {
 		t.Errorf("notes do not name the failed query and its error:\n%s", notes)
 	}
 }
+
+// The guard is at least one measured sample spacing: a spacing wider than the scrape but not 1.5x wider leaves the
+// step at the scrape interval, and the guard must still cover the spacing (issue 29 section 2b).
+func TestIntervalGuard(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		iv   Interval
+		want time.Duration
+	}{
+		{Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second}, 5 * time.Second},                                     // not measured: the step
+		{Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second, Spacing: 7 * time.Second}, 7 * time.Second},           // wider, not 1.5x
+		{Interval{Scrape: 5 * time.Second, Effective: 10 * time.Second, Spacing: 9600 * time.Millisecond}, 10 * time.Second}, // the step
+		{Interval{Scrape: time.Second, Effective: time.Second, Spacing: 1200 * time.Millisecond}, 2 * time.Second},           // whole seconds
+	} {
+		if got := tc.iv.Guard(); got != tc.want {
+			t.Errorf("%+v: guard %s, want %s", tc.iv, got, tc.want)
+		}
+	}
+}

@@ -115,10 +115,11 @@ func SetMatches(s podset.PodSet, k SeriesKey) bool {
 }
 
 // Stats computes min/max/avg of CPU (cores) and memory (bytes) of the series over [start, end] with the same rules
-// as the Prometheus collector (CounterStats, GaugeStats: the counters interpolated at the window's edges, resets
-// handled, rate points of range rateRange every step inside the window; gauges interpolated and held for lookback),
-// so the average lies within [min, max]. ok is false for a metric without data. It is pure.
-func Stats(series map[SeriesKey][]Point, start, end time.Time, step, rateRange, lookback time.Duration) (cpu, mem Summary3) {
+// as the Prometheus collector (CounterStats, GaugeStats: the counters interpolated at the window's edges from
+// readings no further than guard beyond them, resets handled, rate points of range rateRange every step inside the
+// window; gauges interpolated and held for lookback), so the average lies within [min, max]. ok is false for a
+// metric without data. It is pure.
+func Stats(series map[SeriesKey][]Point, start, end time.Time, step, rateRange, lookback, guard time.Duration) (cpu, mem Summary3) {
 	var cpuSeries, memSeries []Series
 	for _, k := range slices.SortedFunc(maps.Keys(series), func(a, b SeriesKey) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) }) {
 		pts := series[k]
@@ -142,7 +143,7 @@ func Stats(series map[SeriesKey][]Point, start, end time.Time, step, rateRange, 
 			memSeries = append(memSeries, s)
 		}
 	}
-	if st, ok := CounterStats(cpuSeries, start, end, rateRange, step); ok {
+	if st, ok := CounterStats(cpuSeries, start, end, rateRange, step, guard); ok {
 		cpu = Summary3{Min: st.Min, Max: st.Max, Avg: st.Avg, OK: true}
 	}
 	if st, ok := GaugeStats(memSeries, start, end, lookback); ok {
@@ -410,7 +411,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 	out.Warnings = append(out.Warnings, k.errs...)
 	k.errs = nil
 	emit := func(component string, sub map[SeriesKey][]Point, what string, labels map[string]string) {
-		cpu, mem := Stats(sub, qw.Start, qw.End, step, rate, 2*step)
+		cpu, mem := Stats(sub, qw.Start, qw.End, step, rate, 2*step, res.Guard())
 		add := func(metric string, s Summary3, scale float64, unit string) {
 			if !s.OK {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("no %s readings for %s in the %s window", metric, what, w.Kind))

@@ -83,7 +83,7 @@ func TestStats(t *testing.T) {
 		k("b", "app", results.MetricMemory): series(t0, step, 5*time.Minute, func(float64) float64 { return 100 * (1 << 20) }),
 	}
 	start, end := t0.Add(time.Minute), t0.Add(3*time.Minute)
-	cpu, mem := Stats(s, start, end, step, 4*step, 2*step)
+	cpu, mem := Stats(s, start, end, step, 4*step, 2*step, step)
 	if !cpu.OK || !mem.OK {
 		t.Fatalf("cpu %+v mem %+v", cpu, mem)
 	}
@@ -98,7 +98,7 @@ func TestStats(t *testing.T) {
 			t.Errorf("%s = %.4f, want %.4f", c.name, c.got, c.want)
 		}
 	}
-	if cpu, mem := Stats(nil, start, end, step, 4*step, 2*step); cpu.OK || mem.OK {
+	if cpu, mem := Stats(nil, start, end, step, 4*step, 2*step, step); cpu.OK || mem.OK {
 		t.Error("no series must give no statistics")
 	}
 }

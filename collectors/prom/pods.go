@@ -3,6 +3,7 @@ package prom
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -162,11 +163,14 @@ func splitter(appSelector, loadgenSelector string) (func(ctx context.Context, l 
 	}, nil
 }
 
-// PodSets finds every component's pods: app containers and sidecars in the app's pods, load clients (their
-// istio-proxy counts as sidecar: the client is in the mesh like the app), ztunnel, waypoints, istiod, istio-cni.
-// With Scope.Node, the node set of the nodes the app, load client and waypoint pods run on. Components without
-// pods are left out. Pods that ended (Succeeded, Failed) are ignored; pods being deleted are kept, as they ran
-// during the window.
+// PodSets finds every component's pods: app containers and sidecars in the app's pods, load clients, ztunnel,
+// waypoints, istiod, istio-cni. The load clients are in the mesh like the app (their requests take the app's data
+// path), but their proxies are the benchmark's, so they are a component of their own, loadgen-proxy, and never in the
+// app's sidecar figure: the clients' istio-proxy sidecars (sidecar mode), and in ambient modes the ztunnels of the
+// nodes that run load clients but no app or waypoint pod. A ztunnel on a node with both carries the client's
+// traffic and the app's together and stays ztunnel, with a note saying so. With Scope.Node, the node set of the
+// nodes the app, load client and waypoint pods run on. Components without pods are left out. Pods that ended
+// (Succeeded, Failed) are ignored; pods being deleted are kept, as they ran during the window.
 func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error) {
 	app := podset.PodSet{Component: results.ComponentApp, Pods: map[string][]string{}, Container: matchNotProxy, Allocation: &podset.Allocation{}}
 	sidecar := podset.PodSet{Component: results.ComponentSidecar, Pods: map[string][]string{}, Container: matchProxy, Allocation: &podset.Allocation{}}
@@ -174,13 +178,18 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 		app.Workloads, sidecar.Workloads = map[string]string{}, map[string]string{}
 	}
 	loadgen := podset.PodSet{Component: results.ComponentLoadgen, Pods: map[string][]string{}, Container: matchNotProxy, Allocation: &podset.Allocation{}}
+	// The clients' sidecars; in ambient modes the ztunnels of the nodes only clients run on (below).
+	clientProxy := podset.PodSet{Component: results.ComponentLoadgenProxy, Pods: map[string][]string{}, Container: matchProxy, Allocation: &podset.Allocation{}}
+	m := sc.Mesh
 	// note keeps, on the set a pod is counted in, that the scheduler reserves more for it than its containers ask.
 	note := func(s *podset.PodSet, p corev1.Pod) {
 		if n := reservationNote(p); n != "" {
 			s.Notes = append(s.Notes, n)
 		}
 	}
-	var testNodes []string // where the data path runs
+	var testNodes []string              // where the data path runs
+	appNodes := map[string]bool{}       // nodes running app or waypoint pods
+	clientPods := map[string][]string{} // node -> the load client pods on it
 	addNode := func(p corev1.Pod) {
 		if p.Spec.NodeName != "" && !slices.Contains(testNodes, p.Spec.NodeName) {
 			testNodes = append(testNodes, p.Spec.NodeName)
@@ -199,13 +208,14 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 		for _, p := range lgPods {
 			if live(p) {
 				addNode(p)
+				clientPods[p.Spec.NodeName] = append(clientPods[p.Spec.NodeName], ns+"/"+p.Name)
 				lgNames[p.Name] = true
 				note(&loadgen, p)
 				loadgen.Pods[ns] = append(loadgen.Pods[ns], p.Name)
 				addPod(loadgen.Allocation, p, notProxy)
 				if HasProxy(p) {
-					sidecar.Pods[ns] = append(sidecar.Pods[ns], p.Name)
-					addPod(sidecar.Allocation, p, onlyProxy)
+					clientProxy.Pods[ns] = append(clientProxy.Pods[ns], p.Name)
+					addPod(clientProxy.Allocation, p, onlyProxy)
 				}
 			}
 		}
@@ -218,6 +228,7 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 				continue
 			}
 			addNode(p)
+			appNodes[p.Spec.NodeName] = true
 			note(&app, p)
 			app.Pods[ns] = append(app.Pods[ns], p.Name)
 			addPod(app.Allocation, p, notProxy)
@@ -240,7 +251,6 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 	// as ok with the app's CPU under load missing and only a warning).
 	app.Required, sidecar.Required = true, true
 	sets := []podset.PodSet{app, sidecar}
-	m := sc.Mesh
 	waypoint := podset.PodSet{Component: results.ComponentWaypoint, Pods: map[string][]string{}, Allocation: &podset.Allocation{}}
 	for _, gw := range m.Waypoints {
 		pods, err := l.List(ctx, gw.Namespace, gatewayNameLabel+"="+gw.Name)
@@ -251,6 +261,7 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 		for _, p := range pods {
 			if live(p) {
 				addNode(p)
+				appNodes[p.Spec.NodeName] = true
 				waypoint.Pods[p.Namespace] = append(waypoint.Pods[p.Namespace], p.Name)
 				addPod(waypoint.Allocation, p, allContainers)
 				note(&waypoint, p)
@@ -265,11 +276,20 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 	waypoint.Required = len(m.Waypoints) > 0
 	var ztunnel, cni, istiod podset.PodSet
 	if m.NodeAgents {
-		var err error
 		onTestNodes := append([]string{}, testNodes...) // never nil: no test node means no node agent
-		if ztunnel, err = clusterPods(ctx, l, results.ComponentZtunnel, ztunnelSelector, onTestNodes); err != nil {
+		zpods, err := runningPods(ctx, l, ztunnelSelector, onTestNodes)
+		if err != nil {
 			return nil, err
 		}
+		var clientZtunnels podset.PodSet
+		ztunnel, clientZtunnels = splitClientZtunnels(zpods, appNodes, clientPods)
+		if !clientProxy.Empty() {
+			// The load generator refuses such a client (loadgen.CheckClientPod): a note, should one get through.
+			ztunnel.Notes = append(ztunnel.Notes, fmt.Sprintf("load client pod(s) %s have an istio-proxy sidecar in an ambient mode: it is not counted",
+				strings.Join(slices.Sorted(maps.Keys(podKeys(clientProxy.Pods))), ", ")))
+		}
+		// In ambient modes the clients' proxies are the ztunnels of the nodes only clients run on.
+		clientProxy = clientZtunnels
 		if cni, err = clusterPods(ctx, l, results.ComponentIstioCNI, istioCNISelector, onTestNodes); err != nil {
 			return nil, err
 		}
@@ -286,7 +306,7 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 			return nil, err
 		}
 	}
-	sets = append(sets, ztunnel, waypoint, istiod, cni, loadgen)
+	sets = append(sets, ztunnel, waypoint, istiod, cni, loadgen, clientProxy)
 	if sc.Node {
 		sets = append(sets, testNodeSet(ctx, l, testNodes))
 	}
@@ -302,23 +322,66 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 	return out, nil
 }
 
+// splitClientZtunnels sorts the ztunnel pods: those on nodes that run load clients (clientPods: node -> their
+// namespace/name) but no app or waypoint pod (appNodes) carry the benchmark's traffic only and are the loadgen-proxy
+// set; the others are the ztunnel set. A ztunnel on a node with both stays in the ztunnel set, with a note: its
+// figure holds the clients' outbound proxying too, which sidecar mode counts apart (the clients' own sidecars). It
+// is pure.
+func splitClientZtunnels(pods []corev1.Pod, appNodes map[string]bool, clientPods map[string][]string) (app, client podset.PodSet) {
+	var appPods, clientOnly []corev1.Pod
+	var notes []string
+	for _, p := range pods {
+		node := p.Spec.NodeName
+		switch {
+		case len(clientPods[node]) > 0 && !appNodes[node]:
+			clientOnly = append(clientOnly, p)
+			continue
+		case len(clientPods[node]) > 0:
+			notes = append(notes, fmt.Sprintf("ztunnel %s/%s on node %s carries the load client pod(s) %s as well as the app's: its figure includes the clients' outbound proxying, which sidecar mode counts apart (%s)",
+				p.Namespace, p.Name, node, strings.Join(clientPods[node], ", "), results.ComponentLoadgenProxy))
+		}
+		appPods = append(appPods, p)
+	}
+	app, client = setOf(results.ComponentZtunnel, appPods), setOf(results.ComponentLoadgenProxy, clientOnly)
+	app.Notes = append(app.Notes, notes...)
+	return app, client
+}
+
 // clusterPods is the set of a component's running pods in every namespace, restricted to nodes unless nodes is nil.
 func clusterPods(ctx context.Context, l PodLister, component, selector string, nodes []string) (podset.PodSet, error) {
-	pods, err := l.List(ctx, "", selector)
+	pods, err := runningPods(ctx, l, selector, nodes)
 	if err != nil {
 		return podset.PodSet{}, err
 	}
-	s := podset.PodSet{Component: component, Pods: map[string][]string{}, Allocation: &podset.Allocation{}}
+	return setOf(component, pods), nil
+}
+
+// runningPods are the running pods selector matches in every namespace, on nodes unless nodes is nil.
+func runningPods(ctx context.Context, l PodLister, selector string, nodes []string) ([]corev1.Pod, error) {
+	pods, err := l.List(ctx, "", selector)
+	if err != nil {
+		return nil, err
+	}
+	out := pods[:0]
 	for _, p := range pods {
 		if live(p) && (nodes == nil || slices.Contains(nodes, p.Spec.NodeName)) {
-			s.Pods[p.Namespace] = append(s.Pods[p.Namespace], p.Name)
-			addPod(s.Allocation, p, allContainers)
-			if n := reservationNote(p); n != "" {
-				s.Notes = append(s.Notes, n)
-			}
+			out = append(out, p)
 		}
 	}
-	return s, nil
+	return out, nil
+}
+
+// setOf is the set of a component's pods, every container counted. It is pure.
+func setOf(component string, pods []corev1.Pod) podset.PodSet {
+	s := podset.PodSet{Component: component, Pods: map[string][]string{}, Allocation: &podset.Allocation{}}
+	for _, p := range pods {
+		s.Pods[p.Namespace] = append(s.Pods[p.Namespace], p.Name)
+		addPod(s.Allocation, p, allContainers)
+		if n := reservationNote(p); n != "" {
+			s.Notes = append(s.Notes, n)
+		}
+	}
+	return s
 }
 
 // testNodeSet is the node set of the named nodes, sorted; a node that cannot be read is still measured by name

@@ -100,6 +100,10 @@ func onNode(p *corev1.Pod, node string) *corev1.Pod { p.Spec.NodeName = node; re
 // TestPodSets: per mode, only what serves the app under test is counted. On an ambient-profile cluster the ztunnels,
 // istio-cni agents and other apps' waypoints exist in every mode; before, they were counted as this app's cost in
 // sidecar and none mode too, and waypoints were found by gateway-class-name, a label Istio only has from 1.28.
+// The load clients' proxies are the benchmark's (issue 29 section 2b: the sidecar figure summed four proxies for
+// the chain's three pods, the client's among them): their sidecars, and in ambient modes the ztunnel of a node
+// only clients run on (node4), are loadgen-proxy; a ztunnel that serves clients and app pods together (node1) stays
+// ztunnel, with a note.
 func TestPodSets(t *testing.T) {
 	t.Parallel()
 	app := map[string]string{"meshbench.dev/app": "fortio-chain"}
@@ -113,9 +117,11 @@ func TestPodSets(t *testing.T) {
 		onNode(pod("mb-single", "svc-1-b", app, []string{"app", "istio-proxy"}, nil, corev1.PodRunning), "node1"),                          // classic sidecar
 		pod("mb-single", "svc-1-old", app, []string{"app"}, nil, corev1.PodSucceeded),                                                      // ended: ignored
 		onNode(pod("mb-single", "loadgen-0", lg, []string{"loadgen", "istio-proxy"}, nil, corev1.PodRunning), "node1"),
+		onNode(pod("mb-single", "loadgen-1", lg, []string{"loadgen"}, nil, corev1.PodRunning), "node4"), // a client alone on its node
 		pod("mb-single", "unrelated", nil, []string{"x"}, nil, corev1.PodRunning),
 		onNode(pod("istio-system", "ztunnel-1", map[string]string{"app": "ztunnel"}, []string{"istio-proxy"}, nil, corev1.PodRunning), "node1"),
-		onNode(pod("istio-system", "ztunnel-3", map[string]string{"app": "ztunnel"}, []string{"istio-proxy"}, nil, corev1.PodRunning), "node3"), // no app pod there
+		onNode(pod("istio-system", "ztunnel-3", map[string]string{"app": "ztunnel"}, []string{"istio-proxy"}, nil, corev1.PodRunning), "node3"), // no pod of the run there
+		onNode(pod("istio-system", "ztunnel-4", map[string]string{"app": "ztunnel"}, []string{"istio-proxy"}, nil, corev1.PodRunning), "node4"), // load clients only
 		onNode(pod("kube-system", "istio-cni-node-1", map[string]string{"k8s-app": "istio-cni-node"}, []string{"install-cni"}, nil, corev1.PodRunning), "node1"),
 		pod("istio-system", "istiod-1", map[string]string{"app": "istiod", "istio.io/rev": "default"}, []string{"discovery"}, nil, corev1.PodRunning),
 		pod("istio-system", "istiod-canary-1", map[string]string{"app": "istiod", "istio.io/rev": "canary"}, []string{"discovery"}, nil, corev1.PodRunning),
@@ -123,27 +129,34 @@ func TestPodSets(t *testing.T) {
 		onNode(pod("other-app", "waypoint-9", wp("waypoint"), []string{"istio-proxy"}, nil, corev1.PodRunning), "node2"), // another app's waypoint
 	)
 	const (
-		appLine     = `app: {namespace="mb-single",pod=~"svc-0-a|svc-1-b",container!="",container!="POD",container!="istio-proxy"}`
-		sidecarLine = `sidecar: {namespace="mb-single",pod=~"loadgen-0|svc-0-a|svc-1-b",container!="",container!="POD",container="istio-proxy"}`
-		loadgenLine = `loadgen: {namespace="mb-single",pod=~"loadgen-0",container!="",container!="POD",container!="istio-proxy"}`
-		istiodLine  = `istiod: {namespace="istio-system",pod=~"istiod-1",container!="",container!="POD"}`
+		appLine           = `app: {namespace="mb-single",pod=~"svc-0-a|svc-1-b",container!="",container!="POD",container!="istio-proxy"}`
+		sidecarLine       = `sidecar: {namespace="mb-single",pod=~"svc-0-a|svc-1-b",container!="",container!="POD",container="istio-proxy"}`
+		loadgenLine       = `loadgen: {namespace="mb-single",pod=~"loadgen-0|loadgen-1",container!="",container!="POD",container!="istio-proxy"}`
+		clientSidecarLine = `loadgen-proxy: {namespace="mb-single",pod=~"loadgen-0",container!="",container!="POD",container="istio-proxy"}`
+		clientZtunnelLine = `loadgen-proxy: {namespace="istio-system",pod=~"ztunnel-4",container!="",container!="POD"}`
+		istiodLine        = `istiod: {namespace="istio-system",pod=~"istiod-1",container!="",container!="POD"}`
+		sharedNote        = "ztunnel istio-system/ztunnel-1 on node node1 carries the load client pod(s) mb-single/loadgen-0 as well as the app's: its figure includes the clients' outbound proxying, which sidecar mode counts apart (loadgen-proxy)"
+		clientSidecarNote = "load client pod(s) mb-single/loadgen-0 have an istio-proxy sidecar in an ambient mode: it is not counted"
 	)
 	for _, tc := range []struct {
-		name string
-		mesh MeshScope
-		want []string
+		name         string
+		mesh         MeshScope
+		want         []string
+		ztunnelNotes []string
 	}{
-		{"none: no Istio component is the app's", MeshScope{}, []string{appLine, sidecarLine, loadgenLine}},
-		{"sidecar: istiod of the run's revision, no ztunnel", MeshScope{Istiod: true, IstiodRevision: "default"}, []string{appLine, sidecarLine, istiodLine, loadgenLine}},
+		{"none: no Istio component is the app's", MeshScope{}, []string{appLine, sidecarLine, loadgenLine, clientSidecarLine}, nil},
+		{"sidecar: istiod of the run's revision, no ztunnel", MeshScope{Istiod: true, IstiodRevision: "default"}, []string{appLine, sidecarLine, istiodLine, loadgenLine, clientSidecarLine}, nil},
 		{"ambient: the node agents of the test nodes only", MeshScope{Istiod: true, IstiodRevision: "default", NodeAgents: true}, []string{appLine, sidecarLine,
 			`ztunnel: {namespace="istio-system",pod=~"ztunnel-1",container!="",container!="POD"}`, istiodLine,
-			`istio-cni: {namespace="kube-system",pod=~"istio-cni-node-1",container!="",container!="POD"}`, loadgenLine}},
+			`istio-cni: {namespace="kube-system",pod=~"istio-cni-node-1",container!="",container!="POD"}`, loadgenLine, clientZtunnelLine},
+			[]string{sharedNote, clientSidecarNote}},
 		{"waypoint: the run's waypoint by gateway-name; its node becomes a test node", MeshScope{Istiod: true, IstiodRevision: "canary", NodeAgents: true,
 			Waypoints: []NamespacedName{{Namespace: "mb-single", Name: "waypoint"}}}, []string{appLine, sidecarLine,
 			`ztunnel: {namespace="istio-system",pod=~"ztunnel-1",container!="",container!="POD"}`,
 			`waypoint: {namespace="mb-single",pod=~"waypoint-1",container!="",container!="POD"}`,
 			`istiod: {namespace="istio-system",pod=~"istiod-canary-1",container!="",container!="POD"}`,
-			`istio-cni: {namespace="kube-system",pod=~"istio-cni-node-1",container!="",container!="POD"}`, loadgenLine}},
+			`istio-cni: {namespace="kube-system",pod=~"istio-cni-node-1",container!="",container!="POD"}`, loadgenLine, clientZtunnelLine},
+			[]string{sharedNote, clientSidecarNote}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -156,6 +169,9 @@ func TestPodSets(t *testing.T) {
 			var got []string
 			for _, s := range sets {
 				got = append(got, s.Component+": "+s.Selector())
+				if s.Component == results.ComponentZtunnel && !slices.Equal(s.Notes, tc.ztunnelNotes) {
+					t.Errorf("ztunnel notes %q, want %q", s.Notes, tc.ztunnelNotes)
+				}
 				// The primary figures: the app, its proxies, the ztunnels of ambient modes, the waypoints.
 				required := map[string]bool{results.ComponentApp: true, results.ComponentSidecar: true, results.ComponentZtunnel: true, results.ComponentWaypoint: true}
 				if s.Required != required[s.Component] {
@@ -538,7 +554,8 @@ func TestCollectWarnsOfARunningPodWithoutSamples(t *testing.T) {
 
 // TestPodSetsWorkloads: each app pod belongs to the first workload selecting it (app "existing": the workload's own
 // spec.selector; catalog apps: the app selector plus meshbench.dev/component), in the app set and, with a proxy, in
-// the sidecar set; the load clients' proxies and pods of no workload are in the totals only.
+// the sidecar set; pods of no workload are in the totals only, and the load clients' proxies in none of the app's
+// figures (component loadgen-proxy).
 func TestPodSetsWorkloads(t *testing.T) {
 	t.Parallel()
 	comp := func(c string) map[string]string {
@@ -582,11 +599,14 @@ func TestPodSetsWorkloads(t *testing.T) {
 	if got := byComp[results.ComponentSidecar].Workloads; !maps.Equal(got, wantSidecar) {
 		t.Errorf("sidecar workloads %v, want %v", got, wantSidecar)
 	}
-	// The totals are unchanged: every app pod, and the load client's proxy in the sidecar set.
-	if got := byComp[results.ComponentSidecar].Selector(); !strings.Contains(got, `pod=~"frontend-1|frontend-2|loadgen-0|stray"`) {
+	// The totals are unchanged: every app pod; the load client's proxy is not the app's.
+	if got := byComp[results.ComponentSidecar].Selector(); !strings.Contains(got, `pod=~"frontend-1|frontend-2|stray"`) {
 		t.Errorf("sidecar selectors %q", got)
 	}
-	if byComp[results.ComponentLoadgen].Workloads != nil {
+	if got := byComp[results.ComponentLoadgenProxy].Selector(); !strings.Contains(got, `pod=~"loadgen-0"`) {
+		t.Errorf("loadgen-proxy selectors %q", got)
+	}
+	if byComp[results.ComponentLoadgen].Workloads != nil || byComp[results.ComponentLoadgenProxy].Workloads != nil {
 		t.Error("the load clients got workloads")
 	}
 	if n := byComp[results.ComponentApp].Notes; !slices.ContainsFunc(n, func(s string) bool {
@@ -607,7 +627,7 @@ func TestPodSetsWorkloads(t *testing.T) {
 				t.Errorf("app selectors with OnlyWorkloadPods %q, want the listed workloads' pods only", got)
 			}
 		case results.ComponentSidecar:
-			if got := s.Selector(); !strings.Contains(got, `pod=~"frontend-1|frontend-2|loadgen-0"`) {
+			if got := s.Selector(); !strings.Contains(got, `pod=~"frontend-1|frontend-2"`) {
 				t.Errorf("sidecar selectors with OnlyWorkloadPods %q, want no stray proxy", got)
 			}
 		}

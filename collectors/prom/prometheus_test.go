@@ -157,6 +157,29 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// scrapedAPI serves h on a loopback port, starts a Prometheus that scrapes it as a cAdvisor job named job (every
+// interval, "" for the 1 s global interval; honor_labels, metrics_path /metrics/cadvisor), and returns its API.
+func scrapedAPI(t *testing.T, job, interval string, h http.Handler) API {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	cfg := "\n  - job_name: " + job + "\n"
+	if interval != "" {
+		cfg += "    scrape_interval: " + interval + "\n"
+	}
+	cfg += fmt.Sprintf("    metrics_path: /metrics/cadvisor\n    honor_labels: true\n    static_configs:\n      - targets: [%q]\n", l.Addr().String())
+	api, err := NewAPI(ClientConfig{URL: startPrometheusWith(t, cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
+}
+
 // startPrometheus runs the Debian prometheus binary (2.42) scraping target every second.
 func startPrometheus(t *testing.T, target string) string {
 	t.Helper()

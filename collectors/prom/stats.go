@@ -80,17 +80,55 @@ func (s Series) line(i int, x float64) float64 {
 	return s.V[i-1] + (x-t0)/(t1-t0)*(s.V[i]-s.V[i-1])
 }
 
-// counterAt is the counter interpolated linearly at x from the samples that bracket it, and held at its first or
-// last sample outside their span (a container that started or stopped adds nothing there).
-func (s Series) counterAt(x float64) float64 {
+// counterAt is the counter interpolated linearly at x from the samples that bracket it; outside their span it is
+// extended at the series' lead or tail rate (see windowCounter; 0 holds the first or last sample: a container that
+// started or stopped adds nothing there).
+func (s windowCounter) counterAt(x float64) float64 {
 	n := len(s.T)
 	switch {
 	case x <= s.T[0]:
-		return s.V[0]
+		return s.V[0] - s.lead*(s.T[0]-x)
 	case x >= s.T[n-1]:
-		return s.V[n-1]
+		return s.V[n-1] + s.tail*(x-s.T[n-1])
 	}
 	return s.line(s.segment(x), x)
+}
+
+// windowCounter is one counter series as a window reads it: the samples inside the window and up to guard beyond
+// its edges (times relative to the window's start), and the rates that extend it to an edge none of them brackets.
+type windowCounter struct {
+	Series
+	// lead and tail extend the counter before its first and after its last kept sample: the rate of its kept
+	// samples when the series has samples further out (it ran there, but those samples lie beyond the guard, past
+	// a possible phase change), 0 when it has none (the container started or stopped in the window).
+	lead, tail float64
+}
+
+// clip keeps the samples of s (times relative to the window [0, e]) inside the window and up to guard beyond its
+// edges. A sample further out is never read for the window: the condition the window measures is only known to
+// hold up to guard beyond it (the run keeps a guard of one sample spacing between a window and a load's start or
+// stop), and cAdvisor's spacing varies, so the sample after an edge may lie past the phase change; the edge is
+// then reached at the rate of the kept samples, which all lie inside the condition. A series with fewer than two
+// samples kept has no rate of its own there and is read whole.
+func clip(s Series, e, guard float64) windowCounter {
+	lo, _ := slices.BinarySearch(s.T, -guard)
+	hi, found := slices.BinarySearch(s.T, e+guard)
+	if !found {
+		hi--
+	}
+	if hi-lo < 1 {
+		return windowCounter{Series: s}
+	}
+	kept := Series{Namespace: s.Namespace, Pod: s.Pod, Target: s.Target, Sign: s.Sign, T: s.T[lo : hi+1], V: s.V[lo : hi+1]}
+	w := windowCounter{Series: kept}
+	rate := (kept.V[len(kept.V)-1] - kept.V[0]) / (kept.T[len(kept.T)-1] - kept.T[0])
+	if lo > 0 && kept.T[0] > 0 {
+		w.lead = rate
+	}
+	if hi < len(s.T)-1 && kept.T[len(kept.T)-1] < e {
+		w.tail = rate
+	}
+	return w
 }
 
 // CounterStats summarises summed counters over [start, end] as rates per second:
@@ -98,20 +136,25 @@ func (s Series) counterAt(x float64) float64 {
 //   - Avg is the increase between the counters interpolated at both edges, over the window. No extrapolation
 //     (increase() extrapolates the span its samples cover to the range's edges: off by up to 1.7 % at some window
 //     phases); the error left is how far the counter bends between the two samples around each edge.
+//   - Only samples inside the window and up to guard beyond its edges are read (clip): the window's condition is
+//     known to hold that far (the run keeps at least one sample spacing between a window and a load's start or
+//     stop), not further, so no sample from across a phase change bends an edge. Where the sample after an edge
+//     (or before it) lies further out, as cAdvisor's varying spacing makes it now and then, the series reaches the
+//     edge at the rate of its own samples inside.
 //   - Min and Max are over rate points of range rng every step back from end, every range inside the window, and
 //     over the tiles the average is the length-weighted mean of (end back to the start in steps of rng, the
 //     remainder joined to the first tile): the average therefore always lies within [Min, Max].
 //
 // A window shorter than rng starts rng before end. ok is false without a series of two samples or more that
 // overlaps the window. It is pure.
-func CounterStats(ss []Series, start, end time.Time, rng, step time.Duration) (WindowStats, bool) {
+func CounterStats(ss []Series, start, end time.Time, rng, step, guard time.Duration) (WindowStats, bool) {
 	if end.Sub(start) < rng {
 		start = end.Add(-rng)
 	}
 	origin := float64(start.UnixMilli()) / 1000
 	e := float64(end.UnixMilli())/1000 - origin
 	r, st := rng.Seconds(), step.Seconds()
-	var live []Series
+	var live []windowCounter
 	for _, s := range ss {
 		if len(s.T) >= 2 && s.T[len(s.T)-1] > origin && s.T[0] < origin+e {
 			c := s
@@ -119,7 +162,7 @@ func CounterStats(ss []Series, start, end time.Time, rng, step time.Duration) (W
 			for i, t := range s.T {
 				c.T[i] = t - origin
 			}
-			live = append(live, c)
+			live = append(live, clip(c, e, max(guard, 0).Seconds()))
 		}
 	}
 	out := WindowStats{Start: start, Min: math.Inf(1), Max: math.Inf(-1)}

@@ -53,23 +53,57 @@ func TestCounterStatsInterpolatesTheEdges(t *testing.T) {
 			vs = append(vs, 20+6*(x-10))
 		}
 	}
-	st, ok := CounterStats([]Series{ser("p", ts, vs)}, at(16), at(46), 10*time.Second, 5*time.Second)
+	st, ok := CounterStats([]Series{ser("p", ts, vs)}, at(16), at(46), 10*time.Second, 5*time.Second, 5*time.Second)
 	if !ok || !near(st.Avg, 6) || !near(st.Min, 6) || !near(st.Max, 6) || !st.Start.Equal(at(16)) {
 		t.Errorf("after the change: %+v %v, want 6 throughout", st, ok)
 	}
 	// Over the change: the truth is (10-4)*2 + (46-10)*6 = 228 core-s over 42 s; samples at 1 and 6 bracket the start
 	// on the 2-core part, so interpolation is exact.
-	st, _ = CounterStats([]Series{ser("p", ts, vs)}, at(4), at(46), 10*time.Second, 5*time.Second)
+	st, _ = CounterStats([]Series{ser("p", ts, vs)}, at(4), at(46), 10*time.Second, 5*time.Second, 5*time.Second)
 	if !near(st.Avg, 228.0/42) || st.Min > st.Avg || st.Max < st.Avg || !near(st.Max, 6) {
 		t.Errorf("over the change: %+v, want avg %.4f within [min, max], max 6", st, 228.0/42)
 	}
 	// A window shorter than the rate range covers the rate range up to its end.
-	st, _ = CounterStats([]Series{ser("p", ts, vs)}, at(40), at(46), 10*time.Second, 5*time.Second)
+	st, _ = CounterStats([]Series{ser("p", ts, vs)}, at(40), at(46), 10*time.Second, 5*time.Second, 5*time.Second)
 	if !st.Start.Equal(at(36)) || !near(st.Avg, 6) {
 		t.Errorf("short window: %+v, want from 36 s", st)
 	}
-	if _, ok := CounterStats([]Series{ser("p", []float64{1}, []float64{1})}, at(0), at(30), 10*time.Second, 5*time.Second); ok {
+	if _, ok := CounterStats([]Series{ser("p", []float64{1}, []float64{1})}, at(0), at(30), 10*time.Second, 5*time.Second, 5*time.Second); ok {
 		t.Error("one sample is no rate")
+	}
+}
+
+// A sample further than the guard beyond an edge is never read for it: the idle window [10, 40] is followed by
+// load (1 core from 45 s, one 5 s guard after it), and the sample after its end comes late, at 47 s (a housekeeping
+// round late, as cAdvisor's are now and then). Interpolated at 40 s from the samples at 39 and 47 s, the counter
+// would carry a quarter of the load's first 2 s into the idle window; the series reaches the edge at the rate of
+// its samples inside instead. A container that stops inside the window still adds nothing after its last sample.
+func TestCounterStatsReadsNoSampleBeyondTheGuard(t *testing.T) {
+	t.Parallel()
+	const idle = 0.002
+	counter := func(x float64) float64 { return idle*x + max(0, x-45)*(1-idle) }
+	var ts, vs []float64
+	for _, x := range []float64{-1, 4, 9, 14, 19, 24, 29, 34, 39, 47, 52} {
+		ts, vs = append(ts, x), append(vs, counter(x))
+	}
+	st, ok := CounterStats([]Series{ser("p", ts, vs)}, at(10), at(40), 20*time.Second, 5*time.Second, 5*time.Second)
+	if !ok || !near(st.Avg, idle) || !near(st.Min, idle) || !near(st.Max, idle) {
+		t.Errorf("idle window before a late sample: %+v %v, want %g throughout", st, ok, idle)
+	}
+	// With a guard that reaches the late sample (the old reading), the load's 2 s bend the edge: the case above is
+	// one that tells the two apart.
+	if st, _ := CounterStats([]Series{ser("p", ts, vs)}, at(10), at(40), 20*time.Second, 5*time.Second, 8*time.Second); near(st.Avg, idle) {
+		t.Errorf("guard 8 s: avg %g, want the late sample read (the test would prove nothing)", st.Avg)
+	}
+	// The same at the start: the sample before it lies 6 s out, past a guard of 5 s.
+	st, _ = CounterStats([]Series{ser("p", []float64{-6, 3, 8, 13, 18, 23, 28, 33}, []float64{0, 1, 2, 3, 4, 5, 6, 7})}, at(0), at(30), 20*time.Second, 5*time.Second, 5*time.Second)
+	if !near(st.Avg, 0.2) {
+		t.Errorf("late sample before the start: avg %g, want 0.2", st.Avg)
+	}
+	// A container that started and stopped inside the window: no samples further out, so nothing is extended.
+	st, _ = CounterStats([]Series{ser("p", []float64{15, 20, 25}, []float64{0, 5, 10})}, at(10), at(40), 20*time.Second, 5*time.Second, 5*time.Second)
+	if !near(st.Avg, 10.0/30) {
+		t.Errorf("container inside the window: avg %g, want its increase over the window, %g", st.Avg, 10.0/30)
 	}
 }
 
@@ -98,7 +132,7 @@ func TestCounterStatsAverageWithinExtremes(t *testing.T) {
 		end := start + float64(1+r.IntN(120))
 		step := time.Duration(1+r.IntN(10)) * time.Second
 		rng := time.Duration(2+r.IntN(40)) * time.Second // not always a multiple of the step
-		st, ok := CounterStats(ss, at(start), at(end), rng, step)
+		st, ok := CounterStats(ss, at(start), at(end), rng, step, step)
 		if ok && (st.Avg < st.Min-1e-9 || st.Avg > st.Max+1e-9) {
 			t.Fatalf("case %d [%g, %g] step %s range %s: avg %g outside [%g, %g]", n, start, end, step, rng, st.Avg, st.Min, st.Max)
 		}

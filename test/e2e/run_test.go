@@ -256,7 +256,7 @@ func checkAgainstKubelet(ctx context.Context, t *testing.T, c *Cluster, run *res
 		// The reference is computed the way the collector computes its figure (prom.CounterStats over the raw
 		// samples: the counters interpolated at the window's edges), so the check compares the series the two jobs
 		// give, not two estimators (increase() extrapolates and was off by up to 5 % on 8 s spaced samples).
-		kubelet, err := counterAvg(ctx, c, chk.selector, smp.Window, run.Meta.Prometheus.RateRange, run.Meta.Prometheus.Step)
+		kubelet, err := counterAvg(ctx, c, chk.selector, smp.Window, run.Meta.Prometheus.RateRange, run.Meta.Prometheus.Step, run.Meta.Prometheus.Guard)
 		if err != nil {
 			t.Errorf("case %s: kubelet resource metrics %s: %v", cs.CaseID, chk.selector, err)
 			continue
@@ -557,7 +557,7 @@ func TestRunEveryModeIstio(t *testing.T) {
 
 // counterAvg is the window average (millicores) of the summed counters selector picks, from their raw samples around
 // the window, computed with the collector's own method (prom.CounterStats).
-func counterAvg(ctx context.Context, c *Cluster, selector string, w results.Window, rng, step time.Duration) (float64, error) {
+func counterAvg(ctx context.Context, c *Cluster, selector string, w results.Window, rng, step, guard time.Duration) (float64, error) {
 	client, err := promapi.NewClient(promapi.Config{Address: c.PrometheusURL})
 	if err != nil {
 		return 0, err
@@ -570,7 +570,10 @@ func counterAvg(ctx context.Context, c *Cluster, selector string, w results.Wind
 	if err != nil {
 		return 0, err
 	}
-	st, ok := prom.CounterStats(prom.SeriesOf(v, 1, true), w.Start, w.End, rng, step)
+	if guard <= 0 {
+		guard = step
+	}
+	st, ok := prom.CounterStats(prom.SeriesOf(v, 1, true), w.Start, w.End, rng, step, guard)
 	if !ok {
 		return 0, fmt.Errorf("no series of two samples over the window")
 	}
