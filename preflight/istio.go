@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/results"
 )
 
 // istioChecks judges the detection against what the scenario needs.
@@ -82,13 +83,23 @@ func istioChecks(i mesh.IstioInfo, k8sVersion string, needIstio, needAmbient, ne
 
 	out = append(out, gatewayAPICheck(i, needWaypoint))
 
-	if i.StandIn {
-		detail := "data plane is a TEST STAND-IN (" + strings.Join(i.StandInEvidence, "; ") + ")"
-		if i.StandInDescription != "" {
-			detail += ": " + i.StandInDescription
+	if i.StandIn || results.LeastRepresentative(i.DataPlanes) != results.DataPlaneIstio {
+		var parts []string
+		for _, c := range i.DataPlanes {
+			parts = append(parts, c.Component+": "+c.Description)
+		}
+		detail := "data plane per component: " + strings.Join(parts, "; ")
+		if i.StandIn {
+			detail = "TEST STAND-IN in the data plane; " + detail
+		}
+		if len(parts) == 0 {
+			detail = "data plane is a TEST STAND-IN"
+		}
+		if len(i.StandInEvidence) > 0 {
+			detail += " (evidence: " + strings.Join(i.StandInEvidence, "; ") + ")"
 		}
 		out = append(out, Check{Name: "data-plane", Status: StatusWarn, Detail: detail,
-			Fix: "mode switching is real, but proxy CPU/memory and latency figures are not Istio's; every report says so"})
+			Fix: "mode switching is real; figures of a test stand-in are not Istio's, figures of upstream Envoy are a lower bound of istio-proxy's; every result and report says so per component"})
 	} else {
 		out = append(out, Check{Name: "data-plane", Status: StatusOK, Detail: "proxy image " + orDash(i.ProxyImage) + ", ztunnel image " + orDash(i.ZtunnelImage)})
 	}
