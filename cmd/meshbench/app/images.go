@@ -137,7 +137,7 @@ func runImages(ctx context.Context, streams Streams, g *GlobalFlags, verb string
 		if f.insecure {
 			fmt.Fprintf(streams.ErrOut, "--insecure: plain HTTP and unverified TLS are allowed to %s\n", o.Registry)
 		}
-		refs, err := images.Push(ctx, built, images.PushOptions{Insecure: f.insecure})
+		refs, err := images.Push(ctx, built, images.PushOptions{Insecure: f.insecure, Progress: progressWriter(g, streams.ErrOut)})
 		if err != nil && !f.insecure && images.Unreachable(err) {
 			err = fmt.Errorf("%w (a plain-HTTP registry needs --insecure)", err)
 		}
