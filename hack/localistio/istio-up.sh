@@ -34,7 +34,7 @@ if [ $keep_agents = 0 ]; then
 fi
 
 # 2. binaries (cached in $ISTIO_BIN; rebuilt only when the pin or our sources change)
-bash "$HERE/build.sh" 2>&1 | sed 's/^/  /' >&2
+bash "$HERE/build.sh" 2>&1 | sed -u 's/^/  /' >&2 # -u: the heartbeat lines must not wait in a buffer
 [ -x "$MKIMAGE" ] || MKIMAGE=$ISTIO_BIN/mkimage
 log "binaries ready (Istio $ISTIO_VERSION, istio.io/istio $ISTIO_PIN)"
 
@@ -83,7 +83,7 @@ log "images $IMG_PILOT (real), $IMG_PROXY + $IMG_ZTUNNEL (stand-ins) pushed to $
 
 # 5. CRDs
 mbistio apply "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" "$ISTIO_DIR/crds/istio-crds.yaml" >/dev/null
-mbistio -timeout 60s wait-crds "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" "$ISTIO_DIR/crds/istio-crds.yaml"
+with_heartbeat "waiting for the CRDs to be established" mbistio -timeout 60s wait-crds "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" "$ISTIO_DIR/crds/istio-crds.yaml"
 log "CRDs established (Gateway API $GWAPI_PIN standard channel, Istio $ISTIO_VERSION)"
 
 # 6. the stand-in marker, then istiod
@@ -95,9 +95,9 @@ mbistio marker apply -set "components=proxyv2,ztunnel" \
 	-set "real=istiod,istio-cni" -set "istio.version=$ISTIO_VERSION" -set "istio.module=istio.io/istio@$ISTIO_PIN" \
 	-set "description=Test stand-ins for the data plane: no Envoy, no ztunnel (no mTLS/HBONE/L7). Mode switching is real (istiod injector, istio-cni agent, waypoint controller); data-plane performance numbers are NOT Istio's."
 mbistio apply "$ISTIO_DIR/manifests/istiod.yaml" >/dev/null
-mbistio -timeout 120s wait-deployment "istio-system/$ISTIOD_NAME"
+with_heartbeat "waiting for $ISTIOD_NAME to be Ready" mbistio -timeout 120s wait-deployment "istio-system/$ISTIOD_NAME"
 log "$ISTIOD_NAME Ready${CP_REVISION:+ (revision $CP_REVISION, no default revision)}"
-mbistio -timeout 60s wait-webhook -revision "$CP_REVISION"
+with_heartbeat "waiting for istiod's webhooks" mbistio -timeout 60s wait-webhook -revision "$CP_REVISION"
 log "istiod webhooks live (validator fail-close, injector caBundle set)"
 
 # 7. istio-cni node agents (host processes), then the ztunnel DaemonSet with the stand-in image
@@ -128,7 +128,7 @@ else
 	log "istio-cni node agents running ($(for n in "${NODES[@]}"; do echo -n "$n:$(cat "$(agent_pidfile "$n")") "; done))"
 fi
 mbistio apply "$ISTIO_DIR/manifests/ztunnel.yaml" >/dev/null
-mbistio -timeout 120s wait-daemonset istio-system/ztunnel >/dev/null
+with_heartbeat "waiting for the ztunnel DaemonSet" mbistio -timeout 120s wait-daemonset istio-system/ztunnel >/dev/null
 for node in "${NODES[@]}"; do
 	wait_for 30 "the istio-cni agent on $node to accept the ztunnel stand-in" grep -q 'received hello from ztunnel' "$ISTIO_LOGS/istio-cni-$node.log"
 done
