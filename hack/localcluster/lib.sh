@@ -44,6 +44,9 @@ PROM_URL=http://$PROM_ADDR
 # (hosts.toml) and to the pushers (-insecure / --insecure), as kind's local-registry recipe does.
 REGISTRY_ADDR=$NODE1_IP:5000
 REGISTRY_PREFIX=$REGISTRY_ADDR/meshbench # the tool's localcluster profile default spec.images.registry
+# Both nodes run on this host, so every image the cluster pulls is built for its platform only; meshbench's own images
+# too (`meshbench images push --platform`; a user's push builds linux/amd64 and linux/arm64 by default).
+NODE_PLATFORM=linux/$(uname -m | sed -e 's/^x86_64$/amd64/' -e 's/^aarch64$/arm64/' -e 's/^armv7l$/arm\/v7/')
 # Harness-built images (non-latest tags => IfNotPresent). meshbench's own images (meshbench-agent, meshbench) are
 # pushed by `meshbench images push --registry $REGISTRY_PREFIX` and tagged with the tool's version (see up.sh).
 IMG_PAUSE=$REGISTRY_PREFIX/pause:dev

@@ -227,18 +227,19 @@ harness_images() {
 }
 
 # push_images: every image the cluster runs goes to the registry; $S/run/pushed lists REF@DIGEST of each. meshbench's
-# images are pushed by the CLI built from this tree (the tag is its version, so CLI and agent match), multi-arch as a
-# user would push them. Its progress (a line per binary and image, a heartbeat every minute) goes to the terminal and
-# to $S/logs/images-push.log; the REF@DIGEST lines (stdout) to $S/run/images-push.out.
+# images are pushed by the CLI built from this tree (the tag is its version, so CLI and agent match), as a user pushes
+# them but for the nodes' platform only: both nodes run on this host (NODE_PLATFORM), and a second architecture
+# doubled the cold compile for nothing. Its progress (a line per binary and image, a heartbeat every minute) goes to
+# the terminal and to $S/logs/images-push.log; the REF@DIGEST lines (stdout) to $S/run/images-push.out.
 push_images() {
 	local out
 	# shellcheck disable=SC2046
 	"$S/bin/tools/regpush" -insecure $(harness_images) >"$S/run/pushed.new" || die "pushing the harness images to $REGISTRY_ADDR failed"
-	log "meshbench images push: cold, the compile takes minutes; a line per binary, then every minute"
+	log "meshbench images push --platform $NODE_PLATFORM (the nodes' platform): cold, the compile takes minutes; a line per binary, then every minute"
 	# heartbeat: meshbench prints a line per binary and image, and every minute while one compiles or pushes (stderr)
-	"$S/build/meshbench" images push --source "$REPO_ROOT" --registry "$REGISTRY_PREFIX" --insecure \
+	"$S/build/meshbench" images push --source "$REPO_ROOT" --registry "$REGISTRY_PREFIX" --insecure --platform "$NODE_PLATFORM" \
 		2>&1 >"$S/run/images-push.out" | tee "$S/logs/images-push.log" | sed -u 's/^/  /' >&2 ||
-		die "meshbench images push --registry $REGISTRY_PREFIX failed (output above, and in $S/logs/images-push.log)"
+		die "meshbench images push --registry $REGISTRY_PREFIX --platform $NODE_PLATFORM failed (output above, and in $S/logs/images-push.log)"
 	out=$(cat "$S/run/images-push.out")
 	grep -oE "$REGISTRY_PREFIX/[a-z0-9._/-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}" <<<"$out" >>"$S/run/pushed.new" ||
 		die "meshbench images push printed no REF@DIGEST lines: $out"
