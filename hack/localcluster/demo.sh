@@ -59,8 +59,9 @@ rm -f "$marker"
 step "result"
 caveat
 if [ -n "$dir" ] && [ -f "$dir/report/report.md" ]; then
-	# The report's headlines and its mode-by-mode comparison (report.md sections "Headlines" and "Change between modes").
-	awk '/^## (Headlines|Change between modes)/ { p = 1 } /^## / && !/^## (Headlines|Change between modes)/ { p = 0 } p' "$dir/report/report.md"
+	# The report's headlines and its mode-by-mode comparison, as text for this terminal (report.md is Markdown, with
+	# HTML anchors); the run already wrote the report files.
+	"$MESHBENCH" report "$dir" --no-files --show headlines,modes || echo "(meshbench report --show failed: read $dir/report/report.md)" >&2
 	echo
 	echo "report: $dir/report/report.html (self-contained: open it in a browser)"
 	echo "results: $dir (run.json, samples.jsonl, cases.jsonl, summary.json; see docs/results.md)"
