@@ -2,6 +2,8 @@
 # Installs the Debian packages meshbench's tests and local cluster need, once (apt-get only when something is
 # missing, so a warm machine skips it). Run as root on Debian 12.
 set -euo pipefail
+# shellcheck source=hack/heartbeat.sh
+source "$(dirname "${BASH_SOURCE[0]}")/heartbeat.sh"
 pkgs=(
   containerd runc iptables conntrack socat ebtables ethtool ipset busybox-static iproute2  # local cluster nodes
   openssl jq bc curl nftables                                                             # PKI and scripts
@@ -18,7 +20,8 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  with_heartbeat "updating the package lists (apt-get update)" apt-get update -qq
+  # chromium and postgresql-15 with their dependencies: minutes on a fresh machine.
+  with_heartbeat "installing ${#missing[@]} Debian packages (apt-get install)" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 echo "deps ok"

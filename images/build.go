@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"k8s.io/utils/clock"
 )
 
 // Options configure Build.
@@ -38,8 +39,13 @@ type Options struct {
 	CACerts string
 	// Go is the go command; "" is "go" from PATH.
 	Go string
-	// Progress receives one line per compiled binary; nil is silent.
+	// Progress receives a line when each binary starts and ends compiling, and one every Heartbeat while it
+	// compiles (a cold Go cache makes that minutes); nil is silent.
 	Progress io.Writer
+	// Heartbeat is the interval of the "still compiling" lines; 0 is DefaultHeartbeat.
+	Heartbeat time.Duration
+	// Clock times the steps and the heartbeat; nil is the wall clock.
+	Clock clock.WithTicker
 }
 
 // Built is one built image index.
@@ -114,13 +120,18 @@ func Build(ctx context.Context, o Options) ([]Built, error) {
 		return nil, fmt.Errorf("build images: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
+	prog := newProgress(o.Progress, o.Heartbeat, o.Clock)
 	out := make([]Built, 0, len(o.Images))
+	n, total := 0, len(o.Images)*len(o.Platforms)
 	for i, img := range o.Images {
 		var plats []v1.Image
 		for _, p := range o.Platforms {
 			bin := filepath.Join(tmp, img.Repository+"-"+strings.ReplaceAll(p.String(), "/", "-"))
-			start := time.Now()
-			if err := compile(ctx, o, img, p, bin); err != nil {
+			n++
+			what := fmt.Sprintf("compiling %s for %s", img.Package, p)
+			prog.printf("%s (binary %d of %d)\n", what, n, total)
+			start := prog.clk.Now()
+			if err := prog.during(what, nil, func() error { return compile(ctx, o, img, p, bin) }); err != nil {
 				return nil, err
 			}
 			data, err := os.ReadFile(bin)
@@ -128,9 +139,7 @@ func Build(ctx context.Context, o Options) ([]Built, error) {
 				return nil, fmt.Errorf("read %s: %w", bin, err)
 			}
 			_ = os.Remove(bin)
-			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "compiled %s for %s (%s, %s)\n", img.Package, p, HumanBytes(int64(len(data))), time.Since(start).Round(100*time.Millisecond))
-			}
+			prog.printf("compiled %s for %s (%s, %s)\n", img.Package, p, HumanBytes(int64(len(data))), prog.clk.Since(start).Round(100*time.Millisecond))
 			binLayer, err := layerFrom(BinaryLayer(img.Path, data))
 			if err != nil {
 				return nil, err

@@ -33,6 +33,13 @@
 // io.containerd.image.name=<full reference> and org.opencontainers.image.ref.name=<tag>, which containerd's importer
 // (`ctr -n k8s.io images import`, and so `kind load image-archive`) turns into image records.
 //
+// # Progress
+//
+// Build and Push write a line to Options.Progress (PushOptions.Progress) when each binary starts and ends compiling
+// and each image starts and ends pushing, and one every DefaultHeartbeat (a minute) while a step runs, with the time
+// so far and, for a push, the bytes the registry has: a cold compile of the CLI takes minutes on two cores, and the
+// first `make demo` must never look hung.
+//
 // # Preflight
 //
 // Check resolves the images a run will pull with a manifest HEAD, concurrently and bounded: OK (digest, platforms of

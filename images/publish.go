@@ -12,12 +12,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"k8s.io/utils/clock"
 )
 
 // Annotations of the archive's index.json entries.
@@ -37,6 +40,13 @@ type PushOptions struct {
 	Insecure bool
 	// Transport replaces remote.DefaultTransport (tests).
 	Transport http.RoundTripper
+	// Progress receives a line when each image starts and ends pushing, and one every Heartbeat while it pushes,
+	// with the bytes sent or found in the registry so far; nil is silent.
+	Progress io.Writer
+	// Heartbeat is the interval of the "still pushing" lines; 0 is DefaultHeartbeat.
+	Heartbeat time.Duration
+	// Clock times the steps and the heartbeat; nil is the wall clock.
+	Clock clock.WithTicker
 }
 
 // Push writes every built index to its registry and returns <ref>@<digest> per image, in order.
@@ -46,18 +56,65 @@ func Push(ctx context.Context, built []Built, o PushOptions) ([]string, error) {
 	if o.Insecure {
 		nopts = append(nopts, name.Insecure)
 	}
+	prog := newProgress(o.Progress, o.Heartbeat, o.Clock)
 	out := make([]string, 0, len(built))
 	for _, b := range built {
 		ref, err := name.NewTag(b.Ref, nopts...)
 		if err != nil {
 			return out, fmt.Errorf("push %s: %w", b.Ref, err)
 		}
-		if err := remote.WriteIndex(ref, b.index, opts...); err != nil {
+		prog.printf("pushing %s (%d platforms, %s)\n", b.Ref, len(b.Platforms), HumanBytes(b.Size))
+		start := prog.clk.Now()
+		if err := pushIndex(ref, b, prog, opts); err != nil {
 			return out, fmt.Errorf("push %s: %w%s", b.Ref, err, pushHint(err, ref.Context().RegistryStr()))
 		}
+		prog.printf("pushed %s@%s in %s\n", b.Ref, b.Digest, prog.clk.Since(start).Round(100*time.Millisecond))
 		out = append(out, b.Ref+"@"+b.Digest)
 	}
 	return out, nil
+}
+
+// pushIndex writes one index; while it runs, the heartbeat says how many of its bytes the registry has (sent now, or
+// already there: go-containerregistry counts both).
+func pushIndex(ref name.Tag, b Built, prog *progress, opts []remote.Option) error {
+	if prog.w == nil {
+		return remote.WriteIndex(ref, b.index, opts...)
+	}
+	updates := make(chan v1.Update, 16)
+	stop := make(chan struct{})
+	stopped := make(chan struct{})
+	var mu sync.Mutex
+	var last v1.Update
+	go func() { // every send happens inside WriteIndex, so stopping after it returns loses nothing that matters
+		defer close(stopped)
+		for {
+			select {
+			case u, ok := <-updates:
+				if !ok {
+					return
+				}
+				mu.Lock()
+				last = u
+				mu.Unlock()
+			case <-stop:
+				return
+			}
+		}
+	}()
+	detail := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if last.Total == 0 {
+			return ""
+		}
+		return fmt.Sprintf(", %s of %s in the registry", HumanBytes(last.Complete), HumanBytes(last.Total))
+	}
+	err := prog.during("pushing "+b.Ref, detail, func() error {
+		return remote.WriteIndex(ref, b.index, append(opts[:len(opts):len(opts)], remote.WithProgress(updates))...)
+	})
+	close(stop)
+	<-stopped
+	return err
 }
 
 // pushHint adds the fix for the refusals people hit first.

@@ -21,7 +21,7 @@ func isAllocation(s results.Series) bool {
 // containers request (what the scheduler reserves: requests x pods) and their limits, next to the average usage of
 // the same window. Reservation often decides the cost (a node is full when its requests are, not its usage).
 func (r Report) allocationSection() (section, bool) {
-	s := section{ID: "allocation", Title: "Allocation beside usage"}
+	s := section{ID: SectionAllocation, Title: "Allocation beside usage"}
 	ss := r.Summary.Series
 	topos := distinctKeys(ss, isAllocation, func(k results.Key) string { return k.Topology })
 	if len(topos) == 0 {
@@ -164,7 +164,7 @@ func (r Report) limitCell(limit, noLimit results.Key) string {
 // sharedSection splits each shared component's average into what it costs with the app deployed and idle, and what
 // the run's load added: neither is the app's cost alone, since one instance serves more than the app.
 func (r Report) sharedSection() (section, bool) {
-	s := section{ID: "shared", Title: "Shared components: fixed and load-driven cost"}
+	s := section{ID: SectionShared, Title: "Shared components: fixed and load-driven cost"}
 	if len(r.Summary.Shared) == 0 {
 		return s, false
 	}

@@ -161,7 +161,7 @@ func (r Report) baselineSection() (section, bool) {
 	if !ok {
 		return s, false
 	}
-	s.ID, s.Title = "network-baseline", "Pod network underneath (cni run "+r.Baseline.Meta.RunID+")"
+	s.ID, s.Title = SectionNetworkBaseline, "Pod network underneath (cni run "+r.Baseline.Meta.RunID+")"
 	for i, b := range s.Blocks {
 		if b.Chart != nil { // the mesh run may have network charts of its own: keep the files apart
 			c := *b.Chart

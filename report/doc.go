@@ -10,7 +10,8 @@
 //
 // # Sections
 //
-// Both renderings share one document model, so they never disagree:
+// Markdown, HTML and the terminal text (Text, for `meshbench report --show` and the end of make demo: aligned tables,
+// no Markdown or HTML) are renderings of one document model, so they never disagree. Its sections, by SectionID:
 //   - a banner first when the data plane was a test stand-in ("data plane: test stand-in, figures are not Istio's")
 //     or the run carries notes;
 //   - run facts: tool, Kubernetes and Istio versions, nodes, profile, configured and measured windows, the resource

@@ -17,9 +17,38 @@ type document struct {
 }
 
 type section struct {
-	ID     string
+	ID     SectionID
 	Title  string
 	Blocks []block
+}
+
+// SectionID names a section of the report: its anchor in report.md and report.html, and what `meshbench report
+// --show` prints. A report has the sections its run has data for, in the order of Sections.
+type SectionID string
+
+// The sections of a report, in the order it shows them.
+const (
+	SectionFacts           SectionID = "facts"
+	SectionHeadlines       SectionID = "headlines"
+	SectionResources       SectionID = "resources"
+	SectionModes           SectionID = "modes" // change between modes
+	SectionWorkloads       SectionID = "workloads"
+	SectionPerKRPS         SectionID = "per-krps"
+	SectionShared          SectionID = "shared"
+	SectionAllocation      SectionID = "allocation"
+	SectionLatency         SectionID = "latency"
+	SectionCapacity        SectionID = "capacity"
+	SectionNetwork         SectionID = "network"
+	SectionNetworkBaseline SectionID = "network-baseline" // the cni run's network inside a combined report
+	SectionCases           SectionID = "cases"
+	SectionMethod          SectionID = "method"
+)
+
+// Sections are every section a report can have, in the order it shows them.
+func Sections() []SectionID {
+	return []SectionID{SectionFacts, SectionHeadlines, SectionResources, SectionModes, SectionWorkloads, SectionPerKRPS,
+		SectionShared, SectionAllocation, SectionLatency, SectionCapacity, SectionNetwork, SectionNetworkBaseline,
+		SectionCases, SectionMethod}
 }
 
 // block is one of: a paragraph (Text), a bullet list (Items), a table, or a chart.

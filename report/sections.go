@@ -63,7 +63,7 @@ func (r Report) document() document {
 }
 
 func (r Report) factsSection() section {
-	s := section{ID: "facts", Title: "Run facts"}
+	s := section{ID: SectionFacts, Title: "Run facts"}
 	m := r.Meta
 	rows := [][]string{
 		{"run ID", m.RunID},
@@ -229,7 +229,7 @@ func nodesText(nodes []results.NodeFacts) string {
 // headlineSection states study A's comparison in one sentence per topology and metric: the mesh total under load,
 // each ambient mode against sidecar.
 func (r Report) headlineSection() (section, bool) {
-	s := section{ID: "headlines", Title: "Headlines"}
+	s := section{ID: SectionHeadlines, Title: "Headlines"}
 	var items []string
 	for _, d := range r.Summary.Deltas {
 		if d.Component != results.ComponentMesh || d.Stat != charts.StatAvg || d.Window != results.WindowLoad || d.Labels != "" ||
@@ -314,7 +314,7 @@ func confPct(c float64) string {
 // resourceSection is study A's table: per topology and mode, min/max/avg CPU and memory per component, idle and under
 // load, with the mesh total, then the whole-node totals of the test nodes (each host once), followed by the charts.
 func (r Report) resourceSection() (section, bool) {
-	s := section{ID: "resources", Title: "Resource usage per component"}
+	s := section{ID: SectionResources, Title: "Resource usage per component"}
 	ss := r.Summary.Series
 	topos := distinctKeys(ss, isResource, func(k results.Key) string { return k.Topology })
 	if len(topos) == 0 {
@@ -435,7 +435,7 @@ func (r Report) unitOf(metric string) string {
 // comparisonSection: percent change between modes with CI, for the mesh total and the app; one table for CPU and one
 // for memory.
 func (r Report) comparisonSection() (section, bool) {
-	s := section{ID: "modes", Title: "Change between modes"}
+	s := section{ID: SectionModes, Title: "Change between modes"}
 	byMetric := map[string][][]string{}
 	for _, d := range r.Summary.Deltas {
 		if d.Stat != charts.StatAvg || d.Labels != "" || (d.Metric != charts.MetricCPU && d.Metric != charts.MetricMemory) ||
@@ -482,7 +482,7 @@ func deltaPctParts(d results.Delta, n int) (change, verdict string) {
 
 // perKRPSSection: resource cost per 1000 achieved requests per second.
 func (r Report) perKRPSSection() (section, bool) {
-	s := section{ID: "per-krps", Title: "Cost per 1000 requests per second"}
+	s := section{ID: SectionPerKRPS, Title: "Cost per 1000 requests per second"}
 	type rowKey struct{ topo, load, mode, comp string }
 	var order []rowKey
 	cells := map[rowKey]map[string]results.Series{}
@@ -531,7 +531,7 @@ func (r Report) perKRPSSection() (section, bool) {
 
 // latencySection: latency per mode and the latency each mode adds over "none".
 func (r Report) latencySection() (section, bool) {
-	s := section{ID: "latency", Title: "Latency"}
+	s := section{ID: SectionLatency, Title: "Latency"}
 	sels := charts.LatencySelections(r.Summary)
 	if len(sels) == 0 {
 		return s, false
@@ -687,7 +687,7 @@ func (r Report) achievedQPS(topo, mode, load string) string {
 // networkSection is study B's table: rows path x test (results.CNIRows, the table meshbench cni prints), with value,
 // CI, unit and tool, the host baseline ratio and band, and a reason for every test that did not produce a value.
 func (r Report) networkSection() (section, bool) {
-	s := section{ID: "network", Title: "Pod network"}
+	s := section{ID: SectionNetwork, Title: "Pod network"}
 	rows := results.CNIRows(r.Summary)
 	if len(rows) == 0 {
 		return s, false
@@ -900,7 +900,7 @@ func (r Report) toolOf(path, test string) string {
 
 // casesSection lists every failed or skipped case with its reason, and a count of the rest.
 func (r Report) casesSection() section {
-	s := section{ID: "cases", Title: "Failed and skipped cases"}
+	s := section{ID: SectionCases, Title: "Failed and skipped cases"}
 	counts := map[string]int{}
 	var rows [][]string
 	for _, c := range r.Cases {
@@ -969,7 +969,7 @@ func invocationsText(invs []results.Invocation) string {
 }
 
 func (r Report) methodSection() section {
-	s := section{ID: "method", Title: "Method and warnings"}
+	s := section{ID: SectionMethod, Title: "Method and warnings"}
 	s.list([]string{
 		"Resource figures come from the per-window min, max and average of each component's CPU (millicores) and memory (MiB) as the recorded source measured them over fixed windows.",
 		"Means are over repetitions; intervals are Student t " + confPct(r.Summary.Confidence) + " confidence intervals of the mean; differences between modes use Welch's interval (unequal variances).",

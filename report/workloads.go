@@ -12,7 +12,7 @@ import (
 // most for the sidecar. The workloads are ranked by their sidecars' CPU in sidecar mode (results.SidecarCosts), the
 // others after them in the summary's order. Only with per-workload figures (runs recorded before them have none).
 func (r Report) workloadSection() (section, bool) {
-	s := section{ID: "workloads", Title: "Per workload"}
+	s := section{ID: SectionWorkloads, Title: "Per workload"}
 	type group struct{ topo, load string }
 	type cell struct{ topo, load, mode, workload, component, metric string }
 	var groups []group

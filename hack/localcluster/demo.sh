@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# demo.sh (make demo): the mission on this machine. Builds and starts the local two-node cluster and the local Istio
-# (real istiod and istio-cni, data-plane STAND-INS), then takes a small app through none, sidecar, ambient and
-# waypoint with `meshbench run -f $DEMO_SCENARIO`, and ends with the comparison table and the path of report.html.
-# Cold (first run on a machine): the Kubernetes and Istio builds take 20-45 minutes on 2 cores and print a progress
-# line every minute; warm: seconds. The cluster stays up afterwards (make cluster-down removes it).
+# demo.sh (make demo): the mission on this machine. Builds meshbench (MESHBENCH_BIN, default bin/), builds and starts
+# the local two-node cluster and the local Istio (real istiod and istio-cni, data-plane STAND-INS), then takes a small
+# app through none, sidecar, ambient and waypoint with `meshbench run -f $DEMO_SCENARIO`, and ends with the report's
+# headlines and comparison and the path of report.html.
+# Cold (first run on a machine): the Kubernetes and Istio builds take 20-45 minutes on 2 cores; no step is silent for
+# more than a minute (with_heartbeat, and meshbench's own progress lines); warm: seconds. The cluster stays up
+# afterwards (make cluster-down removes it).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 cd "$REPO"
+# shellcheck source=hack/heartbeat.sh
+source "$REPO/hack/heartbeat.sh"
 SCENARIO=${DEMO_SCENARIO:-examples/demo.yaml}
 OUT=${DEMO_OUTPUT_DIR:-runs}
-MESHBENCH=${MESHBENCH:-$REPO/bin/meshbench}
+BIN_DIR=${MESHBENCH_BIN:-$REPO/bin}
+MESHBENCH=$BIN_DIR/meshbench
 t0=$SECONDS
-step() { printf '\n== [%dm%02ds] %s\n' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) "$*" >&2; }
+elapsed() { printf '%dm%02ds' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)); }
+step() { printf '\n== [%s] %s\n' "$(elapsed)" "$*" >&2; }
+log() { printf '   [%s] %s\n' "$(elapsed)" "$*" >&2; } # with_heartbeat's lines
 caveat() {
 	cat >&2 <<'TXT'
    NOTE: on this local cluster the Istio data plane is a TEST STAND-IN. istiod and the istio-cni node agents are
@@ -23,6 +30,8 @@ TXT
 
 step "dependencies (Debian packages)"
 hack/install-deps.sh
+step "meshbench (make build into $BIN_DIR; cold: a few minutes)"
+with_heartbeat "building meshbench" make -s --no-print-directory build BIN="$BIN_DIR"
 step "local Kubernetes cluster (cold build 6-38 min, then cached; a progress line every minute)"
 bash hack/localcluster/up.sh
 step "local Istio: real istiod + istio-cni, data-plane stand-ins (cold build 5-17 min, then cached)"
@@ -50,8 +59,9 @@ rm -f "$marker"
 step "result"
 caveat
 if [ -n "$dir" ] && [ -f "$dir/report/report.md" ]; then
-	# The report's headlines and its mode-by-mode comparison (report.md sections "Headlines" and "Change between modes").
-	awk '/^## (Headlines|Change between modes)/ { p = 1 } /^## / && !/^## (Headlines|Change between modes)/ { p = 0 } p' "$dir/report/report.md"
+	# The report's headlines and its mode-by-mode comparison, as text for this terminal (report.md is Markdown, with
+	# HTML anchors); the run already wrote the report files.
+	"$MESHBENCH" report "$dir" --no-files --show headlines,modes || echo "(meshbench report --show failed: read $dir/report/report.md)" >&2
 	echo
 	echo "report: $dir/report/report.html (self-contained: open it in a browser)"
 	echo "results: $dir (run.json, samples.jsonl, cases.jsonl, summary.json; see docs/results.md)"

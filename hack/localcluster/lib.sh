@@ -44,6 +44,9 @@ PROM_URL=http://$PROM_ADDR
 # (hosts.toml) and to the pushers (-insecure / --insecure), as kind's local-registry recipe does.
 REGISTRY_ADDR=$NODE1_IP:5000
 REGISTRY_PREFIX=$REGISTRY_ADDR/meshbench # the tool's localcluster profile default spec.images.registry
+# Both nodes run on this host, so every image the cluster pulls is built for its platform only; meshbench's own images
+# too (`meshbench images push --platform`; a user's push builds linux/amd64 and linux/arm64 by default).
+NODE_PLATFORM=linux/$(uname -m | sed -e 's/^x86_64$/amd64/' -e 's/^aarch64$/arm64/' -e 's/^armv7l$/arm\/v7/')
 # Harness-built images (non-latest tags => IfNotPresent). meshbench's own images (meshbench-agent, meshbench) are
 # pushed by `meshbench images push --registry $REGISTRY_PREFIX` and tagged with the tool's version (see up.sh).
 IMG_PAUSE=$REGISTRY_PREFIX/pause:dev
@@ -70,23 +73,8 @@ log() { printf '[%6.1fs] %s\n' "$(echo "$(date +%s.%N) - $T_START" | bc)" "$*" >
 die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 elapsed() { echo "$(date +%s.%N) - $T_START" | bc | xargs printf '%.1f'; }
 
-# with_heartbeat WHAT CMD...: run CMD and, while it runs, print a line every MB_HEARTBEAT seconds (default 60) saying
-# WHAT is still running and for how long: a cold `go build` of Kubernetes or Istio is silent for 5-30 minutes, and a
-# newcomer must not take that for a hang. The ticker stops with CMD, and on its own if this shell dies.
-with_heartbeat() {
-	local what=$1 t0=$SECONDS hb rc=0
-	shift
-	(
-		while sleep "${MB_HEARTBEAT:-60}" && kill -0 $$ 2>/dev/null; do
-			log "... still $what ($((SECONDS - t0)) s so far)"
-		done
-	) 9>&- &
-	hb=$!
-	"$@" || rc=$?
-	kill "$hb" 2>/dev/null || true
-	wait "$hb" 2>/dev/null || true
-	return "$rc"
-}
+# shellcheck source=hack/heartbeat.sh
+source "$REPO_ROOT/hack/heartbeat.sh" # with_heartbeat WHAT CMD...: a progress line every minute while CMD runs
 require_root() { [ "$(id -u)" = 0 ] || die "must run as root (network namespaces, mounts, iptables, cgroups)"; }
 
 # node_* map a node name to its per-node settings.
@@ -172,12 +160,13 @@ stop_daemon() {
 	rm -f "$f"
 }
 
-# wait_for SECONDS DESCRIPTION CMD...: poll CMD every 0.2s.
+# wait_for SECONDS DESCRIPTION CMD...: poll CMD every 0.2s; a line every minute while it waits (never silent longer).
 wait_for() {
 	local secs=$1 what=$2 i
 	shift 2
 	for ((i = 0; i < secs * 5; i++)); do
 		if "$@" >/dev/null 2>&1; then return 0; fi
+		((i == 0 || i % 300)) || log "... still waiting for $what ($((i / 5)) s so far, at most ${secs}s)"
 		sleep 0.2
 	done
 	die "timed out after ${secs}s waiting for $what"

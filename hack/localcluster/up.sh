@@ -227,14 +227,20 @@ harness_images() {
 }
 
 # push_images: every image the cluster runs goes to the registry; $S/run/pushed lists REF@DIGEST of each. meshbench's
-# images are pushed by the CLI built from this tree (the tag is its version, so CLI and agent match), multi-arch as a
-# user would push them.
+# images are pushed by the CLI built from this tree (the tag is its version, so CLI and agent match), as a user pushes
+# them but for the nodes' platform only: both nodes run on this host (NODE_PLATFORM), and a second architecture
+# doubled the cold compile for nothing. Its progress (a line per binary and image, a heartbeat every minute) goes to
+# the terminal and to $S/logs/images-push.log; the REF@DIGEST lines (stdout) to $S/run/images-push.out.
 push_images() {
 	local out
 	# shellcheck disable=SC2046
 	"$S/bin/tools/regpush" -insecure $(harness_images) >"$S/run/pushed.new" || die "pushing the harness images to $REGISTRY_ADDR failed"
-	out=$("$S/build/meshbench" images push --source "$REPO_ROOT" --registry "$REGISTRY_PREFIX" --insecure 2>"$S/logs/images-push.log") ||
-		die "meshbench images push --registry $REGISTRY_PREFIX failed: $(tail -5 "$S/logs/images-push.log")"
+	log "meshbench images push --platform $NODE_PLATFORM (the nodes' platform): cold, the compile takes minutes; a line per binary, then every minute"
+	# heartbeat: meshbench prints a line per binary and image, and every minute while one compiles or pushes (stderr)
+	"$S/build/meshbench" images push --source "$REPO_ROOT" --registry "$REGISTRY_PREFIX" --insecure --platform "$NODE_PLATFORM" \
+		2>&1 >"$S/run/images-push.out" | tee "$S/logs/images-push.log" | sed -u 's/^/  /' >&2 ||
+		die "meshbench images push --registry $REGISTRY_PREFIX --platform $NODE_PLATFORM failed (output above, and in $S/logs/images-push.log)"
+	out=$(cat "$S/run/images-push.out")
 	grep -oE "$REGISTRY_PREFIX/[a-z0-9._/-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}" <<<"$out" >>"$S/run/pushed.new" ||
 		die "meshbench images push printed no REF@DIGEST lines: $out"
 	mv "$S/run/pushed.new" "$S/run/pushed"
@@ -393,10 +399,10 @@ fresh_start() {
 	log "containerd up on both nodes (pulling from $REGISTRY_ADDR)"
 	start_node "$NODE1"
 	start_node "$NODE2"
-	mbctl -timeout 120s wait-nodes 2
+	with_heartbeat "waiting for both nodes to be Ready" mbctl -timeout 120s wait-nodes 2
 	log "both nodes Ready"
 	mbctl apply "$S/conf/coredns.yaml" >/dev/null
-	mbctl -timeout 120s wait-deployment kube-system/coredns
+	with_heartbeat "waiting for CoreDNS" mbctl -timeout 120s wait-deployment kube-system/coredns
 	log "CoreDNS ready (Service kube-dns $DNS_IP)"
 	wait_for 60 "Prometheus" prom_ready
 	wait_for 60 "Prometheus scraping all 4 kubelet endpoints" prom_all_up

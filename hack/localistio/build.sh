@@ -85,7 +85,7 @@ fi
 if ! [ -x "$MKIMAGE" ]; then
   MKIMAGE=$ISTIO_BIN/mkimage
   if ! [ -x "$MKIMAGE" ] || [ -n "$(find "$REPO/hack/localcluster/tools" -newer "$MKIMAGE" -name '*.go' | head -1)" ]; then
-    (cd "$REPO/hack/localcluster/tools" && go build -trimpath -o "$MKIMAGE" ./cmd/mkimage)
+    (cd "$REPO/hack/localcluster/tools" && with_heartbeat "building mkimage" go build -trimpath -o "$MKIMAGE" ./cmd/mkimage)
     echo "BUILD mkimage (from hack/localcluster/tools)"
   fi
 fi

@@ -34,7 +34,7 @@ if [ $keep_agents = 0 ]; then
 fi
 
 # 2. binaries (cached in $ISTIO_BIN; rebuilt only when the pin or our sources change)
-bash "$HERE/build.sh" 2>&1 | sed 's/^/  /' >&2
+bash "$HERE/build.sh" 2>&1 | sed -u 's/^/  /' >&2 # -u: the heartbeat lines must not wait in a buffer
 [ -x "$MKIMAGE" ] || MKIMAGE=$ISTIO_BIN/mkimage
 log "binaries ready (Istio $ISTIO_VERSION, istio.io/istio $ISTIO_PIN)"
 
@@ -115,7 +115,7 @@ log "images $IMG_PILOT + $IMG_PROXY (real: pilot-agent + Envoy $ENVOY_VERSION), 
 
 # 5. CRDs
 mbistio apply "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" "$ISTIO_DIR/crds/istio-crds.yaml" >/dev/null
-mbistio -timeout 60s wait-crds "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" "$ISTIO_DIR/crds/istio-crds.yaml"
+with_heartbeat "waiting for the CRDs to be established" mbistio -timeout 60s wait-crds "$ISTIO_DIR/crds/gateway-api-$GWAPI_PIN-standard.yaml" "$ISTIO_DIR/crds/istio-crds.yaml"
 log "CRDs established (Gateway API $GWAPI_PIN standard channel, Istio $ISTIO_VERSION)"
 
 # 6. the stand-in marker, then istiod
@@ -129,9 +129,9 @@ mbistio marker apply -set "standins=ztunnel,waypoint" -set "upstream-envoy=sidec
 	-set "real=istiod,istio-cni,pilot-agent,envoy(sidecar)" -set "istio.version=$ISTIO_VERSION" -set "istio.module=istio.io/istio@$ISTIO_PIN" \
 	-set "description=Sidecars: real pilot-agent + upstream Envoy $ENVOY_VERSION with Istio's telemetry, metadata-exchange and ALPN filters off (a lower bound of istio-proxy's cost). ztunnel and waypoint: test stand-ins (no HBONE, no L7): their figures are NOT Istio's. Mode switching is real (istiod injector, istio-cni agent, waypoint controller)."
 mbistio apply "$ISTIO_DIR/manifests/istiod.yaml" >/dev/null
-mbistio -timeout 120s wait-deployment "istio-system/$ISTIOD_NAME"
+with_heartbeat "waiting for $ISTIOD_NAME to be Ready" mbistio -timeout 120s wait-deployment "istio-system/$ISTIOD_NAME"
 log "$ISTIOD_NAME Ready${CP_REVISION:+ (revision $CP_REVISION, no default revision)}"
-mbistio -timeout 60s wait-webhook -revision "$CP_REVISION"
+with_heartbeat "waiting for istiod's webhooks" mbistio -timeout 60s wait-webhook -revision "$CP_REVISION"
 log "istiod webhooks live (validator fail-close, injector caBundle set)"
 
 # 7. istio-cni node agents (host processes), then the ztunnel DaemonSet with the stand-in image
@@ -162,7 +162,7 @@ else
 	log "istio-cni node agents running ($(for n in "${NODES[@]}"; do echo -n "$n:$(cat "$(agent_pidfile "$n")") "; done))"
 fi
 mbistio apply "$ISTIO_DIR/manifests/ztunnel.yaml" >/dev/null
-mbistio -timeout 120s wait-daemonset istio-system/ztunnel >/dev/null
+with_heartbeat "waiting for the ztunnel DaemonSet" mbistio -timeout 120s wait-daemonset istio-system/ztunnel >/dev/null
 for node in "${NODES[@]}"; do
 	wait_for 30 "the istio-cni agent on $node to accept the ztunnel stand-in" grep -q 'received hello from ztunnel' "$ISTIO_LOGS/istio-cni-$node.log"
 done

@@ -29,7 +29,7 @@ istio_module_dir() { (cd "$LI_DIR" && go list -m -f '{{.Dir}}' "$1"); }
 if [ -z "${ISTIO_VERSION:-}" ]; then
 	_v=$(cat "$(istio_module_dir istio.io/istio 2>/dev/null)/VERSION" 2>/dev/null || true)
 	if [ -z "$_v" ] && [ "${LI_VERSION_OPTIONAL:-0}" != 1 ]; then # a fresh machine: the module is not in the cache yet
-		(cd "$LI_DIR" && go mod download istio.io/istio) >&2 || true
+		(cd "$LI_DIR" && with_heartbeat "downloading the istio.io/istio module" go mod download istio.io/istio) >&2 || true
 		_v=$(cat "$(istio_module_dir istio.io/istio)/VERSION" 2>/dev/null || true)
 	fi
 	if [ -n "$_v" ]; then

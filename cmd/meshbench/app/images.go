@@ -39,7 +39,10 @@ const imagesLong = `Build meshbench's own container images from this source tree
 
 Each is a multi-arch OCI index (linux/amd64 and linux/arm64 unless --platform), cross-compiled with CGO_ENABLED=0
 and -trimpath, static, running as 65532:65532, with the build host's CA certificates and OCI labels. Builds are
-reproducible: created is SOURCE_DATE_EPOCH, else the source commit's time, and layer mtimes are fixed.
+reproducible: created is SOURCE_DATE_EPOCH, else the source commit's time, and layer mtimes are fixed. Every
+platform is another compile of both binaries (minutes each with a cold Go cache): --platform linux/amd64 builds only
+what amd64 nodes pull. Progress goes to stderr: a line per binary and image, and one every minute while a compile or
+a push runs.
 
 TAG is this meshbench's version (` + "`meshbench version`" + `), which is also the default of spec.images.tag: the agent a
 run deploys is built from the same version as the CLI that deploys it. REG is spec.images.registry's default; runs
@@ -137,7 +140,7 @@ func runImages(ctx context.Context, streams Streams, g *GlobalFlags, verb string
 		if f.insecure {
 			fmt.Fprintf(streams.ErrOut, "--insecure: plain HTTP and unverified TLS are allowed to %s\n", o.Registry)
 		}
-		refs, err := images.Push(ctx, built, images.PushOptions{Insecure: f.insecure})
+		refs, err := images.Push(ctx, built, images.PushOptions{Insecure: f.insecure, Progress: progressWriter(g, streams.ErrOut)})
 		if err != nil && !f.insecure && images.Unreachable(err) {
 			err = fmt.Errorf("%w (a plain-HTTP registry needs --insecure)", err)
 		}

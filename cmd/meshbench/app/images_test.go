@@ -87,6 +87,13 @@ func TestImagesBuildPushSave(t *testing.T) {
 	if len(lines) != 2 || lines[0] != reg+"/meshbench-agent:t1@"+built[0].Digest || !strings.Contains(errOut, "--insecure: plain HTTP") {
 		t.Errorf("push printed %q (digests must equal the build's: reproducible)\nstderr %s", out, errOut)
 	}
+	// Progress on stderr per binary and per image (the harness shows it while make demo waits, issue 29 section 3).
+	for _, want := range []string{"compiling ./cmd/meshbench-agent for linux/amd64 (binary 1 of 4)", "compiled ./cmd/meshbench for linux/arm64 (",
+		"pushing " + reg + "/meshbench-agent:t1 (2 platforms, ", "pushed " + lines[1] + " in "} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("push stderr lacks %q:\n%s", want, errOut)
+		}
+	}
 	ref, _ := name.ParseReference(lines[1])
 	if _, err := remote.Head(ref); err != nil {
 		t.Errorf("pushed CLI image not in the registry: %v", err)

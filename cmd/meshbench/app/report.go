@@ -22,6 +22,7 @@ type reportFlags struct {
 	pushInstance string
 	pushInsecure bool
 	latest       bool
+	show         []string
 }
 
 // NewReportCommand renders a run directory into report.md, report.html, CSVs and charts, and optionally pushes the
@@ -43,10 +44,14 @@ report directory unless --output-dir.
 
 With --push, the summary is also sent to a Prometheus Pushgateway as gauges (meshbench_resource_mean,
 meshbench_delta_percent, meshbench_case_failed_total, ...; see the push package documentation), replacing the
-previous push of the same job and instance.`,
+previous push of the same job and instance.
+
+With --show, sections of the report are printed on stdout as text for a terminal (aligned tables, no Markdown or
+HTML), e.g. --show headlines,modes as make demo ends; the report files are still written unless --no-files.`,
 		Example: `  meshbench report runs/20261130-030000
   meshbench report runs/20261130-030000 runs/20261130-020000-cni
-  meshbench report runs/20261130-030000 --push http://pushgateway.monitoring:9091 --push-instance prod-eu`,
+  meshbench report runs/20261130-030000 --push http://pushgateway.monitoring:9091 --push-instance prod-eu
+  meshbench report runs/20261130-030000 --no-files --show headlines,modes`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd.Context(), streams, g, f, args) },
 	}
@@ -59,12 +64,24 @@ previous push of the same job and instance.`,
 	fl.StringVar(&f.pushJob, "push-job", "meshbench", "Pushgateway job label")
 	fl.BoolVar(&f.pushInsecure, "push-insecure", false, "do not verify the Pushgateway's TLS certificate (a warning is printed)")
 	fl.StringVar(&f.pushInstance, "push-instance", "", "Pushgateway instance label (default: the scenario name)")
+	fl.StringSliceVar(&f.show, "show", nil, "print these sections as text on stdout (comma separated, or all): "+report.SectionList())
 	return cmd
 }
 
 func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFlags, dirs []string) error {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
+	}
+	var sections []report.SectionID
+	if f.show != nil {
+		if g.Output != "table" {
+			return badInput(fmt.Errorf("--show prints text for a terminal: it cannot be combined with --output %s", g.Output))
+		}
+		s, err := report.ParseSections(f.show)
+		if err != nil {
+			return badInput(fmt.Errorf("--show: %w", err))
+		}
+		sections = s
 	}
 	if f.latest && len(dirs) > 1 {
 		return badInput(errors.New("--latest takes one directory of runs; give both run directories without --latest to combine them"))
@@ -111,6 +128,17 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 			return err
 		}
 		fmt.Fprintf(streams.ErrOut, "pushed the summary of %s to %s\n", rep.Meta.RunID, push.RedactURL(f.push))
+	}
+	if f.show != nil {
+		text, missing := rep.Text(sections...)
+		for _, id := range missing {
+			fmt.Fprintf(streams.ErrOut, "note: report %s has no section %s (the run has no data for it)\n", rep.Meta.RunID, id)
+		}
+		if len(written) > 0 {
+			fmt.Fprintf(streams.ErrOut, "wrote %d report files to %s\n", len(written), filepath.Dir(written[0]))
+		}
+		_, err := streams.Out.Write(text)
+		return err
 	}
 	return printValue(streams.Out, g.Output, map[string]any{"runID": rep.Meta.RunID, "files": written}, func() string {
 		s := ""

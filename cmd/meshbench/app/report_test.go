@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -148,5 +149,64 @@ func TestReportComputesMissingSummary(t *testing.T) {
 	}
 	if strings.Contains(row, "by `meshbench report`") || !strings.Contains(string(doc), "compute the summary in memory") {
 		t.Errorf("docs/results.md does not say what meshbench report does without summary.json:\n%s", row)
+	}
+}
+
+// TestReportShow: --show prints the sections asked for as terminal text on stdout, which is what make demo's result
+// screen shows (it printed raw <a id="..."></a> anchors cut out of report.md, issue 29 section 3); bad section
+// names and a machine output format are bad input.
+func TestReportShow(t *testing.T) {
+	t.Parallel()
+	code, stdout, errOut := run(t, "report", fixtureRun("sample"), "--no-files", "--show", "headlines,modes")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if !strings.HasPrefix(stdout, "Headlines\n=========\n") || !strings.Contains(stdout, "\nChange between modes\n") ||
+		strings.Contains(stdout, "<a id=") || strings.Contains(stdout, "|---") || strings.Contains(stdout, "Per workload") {
+		t.Errorf("--show headlines,modes printed:\n%s", stdout)
+	}
+	code, stdout, errOut = run(t, "report", fixtureRun("sample"), "--no-files", "--show", "headlines,capacity")
+	if code != ExitOK || !strings.Contains(errOut, "has no section capacity") || !strings.HasPrefix(stdout, "Headlines\n") {
+		t.Errorf("a section the run lacks: exit %d\n%s\n%s", code, errOut, stdout)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--show", "headline"}, `--show: no report section "headline": use all or some of facts, headlines,`},
+		{[]string{"--show", "headlines", "-o", "json"}, "--show prints text for a terminal: it cannot be combined with --output json"},
+	} {
+		code, _, errOut := run(t, append([]string{"report", fixtureRun("sample"), "--no-files"}, c.args...)...)
+		if code != ExitBadInput || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// TestDemoResultScreen runs the command make demo's result screen runs (hack/localcluster/demo.sh, with the run
+// directory replaced by a fixture run): the headlines and the change between modes as terminal text, without the
+// HTML anchors and Markdown tables the screen used to cut out of report.md.
+func TestDemoResultScreen(t *testing.T) {
+	t.Parallel()
+	demo, err := os.ReadFile(filepath.Join("..", "..", "..", "hack", "localcluster", "demo.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*"\$MESHBENCH" (report "\$dir" [^|>\n]*)`).FindSubmatch(demo)
+	if m == nil {
+		t.Fatal(`demo.sh does not print the report with "$MESHBENCH" report "$dir" ... (the terminal rendering of package report)`)
+	}
+	args := strings.Fields(strings.ReplaceAll(string(m[1]), `"$dir"`, fixtureRun("sample")))
+	code, stdout, errOut := run(t, args...)
+	if code != ExitOK {
+		t.Fatalf("demo.sh's %v: exit %d\n%s", args, code, errOut)
+	}
+	if !strings.Contains(stdout, "Headlines\n=========\n") || !strings.Contains(stdout, "Change between modes\n") {
+		t.Errorf("demo.sh's %v does not show the headlines and the change between modes:\n%s", args, stdout)
+	}
+	for _, bad := range []string{"<a id=", "|---", `\_`} {
+		if strings.Contains(stdout, bad) {
+			t.Errorf("demo.sh's %v prints %q: Markdown or HTML on a terminal", args, bad)
+		}
 	}
 }
