@@ -60,3 +60,13 @@ func TestBannerSaysTheTruthPerComponent(t *testing.T) {
 		t.Errorf("banner carries the blanket sentence of runs without per-component facts:\n%s", b)
 	}
 }
+
+// Sections printed alone (the demo's result screen: meshbench report --show headlines,modes) keep the caveats.
+func TestTextOfSomeSectionsKeepsTheCaveats(t *testing.T) {
+	t.Parallel()
+	text, _ := mixedDataPlane().Text(SectionHeadlines)
+	if !strings.Contains(string(text), "WARNING: data plane: ztunnel is a test stand-in") ||
+		!strings.Contains(string(text), "WARNING: data plane: sidecar is upstream Envoy") {
+		t.Errorf("text of one section lacks the per-component caveats:\n%s", text)
+	}
+}

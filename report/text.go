@@ -67,12 +67,14 @@ func (d document) text(only []SectionID) []byte {
 		if d.Subtitle != "" {
 			b.WriteString(d.Subtitle + "\n\n")
 		}
-		for _, l := range d.Banner {
-			b.WriteString("WARNING: " + l + "\n")
-		}
-		if len(d.Banner) > 0 {
-			b.WriteByte('\n')
-		}
+	}
+	// The caveats go with any part of the report shown: sections printed alone must not lose what their figures
+	// are not (a data-plane component that is a stand-in or upstream Envoy).
+	for _, l := range d.Banner {
+		b.WriteString("WARNING: " + l + "\n")
+	}
+	if len(d.Banner) > 0 {
+		b.WriteByte('\n')
 	}
 	for _, s := range d.Sections {
 		if len(only) > 0 && !slices.Contains(only, s.ID) {

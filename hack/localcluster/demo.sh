@@ -22,9 +22,11 @@ step() { printf '\n== [%s] %s\n' "$(elapsed)" "$*" >&2; }
 log() { printf '   [%s] %s\n' "$(elapsed)" "$*" >&2; } # with_heartbeat's lines
 caveat() {
 	cat >&2 <<'TXT'
-   NOTE: on this local cluster the Istio data plane is a TEST STAND-IN. istiod and the istio-cni node agents are
-   real Istio (every mode switch is proven against them), but Envoy and ztunnel cannot be built here: the sidecar,
-   ztunnel and waypoint figures are the stand-ins', not Istio's. Every result says "data plane: test stand-in".
+   NOTE: on this local cluster istiod and the istio-cni node agents are real Istio (every mode switch is proven
+   against them), and so is the SIDECAR: Istio's pilot-agent with an upstream Envoy on the path of every request,
+   with Istio's own telemetry filters off, so its figures are a lower bound of Istio's sidecar cost. ztunnel and the
+   waypoint's proxy are TEST STAND-INS (ztunnel cannot be had here): their figures are not Istio's. Every result,
+   headline and chart says so per component.
 TXT
 }
 
@@ -34,7 +36,7 @@ step "meshbench (make build into $BIN_DIR; cold: a few minutes)"
 with_heartbeat "building meshbench" make -s --no-print-directory build BIN="$BIN_DIR"
 step "local Kubernetes cluster (cold build 6-38 min, then cached; a progress line every minute)"
 bash hack/localcluster/up.sh
-step "local Istio: real istiod + istio-cni, data-plane stand-ins (cold build 5-17 min, then cached)"
+step "local Istio: real istiod + istio-cni, real sidecar (pilot-agent + upstream Envoy), ambient stand-ins (cold build 5-17 min, then cached)"
 bash hack/localistio/istio-up.sh
 set -a
 # shellcheck source=/dev/null
