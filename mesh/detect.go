@@ -506,21 +506,30 @@ func IstiodMinimumCRDs(istioVersion string) map[string]string {
 	return out
 }
 
-// MinKubernetes returns the minimum Kubernetes minor istioctl precheck enforces for an Istio version (0 = unknown).
+// istioctlMinKubernetes is istioctl's minimum Kubernetes minor from the Istio release that set it: istio/istio
+// istioctl/pkg/install/k8sversion/version.go MinK8SVersion, read at every release tag 1.24.0 ... 1.30.3 and
+// 1.31.0-rc.0 (testdata/upstream/istio-patches.yaml, TestPatchLevelFactsMatchUpstream). It moves within minors:
+// 1.25.1 and 1.28.2 raised it.
+var istioctlMinKubernetes = []struct {
+	since string
+	minor int
+}{{"1.24.0", 28}, {"1.25.1", 29}, {"1.28.2", 30}, {"1.30.0", 32}}
+
+// MinKubernetes returns the minimum Kubernetes minor istioctl's precheck asks for an Istio version, patch included
+// ("1.28.2" -> 30, "1.28.1" -> 29); 0 when the version is unknown or older than 1.24. A pre-release counts as its
+// release (1.31.0-rc.0 as 1.31.0, "1.31-dev" as 1.31.0).
 func MinKubernetes(istioVersion string) int {
-	maj, minor, ok := parseMajorMinor(istioVersion)
+	maj, _, ok := parseMajorMinor(istioVersion)
 	if !ok || maj != 1 {
 		return 0
 	}
-	switch {
-	case minor >= 30:
-		return 32
-	case minor >= 26:
-		return 29
-	case minor >= 24:
-		return 28
+	minK := 0
+	for _, e := range istioctlMinKubernetes {
+		if CompareVersions(istioVersion, e.since) >= 0 {
+			minK = e.minor
+		}
 	}
-	return 0
+	return minK
 }
 
 func detectGatewayAPI(ctx context.Context, c *kube.Clients, info *IstioInfo) {

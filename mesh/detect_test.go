@@ -50,7 +50,7 @@ func TestVersionTables(t *testing.T) {
 			t.Errorf("IstiodIgnoresCRD(%q, %q) = %q, want %q", tc.have, tc.min, got, tc.want)
 		}
 	}
-	for v, want := range map[string]int{"1.24.0": 28, "1.26.1": 29, "1.28.0": 29, "1.30.2": 32, "1.31-dev": 32, "1.20.0": 0} {
+	for v, want := range map[string]int{"1.24.0": 28, "1.25.0": 28, "1.25.1": 29, "1.26.1": 29, "1.28.1": 29, "1.28.2": 30, "1.29.0": 30, "1.30.2": 32, "1.31-dev": 32, "1.31.0-rc.0": 32, "v1.29.6": 30, "1.20.0": 0, "junk": 0} {
 		if got := MinKubernetes(v); got != want {
 			t.Errorf("MinKubernetes(%s) = %d, want %d", v, got, want)
 		}

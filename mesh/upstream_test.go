@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -171,4 +172,23 @@ func TestUpstreamMinors(t *testing.T) {
 func minorNum(v string) int {
 	_, minor, _ := parseMajorMinor(v)
 	return minor
+}
+
+// Issue 29 section 1 item 2: istioctl's Kubernetes minimum changes between patch releases (1.25.1 raised it to 1.29,
+// 1.28.2 to 1.30, 1.30.0 to 1.32). Every release tag in testdata/upstream/istio-patches.yaml is checked, and the
+// CRD minimums with it (they change per minor only).
+func TestPatchLevelFactsMatchUpstream(t *testing.T) {
+	t.Parallel()
+	tags, err := upstreamfixture.LoadPatches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tags {
+		if got := fmt.Sprintf("1.%d", MinKubernetes(p.Tag)); got != p.MinKubernetes {
+			t.Errorf("Istio %s (commit %s): MinKubernetes = %s, istioctl's MinK8SVersion says %s", p.Tag, p.Commit[:10], got, p.MinKubernetes)
+		}
+		if got := IstiodMinimumCRDs(p.Tag); !maps.Equal(got, p.MinimumBundleVersion) {
+			t.Errorf("Istio %s: CRD minimums %v, upstream %v", p.Tag, got, p.MinimumBundleVersion)
+		}
+	}
 }

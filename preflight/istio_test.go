@@ -72,6 +72,13 @@ func TestIstioChecks(t *testing.T) {
 	if ch := old["istio-kubernetes"]; ch.Status != StatusWarn || !strings.Contains(ch.Detail, "needs Kubernetes >= 1.32") {
 		t.Errorf("Kubernetes 1.31 with Istio 1.30: %+v", ch)
 	}
+	// Issue 29: istioctl 1.28.2 ... 1.29.x asks for Kubernetes 1.30 (istio/istio istioctl/pkg/install/k8sversion/
+	// version.go at those tags); 1.29 was reported as enough.
+	i129 := standIn()
+	i129.Version = "1.29.1"
+	if ch := byName(istioChecks(i129, "v1.29.14", true, true, true))["istio-kubernetes"]; ch.Status != StatusWarn || !strings.Contains(ch.Detail, "needs Kubernetes >= 1.30") {
+		t.Errorf("Kubernetes 1.29 with Istio 1.29.1: %+v", ch)
+	}
 	// Not ambient-capable: a FAIL when an ambient mode is requested, else OK with the reason.
 	flat := standIn()
 	flat.AmbientCapable, flat.AmbientMissing = false, []string{"ztunnel DaemonSet"}
