@@ -127,8 +127,9 @@ func revisionCheck(i mesh.IstioInfo, needIstio bool) Check {
 }
 
 // gatewayAPICheck mirrors what istiod checks: the Gateway CRD must be served for waypoints (any bundle-version: istiod
-// accepts it without one); CRDs istiod has a minimum for and ignores below it are a WARN (meshbench uses none of
-// them, other workloads might).
+// accepts it without one); CRDs istiod has bounds for (a minimum per minor, a TLSRoute maximum in some patch
+// releases: mesh.IstiodCRDBounds) and ignores outside them are a WARN (meshbench uses none of them, other workloads
+// might).
 func gatewayAPICheck(i mesh.IstioInfo, needWaypoint bool) Check {
 	g := i.GatewayAPI
 	gw := Check{Name: "gateway-api", Status: StatusOK}
@@ -147,12 +148,12 @@ func gatewayAPICheck(i mesh.IstioInfo, needWaypoint bool) Check {
 		bundle = "bundle-version " + bundle + " (" + orDash(g.Channel) + " channel)"
 	}
 	gw.Detail = fmt.Sprintf("Gateway CRD served, %s; GatewayClass %s present: %v", bundle, mesh.WaypointClass, g.WaypointClass)
-	if mins := mesh.IstiodMinimumCRDs(i.Version); len(mins) > 0 {
+	if bounds := mesh.IstiodCRDBounds(i.Version); len(bounds) > 0 {
 		var parts []string
-		for _, n := range slices.Sorted(maps.Keys(mins)) {
-			parts = append(parts, strings.TrimSuffix(n, ".gateway.networking.k8s.io")+" >= "+mins[n])
+		for _, n := range slices.Sorted(maps.Keys(bounds)) {
+			parts = append(parts, strings.TrimSuffix(n, ".gateway.networking.k8s.io")+" "+bounds[n].String())
 		}
-		gw.Detail += fmt.Sprintf("; Istio %s has minimums only for %s", i.Version, strings.Join(parts, ", "))
+		gw.Detail += fmt.Sprintf("; Istio %s watches only %s of the CRDs it checks (each needs a bundle-version)", i.Version, strings.Join(parts, ", "))
 	}
 	switch {
 	case !g.WaypointClass && needWaypoint:

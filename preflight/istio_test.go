@@ -143,3 +143,18 @@ func TestRevisionErrorStopsTheIstioChecks(t *testing.T) {
 		t.Errorf("mode none only: the revision problem is a WARN: %+v", chs)
 	}
 }
+
+// Issue 29 section 1 item 4: the gateway-api line named only minimums ("has minimums only for"); Istio 1.29.4 also
+// ignores a TLSRoute CRD above v1.4.1, which preflight now says and WARNs about when the installed one is above it.
+func TestGatewayAPICheckNamesMaximums(t *testing.T) {
+	t.Parallel()
+	info := standIn()
+	info.Version = "1.29.4"
+	info.GatewayAPI = mesh.GatewayAPIInfo{Installed: true, WaypointClass: true, BundleVersion: "v1.5.0", Channel: "standard",
+		Ignored: []string{"tlsroutes.gateway.networking.k8s.io (bundle-version v1.5.0 > v1.4.1, the newest this Istio watches)"}}
+	ch := gatewayAPICheck(info, true)
+	if ch.Status != StatusWarn || !strings.Contains(ch.Detail, "tlsroutes <= v1.4.1") || !strings.Contains(ch.Detail, "grpcroutes >= v1.1.0") ||
+		strings.Contains(ch.Detail, "minimums only") || !strings.Contains(ch.Detail, "istiod ignores tlsroutes") {
+		t.Errorf("Istio 1.29.4 with TLSRoute v1.5.0: %+v", ch)
+	}
+}
