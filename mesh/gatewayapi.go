@@ -8,6 +8,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshbench/meshbench/internal/kube"
 )
@@ -27,6 +29,45 @@ type GatewayAPIInfo struct {
 	Ignored []string `json:"ignored,omitempty"`
 	// WaypointClass is true when the GatewayClass istio-waypoint exists (istiod creates it).
 	WaypointClass bool `json:"waypointClass"`
+	// InfrastructurePruned is true when the Gateway CRD's v1 schema has no spec.infrastructure.labels (standard
+	// channel before v1.2.0): the API server prunes the field, and istiod then copies ALL the Gateway's labels onto
+	// the objects it creates for a waypoint (see WaypointRunLabel).
+	InfrastructurePruned bool `json:"infrastructurePruned,omitempty"`
+}
+
+// HasInfrastructureLabels reports whether a Gateway CRD (unstructured) keeps spec.infrastructure.labels in the schema
+// of its v1 version (the version meshbench writes), the storage version when none is named v1. Gateway API added
+// spec.infrastructure to the standard channel in v1.2.0 (kubernetes-sigs/gateway-api
+// config/crd/standard/gateway.networking.k8s.io_gateways.yaml: absent at v1.0.0 ... v1.1.1, present from v1.2.0; the
+// experimental channel has it from v1.0.0). Reading the schema rather than the bundle-version also judges CRDs
+// without the annotation or built otherwise. ok is false when the CRD has no readable schema.
+func HasInfrastructureLabels(crd map[string]any) (has, ok bool) {
+	versions, _, _ := unstructured.NestedSlice(crd, "spec", "versions")
+	var chosen map[string]any
+	for _, v := range versions {
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			continue
+		}
+		name, _, _ := unstructured.NestedString(m, "name")
+		storage, _, _ := unstructured.NestedBool(m, "storage")
+		if name == gwv1.GroupVersion.Version {
+			chosen = m
+			break
+		}
+		if storage && chosen == nil {
+			chosen = m
+		}
+	}
+	if chosen == nil {
+		return false, false
+	}
+	spec, found, _ := unstructured.NestedMap(chosen, "schema", "openAPIV3Schema", "properties", "spec", "properties")
+	if !found {
+		return false, false
+	}
+	_, has, _ = unstructured.NestedMap(spec, "infrastructure", "properties", "labels")
+	return has, true
 }
 
 // istiodMinimumCRDs are the Gateway API CRDs istiod ignores when their gateway.networking.k8s.io/bundle-version is
@@ -187,6 +228,9 @@ func detectGatewayAPI(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	ann := crd.GetAnnotations()
 	g.BundleVersion = ann[bundleVersionAnnotation]
 	g.Channel = ann["gateway.networking.k8s.io/channel"]
+	if has, ok := HasInfrastructureLabels(crd.Object); ok {
+		g.InfrastructurePruned = !has
+	}
 	bounds := IstiodCRDBounds(info.Version)
 	for _, name := range sortedKeys(bounds) {
 		other, err := crds.Get(ctx, name, metav1.GetOptions{})

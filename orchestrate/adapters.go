@@ -140,6 +140,15 @@ func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.
 	if len(tr.Restarted) > 0 {
 		facts["restarted"] = strings.Join(tr.Restarted, ",")
 	}
+	var pruned []string
+	for _, w := range tr.Warnings {
+		if w.Kind == mesh.WarningInfrastructurePruned {
+			pruned = append(pruned, w.Object)
+		}
+	}
+	if len(pruned) > 0 {
+		facts[results.FactWaypointLabelsCopied] = strings.Join(pruned, ", ")
+	}
 	return facts, err
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/results"
 )
 
 // istioChecks judges the detection against what the scenario needs.
@@ -155,14 +156,25 @@ func gatewayAPICheck(i mesh.IstioInfo, needWaypoint bool) Check {
 		}
 		gw.Detail += fmt.Sprintf("; Istio %s watches only %s of the CRDs it checks (each needs a bundle-version)", i.Version, strings.Join(parts, ", "))
 	}
-	switch {
-	case !g.WaypointClass && needWaypoint:
-		gw.Status, gw.Fix = StatusWarn, "istiod has not created GatewayClass "+mesh.WaypointClass+" (ambient disabled?): waypoints will not be programmed"
-	case len(g.Ignored) > 0:
+	var fixes []string
+	if !g.WaypointClass && needWaypoint {
+		gw.Status = StatusWarn
+		fixes = append(fixes, "istiod has not created GatewayClass "+mesh.WaypointClass+" (ambient disabled?): waypoints will not be programmed")
+	}
+	if g.InfrastructurePruned && needWaypoint {
+		gw.Status = StatusWarn
+		gw.Detail += "; the Gateway CRD has no spec.infrastructure (standard channel before v1.2.0): the API server drops it from the waypoint " +
+			"Gateways, so istiod copies all their labels, meshbench's run labels among them, onto the waypoints' Deployments, pods, Services and ServiceAccounts"
+		fixes = append(fixes, "install the Gateway API standard-channel CRDs v1.2.0 or later (kubectl apply --server-side -f "+
+			"https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.2.0/standard-install.yaml, or a newer release); "+
+			"until then each waypoint case records the fact "+results.FactWaypointLabelsCopied)
+	}
+	if len(g.Ignored) > 0 {
 		gw.Status = StatusWarn
 		gw.Detail += "; istiod ignores " + strings.Join(g.Ignored, ", ")
-		gw.Fix = "meshbench uses none of these CRDs; upgrade them if other workloads need them"
+		fixes = append(fixes, "meshbench uses none of these CRDs; upgrade them if other workloads need them")
 	}
+	gw.Fix = strings.Join(fixes, "; ")
 	return gw
 }
 

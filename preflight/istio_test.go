@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/results"
 )
 
 // standIn is what mesh.Detect reports for hack/localistio's ambient install (mesh's TestDetect pins it): istiod 1.30.1
@@ -156,5 +157,21 @@ func TestGatewayAPICheckNamesMaximums(t *testing.T) {
 	if ch.Status != StatusWarn || !strings.Contains(ch.Detail, "tlsroutes <= v1.4.1") || !strings.Contains(ch.Detail, "grpcroutes >= v1.1.0") ||
 		strings.Contains(ch.Detail, "minimums only") || !strings.Contains(ch.Detail, "istiod ignores tlsroutes") {
 		t.Errorf("Istio 1.29.4 with TLSRoute v1.5.0: %+v", ch)
+	}
+}
+
+// Issue 29 section 1 item 3: Gateway API CRDs of the standard channel before v1.2.0 have no spec.infrastructure; with
+// waypoint mode requested preflight WARNs with the fix (CRDs v1.2.0 or later), without it the line stays OK.
+func TestGatewayAPICheckWarnsWithoutInfrastructure(t *testing.T) {
+	t.Parallel()
+	info := standIn()
+	info.GatewayAPI = mesh.GatewayAPIInfo{Installed: true, WaypointClass: true, BundleVersion: "v1.1.0", Channel: "standard", InfrastructurePruned: true}
+	ch := gatewayAPICheck(info, true)
+	if ch.Status != StatusWarn || !strings.Contains(ch.Detail, "no spec.infrastructure") || !strings.Contains(ch.Fix, "v1.2.0 or later") ||
+		!strings.Contains(ch.Fix, results.FactWaypointLabelsCopied) {
+		t.Errorf("v1.1.0 standard CRDs with waypoint mode: %+v", ch)
+	}
+	if ch := gatewayAPICheck(info, false); ch.Status != StatusOK {
+		t.Errorf("no waypoint mode: the field is not used, want OK: %+v", ch)
 	}
 }

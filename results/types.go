@@ -47,6 +47,11 @@ const (
 // after an earlier case failed on it): a passing condition, so --resume runs the case again (DoneCases).
 const FactSkippedNode = "skipped-node"
 
+// FactWaypointLabelsCopied, on a waypoint case, names the waypoint Gateways whose spec.infrastructure the API server
+// dropped (Gateway API CRDs of the standard channel before v1.2.0): istiod then copied all the Gateway's labels,
+// meshbench's run labels among them, onto the waypoint's Deployment, pods, Service and ServiceAccount.
+const FactWaypointLabelsCopied = "waypoint-labels-copied"
+
 // FactAttempts, on a case measured more than once because a resource window came back incomplete (a missed
 // scrape, a Prometheus outage: scenario windows.attempts), is how many measurements it took; FactAttemptPrefix+n
 // is why measurement n was not kept. The case's figures are those of the last measurement.
