@@ -621,8 +621,11 @@ type BankOfAnthosImages struct {
 
 // BookinfoImages locates Istio's Bookinfo images: <Registry>/examples-bookinfo-<service>-<version>:<Tag>.
 type BookinfoImages struct {
+	// Registry is where Istio 1.30 publishes them; "docker.io/istio" is where 1.29 and older did (Docker Hub
+	// rate-limits anonymous pulls), or a mirror.
 	Registry string `json:"registry,omitempty" mb:"defaulted"`
-	Tag      string `json:"tag,omitempty" mb:"defaulted"`
+	// Tag is the Bookinfo release (1.20.3 in both registries).
+	Tag string `json:"tag,omitempty" mb:"defaulted"`
 }
 
 // Output is where results are written.
