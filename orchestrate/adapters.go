@@ -131,6 +131,9 @@ type meshAdapter struct {
 	last    mesh.Transition
 	standIn bool
 	rootNS  string // mesh config rootNamespace (mesh-wide PeerAuthentication)
+	// revision and istioVersion are the chosen istiod's (IstioInfo.Revision, .Version): whose PeerAuthentications
+	// count for the mTLS fact.
+	revision, istioVersion string
 }
 
 func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
@@ -195,12 +198,14 @@ func (a *meshAdapter) takeCache(t target.Target) *target.Cache {
 }
 
 // mtls is the effective PeerAuthentication mode of the app's namespaces in mode (what the measured traffic had to
-// satisfy): "none (no mesh)" in mode none.
+// satisfy), as the chosen istiod reads the policies and the mode's data plane applies them (ztunnel: STRICT or not):
+// "none (no mesh)" in mode none.
 func (a *meshAdapter) mtls(ctx context.Context, namespaces []string, mode scenario.Mode) string {
 	if !mesh.NeedsIstio(mode) {
 		return "none (no mesh)"
 	}
-	ms, err := mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, namespaces)
+	ms, err := mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, namespaces,
+		mesh.MTLSView{Revision: a.revision, Version: a.istioVersion, Ambient: mesh.UsesAmbient(mode)})
 	if err != nil {
 		return "unknown: " + err.Error()
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
 )
 
 // istioChecks judges the detection against what the scenario needs.
@@ -179,18 +180,31 @@ func gatewayAPICheck(i mesh.IstioInfo, needWaypoint bool) Check {
 }
 
 // mtlsCheck records the PeerAuthentication mode the app's namespaces will have (mesh-wide policy in the root
-// namespace, namespace-wide ones in existing app namespaces). It never blocks: STRICT is what many production meshes
-// run, and meshbench's load clients and logins run inside the mesh.
-func mtlsCheck(ctx context.Context, c *kube.Clients, i mesh.IstioInfo, namespaces []string) Check {
-	ms, err := mesh.DetectMTLS(ctx, c.Istio, i.RootNamespace, namespaces)
-	if err != nil {
-		return Check{Name: "mtls", Status: StatusWarn, Detail: err.Error(), Fix: "grant list on peerauthentications.security.istio.io; the effective mTLS mode is recorded as unknown"}
+// namespace, namespace-wide ones in existing app namespaces) as the chosen istiod reads them (its revision's and
+// unlabelled ones) and as the requested modes' data plane applies them: sidecars as written, ztunnel only STRICT or
+// not. It never blocks: STRICT is what many production meshes run, and meshbench's load clients and logins run
+// inside the mesh.
+func mtlsCheck(ctx context.Context, c *kube.Clients, i mesh.IstioInfo, namespaces []string, modes []scenario.Mode) Check {
+	if len(namespaces) == 0 {
+		return Check{Name: "mtls", Status: StatusOK, Detail: "no app namespaces (root namespace " + i.RootNamespace + ")"}
 	}
-	detail := "effective PeerAuthentication mode of the app namespaces: " + mesh.SummarizeMTLS(ms)
-	if len(ms) == 0 {
-		detail = "no app namespaces"
+	var parts []string
+	for _, ambient := range []bool{false, true} {
+		if !slices.ContainsFunc(modes, func(m scenario.Mode) bool { return mesh.NeedsIstio(m) && mesh.UsesAmbient(m) == ambient }) {
+			continue
+		}
+		ms, err := mesh.DetectMTLS(ctx, c.Istio, i.RootNamespace, namespaces, mesh.MTLSView{Revision: i.Revision, Version: i.Version, Ambient: ambient})
+		if err != nil {
+			return Check{Name: "mtls", Status: StatusWarn, Detail: err.Error(), Fix: "grant list on peerauthentications.security.istio.io; the effective mTLS mode is recorded as unknown"}
+		}
+		what := "sidecar mode"
+		if ambient {
+			what = "ambient modes (ztunnel)"
+		}
+		parts = append(parts, what+": "+mesh.SummarizeMTLS(ms))
 	}
-	return Check{Name: "mtls", Status: StatusOK, Detail: detail + " (root namespace " + i.RootNamespace + ")"}
+	return Check{Name: "mtls", Status: StatusOK, Detail: "effective PeerAuthentication mode of the app namespaces, " + strings.Join(parts, "; ") +
+		" (root namespace " + i.RootNamespace + ", revision " + orDash(i.Revision) + ")"}
 }
 
 // tagsSuffix lists revision tags as "; tags tag->revision, ..." (sorted), or "" without tags.

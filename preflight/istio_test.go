@@ -1,11 +1,19 @@
 package preflight
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	securityv1beta1 "istio.io/api/security/v1beta1"
+	securityv1 "istio.io/client-go/pkg/apis/security/v1"
+	istiofake "istio.io/client-go/pkg/clientset/versioned/fake"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
 )
 
 // standIn is what mesh.Detect reports for hack/localistio's ambient install (mesh's TestDetect pins it): istiod 1.30.1
@@ -173,5 +181,28 @@ func TestGatewayAPICheckWarnsWithoutInfrastructure(t *testing.T) {
 	}
 	if ch := gatewayAPICheck(info, false); ch.Status != StatusOK {
 		t.Errorf("no waypoint mode: the field is not used, want OK: %+v", ch)
+	}
+}
+
+// Issue 29 section 1 item 6: preflight shows the mode each requested data plane applies, from the policies the
+// chosen istiod reads: a DISABLE namespace policy is DISABLE for sidecars and PERMISSIVE (not STRICT) for ztunnel,
+// and a STRICT mesh-wide policy of another revision counts for neither.
+func TestMTLSCheckPerDataPlane(t *testing.T) {
+	t.Parallel()
+	disable := &securityv1.PeerAuthentication{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "off"}}
+	disable.Spec.Mtls = &securityv1beta1.PeerAuthentication_MutualTLS{Mode: securityv1beta1.PeerAuthentication_MutualTLS_DISABLE}
+	canary := &securityv1.PeerAuthentication{ObjectMeta: metav1.ObjectMeta{Namespace: "istio-system", Name: "canary", Labels: map[string]string{mesh.LabelRevision: "1-31"}}}
+	canary.Spec.Mtls = &securityv1beta1.PeerAuthentication_MutualTLS{Mode: securityv1beta1.PeerAuthentication_MutualTLS_STRICT}
+	info := mesh.IstioInfo{Installed: true, Version: "1.30.1", Revision: "1-30", RootNamespace: "istio-system"}
+	c := &kube.Clients{Istio: istiofake.NewSimpleClientset(disable, canary)}
+	ch := mtlsCheck(context.Background(), c, info, []string{"app"}, []scenario.Mode{scenario.ModeNone, scenario.ModeSidecar, scenario.ModeAmbient})
+	for _, want := range []string{"sidecar mode: DISABLE (PeerAuthentication app/off (namespace-wide); 1 PeerAuthentication(s) of another istio.io/rev ignored)",
+		"ambient modes (ztunnel): PERMISSIVE (PeerAuthentication app/off (namespace-wide) says DISABLE; ztunnel applies only STRICT or not"} {
+		if ch.Status != StatusOK || !strings.Contains(ch.Detail, want) {
+			t.Errorf("mtls check %+v\nwant %q in its detail", ch, want)
+		}
+	}
+	if ch := mtlsCheck(context.Background(), c, info, []string{"app"}, []scenario.Mode{scenario.ModeWaypoint}); strings.Contains(ch.Detail, "sidecar mode") {
+		t.Errorf("waypoint only: %+v", ch)
 	}
 }
