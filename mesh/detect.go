@@ -98,22 +98,6 @@ type DaemonSetInfo struct {
 	Ready     int32  `json:"ready"`
 }
 
-// GatewayAPIInfo is the Gateway API CRDs' state, judged as istiod judges it: it accepts every CRD whatever its
-// bundle-version annotation, except the few it has a minimum for (IstiodMinimumCRDs), which it ignores below it.
-type GatewayAPIInfo struct {
-	// Installed is true when the gateways.gateway.networking.k8s.io CRD exists.
-	Installed bool `json:"installed"`
-	// BundleVersion and Channel are the Gateway CRD's gateway.networking.k8s.io/bundle-version and /channel
-	// annotations ("" when missing: istiod accepts it anyway).
-	BundleVersion string `json:"bundleVersion,omitempty"`
-	Channel       string `json:"channel,omitempty"`
-	// Ignored lists the installed CRDs istiod ignores (bundle-version missing or below its minimum), e.g.
-	// "grpcroutes.gateway.networking.k8s.io (bundle-version v1.0.0 < v1.1.0)". meshbench uses none of them.
-	Ignored []string `json:"ignored,omitempty"`
-	// WaypointClass is true when the GatewayClass istio-waypoint exists (istiod creates it).
-	WaypointClass bool `json:"waypointClass"`
-}
-
 // OwnNamespaces are the install's own namespaces, which no app may use beyond scenario.ProtectedNamespace: the mesh
 // config's root namespace and istiod's namespace, either of which may be a custom one (not istio-*).
 func (i IstioInfo) OwnNamespaces() []string {
@@ -487,125 +471,30 @@ func detectNativeSidecars(ctx context.Context, c *kube.Clients, envs map[string]
 	info.NativeSidecars = &native
 }
 
-// istiodMinimumCRDs are the Gateway API CRDs istiod ignores when their gateway.networking.k8s.io/bundle-version is
-// missing or below a minimum, from the Istio minor that introduced each: istio/istio pkg/kube/kclient/crdwatcher.go
-// (minimumCRDVersions, 1.24.0-1.30.x) and pkg/config/schema/gatewayapi/minimumversions.go (1.31.0-rc.0). Every other
-// CRD, Gateway and GatewayClass included, is accepted whatever its annotation. Pinned per minor by
-// testdata/upstream/istio.yaml (TestIstiodMinimumCRDsMatchUpstream).
-var istiodMinimumCRDs = []struct {
-	sinceMinor int
-	crd, min   string
-}{
-	{24, "grpcroutes.gateway.networking.k8s.io", "v1.1.0"},
-	{28, "backendtlspolicies.gateway.networking.k8s.io", "v1.4.0"},
-	{30, "tlsroutes.gateway.networking.k8s.io", "v1.5.0"},
-	{31, "tcproutes.gateway.networking.k8s.io", "v1.6.0"},
-}
+// istioctlMinKubernetes is istioctl's minimum Kubernetes minor from the Istio release that set it: istio/istio
+// istioctl/pkg/install/k8sversion/version.go MinK8SVersion, read at every release tag 1.24.0 ... 1.30.3 and
+// 1.31.0-rc.0 (testdata/upstream/istio-patches.yaml, TestPatchLevelFactsMatchUpstream). It moves within minors:
+// 1.25.1 and 1.28.2 raised it.
+var istioctlMinKubernetes = []struct {
+	since string
+	minor int
+}{{"1.24.0", 28}, {"1.25.1", 29}, {"1.28.2", 30}, {"1.30.0", 32}}
 
-// IstiodMinimumCRDs returns the CRDs (full name -> minimum bundle-version) istiod of istioVersion ignores below their
-// minimum; nil when the version is unknown or older than 1.24 (then nothing is judged). A newer minor than the table
-// knows gets the newest entries.
-func IstiodMinimumCRDs(istioVersion string) map[string]string {
-	maj, minor, ok := parseMajorMinor(istioVersion)
-	if !ok || maj != 1 || minor < 24 {
-		return nil
-	}
-	out := map[string]string{}
-	for _, e := range istiodMinimumCRDs {
-		if minor >= e.sinceMinor {
-			out[e.crd] = e.min
-		}
-	}
-	return out
-}
-
-// MinKubernetes returns the minimum Kubernetes minor istioctl precheck enforces for an Istio version (0 = unknown).
+// MinKubernetes returns the minimum Kubernetes minor istioctl's precheck asks for an Istio version, patch included
+// ("1.28.2" -> 30, "1.28.1" -> 29); 0 when the version is unknown or older than 1.24. A pre-release counts as its
+// release (1.31.0-rc.0 as 1.31.0, "1.31-dev" as 1.31.0).
 func MinKubernetes(istioVersion string) int {
-	maj, minor, ok := parseMajorMinor(istioVersion)
+	maj, _, ok := parseMajorMinor(istioVersion)
 	if !ok || maj != 1 {
 		return 0
 	}
-	switch {
-	case minor >= 30:
-		return 32
-	case minor >= 26:
-		return 29
-	case minor >= 24:
-		return 28
-	}
-	return 0
-}
-
-func detectGatewayAPI(ctx context.Context, c *kube.Clients, info *IstioInfo) {
-	g := &info.GatewayAPI
-	if c.Dynamic == nil {
-		return
-	}
-	crds := c.Dynamic.Resource(crdGVR)
-	crd, err := crds.Get(ctx, "gateways.gateway.networking.k8s.io", metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return
-	}
-	if err != nil {
-		info.Problems = append(info.Problems, fmt.Sprintf("read the Gateway API CRD: %v", err))
-		return
-	}
-	g.Installed = true
-	ann := crd.GetAnnotations()
-	g.BundleVersion = ann[bundleVersionAnnotation]
-	g.Channel = ann["gateway.networking.k8s.io/channel"]
-	mins := IstiodMinimumCRDs(info.Version)
-	for _, name := range sortedKeys(mins) {
-		other, err := crds.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			info.Problems = append(info.Problems, fmt.Sprintf("read CRD %s: %v", name, err))
-			continue
-		}
-		if why := IstiodIgnoresCRD(other.GetAnnotations()[bundleVersionAnnotation], mins[name]); why != "" {
-			g.Ignored = append(g.Ignored, name+" ("+why+")")
+	minK := 0
+	for _, e := range istioctlMinKubernetes {
+		if CompareVersions(istioVersion, e.since) >= 0 {
+			minK = e.minor
 		}
 	}
-	if c.Gateway != nil {
-		if _, err := c.Gateway.GatewayV1().GatewayClasses().Get(ctx, WaypointClass, metav1.GetOptions{}); err == nil {
-			g.WaypointClass = true
-		}
-	}
-}
-
-const bundleVersionAnnotation = "gateway.networking.k8s.io/bundle-version"
-
-// IstiodIgnoresCRD says why istiod ignores a CRD with a minimum ("" when it accepts it): the annotation is missing,
-// unparsable or below min (a prerelease suffix is dropped before comparing, as istiod does). It is pure.
-func IstiodIgnoresCRD(bundleVersion, min string) string {
-	switch {
-	case bundleVersion == "":
-		return "no bundle-version annotation, istiod needs >= " + min
-	case !validVersion(bundleVersion):
-		return fmt.Sprintf("bundle-version %q cannot be parsed, istiod needs >= %s", bundleVersion, min)
-	case CompareVersions(bundleVersion, min) < 0:
-		return fmt.Sprintf("bundle-version %s < %s", bundleVersion, min)
-	}
-	return ""
-}
-
-func validVersion(v string) bool {
-	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
-	if i := strings.IndexAny(v, "-+"); i >= 0 {
-		v = v[:i]
-	}
-	parts := strings.Split(v, ".")
-	if len(parts) < 2 || len(parts) > 3 {
-		return false
-	}
-	for _, p := range parts {
-		if _, err := strconv.Atoi(p); err != nil {
-			return false
-		}
-	}
-	return true
+	return minK
 }
 
 // detectStandIn looks for the markers of hack/'s stand-in data plane: a ConfigMap labelled

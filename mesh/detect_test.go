@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -42,15 +43,36 @@ func TestVersionTables(t *testing.T) {
 			t.Errorf("IstiodMinimumCRDs(%s) has %d CRDs, want %d", v, got, want)
 		}
 	}
-	for _, tc := range []struct{ have, min, want string }{
-		{"v1.1.0", "v1.1.0", ""}, {"v1.2.1", "v1.1.0", ""}, {"v1.6.0-rc.1", "v1.6.0", ""},
-		{"v1.0.0", "v1.1.0", "bundle-version v1.0.0 < v1.1.0"}, {"", "v1.1.0", "no bundle-version annotation"}, {"junk", "v1.1.0", "cannot be parsed"},
+	for _, tc := range []struct {
+		have string
+		b    CRDBound
+		want string
+	}{
+		{"v1.1.0", CRDBound{Min: "v1.1.0"}, ""}, {"v1.2.1", CRDBound{Min: "v1.1.0"}, ""}, {"v1.6.0-rc.1", CRDBound{Min: "v1.6.0"}, ""},
+		{"v1.0.0", CRDBound{Min: "v1.1.0"}, "bundle-version v1.0.0 < v1.1.0"}, {"", CRDBound{Min: "v1.1.0"}, "no bundle-version annotation, istiod needs >= v1.1.0"},
+		{"junk", CRDBound{Min: "v1.1.0"}, "cannot be parsed"},
+		// Maximums (inclusive; a prerelease counts as its release, so v1.4.2-rc.1 is above v1.4.1).
+		{"v1.4.1", CRDBound{Max: "v1.4.1"}, ""}, {"v1.4.1-rc.1", CRDBound{Max: "v1.4.0"}, "bundle-version v1.4.1-rc.1 > v1.4.0"},
+		{"v1.5.0", CRDBound{Max: "v1.4.1"}, "bundle-version v1.5.0 > v1.4.1, the newest this Istio watches"},
+		{"", CRDBound{Max: "v1.4.1"}, "no bundle-version annotation, istiod needs <= v1.4.1"},
 	} {
-		if got := IstiodIgnoresCRD(tc.have, tc.min); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-			t.Errorf("IstiodIgnoresCRD(%q, %q) = %q, want %q", tc.have, tc.min, got, tc.want)
+		if got := IstiodIgnoresCRD(tc.have, tc.b); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("IstiodIgnoresCRD(%q, %+v) = %q, want %q", tc.have, tc.b, got, tc.want)
 		}
 	}
-	for v, want := range map[string]int{"1.24.0": 28, "1.26.1": 29, "1.28.0": 29, "1.30.2": 32, "1.31-dev": 32, "1.20.0": 0} {
+	for v, want := range map[string]map[string]CRDBound{
+		"1.27.8": {"grpcroutes.gateway.networking.k8s.io": {Min: "v1.1.0"}},
+		"1.27.9": {"grpcroutes.gateway.networking.k8s.io": {Min: "v1.1.0"}, "tlsroutes.gateway.networking.k8s.io": {Max: "v1.4.0"}},
+		"1.29.7": {"grpcroutes.gateway.networking.k8s.io": {Min: "v1.1.0"}, "backendtlspolicies.gateway.networking.k8s.io": {Min: "v1.4.0"},
+			"tlsroutes.gateway.networking.k8s.io": {Max: "v1.4.1"}},
+		"1.30.1": {"grpcroutes.gateway.networking.k8s.io": {Min: "v1.1.0"}, "backendtlspolicies.gateway.networking.k8s.io": {Min: "v1.4.0"},
+			"tlsroutes.gateway.networking.k8s.io": {Min: "v1.5.0"}},
+	} {
+		if got := IstiodCRDBounds(v); !maps.Equal(got, want) {
+			t.Errorf("IstiodCRDBounds(%s) = %v, want %v", v, got, want)
+		}
+	}
+	for v, want := range map[string]int{"1.24.0": 28, "1.25.0": 28, "1.25.1": 29, "1.26.1": 29, "1.28.1": 29, "1.28.2": 30, "1.29.0": 30, "1.30.2": 32, "1.31-dev": 32, "1.31.0-rc.0": 32, "v1.29.6": 30, "1.20.0": 0, "junk": 0} {
 		if got := MinKubernetes(v); got != want {
 			t.Errorf("MinKubernetes(%s) = %d, want %d", v, got, want)
 		}
@@ -177,5 +199,28 @@ func TestGatewayCRDWithoutBundleVersionIsAccepted(t *testing.T) {
 	// The judgement (no FAIL for waypoint mode) is preflight's TestGatewayCRDWithoutBundleVersionIsAccepted.
 	if g := info.GatewayAPI; !g.Installed || g.BundleVersion != "" || slices.ContainsFunc(g.Ignored, func(s string) bool { return strings.HasPrefix(s, "gateways.") }) {
 		t.Errorf("Gateway CRD without annotation must be detected as installed and not ignored: %+v", g)
+	}
+}
+
+// Issue 29 section 1 item 4: on Istio 1.29.4 a TLSRoute CRD of bundle v1.5.0 (what Gateway API v1.5.0 installs) is
+// above the maximum istiod watches (v1.4.1) and ignored; v1.4.1 is accepted. Before, only minimums were judged.
+func TestDetectGatewayAPIMaximum(t *testing.T) {
+	t.Parallel()
+	crd := func(name, bundle string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": name, "annotations": map[string]any{bundleVersionAnnotation: bundle}},
+		}}
+	}
+	for tls, want := range map[string]string{"v1.5.0": "tlsroutes.gateway.networking.k8s.io (bundle-version v1.5.0 > v1.4.1", "v1.4.1": ""} {
+		dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{crdGVR: "CustomResourceDefinitionList"},
+			crd("gateways.gateway.networking.k8s.io", "v1.5.0"), crd("grpcroutes.gateway.networking.k8s.io", "v1.5.0"),
+			crd("backendtlspolicies.gateway.networking.k8s.io", "v1.5.0"), crd("tlsroutes.gateway.networking.k8s.io", tls))
+		info := IstioInfo{Version: "1.29.4"}
+		detectGatewayAPI(context.Background(), &kube.Clients{Dynamic: dyn}, &info)
+		got := strings.Join(info.GatewayAPI.Ignored, "; ")
+		if (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("TLSRoute %s on Istio 1.29.4: ignored %q, want %q", tls, got, want)
+		}
 	}
 }

@@ -23,22 +23,76 @@ const (
 // MTLS is the effective PeerAuthentication mode of one namespace and where it comes from.
 type MTLS struct {
 	Namespace string `json:"namespace"`
-	// Mode is STRICT, PERMISSIVE or DISABLE.
+	// Mode is what the data plane applies: STRICT, PERMISSIVE or DISABLE for sidecars; STRICT or PERMISSIVE in the
+	// ambient modes, where ztunnel knows only STRICT or not (a DISABLE policy is PERMISSIVE there, see Declared).
 	Mode string `json:"mode"`
+	// Declared is the policy's own mode when the data plane applies another (DISABLE under ztunnel), else "".
+	Declared string `json:"declared,omitempty"`
+	// Ambient is true when the mode is ztunnel's (the ambient modes): traffic between meshed pods is HBONE, mutual
+	// TLS between the node proxies, whatever the mode; the mode decides only whether plaintext is refused.
+	Ambient bool `json:"ambient,omitempty"`
 	// Source is the policy that decided it ("PeerAuthentication istio-system/default (mesh-wide)"), or "no
 	// PeerAuthentication (Istio's default)".
 	Source string `json:"source"`
 	// WorkloadPolicies counts PeerAuthentications with a workload selector in the namespace: they override the mode
 	// for the pods they select and are not evaluated here.
 	WorkloadPolicies int `json:"workloadPolicies,omitempty"`
+	// OtherRevisions counts PeerAuthentications of the root namespace and of the namespace labelled istio.io/rev
+	// with another revision: the chosen istiod ignores them.
+	OtherRevisions int `json:"otherRevisions,omitempty"`
 }
 
 func (m MTLS) String() string {
 	s := m.Mode + " (" + m.Source
+	if m.Declared != "" {
+		s += fmt.Sprintf(" says %s; ztunnel applies only STRICT or not: HBONE between the node proxies is mutual TLS, plaintext is accepted", m.Declared)
+	}
 	if m.WorkloadPolicies > 0 {
 		s += fmt.Sprintf("; %d workload-level PeerAuthentication(s) not evaluated", m.WorkloadPolicies)
 	}
+	if m.OtherRevisions > 0 {
+		s += fmt.Sprintf("; %d PeerAuthentication(s) of another istio.io/rev ignored", m.OtherRevisions)
+	}
 	return s + ")"
+}
+
+// MTLSView is whose view of the PeerAuthentications EffectiveMTLS takes: the chosen control plane and the data plane
+// that enforces them.
+type MTLSView struct {
+	// Revision is the chosen istiod's revision (IstioInfo.Revision, "default" for a non-revisioned install, which
+	// runs with REVISION=default: istio-discovery templates/deployment.yaml); "" counts every policy.
+	Revision string
+	// Version is istiod's version; it decides whether the ambient index filters by revision.
+	Version string
+	// Ambient is true for the ambient modes (ambient, waypoint): ztunnel enforces the destination's policy.
+	Ambient bool
+}
+
+// ambientFiltersByRevisionSince is, per minor, the first patch whose ambient index reads only the PeerAuthentications
+// of istiod's own revision (istio/istio pilot/pkg/serviceregistry/kube/controller/ambient/ambientindex.go, from 1.30.0
+// pilot/pkg/serviceregistry/ambient/ambientindex.go: the PeerAuthentication informer's configFilter with
+// a.inRevision; PR #56477, backported to 1.25.4 and 1.26.3; testdata/upstream/istio-patches.yaml). 1.24 never does;
+// minors after 1.26 always do.
+var ambientFiltersByRevisionSince = map[int]int{24: -1, 25: 4, 26: 3}
+
+// countsPeerAuthentication reports whether the chosen istiod reads pa for the view's data plane. istiod's config
+// store keeps an object without istio.io/rev, or with istio.io/rev equal to its revision, and drops the rest
+// (pkg/config/model.go LabelsInRevision, used by pilot/pkg/config/kube/crdclient/client.go inRevision at every tag
+// 1.24.0 ... 1.31.0-rc.0: a revision tag's name is not resolved, it is another revision here too); the ambient index
+// does the same only from the releases in ambientFiltersByRevisionSince.
+func (v MTLSView) countsPeerAuthentication(pa *securityv1.PeerAuthentication) bool {
+	rev, labelled := pa.Labels[LabelRevision]
+	if !labelled || v.Revision == "" || rev == v.Revision {
+		return true
+	}
+	if v.Ambient {
+		if maj, minor, ok := parseMajorMinor(v.Version); ok && maj == 1 {
+			if since, listed := ambientFiltersByRevisionSince[minor]; listed && (since < 0 || versionParts(v.Version)[2] < since) {
+				return true // this ambient index reads every revision's policies
+			}
+		}
+	}
+	return false
 }
 
 // EffectiveMTLS computes a namespace's mode from the PeerAuthentications of the root namespace and of ns, as istiod
@@ -46,12 +100,18 @@ func (m MTLS) String() string {
 // index's convertedSelectorPeerAuthentications, same rules 1.24.0-1.31.0-rc.0): namespace-wide (no selector) over
 // mesh-wide (no selector in the root namespace), the oldest policy winning within a level, UNSET inheriting from the
 // level above, PERMISSIVE when nothing sets a mode. Selector policies in the root namespace are ignored by istiod;
-// selector policies in ns are counted, not evaluated. It is pure.
-func EffectiveMTLS(pas []*securityv1.PeerAuthentication, rootNS, ns string) MTLS {
-	out := MTLS{Namespace: ns, Mode: MTLSPermissive, Source: "no PeerAuthentication (Istio's default)"}
+// selector policies in ns are counted, not evaluated. Policies the view's istiod does not read (another revision's)
+// are counted, not used. In the ambient modes the mode is ztunnel's: convertedSelectorPeerAuthentications keeps only
+// whether the effective policy is STRICT (isEffectiveStrictPolicy), so DISABLE is PERMISSIVE there. It is pure.
+func EffectiveMTLS(pas []*securityv1.PeerAuthentication, rootNS, ns string, v MTLSView) MTLS {
+	out := MTLS{Namespace: ns, Mode: MTLSPermissive, Source: "no PeerAuthentication (Istio's default)", Ambient: v.Ambient}
 	var mesh, nsWide []*securityv1.PeerAuthentication
 	for _, pa := range pas {
-		if pa == nil || pa.DeletionTimestamp != nil {
+		if pa == nil || pa.DeletionTimestamp != nil || (pa.Namespace != rootNS && pa.Namespace != ns) {
+			continue
+		}
+		if !v.countsPeerAuthentication(pa) {
+			out.OtherRevisions++
 			continue
 		}
 		hasSelector := pa.Spec.GetSelector() != nil && len(pa.Spec.GetSelector().GetMatchLabels()) > 0
@@ -69,6 +129,9 @@ func EffectiveMTLS(pas []*securityv1.PeerAuthentication, rootNS, ns string) MTLS
 	}
 	if m, ok := oldestMode(nsWide); ok {
 		out.Mode, out.Source = m.mode, "PeerAuthentication "+m.name+" (namespace-wide)"
+	}
+	if v.Ambient && out.Mode == MTLSDisable {
+		out.Mode, out.Declared = MTLSPermissive, MTLSDisable
 	}
 	return out
 }
@@ -100,11 +163,11 @@ func oldestMode(pas []*securityv1.PeerAuthentication) (paMode, bool) {
 }
 
 // DetectMTLS reads the PeerAuthentications of the root namespace and of each namespace and returns their effective
-// modes, in the order given. It lists them cluster-wide in one request (a case records the mode of every app
+// modes as the view's istiod and data plane apply them, in the order given. It lists them cluster-wide in one request (a case records the mode of every app
 // namespace: a list per namespace was 61 requests at 60 namespaces, 0.6 s at client-go's 50 qps after every mode
 // switch), and per namespace only where a cluster-wide list is forbidden (a namespaced Role). A cluster without the
 // PeerAuthentication CRD has the default mode everywhere.
-func DetectMTLS(ctx context.Context, ic istioclient.Interface, rootNS string, namespaces []string) ([]MTLS, error) {
+func DetectMTLS(ctx context.Context, ic istioclient.Interface, rootNS string, namespaces []string, v MTLSView) ([]MTLS, error) {
 	if ic == nil {
 		return nil, fmt.Errorf("detect mTLS: no Istio client")
 	}
@@ -131,7 +194,7 @@ func DetectMTLS(ctx context.Context, ic istioclient.Interface, rootNS string, na
 	}
 	out := make([]MTLS, len(namespaces))
 	for i, ns := range namespaces {
-		out[i] = EffectiveMTLS(pas, rootNS, ns)
+		out[i] = EffectiveMTLS(pas, rootNS, ns, v)
 	}
 	return out, nil
 }

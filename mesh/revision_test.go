@@ -21,6 +21,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/upstreamfixture"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -208,7 +209,7 @@ func TestEffectiveMTLS(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := EffectiveMTLS(tc.pas, "istio-system", "app").String(); got != tc.want {
+			if got := EffectiveMTLS(tc.pas, "istio-system", "app", MTLSView{Revision: DefaultRevision, Version: "1.30.1"}).String(); got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
 		})
@@ -236,7 +237,7 @@ func TestDetectMTLSListsOnce(t *testing.T) {
 				return false, nil, nil
 			})
 		}
-		ms, err := DetectMTLS(context.Background(), ic, "istio-system", []string{"ns-a", "ns-b"})
+		ms, err := DetectMTLS(context.Background(), ic, "istio-system", []string{"ns-a", "ns-b"}, MTLSView{Revision: DefaultRevision, Version: "1.30.1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,6 +252,83 @@ func TestDetectMTLSListsOnce(t *testing.T) {
 		}
 		if wantLists := map[bool]int{false: 1, true: 4}[forbid]; lists != wantLists {
 			t.Errorf("forbidden %v: %d lists, want %d", forbid, lists, wantLists)
+		}
+	}
+}
+
+// withRev labels a PeerAuthentication istio.io/rev=rev.
+func withRev(p *securityv1.PeerAuthentication, rev string) *securityv1.PeerAuthentication {
+	p.Labels = map[string]string{LabelRevision: rev}
+	return p
+}
+
+// Issue 29 section 1 item 6. In the ambient modes ztunnel applies only STRICT or not: the ambient index keeps
+// isEffectiveStrictPolicy (istio/istio pilot/pkg/serviceregistry/ambient/authorization.go
+// convertedSelectorPeerAuthentications at 1.31.0-rc.0, kube/controller/ambient/authorization.go at 1.24.0), so a
+// DISABLE policy is PERMISSIVE there (meshed traffic is HBONE, mutual TLS between the node proxies) and was recorded
+// as DISABLE, read as "no mTLS". And istiod reads only the PeerAuthentications without istio.io/rev or with its own
+// revision (pkg/config/model.go LabelsInRevision via crdclient inRevision; the ambient index's configFilter from
+// 1.25.4, 1.26.3 and 1.27.0): another revision's STRICT policy decided the recorded mode before.
+func TestEffectiveMTLSAmbientAndRevisions(t *testing.T) {
+	t.Parallel()
+	const (
+		strict  = securityv1beta1.PeerAuthentication_MutualTLS_STRICT
+		disable = securityv1beta1.PeerAuthentication_MutualTLS_DISABLE
+	)
+	sidecar := MTLSView{Revision: "1-30", Version: "1.30.1"}
+	ambient := MTLSView{Revision: "1-30", Version: "1.30.1", Ambient: true}
+	for _, tc := range []struct {
+		name string
+		pas  []*securityv1.PeerAuthentication
+		v    MTLSView
+		want string
+	}{
+		{"sidecar disable", []*securityv1.PeerAuthentication{pa("app", "off", 0, disable, nil)}, sidecar,
+			"DISABLE (PeerAuthentication app/off (namespace-wide))"},
+		{"ambient disable is not strict", []*securityv1.PeerAuthentication{pa("app", "off", 0, disable, nil)}, ambient,
+			"PERMISSIVE (PeerAuthentication app/off (namespace-wide) says DISABLE; ztunnel applies only STRICT or not: HBONE between the node proxies is mutual TLS, plaintext is accepted)"},
+		{"ambient strict", []*securityv1.PeerAuthentication{pa("istio-system", "default", 0, strict, nil)}, ambient,
+			"STRICT (PeerAuthentication istio-system/default (mesh-wide))"},
+		{"another revision ignored", []*securityv1.PeerAuthentication{withRev(pa("istio-system", "canary", 0, strict, nil), "1-31"),
+			withRev(pa("app", "mine", 0, disable, nil), "1-30")}, sidecar,
+			"DISABLE (PeerAuthentication app/mine (namespace-wide); 1 PeerAuthentication(s) of another istio.io/rev ignored)"},
+		{"a tag name is another revision", []*securityv1.PeerAuthentication{withRev(pa("app", "tagged", 0, strict, nil), "prod")}, sidecar,
+			"PERMISSIVE (no PeerAuthentication (Istio's default); 1 PeerAuthentication(s) of another istio.io/rev ignored)"},
+		{"default revision", []*securityv1.PeerAuthentication{withRev(pa("app", "canary", 0, strict, nil), "1-31")}, MTLSView{Revision: DefaultRevision, Version: "1.29.0"},
+			"PERMISSIVE (no PeerAuthentication (Istio's default); 1 PeerAuthentication(s) of another istio.io/rev ignored)"},
+		{"ambient 1.26.2 reads every revision", []*securityv1.PeerAuthentication{withRev(pa("app", "canary", 0, strict, nil), "1-31")},
+			MTLSView{Revision: "1-26", Version: "1.26.2", Ambient: true}, "STRICT (PeerAuthentication app/canary (namespace-wide))"},
+		{"ambient 1.26.3 filters", []*securityv1.PeerAuthentication{withRev(pa("app", "canary", 0, strict, nil), "1-31")},
+			MTLSView{Revision: "1-26", Version: "1.26.3", Ambient: true},
+			"PERMISSIVE (no PeerAuthentication (Istio's default); 1 PeerAuthentication(s) of another istio.io/rev ignored)"},
+		{"sidecar 1.24 filters", []*securityv1.PeerAuthentication{withRev(pa("app", "canary", 0, strict, nil), "1-31")},
+			MTLSView{Revision: "1-24", Version: "1.24.3"},
+			"PERMISSIVE (no PeerAuthentication (Istio's default); 1 PeerAuthentication(s) of another istio.io/rev ignored)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := EffectiveMTLS(tc.pas, "istio-system", "app", tc.v).String(); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// The ambient index's revision filter per release tag, against testdata/upstream/istio-patches.yaml.
+func TestAmbientRevisionFilterMatchesUpstream(t *testing.T) {
+	t.Parallel()
+	tags, err := upstreamfixture.LoadPatches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := withRev(pa("app", "canary", 0, securityv1beta1.PeerAuthentication_MutualTLS_STRICT, nil), "other")
+	for _, p := range tags {
+		counted := MTLSView{Revision: "mine", Version: p.Tag, Ambient: true}.countsPeerAuthentication(other)
+		if counted == p.AmbientPeerAuthenticationsByRevision {
+			t.Errorf("Istio %s: ambient counts another revision's PeerAuthentication %v, upstream filters by revision %v", p.Tag, counted, p.AmbientPeerAuthenticationsByRevision)
+		}
+		if (MTLSView{Revision: "mine", Version: p.Tag}).countsPeerAuthentication(other) {
+			t.Errorf("Istio %s: sidecars count another revision's PeerAuthentication; crdclient filters it", p.Tag)
 		}
 	}
 }

@@ -77,6 +77,30 @@ type Transition struct {
 	Restarted []string  `json:"restarted,omitempty"`
 	Start     time.Time `json:"start"`
 	End       time.Time `json:"end"`
+	// Warnings are what worked but leaves a caveat the case records (e.g. WarningInfrastructurePruned).
+	Warnings []SwitchWarning `json:"warnings,omitempty"`
+}
+
+// SwitchWarningKind names a caveat of a mode switch.
+type SwitchWarningKind string
+
+// WarningInfrastructurePruned: a waypoint Gateway came back from the API server without spec.infrastructure.labels
+// (Gateway API CRDs of the standard channel before v1.2.0 do not know the field and prune it), so istiod copies all
+// the Gateway's labels, the run labels among them, onto the objects it creates for the waypoint
+// (WaypointRunLabel). The case records it as results.FactWaypointLabelsCopied.
+const WarningInfrastructurePruned SwitchWarningKind = "waypoint-infrastructure-pruned"
+
+// SwitchWarning is one caveat of a mode switch: its kind, the object, and what it means.
+type SwitchWarning struct {
+	Kind   SwitchWarningKind `json:"kind"`
+	Object string            `json:"object"` // e.g. "Gateway mb-app/waypoint"
+	Detail string            `json:"detail"`
+}
+
+// infrastructureKept reports whether a waypoint Gateway as the API server stored it kept the run label meshbench
+// sets in spec.infrastructure.labels.
+func infrastructureKept(gw *gwv1.Gateway) bool {
+	return gw != nil && gw.Spec.Infrastructure != nil && gw.Spec.Infrastructure.Labels[WaypointRunLabel] != ""
 }
 
 // Step is one operation of a transition.
@@ -201,7 +225,11 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 		for _, r := range refs {
 			wanted[r] = true
 		}
-		if err := s.step(&tr, "waypoint-create", refsString(refs), func() error { return s.ensureWaypoints(ctx, t, wp) }); err != nil {
+		if err := s.step(&tr, "waypoint-create", refsString(refs), func() error {
+			warns, err := s.ensureWaypoints(ctx, t, wp)
+			tr.Warnings = append(tr.Warnings, warns...)
+			return err
+		}); err != nil {
 			return tr, err
 		}
 		if err := s.step(&tr, "waypoint-ready", refsString(refs), func() error { return s.waitWaypoints(ctx, refs) }); err != nil {
@@ -483,36 +511,48 @@ func (s *Switcher) rememberWorkload(ctx context.Context, w target.WorkloadRef) e
 	return nil
 }
 
-// ensureWaypoints creates (or updates) the waypoint Gateways of the target.
-func (s *Switcher) ensureWaypoints(ctx context.Context, t target.Target, wp scenario.Waypoint) error {
+// ensureWaypoints creates (or updates) the waypoint Gateways of the target. The API server answers a create or a
+// patch with the object as it stored it, after pruning the fields its CRD does not know: a Gateway that came back
+// without meshbench's spec.infrastructure.labels is returned as a WarningInfrastructurePruned.
+func (s *Switcher) ensureWaypoints(ctx context.Context, t target.Target, wp scenario.Waypoint) ([]SwitchWarning, error) {
 	gc := s.Clients.Gateway
 	if gc == nil {
-		return errors.New("create waypoint: no Gateway API client")
+		return nil, errors.New("create waypoint: no Gateway API client")
 	}
 	if err := s.checkGatewayAPI(); err != nil {
-		return fmt.Errorf("create waypoint: %w", err)
+		return nil, fmt.Errorf("create waypoint: %w", err)
 	}
+	var warns []SwitchWarning
 	for _, gw := range WaypointGateways(t, wp, s.RunID, s.Revision) {
 		cur, err := gc.GatewayV1().Gateways(gw.Namespace).Get(ctx, gw.Name, metav1.GetOptions{})
+		var stored *gwv1.Gateway
 		switch {
 		case apierrors.IsNotFound(err):
-			_, err = gc.GatewayV1().Gateways(gw.Namespace).Create(ctx, gw, metav1.CreateOptions{FieldManager: FieldManager})
+			stored, err = gc.GatewayV1().Gateways(gw.Namespace).Create(ctx, gw, metav1.CreateOptions{FieldManager: FieldManager})
 		case err == nil:
 			if cur.Labels[kube.RunLabel] == "" && cur.Labels[kube.ManagedByLabel] != kube.ManagedByValue {
-				return fmt.Errorf("create waypoint %s/%s: a Gateway of that name exists and was not created by meshbench; set spec.waypoint.name to another name", gw.Namespace, gw.Name)
+				return warns, fmt.Errorf("create waypoint %s/%s: a Gateway of that name exists and was not created by meshbench; set spec.waypoint.name to another name", gw.Namespace, gw.Name)
 			}
 			// Merge patch (RBAC: patch, as for every other object meshbench changes): our labels and the whole spec.
 			var body []byte
 			body, err = json.Marshal(map[string]any{"metadata": map[string]any{"labels": gw.Labels}, "spec": gw.Spec})
 			if err == nil {
-				_, err = gc.GatewayV1().Gateways(gw.Namespace).Patch(ctx, gw.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
+				stored, err = gc.GatewayV1().Gateways(gw.Namespace).Patch(ctx, gw.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("create waypoint %s/%s: %w", gw.Namespace, gw.Name, err)
+			return warns, fmt.Errorf("create waypoint %s/%s: %w", gw.Namespace, gw.Name, err)
+		}
+		if !infrastructureKept(stored) {
+			w := SwitchWarning{Kind: WarningInfrastructurePruned, Object: "Gateway " + gw.Namespace + "/" + gw.Name,
+				Detail: "the API server dropped spec.infrastructure (Gateway API CRDs of the standard channel before v1.2.0): istiod copies all the " +
+					"Gateway's labels, the run labels among them, onto the waypoint's Deployment, pods, Service and ServiceAccount; install the " +
+					"standard-channel CRDs v1.2.0 or later"}
+			s.log().Warn("waypoint Gateway stored without spec.infrastructure", "gateway", gw.Namespace+"/"+gw.Name, "detail", w.Detail)
+			warns = append(warns, w)
 		}
 	}
-	return nil
+	return warns, nil
 }
 
 // ErrNoGatewayAPI means the cluster does not serve gateway.networking.k8s.io/v1 Gateways (no Gateway API CRDs):

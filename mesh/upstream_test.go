@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -171,4 +172,60 @@ func TestUpstreamMinors(t *testing.T) {
 func minorNum(v string) int {
 	_, minor, _ := parseMajorMinor(v)
 	return minor
+}
+
+// Issue 29 section 1 item 2: istioctl's Kubernetes minimum changes between patch releases (1.25.1 raised it to 1.29,
+// 1.28.2 to 1.30, 1.30.0 to 1.32). Every release tag in testdata/upstream/istio-patches.yaml is checked, and the
+// CRD minimums with it (they change per minor only).
+func TestPatchLevelFactsMatchUpstream(t *testing.T) {
+	t.Parallel()
+	tags, err := upstreamfixture.LoadPatches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tags {
+		if got := fmt.Sprintf("1.%d", MinKubernetes(p.Tag)); got != p.MinKubernetes {
+			t.Errorf("Istio %s (commit %s): MinKubernetes = %s, istioctl's MinK8SVersion says %s", p.Tag, p.Commit[:10], got, p.MinKubernetes)
+		}
+		if got := IstiodMinimumCRDs(p.Tag); !maps.Equal(got, p.MinimumBundleVersion) {
+			t.Errorf("Istio %s: CRD minimums %v, upstream %v", p.Tag, got, p.MinimumBundleVersion)
+		}
+	}
+}
+
+// Issue 29 section 1 item 4: Istio 1.27.9, 1.28.6 ... 1.28.10 and 1.29.2 ... 1.29.6 ignore a TLSRoute CRD above a
+// maximum bundle-version (pkg/kube/kclient/crdwatcher.go MaximumCRDVersions, inclusive): v1.4.0 at 1.27.9, 1.28.6
+// and 1.29.2, v1.4.1 from 1.28.7 and 1.29.3. Every release tag in testdata/upstream/istio-patches.yaml is checked.
+func TestCRDMaximumsMatchUpstream(t *testing.T) {
+	t.Parallel()
+	tags, err := upstreamfixture.LoadPatches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withMax := 0
+	for _, p := range tags {
+		got := IstiodMaximumCRDs(p.Tag)
+		if len(got) > 0 || len(p.MaximumBundleVersion) > 0 {
+			withMax++
+			if !maps.Equal(got, p.MaximumBundleVersion) {
+				t.Errorf("Istio %s (commit %s): CRD maximums %v, upstream %v", p.Tag, p.Commit[:10], got, p.MaximumBundleVersion)
+			}
+		}
+		// What detection judges: each bound as istiod applies it.
+		b := IstiodCRDBounds(p.Tag)
+		for crd, maxV := range p.MaximumBundleVersion {
+			if why := IstiodIgnoresCRD(maxV, b[crd]); why != "" {
+				t.Errorf("Istio %s ignores %s at its maximum %s: %s", p.Tag, crd, maxV, why)
+			}
+			if why := IstiodIgnoresCRD("v1.5.0", b[crd]); !strings.Contains(why, "> "+maxV) {
+				t.Errorf("Istio %s: %s v1.5.0 above the maximum %s: %q", p.Tag, crd, maxV, why)
+			}
+			if why := IstiodIgnoresCRD("", b[crd]); why == "" {
+				t.Errorf("Istio %s accepts %s without a bundle-version, upstream's maximumVersionFilter ignores it", p.Tag, crd)
+			}
+		}
+	}
+	if withMax != 11 {
+		t.Errorf("%d tags with a maximum, want 11 (1.27.9, 1.28.6-1.28.10, 1.29.2-1.29.6)", withMax)
+	}
 }

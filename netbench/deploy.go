@@ -8,12 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshbench/meshbench/internal/nettool"
+	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -30,6 +32,8 @@ func (r *Bench) deploy(ctx context.Context) error {
 		return fmt.Errorf("client pod (image %s) on %s: %w", r.cfg.Images.Network, r.objs.Placement.ClientNode, err)
 	}
 	r.pods[RoleClient] = ready[client.Name]
+	r.pinNetworkImage(ready[client.Name])
+	r.toolVersions(ctx)
 
 	tool, err := r.rrTool(ctx)
 	if err != nil {
@@ -293,4 +297,66 @@ func (r *Bench) clusterFacts(ctx context.Context, nodes []corev1.Node, pl Placem
 		dss = l.Items
 	}
 	r.report.Facts.CNI, r.report.Facts.CNISource = DetectCNI(dss, nodes)
+}
+
+// pinNetworkImage records what the client pod's node resolved the network image to (its container status) and makes
+// every later pod of the run use that digest: the servers, the hostNetwork pods and a --resume run the bits the
+// client ran, even when the tag (the default's :latest) moves meanwhile.
+func (r *Bench) pinNetworkImage(p *corev1.Pod) {
+	ni := &results.NetworkImage{Ref: r.cfg.Images.Network}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == ContainerNet {
+			ni.ImageID = cs.ImageID
+		}
+	}
+	ni.Digest, ni.Pinned = PinImage(ni.Ref, ni.ImageID)
+	if ni.Pinned != "" {
+		r.objs.Images.Network = ni.Pinned
+	} else {
+		r.report.Notes = append(r.report.Notes, fmt.Sprintf("the network image %s was not pinned to a digest (the node reported image ID %q): "+
+			"each test pod resolves the tag itself", ni.Ref, ni.ImageID))
+	}
+	r.report.NetworkImage = ni
+	r.d.Log.Info("network image", "ref", ni.Ref, "imageID", ni.ImageID, "pinned", ni.Pinned)
+}
+
+// toolVersions asks the client pod's tools for their versions (a tool that is absent or does not answer stays "").
+func (r *Bench) toolVersions(ctx context.Context) {
+	ni := r.report.NetworkImage
+	if out, err := r.execIn(ctx, RoleClient, ContainerNet, nettool.Iperf3VersionArgs...); err == nil {
+		if v, err := nettool.ParseIperf3Version([]byte(out)); err == nil {
+			ni.Iperf3 = v
+		} else {
+			r.d.Log.Warn("iperf3 version", "err", err)
+		}
+	}
+	if out, err := r.execIn(ctx, RoleClient, ContainerNet, nettool.NetperfVersionArgs...); err == nil {
+		if v, err := nettool.ParseNetperfVersion([]byte(out)); err == nil {
+			ni.Netperf = v
+		}
+	}
+}
+
+// PinImage is ref's repository at the registry digest in imageID, a container status's imageID
+// ("<repository>@sha256:<hex>" from containerd and CRI-O, "docker-pullable://<repository>@sha256:<hex>" from
+// cri-dockerd): digest is "sha256:<hex>" and pinned "<ref's repository>@sha256:<hex>". A ref that names a digest
+// itself is pinned as it is. Both are "" when imageID holds no registry digest (a local image ID "sha256:<hex>" is
+// the image's config, not something a registry serves) or ref is not an image reference. It is pure.
+func PinImage(ref, imageID string) (digest, pinned string) {
+	r, err := name.ParseReference(ref, name.WeakValidation)
+	if err != nil {
+		return "", ""
+	}
+	if d, ok := r.(name.Digest); ok {
+		return d.DigestStr(), ref
+	}
+	id := strings.TrimPrefix(imageID, "docker-pullable://")
+	if !strings.Contains(id, "@") {
+		return "", ""
+	}
+	d, err := name.NewDigest(id, name.WeakValidation)
+	if err != nil {
+		return "", ""
+	}
+	return d.DigestStr(), r.Context().Name() + "@" + d.DigestStr()
 }

@@ -28,6 +28,8 @@ type Report struct {
 	Namespace string       `json:"namespace"`
 	Placement Placement    `json:"placement"`
 	RRTool    nettool.Tool `json:"rrTool,omitempty"`
+	// NetworkImage is the network image the pods ran (the digest its tag resolved to) and its tools' versions.
+	NetworkImage *results.NetworkImage `json:"networkImage,omitempty"`
 	// Confidence of every interval (0.95).
 	Confidence float64       `json:"confidence"`
 	Facts      Facts         `json:"facts"`
@@ -224,6 +226,13 @@ func (r *Report) writeFacts(b *bytes.Buffer) {
 			fmt.Fprintf(b, ", one host with %s", strings.Join(with, ", "))
 		}
 		b.WriteString("\n")
+	}
+	if ni := r.NetworkImage; ni != nil {
+		fmt.Fprintf(b, "network image: %s", ni.Ref)
+		if ni.Digest != "" {
+			fmt.Fprintf(b, " ran as %s", ni.Pinned)
+		}
+		fmt.Fprintf(b, "; iperf3 %s, netperf %s\n", orDash(ni.Iperf3), orDash(ni.Netperf))
 	}
 	if len(r.Pods) > 0 {
 		var parts []string

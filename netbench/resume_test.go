@@ -323,7 +323,7 @@ func TestResumeAfterKill(t *testing.T) {
 	// Only the unfinished case ran: two iperf3 samples.
 	var iperf3 []string
 	for _, c := range ex2.calls {
-		if strings.Contains(c, ": iperf3 ") {
+		if isTestExec(c) {
 			iperf3 = append(iperf3, c)
 		}
 	}

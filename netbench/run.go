@@ -228,6 +228,9 @@ func (r *Bench) Report(sum results.Summary) *Report {
 // Facts are the cluster facts the bench read (Kubernetes version, CNI, MTU, nodes).
 func (r *Bench) Facts() Facts { return r.report.Facts }
 
+// NetworkImage is what the network image resolved to and its tools' versions (nil before Deploy).
+func (r *Bench) NetworkImage() *results.NetworkImage { return r.report.NetworkImage }
+
 // Notes are the run's notes: what deploying told (the RR tool, MTU, Service), coarse resource windows, nodes without
 // figures, cases whose CPU was left out, a kept namespace. run.json records them.
 func (r *Bench) Notes() []string {

@@ -159,6 +159,14 @@ func (t fakeTimer) C() <-chan time.Time      { return t.ch }
 func (t fakeTimer) Stop() bool               { return false }
 func (t fakeTimer) Reset(time.Duration) bool { return false }
 
+// fakeIperf3Version is `iperf3 --version` of Debian's 3.12 (internal/nettool/testdata/iperf3-version-full.txt).
+const fakeIperf3Version = "iperf 3.12 (cJSON 1.7.15)\nLinux vm 6.18.44 #1 SMP x86_64\nOptional features available: CPU affinity setting\n"
+
+// isTestExec reports whether a recorded exec ("pod/container: cmd") is an iperf3 test, not its version query.
+func isTestExec(call string) bool {
+	return strings.Contains(call, ": iperf3 ") && !strings.HasSuffix(call, strings.Join(nettool.Iperf3VersionArgs, " "))
+}
+
 // fakeExec answers the commands netbench runs, like the real tools would on the paths it asks for.
 type fakeExec struct {
 	mu    sync.Mutex
@@ -188,6 +196,12 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, cmd []st
 	}
 	if len(cmd) > 2 && cmd[1] == "cgroups" && cmd[2] == "dump" {
 		return f.cgroupsDump(pod, container, cmd)
+	}
+	switch {
+	case slices.Equal(cmd, nettool.Iperf3VersionArgs):
+		return []byte(fakeIperf3Version), nil, nil
+	case slices.Equal(cmd, nettool.NetperfVersionArgs):
+		return nil, []byte("netperf: not found"), errors.New("command terminated with exit code 127")
 	}
 	if f.clock != nil {
 		if cmd[0] == "iperf3" || cmd[0] == nettool.AgentBinary {
@@ -734,7 +748,7 @@ func TestRunInterruptedRetryKeepsRealOutput(t *testing.T) {
 	}
 	var iperf3 int
 	for _, c := range ex.calls {
-		if strings.Contains(c, ": iperf3 ") {
+		if isTestExec(c) {
 			iperf3++
 		}
 	}

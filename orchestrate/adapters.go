@@ -132,6 +132,9 @@ type meshAdapter struct {
 	// seen is the least representative data-plane kind each component showed in the cases verified so far.
 	seen   map[string]results.DataPlaneKind
 	rootNS string // mesh config rootNamespace (mesh-wide PeerAuthentication)
+	// revision and istioVersion are the chosen istiod's (IstioInfo.Revision, .Version): whose PeerAuthentications
+	// count for the mTLS fact.
+	revision, istioVersion string
 }
 
 func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
@@ -140,6 +143,15 @@ func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.
 	facts := map[string]string{"mode-from": string(tr.From)}
 	if len(tr.Restarted) > 0 {
 		facts["restarted"] = strings.Join(tr.Restarted, ",")
+	}
+	var pruned []string
+	for _, w := range tr.Warnings {
+		if w.Kind == mesh.WarningInfrastructurePruned {
+			pruned = append(pruned, w.Object)
+		}
+	}
+	if len(pruned) > 0 {
+		facts[results.FactWaypointLabelsCopied] = strings.Join(pruned, ", ")
 	}
 	return facts, err
 }
@@ -201,12 +213,14 @@ func (a *meshAdapter) takeCache(t target.Target) *target.Cache {
 }
 
 // mtls is the effective PeerAuthentication mode of the app's namespaces in mode (what the measured traffic had to
-// satisfy): "none (no mesh)" in mode none.
+// satisfy), as the chosen istiod reads the policies and the mode's data plane applies them (ztunnel: STRICT or not):
+// "none (no mesh)" in mode none.
 func (a *meshAdapter) mtls(ctx context.Context, namespaces []string, mode scenario.Mode) string {
 	if !mesh.NeedsIstio(mode) {
 		return "none (no mesh)"
 	}
-	ms, err := mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, namespaces)
+	ms, err := mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, namespaces,
+		mesh.MTLSView{Revision: a.revision, Version: a.istioVersion, Ambient: mesh.UsesAmbient(mode)})
 	if err != nil {
 		return "unknown: " + err.Error()
 	}

@@ -87,6 +87,10 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 		Images:       netbench.Images{Network: s.Spec.Images.Network, Agent: s.Spec.Images.Agent, PullPolicy: s.Spec.Images.PullPolicy},
 		ReadyTimeout: cfg.ReadyTimeout, DeleteTimeout: cfg.FinalizeTimeout, RateRange: col.lead,
 	}
+	if ni := meta.NetworkImage; recorded != nil && ni != nil && ni.Pinned != "" {
+		// A --resume runs the digest the recorded run's pods ran, whatever the tag points at now.
+		nc.Images.Network = ni.Pinned
+	}
 	var out runner.Outcome
 	b, done, runErr := NewCNIBench(ctx, nc, netbench.Deps{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube},
 		Resources: col, Log: log}, recorded)
@@ -108,6 +112,12 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 			FinalizeTimeout: cfg.FinalizeTimeout, Log: log, Progress: d.Progress})
 	}
 	meta.Cluster.CNI = b.Facts().CNI
+	if ni := b.NetworkImage(); ni != nil {
+		if meta.NetworkImage != nil {
+			ni.Ref = meta.NetworkImage.Ref // a resumed run deployed the recorded digest: the configured reference stays
+		}
+		meta.NetworkImage = ni
+	}
 	// A resumed run's run.json already holds the notes of the sessions before: each note once.
 	for _, n := range b.Notes() {
 		if !slices.Contains(meta.Notes, n) {

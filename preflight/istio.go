@@ -10,6 +10,7 @@ import (
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
 )
 
 // istioChecks judges the detection against what the scenario needs.
@@ -138,8 +139,9 @@ func revisionCheck(i mesh.IstioInfo, needIstio bool) Check {
 }
 
 // gatewayAPICheck mirrors what istiod checks: the Gateway CRD must be served for waypoints (any bundle-version: istiod
-// accepts it without one); CRDs istiod has a minimum for and ignores below it are a WARN (meshbench uses none of
-// them, other workloads might).
+// accepts it without one); CRDs istiod has bounds for (a minimum per minor, a TLSRoute maximum in some patch
+// releases: mesh.IstiodCRDBounds) and ignores outside them are a WARN (meshbench uses none of them, other workloads
+// might).
 func gatewayAPICheck(i mesh.IstioInfo, needWaypoint bool) Check {
 	g := i.GatewayAPI
 	gw := Check{Name: "gateway-api", Status: StatusOK}
@@ -158,37 +160,61 @@ func gatewayAPICheck(i mesh.IstioInfo, needWaypoint bool) Check {
 		bundle = "bundle-version " + bundle + " (" + orDash(g.Channel) + " channel)"
 	}
 	gw.Detail = fmt.Sprintf("Gateway CRD served, %s; GatewayClass %s present: %v", bundle, mesh.WaypointClass, g.WaypointClass)
-	if mins := mesh.IstiodMinimumCRDs(i.Version); len(mins) > 0 {
+	if bounds := mesh.IstiodCRDBounds(i.Version); len(bounds) > 0 {
 		var parts []string
-		for _, n := range slices.Sorted(maps.Keys(mins)) {
-			parts = append(parts, strings.TrimSuffix(n, ".gateway.networking.k8s.io")+" >= "+mins[n])
+		for _, n := range slices.Sorted(maps.Keys(bounds)) {
+			parts = append(parts, strings.TrimSuffix(n, ".gateway.networking.k8s.io")+" "+bounds[n].String())
 		}
-		gw.Detail += fmt.Sprintf("; Istio %s has minimums only for %s", i.Version, strings.Join(parts, ", "))
+		gw.Detail += fmt.Sprintf("; Istio %s watches only %s of the CRDs it checks (each needs a bundle-version)", i.Version, strings.Join(parts, ", "))
 	}
-	switch {
-	case !g.WaypointClass && needWaypoint:
-		gw.Status, gw.Fix = StatusWarn, "istiod has not created GatewayClass "+mesh.WaypointClass+" (ambient disabled?): waypoints will not be programmed"
-	case len(g.Ignored) > 0:
+	var fixes []string
+	if !g.WaypointClass && needWaypoint {
+		gw.Status = StatusWarn
+		fixes = append(fixes, "istiod has not created GatewayClass "+mesh.WaypointClass+" (ambient disabled?): waypoints will not be programmed")
+	}
+	if g.InfrastructurePruned && needWaypoint {
+		gw.Status = StatusWarn
+		gw.Detail += "; the Gateway CRD has no spec.infrastructure (standard channel before v1.2.0): the API server drops it from the waypoint " +
+			"Gateways, so istiod copies all their labels, meshbench's run labels among them, onto the waypoints' Deployments, pods, Services and ServiceAccounts"
+		fixes = append(fixes, "install the Gateway API standard-channel CRDs v1.2.0 or later (kubectl apply --server-side -f "+
+			"https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.2.0/standard-install.yaml, or a newer release); "+
+			"until then each waypoint case records the fact "+results.FactWaypointLabelsCopied)
+	}
+	if len(g.Ignored) > 0 {
 		gw.Status = StatusWarn
 		gw.Detail += "; istiod ignores " + strings.Join(g.Ignored, ", ")
-		gw.Fix = "meshbench uses none of these CRDs; upgrade them if other workloads need them"
+		fixes = append(fixes, "meshbench uses none of these CRDs; upgrade them if other workloads need them")
 	}
+	gw.Fix = strings.Join(fixes, "; ")
 	return gw
 }
 
 // mtlsCheck records the PeerAuthentication mode the app's namespaces will have (mesh-wide policy in the root
-// namespace, namespace-wide ones in existing app namespaces). It never blocks: STRICT is what many production meshes
-// run, and meshbench's load clients and logins run inside the mesh.
-func mtlsCheck(ctx context.Context, c *kube.Clients, i mesh.IstioInfo, namespaces []string) Check {
-	ms, err := mesh.DetectMTLS(ctx, c.Istio, i.RootNamespace, namespaces)
-	if err != nil {
-		return Check{Name: "mtls", Status: StatusWarn, Detail: err.Error(), Fix: "grant list on peerauthentications.security.istio.io; the effective mTLS mode is recorded as unknown"}
+// namespace, namespace-wide ones in existing app namespaces) as the chosen istiod reads them (its revision's and
+// unlabelled ones) and as the requested modes' data plane applies them: sidecars as written, ztunnel only STRICT or
+// not. It never blocks: STRICT is what many production meshes run, and meshbench's load clients and logins run
+// inside the mesh.
+func mtlsCheck(ctx context.Context, c *kube.Clients, i mesh.IstioInfo, namespaces []string, modes []scenario.Mode) Check {
+	if len(namespaces) == 0 {
+		return Check{Name: "mtls", Status: StatusOK, Detail: "no app namespaces (root namespace " + i.RootNamespace + ")"}
 	}
-	detail := "effective PeerAuthentication mode of the app namespaces: " + mesh.SummarizeMTLS(ms)
-	if len(ms) == 0 {
-		detail = "no app namespaces"
+	var parts []string
+	for _, ambient := range []bool{false, true} {
+		if !slices.ContainsFunc(modes, func(m scenario.Mode) bool { return mesh.NeedsIstio(m) && mesh.UsesAmbient(m) == ambient }) {
+			continue
+		}
+		ms, err := mesh.DetectMTLS(ctx, c.Istio, i.RootNamespace, namespaces, mesh.MTLSView{Revision: i.Revision, Version: i.Version, Ambient: ambient})
+		if err != nil {
+			return Check{Name: "mtls", Status: StatusWarn, Detail: err.Error(), Fix: "grant list on peerauthentications.security.istio.io; the effective mTLS mode is recorded as unknown"}
+		}
+		what := "sidecar mode"
+		if ambient {
+			what = "ambient modes (ztunnel)"
+		}
+		parts = append(parts, what+": "+mesh.SummarizeMTLS(ms))
 	}
-	return Check{Name: "mtls", Status: StatusOK, Detail: detail + " (root namespace " + i.RootNamespace + ")"}
+	return Check{Name: "mtls", Status: StatusOK, Detail: "effective PeerAuthentication mode of the app namespaces, " + strings.Join(parts, "; ") +
+		" (root namespace " + i.RootNamespace + ", revision " + orDash(i.Revision) + ")"}
 }
 
 // tagsSuffix lists revision tags as "; tags tag->revision, ..." (sorted), or "" without tags.

@@ -1,10 +1,19 @@
 package preflight
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	securityv1beta1 "istio.io/api/security/v1beta1"
+	securityv1 "istio.io/client-go/pkg/apis/security/v1"
+	istiofake "istio.io/client-go/pkg/clientset/versioned/fake"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
 )
 
 // standIn is what mesh.Detect reports for hack/localistio's ambient install (mesh's TestDetect pins it): istiod 1.30.1
@@ -72,6 +81,13 @@ func TestIstioChecks(t *testing.T) {
 	if ch := old["istio-kubernetes"]; ch.Status != StatusWarn || !strings.Contains(ch.Detail, "needs Kubernetes >= 1.32") {
 		t.Errorf("Kubernetes 1.31 with Istio 1.30: %+v", ch)
 	}
+	// Issue 29: istioctl 1.28.2 ... 1.29.x asks for Kubernetes 1.30 (istio/istio istioctl/pkg/install/k8sversion/
+	// version.go at those tags); 1.29 was reported as enough.
+	i129 := standIn()
+	i129.Version = "1.29.1"
+	if ch := byName(istioChecks(i129, "v1.29.14", true, true, true))["istio-kubernetes"]; ch.Status != StatusWarn || !strings.Contains(ch.Detail, "needs Kubernetes >= 1.30") {
+		t.Errorf("Kubernetes 1.29 with Istio 1.29.1: %+v", ch)
+	}
 	// Not ambient-capable: a FAIL when an ambient mode is requested, else OK with the reason.
 	flat := standIn()
 	flat.AmbientCapable, flat.AmbientMissing = false, []string{"ztunnel DaemonSet"}
@@ -134,5 +150,59 @@ func TestRevisionErrorStopsTheIstioChecks(t *testing.T) {
 	}
 	if chs := istioChecks(info, "v1.37.2", false, false, false); chs[0].Status != StatusWarn {
 		t.Errorf("mode none only: the revision problem is a WARN: %+v", chs)
+	}
+}
+
+// Issue 29 section 1 item 4: the gateway-api line named only minimums ("has minimums only for"); Istio 1.29.4 also
+// ignores a TLSRoute CRD above v1.4.1, which preflight now says and WARNs about when the installed one is above it.
+func TestGatewayAPICheckNamesMaximums(t *testing.T) {
+	t.Parallel()
+	info := standIn()
+	info.Version = "1.29.4"
+	info.GatewayAPI = mesh.GatewayAPIInfo{Installed: true, WaypointClass: true, BundleVersion: "v1.5.0", Channel: "standard",
+		Ignored: []string{"tlsroutes.gateway.networking.k8s.io (bundle-version v1.5.0 > v1.4.1, the newest this Istio watches)"}}
+	ch := gatewayAPICheck(info, true)
+	if ch.Status != StatusWarn || !strings.Contains(ch.Detail, "tlsroutes <= v1.4.1") || !strings.Contains(ch.Detail, "grpcroutes >= v1.1.0") ||
+		strings.Contains(ch.Detail, "minimums only") || !strings.Contains(ch.Detail, "istiod ignores tlsroutes") {
+		t.Errorf("Istio 1.29.4 with TLSRoute v1.5.0: %+v", ch)
+	}
+}
+
+// Issue 29 section 1 item 3: Gateway API CRDs of the standard channel before v1.2.0 have no spec.infrastructure; with
+// waypoint mode requested preflight WARNs with the fix (CRDs v1.2.0 or later), without it the line stays OK.
+func TestGatewayAPICheckWarnsWithoutInfrastructure(t *testing.T) {
+	t.Parallel()
+	info := standIn()
+	info.GatewayAPI = mesh.GatewayAPIInfo{Installed: true, WaypointClass: true, BundleVersion: "v1.1.0", Channel: "standard", InfrastructurePruned: true}
+	ch := gatewayAPICheck(info, true)
+	if ch.Status != StatusWarn || !strings.Contains(ch.Detail, "no spec.infrastructure") || !strings.Contains(ch.Fix, "v1.2.0 or later") ||
+		!strings.Contains(ch.Fix, results.FactWaypointLabelsCopied) {
+		t.Errorf("v1.1.0 standard CRDs with waypoint mode: %+v", ch)
+	}
+	if ch := gatewayAPICheck(info, false); ch.Status != StatusOK {
+		t.Errorf("no waypoint mode: the field is not used, want OK: %+v", ch)
+	}
+}
+
+// Issue 29 section 1 item 6: preflight shows the mode each requested data plane applies, from the policies the
+// chosen istiod reads: a DISABLE namespace policy is DISABLE for sidecars and PERMISSIVE (not STRICT) for ztunnel,
+// and a STRICT mesh-wide policy of another revision counts for neither.
+func TestMTLSCheckPerDataPlane(t *testing.T) {
+	t.Parallel()
+	disable := &securityv1.PeerAuthentication{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "off"}}
+	disable.Spec.Mtls = &securityv1beta1.PeerAuthentication_MutualTLS{Mode: securityv1beta1.PeerAuthentication_MutualTLS_DISABLE}
+	canary := &securityv1.PeerAuthentication{ObjectMeta: metav1.ObjectMeta{Namespace: "istio-system", Name: "canary", Labels: map[string]string{mesh.LabelRevision: "1-31"}}}
+	canary.Spec.Mtls = &securityv1beta1.PeerAuthentication_MutualTLS{Mode: securityv1beta1.PeerAuthentication_MutualTLS_STRICT}
+	info := mesh.IstioInfo{Installed: true, Version: "1.30.1", Revision: "1-30", RootNamespace: "istio-system"}
+	c := &kube.Clients{Istio: istiofake.NewSimpleClientset(disable, canary)}
+	ch := mtlsCheck(context.Background(), c, info, []string{"app"}, []scenario.Mode{scenario.ModeNone, scenario.ModeSidecar, scenario.ModeAmbient})
+	for _, want := range []string{"sidecar mode: DISABLE (PeerAuthentication app/off (namespace-wide); 1 PeerAuthentication(s) of another istio.io/rev ignored)",
+		"ambient modes (ztunnel): PERMISSIVE (PeerAuthentication app/off (namespace-wide) says DISABLE; ztunnel applies only STRICT or not"} {
+		if ch.Status != StatusOK || !strings.Contains(ch.Detail, want) {
+			t.Errorf("mtls check %+v\nwant %q in its detail", ch, want)
+		}
+	}
+	if ch := mtlsCheck(context.Background(), c, info, []string{"app"}, []scenario.Mode{scenario.ModeWaypoint}); strings.Contains(ch.Detail, "sidecar mode") {
+		t.Errorf("waypoint only: %+v", ch)
 	}
 }

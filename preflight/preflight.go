@@ -155,7 +155,7 @@ func Run(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o Options) 
 		r.Istio = &info
 		r.Checks = append(r.Checks, istioChecks(info, sv.GitVersion, needIstio, needAmbient, needWaypoint)...)
 		if needIstio && info.Installed && info.RevisionError == "" {
-			add(mtlsCheck(ctx, c, info, appNamespaces(s)))
+			add(mtlsCheck(ctx, c, info, appNamespaces(s), s.Spec.Modes))
 		}
 	}
 

@@ -57,6 +57,22 @@ func TestPermissionChecks(t *testing.T) {
 	}
 }
 
+// Issue 29: a user (or the scheduled ServiceAccount of an older release) with get but not create on services/proxy
+// is refused every Prometheus query through the API server (client_golang POSTs it) and was told OK. Preflight
+// checks the verbs the run's requests need (orchestrate's TestPrometheusThroughTheAPIServerIsPermitted derives them
+// from the requests themselves).
+func TestPermissionChecksServicesProxyCreate(t *testing.T) {
+	t.Parallel()
+	kc := fake.NewClientset()
+	allowAllBut(kc, func(ra *authorizationv1.ResourceAttributes) bool {
+		return ra.Resource == "services" && ra.Subresource == "proxy" && ra.Verb != "get"
+	})
+	chs := PermissionChecks(context.Background(), &kube.Clients{Kube: kc}, schedule.RequiredPermissions)
+	if len(chs) != 1 || chs[0].Name != "permission services/proxy" || chs[0].Status != StatusFail || !strings.Contains(chs[0].Detail, "denied: create") {
+		t.Fatalf("get-only services/proxy: %+v, want one FAIL naming create on services/proxy", chs)
+	}
+}
+
 // A whole preflight through fake clients: two Ready nodes, no Istio, free namespaces, a Prometheus stand-in with
 // cAdvisor series (reached through collectors/prom, the run's client) and the run's whole permission list, all
 // granted but one. The table is golden (the CLI prints it; e2e tests match its lines); exit 2 follows Failed.

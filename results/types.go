@@ -64,6 +64,11 @@ const (
 // after an earlier case failed on it): a passing condition, so --resume runs the case again (DoneCases).
 const FactSkippedNode = "skipped-node"
 
+// FactWaypointLabelsCopied, on a waypoint case, names the waypoint Gateways whose spec.infrastructure the API server
+// dropped (Gateway API CRDs of the standard channel before v1.2.0): istiod then copied all the Gateway's labels,
+// meshbench's run labels among them, onto the waypoint's Deployment, pods, Service and ServiceAccount.
+const FactWaypointLabelsCopied = "waypoint-labels-copied"
+
 // FactAttempts, on a case measured more than once because a resource window came back incomplete (a missed
 // scrape, a Prometheus outage: scenario windows.attempts), is how many measurements it took; FactAttemptPrefix+n
 // is why measurement n was not kept. The case's figures are those of the last measurement.
@@ -109,6 +114,27 @@ type RunMeta struct {
 	// spec.prometheus.insecureSkipVerify): verification is on by default everywhere, so a figure read over an
 	// unverified connection says so in its run.
 	Insecure []string `json:"insecure,omitempty"`
+	// NetworkImage is what a cni run's network image (spec.images.network) was: the digest its pods ran and the
+	// tools' versions. nil for mesh runs and runs recorded before it.
+	NetworkImage *NetworkImage `json:"networkImage,omitempty"`
+}
+
+// NetworkImage is the image of a cni run's iperf3 and netperf pods. A tag such as the default's :latest moves: the
+// first test pod's node resolves it, and every later pod of the run (and of its --resume) runs that digest.
+type NetworkImage struct {
+	// Ref is spec.images.network as configured.
+	Ref string `json:"ref"`
+	// ImageID is the first test pod's status.containerStatuses[].imageID for the tools' container: what its node
+	// ran, as the container runtime names it (containerd: <repository>@sha256:<digest>).
+	ImageID string `json:"imageID,omitempty"`
+	// Digest is the registry digest in ImageID ("" when the runtime reported only a local image ID); Pinned is Ref's
+	// repository at Digest, the reference every later pod ran ("" when Digest is unknown: they ran Ref).
+	Digest string `json:"digest,omitempty"`
+	Pinned string `json:"pinned,omitempty"`
+	// Iperf3 and Netperf are the versions the image's tools report (`iperf3 --version`, `netperf -V`): "3.16",
+	// "2.7.1"; "" when a tool is absent or did not answer.
+	Iperf3  string `json:"iperf3,omitempty"`
+	Netperf string `json:"netperf,omitempty"`
 }
 
 // Invocation outcomes.

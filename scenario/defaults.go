@@ -29,10 +29,12 @@ const (
 	DefaultNetworkImage     = "quay.io/cloud-bulldozer/k8s-netperf:latest" // iperf3 + netperf + uperf (k8s-netperf)
 	DefaultBankOfAnthosRepo = "us-central1-docker.pkg.dev/bank-of-anthos-ci/bank-of-anthos"
 	DefaultBankOfAnthosTag  = "v0.6.10"
-	// DefaultBookinfoRepo and DefaultBookinfoTag are the images istio/istio 1.24.0 ships in
-	// samples/bookinfo/platform/kube/bookinfo.yaml (1.27.0 moved to 1.20.3; workloads/bookinfo_upstream_test.go).
-	DefaultBookinfoRepo    = "docker.io/istio"
-	DefaultBookinfoTag     = "1.20.2"
+	// DefaultBookinfoRepo and DefaultBookinfoTag are the images istio/istio 1.30.0 ships in
+	// samples/bookinfo/platform/kube/bookinfo.yaml (registry.istio.io, since Docker Hub rate-limits anonymous
+	// pulls; 1.27.0 ... 1.29.x ship the same tag from docker.io/istio, which spec.images.bookinfo.registry restores;
+	// workloads/bookinfo_upstream_test.go).
+	DefaultBookinfoRepo    = "registry.istio.io/release"
+	DefaultBookinfoTag     = "1.20.3"
 	LocalClusterAgentImage = LocalClusterRegistry + "/" + AgentRepository + ":" + DefaultImageTag
 	// LocalClusterNetworkImage is built by the harness, not by meshbench: spec.images.registry does not move it.
 	LocalClusterNetworkImage = LocalClusterRegistry + "/iperf3:dev"

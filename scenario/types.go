@@ -603,7 +603,9 @@ type Images struct {
 	Meshbench string `json:"meshbench,omitempty" mb:"defaulted"`
 	// Network has iperf3 (and netperf's netserver/netperf when present) for `meshbench cni`. It is not built by
 	// meshbench, so registry does not move it; profile localcluster: "172.30.0.1:5000/meshbench/iperf3:dev" (built by
-	// the harness).
+	// the harness). The default is a moving tag: a run resolves it once (its first test pod) and runs every other pod,
+	// and its --resume, from that digest, recorded in run.json networkImage with the iperf3 and netperf versions; pin
+	// it across runs with "<repository>@sha256:<digest>" (preflight prints the digest the tag resolves to now).
 	Network string `json:"network,omitempty" mb:"defaulted"`
 	// BankOfAnthos is the registry path and tag of the Bank of Anthos images.
 	BankOfAnthos BankOfAnthosImages `json:"bankOfAnthos,omitzero"`
@@ -621,8 +623,11 @@ type BankOfAnthosImages struct {
 
 // BookinfoImages locates Istio's Bookinfo images: <Registry>/examples-bookinfo-<service>-<version>:<Tag>.
 type BookinfoImages struct {
+	// Registry is where Istio 1.30 publishes them; "docker.io/istio" is where 1.29 and older did (Docker Hub
+	// rate-limits anonymous pulls), or a mirror.
 	Registry string `json:"registry,omitempty" mb:"defaulted"`
-	Tag      string `json:"tag,omitempty" mb:"defaulted"`
+	// Tag is the Bookinfo release (1.20.3 in both registries).
+	Tag string `json:"tag,omitempty" mb:"defaulted"`
 }
 
 // Output is where results are written.

@@ -115,10 +115,10 @@ func TestClusterRoleIsTheTable(t *testing.T) {
 		"/namespaces": "create get list patch delete", "apps/deployments": "create get list watch patch delete",
 		"apps/statefulsets": "create get list patch delete", "/services": "create get list patch delete",
 		"/configmaps": "create get patch", "/secrets": "create get patch", "/serviceaccounts": "create get patch",
-		"/pods": "get list watch", "/pods/exec": "create", "/pods/proxy": "get", "/nodes": "get list", "/nodes/proxy": "get",
+		"/pods": "get list watch", "/pods/exec": "get create", "/pods/proxy": "get", "/nodes": "get list", "/nodes/proxy": "get",
 		"gateway.networking.k8s.io/gateways": "create get list watch delete patch", "/events": "list",
 		"authorization.k8s.io/selfsubjectaccessreviews": "create", "apiextensions.k8s.io/customresourcedefinitions": "get list",
-		"/services/proxy": "get",
+		"/services/proxy": "get create",
 	}
 	for res, verbs := range need {
 		var granted []string

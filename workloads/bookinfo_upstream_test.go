@@ -1,11 +1,15 @@
 package workloads
 
-// Bookinfo as meshbench generates it, compared with Bookinfo as istio/istio ships it: tag 1.24.0 (commit
-// 8825a6b7f8c9a2d66005a5f8b64e98aaee0dda99), samples/bookinfo/platform/kube/bookinfo.yaml. Tag 1.27.0 (commit
-// 7359d8be2504f2b191f7d94156af08e6590d2d1c) differs only in the image tag, 1.20.3 instead of 1.20.2 (checked with
-// git diff 1.24.0 1.27.0). Upstream sets no securityContext, resources or probes.
+// Bookinfo as meshbench generates it, compared with Bookinfo as istio/istio ships it: tag 1.30.0 (commit
+// badd809ed7d57954d4c16e12e75e15a7722a7b96), samples/bookinfo/platform/kube/bookinfo.yaml. Its images are
+// registry.istio.io/release/examples-bookinfo-<deployment>:1.20.3 (istio/istio commit 6bdd928edaf "Use
+// registry.istio.io", between 1.29.0 and 1.30.0: Docker Hub rate-limits anonymous pulls); 1.27.0 ... 1.29.x ship the
+// same 1.20.3 images from docker.io/istio, 1.24.0 ... 1.26.x tag 1.20.2 (the override spec.images.bookinfo.registry:
+// docker.io/istio keeps the old registry). Apart from the images, 1.24.0 (commit
+// 8825a6b7f8c9a2d66005a5f8b64e98aaee0dda99) and 1.30.0 are the same file (checked with git diff 1.24.0 1.30.0), as is
+// 1.31.0-rc.0. Upstream sets no securityContext, resources or probes.
 //
-// The address variables are read in the same tag: samples/bookinfo/src/productpage/productpage.py reads
+// The address variables are read in tag 1.24.0: samples/bookinfo/src/productpage/productpage.py reads
 // SERVICES_DOMAIN, DETAILS_HOSTNAME, RATINGS_HOSTNAME, REVIEWS_HOSTNAME (defaults "details", "ratings", "reviews"),
 // and samples/bookinfo/src/reviews/reviews-application/src/main/java/application/rest/LibertyRestEndpoint.java
 // reads RATINGS_HOSTNAME (default "ratings").
@@ -40,7 +44,7 @@ type upBookinfoDeployment struct {
 const upTmp = "/tmp"
 
 func upBookinfo() []upBookinfoDeployment {
-	img := func(d string) string { return "docker.io/istio/examples-bookinfo-" + d + ":1.20.2" }
+	img := func(d string) string { return "registry.istio.io/release/examples-bookinfo-" + d + ":1.20.3" }
 	reviews := func(v string) upBookinfoDeployment {
 		return upBookinfoDeployment{
 			name: "reviews-" + v, app: "reviews", version: v, sa: "bookinfo-reviews", image: img("reviews-" + v),
@@ -227,5 +231,28 @@ func TestBookinfoTarget(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Issue 29 section 1 item 5: the default registry is upstream's since 1.30.0; spec.images.bookinfo.registry
+// docker.io/istio (what 1.27.0 ... 1.29.x ship) gives Docker Hub's copies of the same tag.
+func TestBookinfoRegistryOverride(t *testing.T) {
+	t.Parallel()
+	s := mustScenario(t, bookinfoPlain+"  images:\n    bookinfo: {registry: docker.io/istio}\n")
+	objs, _, err := Objects(s, s.Spec.Workload.Topologies[0], "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			n++
+			if img := d.Spec.Template.Spec.Containers[0].Image; img != "docker.io/istio/examples-bookinfo-"+d.Name+":1.20.3" {
+				t.Errorf("%s: image %s, want docker.io/istio/examples-bookinfo-%s:1.20.3", d.Name, img, d.Name)
+			}
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d Deployments, want Bookinfo's six", n)
 	}
 }

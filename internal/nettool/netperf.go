@@ -67,7 +67,8 @@ func ParseNetperf(out []byte) (Result, error) {
 	if err != nil {
 		return Result{}, classify(ToolNetperf, string(out), err)
 	}
-	r := Result{Tool: ToolNetperf, Version: "netperf 2.7.x omni"}
+	// netperf's test output does not name its version: `netperf -V` does (ParseNetperfVersion; run.json records it).
+	r := Result{Tool: ToolNetperf}
 	units := strings.TrimSpace(kv["THROUGHPUT_UNITS"])
 	if units != "" && !strings.EqualFold(units, "Trans/s") && !strings.EqualFold(units, "Tran/s") {
 		return Result{}, fmt.Errorf("throughput units are %q, not Trans/s: not a request/response test", units)

@@ -105,17 +105,14 @@ func TestScheduleApplyDryRun(t *testing.T) {
 	}
 }
 
-// TestScheduleRBACGrantsTheTable binds the generated ClusterRole to the generated ServiceAccount for real and asks the
-// API server (SubjectAccessReview) whether that ServiceAccount may do each thing in schedule.RequiredPermissions, and
-// may not do a few things a run never needs.
-func TestScheduleRBACGrantsTheTable(t *testing.T) {
-	c := RequireCluster(t)
-	ns := c.CreateNamespace(t, "schedule-rbac")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+// scheduleServiceAccount creates, in ns, the ServiceAccount `meshbench schedule` generates and binds it for real to
+// the generated ClusterRole (cluster-scoped objects renamed per test process and removed when the test ends); it
+// returns when the binding is in effect. allowed asks the API server (SubjectAccessReview) whether that
+// ServiceAccount may do a thing.
+func scheduleServiceAccount(ctx context.Context, t *testing.T, c *Cluster, ns string) (sa *corev1.ServiceAccount, allowed func(group, resource, sub, verb, namespace string) (bool, string)) {
+	t.Helper()
 	var role *rbacv1.ClusterRole
 	var binding *rbacv1.ClusterRoleBinding
-	var sa *corev1.ServiceAccount
 	for _, obj := range scheduleObjects(t, ns) {
 		switch o := obj.(type) {
 		case *rbacv1.ClusterRole:
@@ -126,8 +123,8 @@ func TestScheduleRBACGrantsTheTable(t *testing.T) {
 			sa = o
 		}
 	}
-	role.Name += "-" + c.RunID
-	binding.Name += "-" + c.RunID
+	role.Name += "-" + c.RunID + "-" + ns
+	binding.Name += "-" + c.RunID + "-" + ns
 	binding.RoleRef.Name = role.Name
 	binding.Labels = c.Labels(binding.Labels) // cluster-scoped: labelled so a crashed test is swept by cleanup
 	role.Labels = c.Labels(role.Labels)
@@ -149,7 +146,7 @@ func TestScheduleRBACGrantsTheTable(t *testing.T) {
 
 	user := fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa.Name)
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
-	allowed := func(group, resource, sub, verb, namespace string) (bool, string) {
+	allowed = func(group, resource, sub, verb, namespace string) (bool, string) {
 		r, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Group: group, Resource: resource, Subresource: sub, Verb: verb, Namespace: namespace}},
@@ -167,6 +164,18 @@ func TestScheduleRBACGrantsTheTable(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	return sa, allowed
+}
+
+// TestScheduleRBACGrantsTheTable binds the generated ClusterRole to the generated ServiceAccount for real and asks the
+// API server (SubjectAccessReview) whether that ServiceAccount may do each thing in schedule.RequiredPermissions, and
+// may not do a few things a run never needs.
+func TestScheduleRBACGrantsTheTable(t *testing.T) {
+	c := RequireCluster(t)
+	ns := c.CreateNamespace(t, "schedule-rbac")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, allowed := scheduleServiceAccount(ctx, t, c, ns)
 	for _, p := range schedule.RequiredPermissions {
 		for _, verb := range p.Verbs {
 			// Namespaced resources are checked in an app namespace the run would create.
