@@ -30,3 +30,11 @@ BENCH_COLLECT_COUNT ?= 5
 
 bench-collect: ## one window's collection at 1,000 / 5,000 pods, 60 namespaces (real Prometheus; medians via -count 5)
 	set -o pipefail; $(GO) test -run '^$$' -bench 'BenchmarkCollectWindow' -count $(BENCH_COLLECT_COUNT) -timeout 60m ./collectors/prom/ | $(GO) run ./hack/bench/medians
+
+# Real Envoy's sidecar cost on the local test bed (issue 30): examples/bench-envoy.yaml (none and sidecar, 150/300/600
+# qps, 3 repetitions, 1 KB) on the local cluster with the local Istio (make cluster-up ISTIO=1), then the fits of
+# `meshbench project` and the report's per-workload, per-krps and latency tables. About 40 minutes.
+.PHONY: bench-envoy
+
+bench-envoy: build ## real Envoy sidecar: CPU/memory per 1000 rps (project fits, 3 levels x 3 reps) and added latency (local cluster + Istio)
+	MESHBENCH=$(CURDIR)/$(BIN)/meshbench bash hack/bench/envoy.sh $(BENCH_ENVOY_SCENARIO)
