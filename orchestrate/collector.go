@@ -63,7 +63,7 @@ func (c *Collector) LeadIn() time.Duration {
 	return c.lead
 }
 
-// Guard is how long a window keeps from the next phase: one sample spacing (prom.Interval.Guard).
+// Guard is how long a window keeps from the next phase: two median sample spacings (prom.Interval.Guard).
 func (c *Collector) Guard() time.Duration {
 	if c.guardFn != nil {
 		return c.guardFn()

@@ -317,7 +317,7 @@ type PromFacts struct {
 	Step      time.Duration `json:"step,omitempty"`
 	RateRange time.Duration `json:"rateRange"`
 	// Guard is how far every window kept from a phase change (a load's start or stop), and how far beyond a
-	// window's edges its samples were read as its own: one sample spacing (0 = runs before it existed).
+	// window's edges its samples were read as its own: two median sample spacings (0 = runs before it existed).
 	Guard time.Duration `json:"guard,omitempty"`
 }
 

@@ -114,7 +114,7 @@ type Collector interface {
 	// first rate point of the window sees no earlier activity.
 	LeadIn() time.Duration
 	// Guard is how long the measured condition must still hold after a window ends, before the next phase (the
-	// load's start after an idle window, its stop after the load window): one sample spacing. The collector
+	// load's start after an idle window, its stop after the load window): two median sample spacings. The collector
 	// interpolates the counters at a window's edges from the samples around them, and reads those up to Guard
 	// beyond the edges as the window's own.
 	Guard() time.Duration

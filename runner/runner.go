@@ -396,7 +396,7 @@ func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, 
 	clk := r.clock()
 	tm := r.timing(c)
 	// Every window keeps from a phase change: lead before it (the rate range: its first rate point looks back that
-	// far), guard after it (one sample spacing: the counters are interpolated at its end from the sample after it).
+	// far), guard after it (two median sample spacings: the counters are interpolated at its end from the sample after it).
 	lead, guard := max(r.leadIn(), r.guard()), r.guard()
 	cr.res.Facts["collector-lead-in"] = lead.String()
 	if guard > 0 {

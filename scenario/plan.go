@@ -285,13 +285,13 @@ func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 	if prev != nil {
 		add(estTeardown)
 	}
-	note := fmt.Sprintf("assumes %s per deploy plus %s per namespace and %s per app pod, %s plus %s per pod per restarting switch, %s per label-only switch, %s per waypoint, %s collection per case, a guard of %s (one sample spacing, measured by the run) after each idle window and as the least cool-down",
+	note := fmt.Sprintf("assumes %s per deploy plus %s per namespace and %s per app pod, %s plus %s per pod per restarting switch, %s per label-only switch, %s per waypoint, %s collection per case, a guard of %s (two median sample spacings, measured by the run) after each idle window and as the least cool-down",
 		estDeploy, estPerNamespace, estPerPod, estRestartSwitch, estPerPod, estLabelSwitch, estWaypoint, estCollect, guard)
 	return total, note
 }
 
 // assumedGuard is the guard the plan assumes between a window and a load's start or stop (the runner keeps the one the
-// collector measures: one sample spacing): estGuard, or the configured cAdvisor scrape interval when longer.
+// collector measures: two median sample spacings): estGuard, or the configured cAdvisor scrape interval when longer.
 func assumedGuard(s *Scenario) time.Duration {
 	return max(estGuard, s.Spec.Prometheus.ScrapeInterval.Duration)
 }

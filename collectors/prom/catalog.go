@@ -70,16 +70,21 @@ type Params struct {
 	Rate      time.Duration // range of the CPU rate points of min/max, >= 4 sample spacings
 	Window    time.Duration // the window's length (to the millisecond)
 	Step      time.Duration // spacing of the rate points: the sample spacing, whole seconds
-	Guard     time.Duration // how far beyond the window its samples are its own (Interval.Guard); <= 2 steps
+	Guard     time.Duration // how far beyond the window its samples are its own (Interval.Guard)
 }
+
+// after is how far beyond a window's end its samples are fetched: two steps (the sample after the end, which
+// cAdvisor may stamp up to a spacing after it), and at least one step beyond the guard, so that a series whose next
+// sample lies beyond the guard (clipped: the edge is reached at the rate of its own samples) is told from one that
+// ended inside the window (no sample after it at all).
+func (p Params) after() time.Duration { return max(2*p.Step, p.Guard+p.Step) }
 
 // Span is what the raw samples are fetched over for a window ending at end: the summarised window (at least one
 // rate range, so a short window still has a CPU rate point), one rate range and one step before it (a sample
-// before the start to interpolate from, however sparse the samples), and two steps after the end (the sample after
-// it, which cAdvisor may stamp up to a spacing after the end). The range selector is evaluated at at and reaches
-// rng back.
+// before the start to interpolate from, however sparse the samples), and after the end what after says. The range
+// selector is evaluated at at and reaches rng back.
 func (p Params) Span(end time.Time) (at time.Time, rng time.Duration) {
-	return end.Add(2 * p.Step), max(p.Window, p.Rate) + p.Rate + 3*p.Step
+	return end.Add(p.after()), max(p.Window, p.Rate) + p.Rate + p.Step + p.after()
 }
 
 // Render expands a signal into its range selectors, one per term and selector, with the sign of each.

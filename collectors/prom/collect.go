@@ -60,7 +60,7 @@ type Collector struct {
 func (c *Collector) ReadyAt(end time.Time) time.Time {
 	d := c.IngestDelay
 	if d <= 0 {
-		d = 2*c.Interval.Step() + 2*time.Second
+		d = Params{Step: c.Interval.Step(), Guard: c.Interval.Guard()}.after() + 2*time.Second
 	}
 	return end.Add(d)
 }

@@ -33,8 +33,9 @@ func TestDetectIntervalNamesQueryErrors(t *testing.T) {
 	}
 }
 
-// The guard is at least one measured sample spacing: a spacing wider than the scrape but not 1.5x wider leaves the
-// step at the scrape interval, and the guard must still cover the spacing (issue 29 section 2b).
+// The guard is two measured median sample spacings (cAdvisor's stamps vary up to about twice their median) and at
+// least the step: a spacing wider than the scrape but not 1.5x wider leaves the step at the scrape interval, and the
+// guard must still cover twice the spacing (issue 29 section 2b).
 func TestIntervalGuard(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -42,9 +43,10 @@ func TestIntervalGuard(t *testing.T) {
 		want time.Duration
 	}{
 		{Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second}, 5 * time.Second},                                     // not measured: the step
-		{Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second, Spacing: 7 * time.Second}, 7 * time.Second},           // wider, not 1.5x
-		{Interval{Scrape: 5 * time.Second, Effective: 10 * time.Second, Spacing: 9600 * time.Millisecond}, 10 * time.Second}, // the step
-		{Interval{Scrape: time.Second, Effective: time.Second, Spacing: 1200 * time.Millisecond}, 2 * time.Second},           // whole seconds
+		{Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second, Spacing: 7 * time.Second}, 14 * time.Second},          // wider, not 1.5x
+		{Interval{Scrape: 5 * time.Second, Effective: 10 * time.Second, Spacing: 9600 * time.Millisecond}, 20 * time.Second}, // two spacings
+		{Interval{Scrape: 20 * time.Second, Effective: 20 * time.Second, Spacing: 5 * time.Second}, 20 * time.Second},        // the step
+		{Interval{Scrape: time.Second, Effective: time.Second, Spacing: 1200 * time.Millisecond}, 3 * time.Second},           // whole seconds
 	} {
 		if got := tc.iv.Guard(); got != tc.want {
 			t.Errorf("%+v: guard %s, want %s", tc.iv, got, tc.want)

@@ -106,7 +106,7 @@ type windowCounter struct {
 
 // clip keeps the samples of s (times relative to the window [0, e]) inside the window and up to guard beyond its
 // edges. A sample further out is never read for the window: the condition the window measures is only known to
-// hold up to guard beyond it (the run keeps a guard of one sample spacing between a window and a load's start or
+// hold up to guard beyond it (the run keeps a guard of two median sample spacings between a window and a load's start or
 // stop), and cAdvisor's spacing varies, so the sample after an edge may lie past the phase change; the edge is
 // then reached at the rate of the kept samples, which all lie inside the condition. A series with fewer than two
 // samples kept has no rate of its own there and is read whole.
@@ -137,7 +137,7 @@ func clip(s Series, e, guard float64) windowCounter {
 //     (increase() extrapolates the span its samples cover to the range's edges: off by up to 1.7 % at some window
 //     phases); the error left is how far the counter bends between the two samples around each edge.
 //   - Only samples inside the window and up to guard beyond its edges are read (clip): the window's condition is
-//     known to hold that far (the run keeps at least one sample spacing between a window and a load's start or
+//     known to hold that far (the run keeps at least two median sample spacings between a window and a load's start or
 //     stop), not further, so no sample from across a phase change bends an edge. Where the sample after an edge
 //     (or before it) lies further out, as cAdvisor's varying spacing makes it now and then, the series reaches the
 //     edge at the rate of its own samples inside.

@@ -4,8 +4,8 @@
 # (API requests per case, switch vs rollout time, collection time and queries per window, meshbench's peak RSS,
 # overhead per case against a 10-minute window) and writes them to $(SCALE_OUT)/figures.json.
 # Needs the cluster with the local Istio (make cluster-up ISTIO=1) and kwok (make kwok-build). Not part of make
-# test or e2e: it takes minutes and loads the cluster. .ci/run (hack/ci-e2e.sh phase 2b) runs it at 1,000 pods in
-# mode none, bounded at 10 minutes.
+# test or e2e, nor of .ci/run (it was its phase 2b until issue 30 needed the time): it takes minutes and loads the
+# cluster.
 SCALE_PODS ?= 1000
 SCALE_NAMESPACES ?= 60
 SCALE_OUT ?= $(CURDIR)/scale-out
