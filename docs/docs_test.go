@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/capacity"
+	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -114,5 +115,53 @@ func TestResultsDocumentsEveryField(t *testing.T) {
 		if !bytes.Contains(doc, []byte("`"+name+"`")) {
 			t.Errorf("JSON field %s (results.%s) is not described in docs/results.md: add `%s` with its meaning and unit", name, f, name)
 		}
+	}
+}
+
+// TestReliabilityListsEveryInputFileCap: docs/reliability.md's table of the files meshbench reads has one row per
+// inputfile.Kind, with the cap (and line cap) the code enforces.
+func TestReliabilityListsEveryInputFileCap(t *testing.T) {
+	doc, err := os.ReadFile("reliability.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "| kind | read by | cap | line cap |\n|---|---|---|---|\n")
+	if !ok {
+		t.Fatal(`reliability.md has no table "| kind | read by | cap | line cap |"`)
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	rows := map[string][]string{}
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if len(cells) != 4 {
+			t.Fatalf("row %q: want 4 cells", line)
+		}
+		rows[cells[0]] = cells
+	}
+	short := func(n int64) string {
+		if n == 0 {
+			return ""
+		}
+		b := inputfile.Bytes(n)
+		if _, unit, ok := strings.Cut(b, "("); ok {
+			return strings.TrimSuffix(unit, ")")
+		}
+		return b
+	}
+	for _, k := range inputfile.Kinds() {
+		r, ok := rows[k.String()]
+		switch {
+		case !ok:
+			t.Errorf("reliability.md lists no %q: add a row with its cap %s", k, short(k.Max()))
+		case r[2] != short(k.Max()) || r[3] != short(k.MaxLine()):
+			t.Errorf("reliability.md: %s: cap %q, line cap %q; the code has %q, %q", k, r[2], r[3], short(k.Max()), short(k.MaxLine()))
+		}
+		delete(rows, k.String())
+	}
+	for name := range rows {
+		t.Errorf("reliability.md lists %q, which is no inputfile.Kind", name)
 	}
 }

@@ -12,7 +12,8 @@ type Class string
 
 // The classes of Rules.
 const (
-	Core        Class = "core"        // scenario, results: the data model, no project imports
+	Foundation  Class = "foundation"  // internal/inputfile: rules every package follows, core included; no project imports
+	Core        Class = "core"        // scenario, results: the data model, no project imports but foundations
 	Leaf        Class = "leaf"        // internal/...: shared helpers and descriptions
 	Adapter     Class = "adapter"     // talks to one outside thing (cluster, Istio, fortio, Prometheus, registry)
 	Runner      Class = "runner"      // runs a plan through interfaces it defines itself
@@ -32,6 +33,7 @@ type Rule struct {
 
 // Rules is the table; more specific paths do not override earlier ones, so each path appears once.
 var Rules = []Rule{
+	{"internal/inputfile", Foundation}, // before internal/...: Classify takes the first match
 	{"scenario", Core},
 	{"results", Core},
 	{"internal/...", Leaf},
@@ -57,15 +59,16 @@ var Rules = []Rule{
 
 // Allowed says which classes a class may import (project packages only; the standard library and modules are free).
 var Allowed = map[Class][]Class{
-	Core:        nil,
-	Leaf:        {Core, Leaf},
-	Adapter:     {Core, Leaf},
-	Runner:      {Core, Leaf},
-	Offline:     {Core, Leaf, Offline},
-	Publisher:   {Core, Leaf, Offline},
-	Composition: {Core, Leaf, Adapter, Runner, Offline, Publisher, Composition},
-	Command:     {Core, Leaf, Adapter, Runner, Offline, Publisher, Composition, Command},
-	Tool:        {Core, Leaf, Adapter, Runner, Offline, Publisher, Composition, Tool},
+	Foundation:  nil,
+	Core:        {Foundation},
+	Leaf:        {Foundation, Core, Leaf},
+	Adapter:     {Foundation, Core, Leaf},
+	Runner:      {Foundation, Core, Leaf},
+	Offline:     {Foundation, Core, Leaf, Offline},
+	Publisher:   {Foundation, Core, Leaf, Offline},
+	Composition: {Foundation, Core, Leaf, Adapter, Runner, Offline, Publisher, Composition},
+	Command:     {Foundation, Core, Leaf, Adapter, Runner, Offline, Publisher, Composition, Command},
+	Tool:        {Foundation, Core, Leaf, Adapter, Runner, Offline, Publisher, Composition, Tool},
 	Docs:        nil,
 }
 
@@ -127,8 +130,10 @@ func why(from, to Class) string {
 	switch {
 	case from == Adapter && to == Adapter:
 		return "adapters never import each other: move the shared piece to a leaf package (internal/...) and let the runner or a composition package order the steps"
+	case from == Foundation:
+		return "foundation packages import no project package"
 	case from == Core:
-		return "scenario and results import no project package"
+		return "scenario and results import no project package but the foundations (internal/inputfile)"
 	case from == Leaf:
 		return "leaf packages import only scenario, results and other leaves"
 	case from == Runner:

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 
+	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/internal/interrupt"
 	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/scenario"
@@ -59,6 +60,11 @@ func exitCode(err error) int {
 	}
 	var ie *orchestrate.InputError
 	if errors.As(err, &ie) {
+		return ExitBadInput
+	}
+	// A file the user named that is no regular file, or above its kind's cap, wherever it was read.
+	var fe *inputfile.Error
+	if errors.As(err, &fe) {
 		return ExitBadInput
 	}
 	return ExitRunFailed
