@@ -5,19 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
 // ReadManifests reads YAML files (each one or more documents) into objects, in file order. Every file is decoded on
 // its own: the Gateway API CRD files have no leading "---", so a naive concatenation would merge documents and
 // silently keep only the last object. Empty documents are skipped; an object without apiVersion or kind is an error.
+// Each file follows inputfile's rule (a regular file of at most inputfile.MaxManifest).
 func ReadManifests(paths ...string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		b, err := inputfile.ReadFile(p, inputfile.Manifest)
 		if err != nil {
 			return nil, fmt.Errorf("read manifest: %w", err)
 		}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/internal/target"
 )
 
@@ -78,7 +79,7 @@ func OpenLabelRecord(path string) (*LabelRecord, error) {
 	if path == "" {
 		return r, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadFile(path, inputfile.LabelRecord)
 	if errors.Is(err, os.ErrNotExist) {
 		return r, nil
 	}

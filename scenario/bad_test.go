@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
 // wantPaths reads the "# want: PATH ..." header of a bad fixture: every field path its problems must name.
@@ -74,31 +78,106 @@ func assertProblems(t *testing.T, ps Problems, want []string) {
 }
 
 // TestOversizeInput: a file or stream above MaxFileBytes is refused after reading at most one byte more, naming the
-// size and the limit; /dev/zero (which never ends) is refused the same way instead of exhausting memory.
+// size and the limit; /dev/zero (which never ends), a FIFO (whose open would wait for a writer forever) and a
+// directory are refused before they are opened. Files and streams are inputfile's rule (*inputfile.Error, exit 2),
+// bytes already in memory a (file) problem.
 func TestOversizeInput(t *testing.T) {
 	t.Parallel()
-	big := filepath.Join(t.TempDir(), "big.yaml")
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
 	huge := "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: big, description: \"" + strings.Repeat("x", 50<<20) + "\"}\n"
 	if err := os.WriteFile(big, []byte(huge), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inputs := map[string]func() (*Scenario, error){
-		"50 MB description": func() (*Scenario, error) { return Load(big) },
-		"stream":            func() (*Scenario, error) { return LoadFrom(strings.NewReader(huge), LoadOptions{}) },
-		"bytes":             func() (*Scenario, error) { return Parse([]byte(huge)) },
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]struct {
+		load   func() (*Scenario, error)
+		reason inputfile.Reason
+		name   string
+	}{
+		"50 MB description": {func() (*Scenario, error) { return Load(big) }, inputfile.TooLarge, big},
+		"stream":            {func() (*Scenario, error) { return LoadFrom(strings.NewReader(huge), LoadOptions{}) }, inputfile.TooLarge, "(input)"},
+		"fifo":              {func() (*Scenario, error) { return Load(fifo) }, inputfile.NotRegular, fifo},
+		"directory":         {func() (*Scenario, error) { return Load(dir) }, inputfile.NotRegular, dir},
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
-		inputs["/dev/zero"] = func() (*Scenario, error) { return Load("/dev/zero") }
+		inputs["/dev/zero"] = struct {
+			load   func() (*Scenario, error)
+			reason inputfile.Reason
+			name   string
+		}{func() (*Scenario, error) { return Load("/dev/zero") }, inputfile.NotRegular, "/dev/zero"}
 	}
-	for name, load := range inputs {
+	for name, in := range inputs {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, err := load()
-			var ps Problems
-			if !errors.As(err, &ps) || len(ps) != 1 || ps[0].Path != "(file)" || !strings.Contains(ps[0].Message, "1048576 bytes (1 MiB)") {
-				t.Fatalf("want one (file) problem naming the 1 MiB limit, got %v", err)
+			_, err := in.load()
+			var fe *inputfile.Error
+			if !errors.As(err, &fe) || fe.Reason != in.reason || fe.Kind != inputfile.Scenario ||
+				!strings.Contains(err.Error(), "1048576 bytes (1 MiB)") || !strings.Contains(err.Error(), in.name) {
+				t.Fatalf("want an *inputfile.Error %s naming %s and the 1 MiB limit, got %v", in.reason, in.name, err)
 			}
 		})
+	}
+	_, err := Parse([]byte(huge))
+	var ps Problems
+	if !errors.As(err, &ps) || len(ps) != 1 || ps[0].Path != "(file)" || !strings.Contains(ps[0].Message, "1048576 bytes (1 MiB)") {
+		t.Fatalf("bytes: want one (file) problem naming the 1 MiB limit, got %v", err)
+	}
+}
+
+// TestManifestFilesFollowTheInputRule: a file of spec.workload.manifests.paths that is a FIFO, a device or above
+// inputfile.MaxManifest is a problem at its path naming the file and the cap, found before any manifest is read (a
+// FIFO would hang the reader, /dev/zero exhaust it); a directory is read later, file by file.
+func TestManifestFilesFollowTheInputRule(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, inputfile.MaxManifest+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"fifo.yaml", "big.yaml", "/dev/zero", "app"}
+	sc := filepath.Join(dir, "scenario.yaml")
+	if err := os.WriteFile(sc, []byte(`apiVersion: meshbench.dev/v1alpha1
+kind: Scenario
+metadata: {name: hostile-manifests}
+spec:
+  workload:
+    app: manifests
+    manifests: {paths: [`+strings.Join(paths, ", ")+`]}
+  load:
+    targets: [{service: web}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(sc)
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("want Problems, got %v", err)
+	}
+	byPath := map[string]string{}
+	for _, p := range ps {
+		byPath[p.Path] = p.Message
+	}
+	for i, want := range []string{"a named pipe (FIFO), not a regular file", "16777217 bytes", "a character device", ""} {
+		msg, ok := byPath[fmt.Sprintf("spec.workload.manifests.paths[%d]", i)]
+		switch {
+		case want == "" && ok:
+			t.Errorf("paths[%d] (%s): %s", i, paths[i], msg)
+		case want != "" && (!strings.Contains(msg, want) || !strings.Contains(msg, "16777216 bytes (16 MiB)") || !strings.Contains(msg, paths[i])):
+			t.Errorf("paths[%d] (%s): %q, want %q, the file and the cap", i, paths[i], msg, want)
+		}
 	}
 }
 

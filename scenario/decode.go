@@ -14,13 +14,16 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
 // Limits of the decoder. A scenario is a small hand-written file: anything near these limits is a mistake or an
 // attack, and refusing it early keeps a hostile file from taking the machine's memory.
 const (
-	// MaxFileBytes is the largest scenario accepted (1 MiB; the shipped examples are about 1 KiB).
-	MaxFileBytes = 1 << 20
+	// MaxFileBytes is the largest scenario accepted (inputfile.MaxScenario, 1 MiB; the shipped examples are about
+	// 1 KiB).
+	MaxFileBytes = inputfile.MaxScenario
 	// MaxStringBytes bounds every string field except those with their own limit (metadata.description).
 	MaxStringBytes = 1024
 	// MaxDescriptionBytes bounds metadata.description.

@@ -7,31 +7,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
 // Load reads a scenario file strictly, applies defaults and validates it. Bad input returns Problems listing every
 // problem at once: syntax, a second document, unknown, repeated and mistyped fields with their path and line, then
-// validation problems. A file larger than MaxFileBytes is refused without reading further.
+// validation problems. A path that is no regular file, or a file larger than MaxFileBytes, is an *inputfile.Error
+// (checked before the file is opened, so a FIFO cannot block it; nothing past the cap is read).
 func Load(path string) (*Scenario, error) { return LoadWith(path, LoadOptions{}) }
 
 // LoadWith is Load with the options applied between decoding and defaults.
 func LoadWith(path string, o LoadOptions) (*Scenario, error) {
-	f, err := os.Open(path)
+	data, err := inputfile.ReadFile(path, inputfile.Scenario)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
-	}
-	defer f.Close()
-	var size int64 = -1
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
-	}
-	data, err := readLimited(f, size)
-	if err != nil {
-		var ps Problems
-		if errors.As(err, &ps) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("read scenario %s: %w", path, err)
 	}
 	if o.BaseDir == "" {
 		o.BaseDir = filepath.Dir(path)
@@ -42,12 +32,8 @@ func LoadWith(path string, o LoadOptions) (*Scenario, error) {
 // LoadFrom is LoadWith for a scenario read from r (standard input, a ConfigMap): the same size limit, decoding,
 // defaults, validation and file checks.
 func LoadFrom(r io.Reader, o LoadOptions) (*Scenario, error) {
-	data, err := readLimited(r, -1)
+	data, err := inputfile.ReadAll(r, "(input)", inputfile.Scenario)
 	if err != nil {
-		var ps Problems
-		if errors.As(err, &ps) {
-			return nil, err
-		}
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
 	return loadData(data, o)
@@ -64,26 +50,6 @@ func loadData(data []byte, o LoadOptions) (*Scenario, error) {
 	return s, nil
 }
 
-// readLimited reads at most MaxFileBytes (one byte more tells a larger input apart), so /dev/zero or a huge file
-// cannot exhaust memory. size is the file's size when known (a regular file), for the message.
-func readLimited(r io.Reader, size int64) ([]byte, error) {
-	if size > MaxFileBytes {
-		return nil, tooLarge(fmt.Sprintf("is %d bytes", size))
-	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileBytes {
-		return nil, tooLarge(fmt.Sprintf("has more than %d bytes (a device or a pipe that does not end?)", MaxFileBytes))
-	}
-	return data, nil
-}
-
-func tooLarge(what string) Problems {
-	return Problems{{Path: "(file)", Message: fmt.Sprintf("%s; a scenario file is at most %d bytes (1 MiB): give the path of a scenario YAML file such as examples/quickstart.yaml", what, MaxFileBytes)}}
-}
-
 // Parse decodes YAML or JSON strictly (unknown, repeated and mistyped fields are problems), applies defaults and
 // validates. It is pure.
 func Parse(data []byte) (*Scenario, error) { return ParseWith(data, LoadOptions{}) }
@@ -92,7 +58,8 @@ func Parse(data []byte) (*Scenario, error) { return ParseWith(data, LoadOptions{
 // input, with the scenario as far as it could be decoded (nil when nothing could).
 func ParseWith(data []byte, o LoadOptions) (*Scenario, error) {
 	if len(data) > MaxFileBytes {
-		return nil, tooLarge(fmt.Sprintf("is %d bytes", len(data)))
+		return nil, Problems{{Path: "(file)", Message: fmt.Sprintf("is %d bytes; a %s is at most %s: %s",
+			len(data), inputfile.Scenario, inputfile.Bytes(MaxFileBytes), inputfile.Scenario.Hint())}}
 	}
 	var s Scenario
 	ps, ok := decodeYAML(data, &s)
@@ -127,8 +94,9 @@ func withoutReported(vs, decoded Problems) Problems {
 	return out
 }
 
-// CheckFiles reports files named by the scenario that cannot be read (token and CA files), so a run fails before
-// it touches a cluster.
+// CheckFiles reports files named by the scenario that cannot be read (token and CA files, manifests: a manifest
+// file must also pass inputfile's rule, a regular file under inputfile.MaxManifest), so a run fails before it touches
+// a cluster.
 func CheckFiles(s *Scenario) Problems {
 	var ps Problems
 	for _, f := range []struct{ path, val string }{
@@ -144,9 +112,20 @@ func CheckFiles(s *Scenario) Problems {
 	}
 	if m := s.Spec.Workload.Manifests; m != nil && s.Spec.Workload.App == AppManifests {
 		for i, f := range m.Paths {
-			if _, err := os.Stat(m.Resolve(f)); err != nil && strings.TrimSpace(f) != "" {
-				ps = append(ps, Problem{Path: fmt.Sprintf("spec.workload.manifests.paths[%d]", i),
+			if strings.TrimSpace(f) == "" {
+				continue
+			}
+			at := fmt.Sprintf("spec.workload.manifests.paths[%d]", i)
+			fi, err := os.Stat(m.Resolve(f))
+			switch {
+			case err != nil:
+				ps = append(ps, Problem{Path: at,
 					Message: fmt.Sprintf("cannot read %q: %v; fix the path (relative paths are read from the scenario file's directory)", f, errors.Unwrap(err))})
+			case !fi.IsDir():
+				// A file: the one rule for input files (a FIFO or /dev/zero would hang or exhaust the reader).
+				if _, err := inputfile.Check(m.Resolve(f), inputfile.Manifest); err != nil {
+					ps = append(ps, Problem{Path: at, Message: err.Error()})
+				}
 			}
 		}
 		if k := m.Kustomization; k != "" {

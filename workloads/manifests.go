@@ -19,9 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -91,17 +93,30 @@ var manifestExts = []string{".yaml", ".yml", ".json"}
 
 // readManifests reads every object of m: the kustomization built with kustomize's library, or the files and
 // directories of Paths, document by document (Lists expanded, empty documents skipped). Every file that cannot be
-// read is a problem; reading goes on with the others.
+// read is a problem; reading goes on with the others. Every file follows inputfile's rule (a regular file of at most
+// inputfile.MaxManifest, checked before it is opened: a FIFO or /dev/zero is refused, never read), and all of them
+// together are at most inputfile.MaxManifests.
 func readManifests(m *scenario.Manifests) ([]manifestObject, scenario.Problems) {
 	var out []manifestObject
 	var ps scenario.Problems
 	add := func(fp, format string, args ...any) {
 		ps = append(ps, scenario.Problem{Path: fp, Message: fmt.Sprintf(format, args...)})
 	}
+	budget := &manifestBudget{}
 	if m.Kustomization != "" {
 		fp := manifestsPath.Child("kustomization").String()
 		dir := m.Resolve(m.Kustomization)
-		rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+		// kustomize tries each name of the kustomization file and says only "unable to find one" when reading all
+		// failed: a FIFO or an over-cap kustomization.yaml is named here with the rule's reason.
+		for _, name := range konfig.RecognizedKustomizationFileNames() {
+			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+				if _, err := inputfile.Check(filepath.Join(dir, name), inputfile.Manifest); err != nil {
+					add(fp, "%v", err)
+					return nil, ps
+				}
+			}
+		}
+		rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(boundedFS{filesys.MakeFsOnDisk(), budget}, dir)
 		if err != nil {
 			add(fp, "kustomize build %s: %v; fix the kustomization (`kubectl kustomize %s` shows the same error)", dir, err, dir)
 			return nil, ps
@@ -142,9 +157,12 @@ func readManifests(m *scenario.Manifests) ([]manifestObject, scenario.Problems) 
 			}
 		}
 		for _, f := range files {
-			objs, err := decodeFile(f)
+			objs, err := decodeFile(f, budget)
 			if err != nil {
 				add(fp, "%v", err)
+				if errors.Is(err, errManifestsTooLarge) {
+					return out, ps
+				}
 				continue
 			}
 			for _, o := range objs {
@@ -155,13 +173,58 @@ func readManifests(m *scenario.Manifests) ([]manifestObject, scenario.Problems) 
 	return out, ps
 }
 
-// decodeFile reads the YAML or JSON documents of one file.
-func decodeFile(path string) ([]*unstructured.Unstructured, error) {
-	f, err := os.Open(path)
+// errManifestsTooLarge: the manifests' files together are above inputfile.MaxManifests.
+var errManifestsTooLarge = fmt.Errorf("the manifest files together are larger than %s: split the app or leave out what it does not need",
+	inputfile.Bytes(inputfile.MaxManifests))
+
+// manifestBudget counts the bytes of the manifest files read so far against inputfile.MaxManifests.
+type manifestBudget struct{ used int64 }
+
+func (b *manifestBudget) take(path string, n int64) error {
+	if b.used += n; b.used > inputfile.MaxManifests {
+		return fmt.Errorf("%s: %w", path, errManifestsTooLarge)
+	}
+	return nil
+}
+
+// boundedFS is kustomize's file system with inputfile's rule on every file it reads, and the budget of all of them.
+type boundedFS struct {
+	filesys.FileSystem
+	budget *manifestBudget
+}
+
+func (b boundedFS) ReadFile(path string) ([]byte, error) {
+	data, err := inputfile.ReadFile(path, inputfile.Manifest)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+		return nil, err
+	}
+	if err := b.budget.take(path, int64(len(data))); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+func (b boundedFS) Open(path string) (filesys.File, error) {
+	fi, err := inputfile.Check(path, inputfile.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.budget.take(path, fi.Size()); err != nil {
+		return nil, err
+	}
+	return b.FileSystem.Open(path)
+}
+
+// decodeFile reads the YAML or JSON documents of one file (inputfile's rule, and the budget of all manifests).
+func decodeFile(path string, budget *manifestBudget) ([]*unstructured.Unstructured, error) {
+	f, err := inputfile.Open(path, inputfile.Manifest)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
+	if err := budget.take(path, f.Size()); err != nil {
+		return nil, err
+	}
 	dec := yamlutil.NewYAMLOrJSONDecoder(f, 4096)
 	var out []*unstructured.Unstructured
 	for doc := 1; ; doc++ {
@@ -169,6 +232,10 @@ func decodeFile(path string) ([]*unstructured.Unstructured, error) {
 		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			return out, nil
+		}
+		var fe *inputfile.Error
+		if errors.As(err, &fe) {
+			return nil, err
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", path, doc, err)

@@ -3,15 +3,19 @@ package workloads
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -354,5 +358,76 @@ func TestMergeTolerations(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestManifestsFollowTheInputRule: every manifest file, named in paths, found in a directory of paths, or read by a
+// kustomization, is refused when it is a FIFO (the test would hang reading it), a device or above
+// inputfile.MaxManifest, with a problem naming the file and the cap; all of them together are at most
+// inputfile.MaxManifests.
+func TestManifestsFollowTheInputRule(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mkdir := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo := func(name string) {
+		if err := syscall.Mkfifo(filepath.Join(dir, name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkdir("fifodir")
+	fifo("fifodir/app.yaml")
+	mkdir("bigdir")
+	write("bigdir/app.yaml", "")
+	if err := os.Truncate(filepath.Join(dir, "bigdir/app.yaml"), inputfile.MaxManifest+1); err != nil {
+		t.Fatal(err)
+	}
+	mkdir("kust")
+	write("kust/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [app.yaml]\n")
+	fifo("kust/app.yaml")
+	mkdir("kustbig")
+	write("kustbig/kustomization.yaml", "")
+	if err := os.Truncate(filepath.Join(dir, "kustbig/kustomization.yaml"), inputfile.MaxManifest+1); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, manifests string
+		want            []string
+	}{
+		{"fifo in a directory", "      paths: [fifodir]\n", []string{"spec.workload.manifests.paths[0]: manifest file " + dir + "/fifodir/app.yaml: a named pipe (FIFO)"}},
+		{"over the cap in a directory", "      paths: [bigdir]\n", []string{"spec.workload.manifests.paths[0]: manifest file " + dir + "/bigdir/app.yaml: 16777217 bytes"}},
+		{"fifo in a kustomization", "      kustomization: kust\n", []string{"spec.workload.manifests.kustomization: ", dir + "/kust/app.yaml: a named pipe (FIFO)"}},
+		{"kustomization.yaml over the cap", "      kustomization: kustbig\n", []string{"spec.workload.manifests.kustomization: ", dir + "/kustbig/kustomization.yaml: 16777217 bytes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := manifestsScenario(t, tc.manifests, "  load:\n    targets: [{service: web}]\n")
+			s.Spec.Workload.Manifests.BaseDir = dir
+			got := CheckManifests(s).Error()
+			for _, w := range append(tc.want, "16777216 bytes (16 MiB)") {
+				if !strings.Contains(got, w) {
+					t.Errorf("problems lack %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+	// All of them together: the file that goes over inputfile.MaxManifests is refused before it is read.
+	write("small.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+	b := &manifestBudget{used: inputfile.MaxManifests - 10}
+	if _, err := decodeFile(filepath.Join(dir, "small.yaml"), b); !errors.Is(err, errManifestsTooLarge) || !strings.Contains(err.Error(), "67108864 bytes (64 MiB)") {
+		t.Errorf("over the budget: %v", err)
+	}
+	if objs, err := decodeFile(filepath.Join(dir, "small.yaml"), &manifestBudget{}); err != nil || len(objs) != 1 {
+		t.Errorf("within the budget: %v %v", objs, err)
 	}
 }

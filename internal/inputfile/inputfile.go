@@ -132,6 +132,7 @@ type File struct {
 	f    *os.File
 	path string
 	kind Kind
+	size int64 // at open
 	read int64
 }
 
@@ -158,7 +159,7 @@ func Open(path string, k Kind) (*File, error) {
 		}
 		return nil, &Error{Path: path, Kind: k, Reason: Unreadable, Err: err}
 	}
-	return &File{f: f, path: path, kind: k}, nil
+	return &File{f: f, path: path, kind: k, size: ofi.Size()}, nil
 }
 
 // Read reads the file; past the kind's cap it returns an *Error (TooLarge).
@@ -183,6 +184,9 @@ func (f *File) Close() error { return f.f.Close() }
 
 // Path is the path the file was opened by.
 func (f *File) Path() string { return f.path }
+
+// Size is the file's size in bytes when it was opened.
+func (f *File) Size() int64 { return f.size }
 
 // LineTooLong is the *Error of line lineNo of the file at path, above k's line cap.
 func (k Kind) LineTooLong(path string, lineNo int) error {
