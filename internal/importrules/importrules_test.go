@@ -92,7 +92,7 @@ func TestCheckFindsForbiddenEdges(t *testing.T) {
 			m + "/runner": {m + "/internal/target", m + "/results"}, m + "/internal/target": {m + "/internal/kube", m + "/scenario"},
 			m + "/internal/kube": nil, m + "/scenario": {m + "/internal/inputfile"}, m + "/results": {m + "/internal/inputfile"},
 			m + "/internal/inputfile": nil,
-			m + "/netbench": {m + "/internal/nettool", m + "/internal/podset"}, m + "/internal/nettool": nil, m + "/internal/podset": {m + "/results"},
+			m + "/netbench":           {m + "/internal/nettool", m + "/internal/podset"}, m + "/internal/nettool": nil, m + "/internal/podset": {m + "/results"},
 			m + "/collectors/prom": {m + "/internal/podset", m + "/results"},
 		}, ""},
 	} {
