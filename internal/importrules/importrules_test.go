@@ -90,9 +90,8 @@ func TestCheckFindsForbiddenEdges(t *testing.T) {
 			m + "/cmd/meshbench/app": {m + "/orchestrate", m + "/mesh", m + "/runner"}, m + "/orchestrate": {m + "/mesh", m + "/workloads", m + "/runner"},
 			m + "/mesh": {m + "/internal/target", m + "/scenario", "k8s.io/api/core/v1"}, m + "/workloads": {m + "/internal/target"},
 			m + "/runner": {m + "/internal/target", m + "/results"}, m + "/internal/target": {m + "/internal/kube", m + "/scenario"},
-			m + "/internal/kube": nil, m + "/scenario": {m + "/internal/inputfile"}, m + "/results": {m + "/internal/inputfile"},
-			m + "/internal/inputfile": nil,
-			m + "/netbench":           {m + "/internal/nettool", m + "/internal/podset"}, m + "/internal/nettool": nil, m + "/internal/podset": {m + "/results"},
+			m + "/internal/kube": nil, m + "/scenario": {m + "/internal/inputfile"}, m + "/results": {m + "/internal/inputfile"}, m + "/internal/inputfile": nil,
+			m + "/netbench": {m + "/internal/nettool", m + "/internal/podset"}, m + "/internal/nettool": nil, m + "/internal/podset": {m + "/results"},
 			m + "/collectors/prom": {m + "/internal/podset", m + "/results"},
 		}, ""},
 	} {
