@@ -1,7 +1,9 @@
 package kube
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	istioclient "istio.io/client-go/pkg/clientset/versioned"
@@ -13,6 +15,8 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
 // Clients bundles the clients built from one rest.Config.
@@ -32,11 +36,16 @@ type Clients struct {
 }
 
 // LoadConfig resolves a rest.Config the way kubectl does: explicit path, else $KUBECONFIG, else ~/.kube/config,
-// else in-cluster; context "" means the current context.
+// else in-cluster; context "" means the current context. Every kubeconfig file it would read follows inputfile's
+// rule first (an *inputfile.Error otherwise): client-go reads them whole, so a FIFO would block it for ever and
+// /dev/zero exhaust the memory.
 func LoadConfig(kubeconfig, context string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if kubeconfig != "" {
 		rules.ExplicitPath = kubeconfig
+	}
+	if err := checkKubeconfigs(rules); err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
@@ -47,6 +56,18 @@ func LoadConfig(kubeconfig, context string) (*rest.Config, error) {
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.UserAgent = "meshbench"
 	return cfg, nil
+}
+
+// checkKubeconfigs applies inputfile's rule to each file client-go would read: the explicit path, else every file
+// of $KUBECONFIG, else ~/.kube/config (rules' loading precedence). A missing file is left to client-go, which skips
+// it (or, named explicitly, says so).
+func checkKubeconfigs(rules *clientcmd.ClientConfigLoadingRules) error {
+	for _, p := range rules.GetLoadingPrecedence() {
+		if _, err := inputfile.Check(p, inputfile.Kubeconfig); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Options are how clients are built; the zero value is the default.
