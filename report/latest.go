@@ -2,16 +2,20 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/results"
 )
 
 // LatestRun returns the run directory directly under parent whose run.json has the latest start time (ties: the
 // larger directory name), skipping the directories in exclude (e.g. the baseline). Scheduled runs use it to find the
-// run that just finished without knowing its generated ID.
+// run that just finished without knowing its generated ID. A run.json that breaks inputfile's rule (a FIFO, a
+// directory, above its cap) is an error, never read.
 func LatestRun(parent string, exclude ...string) (string, error) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
@@ -32,9 +36,12 @@ func LatestRun(parent string, exclude ...string) (string, error) {
 		if abs, err := filepath.Abs(dir); err == nil && skip[abs] {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, results.RunFile))
-		if err != nil {
+		b, err := inputfile.ReadFile(filepath.Join(dir, results.RunFile), inputfile.RunMeta)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue // not a run directory
+		}
+		if err != nil {
+			return "", fmt.Errorf("find the latest run in %s: %w", parent, err)
 		}
 		var m results.RunMeta
 		if err := json.Unmarshal(b, &m); err != nil {

@@ -1,10 +1,15 @@
 package report
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
+	"github.com/meshbench/meshbench/results"
 )
 
 func TestLatestRun(t *testing.T) {
@@ -29,5 +34,33 @@ func TestLatestRun(t *testing.T) {
 	}
 	if _, err := LatestRun(filepath.Join(empty, "missing")); err == nil {
 		t.Error("missing parent: want an error")
+	}
+}
+
+// TestLatestRunRefusesHostileRunJSON: a run.json among the runs that is a FIFO (the test would hang reading it) or
+// a link to /dev/zero is refused naming it and the cap, never read.
+func TestLatestRunRefusesHostileRunJSON(t *testing.T) {
+	t.Parallel()
+	for name, mk := range map[string]func(string) error{
+		"fifo":      func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"/dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			parent := t.TempDir()
+			run := filepath.Join(parent, "r1")
+			if err := os.Mkdir(run, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(run, results.RunFile)
+			if err := mk(path); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LatestRun(parent)
+			var fe *inputfile.Error
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "64 MiB") {
+				t.Errorf("got %v; want an *inputfile.Error naming %s and the cap", err, path)
+			}
+		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
 // logInfo describes a JSONL file as readLog found it.
@@ -21,12 +23,14 @@ type logInfo struct {
 	warnings       []string
 }
 
-// readLog calls decode for every non-blank line of the JSONL file at path, in order, with its line number. A missing file is empty. A line
-// that decode rejects is an error naming path:line, unless it is the last non-blank line: that is what a crash
-// mid-write leaves behind, so it is skipped with a warning.
-func readLog(path string, decode func(line []byte, lineNo int) error) (logInfo, error) {
+// readLog calls decode for every non-blank line of the JSONL file at path, in order, with its line number. A missing
+// file is empty. A line that decode rejects is an error naming path:line, unless it is the last non-blank line: that
+// is what a crash mid-write leaves behind, so it is skipped with a warning. The file follows inputfile's rule for
+// kind (a regular file under its cap, each line under its line cap: an *inputfile.Error otherwise), so neither a
+// FIFO nor /dev/zero nor a line without end can hang or exhaust the reader.
+func readLog(path string, kind inputfile.Kind, decode func(line []byte, lineNo int) error) (logInfo, error) {
 	var info logInfo
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, kind)
 	if errors.Is(err, fs.ErrNotExist) {
 		return info, nil
 	}
@@ -46,7 +50,10 @@ func readLog(path string, decode func(line []byte, lineNo int) error) (logInfo, 
 	)
 	for {
 		var rerr error
-		buf, rerr = readLine(br, buf[:0])
+		buf, rerr = readLine(br, buf[:0], kind.MaxLine())
+		if errors.Is(rerr, errLineTooLong) {
+			return info, kind.LineTooLong(path, lineNo+1)
+		}
 		if len(buf) > 0 {
 			lineNo++
 			off += int64(len(buf))
@@ -78,11 +85,18 @@ func readLog(path string, decode func(line []byte, lineNo int) error) (logInfo, 
 	return info, nil
 }
 
-// readLine appends the next line of br, with its '\n' when present, to buf; lines may exceed the reader's buffer.
-func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+// errLineTooLong: a line longer than readLine's max.
+var errLineTooLong = errors.New("line too long")
+
+// readLine appends the next line of br, with its '\n' when present, to buf; lines may exceed the reader's buffer,
+// not max bytes (errLineTooLong, without reading the rest of the line).
+func readLine(br *bufio.Reader, buf []byte, max int64) ([]byte, error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		buf = append(buf, chunk...)
+		if n := len(bytes.TrimSuffix(buf, []byte{'\n'})); int64(n) > max {
+			return buf, errLineTooLong
+		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return buf, err
 		}

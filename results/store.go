@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
 // File names inside a run directory.
@@ -317,7 +319,7 @@ type runRead struct {
 func readRun(dir string) (*runRead, error) {
 	run := &Run{Dir: dir}
 	rr := &runRead{run: run, attempts: map[string]int{}}
-	if err := readJSONFile(filepath.Join(dir, RunFile), &run.Meta); err != nil {
+	if err := readJSONFile(filepath.Join(dir, RunFile), inputfile.RunMeta, &run.Meta); err != nil {
 		return nil, fmt.Errorf("read run: %w", err)
 	}
 
@@ -325,7 +327,7 @@ func readRun(dir string) (*runRead, error) {
 	nan := map[int]notANumber{} // index in all -> why its value is not a number
 	samplesPath := filepath.Join(dir, SamplesFile)
 	var err error
-	rr.samples, err = readLog(samplesPath, func(line []byte, lineNo int) error {
+	rr.samples, err = readLog(samplesPath, inputfile.Samples, func(line []byte, lineNo int) error {
 		smp, why, err := decodeSample(line)
 		if err != nil {
 			return err
@@ -339,7 +341,7 @@ func readRun(dir string) (*runRead, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read run: %w", err)
 	}
-	rr.cases, err = readLog(filepath.Join(dir, CasesFile), func(line []byte, _ int) error {
+	rr.cases, err = readLog(filepath.Join(dir, CasesFile), inputfile.Cases, func(line []byte, _ int) error {
 		var c CaseResult
 		if err := json.Unmarshal(line, &c); err != nil {
 			return err
@@ -399,7 +401,7 @@ func readRun(dir string) (*runRead, error) {
 	}
 
 	var sum Summary
-	switch err := readJSONFile(filepath.Join(dir, SummaryFile), &sum); {
+	switch err := readJSONFile(filepath.Join(dir, SummaryFile), inputfile.Summary, &sum); {
 	case err == nil:
 		run.Summary = &sum
 	case !errors.Is(err, fs.ErrNotExist):
@@ -444,9 +446,10 @@ func decodeSample(line []byte) (Sample, string, error) {
 	return smp, "", nil
 }
 
-// readJSONFile decodes a whole-file JSON document after checking its schemaVersion.
-func readJSONFile(path string, v any) error {
-	b, err := os.ReadFile(path)
+// readJSONFile decodes a whole-file JSON document after checking its schemaVersion. The file follows inputfile's
+// rule for kind (an *inputfile.Error, wrapping fs.ErrNotExist when it is missing).
+func readJSONFile(path string, kind inputfile.Kind, v any) error {
+	b, err := inputfile.ReadFile(path, kind)
 	if err != nil {
 		return err
 	}
