@@ -1,15 +1,18 @@
 package capacity
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
 // Shape is the production shape to project to.
@@ -38,11 +41,88 @@ type ShapeFile struct {
 	IstiodCurve string `json:"istiodCurve,omitempty"`
 }
 
-// ParseShapeFile decodes a shape file strictly: an unknown field is an error naming it.
+// shapeFields are the shape file's fields, as messages list them.
+const shapeFields = "pods, nodes, namespaces, rps, rpsPerPod, priceCPU, priceMemory, istiodCurve"
+
+// field is where the value of the shape file's key name goes, what it must be, and the YAML tags that are one (nil
+// for an unknown key).
+func (f *ShapeFile) field(name string) (to any, want string, tags []string) {
+	const whole, number, file = "a whole number", "a number", "a file name"
+	switch name {
+	case "pods":
+		return &f.Pods, whole, []string{"!!int"}
+	case "nodes":
+		return &f.Nodes, whole, []string{"!!int"}
+	case "namespaces":
+		return &f.Namespaces, whole, []string{"!!int"}
+	case "rps":
+		return &f.RPS, number, []string{"!!int", "!!float"}
+	case "rpsPerPod":
+		return &f.RPSPerPod, file, []string{"!!str"}
+	case "priceCPU":
+		return &f.PriceCPU, number, []string{"!!int", "!!float"}
+	case "priceMemory":
+		return &f.PriceMemory, number, []string{"!!int", "!!float"}
+	case "istiodCurve":
+		return &f.IstiodCurve, file, []string{"!!str"}
+	}
+	return nil, "", nil
+}
+
+// ParseShapeFile decodes a shape file strictly and lists every problem at once, each with its line and field: an
+// unknown or repeated field, a value of the wrong type, a second document. The values' ranges are Shape.Validate's.
 func ParseShapeFile(data []byte) (ShapeFile, error) {
 	var f ShapeFile
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return ShapeFile{}, fmt.Errorf("shape file: %w (fields: pods, nodes, namespaces, rps, rpsPerPod, priceCPU, priceMemory, istiodCurve)", err)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	switch err := dec.Decode(&doc); {
+	case errors.Is(err, io.EOF):
+		return f, nil // empty: every value from the flags
+	case err != nil:
+		return ShapeFile{}, fmt.Errorf("shape file: %w (fields: %s)", err, shapeFields)
+	}
+	var errs []error
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		errs = append(errs, errors.New("a second YAML document (---): a shape file is one mapping"))
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	switch {
+	case root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null":
+		// a document of comments only: every value from the flags
+	case root.Kind != yaml.MappingNode:
+		errs = append(errs, fmt.Errorf("line %d: want a mapping of %s, e.g. \"pods: 200\"", root.Line, shapeFields))
+	}
+	seen := map[string]int{}
+	for i := 0; root.Kind == yaml.MappingNode && i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if first, dup := seen[k.Value]; dup {
+			errs = append(errs, fmt.Errorf("line %d: %s: repeated (first on line %d): give it once", k.Line, k.Value, first))
+			continue
+		}
+		seen[k.Value] = k.Line
+		to, want, tags := f.field(k.Value)
+		switch {
+		case to == nil:
+			errs = append(errs, fmt.Errorf("line %d: %s: unknown field (fields: %s)", k.Line, k.Value, shapeFields))
+		case v.Kind != yaml.ScalarNode:
+			errs = append(errs, fmt.Errorf("line %d: %s: want %s, not a list or mapping", v.Line, k.Value, want))
+		case v.ShortTag() == "!!null":
+			// unset, as if absent
+		case !slices.Contains(tags, v.ShortTag()):
+			// yaml.v3 would truncate 3.5 into an int: the tag decides, not the decoder.
+			errs = append(errs, fmt.Errorf("line %d: %s: %q is not %s", v.Line, k.Value, v.Value, want))
+		default:
+			if err := v.Decode(to); err != nil {
+				errs = append(errs, fmt.Errorf("line %d: %s: %q is not %s: %w", v.Line, k.Value, v.Value, want, err))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ShapeFile{}, fmt.Errorf("shape file:\n%w", err)
 	}
 	return f, nil
 }
@@ -66,30 +146,53 @@ func (f ShapeFile) Shape() Shape {
 	return s
 }
 
+// maxRPSPerPodProblems is how many bad lines ParseRPSPerPod names one by one; the rest are counted.
+const maxRPSPerPodProblems = 20
+
 // ParseRPSPerPod reads one pod per line: "RPS" or "NAME RPS" (whitespace or a comma between); blank lines and
-// lines starting with # are skipped.
+// lines starting with # are skipped. Every bad line is a problem naming its number (the first
+// maxRPSPerPodProblems, then how many more), and so is a line above inputfile.MaxRPSPerPodLine.
 func ParseRPSPerPod(data []byte) ([]float64, error) {
+	const fix = `the last field must be the pod's requests per second (a number >= 0), e.g. "frontend-0 120"`
 	var out []float64
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	line := 0
-	for sc.Scan() {
-		line++
-		t := strings.TrimSpace(sc.Text())
+	var errs []error
+	bad := 0
+	problem := func(err error) {
+		if bad++; bad <= maxRPSPerPodProblems {
+			errs = append(errs, err)
+		}
+	}
+	for i, raw := range bytes.Split(data, []byte("\n")) {
+		line := i + 1
+		if int64(len(raw)) > inputfile.MaxRPSPerPodLine {
+			problem(fmt.Errorf("line %d: longer than %s: one pod per line", line, inputfile.Bytes(inputfile.MaxRPSPerPodLine)))
+			continue
+		}
+		t := strings.TrimSpace(string(raw))
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
 		fields := strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
-		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if len(fields) == 0 {
+			problem(fmt.Errorf("line %d %q: no rate: %s", line, t, fix))
+			continue
+		}
+		last := fields[len(fields)-1]
+		v, err := strconv.ParseFloat(last, 64)
 		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-			return nil, fmt.Errorf("rps per pod, line %d %q: the last field must be the pod's requests per second (a number >= 0), e.g. \"frontend-0 120\"", line, t)
+			problem(fmt.Errorf("line %d %q: %q is not a rate: %s", line, t, last, fix))
+			continue
 		}
 		out = append(out, v)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("rps per pod: %w", err)
+	if bad > maxRPSPerPodProblems {
+		errs = append(errs, fmt.Errorf("%d more bad lines (%d in all; the first %d are named above)", bad-maxRPSPerPodProblems, bad, maxRPSPerPodProblems))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("rps per pod:\n%w", err)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("rps per pod: no pod lines (one per pod: \"NAME RPS\" or \"RPS\")")
+		return nil, errors.New(`rps per pod: no pod lines (one per pod: "NAME RPS" or "RPS")`)
 	}
 	return out, nil
 }
