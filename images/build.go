@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"k8s.io/utils/clock"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
 // Options configure Build.
@@ -105,7 +107,7 @@ func Build(ctx context.Context, o Options) ([]Built, error) {
 	}
 	var certs []byte
 	if o.CACerts != "" {
-		b, err := os.ReadFile(o.CACerts)
+		b, err := inputfile.ReadFile(o.CACerts, inputfile.CABundle)
 		if err != nil {
 			return nil, fmt.Errorf("read CA certificates: %w", err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -215,14 +216,14 @@ func CreatedTime(sourceDateEpoch string, commitTime time.Time, buildDate string)
 }
 
 // FindSource returns the module root at or above dir: the first directory with a go.mod, which must declare
-// ModulePath.
+// ModulePath. The go.mod follows inputfile's rule (an *inputfile.Error otherwise).
 func FindSource(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("source directory %q: %w", dir, err)
 	}
 	for d := abs; ; d = filepath.Dir(d) {
-		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		b, err := inputfile.ReadFile(filepath.Join(d, "go.mod"), inputfile.GoMod)
 		switch {
 		case err == nil:
 			if m := modulePath(b); m != ModulePath {
@@ -230,7 +231,7 @@ func FindSource(dir string) (string, error) {
 			}
 			return d, nil
 		case !errors.Is(err, os.ErrNotExist):
-			return "", fmt.Errorf("read %s: %w", filepath.Join(d, "go.mod"), err)
+			return "", err
 		}
 		if filepath.Dir(d) == d {
 			return "", fmt.Errorf("no go.mod in %s or its parents: images are built from meshbench's source; run from a checkout of %s or pass --source DIR", abs, SourceURL)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/meshbench/meshbench/images"
+	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/version"
 	"github.com/meshbench/meshbench/orchestrate"
@@ -193,8 +195,8 @@ func imageBuildOptions(ctx context.Context, f *imagesFlags) (images.Options, err
 		return o, badInput(fmt.Errorf("--registry/--tag: %w", err))
 	}
 	if f.caCerts != "" {
-		if _, err := os.Stat(f.caCerts); err != nil {
-			if f.caCerts != images.DefaultCACerts {
+		if _, err := inputfile.Check(f.caCerts, inputfile.CABundle); err != nil {
+			if f.caCerts != images.DefaultCACerts || !errors.Is(err, fs.ErrNotExist) {
 				return o, badInput(fmt.Errorf("--ca-certs: %w", err))
 			}
 			f.caCerts = "" // the default bundle is optional: a host without one builds images without one

@@ -3,12 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/meshbench/meshbench/capacity"
+	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -91,7 +91,7 @@ func projectShape(cmd *cobra.Command, f *projectFlags) (capacity.Shape, *istiodC
 	var sf capacity.ShapeFile
 	base := ""
 	if f.file != "" {
-		data, err := os.ReadFile(f.file)
+		data, err := inputfile.ReadFile(f.file, inputfile.Shape)
 		if err != nil {
 			return capacity.Shape{}, nil, fmt.Errorf("--file: %w", err)
 		}
@@ -128,7 +128,7 @@ func projectShape(cmd *cobra.Command, f *projectFlags) (capacity.Shape, *istiodC
 		perPod = f.rpsPerPod
 	}
 	if perPod != "" {
-		data, err := os.ReadFile(perPod)
+		data, err := inputfile.ReadFile(perPod, inputfile.RPSPerPod)
 		if err != nil {
 			return capacity.Shape{}, nil, fmt.Errorf("--rps-per-pod: %w", err)
 		}
@@ -163,7 +163,7 @@ func readIstiodCurve(field, base, shapeFile, flag string, flagSet bool) (*istiod
 	if path == "" {
 		return nil, nil
 	}
-	fh, err := os.Open(path)
+	fh, err := inputfile.Open(path, inputfile.IstiodCurve)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

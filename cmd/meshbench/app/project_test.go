@@ -68,7 +68,9 @@ func TestProjectBadInput(t *testing.T) {
 		{[]string{"--nodes", "0", "--namespaces", "1", "--rps", "10"}, []string{"pods (--pods): 0: must be a whole number >= 1", "nodes (--nodes): 0"}},
 		{[]string{"--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "-3"}, []string{"rps (--rps): -3: must be a number > 0"}},
 		{[]string{"--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "3", "--price-cpu", "2"}, []string{"priceMemory (--price-memory): missing"}},
-		{[]string{"-f", bad}, []string{`unknown field "podz"`}},
+		{[]string{"-f", bad}, []string{"line 2: podz: unknown field"}},
+		// The input that panicked (index out of range in capacity.ParseRPSPerPod): a line holding only ",".
+		{[]string{"--rps-per-pod", filepath.Join("..", "..", "..", "capacity", "testdata", "invalid-rps-per-pod-comma.txt")}, []string{`line 3 ",": no rate`}},
 		{[]string{"--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "3", "-o", "csv"}, []string{"--output"}},
 	} {
 		code, _, errOut := run(t, append([]string{"project", fixtureRun("capacity")}, c.args...)...)
@@ -166,7 +168,7 @@ func TestProjectIstiodCurveBadInput(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{append(shapeArgs, "--istiod-curve", filepath.Join(dir, "absent.json")), []string{"--istiod-curve: open", "absent.json"}},
+		{append(shapeArgs, "--istiod-curve", filepath.Join(dir, "absent.json")), []string{"--istiod-curve: istiod curve ", "absent.json: no such file or directory"}},
 		{append(shapeArgs, "--istiod-curve", broken), []string{"--istiod-curve " + broken, "points[0].repetitions: missing or empty"}},
 		{[]string{"-f", shape}, []string{"istiodCurve (in --file " + shape + ") " + broken, "points[0].repetitions"}},
 		{[]string{"--holdout", "500", "--istiod-curve", curveFixture}, []string{"--istiod-curve: --holdout"}},
