@@ -28,6 +28,11 @@ const (
 	MaxStringBytes = 1024
 	// MaxDescriptionBytes bounds metadata.description.
 	MaxDescriptionBytes = 4096
+	// MinQPSLevel and MaxQPSLevel bound a numeric load level (spec.load.qps): 0.1 rps gives a 10-minute window 60
+	// requests, and 10 million rps is beyond what 100 fortio clients drive. The bounds keep case IDs short and every
+	// per-request figure finite.
+	MinQPSLevel = 0.1
+	MaxQPSLevel = 1e7
 	// MaxListItems bounds every list (load levels, topologies, modes, tests, paths).
 	MaxListItems = 256
 	// maxNodes bounds the YAML nodes visited, aliases expanded each time they are used (a "billion laughs"

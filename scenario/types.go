@@ -302,7 +302,7 @@ const (
 
 // LoadSpec is how the app is driven.
 type LoadSpec struct {
-	// QPS levels, each a number > 0 or "max". Each level is a separate case.
+	// QPS levels, each a number of requests per second from 0.1 to 10000000, or "max". Each level is a separate case.
 	QPS []QPS `json:"qps,omitempty" mb:"defaulted"`
 	// Connections per client pod (fortio -c).
 	Connections int `json:"connections,omitempty" mb:"defaulted"`
