@@ -160,6 +160,9 @@ func writeFixture(dir string) error {
 						mid := 0.5 / units
 						cpu += 0.03 * units * (t.cpuA + cpuB*mid) * gauss(id+"/"+w.Kind+"/"+comp+"/cpu")
 						mem += 0.01 * units * (t.memA + t.memB*mid) * gauss(id+"/"+w.Kind+"/"+comp+"/mem")
+						// A collector never reads CPU below 0 (results.Read leaves such a sample out): the noise of a
+						// near-idle waypoint must not take it there.
+						cpu = math.Max(cpu, 0.01)
 						add(w, comp, "cpu", "min", "millicores", round4(cpu*0.85))
 						add(w, comp, "cpu", "max", "millicores", round4(cpu*1.2))
 						add(w, comp, "cpu", "avg", "millicores", round4(cpu))

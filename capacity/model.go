@@ -166,7 +166,7 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 	}
 	m := &Model{RunID: run.Meta.RunID, Notes: run.Meta.Notes, Confidence: confidence}
 	for _, w := range run.Warnings {
-		m.Warnings = append(m.Warnings, Warning{Code: WarnRead, Message: w})
+		m.Warnings = append(m.Warnings, Warning{Code: WarnRead, Message: w.String()})
 	}
 	if run.Meta.Cluster.Istio != nil {
 		m.DataPlane = string(run.Meta.Cluster.Istio.DataPlane)

@@ -64,7 +64,7 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 			return CNIResult{}, inputError(fmt.Errorf("resume %s: a %q run, not a cni run: continue it with meshbench run --resume", cfg.ResumeDir, run.Meta.Command))
 		}
 		for _, w := range run.Warnings {
-			log.Warn("resume", "repaired", w)
+			log.Warn("resume", "repaired", w.String())
 		}
 		store, meta, recorded = st, run.Meta, run
 	} else {

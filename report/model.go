@@ -44,7 +44,10 @@ func Build(run *results.Run) Report {
 	if len(r.Cases) == 0 {
 		r.Cases = r.Summary.Cases
 	}
-	r.Warnings = append(append(r.Warnings, run.Warnings...), r.Summary.Warnings...)
+	for _, w := range run.Warnings {
+		r.Warnings = append(r.Warnings, w.String())
+	}
+	r.Warnings = append(r.Warnings, r.Summary.Warnings...)
 	r.Warnings = append(r.Warnings, caseWarnings(r.Cases)...)
 	r.Warnings = append(r.Warnings, remeasured(r.Cases)...)
 	return r

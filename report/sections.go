@@ -73,8 +73,11 @@ func (r Report) factsSection() section {
 		{"started", fmtTime(m.Start)},
 	}
 	if m.End != nil {
-		took, _ := m.Took()
-		rows = append(rows, []string{"ended", fmt.Sprintf("%s (took %s)", fmtTime(*m.End), took.Round(time.Second))})
+		took := "took: unknown, see the warnings"
+		if d, ok := m.Took(); ok {
+			took = "took " + d.Round(time.Second).String()
+		}
+		rows = append(rows, []string{"ended", fmt.Sprintf("%s (%s)", fmtTime(*m.End), took)})
 		if n := len(m.Invocations); n > 1 {
 			rows = append(rows, []string{"invocations", invocationsText(m.Invocations)})
 		}

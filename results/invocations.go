@@ -7,20 +7,26 @@ import (
 )
 
 // Took is the run's active time: the sum of its invocations' spans (each start to its end), so the hours between an
-// interruption and its --resume do not count. ok is false when no span is known. Runs recorded before invocations
-// existed give End - Start.
+// interruption and its --resume do not count. ok is false when no span is known, or when one ends before it starts
+// (a clock set back, an edited run.json: Read warns of it). Runs recorded before invocations existed give
+// End - Start.
 func (m RunMeta) Took() (d time.Duration, ok bool) {
 	if len(m.Invocations) == 0 {
-		if m.End == nil {
+		if m.End == nil || m.End.Before(m.Start) {
 			return 0, false
 		}
 		return m.End.Sub(m.Start), true
 	}
 	for _, inv := range m.Invocations {
-		if inv.End != nil {
-			d += inv.End.Sub(inv.Start)
-			ok = true
+		if inv.End == nil {
+			continue
 		}
+		span := inv.End.Sub(inv.Start)
+		if span < 0 || d+span < d {
+			return 0, false
+		}
+		d += span
+		ok = true
 	}
 	return d, ok
 }

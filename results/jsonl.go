@@ -20,7 +20,7 @@ type logInfo struct {
 	goodLines      int   // line number of the last valid line
 	missingNewline bool  // the last valid line ends the file without '\n'
 	badLast        int   // line number of an ignored truncated or corrupt last line; 0 when none
-	warnings       []string
+	warnings       []ReadWarning
 }
 
 // readLog calls decode for every non-blank line of the JSONL file at path, in order, with its line number. A missing
@@ -79,8 +79,8 @@ func readLog(path string, kind inputfile.Kind, decode func(line []byte, lineNo i
 	info.size = off
 	if pending != nil {
 		info.badLast = pendingLine
-		info.warnings = append(info.warnings, fmt.Sprintf(
-			"%s:%d: ignored truncated or corrupt last line (run interrupted mid-write?): %v", path, pendingLine, pending))
+		info.warnings = append(info.warnings, ReadWarning{Kind: WarnCorruptLastLine, File: path, Lines: []int{pendingLine},
+			Message: fmt.Sprintf("%s:%d: ignored truncated or corrupt last line (run interrupted mid-write?): %v", path, pendingLine, pending)})
 	}
 	return info, nil
 }
@@ -105,34 +105,36 @@ func readLine(br *bufio.Reader, buf []byte, max int64) ([]byte, error) {
 
 // repairLog makes the JSONL file at path safe to append to: it cuts everything after the last valid line (a
 // truncated or corrupt last line, trailing blank lines) and terminates a last line that lacks its newline. It returns
-// a note for Run.Warnings when it changed data.
-func repairLog(path string, info logInfo) (string, error) {
+// a warning for Run.Warnings when it changed data (ok false when it did not).
+func repairLog(path string, info logInfo) (w ReadWarning, ok bool, err error) {
 	if !info.exists || (info.goodEnd == info.size && !info.missingNewline) {
-		return "", nil
+		return w, false, nil
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return "", fmt.Errorf("repair %s: %w", path, err)
+		return w, false, fmt.Errorf("repair %s: %w", path, err)
 	}
 	defer func() { _ = f.Close() }()
-	var note string
+	w = ReadWarning{Kind: WarnRepaired, File: path}
 	if info.goodEnd < info.size {
 		if err := f.Truncate(info.goodEnd); err != nil {
-			return "", fmt.Errorf("repair %s: %w", path, err)
+			return w, false, fmt.Errorf("repair %s: %w", path, err)
 		}
 		if info.badLast > 0 {
-			note = fmt.Sprintf("%s: repaired: removed the truncated last line %d (%d bytes) before appending",
+			w.Lines, ok = []int{info.badLast}, true
+			w.Message = fmt.Sprintf("%s: repaired: removed the truncated last line %d (%d bytes) before appending",
 				path, info.badLast, info.size-info.goodEnd)
 		}
 	}
 	if info.missingNewline {
 		if _, err := f.WriteAt([]byte{'\n'}, info.goodEnd); err != nil {
-			return "", fmt.Errorf("repair %s: %w", path, err)
+			return w, false, fmt.Errorf("repair %s: %w", path, err)
 		}
-		note = fmt.Sprintf("%s: repaired: added the missing newline after line %d", path, info.goodLines)
+		w.Lines, ok = []int{info.goodLines}, true
+		w.Message = fmt.Sprintf("%s: repaired: added the missing newline after line %d", path, info.goodLines)
 	}
 	if err := f.Sync(); err != nil {
-		return "", fmt.Errorf("repair %s: %w", path, err)
+		return w, false, fmt.Errorf("repair %s: %w", path, err)
 	}
-	return note, f.Close()
+	return w, ok, f.Close()
 }

@@ -100,19 +100,20 @@ func Resume(dir string) (*Store, *Run, error) {
 			if err := os.Remove(p); err != nil {
 				return nil, nil, fmt.Errorf("resume run: remove leftover temporary file: %w", err)
 			}
-			run.Warnings = append(run.Warnings, fmt.Sprintf("removed leftover temporary file %s", p))
+			run.Warnings = append(run.Warnings, ReadWarning{Kind: WarnTempFileRemoved, File: p,
+				Message: fmt.Sprintf("removed leftover temporary file %s", p)})
 		}
 	}
 	for _, l := range []struct {
 		name string
 		info logInfo
 	}{{SamplesFile, rr.samples}, {CasesFile, rr.cases}} {
-		msg, err := repairLog(filepath.Join(dir, l.name), l.info)
+		w, repaired, err := repairLog(filepath.Join(dir, l.name), l.info)
 		if err != nil {
 			return nil, nil, fmt.Errorf("resume run: %w", err)
 		}
-		if msg != "" {
-			run.Warnings = append(run.Warnings, msg)
+		if repaired {
+			run.Warnings = append(run.Warnings, w)
 		}
 	}
 	s := &Store{dir: dir, meta: run.Meta, sizes: map[*os.File]int64{}, attempts: rr.attempts}
@@ -266,184 +267,6 @@ func (s *Store) appendDurable(f *os.File, b []byte) error {
 	}
 	s.sizes[f] = size + int64(len(b))
 	return nil
-}
-
-// Run is everything a run directory holds.
-type Run struct {
-	Dir  string
-	Meta RunMeta
-	// Samples are the committed samples in file order: those of each case's latest recorded attempt. Samples of an
-	// interrupted case (no case line) and of superseded attempts are left out.
-	Samples []Sample
-	// Cases is every line of cases.jsonl in file order, re-runs included; see DoneCases.
-	Cases    []CaseResult
-	Summary  *Summary // nil when summary.json does not exist yet
-	Warnings []string // what Read tolerated (truncated last lines, interrupted cases) and what Resume repaired
-}
-
-// Read loads a run directory: run.json (required), samples.jsonl and cases.jsonl (missing means empty) and
-// summary.json (optional). A truncated or corrupt last line of a JSONL file (a crash mid-write) is ignored with a
-// warning in Run.Warnings; a corrupt line elsewhere is an error naming file:line. Files of an unknown schema major are
-// refused.
-func Read(dir string) (*Run, error) {
-	rr, err := readRun(dir)
-	if err != nil {
-		return nil, err
-	}
-	return rr.run, nil
-}
-
-// DoneCases returns, per case ID, the latest record of the cases that need not run again: those whose latest status is
-// StatusOK or StatusSkipped. A case whose latest record is StatusFailed is absent, so --resume re-runs it; so is a
-// case skipped for a node that was not usable (FactSkippedNode): the node may be back.
-func (r *Run) DoneCases() map[string]CaseResult {
-	latest := make(map[string]CaseResult, len(r.Cases))
-	for _, c := range r.Cases {
-		latest[c.CaseID] = c
-	}
-	for id, c := range latest {
-		if c.Status != StatusOK && c.Status != StatusSkipped || c.Facts[FactSkippedNode] != "" {
-			delete(latest, id)
-		}
-	}
-	return latest
-}
-
-// runRead is a Read result plus what Resume needs to continue writing.
-type runRead struct {
-	run            *Run
-	samples, cases logInfo
-	attempts       map[string]int // case ID -> highest attempt seen in either file
-}
-
-func readRun(dir string) (*runRead, error) {
-	run := &Run{Dir: dir}
-	rr := &runRead{run: run, attempts: map[string]int{}}
-	if err := readJSONFile(filepath.Join(dir, RunFile), inputfile.RunMeta, &run.Meta); err != nil {
-		return nil, fmt.Errorf("read run: %w", err)
-	}
-
-	var all []Sample
-	nan := map[int]notANumber{} // index in all -> why its value is not a number
-	samplesPath := filepath.Join(dir, SamplesFile)
-	var err error
-	rr.samples, err = readLog(samplesPath, inputfile.Samples, func(line []byte, lineNo int) error {
-		smp, why, err := decodeSample(line)
-		if err != nil {
-			return err
-		}
-		if why != "" {
-			nan[len(all)] = notANumber{lineNo, why}
-		}
-		all = append(all, smp)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read run: %w", err)
-	}
-	rr.cases, err = readLog(filepath.Join(dir, CasesFile), inputfile.Cases, func(line []byte, _ int) error {
-		var c CaseResult
-		if err := json.Unmarshal(line, &c); err != nil {
-			return err
-		}
-		run.Cases = append(run.Cases, c)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read run: %w", err)
-	}
-	run.Warnings = append(run.Warnings, rr.samples.warnings...)
-	run.Warnings = append(run.Warnings, rr.cases.warnings...)
-
-	latest := map[string]int{} // case ID -> attempt of its latest record
-	for _, c := range run.Cases {
-		latest[c.CaseID] = c.Attempt
-		rr.attempts[c.CaseID] = max(rr.attempts[c.CaseID], c.Attempt)
-	}
-	type unit struct {
-		caseID  string
-		attempt int
-	}
-	var orphans []unit
-	nanLeftOut := 0
-	orphanCount := map[unit]int{}
-	run.Samples = all[:0]
-	for i, smp := range all {
-		rr.attempts[smp.CaseID] = max(rr.attempts[smp.CaseID], smp.Attempt)
-		a, recorded := latest[smp.CaseID]
-		switch {
-		case recorded && smp.Attempt == a:
-			if n, ok := nan[i]; ok {
-				if nanLeftOut++; nanLeftOut <= maxLineWarnings {
-					run.Warnings = append(run.Warnings, fmt.Sprintf("%s:%d: case %q %s %s %s: %s: sample left out (never read as 0)",
-						samplesPath, n.line, smp.CaseID, smp.Component, smp.Metric, smp.Stat, n.why))
-				}
-				continue
-			}
-			run.Samples = append(run.Samples, smp)
-		case !recorded || smp.Attempt > a:
-			u := unit{smp.CaseID, smp.Attempt}
-			if orphanCount[u] == 0 {
-				orphans = append(orphans, u)
-			}
-			orphanCount[u]++
-		}
-		// smp.Attempt < a: superseded by a re-run of the case.
-	}
-	if nanLeftOut > maxLineWarnings {
-		run.Warnings = append(run.Warnings, fmt.Sprintf("%s: %d more samples without a number left out (%d in all; the first %d are named above)",
-			samplesPath, nanLeftOut-maxLineWarnings, nanLeftOut, maxLineWarnings))
-	}
-	for _, u := range orphans {
-		run.Warnings = append(run.Warnings, fmt.Sprintf(
-			"%s: ignored %d samples of case %q attempt %d: the case has no line in %s (run interrupted mid-case)",
-			SamplesFile, orphanCount[u], u.caseID, u.attempt, CasesFile))
-	}
-
-	var sum Summary
-	switch err := readJSONFile(filepath.Join(dir, SummaryFile), inputfile.Summary, &sum); {
-	case err == nil:
-		run.Summary = &sum
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("read run: %w", err)
-	}
-	return rr, nil
-}
-
-// maxLineWarnings is how many samples without a number Read names one by one; the rest are counted.
-const maxLineWarnings = 20
-
-// notANumber is the line of a sample whose value is not a number, and why.
-type notANumber struct {
-	line int
-	why  string
-}
-
-// decodeSample decodes one samples.jsonl line. encoding/json leaves a float64 at 0 for "value": null (what JSON
-// encoders other than Go's write for NaN) and for a line without "value"; such a sample is returned with why set,
-// for the caller to leave out, never to use as 0.
-func decodeSample(line []byte) (Sample, string, error) {
-	var raw struct {
-		Sample
-		Value json.RawMessage `json:"value"` // shadows Sample.Value
-	}
-	if err := json.Unmarshal(line, &raw); err != nil {
-		return Sample{}, "", err
-	}
-	smp := raw.Sample
-	switch v := string(raw.Value); v {
-	case "":
-		return smp, `no "value"`, nil
-	case "null":
-		return smp, `"value" is null, not a number (JSON encoders write NaN as null)`, nil
-	default:
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return Sample{}, "", fmt.Errorf(`"value" %s: not a number`, v)
-		}
-		smp.Value = f
-	}
-	return smp, "", nil
 }
 
 // readJSONFile decodes a whole-file JSON document after checking its schemaVersion. The file follows inputfile's
