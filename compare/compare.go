@@ -104,7 +104,15 @@ func Summaries(base, next results.Summary, confidence float64) Result {
 			res.OnlyBase = append(res.OnlyBase, b.Key)
 			continue
 		}
-		res.Rows = append(res.Rows, compareSeries(b, next.Series[i], confidence))
+		row := compareSeries(b, next.Series[i], confidence)
+		if !finiteRow(row) {
+			// Figures near float64's limits (a hand-edited summary.json): their difference is ±Inf, which is no finding
+			// and no JSON.
+			res.Context = append(res.Context, fmt.Sprintf("%s %s %s %s %s: not compared: the means (%g, %g) are beyond what a difference can be computed of",
+				b.Mode, b.Component, b.Metric, b.Stat, b.Window, b.Mean, next.Series[i].Mean))
+			continue
+		}
+		res.Rows = append(res.Rows, row)
 	}
 	for _, s := range next.Series {
 		if !seen[s.Key] {
@@ -120,17 +128,31 @@ func compareSeries(b, n results.Series, confidence float64) Row {
 		diff, ci, _, p := results.Welch(b.Values, n.Values, confidence)
 		row.Diff, row.DiffCI, row.PValue = diff, ci, p
 	}
-	if row.BaseMean != 0 {
-		scale := 100 / math.Abs(row.BaseMean)
+	// A base mean near 0 makes the percentage ±Inf: none then, as for a mean of 0.
+	if scale := 100 / math.Abs(row.BaseMean); row.BaseMean != 0 && finite(row.Diff*scale) {
 		pct := row.Diff * scale
 		row.Percent = &pct
-		if row.DiffCI != nil {
+		if row.DiffCI != nil && finite(row.DiffCI.Low*scale) && finite(row.DiffCI.High*scale) {
 			row.PercentCI = &results.Interval{Low: row.DiffCI.Low * scale, High: row.DiffCI.High * scale}
 		}
 	}
 	row.Significant = judged(row) && (row.DiffCI.Low > 0 || row.DiffCI.High < 0)
 	row.Verdict = verdict(row)
 	return row
+}
+
+func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+// finiteRow reports whether every figure of a row is finite (JSON has no Inf or NaN).
+func finiteRow(r Row) bool {
+	ok := finite(r.BaseMean) && finite(r.NewMean) && finite(r.Diff)
+	if r.DiffCI != nil {
+		ok = ok && finite(r.DiffCI.Low) && finite(r.DiffCI.High)
+	}
+	if r.PValue != nil {
+		ok = ok && finite(*r.PValue)
+	}
+	return ok
 }
 
 // judged reports whether a row has an interval worth judging: results.MinIntervalN repetitions on each side (from 2,
@@ -396,7 +418,7 @@ func Runs(base, next *results.Run, confidence float64) Result {
 	res := Summaries(summaryOf(base), summaryOf(next), confidence)
 	res.Base = RunRef{RunID: base.Meta.RunID, Dir: base.Dir}
 	res.New = RunRef{RunID: next.Meta.RunID, Dir: next.Dir}
-	res.Context = MetaContext(base.Meta, next.Meta)
+	res.Context = append(MetaContext(base.Meta, next.Meta), res.Context...)
 	return res
 }
 

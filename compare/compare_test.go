@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -197,4 +198,33 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
+}
+
+// TestSummariesNeverInfinite: a base mean of 5e-324 gave a percentage of +Inf, and means near float64's limits (a
+// hand-edited summary.json) a difference of -Inf: `compare -o json` then failed ("json: unsupported value: +Inf").
+// Now the first has no percentage, the second is not compared and the context says so.
+func TestSummariesNeverInfinite(t *testing.T) {
+	t.Parallel()
+	key := func(c string) results.Key {
+		return results.Key{Mode: "sidecar", Window: results.WindowLoad, Component: c, Metric: results.MetricCPU, Stat: "avg", Unit: "millicores"}
+	}
+	series := func(k results.Key, vs ...float64) results.Series {
+		mean := 0.0
+		for _, v := range vs {
+			mean += v / float64(len(vs))
+		}
+		return results.Series{Key: k, N: len(vs), Mean: mean, Values: vs}
+	}
+	base := results.Summary{RunID: "b", Series: []results.Series{series(key("app"), 5e-324, 5e-324, 5e-324), series(key("sidecar"), 1e308, 1e308, 1e308)}}
+	next := results.Summary{RunID: "n", Series: []results.Series{series(key("app"), 10, 11, 12), series(key("sidecar"), -1e308, -1e308, -1e308)}}
+	res := Summaries(base, next, 0)
+	if _, err := json.Marshal(res); err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0].Component != "app" || res.Rows[0].Percent != nil {
+		t.Errorf("rows %+v: want the app row without a percentage", res.Rows)
+	}
+	if c := strings.Join(res.Context, "\n"); !strings.Contains(c, "sidecar cpu avg load: not compared") {
+		t.Errorf("context %q", c)
+	}
 }

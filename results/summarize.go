@@ -378,9 +378,13 @@ func (sz *summarizer) checkMeshParts(series []Series) {
 	}
 }
 
+// MinAchievedRPS is the lowest achieved rate per-krps figures are computed from (the lowest load level a scenario
+// may ask for is 0.1 qps): below it, dividing by the rate gives figures without meaning, or +Inf.
+const MinAchievedRPS = 0.01
+
 // achievedRPS returns the achieved request rate of a load-window sample's case: the sum of its loadgen qps values
 // in the sample's window, or in the case's only qps window; ok=false (with a warning) when there is none or it is
-// not positive.
+// below MinAchievedRPS.
 func (sz *summarizer) achievedRPS(kept []item) func(*Sample) (float64, bool) {
 	rps := map[windowID]float64{}
 	caseWindows := map[string][]windowID{}
@@ -412,8 +416,8 @@ func (sz *summarizer) achievedRPS(kept []item) func(*Sample) (float64, bool) {
 				return 0, false
 			}
 		}
-		if r <= 0 {
-			sz.warn(fmt.Sprintf("case %q: no per-krps figures: achieved rate is %v rps", s.CaseID, r))
+		if r < MinAchievedRPS {
+			sz.warn(fmt.Sprintf("case %q: no per-krps figures: achieved rate is %v rps (below %v rps a per-request figure means nothing)", s.CaseID, r, MinAchievedRPS))
 			return 0, false
 		}
 		return r, true
@@ -431,7 +435,12 @@ func (sz *summarizer) perKRPSValue(rps func(*Sample) (float64, bool)) func(*Samp
 		if !ok {
 			return 0, "", false
 		}
-		return s.Value / (r / 1000), s.Unit + perKRPSUnit, true
+		v := s.Value / (r / 1000)
+		if !finite(v) {
+			sz.warn(fmt.Sprintf("case %q: no per-krps figures: %s %s %v per %v rps is beyond float64", s.CaseID, s.Component, s.Metric, s.Value, r))
+			return 0, "", false
+		}
+		return v, s.Unit + perKRPSUnit, true
 	}
 }
 
@@ -522,16 +531,22 @@ func (sz *summarizer) delta(base, other *Series, p ModePair) Delta {
 	if ci != nil && base.N >= MinIntervalN && other.N >= MinIntervalN {
 		d.Significant = ci.Low > 0 || ci.High < 0
 	}
-	if base.Mean != 0 {
-		pct := 100 * diff / base.Mean
+	// A base mean near 0 (a figure of 5e-324) makes the percentage +Inf: no percentage then, as for a mean of 0
+	// (JSON has no Inf, and "+Inf %" is no finding).
+	if pct := 100 * diff / base.Mean; base.Mean != 0 && finite(pct) {
 		d.Percent = &pct
 		if ci != nil {
 			lo, hi := ci.Low*100/base.Mean, ci.High*100/base.Mean
-			d.PercentCI = &Interval{Low: min(lo, hi), High: max(lo, hi)}
+			if finite(lo) && finite(hi) {
+				d.PercentCI = &Interval{Low: min(lo, hi), High: max(lo, hi)}
+			}
 		}
 	}
 	return d
 }
+
+// finite reports whether v is neither ±Inf nor NaN.
+func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
 
 // keyOf is the Series key of a sample.
 func keyOf(s *Sample) Key {

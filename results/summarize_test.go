@@ -803,3 +803,37 @@ func TestSummarizeLeavesTheLoadClientsProxiesOut(t *testing.T) {
 		t.Error("IsBenchmarkComponent: want the load clients and their proxies, not the app's sidecars")
 	}
 }
+
+// TestSummarizeNeverInfinite: figures that are finite but near float64's limits (a base mean of 5e-324, an achieved
+// rate of 1e-300 rps) gave a percentage and per-krps figures of +Inf, which summary.json and `compare -o json` cannot
+// encode ("json: unsupported value: +Inf"); now they give no percentage and no per-krps figure, with warnings.
+func TestSummarizeNeverInfinite(t *testing.T) {
+	t.Parallel()
+	meta, samples, cases := summarizeFixture()
+	for i := range samples {
+		s := &samples[i]
+		switch {
+		case s.Mode == "sidecar" && s.Component == ComponentApp && s.Window.Kind == WindowLoad:
+			s.Value = 5e-324
+		case s.Mode == "ambient" && s.Component == ComponentLoadgen && s.Metric == "qps":
+			s.Value = 1e-300
+		}
+	}
+	sum := Summarize(meta, samples, cases, SummaryOptions{})
+	if _, err := json.Marshal(sum); err != nil {
+		t.Fatalf("summary JSON: %v", err)
+	}
+	for _, d := range sum.Deltas {
+		if d.Component == ComponentApp && d.Window == WindowLoad && d.Metric == MetricCPU && d.Stat == statAvg && d.Percent != nil {
+			t.Errorf("app cpu delta: percent %v from a base mean of %v", *d.Percent, d.BaseMean)
+		}
+	}
+	for _, s := range sum.PerKRPS {
+		if s.Mode == "ambient" {
+			t.Errorf("per-krps figure of ambient from 1e-300 rps: %+v", s)
+		}
+	}
+	if w := strings.Join(sum.Warnings, "\n"); !strings.Contains(w, "achieved rate is 1e-300 rps") {
+		t.Errorf("warnings %q", w)
+	}
+}
