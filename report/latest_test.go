@@ -64,3 +64,18 @@ func TestLatestRunRefusesHostileRunJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestReportOfAClockRunBackwards: a run.json whose end is before its start said "took -2562047h"; the report now
+// says the duration is unknown and shows Read's warning.
+func TestReportOfAClockRunBackwards(t *testing.T) {
+	t.Parallel()
+	run, err := results.Read(filepath.Join("..", "results", "testdata", "invalid-clock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(Build(run).Markdown())
+	if !strings.Contains(md, "(took: unknown, see the warnings)") || strings.Contains(md, "took -") ||
+		!strings.Contains(md, "run.json: the run ends (0001-01-01T00:00:00Z) before it starts") {
+		t.Errorf("report:\n%s", md)
+	}
+}

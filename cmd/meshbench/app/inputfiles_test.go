@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -216,5 +217,42 @@ func TestExitCodeOfInputFileErrors(t *testing.T) {
 	}
 	if got := exitCode(fmt.Errorf("connect: %w", fmt.Errorf("load kubeconfig: %w", err))); got != ExitBadInput {
 		t.Errorf("exit code %d, want %d", got, ExitBadInput)
+	}
+}
+
+// TestInvalidRunDirectories: the reading verbs over results/testdata/invalid-*: a run directory with conflicting
+// records or an unknown case status exits 2 naming the file and line; one with repeated lines, samples outside
+// physics or a clock run backwards is read, with its warnings, and compare -o json stays valid JSON.
+func TestInvalidRunDirectories(t *testing.T) {
+	t.Parallel()
+	dir := func(name string) string { return filepath.Join("..", "..", "..", "results", "testdata", name) }
+	for _, tc := range []struct {
+		name string
+		code int
+		want string
+	}{
+		{"invalid-conflicting-sample", ExitBadInput, "samples.jsonl:4: "},
+		{"invalid-conflicting-case", ExitBadInput, "cases.jsonl:4: "},
+		{"invalid-status", ExitBadInput, `cases.jsonl:2: case "single/sidecar/100/r2": unknown status "bogus"`},
+		{"invalid-duplicate-lines", ExitOK, "samples.jsonl:1,4: "},
+		{"invalid-physics", ExitOK, "value 1e+308 is beyond 1e+15"},
+		{"invalid-clock", ExitOK, "before it starts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			outDir := t.TempDir()
+			code, _, stderr := run(t, "report", dir(tc.name), "--output-dir", outDir)
+			md, _ := os.ReadFile(filepath.Join(outDir, "report.md"))
+			if code != tc.code || !strings.Contains(stderr+string(md), tc.want) {
+				t.Errorf("report: exit %d (want %d), neither stderr nor report.md has %q:\n%s", code, tc.code, tc.want, stderr)
+			}
+			code, out, stderr := run(t, "compare", dir("invalid-duplicate-lines"), dir(tc.name), "-o", "json")
+			if code != tc.code {
+				t.Errorf("compare: exit %d (want %d)\n%s", code, tc.code, stderr)
+			}
+			if code == ExitOK && !json.Valid([]byte(out)) {
+				t.Errorf("compare -o json: not JSON:\n%s", out)
+			}
+		})
 	}
 }
