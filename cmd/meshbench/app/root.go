@@ -67,7 +67,8 @@ benchmarks the pod network underneath (iperf3, TCP_RR, TCP_CRR) and compares run
 Exit codes:
   0  success
   1  the run failed, or some cases failed (results and reasons are still written)
-  2  bad input (flags, config, images, a cluster that does not answer); nothing was created or changed
+  2  bad input (flags, config, an input file that is no regular file or above its cap, images, a cluster
+     that does not answer); nothing was created or changed
   3  a regression gate (compare --fail-if) was violated
   130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: cleanup ran, results measured so far are kept (run.json
        marks the run interrupted; meshbench run --resume continues it). A second signal during cleanup exits at
