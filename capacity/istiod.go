@@ -59,21 +59,22 @@ type IstiodCurve struct {
 	Sizes []CurveSize `json:"sizes"`
 }
 
-// The file's JSON, with pointers so that a missing field is told from a zero.
+// The file's JSON: numbers as curveNumber, so that a missing field is told from a zero and every mistyped one is a
+// problem with its path (encoding/json stops at the first, naming no index).
 type (
-	rawStat3 struct{ Min, Avg, Max *float64 }
+	rawStat3 struct{ Min, Avg, Max curveNumber[float64] }
 	rawRep   struct {
-		Repetition    *int      `json:"repetition"`
-		CPUMillicores *rawStat3 `json:"cpuMillicores"`
-		MemoryMiB     *rawStat3 `json:"memoryMiB"`
+		Repetition    curveNumber[int] `json:"repetition"`
+		CPUMillicores *rawStat3        `json:"cpuMillicores"`
+		MemoryMiB     *rawStat3        `json:"memoryMiB"`
 	}
 	rawPoint struct {
-		Pods          *int      `json:"pods"`
-		Services      *int      `json:"services"`
-		Namespaces    *int      `json:"namespaces"`
-		CPUMillicores *rawStat3 `json:"cpuMillicores"` // v1: the one window
-		MemoryMiB     *rawStat3 `json:"memoryMiB"`
-		Repetitions   []rawRep  `json:"repetitions"` // v2
+		Pods          curveNumber[int] `json:"pods"`
+		Services      curveNumber[int] `json:"services"`
+		Namespaces    curveNumber[int] `json:"namespaces"`
+		CPUMillicores *rawStat3        `json:"cpuMillicores"` // v1: the one window
+		MemoryMiB     *rawStat3        `json:"memoryMiB"`
+		Repetitions   []rawRep         `json:"repetitions"` // v2
 	}
 	rawCurve struct {
 		Schema   string     `json:"schema"`
@@ -83,6 +84,36 @@ type (
 		Points   []rawPoint `json:"points"`
 	}
 )
+
+// curveNumber is a number of the curve file as written: set when present and not null, bad the JSON of a value
+// that is not a T ("many", 1.5 for a count).
+type curveNumber[T int | float64] struct {
+	set bool
+	v   T
+	bad string
+}
+
+func (n *curveNumber[T]) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	n.set = true
+	if err := json.Unmarshal(b, &n.v); err != nil {
+		n.bad = string(b)
+	}
+	return nil
+}
+
+// problem is what is wrong with the number at path ("" when it is fine); want names what it must be.
+func (n curveNumber[T]) problem(path, want string) string {
+	switch {
+	case !n.set:
+		return path + ": missing"
+	case n.bad != "":
+		return fmt.Sprintf("%s: %s is not %s", path, n.bad, want)
+	}
+	return ""
+}
 
 // ParseIstiodCurve reads an istiod-curve.json of schema v1 or v2. Every error names the field (points[2].pods,
 // points[0].repetitions[1].memoryMiB.avg); a v1 point becomes one repetition.
@@ -106,28 +137,27 @@ func ParseIstiodCurve(r io.Reader) (*IstiodCurve, error) {
 		s := CurveSize{}
 		for _, f := range []struct {
 			name string
-			v    *int
+			v    curveNumber[int]
 			to   *int
 		}{{"pods", p.Pods, &s.Pods}, {"services", p.Services, &s.Services}, {"namespaces", p.Namespaces, &s.Namespaces}} {
-			switch {
-			case f.v == nil:
-				errs = append(errs, fmt.Errorf("%s.%s: missing", at, f.name))
-			case *f.v < 0:
-				errs = append(errs, fmt.Errorf("%s.%s: %d: not a count", at, f.name, *f.v))
+			switch msg := f.v.problem(at+"."+f.name, "a whole number"); {
+			case msg != "":
+				errs = append(errs, errors.New(msg))
+			case f.v.v < 0:
+				errs = append(errs, fmt.Errorf("%s.%s: %d: not a count", at, f.name, f.v.v))
 			default:
-				*f.to = *f.v
+				*f.to = f.v.v
 			}
 		}
-		if p.Pods != nil {
-			if j, dup := seen[*p.Pods]; dup {
-				errs = append(errs, fmt.Errorf("%s.pods: %d pods again (also points[%d]): one point per size", at, *p.Pods, j))
+		if p.Pods.set && p.Pods.bad == "" {
+			if j, dup := seen[p.Pods.v]; dup {
+				errs = append(errs, fmt.Errorf("%s.pods: %d pods again (also points[%d]): one point per size", at, p.Pods.v, j))
 			}
-			seen[*p.Pods] = i
+			seen[p.Pods.v] = i
 		}
 		reps := p.Repetitions
 		if raw.Schema == IstiodCurveV1 {
-			one := 1
-			reps = []rawRep{{Repetition: &one, CPUMillicores: p.CPUMillicores, MemoryMiB: p.MemoryMiB}}
+			reps = []rawRep{{Repetition: curveNumber[int]{set: true, v: 1}, CPUMillicores: p.CPUMillicores, MemoryMiB: p.MemoryMiB}}
 		} else if len(reps) == 0 {
 			errs = append(errs, fmt.Errorf("%s.repetitions: missing or empty (schema %s lists the windows of every size)", at, raw.Schema))
 		}
@@ -137,8 +167,11 @@ func ParseIstiodCurve(r io.Reader) (*IstiodCurve, error) {
 				rat = at
 			}
 			rep := CurveRepetition{Repetition: j + 1}
-			if rr.Repetition != nil {
-				rep.Repetition = *rr.Repetition
+			switch {
+			case rr.Repetition.bad != "":
+				errs = append(errs, fmt.Errorf("%s.repetition: %s is not a whole number", rat, rr.Repetition.bad))
+			case rr.Repetition.set:
+				rep.Repetition = rr.Repetition.v
 			}
 			var e1, e2 error
 			rep.CPUMillicores, e1 = stat3(rr.CPUMillicores, rat+".cpuMillicores")
@@ -166,16 +199,16 @@ func stat3(s *rawStat3, at string) (Stat3, error) {
 	var errs []error
 	for _, f := range []struct {
 		name string
-		v    *float64
+		v    curveNumber[float64]
 		to   *float64
 	}{{"min", s.Min, &out.Min}, {"avg", s.Avg, &out.Avg}, {"max", s.Max, &out.Max}} {
-		switch {
-		case f.v == nil:
-			errs = append(errs, fmt.Errorf("%s.%s: missing", at, f.name))
-		case *f.v < 0 || math.IsInf(*f.v, 0) || math.IsNaN(*f.v):
-			errs = append(errs, fmt.Errorf("%s.%s: %v: not a figure >= 0", at, f.name, *f.v))
+		switch msg := f.v.problem(at+"."+f.name, "a number"); {
+		case msg != "":
+			errs = append(errs, errors.New(msg))
+		case f.v.v < 0 || math.IsInf(f.v.v, 0) || math.IsNaN(f.v.v):
+			errs = append(errs, fmt.Errorf("%s.%s: %v: not a figure >= 0", at, f.name, f.v.v))
 		default:
-			*f.to = *f.v
+			*f.to = f.v.v
 		}
 	}
 	if len(errs) == 0 && !(out.Min <= out.Avg && out.Avg <= out.Max) {

@@ -200,6 +200,9 @@ func TestParseIstiodCurveErrors(t *testing.T) {
 		{"a size twice", v2(point(10, rep(1)) + "," + point(10, rep(1))), []string{"points[1].pods: 10 pods again (also points[0])"}},
 		{"v1 point without memory", `{"schema": "meshbench.dev/istiod-curve/v1", "points": [{"pods": 0, "services": 0, "namespaces": 1, "cpuMillicores": ` + s + `}]}`,
 			[]string{"points[0].memoryMiB: missing"}},
+		// Values of the wrong type: every one with its path (encoding/json named the first, without its index).
+		{"mistyped values", v2(point(0, rep(1)) + `,{"pods": "many", "services": 1.5, "namespaces": 1, "repetitions": [{"repetition": 1, "cpuMillicores": {"min": "1", "avg": 2, "max": 3}, "memoryMiB": ` + s + `}]}`),
+			[]string{`points[1].pods: "many" is not a whole number`, "points[1].services: 1.5 is not a whole number", `points[1].repetitions[0].cpuMillicores.min: "1" is not a number`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
