@@ -89,3 +89,15 @@ func TestReadRefusesOverlongLines(t *testing.T) {
 		})
 	}
 }
+
+// TestInputKindsNameTheFiles: inputfile cannot import results, so its kinds spell the file names again; they must
+// stay the same.
+func TestInputKindsNameTheFiles(t *testing.T) {
+	t.Parallel()
+	for k, name := range map[inputfile.Kind]string{inputfile.RunMeta: RunFile, inputfile.Summary: SummaryFile,
+		inputfile.Samples: SamplesFile, inputfile.Cases: CasesFile} {
+		if k.String() != name {
+			t.Errorf("inputfile kind %q, results file %q", k, name)
+		}
+	}
+}
