@@ -218,3 +218,41 @@ func TestEstimateSaturates(t *testing.T) {
 		t.Errorf("multi-namespace estimate %s not above single %s", b, a)
 	}
 }
+
+// TestCheckHTTPURL: the one check of an HTTP endpoint URL (Prometheus, Pushgateway): scheme, host and port range, and
+// a password is never echoed.
+func TestCheckHTTPURL(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"http://127.0.0.1:9090", "https://prom.example", "http://pg:9091/prefix", "http://[::1]:9090", "http://u:p@pg:9091"} {
+		if err := CheckHTTPURL(ok, "http://x:1"); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	for in, why := range map[string]string{
+		"not a url":                  "must be an http:// or https:// URL",
+		"ftp://x":                    `(got "ftp://x")`,
+		"http://":                    "must be an http:// or https:// URL",
+		"127.0.0.1:9090":             "must be an http:// or https:// URL",
+		"http://127.0.0.1:99999":     "has port 99999; a port is 1 to 65535",
+		"http://h:0":                 "has port 0",
+		"http://u:secret@h:70000":    `(got "http://u:xxxxx@h:70000")`,
+		"http://u:secret@h:%zz":      "must be an http:// or https:// URL",
+		"https://:9090":              "must be an http:// or https:// URL",
+		"http://host:9090\x7f/x":     "must be an http:// or https:// URL",
+		"http://user:secret@ftp.x:1": "",
+	} {
+		err := CheckHTTPURL(in, "http://x:1")
+		if why == "" {
+			if err != nil {
+				t.Errorf("%q: %v", in, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("CheckHTTPURL(%q) = %v; want %q", in, err, why)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("CheckHTTPURL(%q) echoes the password: %v", in, err)
+		}
+	}
+}

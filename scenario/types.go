@@ -126,7 +126,9 @@ type Workload struct {
 	// Tolerations let app and load-client pods onto tainted nodes (a dedicated node pool); applied wherever
 	// nodeSelector is. Kubernetes' toleration fields: key, operator (Equal or Exists), value, effect, tolerationSeconds.
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
-	// Resources sets app container requests (e.g. "100m", "64Mi"); empty keeps the catalog's values.
+	// Resources sets app container requests and limits (e.g. "100m", "64Mi"), field by field over the catalog's values
+	// of each container (an empty field keeps them); a request above the limit it meets is refused. Not with apps
+	// manifests and existing (their own manifests and deployed workloads keep theirs).
 	Resources *Resources `json:"resources,omitempty"`
 	// ClusterDomain is the cluster's DNS domain used in the fully qualified service names of multi-namespace
 	// topologies (svc.ns.svc.<domain>). Empty: detected from the kubelet's configuration (clusterDomain), else

@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -250,16 +249,8 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 		}
 	}
 	validateTolerations(c, p.Child("tolerations"), w.Tolerations)
-	if r := w.Resources; r != nil {
-		rp := p.Child("resources")
-		for _, q := range []struct{ name, v string }{{"cpuRequest", r.CPURequest}, {"memoryRequest", r.MemoryRequest}, {"cpuLimit", r.CPULimit}, {"memoryLimit", r.MemoryLimit}} {
-			if q.v == "" {
-				continue
-			}
-			if _, err := resource.ParseQuantity(q.v); err != nil {
-				c.add(rp.Child(q.name), "is not a Kubernetes quantity such as \"100m\" or \"128Mi\" (got %q)", q.v)
-			}
-		}
+	if w.Resources != nil && w.App != AppExisting { // existing: refused by validateUserApp
+		validateResources(c, p.Child("resources"), w.Resources, w.App)
 	}
 }
 
@@ -654,8 +645,22 @@ func validatePrometheus(c *collector, p *field.Path, pr Prometheus) {
 			// password there is a password in all of them.
 			c.add(p.Child("url"), "must not carry credentials (got %q): they would be written to run.json, logs, reports and the scheduled ConfigMap; "+
 				"put a token in a file and name it in bearerTokenFile", u.Redacted())
-		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			c.add(p.Child("url"), "must be an http:// or https:// URL such as \"http://127.0.0.1:9090\" (got %q)", pr.URL)
+		default:
+			if err := CheckHTTPURL(pr.URL, "http://127.0.0.1:9090"); err != nil {
+				c.add(p.Child("url"), "%v", err)
+			}
+		}
+	}
+	if pr.URL == "" && pr.Service != nil {
+		// Through the API server's service proxy the requests carry the kubeconfig's credentials and its CA
+		// (collectors/prom NewAPI refuses these fields there, once the run has started).
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"bearerTokenFile", pr.BearerTokenFile != ""}, {"caFile", pr.CAFile != ""}, {"insecureSkipVerify", pr.InsecureSkipVerify}} {
+			if f.set {
+				c.add(p.Child(f.name), "applies to prometheus.url only: through prometheus.service the requests go through the API server with the kubeconfig's credentials; remove it, or set url instead of service")
+			}
 		}
 	}
 	if svc := pr.Service; svc != nil {
@@ -666,6 +671,7 @@ func validatePrometheus(c *collector, p *field.Path, pr Prometheus) {
 		if msgs := validation.IsDNS1123Label(svc.Name); len(msgs) > 0 {
 			c.add(sp.Child("name"), "must be a Service name (got %q)", svc.Name)
 		}
+		validatePort(c, sp.Child("port"), svc.Port)
 		c.oneOf(sp.Child("scheme"), svc.Scheme, []string{"http", "https"})
 	}
 	if pr.ScrapeInterval.Duration != 0 && pr.ScrapeInterval.Duration < time.Second {
@@ -715,6 +721,11 @@ func validateCNI(c *collector, p *field.Path, n CNI) {
 	c.intRange(p.Child("responseBytes"), n.ResponseBytes, 1, 1<<20, "")
 	c.oneOf(p.Child("rrTool"), string(n.RRTool), []string{string(RRToolAuto), string(RRToolNetperf), string(RRToolBuiltin)})
 	pl := n.Placement
+	for _, nd := range []struct{ name, v string }{{"clientNode", pl.ClientNode}, {"serverNode", pl.ServerNode}} {
+		if nd.v != "" && len(validation.IsDNS1123Subdomain(nd.v)) > 0 {
+			c.add(p.Child("placement", nd.name), "must be a node name as kubectl get nodes shows it: lower-case letters, digits, '-' and '.' (got %q)", nd.v)
+		}
+	}
 	if pl.ClientNode != "" && pl.ClientNode == pl.ServerNode {
 		c.add(p.Child("placement", "serverNode"), "must differ from clientNode (%q): cross-node paths need two nodes", pl.ClientNode)
 	}
