@@ -755,7 +755,7 @@ func validateImages(c *collector, p *field.Path, im Images) {
 		if f.v == f.derived && !(regOK && tagOK) {
 			continue // derived from a registry or tag already reported
 		}
-		if err := checkImageRef(f.v); err != nil || f.v == "" || strings.Contains(f.v, "://") {
+		if err := CheckImageRef(f.v); err != nil || f.v == "" || strings.Contains(f.v, "://") {
 			c.add(p.Child(f.n), "must be an image reference such as \"registry.example/team/image:v1\" (got %q)%s", f.v, nameErr(err))
 		}
 	}
@@ -774,7 +774,7 @@ func validRegistry(c *collector, p *field.Path, reg string) bool {
 		c.add(p, "must not have a URL scheme (got %q): give host[:port][/path] such as \"ghcr.io/meshbench\"; a plain-HTTP registry is the nodes' container runtime setting (meshbench images push --insecure for pushing)", reg)
 		return false
 	case reg != "":
-		err = checkImageRef(ImageRef(reg, AgentRepository, DefaultImageTag))
+		err = CheckImageRef(ImageRef(reg, AgentRepository, DefaultImageTag))
 	}
 	if reg == "" || err != nil {
 		c.add(p, "must be a registry host with an optional path, lower-case, without tag, such as \"ghcr.io/meshbench\" or \"172.30.0.1:5000/meshbench\" (got %q)%s", reg, nameErr(err))
@@ -783,12 +783,12 @@ func validRegistry(c *collector, p *field.Path, reg string) bool {
 	return true
 }
 
-// checkImageRef parses an image reference with go-containerregistry's name package, then applies the distribution
+// CheckImageRef parses an image reference with go-containerregistry's name package, then applies the distribution
 // reference grammar it leaves out (github.com/distribution/reference v0.5.0 regexp.go: path components are lower-case alphanumerics
 // joined by '.', '_', '__' or dashes; a tag starts with a word character; a registry is a host name or IP with an
 // optional port 1-65535), so "a//b", "-x/y" and "x/y:-tag", which name accepts and no runtime pulls, are refused.
 // A reference without tag or digest means ":latest", as to the container runtime.
-func checkImageRef(ref string) error {
+func CheckImageRef(ref string) error {
 	r, err := name.ParseReference(ref)
 	if err != nil {
 		return err
