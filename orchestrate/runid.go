@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -28,6 +30,17 @@ func NewRunID(prefix string, start time.Time, rnd io.Reader) (string, error) {
 		return "", fmt.Errorf("run id: random suffix: %w", err)
 	}
 	return prefix + "-" + start.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b), nil
+}
+
+// CheckRunID refuses a text that cannot be a run ID before it selects anything: NewRunID's IDs are DNS labels
+// (lower-case letters, digits and '-', starting and ending alphanumeric, at most 63 characters), as the run label's
+// value and a cni run's namespace name need.
+func CheckRunID(id string) error {
+	if len(validation.IsDNS1123Label(id)) > 0 {
+		return fmt.Errorf("%q is not a run ID: run IDs are lower-case letters, digits and '-', at most 63, such as \"quickstart-20261201-101500-3fa2\" "+
+			"(the run directory's name, and the meshbench.dev/run label of what the run created)", id)
+	}
+	return nil
 }
 
 // CreateRun creates a new run directory <outputDir>/<run ID> exclusively (a directory that exists is never reused:

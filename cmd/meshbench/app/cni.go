@@ -157,7 +157,7 @@ func cniResumeScenario(f *cniFlags) (*scenario.Scenario, error) {
 	if err != nil {
 		return nil, badInput(fmt.Errorf("--resume %s: %w", f.resume, err))
 	}
-	if run.Meta.Command != "cni" {
+	if !run.Meta.IsCNI() {
 		return nil, badInput(fmt.Errorf("--resume %s: the directory holds a %q run, not a cni run: continue it with meshbench run --resume %s", f.resume, run.Meta.Command, f.resume))
 	}
 	rec, err := scenario.Parse(run.Meta.Scenario)
