@@ -55,7 +55,7 @@ func TestReportStandInWarnsAndPushes(t *testing.T) {
 
 func TestReportBadInput(t *testing.T) {
 	t.Parallel()
-	code, _, _ := run(t, "report", fixtureRun("missing"), "--no-files")
+	code, _, _ := run(t, "report", fixtureRun("missing"), "--output-dir", t.TempDir())
 	if code != ExitBadInput {
 		t.Errorf("missing run dir: exit %d, want %d", code, ExitBadInput)
 	}
@@ -103,7 +103,7 @@ func TestReportRefusesToCombine(t *testing.T) {
 		{"other cluster", []string{fixtureRun("mesh-local"), other}, "not measured on the same cluster (Kubernetes v1.37.2 vs v1.36.0)"},
 		{"--latest with two", []string{fixtureRun("mesh-local"), fixtureRun("cni-local"), "--latest"}, "--latest takes one directory"},
 	} {
-		code, _, errOut := run(t, append(append([]string{"report"}, tt.args...), "--no-files")...)
+		code, _, errOut := run(t, append(append([]string{"report"}, tt.args...), "--output-dir", t.TempDir())...)
 		if code != ExitBadInput || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%s: exit %d, want %d with %q:\n%s", tt.name, code, ExitBadInput, tt.want, errOut)
 		}
