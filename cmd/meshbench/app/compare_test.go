@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,5 +77,33 @@ func TestCompareLatest(t *testing.T) {
 		"--fail-if", "cpu.sidecar > +10%")
 	if code != ExitGateFailed || !strings.Contains(out, "20261202-030000-reg") {
 		t.Errorf("exit %d, out:\n%s", code, out)
+	}
+}
+
+// TestCompareRefusesMeaninglessPairs: a run with itself, a copy of itself, or a mesh run with a cni run exits 2 with
+// the reason (it used to exit 0 without a word, every gate passing).
+func TestCompareRefusesMeaninglessPairs(t *testing.T) {
+	t.Parallel()
+	copyDir := t.TempDir()
+	for _, name := range []string{"run.json", "samples.jsonl", "cases.jsonl", "summary.json"} {
+		data, err := os.ReadFile(filepath.Join(fixtureRun("aa-1"), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(copyDir, name), string(data))
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"itself", []string{fixtureRun("aa-1"), fixtureRun("aa-1"), "--fail-if", "cpu.sidecar > +10%"}, "a run compared with itself"},
+		{"a copy of itself", []string{fixtureRun("aa-1"), copyDir}, "both hold run 20261130-030000-aa1"},
+		{"mesh with cni", []string{fixtureRun("aa-1"), fixtureRun("cni-local")}, "runs of different kinds"},
+	} {
+		code, out, errOut := run(t, append([]string{"compare"}, tc.args...)...)
+		if code != ExitBadInput || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("%s: exit %d, want 2 and %q\nstdout %q\nstderr %s", tc.name, code, tc.want, out, errOut)
+		}
 	}
 }
