@@ -256,3 +256,24 @@ func TestCheckHTTPURL(t *testing.T) {
 		}
 	}
 }
+
+// TestChainDefaultsPerField: a chain mapping that sets some fields keeps the defaults of the others (depth 2, fanOut
+// 1, payloadBytes 128, as docs/config-reference.md says); it used to lose them all (fanOut 0: refused, payload 0).
+func TestChainDefaultsPerField(t *testing.T) {
+	t.Parallel()
+	for chain, want := range map[string]Chain{
+		"":                             {Depth: 2, FanOut: 1, PayloadBytes: 128},
+		"chain: {}":                    {Depth: 2, FanOut: 1, PayloadBytes: 128},
+		"chain: {depth: 3}":            {Depth: 3, FanOut: 1, PayloadBytes: 128},
+		"chain: {fanOut: 2}":           {Depth: 2, FanOut: 2, PayloadBytes: 128},
+		"chain: {payloadBytes: 64}":    {Depth: 2, FanOut: 1, PayloadBytes: 64},
+		"chain: {serial: true}":        {Depth: 2, FanOut: 1, PayloadBytes: 128, Serial: true},
+		"chain: {depth: 1, fanOut: 3}": {Depth: 1, FanOut: 3, PayloadBytes: 128},
+		"chain: {depth: 4, fanOut: 2, payloadBytes: 1, serial: true}": {Depth: 4, FanOut: 2, PayloadBytes: 1, Serial: true},
+	} {
+		s := mustParse(t, "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: c}\nspec:\n  workload:\n    app: fortio-chain\n    "+chain+"\n")
+		if s.Spec.Workload.Chain == nil || *s.Spec.Workload.Chain != want {
+			t.Errorf("%q: chain %+v, want %+v", chain, s.Spec.Workload.Chain, want)
+		}
+	}
+}

@@ -198,13 +198,14 @@ type Istio struct {
 }
 
 // Chain is the synthetic fortio service graph: a tree of Depth levels where every service calls FanOut children.
+// Each field left out takes its default, also in a chain mapping that sets only some of them.
 type Chain struct {
 	// Depth is the number of hops below the entry service (1 = entry + one level).
-	Depth int `json:"depth"`
+	Depth int `json:"depth,omitempty" mb:"defaulted"`
 	// FanOut is how many downstream services each non-leaf service calls.
-	FanOut int `json:"fanOut"`
-	// PayloadBytes is the response size the leaves return.
-	PayloadBytes int `json:"payloadBytes,omitempty"`
+	FanOut int `json:"fanOut,omitempty" mb:"defaulted"`
+	// PayloadBytes is the response size the leaves return (at least 1).
+	PayloadBytes int `json:"payloadBytes,omitempty" mb:"defaulted"`
 	// Serial makes a service call its children one after another instead of in parallel.
 	Serial bool `json:"serial,omitempty"`
 }

@@ -168,7 +168,7 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 		cp := p.Child("chain")
 		c.intRange(cp.Child("depth"), w.Chain.Depth, 1, MaxChainDepth, "")
 		c.intRange(cp.Child("fanOut"), w.Chain.FanOut, 1, 8, "")
-		c.intRange(cp.Child("payloadBytes"), w.Chain.PayloadBytes, 0, 1<<20, "")
+		c.intRange(cp.Child("payloadBytes"), w.Chain.PayloadBytes, 1, 1<<20, "")
 		if chainSane(w.Chain) {
 			services = w.Chain.Services()
 			if services > maxChainServices {
