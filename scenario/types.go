@@ -106,7 +106,9 @@ func (a App) UserApp() bool { return a == AppManifests || a == AppExisting }
 
 // Workload is the app and its placement.
 type Workload struct {
-	// App is "bank-of-anthos" (8 services + 2 databases, as in study A) or "fortio-chain" (synthetic service graph).
+	// App is "bank-of-anthos" (8 services + 2 databases, as in study A), "fortio-chain" (synthetic service graph),
+	// "bookinfo", or the team's own: "manifests" or "existing". Required, without a default, for the mesh benchmark
+	// (meshbench run): it is what is measured. A scenario for meshbench cni alone leaves workload out.
 	App App `json:"app"`
 	// Chain shapes the fortio-chain graph; only with app fortio-chain.
 	Chain *Chain `json:"chain,omitempty"`

@@ -159,7 +159,11 @@ func validateName(c *collector, p *field.Path, name string) {
 }
 
 func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
-	if w.App != "" || !cniOnly {
+	switch {
+	case w.App == "" && !cniOnly:
+		c.add(p.Child("app"), "is required: one of %s (it has no default: it is what the run measures); a scenario for meshbench cni alone leaves workload out and sets cni",
+			strings.Join(quoteAll(Apps), ", "))
+	case w.App != "":
 		c.oneOf(p.Child("app"), string(w.App), strs(Apps))
 	}
 	services := 8 // bank-of-anthos: 6 services + 2 databases (study A's "8 microservices")
