@@ -110,6 +110,16 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("completion %s: code %d, %d bytes", sh, code, len(out))
 		}
 	}
+	// An unknown shell is bad input (it printed the help and exited 0); no shell prints the help.
+	for _, args := range [][]string{{"completion", "bogus-shell"}, {"completion", "bash", "extra"}, {"completion", "BASH"}} {
+		code, out, errOut := run(t, args...)
+		if code != ExitBadInput || !strings.Contains(errOut, "unknown command") || strings.Contains(out, "Usage:") {
+			t.Errorf("%v: exit %d, want %d\nstdout %.200q\nstderr %q", args, code, ExitBadInput, out, errOut)
+		}
+	}
+	if code, out, _ := run(t, "completion"); code != ExitOK || !strings.Contains(out, "Usage:") {
+		t.Errorf("completion without a shell: exit %d, %.200q", code, out)
+	}
 }
 
 // TestPlanRefusesRequestAboveCatalogLimit: a request the scenario sets above the limit the catalog gives a container

@@ -45,7 +45,8 @@ and so is the restart annotation meshbench put on the pod template of an app exi
 the rollout that restoring the annotation causes brings the app's pods back in their original mode.`,
 		Example: `  meshbench cleanup --run quickstart-20261201-101500
   meshbench cleanup --all --output-dir runs`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: cleanupSignal(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.outputDirSet = cmd.Flags().Changed("output-dir") || cmd.Flags().Changed("runs-dir")
 			return runCleanup(cmd.Context(), streams, g, f)

@@ -40,8 +40,9 @@ never changes the cluster, in every verb; to see the objects a run applies, use 
 		Example: `  meshbench schedule -f nightly.yaml --pvc meshbench-runs --pvc-size 20Gi > schedule.yaml
   meshbench schedule -f nightly.yaml --push http://pushgateway.monitoring:9091 --apply
   meshbench schedule -f nightly.yaml --pvc runs --baseline baseline --fail-if 'cpu.sidecar > +10%' --apply --dry-run`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSchedule(cmd.Context(), streams, g, f) },
+		Args:        cobra.NoArgs,
+		Annotations: scheduleSignal(),
+		RunE:        func(cmd *cobra.Command, _ []string) error { return runSchedule(cmd.Context(), streams, g, f) },
 	}
 	fl := cmd.Flags()
 	o := &f.opts
