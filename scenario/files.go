@@ -11,18 +11,29 @@ import (
 // 200 KiB) fits many times over.
 const MaxCAFileBytes = 1 << 20
 
+// checkRegular stats a file the scenario names: a problem (the text) unless it is a regular file; what says what the
+// file must be, for the hint.
+func checkRegular(path, what string) (os.FileInfo, string) {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, fmt.Sprintf("cannot read %q: %v; fix the path or remove the field", path, err)
+	case fi.IsDir():
+		return nil, fmt.Sprintf("%q is a directory; name %s", path, what)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Sprintf("%q is not a regular file; name %s", path, what)
+	}
+	return fi, ""
+}
+
 // checkTokenFile: spec.prometheus.bearerTokenFile is read on every request; a directory, a file that cannot be read
 // or an empty one fails every query of the run (collectors/prom sends no "Bearer " without a token), so each is a
 // problem before the run starts.
 func checkTokenFile(path string) string {
-	fi, err := os.Stat(path)
+	fi, msg := checkRegular(path, "the token file itself (e.g. /var/run/secrets/kubernetes.io/serviceaccount/token)")
 	switch {
-	case err != nil:
-		return fmt.Sprintf("cannot read %q: %v; fix the path or remove the field", path, err)
-	case fi.IsDir():
-		return fmt.Sprintf("%q is a directory; name the token file itself (e.g. /var/run/secrets/kubernetes.io/serviceaccount/token)", path)
-	case !fi.Mode().IsRegular():
-		return fmt.Sprintf("%q is not a regular file; name the file that holds the token", path)
+	case msg != "":
+		return msg
 	case fi.Size() == 0:
 		return fmt.Sprintf("%q is empty: Prometheus would refuse every query; write the token into it", path)
 	}
@@ -38,14 +49,10 @@ func checkTokenFile(path string) string {
 // Prometheus): a directory, a file above MaxCAFileBytes, or one without a certificate is a problem before the run
 // starts, not at its first query.
 func checkCAFile(path string) string {
-	fi, err := os.Stat(path)
+	fi, msg := checkRegular(path, "the PEM file of the CA that signed Prometheus' certificate")
 	switch {
-	case err != nil:
-		return fmt.Sprintf("cannot read %q: %v; fix the path or remove the field", path, err)
-	case fi.IsDir():
-		return fmt.Sprintf("%q is a directory; name the PEM file of the CA that signed Prometheus' certificate", path)
-	case !fi.Mode().IsRegular():
-		return fmt.Sprintf("%q is not a regular file; name the PEM file of the CA", path)
+	case msg != "":
+		return msg
 	case fi.Size() > MaxCAFileBytes:
 		return fmt.Sprintf("%q is %d bytes; a CA file is at most %d bytes (1 MiB): name the CA's PEM file, not a bundle of everything", path, fi.Size(), MaxCAFileBytes)
 	}

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/meshbench/meshbench/scenario"
@@ -33,13 +34,8 @@ func CheckResources(s *scenario.Scenario) scenario.Problems {
 		return scenario.Problems{{Path: "spec.workload", Message: fmt.Sprintf("cannot build the app's objects to check workload.resources: %v", err)}}
 	}
 	var containers []namedContainer
-	for _, o := range objs {
-		switch x := o.(type) {
-		case *appsv1.Deployment:
-			containers = appendContainers(containers, x.Name, x.Spec.Template.Spec)
-		case *appsv1.StatefulSet:
-			containers = appendContainers(containers, x.Name, x.Spec.Template.Spec)
-		}
+	for _, w := range workloadPodSpecs(objs) {
+		containers = appendContainers(containers, w.name, *w.spec)
 	}
 	p := field.NewPath("spec", "workload", "resources")
 	r := w.Resources
@@ -83,6 +79,26 @@ func CheckResources(s *scenario.Scenario) scenario.Problems {
 		}
 	}
 	return ps
+}
+
+// namedPodSpec is the pod template of one of the app's workloads.
+type namedPodSpec struct {
+	name string
+	spec *corev1.PodSpec
+}
+
+// workloadPodSpecs are the pod templates of the Deployments and StatefulSets among objs, in order.
+func workloadPodSpecs(objs []runtime.Object) []namedPodSpec {
+	var out []namedPodSpec
+	for _, o := range objs {
+		switch x := o.(type) {
+		case *appsv1.Deployment:
+			out = append(out, namedPodSpec{x.Name, &x.Spec.Template.Spec})
+		case *appsv1.StatefulSet:
+			out = append(out, namedPodSpec{x.Name, &x.Spec.Template.Spec})
+		}
+	}
+	return out
 }
 
 // namedContainer is one container of the app's workloads, named "workload" or "workload/container" (a pod of

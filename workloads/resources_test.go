@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -67,17 +66,8 @@ func TestCheckResourcesMatchesObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, o := range objs {
-		var spec *corev1.PodSpec
-		switch x := o.(type) {
-		case *appsv1.Deployment:
-			spec = &x.Spec.Template.Spec
-		case *appsv1.StatefulSet:
-			spec = &x.Spec.Template.Spec
-		default:
-			continue
-		}
-		for _, c := range spec.Containers {
+	for _, w := range workloadPodSpecs(objs) {
+		for _, c := range w.spec.Containers {
 			n++
 			for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 				req, okReq := c.Resources.Requests[res]

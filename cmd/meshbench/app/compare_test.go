@@ -10,6 +10,25 @@ import (
 
 func fixtureRun(name string) string { return filepath.Join("..", "..", "..", "testdata", "runs", name) }
 
+// copyRun copies the files of fixture run name into a temporary directory, each through edit (nil: as they are).
+func copyRun(t *testing.T, name string, edit func(file string, data []byte) []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, file := range []string{"run.json", "samples.jsonl", "cases.jsonl", "summary.json"} {
+		data, err := os.ReadFile(filepath.Join(fixtureRun(name), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			data = edit(file, data)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 func TestCompareRegressionGateExits3(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := run(t, "compare", fixtureRun("aa-1"), fixtureRun("regression"), "--fail-if", "cpu.sidecar > +10%")
@@ -84,14 +103,7 @@ func TestCompareLatest(t *testing.T) {
 // the reason (it used to exit 0 without a word, every gate passing).
 func TestCompareRefusesMeaninglessPairs(t *testing.T) {
 	t.Parallel()
-	copyDir := t.TempDir()
-	for _, name := range []string{"run.json", "samples.jsonl", "cases.jsonl", "summary.json"} {
-		data, err := os.ReadFile(filepath.Join(fixtureRun("aa-1"), name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeFile(t, filepath.Join(copyDir, name), string(data))
-	}
+	copyDir := copyRun(t, "aa-1", nil)
 	for _, tc := range []struct {
 		name string
 		args []string

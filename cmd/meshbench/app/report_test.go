@@ -80,19 +80,12 @@ func TestReportCombinesMeshAndCNIRuns(t *testing.T) {
 func TestReportRefusesToCombine(t *testing.T) {
 	t.Parallel()
 	// The cni run of another cluster: the same files with another Kubernetes version in run.json.
-	other := t.TempDir()
-	for _, name := range []string{"run.json", "samples.jsonl", "cases.jsonl", "summary.json"} {
-		data, err := os.ReadFile(filepath.Join(fixtureRun("cni-local"), name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name == "run.json" {
+	other := copyRun(t, "cni-local", func(file string, data []byte) []byte {
+		if file == "run.json" {
 			data = []byte(strings.Replace(string(data), `"kubernetesVersion": "v1.37.2"`, `"kubernetesVersion": "v1.36.0"`, 1))
 		}
-		if err := os.WriteFile(filepath.Join(other, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return data
+	})
 	for _, tt := range []struct {
 		name string
 		args []string
