@@ -188,17 +188,25 @@ func checkCleanupFlags(f *cleanupFlags) error {
 	return nil
 }
 
-// checkCleanupRunDir: --run-dir is a run directory (its run.json says which run), and the run --run names.
+// checkCleanupRunDir: --run-dir holds what cleanup reads there, the run's namespace-labels.json, or at least its
+// run.json (a run that changed no label has no record); a run.json must name the run --run gives, and a record must
+// be readable.
 func checkCleanupRunDir(dir, run string) error {
 	if !isDir(dir) {
 		return fmt.Errorf("--run-dir %s: not a directory; give the run's directory (<output-dir>/<run ID>, the one holding run.json and %s)", dir, mesh.LabelRecordFile)
 	}
+	_, recErr := os.Stat(filepath.Join(dir, mesh.LabelRecordFile))
 	meta, err := results.ReadMeta(dir)
-	if err != nil {
-		return fmt.Errorf("--run-dir %s: not a run directory (%w); give the run's directory, the one holding run.json and %s", dir, err, mesh.LabelRecordFile)
-	}
-	if run != "" && meta.RunID != run {
+	switch {
+	case err == nil && run != "" && meta.RunID != run:
 		return fmt.Errorf("--run-dir %s holds run %s, not --run %s: give the directory of run %s (or --run %s)", dir, meta.RunID, run, run, meta.RunID)
+	case err != nil && recErr != nil:
+		return fmt.Errorf("--run-dir %s: holds neither run.json nor %s, so it is not a run's directory; give the run's directory (<output-dir>/<run ID>)", dir, mesh.LabelRecordFile)
+	}
+	if recErr == nil {
+		if _, err := mesh.OpenLabelRecord(filepath.Join(dir, mesh.LabelRecordFile)); err != nil {
+			return fmt.Errorf("--run-dir %s: %w", dir, err)
+		}
 	}
 	return nil
 }

@@ -21,6 +21,10 @@ func TestCleanupBadFlagsExit2(t *testing.T) {
 		t.Fatal(err)
 	}
 	sample := fixtureRun("sample") // run 20261129-220000-sample
+	corrupt := filepath.Join(dir, "corrupt")
+	writeFile(t, filepath.Join(corrupt, "namespace-labels.json"), "{not json")
+	recordOnly := filepath.Join(dir, "record-only") // what the e2e test's run of mesh.Switcher leaves: the record alone
+	writeFile(t, filepath.Join(recordOnly, "namespace-labels.json"), `{"schemaVersion": "meshbench.dev/namespace-labels/v1", "namespaces": []}`)
 	tests := []struct {
 		name string
 		args []string
@@ -32,7 +36,8 @@ func TestCleanupBadFlagsExit2(t *testing.T) {
 		{"run dir missing", []string{"--run", "quickstart-20261201-101500-3fa2", "--run-dir", filepath.Join(dir, "runs", "quickstart-2026")},
 			[]string{"--run-dir " + filepath.Join(dir, "runs", "quickstart-2026") + ": not a directory"}},
 		{"run dir is a file", []string{"--run", "x-1", "--run-dir", file}, []string{"--run-dir " + file + ": not a directory"}},
-		{"run dir without run.json", []string{"--run", "x-1", "--run-dir", empty}, []string{"--run-dir " + empty + ": not a run directory"}},
+		{"run dir without run.json or record", []string{"--run", "x-1", "--run-dir", empty}, []string{"--run-dir " + empty + ": holds neither run.json nor namespace-labels.json"}},
+		{"run dir with a corrupt record", []string{"--run", "x-1", "--run-dir", corrupt}, []string{"--run-dir " + corrupt + ": decode namespace label record"}},
 		{"run dir of another run", []string{"--run", "x-1", "--run-dir", sample}, []string{"--run-dir " + sample + " holds run ", "not --run x-1"}},
 		{"output dir missing", []string{"--all", "--output-dir", filepath.Join(dir, "nowhere")}, []string{"--output-dir " + filepath.Join(dir, "nowhere") + ": not a directory"}},
 		{"every problem at once", []string{"--run", "A", "--all", "--timeout", "0", "--run-dir", empty},
@@ -55,10 +60,13 @@ func TestCleanupBadFlagsExit2(t *testing.T) {
 			}
 		})
 	}
-	// The run's own directory passes the checks: cleanup goes on to connect (and fails there, exit 2 too).
-	code, _, stderr := run(t, "cleanup", "--run", "20261129-220000-sample", "--run-dir", sample, "--kubeconfig", kc)
-	if strings.Contains(stderr, "--run-dir") {
-		t.Errorf("the run's own directory refused (exit %d):\n%s", code, stderr)
+	// The run's own directory, and a directory holding its label record alone, pass the checks: cleanup goes on to
+	// connect (and fails there, exit 2 too).
+	for _, args := range [][]string{{"--run", "20261129-220000-sample", "--run-dir", sample}, {"--run", "x-1", "--run-dir", recordOnly}} {
+		code, _, stderr := run(t, append(append([]string{"cleanup"}, args...), "--kubeconfig", kc)...)
+		if strings.Contains(stderr, "--run-dir") || !strings.Contains(stderr, "127.0.0.1:1") {
+			t.Errorf("%v refused before connecting (exit %d):\n%s", args, code, stderr)
+		}
 	}
 }
 
