@@ -228,3 +228,36 @@ func TestSummariesNeverInfinite(t *testing.T) {
 		t.Errorf("context %q", c)
 	}
 }
+
+// TestCheckComparable: a run with itself (or a copy of it) and a mesh run with a cni run are refused with the
+// reason; two runs of a kind pass.
+func TestCheckComparable(t *testing.T) {
+	t.Parallel()
+	aa1, aa2, cni := readRun(t, "aa-1"), readRun(t, "aa-2"), readRun(t, "cni-local")
+	copyOfAA1 := *aa1
+	copyOfAA1.Dir = "elsewhere/aa-1-copy"
+	tests := []struct {
+		name       string
+		base, next *results.Run
+		want       error
+		text       string
+	}{
+		{"the same directory", aa1, aa1, ErrSameRun, "every difference is 0"},
+		{"a copy of the run", aa1, &copyOfAA1, ErrSameRun, "both hold run 20261130-030000-aa1"},
+		{"mesh with cni", aa1, cni, ErrDifferentKinds, "is a mesh (meshbench run) run and 20261128-020000-cni a pod network (meshbench cni) run"},
+		{"cni with mesh", cni, aa2, ErrDifferentKinds, "share no measurement"},
+		{"two mesh runs", aa1, aa2, nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := CheckComparable(tc.base, tc.next)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if err != nil && !strings.Contains(err.Error(), tc.text) {
+				t.Errorf("err = %v, want it to say %q", err, tc.text)
+			}
+		})
+	}
+}

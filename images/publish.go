@@ -318,6 +318,32 @@ func WriteArchive(w io.Writer, built []Built) error {
 // layoutFile is the OCI layout marker (image-spec image-layout.md).
 const layoutFile = `{"imageLayoutVersion":"1.0.0"}`
 
+// CheckSavePath reports, before minutes of building, whether SaveFile can write path: not empty, not a directory,
+// in a directory that exists and this process may write (SaveFile writes a temporary file beside it, then renames).
+func CheckSavePath(path string) error {
+	if path == "" {
+		return errors.New("no archive file: give -o FILE, e.g. -o meshbench-images.tar")
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory: give the archive's file name, e.g. %s", path, filepath.Join(path, "meshbench-images.tar"))
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: the directory %s does not exist (%w); create it or write the archive elsewhere", path, dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s: %s is not a directory; write the archive elsewhere", path, dir)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".check-")
+	if err != nil {
+		return fmt.Errorf("%s: the directory %s is not writable (%w); write the archive elsewhere", path, dir, err)
+	}
+	_ = f.Close()
+	_ = os.Remove(f.Name())
+	return nil
+}
+
 // SaveFile writes the archive to path, atomically (a temporary file in the same directory, then a rename), and
 // returns its size.
 func SaveFile(path string, built []Built) (int64, error) {

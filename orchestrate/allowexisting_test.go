@@ -3,6 +3,7 @@ package orchestrate
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,5 +43,21 @@ func TestRunRefusesExistingWithoutFlag(t *testing.T) {
 	// Run itself refuses before touching the cluster: Deps has no clients, so anything further would panic.
 	if _, err := Run(context.Background(), RunConfig{Scenario: s}, Deps{}); err == nil || !strings.Contains(err.Error(), "--allow-existing-namespaces") {
 		t.Fatalf("Run err = %v, want the flag named", err)
+	}
+}
+
+// TestRunRefusesCNIResume: Run refuses to continue a cni run's directory before touching the cluster (Deps has no
+// clients: anything further would panic), naming cni --resume, as CNI refuses a mesh run's directory.
+func TestRunRefusesCNIResume(t *testing.T) {
+	t.Parallel()
+	s, err := scenario.Parse([]byte("apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: r}\nspec:\n  workload: {app: fortio-chain}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("..", "testdata", "runs", "cni-local")
+	_, err = Run(context.Background(), RunConfig{Scenario: s, ResumeDir: dir}, Deps{})
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not a mesh run: continue it with meshbench cni --resume") {
+		t.Fatalf("Run err = %v, want an InputError naming cni --resume", err)
 	}
 }

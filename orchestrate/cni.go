@@ -59,7 +59,7 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 		if err != nil {
 			return CNIResult{}, inputError(err)
 		}
-		if run.Meta.Command != "cni" {
+		if !run.Meta.IsCNI() {
 			_ = st.Close()
 			return CNIResult{}, inputError(fmt.Errorf("resume %s: a %q run, not a cni run: continue it with meshbench run --resume", cfg.ResumeDir, run.Meta.Command))
 		}
@@ -70,7 +70,7 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 	} else {
 		// run.json records the same plan type `meshbench plan` prints (its pod network part, case IDs <path>/<test>).
 		plan := scenario.NewPlan(s)
-		meta, err = newMeta("cni", s, scenario.Plan{Scenario: plan.Scenario, CNI: plan.CNI})
+		meta, err = newMeta(results.CommandCNI, s, scenario.Plan{Scenario: plan.Scenario, CNI: plan.CNI})
 		if err != nil {
 			return CNIResult{}, err
 		}

@@ -125,6 +125,9 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	if err := CheckAllowExisting(cfg); err != nil {
 		return RunResult{}, err
 	}
+	if err := checkResumeMesh(cfg.ResumeDir); err != nil {
+		return RunResult{}, err
+	}
 	plan := scenario.NewPlan(s)
 	ist, err := ResolveCluster(ctx, d.Clients, s, plan, log)
 	if err != nil {
@@ -159,7 +162,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 			return RunResult{}, err
 		}
 	} else {
-		if meta, err = newMeta("run", s, plan); err != nil {
+		if meta, err = newMeta(results.CommandRun, s, plan); err != nil {
 			return RunResult{}, err
 		}
 		meta.Cluster, meta.Prometheus = ClusterFacts(ctx, d.Clients, s, d.KubeVersion, ist, log), col.Facts

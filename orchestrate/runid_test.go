@@ -137,3 +137,24 @@ func TestCheckOutputDir(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRunID: every ID NewRunID draws passes (the longest prefix a scenario name may be, and cni's), and what is
+// not a DNS label is refused before it selects anything.
+func TestCheckRunID(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 12, 1, 10, 15, 0, 0, time.UTC)
+	for _, prefix := range []string{"cni", "quickstart", strings.Repeat("a", 40)} {
+		id, err := NewRunID(prefix, start, bytes.NewReader([]byte{0xff, 0x01}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckRunID(id); err != nil {
+			t.Errorf("generated ID %q refused: %v", id, err)
+		}
+	}
+	for _, bad := range []string{"", "../x", "Run_1", "a b", "x/y", "-x", "x-", strings.Repeat("a", 64), "run\n1", "*"} {
+		if err := CheckRunID(bad); err == nil || !strings.Contains(err.Error(), "not a run ID") {
+			t.Errorf("CheckRunID(%q) = %v", bad, err)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 )
 
 // CommandCNI is run.json's command of a pod network run (meshbench cni).
-const CommandCNI = "cni"
+const CommandCNI = results.CommandCNI
 
 // ClusterMismatchError refuses to put two runs of different clusters in one report: the pod network underneath one
 // cluster says nothing about what a mesh adds on another.

@@ -54,6 +54,15 @@ func Read(dir string) (*Run, error) {
 	return rr.run, nil
 }
 
+// ReadMeta reads the run.json of the run directory dir alone (what the run is, not what it measured).
+func ReadMeta(dir string) (RunMeta, error) {
+	var m RunMeta
+	if err := readJSONFile(filepath.Join(dir, RunFile), inputfile.RunMeta, &m); err != nil {
+		return RunMeta{}, fmt.Errorf("read run: %w", err)
+	}
+	return m, nil
+}
+
 // DoneCases returns, per case ID, the latest record of the cases that need not run again: those whose latest status is
 // StatusOK or StatusSkipped. A case whose latest record is StatusFailed is absent, so --resume re-runs it; so is a
 // case skipped for a node that was not usable (FactSkippedNode): the node may be back.

@@ -94,11 +94,21 @@ const (
 	FactDataPlanePrefix = "data-plane-"
 )
 
+// The commands whose runs a run directory holds (RunMeta.Command): meshbench run (the mesh benchmark; "" in run.json
+// files older than the field) and meshbench cni (the pod network benchmark).
+const (
+	CommandRun = "run"
+	CommandCNI = "cni"
+)
+
+// IsCNI reports whether m is the run.json of a meshbench cni run.
+func (m RunMeta) IsCNI() bool { return m.Command == CommandCNI }
+
 // RunMeta is run.json.
 type RunMeta struct {
 	SchemaVersion string          `json:"schemaVersion"`
 	RunID         string          `json:"runID"`
-	Command       string          `json:"command"` // run | cni
+	Command       string          `json:"command"` // CommandRun | CommandCNI
 	Tool          ToolInfo        `json:"tool"`
 	Start         time.Time       `json:"start"`
 	End           *time.Time      `json:"end,omitempty"` // nil while running or after a crash

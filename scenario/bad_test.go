@@ -297,3 +297,62 @@ func TestEstimateSaturates(t *testing.T) {
 		t.Errorf("multi-namespace estimate %s not above single %s", b, a)
 	}
 }
+
+// TestCheckHTTPURL: the one check of an HTTP endpoint URL (Prometheus, Pushgateway): scheme, host and port range, and
+// a password is never echoed.
+func TestCheckHTTPURL(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"http://127.0.0.1:9090", "https://prom.example", "http://pg:9091/prefix", "http://[::1]:9090", "http://u:p@pg:9091"} {
+		if err := CheckHTTPURL(ok, "http://x:1"); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	for in, why := range map[string]string{
+		"not a url":                  "must be an http:// or https:// URL",
+		"ftp://x":                    `(got "ftp://x")`,
+		"http://":                    "must be an http:// or https:// URL",
+		"127.0.0.1:9090":             "must be an http:// or https:// URL",
+		"http://127.0.0.1:99999":     "has port 99999; a port is 1 to 65535",
+		"http://h:0":                 "has port 0",
+		"http://u:secret@h:70000":    `(got "http://u:xxxxx@h:70000")`,
+		"http://u:secret@h:%zz":      "must be an http:// or https:// URL",
+		"https://:9090":              "must be an http:// or https:// URL",
+		"http://host:9090\x7f/x":     "must be an http:// or https:// URL",
+		"http://user:secret@ftp.x:1": "",
+	} {
+		err := CheckHTTPURL(in, "http://x:1")
+		if why == "" {
+			if err != nil {
+				t.Errorf("%q: %v", in, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("CheckHTTPURL(%q) = %v; want %q", in, err, why)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("CheckHTTPURL(%q) echoes the password: %v", in, err)
+		}
+	}
+}
+
+// TestChainDefaultsPerField: a chain mapping that sets some fields keeps the defaults of the others (depth 2, fanOut
+// 1, payloadBytes 128, as docs/config-reference.md says); it used to lose them all (fanOut 0: refused, payload 0).
+func TestChainDefaultsPerField(t *testing.T) {
+	t.Parallel()
+	for chain, want := range map[string]Chain{
+		"":                             {Depth: 2, FanOut: 1, PayloadBytes: 128},
+		"chain: {}":                    {Depth: 2, FanOut: 1, PayloadBytes: 128},
+		"chain: {depth: 3}":            {Depth: 3, FanOut: 1, PayloadBytes: 128},
+		"chain: {fanOut: 2}":           {Depth: 2, FanOut: 2, PayloadBytes: 128},
+		"chain: {payloadBytes: 64}":    {Depth: 2, FanOut: 1, PayloadBytes: 64},
+		"chain: {serial: true}":        {Depth: 2, FanOut: 1, PayloadBytes: 128, Serial: true},
+		"chain: {depth: 1, fanOut: 3}": {Depth: 1, FanOut: 3, PayloadBytes: 128},
+		"chain: {depth: 4, fanOut: 2, payloadBytes: 1, serial: true}": {Depth: 4, FanOut: 2, PayloadBytes: 1, Serial: true},
+	} {
+		s := mustParse(t, "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: c}\nspec:\n  workload:\n    app: fortio-chain\n    "+chain+"\n")
+		if s.Spec.Workload.Chain == nil || *s.Spec.Workload.Chain != want {
+			t.Errorf("%q: chain %+v, want %+v", chain, s.Spec.Workload.Chain, want)
+		}
+	}
+}

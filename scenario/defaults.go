@@ -112,7 +112,12 @@ func setDefault[T comparable](p *T, v T) {
 
 func setWorkloadDefaults(w *Workload) {
 	if w.App == AppFortioChain && w.Chain == nil {
-		w.Chain = &Chain{Depth: 2, FanOut: 1, PayloadBytes: 128}
+		w.Chain = &Chain{}
+	}
+	if c := w.Chain; c != nil { // field by field: a chain that sets only its depth keeps the default fan-out and payload
+		setDefault(&c.Depth, 2)
+		setDefault(&c.FanOut, 1)
+		setDefault(&c.PayloadBytes, 128)
 	}
 	setDefault(&w.Replicas, 1)
 	setDefault(&w.NamespacePrefix, "mb-")

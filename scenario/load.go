@@ -94,20 +94,23 @@ func withoutReported(vs, decoded Problems) Problems {
 	return out
 }
 
-// CheckFiles reports files named by the scenario that cannot be read (token and CA files, manifests: a manifest
-// file must also pass inputfile's rule, a regular file under inputfile.MaxManifest), so a run fails before it touches
-// a cluster.
+// CheckFiles reports files named by the scenario that cannot be read or hold the wrong thing (a token file that is
+// a directory or empty, a CA file without a PEM certificate; a manifest file must pass inputfile's rule, a regular
+// file under inputfile.MaxManifest), so a run fails before it touches a cluster.
 func CheckFiles(s *Scenario) Problems {
 	var ps Problems
-	for _, f := range []struct{ path, val string }{
-		{"spec.prometheus.bearerTokenFile", s.Spec.Prometheus.BearerTokenFile},
-		{"spec.prometheus.caFile", s.Spec.Prometheus.CAFile},
+	for _, f := range []struct {
+		path, val string
+		check     func(string) string
+	}{
+		{"spec.prometheus.bearerTokenFile", s.Spec.Prometheus.BearerTokenFile, checkTokenFile},
+		{"spec.prometheus.caFile", s.Spec.Prometheus.CAFile, checkCAFile},
 	} {
 		if f.val == "" {
 			continue
 		}
-		if _, err := os.Stat(f.val); err != nil {
-			ps = append(ps, Problem{Path: f.path, Message: fmt.Sprintf("cannot read %q: %v; fix the path or remove the field", f.val, err)})
+		if msg := f.check(f.val); msg != "" {
+			ps = append(ps, Problem{Path: f.path, Message: msg})
 		}
 	}
 	if m := s.Spec.Workload.Manifests; m != nil && s.Spec.Workload.App == AppManifests {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -50,7 +51,11 @@ func walk(b *strings.Builder, docs map[string]map[string]string, typ reflect.Typ
 		}
 		doc := strings.ReplaceAll(docs[typ.Name()][f.Name], "|", "\\|")
 		if isLeaf(ft) {
-			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", path, typeName(ft), defaultOf(fv), doc)
+			def := defaultOf(fv)
+			if path == requiredApp { // set by the reference's own defaults (to show the chain's), not by SetDefaults
+				def = "required"
+			}
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", path, typeName(ft), def, doc)
 			continue
 		}
 		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && !isLeaf(ft.Elem()) {
@@ -61,6 +66,38 @@ func walk(b *strings.Builder, docs map[string]map[string]string, typ reflect.Typ
 		fmt.Fprintf(b, "| `%s` | object | | %s |\n", path, doc)
 		walk(b, docs, ft, fv, path)
 	}
+}
+
+// requiredApp is the field the reference sets itself to show the defaults that depend on it: it has none.
+const requiredApp = "spec.workload.app"
+
+// TestWorkloadAppRequired: the reference documents no default for spec.workload.app (it showed "fortio-chain", the
+// app the reference itself assumes, while leaving the field out was refused), and leaving it out is refused with a
+// problem that says it is required and how a cni-only scenario is written.
+func TestWorkloadAppRequired(t *testing.T) {
+	t.Parallel()
+	ref, err := os.ReadFile("../docs/config-reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ref), "| `spec.workload.app` | string | required | ") {
+		t.Errorf("docs/config-reference.md documents a default for spec.workload.app:\n%s", grepLine(string(ref), "`spec.workload.app`"))
+	}
+	_, err = Parse([]byte("apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: a}\nspec:\n  workload: {replicas: 2}\n"))
+	var ps Problems
+	if !errors.As(err, &ps) || len(ps) != 1 || ps[0].Path != requiredApp || !strings.Contains(ps[0].Message, "is required") ||
+		!strings.Contains(ps[0].Message, "meshbench cni alone leaves workload out") {
+		t.Errorf("workload without app: %v", err)
+	}
+}
+
+func grepLine(text, sub string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
 }
 
 func isLeaf(t reflect.Type) bool {

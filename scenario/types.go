@@ -106,7 +106,9 @@ func (a App) UserApp() bool { return a == AppManifests || a == AppExisting }
 
 // Workload is the app and its placement.
 type Workload struct {
-	// App is "bank-of-anthos" (8 services + 2 databases, as in study A) or "fortio-chain" (synthetic service graph).
+	// App is "bank-of-anthos" (8 services + 2 databases, as in study A), "fortio-chain" (synthetic service graph),
+	// "bookinfo", or the team's own: "manifests" or "existing". Required, without a default, for the mesh benchmark
+	// (meshbench run): it is what is measured. A scenario for meshbench cni alone leaves workload out.
 	App App `json:"app"`
 	// Chain shapes the fortio-chain graph; only with app fortio-chain.
 	Chain *Chain `json:"chain,omitempty"`
@@ -126,7 +128,9 @@ type Workload struct {
 	// Tolerations let app and load-client pods onto tainted nodes (a dedicated node pool); applied wherever
 	// nodeSelector is. Kubernetes' toleration fields: key, operator (Equal or Exists), value, effect, tolerationSeconds.
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
-	// Resources sets app container requests (e.g. "100m", "64Mi"); empty keeps the catalog's values.
+	// Resources sets app container requests and limits (e.g. "100m", "64Mi"), field by field over the catalog's values
+	// of each container (an empty field keeps them); a request above the limit it meets is refused. Not with apps
+	// manifests and existing (their own manifests and deployed workloads keep theirs).
 	Resources *Resources `json:"resources,omitempty"`
 	// ClusterDomain is the cluster's DNS domain used in the fully qualified service names of multi-namespace
 	// topologies (svc.ns.svc.<domain>). Empty: detected from the kubelet's configuration (clusterDomain), else
@@ -196,13 +200,14 @@ type Istio struct {
 }
 
 // Chain is the synthetic fortio service graph: a tree of Depth levels where every service calls FanOut children.
+// Each field left out takes its default, also in a chain mapping that sets only some of them.
 type Chain struct {
 	// Depth is the number of hops below the entry service (1 = entry + one level).
-	Depth int `json:"depth"`
+	Depth int `json:"depth,omitempty" mb:"defaulted"`
 	// FanOut is how many downstream services each non-leaf service calls.
-	FanOut int `json:"fanOut"`
-	// PayloadBytes is the response size the leaves return.
-	PayloadBytes int `json:"payloadBytes,omitempty"`
+	FanOut int `json:"fanOut,omitempty" mb:"defaulted"`
+	// PayloadBytes is the response size the leaves return (at least 1).
+	PayloadBytes int `json:"payloadBytes,omitempty" mb:"defaulted"`
 	// Serial makes a service call its children one after another instead of in parallel.
 	Serial bool `json:"serial,omitempty"`
 }

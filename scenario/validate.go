@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -160,7 +159,11 @@ func validateName(c *collector, p *field.Path, name string) {
 }
 
 func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
-	if w.App != "" || !cniOnly {
+	switch {
+	case w.App == "" && !cniOnly:
+		c.add(p.Child("app"), "is required: one of %s (it has no default: it is what the run measures); a scenario for meshbench cni alone leaves workload out and sets cni",
+			strings.Join(quoteAll(Apps), ", "))
+	case w.App != "":
 		c.oneOf(p.Child("app"), string(w.App), strs(Apps))
 	}
 	services := 8 // bank-of-anthos: 6 services + 2 databases (study A's "8 microservices")
@@ -169,7 +172,7 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 		cp := p.Child("chain")
 		c.intRange(cp.Child("depth"), w.Chain.Depth, 1, MaxChainDepth, "")
 		c.intRange(cp.Child("fanOut"), w.Chain.FanOut, 1, 8, "")
-		c.intRange(cp.Child("payloadBytes"), w.Chain.PayloadBytes, 0, 1<<20, "")
+		c.intRange(cp.Child("payloadBytes"), w.Chain.PayloadBytes, 1, 1<<20, "")
 		if chainSane(w.Chain) {
 			services = w.Chain.Services()
 			if services > maxChainServices {
@@ -250,16 +253,8 @@ func validateWorkload(c *collector, p *field.Path, w *Workload, cniOnly bool) {
 		}
 	}
 	validateTolerations(c, p.Child("tolerations"), w.Tolerations)
-	if r := w.Resources; r != nil {
-		rp := p.Child("resources")
-		for _, q := range []struct{ name, v string }{{"cpuRequest", r.CPURequest}, {"memoryRequest", r.MemoryRequest}, {"cpuLimit", r.CPULimit}, {"memoryLimit", r.MemoryLimit}} {
-			if q.v == "" {
-				continue
-			}
-			if _, err := resource.ParseQuantity(q.v); err != nil {
-				c.add(rp.Child(q.name), "is not a Kubernetes quantity such as \"100m\" or \"128Mi\" (got %q)", q.v)
-			}
-		}
+	if w.Resources != nil && w.App != AppExisting { // existing: refused by validateUserApp
+		validateResources(c, p.Child("resources"), w.Resources, w.App)
 	}
 }
 
@@ -660,8 +655,22 @@ func validatePrometheus(c *collector, p *field.Path, pr Prometheus) {
 			// password there is a password in all of them.
 			c.add(p.Child("url"), "must not carry credentials (got %q): they would be written to run.json, logs, reports and the scheduled ConfigMap; "+
 				"put a token in a file and name it in bearerTokenFile", u.Redacted())
-		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			c.add(p.Child("url"), "must be an http:// or https:// URL such as \"http://127.0.0.1:9090\" (got %q)", pr.URL)
+		default:
+			if err := CheckHTTPURL(pr.URL, "http://127.0.0.1:9090"); err != nil {
+				c.add(p.Child("url"), "%v", err)
+			}
+		}
+	}
+	if pr.URL == "" && pr.Service != nil {
+		// Through the API server's service proxy the requests carry the kubeconfig's credentials and its CA
+		// (collectors/prom NewAPI refuses these fields there, once the run has started).
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"bearerTokenFile", pr.BearerTokenFile != ""}, {"caFile", pr.CAFile != ""}, {"insecureSkipVerify", pr.InsecureSkipVerify}} {
+			if f.set {
+				c.add(p.Child(f.name), "applies to prometheus.url only: through prometheus.service the requests go through the API server with the kubeconfig's credentials; remove it, or set url instead of service")
+			}
 		}
 	}
 	if svc := pr.Service; svc != nil {
@@ -672,6 +681,7 @@ func validatePrometheus(c *collector, p *field.Path, pr Prometheus) {
 		if msgs := validation.IsDNS1123Label(svc.Name); len(msgs) > 0 {
 			c.add(sp.Child("name"), "must be a Service name (got %q)", svc.Name)
 		}
+		validatePort(c, sp.Child("port"), svc.Port)
 		c.oneOf(sp.Child("scheme"), svc.Scheme, []string{"http", "https"})
 	}
 	if pr.ScrapeInterval.Duration != 0 && pr.ScrapeInterval.Duration < time.Second {
@@ -721,6 +731,11 @@ func validateCNI(c *collector, p *field.Path, n CNI) {
 	c.intRange(p.Child("responseBytes"), n.ResponseBytes, 1, 1<<20, "")
 	c.oneOf(p.Child("rrTool"), string(n.RRTool), []string{string(RRToolAuto), string(RRToolNetperf), string(RRToolBuiltin)})
 	pl := n.Placement
+	for _, nd := range []struct{ name, v string }{{"clientNode", pl.ClientNode}, {"serverNode", pl.ServerNode}} {
+		if nd.v != "" && len(validation.IsDNS1123Subdomain(nd.v)) > 0 {
+			c.add(p.Child("placement", nd.name), "must be a node name as kubectl get nodes shows it: lower-case letters, digits, '-' and '.' (got %q)", nd.v)
+		}
+	}
 	if pl.ClientNode != "" && pl.ClientNode == pl.ServerNode {
 		c.add(p.Child("placement", "serverNode"), "must differ from clientNode (%q): cross-node paths need two nodes", pl.ClientNode)
 	}
@@ -750,7 +765,7 @@ func validateImages(c *collector, p *field.Path, im Images) {
 		if f.v == f.derived && !(regOK && tagOK) {
 			continue // derived from a registry or tag already reported
 		}
-		if err := checkImageRef(f.v); err != nil || f.v == "" || strings.Contains(f.v, "://") {
+		if err := CheckImageRef(f.v); err != nil || f.v == "" || strings.Contains(f.v, "://") {
 			c.add(p.Child(f.n), "must be an image reference such as \"registry.example/team/image:v1\" (got %q)%s", f.v, nameErr(err))
 		}
 	}
@@ -769,7 +784,7 @@ func validRegistry(c *collector, p *field.Path, reg string) bool {
 		c.add(p, "must not have a URL scheme (got %q): give host[:port][/path] such as \"ghcr.io/meshbench\"; a plain-HTTP registry is the nodes' container runtime setting (meshbench images push --insecure for pushing)", reg)
 		return false
 	case reg != "":
-		err = checkImageRef(ImageRef(reg, AgentRepository, DefaultImageTag))
+		err = CheckImageRef(ImageRef(reg, AgentRepository, DefaultImageTag))
 	}
 	if reg == "" || err != nil {
 		c.add(p, "must be a registry host with an optional path, lower-case, without tag, such as \"ghcr.io/meshbench\" or \"172.30.0.1:5000/meshbench\" (got %q)%s", reg, nameErr(err))
@@ -778,12 +793,12 @@ func validRegistry(c *collector, p *field.Path, reg string) bool {
 	return true
 }
 
-// checkImageRef parses an image reference with go-containerregistry's name package, then applies the distribution
+// CheckImageRef parses an image reference with go-containerregistry's name package, then applies the distribution
 // reference grammar it leaves out (github.com/distribution/reference v0.5.0 regexp.go: path components are lower-case alphanumerics
 // joined by '.', '_', '__' or dashes; a tag starts with a word character; a registry is a host name or IP with an
 // optional port 1-65535), so "a//b", "-x/y" and "x/y:-tag", which name accepts and no runtime pulls, are refused.
 // A reference without tag or digest means ":latest", as to the container runtime.
-func checkImageRef(ref string) error {
+func CheckImageRef(ref string) error {
 	r, err := name.ParseReference(ref)
 	if err != nil {
 		return err

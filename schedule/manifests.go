@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -91,13 +89,6 @@ type Options struct {
 	Manifests []byte
 }
 
-var (
-	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	// dnsSubdomain is a Secret name (RFC 1123 subdomain; the length is the API server's to check).
-	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	macros       = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
-)
-
 // withDefaults returns o with empty fields defaulted.
 func (o Options) withDefaults() Options {
 	if o.Schedule == "" {
@@ -113,70 +104,6 @@ func (o Options) withDefaults() Options {
 		o.PushJob = "meshbench"
 	}
 	return o
-}
-
-// Validate reports every problem with the options at once.
-func (o Options) Validate() error {
-	o = o.withDefaults()
-	var errs []error
-	if o.Scenario == nil {
-		errs = append(errs, errors.New("no scenario"))
-	}
-	if f := strings.Fields(o.Schedule); !(len(f) == 5 || (len(f) == 1 && contains(macros, f[0]))) {
-		errs = append(errs, fmt.Errorf("schedule %q: use a cron expression of 5 fields (minute hour day-of-month month day-of-week), e.g. %q, or @daily", o.Schedule, DefaultSchedule))
-	}
-	if !dnsLabel.MatchString(o.Namespace) || len(o.Namespace) > 63 {
-		errs = append(errs, fmt.Errorf("namespace %q: must be a DNS label", o.Namespace))
-	}
-	if o.Image == "" {
-		errs = append(errs, errors.New("no image: set the meshbench container image"))
-	}
-	if o.PVC == "" && o.Push == "" {
-		errs = append(errs, errors.New("results would be lost with the pod: keep them on a PVC (--pvc), push them (--push), or both"))
-	}
-	if o.Push != "" {
-		if u, err := url.Parse(o.Push); err != nil {
-			errs = append(errs, errors.New("push: the Pushgateway URL does not parse")) // not echoed: it may hold a password
-		} else if u.User != nil {
-			errs = append(errs, fmt.Errorf("push %q: credentials in the Pushgateway URL would be stored in the CronJob's arguments for anyone who can read it; "+
-				"use a Pushgateway that the scheduled pod reaches without them", u.Redacted()))
-		}
-	}
-	if o.Scenario != nil {
-		pr := o.Scenario.Spec.Prometheus
-		if (pr.BearerTokenFile != "" || pr.CAFile != "") && o.PrometheusSecret == "" {
-			errs = append(errs, fmt.Errorf("spec.prometheus.bearerTokenFile/caFile name files on this machine, which the scheduled pod cannot read, and a token "+
-				"must not be copied into the ConfigMap: create a Secret (kubectl -n %s create secret generic meshbench-prometheus --from-file=%s=TOKEN_FILE "+
-				"[--from-file=%s=CA_FILE]) and pass --prometheus-secret meshbench-prometheus", o.Namespace, PrometheusTokenKey, PrometheusCAKey))
-		}
-	}
-	if o.PrometheusSecret != "" && !dnsSubdomain.MatchString(o.PrometheusSecret) {
-		errs = append(errs, fmt.Errorf("prometheus secret %q: must be a Secret name", o.PrometheusSecret))
-	}
-	if o.PVC != "" && !dnsLabel.MatchString(o.PVC) {
-		errs = append(errs, fmt.Errorf("pvc %q: must be a DNS label", o.PVC))
-	}
-	if o.PVCSize != "" {
-		if o.PVC == "" {
-			errs = append(errs, errors.New("a PVC size needs a PVC name (--pvc)"))
-		}
-		if _, err := resource.ParseQuantity(o.PVCSize); err != nil {
-			errs = append(errs, fmt.Errorf("pvc size %q: %w", o.PVCSize, err))
-		}
-	}
-	if len(o.FailIf) > 0 && o.Baseline == "" {
-		errs = append(errs, errors.New("regression gates need a baseline run to compare against (--baseline, a run directory on the PVC)"))
-	}
-	if o.Baseline != "" && o.PVC == "" {
-		errs = append(errs, errors.New("a baseline lives on the PVC: set --pvc"))
-	}
-	if o.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("timeout %s: must be positive", o.Timeout))
-	}
-	if o.Scenario != nil {
-		errs = append(errs, o.validateManifests()...)
-	}
-	return errors.Join(errs...)
 }
 
 // validateManifests: a scheduled pod cannot read the files app "manifests" names on the machine the schedule was
@@ -225,15 +152,6 @@ func scheduledScenario(o Options) ([]byte, error) {
 		return nil, fmt.Errorf("encode scenario: %w", err)
 	}
 	return b, nil
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Objects builds the manifests in apply order: Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding,

@@ -208,7 +208,7 @@ func TestValidate(t *testing.T) {
 		{"nowhere to keep results", Options{Scenario: s, Image: "x"}, []string{"results would be lost"}},
 		{"everything wrong", Options{Image: "", Schedule: "daily at 3", Namespace: "Bench_NS", PVCSize: "lots",
 			FailIf: []string{"cpu.sidecar > +10%"}, Timeout: -time.Second},
-			[]string{"no scenario", "cron expression", "DNS label", "no image", "needs a PVC name", "pvc size", "baseline", "timeout"}},
+			[]string{"no scenario", "cron expression", "DNS label", "no image", "needs a PVC name", "--pvc-size", "baseline", "timeout"}},
 		{"baseline without pvc", Options{Scenario: s, Image: "x", Push: "http://pg", Baseline: "b", FailIf: []string{"cpu.x > 1"}}, []string{"set --pvc"}},
 	}
 	for _, tt := range tests {
@@ -311,5 +311,74 @@ func TestManifestsRefused(t *testing.T) {
 	other := loadScenario(t)
 	if err := (Options{Scenario: other, Image: "x", PVC: "runs", Manifests: []byte("x")}).Validate(); err == nil || !strings.Contains(err.Error(), "only used with app manifests") {
 		t.Errorf("manifests for app %s: %v", other.Spec.Workload.App, err)
+	}
+}
+
+// TestValidateFlagsHostile: every flag value the API server (or the scheduled pod) would refuse half-way is refused
+// by ValidateFlags, naming the flag: one table per class of input, the accepted spellings of each class beside them.
+func TestValidateFlagsHostile(t *testing.T) {
+	t.Parallel()
+	base := Options{Image: "ghcr.io/meshbench/meshbench:v0.1.0", PVC: "runs"}
+	tests := []struct {
+		class string
+		set   func(*Options, string)
+		bad   map[string]string // value -> text the error must hold
+		good  []string
+	}{
+		{"protected namespace", func(o *Options, v string) { o.Namespace = v },
+			map[string]string{"kube-system": `--namespace "kube-system": a system namespace`, "default": `--namespace "default": a system namespace`,
+				"kube-public": "system namespace", "kube-node-lease": "system namespace", "istio-system": "system namespace", "Bench": "DNS label"},
+			[]string{"meshbench", "benchmarks"}},
+		{"cron syntax", func(o *Options, v string) { o.Schedule = v },
+			map[string]string{"61 * * * *": `--schedule "61 * * * *": end of range (61) above maximum (59)`, "0 3 * *": "expected exactly 5 fields",
+				"nightly": "expected exactly 5 fields, found 1", "@nightly": "unrecognized descriptor", "CRON_TZ=UTC 0 3 * * *": "--time-zone", "0 3 * * 8": "above maximum (6)"},
+			[]string{"0 3 * * *", "*/15 * * * *", "@daily", "@every 6h", "0 3 * * MON-FRI"}},
+		{"time zone", func(o *Options, v string) { o.TimeZone = v },
+			map[string]string{"Mars/Base": `--time-zone "Mars/Base": unknown time zone`, "Local": "refuses Local", "../../etc/passwd": "unknown time zone",
+				"Europe/Pariss": "unknown time zone", "Europe//Paris": "unknown time zone"},
+			[]string{"Europe/Paris", "UTC", "America/Argentina/Buenos_Aires", "Etc/GMT+5"}},
+		{"image reference", func(o *Options, v string) { o.Image = v },
+			map[string]string{"UPPER//bad": `--image "UPPER//bad": must be an image reference`, "https://ghcr.io/x/y:1": "--image", "x/y:-tag": "--image",
+				"ghcr.io:99999/x": "--image"},
+			[]string{"ghcr.io/meshbench/meshbench:v0.1.0", "172.30.0.1:5000/meshbench/meshbench:dev", "meshbench"}},
+		{"push URL", func(o *Options, v string) { o.Push = v },
+			map[string]string{"not a url": "--push: the Pushgateway URL must be an http:// or https:// URL", "ftp://pg": `(got "ftp://pg")`,
+				"http://pg:99999": "has port 99999", "http://u:secret@pg:9091": "credentials", "pg:9091": "http:// or https://"},
+			[]string{"http://pushgateway.monitoring:9091", "https://pg.example/prefix"}},
+		{"baseline", func(o *Options, v string) { o.Baseline = v },
+			map[string]string{"../../../etc": `--baseline "../../../etc": a run directory on the PVC`, "/etc": "must be under /var/lib/meshbench/runs",
+				"a/../../b": "no \"..\"", RunsDir + "/../x": "no \"..\"", "base/": "empty parts", "./base": "no \"..\", \".\""},
+			[]string{"baseline", "nightly-20261201-030000-3fa2", RunsDir + "/baseline", "2026/baseline"}},
+		{"pvc size and storage class", func(o *Options, v string) { o.PVCSize, o.StorageClass = v, "Fast_SSD" },
+			map[string]string{"-1Gi": `--pvc-size "-1Gi": must be a positive quantity`, "0": "positive quantity", "lots": "positive quantity"},
+			nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.class, func(t *testing.T) {
+			t.Parallel()
+			for v, want := range tc.bad {
+				o := base
+				tc.set(&o, v)
+				err := o.ValidateFlags()
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("%q: %v; want an error holding %q", v, err, want)
+				}
+				if err != nil && strings.Contains(err.Error(), "secret") {
+					t.Errorf("%q: the error echoes a password: %v", v, err)
+				}
+			}
+			for _, v := range tc.good {
+				o := base
+				tc.set(&o, v)
+				if err := o.ValidateFlags(); err != nil {
+					t.Errorf("%q refused: %v", v, err)
+				}
+			}
+		})
+	}
+	o := base
+	o.PVCSize, o.StorageClass = "20Gi", "Fast_SSD"
+	if err := o.ValidateFlags(); err == nil || !strings.Contains(err.Error(), `--storage-class "Fast_SSD"`) {
+		t.Errorf("storage class: %v", err)
 	}
 }

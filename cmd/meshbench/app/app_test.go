@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,6 +77,8 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, ExitBadInput, "unknown command"},
 		{"extra argument", []string{"version", "x"}, ExitBadInput, "unknown command"},
 		{"valid plan", []string{"plan", "-f", "../../../examples/study-a-multi.yaml"}, ExitOK, ""},
+		{"negative and inverted resources", []string{"plan", "-f", "../../../testdata/invalid-resources.yaml"}, ExitBadInput,
+			"spec.workload.resources.memoryRequest: is 512Mi, above memoryLimit 256Mi"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,6 +108,35 @@ func TestCompletion(t *testing.T) {
 		code, out, _ := run(t, "completion", sh)
 		if code != 0 || len(out) < 100 {
 			t.Errorf("completion %s: code %d, %d bytes", sh, code, len(out))
+		}
+	}
+	// An unknown shell is bad input (it printed the help and exited 0); no shell prints the help.
+	for _, args := range [][]string{{"completion", "bogus-shell"}, {"completion", "bash", "extra"}, {"completion", "BASH"}} {
+		code, out, errOut := run(t, args...)
+		if code != ExitBadInput || !strings.Contains(errOut, "unknown command") || strings.Contains(out, "Usage:") {
+			t.Errorf("%v: exit %d, want %d\nstdout %.200q\nstderr %q", args, code, ExitBadInput, out, errOut)
+		}
+	}
+	if code, out, _ := run(t, "completion"); code != ExitOK || !strings.Contains(out, "Usage:") {
+		t.Errorf("completion without a shell: exit %d, %.200q", code, out)
+	}
+}
+
+// TestPlanRefusesRequestAboveCatalogLimit: a request the scenario sets above the limit the catalog gives a container
+// (or a limit below its catalog request) is refused by plan (and so by run, before the namespaces exist), naming the
+// field, the containers and the field to set too.
+func TestPlanRefusesRequestAboveCatalogLimit(t *testing.T) {
+	t.Parallel()
+	scn := filepath.Join(t.TempDir(), "s.yaml")
+	writeFile(t, scn, "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: r}\nspec:\n  workload:\n    app: bank-of-anthos\n"+
+		"    resources: {memoryRequest: 300Mi}\n")
+	code, _, errOut := run(t, "plan", "-f", scn)
+	if code != ExitBadInput {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitBadInput, errOut)
+	}
+	for _, want := range []string{"spec.workload.resources.memoryRequest: is 300Mi, above the memory limit", "frontend (128Mi)", "set memoryLimit too"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
 }

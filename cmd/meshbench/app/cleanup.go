@@ -14,6 +14,7 @@ import (
 
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/orchestrate"
+	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/workloads"
 )
 
@@ -23,6 +24,9 @@ type cleanupFlags struct {
 	runDir    string
 	outputDir string
 	timeout   time.Duration
+	// outputDirSet: --output-dir (or --runs-dir) was given, so a directory that does not exist is a mistake, not
+	// the default "runs" of another working directory.
+	outputDirSet bool
 }
 
 // NewCleanupCommand deletes what meshbench created (found by its labels) and restores recorded namespace labels and
@@ -41,8 +45,12 @@ and so is the restart annotation meshbench put on the pod template of an app exi
 the rollout that restoring the annotation causes brings the app's pods back in their original mode.`,
 		Example: `  meshbench cleanup --run quickstart-20261201-101500
   meshbench cleanup --all --output-dir runs`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runCleanup(cmd.Context(), streams, g, f) },
+		Args:        cobra.NoArgs,
+		Annotations: cleanupSignal(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.outputDirSet = cmd.Flags().Changed("output-dir") || cmd.Flags().Changed("runs-dir")
+			return runCleanup(cmd.Context(), streams, g, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.run, "run", "", "run ID to clean up")
@@ -69,11 +77,8 @@ func runCleanup(ctx context.Context, streams Streams, g *GlobalFlags, f *cleanup
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}
-	if (f.run == "") == !f.all {
-		return badInput(errors.New("give exactly one of --run ID or --all"))
-	}
-	if f.timeout <= 0 {
-		return badInput(fmt.Errorf("--timeout %s: must be a positive duration, e.g. --timeout 5m", f.timeout))
+	if err := checkCleanupFlags(f); err != nil {
+		return err
 	}
 	clients, _, err := orchestrate.Connect(ctx, g.Kubeconfig, g.Context, orchestrate.DefaultConnectTimeout)
 	if err != nil {
@@ -82,6 +87,12 @@ func runCleanup(ctx context.Context, streams Streams, g *GlobalFlags, f *cleanup
 	log := g.Logger(streams.ErrOut)
 	var errs []error
 	res := cleanupResult{Deleted: []string{}, Restored: []string{}}
+	if f.run != "" && f.runDir == "" {
+		if dir := filepath.Join(f.outputDir, f.run); !isDir(dir) {
+			res.Notes = append(res.Notes, fmt.Sprintf("no run directory %s: labels and restart annotations the run changed on namespaces "+
+				"it did not create (app existing) are restored from its %s only; give --run-dir where the run directory is", dir, mesh.LabelRecordFile))
+		}
+	}
 	// Labels first: a namespace that is about to be deleted needs no restore, one that stays does.
 	for _, path := range labelRecords(f) {
 		rec, err := mesh.OpenLabelRecord(path)
@@ -146,4 +157,61 @@ func labelRecords(f *cleanupFlags) []string {
 		sort.Strings(m)
 		return m
 	}
+}
+
+// checkCleanupFlags lists every bad flag at once (exit 2) before anything connects: which runs, the run ID's syntax,
+// and a --run-dir that must be that run's directory (a mistyped one used to restore no namespace labels, silently).
+func checkCleanupFlags(f *cleanupFlags) error {
+	var errs []error
+	if (f.run == "") == !f.all {
+		errs = append(errs, errors.New("give exactly one of --run ID or --all"))
+	}
+	if f.timeout <= 0 {
+		errs = append(errs, fmt.Errorf("--timeout %s: must be a positive duration, e.g. --timeout 5m", f.timeout))
+	}
+	if f.run != "" {
+		if err := orchestrate.CheckRunID(f.run); err != nil {
+			errs = append(errs, fmt.Errorf("--run: %w", err))
+		}
+	}
+	if f.runDir != "" {
+		if err := checkCleanupRunDir(f.runDir, f.run); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if f.outputDirSet && !isDir(f.outputDir) {
+		errs = append(errs, fmt.Errorf("--output-dir %s: not a directory; give the directory that holds the run directories (spec.output.dir, run --output-dir)", f.outputDir))
+	}
+	if len(errs) > 0 {
+		return badInput(errors.Join(errs...))
+	}
+	return nil
+}
+
+// checkCleanupRunDir: --run-dir holds what cleanup reads there, the run's namespace-labels.json, or at least its
+// run.json (a run that changed no label has no record); a run.json must name the run --run gives, and a record must
+// be readable.
+func checkCleanupRunDir(dir, run string) error {
+	if !isDir(dir) {
+		return fmt.Errorf("--run-dir %s: not a directory; give the run's directory (<output-dir>/<run ID>, the one holding run.json and %s)", dir, mesh.LabelRecordFile)
+	}
+	_, recErr := os.Stat(filepath.Join(dir, mesh.LabelRecordFile))
+	meta, err := results.ReadMeta(dir)
+	switch {
+	case err == nil && run != "" && meta.RunID != run:
+		return fmt.Errorf("--run-dir %s holds run %s, not --run %s: give the directory of run %s (or --run %s)", dir, meta.RunID, run, run, meta.RunID)
+	case err != nil && recErr != nil:
+		return fmt.Errorf("--run-dir %s: holds neither run.json nor %s, so it is not a run's directory; give the run's directory (<output-dir>/<run ID>)", dir, mesh.LabelRecordFile)
+	}
+	if recErr == nil {
+		if _, err := mesh.OpenLabelRecord(filepath.Join(dir, mesh.LabelRecordFile)); err != nil {
+			return fmt.Errorf("--run-dir %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }

@@ -55,8 +55,9 @@ run (same spec.cni and images, --image-registry applied), else exit 2 naming the
 		Example: `  meshbench cni -f examples/study-b-network.yaml
   meshbench cni -f examples/study-b-network.yaml -o json --output-dir runs
   meshbench cni --resume runs/cni-20261201-101500-3fa2`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runCNI(cmd.Context(), streams, g, f) },
+		Args:        cobra.NoArgs,
+		Annotations: cniSignal(),
+		RunE:        func(cmd *cobra.Command, _ []string) error { return runCNI(cmd.Context(), streams, g, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML) with a spec.cni section")
@@ -157,7 +158,7 @@ func cniResumeScenario(f *cniFlags) (*scenario.Scenario, error) {
 	if err != nil {
 		return nil, badInput(fmt.Errorf("--resume %s: %w", f.resume, err))
 	}
-	if run.Meta.Command != "cni" {
+	if !run.Meta.IsCNI() {
 		return nil, badInput(fmt.Errorf("--resume %s: the directory holds a %q run, not a cni run: continue it with meshbench run --resume %s", f.resume, run.Meta.Command, f.resume))
 	}
 	rec, err := scenario.Parse(run.Meta.Scenario)

@@ -78,6 +78,9 @@ func runCompare(_ context.Context, streams Streams, g *GlobalFlags, f *compareFl
 	if err != nil {
 		return badInput(fmt.Errorf("new run: %w", err))
 	}
+	if err := compare.CheckComparable(base, next); err != nil {
+		return badInput(err)
+	}
 	res := compare.Runs(base, next, f.confidence)
 	outcomes, err := compare.Evaluate(res, gates)
 	if err != nil {

@@ -2,12 +2,32 @@ package app
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func fixtureRun(name string) string { return filepath.Join("..", "..", "..", "testdata", "runs", name) }
+
+// copyRun copies the files of fixture run name into a temporary directory, each through edit (nil: as they are).
+func copyRun(t *testing.T, name string, edit func(file string, data []byte) []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, file := range []string{"run.json", "samples.jsonl", "cases.jsonl", "summary.json"} {
+		data, err := os.ReadFile(filepath.Join(fixtureRun(name), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			data = edit(file, data)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
 
 func TestCompareRegressionGateExits3(t *testing.T) {
 	t.Parallel()
@@ -76,5 +96,26 @@ func TestCompareLatest(t *testing.T) {
 		"--fail-if", "cpu.sidecar > +10%")
 	if code != ExitGateFailed || !strings.Contains(out, "20261202-030000-reg") {
 		t.Errorf("exit %d, out:\n%s", code, out)
+	}
+}
+
+// TestCompareRefusesMeaninglessPairs: a run with itself, a copy of itself, or a mesh run with a cni run exits 2 with
+// the reason (it used to exit 0 without a word, every gate passing).
+func TestCompareRefusesMeaninglessPairs(t *testing.T) {
+	t.Parallel()
+	copyDir := copyRun(t, "aa-1", nil)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"itself", []string{fixtureRun("aa-1"), fixtureRun("aa-1"), "--fail-if", "cpu.sidecar > +10%"}, "a run compared with itself"},
+		{"a copy of itself", []string{fixtureRun("aa-1"), copyDir}, "both hold run 20261130-030000-aa1"},
+		{"mesh with cni", []string{fixtureRun("aa-1"), fixtureRun("cni-local")}, "runs of different kinds"},
+	} {
+		code, out, errOut := run(t, append([]string{"compare"}, tc.args...)...)
+		if code != ExitBadInput || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("%s: exit %d, want 2 and %q\nstdout %q\nstderr %s", tc.name, code, tc.want, out, errOut)
+		}
 	}
 }

@@ -113,6 +113,9 @@ func runScenarioOf(f *runFlags) (*scenario.Scenario, error) {
 		if err != nil {
 			return nil, badInput(fmt.Errorf("resume %s: %w", f.resume, err))
 		}
+		if run.Meta.IsCNI() { // as cni --resume refuses a mesh run's directory
+			return nil, badInput(fmt.Errorf("--resume %s: the directory holds a %q run, not a mesh run: continue it with meshbench cni --resume %s", f.resume, run.Meta.Command, f.resume))
+		}
 		s, err := scenario.Parse(run.Meta.Scenario)
 		if err != nil {
 			return nil, badInput(fmt.Errorf("resume %s: recorded scenario: %w", f.resume, err))

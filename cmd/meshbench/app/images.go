@@ -116,7 +116,7 @@ func runImages(ctx context.Context, streams Streams, g *GlobalFlags, verb string
 			return err
 		}
 	}
-	o, err := imageBuildOptions(ctx, f)
+	o, err := imageBuildOptions(ctx, verb, f)
 	if err != nil {
 		return err
 	}
@@ -172,9 +172,11 @@ func runImages(ctx context.Context, streams Streams, g *GlobalFlags, verb string
 	return printValue(streams.Out, g.Output, built, func() string { return builtTable(built) })
 }
 
-// imageBuildOptions turns the flags and this binary's identity into build options; bad flags are bad input.
-func imageBuildOptions(ctx context.Context, f *imagesFlags) (images.Options, error) {
+// imageBuildOptions turns the flags and this binary's identity into build options; bad flags are bad input, all of
+// them at once and before anything is built (a build takes minutes: save's -o is checked first, not after it).
+func imageBuildOptions(ctx context.Context, verb string, f *imagesFlags) (images.Options, error) {
 	var o images.Options
+	var errs []error
 	dir := f.source
 	if dir == "" {
 		wd, err := os.Getwd()
@@ -185,22 +187,31 @@ func imageBuildOptions(ctx context.Context, f *imagesFlags) (images.Options, err
 	}
 	src, err := images.FindSource(dir)
 	if err != nil {
-		return o, badInput(err)
+		errs = append(errs, err)
 	}
 	plats, err := images.ParsePlatforms(f.platforms)
 	if err != nil {
-		return o, badInput(fmt.Errorf("--platform: %w", err))
+		errs = append(errs, fmt.Errorf("--platform: %w", err))
 	}
 	if err := images.CheckName(f.registry, f.tag); err != nil {
-		return o, badInput(fmt.Errorf("--registry/--tag: %w", err))
+		errs = append(errs, fmt.Errorf("--registry/--tag: %w", err))
 	}
 	if f.caCerts != "" {
 		if _, err := inputfile.Check(f.caCerts, inputfile.CABundle); err != nil {
 			if f.caCerts != images.DefaultCACerts || !errors.Is(err, fs.ErrNotExist) {
-				return o, badInput(fmt.Errorf("--ca-certs: %w", err))
+				errs = append(errs, fmt.Errorf("--ca-certs: %w", err))
+			} else {
+				f.caCerts = "" // the default bundle is optional: a host without one builds images without one
 			}
-			f.caCerts = "" // the default bundle is optional: a host without one builds images without one
 		}
+	}
+	if verb == "save" {
+		if err := images.CheckSavePath(f.file); err != nil {
+			errs = append(errs, fmt.Errorf("-o/--output: %w", err))
+		}
+	}
+	if len(errs) > 0 {
+		return o, badInput(errors.Join(errs...))
 	}
 	v := version.Get()
 	commit, commitTime := images.SourceRevision(ctx, src)

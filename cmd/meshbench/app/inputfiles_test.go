@@ -36,7 +36,7 @@ func must(t *testing.T, err error) {
 }
 
 // copyRun copies the fixture run directory name into a new temporary directory and returns the copy.
-func copyRun(t *testing.T, name string) string {
+func copyFixtureRun(t *testing.T, name string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), name)
 	must(t, os.MkdirAll(dst, 0o755))
@@ -98,7 +98,7 @@ func TestHostileInputFilesExit2(t *testing.T) {
 	}
 	runFile := func(k inputfile.Kind, verb string, extra ...string) input {
 		return input{k, verb, func(t *testing.T, place func(string) string) []string {
-			dir := copyRun(t, "aa-1")
+			dir := copyFixtureRun(t, "aa-1")
 			path := filepath.Join(dir, map[inputfile.Kind]string{inputfile.RunMeta: results.RunFile, inputfile.Samples: results.SamplesFile,
 				inputfile.Cases: results.CasesFile, inputfile.Summary: results.SummaryFile}[k])
 			must(t, os.Remove(path))

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -166,7 +167,7 @@ func TestMain(m *testing.M) {
 		os.Exit(Main())
 	case "stuck-cleanup": // a verb whose cleanup after the signal does not end: only a second signal exits
 		streams := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-		ctx, stop := signalContext(streams, os.Exit)
+		ctx, stop := signalContext(streams, os.Exit, signalNoticeFor([]string{"run"}))
 		defer stop()
 		fmt.Fprintln(os.Stderr, "child ready")
 		<-ctx.Done()
@@ -298,6 +299,45 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	for _, want := range []string{"SIGINT: stopping", "Send it again to exit at once", "SIGTERM during cleanup: exiting now with 130", "meshbench cleanup --run RUN_ID"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// TestSignalTextPerVerb: what the first and second signals say depends on the verb of the command line: plan (and
+// every verb that changes nothing) does not speak of cleaning up app namespaces that do not exist; run, cni, cleanup
+// and schedule say what they clean up or leave.
+func TestSignalTextPerVerb(t *testing.T) {
+	t.Parallel()
+	sigint, sigterm := &interrupt.SignalError{Signal: syscall.SIGINT}, &interrupt.SignalError{Signal: syscall.SIGTERM}
+	nothing := "SIGINT: stopping and exiting with 130; nothing to clean up. Send it again to exit at once."
+	tests := []struct {
+		args          []string
+		first, second string
+	}{
+		{[]string{"plan", "-f", "examples/quickstart.yaml"}, nothing, "SIGTERM: exiting now with 130 (interrupted by SIGINT).\n"},
+		{[]string{"-o", "json", "plan", "-f", "x.yaml"}, nothing, ""},
+		{[]string{"report", "runs/x", "--show", "all"}, nothing, ""},
+		{[]string{"compare", "a", "b"}, nothing, ""},
+		{[]string{"preflight", "-f", "x.yaml"}, nothing, ""},
+		{[]string{"version"}, nothing, ""},
+		{[]string{"images", "save", "-o", "x.tar"}, nothing, ""},
+		{[]string{"frobnicate"}, nothing, ""},
+		{nil, nothing, ""},
+		{[]string{"run", "-f", "x.yaml"}, "SIGINT: stopping; cleaning up (load clients, app namespaces, namespace labels) before exiting with 130",
+			"SIGTERM during cleanup: exiting now with 130 (interrupted by SIGINT). The cluster may still hold this run's namespaces"},
+		{[]string{"-v", "run", "--resume", "runs/x"}, "cleaning up (load clients, app namespaces, namespace labels)", "meshbench cleanup --run RUN_ID"},
+		{[]string{"cni", "-f", "x.yaml"}, "cleaning up (the test namespace and its pods)", "this run's test namespace and its pods"},
+		{[]string{"cleanup", "--all"}, "what is not deleted or restored yet stays: run the same meshbench cleanup again", "run the same meshbench cleanup again"},
+		{[]string{"schedule", "-f", "x.yaml", "--apply"}, "the objects applied so far stay", "--apply again to finish"},
+	}
+	for _, tc := range tests {
+		n := signalNoticeFor(tc.args)
+		first, second := firstSignalText(sigint, n), secondSignalText(sigint, sigterm, n)
+		if !strings.Contains(first, tc.first) || !strings.Contains(second, tc.second) {
+			t.Errorf("%v:\nfirst  %q (want %q)\nsecond %q (want %q)", tc.args, first, tc.first, second, tc.second)
+		}
+		if !slices.Contains(tc.args, "run") && strings.Contains(first+second, "namespace labels") {
+			t.Errorf("%v speaks of namespace labels it never changes:\n%s%s", tc.args, first, second)
 		}
 	}
 }

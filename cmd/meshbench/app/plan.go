@@ -91,7 +91,8 @@ func newPlanView(p scenario.Plan) planView {
 
 // loadScenario loads and validates a scenario with this binary's image tag and the --image-registry override
 // (scenarioLoadOptions); every problem is bad input (exit 2). App manifests' files are read and checked here too
-// (workloads.CheckManifests), so plan, preflight and run refuse a bad manifest before anything connects.
+// (workloads.CheckManifests), and workload.resources against the catalog's containers (workloads.CheckResources), so
+// plan, preflight, schedule and run refuse a bad manifest or a request above a limit before anything connects.
 func loadScenario(path, imageRegistry string) (*scenario.Scenario, error) {
 	return loadScenarioWith(path, imageRegistry, new(workloads.Renderer))
 }
@@ -102,7 +103,9 @@ func loadScenarioWith(path, imageRegistry string, r *workloads.Renderer) (*scena
 	if err != nil {
 		return nil, badInput(err)
 	}
-	if ps := r.CheckManifests(s); len(ps) > 0 {
+	ps := r.CheckManifests(s)
+	ps = append(ps, workloads.CheckResources(s)...)
+	if len(ps) > 0 {
 		return nil, badInput(fmt.Errorf("%s: %w", path, ps))
 	}
 	return s, nil

@@ -54,8 +54,9 @@ func runPreflight(ctx context.Context, streams Streams, g *GlobalFlags, f *prefl
 	if err != nil {
 		return err
 	}
-	if f.prometheusURL != "" {
-		s.Spec.Prometheus.URL, s.Spec.Prometheus.Service = f.prometheusURL, nil
+	// Checked as run checks it (the same override): a bad URL names the flag before anything connects.
+	if err := applyOverrides(s, prometheusURLOverride(f.prometheusURL)); err != nil {
+		return err
 	}
 	clients, err := kube.NewClients(g.Kubeconfig, g.Context)
 	if err != nil {

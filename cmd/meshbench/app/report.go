@@ -9,9 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/push"
 	"github.com/meshbench/meshbench/report"
 	"github.com/meshbench/meshbench/results"
+	"github.com/meshbench/meshbench/scenario"
 )
 
 type reportFlags struct {
@@ -86,6 +88,9 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 	if f.latest && len(dirs) > 1 {
 		return badInput(errors.New("--latest takes one directory of runs; give both run directories without --latest to combine them"))
 	}
+	if err := checkReportFlags(f); err != nil {
+		return err
+	}
 	if f.latest {
 		latest, err := report.LatestRun(dirs[0])
 		if err != nil {
@@ -117,6 +122,9 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 		out := f.out
 		if out == "" {
 			out = filepath.Join(dir, "report")
+			if err := orchestrate.CheckWritableDir(out, "give --output-dir elsewhere (the run directory is not writable here)"); err != nil {
+				return badInput(err)
+			}
 		}
 		if written, err = report.Write(out, rep.Files()); err != nil {
 			return err
@@ -150,4 +158,35 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 		}
 		return s
 	})
+}
+
+// checkReportFlags lists every bad flag at once (exit 2) before any run is read, rendered, written or pushed: an
+// invocation that would do nothing, a Pushgateway URL that cannot be pushed to, an output directory that cannot be
+// written.
+func checkReportFlags(f *reportFlags) error {
+	var errs []error
+	switch {
+	case f.noFiles && f.push == "" && f.show == nil:
+		errs = append(errs, errors.New("--no-files without --push or --show: nothing would be written, pushed or shown; "+
+			"add --push URL (push only) or --show SECTIONS, or drop --no-files"))
+	case f.noFiles && f.out != "":
+		errs = append(errs, fmt.Errorf("--output-dir %s with --no-files: no file is written; drop one of them", f.out))
+	}
+	if f.push != "" {
+		if err := scenario.CheckHTTPURL(f.push, "http://pushgateway.monitoring:9091"); err != nil {
+			errs = append(errs, fmt.Errorf("--push: the Pushgateway URL %w", err))
+		}
+		if f.pushJob == "" {
+			errs = append(errs, errors.New("--push-job is empty: the Pushgateway groups pushes by job; keep the default \"meshbench\""))
+		}
+	}
+	if f.out != "" && !f.noFiles {
+		if err := orchestrate.CheckWritableDir(f.out, "choose another --output-dir"); err != nil {
+			errs = append(errs, fmt.Errorf("--output-dir: %w", err))
+		}
+	}
+	if len(errs) > 0 {
+		return badInput(errors.Join(errs...))
+	}
+	return nil
 }

@@ -55,7 +55,7 @@ func TestReportStandInWarnsAndPushes(t *testing.T) {
 
 func TestReportBadInput(t *testing.T) {
 	t.Parallel()
-	code, _, _ := run(t, "report", fixtureRun("missing"), "--no-files")
+	code, _, _ := run(t, "report", fixtureRun("missing"), "--output-dir", t.TempDir())
 	if code != ExitBadInput {
 		t.Errorf("missing run dir: exit %d, want %d", code, ExitBadInput)
 	}
@@ -80,19 +80,12 @@ func TestReportCombinesMeshAndCNIRuns(t *testing.T) {
 func TestReportRefusesToCombine(t *testing.T) {
 	t.Parallel()
 	// The cni run of another cluster: the same files with another Kubernetes version in run.json.
-	other := t.TempDir()
-	for _, name := range []string{"run.json", "samples.jsonl", "cases.jsonl", "summary.json"} {
-		data, err := os.ReadFile(filepath.Join(fixtureRun("cni-local"), name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name == "run.json" {
+	other := copyRun(t, "cni-local", func(file string, data []byte) []byte {
+		if file == "run.json" {
 			data = []byte(strings.Replace(string(data), `"kubernetesVersion": "v1.37.2"`, `"kubernetesVersion": "v1.36.0"`, 1))
 		}
-		if err := os.WriteFile(filepath.Join(other, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return data
+	})
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -103,7 +96,7 @@ func TestReportRefusesToCombine(t *testing.T) {
 		{"other cluster", []string{fixtureRun("mesh-local"), other}, "not measured on the same cluster (Kubernetes v1.37.2 vs v1.36.0)"},
 		{"--latest with two", []string{fixtureRun("mesh-local"), fixtureRun("cni-local"), "--latest"}, "--latest takes one directory"},
 	} {
-		code, _, errOut := run(t, append(append([]string{"report"}, tt.args...), "--no-files")...)
+		code, _, errOut := run(t, append(append([]string{"report"}, tt.args...), "--output-dir", t.TempDir())...)
 		if code != ExitBadInput || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%s: exit %d, want %d with %q:\n%s", tt.name, code, ExitBadInput, tt.want, errOut)
 		}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -113,7 +112,19 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	root.AddCommand(NewReportCommand(streams, g), NewCompareCommand(streams, g), NewProjectCommand(streams, g))
 	root.AddCommand(cluster[2:]...)
 	root.AddCommand(NewImagesCommand(streams, g))
+	addCompletionCommand(root)
 	return root
+}
+
+// addCompletionCommand adds cobra's completion command now (cobra adds it lazily at Execute) and makes an unknown
+// shell an error: cobra's own is not runnable, so "completion bogus-shell" printed the help and exited 0. Runnable,
+// its NoArgs refuses the argument (unknown command: exit 2), as images does for an unknown verb.
+func addCompletionCommand(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		c.Args = cobra.NoArgs
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
 }
 
 // addClusterFlags registers --kubeconfig and --context on a verb that talks to a cluster.
@@ -153,36 +164,9 @@ func (v *deprecatedValue) IsBoolFlag() bool {
 // Main runs meshbench and returns the process exit code.
 func Main() int {
 	streams := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	ctx, stop := signalContext(streams, os.Exit)
+	ctx, stop := signalContext(streams, os.Exit, signalNoticeFor(os.Args[1:]))
 	defer stop()
 	return Execute(ctx, streams, os.Args[1:])
-}
-
-// signalContext is Main's context: SIGINT or SIGTERM cancels it with an *interrupt.SignalError cause (the verbs
-// clean up, Execute exits 130 or 143); a second signal during cleanup prints what may be left and calls exit with
-// the first signal's code at once (the user insisted: cleanup is abandoned).
-func signalContext(streams Streams, exit func(int)) (context.Context, func()) {
-	return interrupt.Notify(context.Background(), interrupt.Handler{
-		OnFirst: func(se *interrupt.SignalError) { fmt.Fprint(streams.ErrOut, firstSignalText(se)) },
-		OnSecond: func(first, second *interrupt.SignalError) {
-			fmt.Fprint(streams.ErrOut, secondSignalText(first, second))
-			exit(first.ExitCode())
-		},
-	}, os.Interrupt, syscall.SIGTERM)
-}
-
-// firstSignalText tells the user what the first signal does, and what a second one would.
-func firstSignalText(se *interrupt.SignalError) string {
-	return fmt.Sprintf("\n%s: stopping; cleaning up (load clients, app namespaces, namespace labels) before exiting with %d. "+
-		"Send it again to exit at once without cleanup.\n", se.Name(), se.ExitCode())
-}
-
-// secondSignalText is printed when a second signal abandons cleanup: what may be left behind and how to remove it.
-func secondSignalText(first, second *interrupt.SignalError) string {
-	return fmt.Sprintf("\n%s during cleanup: exiting now with %d (interrupted by %s). The cluster may still hold this run's "+
-		"namespaces, load clients and pods, and namespaces meshbench relabelled may keep their mode labels: "+
-		"remove them with `meshbench cleanup --run RUN_ID` (the run ID is in the log and the run directory's name) "+
-		"or `meshbench cleanup --all`.\n", second.Name(), first.ExitCode(), first.Name())
 }
 
 // Execute runs the command line args and returns the exit code; errors are printed once, on ErrOut.

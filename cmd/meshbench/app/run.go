@@ -53,8 +53,9 @@ marks run.json and the report interrupted (which case, which step, the cases not
 registry does not have or refuses (--skip-image-check) and an API server that does not answer.`,
 		Example: `  meshbench run -f examples/quickstart.yaml
   meshbench run --resume runs/quickstart-20261201-101500-3fa2`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd.Context(), streams, g, f) },
+		Args:        cobra.NoArgs,
+		Annotations: runSignal(),
+		RunE:        func(cmd *cobra.Command, _ []string) error { return runRun(cmd.Context(), streams, g, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML)")

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -39,8 +40,9 @@ never changes the cluster, in every verb; to see the objects a run applies, use 
 		Example: `  meshbench schedule -f nightly.yaml --pvc meshbench-runs --pvc-size 20Gi > schedule.yaml
   meshbench schedule -f nightly.yaml --push http://pushgateway.monitoring:9091 --apply
   meshbench schedule -f nightly.yaml --pvc runs --baseline baseline --fail-if 'cpu.sidecar > +10%' --apply --dry-run`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSchedule(cmd.Context(), streams, g, f) },
+		Args:        cobra.NoArgs,
+		Annotations: scheduleSignal(),
+		RunE:        func(cmd *cobra.Command, _ []string) error { return runSchedule(cmd.Context(), streams, g, f) },
 	}
 	fl := cmd.Flags()
 	o := &f.opts
@@ -72,27 +74,9 @@ func runSchedule(ctx context.Context, streams Streams, g *GlobalFlags, f *schedu
 	if err := g.checkOutput("table", "yaml"); err != nil {
 		return err
 	}
-	if f.opts.Timeout <= 0 {
-		return badInput(fmt.Errorf("--timeout %s: must be a positive duration, e.g. --timeout 6h", f.opts.Timeout))
-	}
-	r := new(workloads.Renderer)
-	s, err := loadScenarioWith(f.file, f.imageRegistry, r)
+	opts, err := scheduleOptions(f)
 	if err != nil {
 		return err
-	}
-	for _, expr := range f.opts.FailIf {
-		if _, err := compare.ParseGate(expr); err != nil {
-			return badInput(fmt.Errorf("--fail-if: %w", err))
-		}
-	}
-	opts := f.opts
-	opts.Scenario = s
-	// The scheduled pod cannot read this machine's files: app manifests travel rendered in the ConfigMap.
-	if opts.Manifests, err = r.ManifestsYAML(s); err != nil {
-		return badInput(fmt.Errorf("%s: %w", f.file, err))
-	}
-	if opts.Image == "" { // the CLI image of the scenario's registry and tag: the same version as the agent it deploys
-		opts.Image = s.Spec.Images.Meshbench
 	}
 	objs, err := schedule.Objects(opts)
 	if err != nil {
@@ -125,4 +109,38 @@ func runSchedule(ctx context.Context, streams Streams, g *GlobalFlags, f *schedu
 		fmt.Fprintf(streams.Out, "%s/%s applied%s\n", strings.ToLower(u.GetKind()), u.GetName(), suffix)
 	}
 	return nil
+}
+
+// scheduleOptions are the schedule's options with the scenario loaded and every flag checked: all problems, the
+// flags' and the scenario's, in one bad-input error (exit 2), before anything is rendered or applied.
+func scheduleOptions(f *scheduleFlags) (schedule.Options, error) {
+	var errs []error
+	if f.opts.Timeout == 0 { // the library reads 0 as its default; on the command line it is a mistake
+		errs = append(errs, errors.New("--timeout 0s: must be a positive duration, e.g. --timeout 6h"))
+	}
+	for _, expr := range f.opts.FailIf {
+		if _, err := compare.ParseGate(expr); err != nil {
+			errs = append(errs, fmt.Errorf("--fail-if: %w", err))
+		}
+	}
+	opts := f.opts
+	r := new(workloads.Renderer)
+	s, err := loadScenarioWith(f.file, f.imageRegistry, r)
+	if err != nil {
+		errs = append(errs, err, opts.ValidateFlags())
+		return opts, badInput(errors.Join(errs...))
+	}
+	opts.Scenario = s
+	// The scheduled pod cannot read this machine's files: app manifests travel rendered in the ConfigMap.
+	if opts.Manifests, err = r.ManifestsYAML(s); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", f.file, err))
+	}
+	if opts.Image == "" { // the CLI image of the scenario's registry and tag: the same version as the agent it deploys
+		opts.Image = s.Spec.Images.Meshbench
+	}
+	errs = append(errs, opts.Validate())
+	if err := errors.Join(errs...); err != nil {
+		return opts, badInput(err)
+	}
+	return opts, nil
 }

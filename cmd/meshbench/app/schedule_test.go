@@ -98,3 +98,61 @@ func TestScheduleRefusesManifestsOverConfigMap(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleBadFlagsExit2: every flag of schedule is checked before anything is rendered or applied (with --apply
+// against an API server that does not answer, nothing connects): exit 2, each problem naming its flag, all of them
+// at once and together with the scenario's own problems (--timeout 0 used to hide those).
+func TestScheduleBadFlagsExit2(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	scn := filepath.Join("..", "..", "..", "schedule", "testdata", "scenario.yaml")
+	kc := unreachableKubeconfig(t, dir)
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"protected namespace", []string{"--namespace", "kube-system"}, []string{`--namespace "kube-system": a system namespace`}},
+		{"default namespace", []string{"--namespace", "default"}, []string{`--namespace "default"`}},
+		{"cron syntax", []string{"--schedule", "61 * * * *"}, []string{`--schedule "61 * * * *": end of range (61) above maximum (59)`}},
+		{"time zone", []string{"--time-zone", "Mars/Base"}, []string{`--time-zone "Mars/Base": unknown time zone`}},
+		{"image reference", []string{"--image", "UPPER//bad"}, []string{`--image "UPPER//bad": must be an image reference`}},
+		{"push URL", []string{"--push", "not a url"}, []string{"--push: the Pushgateway URL must be an http:// or https:// URL"}},
+		{"push port", []string{"--push", "http://pg:99999"}, []string{"has port 99999"}},
+		{"baseline traversal", []string{"--baseline", "../../../etc", "--fail-if", "cpu.sidecar > +10%"}, []string{`--baseline "../../../etc"`}},
+		{"every bad flag at once", []string{"--namespace", "kube-system", "--schedule", "61 * * * *", "--time-zone", "Mars/Base", "--image", "UPPER//bad",
+			"--push", "ftp://pg", "--baseline", "/etc", "--timeout", "0"},
+			[]string{"--namespace", "--schedule", "--time-zone", "--image", "--push", "--baseline", "--timeout 0s"}},
+		{"apply does not connect", []string{"--namespace", "default", "--apply", "--kubeconfig", kc}, []string{`--namespace "default"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"schedule", "-f", scn, "--pvc", "runs"}, tc.args...)
+			code, out, stderr := run(t, args...)
+			if code != ExitBadInput {
+				t.Errorf("exit %d, want %d\n%s", code, ExitBadInput, stderr)
+			}
+			if out != "" {
+				t.Errorf("manifests printed despite bad input:\n%.300s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if strings.Contains(stderr, "127.0.0.1:1") || strings.Contains(stderr, "nothing was changed") {
+				t.Errorf("schedule connected before its flags were checked:\n%s", stderr)
+			}
+		})
+	}
+	// --timeout 0 and a scenario with problems of its own: both are listed.
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  workload: {app: fortio-chain}\n  load: {qps: [-5]}\n")
+	code, _, stderr := run(t, "schedule", "-f", bad, "--pvc", "runs", "--timeout", "0", "--schedule", "61 * * * *")
+	for _, w := range []string{"--timeout 0s", "spec.load.qps[0]: must be > 0", "--schedule"} {
+		if code != ExitBadInput || !strings.Contains(stderr, w) {
+			t.Errorf("exit %d, stderr lacks %q:\n%s", code, w, stderr)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package scenario
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// resourceField is one of spec.workload.resources' quantities.
+type resourceField struct {
+	name, value string
+	memory      bool
+}
+
+// validateResources checks spec.workload.resources as the API server checks a container's requests and limits
+// (k8s.io/kubernetes pkg/apis/core/validation ValidateResourceRequirements: a quantity that parses, is not negative,
+// and a request not above its limit), so a bad value is refused here and not after the run's namespaces exist. A
+// memory quantity with a fraction of a byte ("128m" is 0.128 bytes) is refused too: the API server accepts it, the
+// kubelet rounds it up to one byte, and it is always a typo of "128Mi". The catalog's own values for the fields the
+// scenario leaves unset are workloads.CheckResources' to compare (they differ per container).
+func validateResources(c *collector, p *field.Path, r *Resources, app App) {
+	if app == AppManifests {
+		c.add(p, "is not used with app \"manifests\": meshbench applies your manifests' own requests and limits; set them there and remove workload.resources")
+		return
+	}
+	fields := []resourceField{{"cpuRequest", r.CPURequest, false}, {"memoryRequest", r.MemoryRequest, true}, {"cpuLimit", r.CPULimit, false}, {"memoryLimit", r.MemoryLimit, true}}
+	parsed := map[string]resource.Quantity{}
+	for _, f := range fields {
+		if f.value == "" {
+			continue
+		}
+		fp := p.Child(f.name)
+		q, err := resource.ParseQuantity(f.value)
+		switch {
+		case err != nil:
+			c.add(fp, "is not a Kubernetes quantity such as \"100m\" or \"128Mi\" (got %q)", f.value)
+		case q.Sign() < 0:
+			c.add(fp, "must not be negative (got %q); leave it out to keep the catalog's value", f.value)
+		case f.memory && fractionalBytes(q):
+			hint := "memory is whole bytes, e.g. \"128Mi\""
+			if v, ok := strings.CutSuffix(f.value, "m"); ok {
+				hint = fmt.Sprintf("the suffix m is milli (1/1000): did you mean %q?", v+"Mi")
+			}
+			c.add(fp, "is %q, a fraction of a byte; %s", f.value, hint)
+		default:
+			parsed[f.name] = q
+		}
+	}
+	for _, pair := range [][2]string{{"cpuRequest", "cpuLimit"}, {"memoryRequest", "memoryLimit"}} {
+		req, okReq := parsed[pair[0]]
+		lim, okLim := parsed[pair[1]]
+		if okReq && okLim && req.Cmp(lim) > 0 {
+			c.add(p.Child(pair[0]), "is %s, above %s %s: the API server refuses a request above its limit; lower %s or raise %s",
+				req.String(), pair[1], lim.String(), pair[0], pair[1])
+		}
+	}
+}
+
+// fractionalBytes reports a quantity that is not a whole number (of bytes, for memory).
+func fractionalBytes(q resource.Quantity) bool {
+	whole := q.DeepCopy()
+	return !whole.RoundUp(0)
+}
+
+// validatePort checks a Service port as the API server's service proxy path takes it: a number from 1 to 65535 or an
+// IANA service name (a named port of the Service).
+func validatePort(c *collector, p *field.Path, port string) {
+	if n, err := strconv.Atoi(port); err == nil {
+		if msgs := validation.IsValidPortNum(n); len(msgs) > 0 {
+			c.add(p, "is %d; a port number is 1 to 65535 (or give the Service port's name, e.g. \"web\")", n)
+		}
+		return
+	}
+	if msgs := validation.IsValidPortName(port); len(msgs) > 0 {
+		c.add(p, "must be a port number (1 to 65535) or the name of the Service's port, e.g. \"9090\" or \"web\" (got %q)", port)
+	}
+}
+
+// CheckHTTPURL checks the URL of an HTTP endpoint meshbench sends requests to (Prometheus, a Pushgateway): it parses,
+// its scheme is http or https, it names a host, and its port, when given, is 1 to 65535. The error is the hint
+// ("must be ...") without the field's name, for the caller to prefix with its field or flag; example is a URL of the
+// right shape for the hint. It never echoes a password: a URL that does not parse is not shown at all (it may hold
+// one), the others are shown redacted. Whether credentials are allowed in the URL is the caller's policy.
+func CheckHTTPURL(raw, example string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("must be an http:// or https:// URL such as %q", example)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return fmt.Errorf("must be an http:// or https:// URL such as %q (got %q)", example, u.Redacted())
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || len(validation.IsValidPortNum(n)) > 0 {
+			return fmt.Errorf("has port %s; a port is 1 to 65535 (got %q)", port, u.Redacted())
+		}
+	}
+	return nil
+}
