@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -226,6 +227,16 @@ func TestExitCodeOfInputFileErrors(t *testing.T) {
 func TestInvalidRunDirectories(t *testing.T) {
 	t.Parallel()
 	dir := func(name string) string { return filepath.Join("..", "..", "..", "results", "testdata", name) }
+	// compare's base: the repeated-lines run under another run ID (compare refuses a run with itself).
+	base := filepath.Join(t.TempDir(), "base")
+	must(t, os.MkdirAll(base, 0o755))
+	entries, err := os.ReadDir(dir("invalid-duplicate-lines"))
+	must(t, err)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir("invalid-duplicate-lines"), e.Name()))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(base, e.Name()), bytes.ReplaceAll(b, []byte(`"r1"`), []byte(`"r0"`)), 0o644))
+	}
 	for _, tc := range []struct {
 		name string
 		code int
@@ -246,7 +257,7 @@ func TestInvalidRunDirectories(t *testing.T) {
 			if code != tc.code || !strings.Contains(stderr+string(md), tc.want) {
 				t.Errorf("report: exit %d (want %d), neither stderr nor report.md has %q:\n%s", code, tc.code, tc.want, stderr)
 			}
-			code, out, stderr := run(t, "compare", dir("invalid-duplicate-lines"), dir(tc.name), "-o", "json")
+			code, out, stderr := run(t, "compare", base, dir(tc.name), "-o", "json")
 			if code != tc.code {
 				t.Errorf("compare: exit %d (want %d)\n%s", code, tc.code, stderr)
 			}
