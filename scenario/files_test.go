@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
 // TestCheckFilesHostile: the files spec.prometheus names are checked for what the run will do with them, not only
@@ -32,7 +34,7 @@ func TestCheckFilesHostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := filepath.Join(dir, "big.pem")
-	if err := os.WriteFile(big, nil, 0o600); err != nil || os.Truncate(big, MaxCAFileBytes+1) != nil {
+	if err := os.WriteFile(big, nil, 0o600); err != nil || os.Truncate(big, inputfile.MaxPrometheusCA+1) != nil {
 		t.Fatalf("big file: %v", err)
 	}
 	tests := []struct {
@@ -40,14 +42,14 @@ func TestCheckFilesHostile(t *testing.T) {
 		token, ca  string
 		path, want string
 	}{
-		{"token file is a directory", dir, "", "spec.prometheus.bearerTokenFile", "is a directory; name the token file itself"},
-		{"token file is a FIFO", fifo, "", "spec.prometheus.bearerTokenFile", "is not a regular file"},
+		{"token file is a directory", dir, "", "spec.prometheus.bearerTokenFile", "a directory, not a regular file; a Prometheus bearer token file is a regular file of at most 65536 bytes (64 KiB): name the token file itself"},
+		{"token file is a FIFO", fifo, "", "spec.prometheus.bearerTokenFile", "a named pipe (FIFO), not a regular file"},
 		{"token file is empty", write("empty", ""), "", "spec.prometheus.bearerTokenFile", "is empty"},
 		{"token file missing", filepath.Join(dir, "nope"), "", "spec.prometheus.bearerTokenFile", "cannot read"},
-		{"CA file is a directory", "", dir, "spec.prometheus.caFile", "is a directory"},
+		{"CA file is a directory", "", dir, "spec.prometheus.caFile", "a directory, not a regular file"},
 		{"CA file is not PEM", "", token, "spec.prometheus.caFile", "holds no PEM certificate"},
-		{"CA file above the cap", "", big, "spec.prometheus.caFile", "a CA file is at most 1048576 bytes"},
-		{"CA file is a FIFO", "", fifo, "spec.prometheus.caFile", "is not a regular file"},
+		{"CA file above the cap", "", big, "spec.prometheus.caFile", "a Prometheus CA file is a regular file of at most 1048576 bytes (1 MiB)"},
+		{"CA file is a FIFO", "", fifo, "spec.prometheus.caFile", "a named pipe (FIFO), not a regular file"},
 		{"token and CA as they should be", token, ca, "", ""},
 	}
 	for _, tc := range tests {

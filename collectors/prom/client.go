@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
 
+	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -98,7 +98,7 @@ func NewAPI(c ClientConfig) (promv1.API, error) {
 		if c.CAFile != "" || c.InsecureSkipVerify {
 			tc := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify, MinVersion: tls.VersionTLS12} //nolint:gosec // the user asked for it
 			if c.CAFile != "" {
-				pem, err := os.ReadFile(c.CAFile)
+				pem, err := inputfile.ReadFile(c.CAFile, inputfile.PrometheusCA)
 				if err != nil {
 					return nil, fmt.Errorf("prometheus CA file: %w", err)
 				}

@@ -7,19 +7,21 @@ type Kind int
 // The kinds of input files. Caps are generous for what meshbench writes or a person writes, and small enough that
 // reading a file at its cap leaves the machine usable.
 const (
-	Scenario    Kind = iota + 1 // the scenario YAML (-f)
-	Manifest                    // a file of spec.workload.manifests (paths, or a file of the kustomization)
-	Kubeconfig                  // --kubeconfig, $KUBECONFIG's files, ~/.kube/config
-	RunMeta                     // a run directory's run.json
-	Summary                     // a run directory's summary.json
-	Samples                     // a run directory's samples.jsonl
-	Cases                       // a run directory's cases.jsonl
-	LabelRecord                 // a run directory's namespace-labels.json
-	Shape                       // meshbench project -f
-	RPSPerPod                   // meshbench project --rps-per-pod
-	IstiodCurve                 // meshbench project --istiod-curve
-	CABundle                    // meshbench images --ca-certs
-	GoMod                       // the go.mod of meshbench's source (meshbench images --source)
+	Scenario        Kind = iota + 1 // the scenario YAML (-f)
+	Manifest                        // a file of spec.workload.manifests (paths, or a file of the kustomization)
+	Kubeconfig                      // --kubeconfig, $KUBECONFIG's files, ~/.kube/config
+	RunMeta                         // a run directory's run.json
+	Summary                         // a run directory's summary.json
+	Samples                         // a run directory's samples.jsonl
+	Cases                           // a run directory's cases.jsonl
+	LabelRecord                     // a run directory's namespace-labels.json
+	Shape                           // meshbench project -f
+	RPSPerPod                       // meshbench project --rps-per-pod
+	IstiodCurve                     // meshbench project --istiod-curve
+	CABundle                        // meshbench images --ca-certs
+	GoMod                           // the go.mod of meshbench's source (meshbench images --source)
+	PrometheusToken                 // spec.prometheus.bearerTokenFile
+	PrometheusCA                    // spec.prometheus.caFile
 )
 
 // Caps in bytes, one per kind (Kind.Max); docs/reliability.md lists them.
@@ -61,6 +63,10 @@ const (
 	MaxCABundle = 1 * MiB
 	// MaxGoMod: meshbench's go.mod is a few KiB.
 	MaxGoMod = 1 * MiB
+	// MaxPrometheusToken: a projected ServiceAccount token is about 1 KiB; it is read again on every query.
+	MaxPrometheusToken = 64 * KiB
+	// MaxPrometheusCA: the CA that signed Prometheus' certificate, or a bundle (the system's roots are about 220 KiB).
+	MaxPrometheusCA = 1 * MiB
 )
 
 type kindSpec struct {
@@ -98,6 +104,10 @@ var kinds = [...]kindSpec{
 		"give a PEM file of CA certificates with --ca-certs, e.g. /etc/ssl/certs/ca-certificates.crt"},
 	GoMod: {"go.mod", MaxGoMod, 0,
 		"run from a checkout of meshbench's source or pass --source DIR"},
+	PrometheusToken: {"Prometheus bearer token file", MaxPrometheusToken, 0,
+		"name the token file itself in spec.prometheus.bearerTokenFile (e.g. /var/run/secrets/kubernetes.io/serviceaccount/token)"},
+	PrometheusCA: {"Prometheus CA file", MaxPrometheusCA, 0,
+		"name the PEM file of the CA that signed Prometheus' certificate in spec.prometheus.caFile"},
 }
 
 // Kinds is every kind, in the order of their definition.
