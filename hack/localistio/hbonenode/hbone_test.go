@@ -109,6 +109,11 @@ func startEcho(t *testing.T) *echoServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveEcho(t, ln)
+}
+
+// serveEcho echoes on ln until the test ends.
+func serveEcho(t *testing.T, ln net.Listener) *echoServer {
 	t.Cleanup(func() { ln.Close() })
 	e := &echoServer{addr: netip.MustParseAddrPort(ln.Addr().String())}
 	go func() {

@@ -288,22 +288,7 @@ func startEchoIn(t *testing.T, fd, port int) *echoServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	e := &echoServer{addr: netip.MustParseAddrPort(ln.Addr().String())}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			e.accepted.Add(1)
-			go func() {
-				defer c.Close()
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
-	return e
+	return serveEcho(t, ln)
 }
 
 var packetsRE = regexp.MustCompile(`counter packets (\d+) bytes \d+ redirect to :(\d+)`)
