@@ -27,11 +27,23 @@ func (n *Node) hboneServer(p *enrolled) *http.Server {
 		// carrying many streams would cap throughput.
 		HTTP2:             &http.HTTP2Config{MaxReceiveBufferPerStream: 4 << 20, MaxReceiveBufferPerConnection: 16 << 20},
 		Handler:           &hboneHandler{n: n, p: p},
-		TLSConfig:         serverTLS(n.trust, func() (*tls.Certificate, error) { return n.certs.TLS(p.identity) }),
+		TLSConfig:         serverTLS(n.trust, func(ctx context.Context) (*tls.Certificate, error) { return n.podCert(ctx, p) }),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       5 * time.Minute, // also ends the HTTP/2 connections of Dialers the clients dropped
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
+}
+
+// podCert is p's certificate for a handshake, waiting (up to CertWait) for the first one: a peer may connect
+// before istiod signed it.
+func (n *Node) podCert(ctx context.Context, p *enrolled) (*tls.Certificate, error) {
+	ctx, cancel := context.WithTimeout(ctx, n.CertWait)
+	defer cancel()
+	c, err := n.certs.Wait(ctx, p.identity)
+	if err != nil {
+		return nil, err
+	}
+	return c.TLS, nil
 }
 
 type hboneHandler struct {

@@ -1,6 +1,7 @@
 package hbonenode
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -100,12 +101,12 @@ func clientTLS(t *Trust, cert func() (*tls.Certificate, error), sans []string) *
 
 // serverTLS is the HBONE server side of an enrolled pod's 15008: the pod's certificate, a client certificate
 // required and verified against the mesh's roots, ALPN h2, TLS 1.3 only.
-func serverTLS(t *Trust, cert func() (*tls.Certificate, error)) *tls.Config {
+func serverTLS(t *Trust, cert func(context.Context) (*tls.Certificate, error)) *tls.Config {
 	return &tls.Config{
 		MinVersion:            tls.VersionTLS13,
 		NextProtos:            []string{"h2"},
 		ClientAuth:            tls.RequireAnyClientCert,
 		VerifyPeerCertificate: t.verify,
-		GetCertificate:        func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert() },
+		GetCertificate:        func(h *tls.ClientHelloInfo) (*tls.Certificate, error) { return cert(h.Context()) },
 	}
 }
