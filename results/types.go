@@ -251,7 +251,7 @@ type ComponentDataPlane struct {
 	Component string        `json:"component"`
 	Kind      DataPlaneKind `json:"kind"`
 	// Description names it for a reader, e.g. "upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry
-	// filters off)", "test stand-in (hack/localistio/cmd/fake-ztunnel: plaintext pass-through, not ztunnel)".
+	// filters off)", "test stand-in (hack/localistio/cmd/hbone-node: the Go HBONE node proxy, not ztunnel)".
 	Description string `json:"description,omitempty"`
 }
 

