@@ -52,7 +52,9 @@ func TestParseWaypointRequests(t *testing.T) {
 
 func TestWaypointServed(t *testing.T) {
 	t.Parallel()
-	count := func(by map[string]float64) WaypointCount { return WaypointCount{Counter: EnvoyInboundRequests, ByGateway: by} }
+	count := func(by map[string]float64) WaypointCount {
+		return WaypointCount{Counter: EnvoyInboundRequests, ByGateway: by}
+	}
 	before := count(map[string]float64{"a/waypoint": 100})
 	// A chain of 3 services: every request the load sent crosses the waypoint 3 times.
 	if served, err := WaypointServed(before, count(map[string]float64{"a/waypoint": 100 + 3000}), 1000); err != nil || served != 3000 {

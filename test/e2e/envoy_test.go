@@ -85,7 +85,9 @@ func TestEnvoySidecar(t *testing.T) {
 	}
 
 	// 2. Every request the load client sends passes through each hop's inbound Envoy.
-	sent := inboundDeltas(ctx, t, c, ns, pods.Items, func() int64 { return envoyLoad(ctx, t, c, meshed, client, "http://frontend."+ns+":8080/", 100, 10*time.Second) })
+	sent := inboundDeltas(ctx, t, c, ns, pods.Items, func() int64 {
+		return envoyLoad(ctx, t, c, meshed, client, "http://frontend."+ns+":8080/", 100, 10*time.Second)
+	})
 	t.Logf("PERMISSIVE: %d requests sent through frontend -> backend -> store", sent)
 
 	// 3. STRICT, namespace-wide: plaintext from outside the mesh was accepted before, is refused now; the meshed load
@@ -107,7 +109,9 @@ spec: {mtls: {mode: STRICT}}
 	if !refused {
 		t.Fatalf("STRICT: a plaintext client outside the mesh still gets through after 90 s")
 	}
-	sent = inboundDeltas(ctx, t, c, ns, pods.Items, func() int64 { return envoyLoad(ctx, t, c, meshed, client, "http://frontend."+ns+":8080/", 100, 10*time.Second) })
+	sent = inboundDeltas(ctx, t, c, ns, pods.Items, func() int64 {
+		return envoyLoad(ctx, t, c, meshed, client, "http://frontend."+ns+":8080/", 100, 10*time.Second)
+	})
 	t.Logf("STRICT: plaintext refused, %d meshed requests through every hop", sent)
 
 	// 4. meshbench itself, on this app (already in sidecar mode): the case records STRICT, the accepted config and
