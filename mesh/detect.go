@@ -531,11 +531,14 @@ func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 			continue
 		}
 		for _, p := range pods.Items {
-			if p.Annotations[StandInAnnotation] == "true" {
+			switch PodDataPlane(&p) {
+			case results.DataPlaneStandIn:
 				info.StandIn = true
 				info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("pod %s/%s annotated %s", p.Namespace, p.Name, StandInAnnotation))
 				setDataPlane(info.DataPlanes, sel.component, results.DataPlaneStandIn, standInDescription(sel.component, marker))
-				break
+			case results.DataPlaneUpstreamEnvoy:
+				setDataPlane(info.DataPlanes, sel.component, results.DataPlaneUpstreamEnvoy,
+					UpstreamEnvoyDescription(marker[markerEnvoyVersion], marker[markerIstioVersion]))
 			}
 		}
 	}

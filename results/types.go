@@ -90,6 +90,11 @@ const (
 	FactDataPlanePrefix = "data-plane-"
 )
 
+// FactWaypointRequests, on a waypoint case, is how many requests the waypoints served while the load ran (their
+// own request counter, read before and after the load), beside the requests the load completed; or why it could
+// not be read. A waypoint that served fewer than 90 % of them fails the case: it measured ambient, not waypoint.
+const FactWaypointRequests = "waypoint-requests"
+
 // RunMeta is run.json.
 type RunMeta struct {
 	SchemaVersion string          `json:"schemaVersion"`
