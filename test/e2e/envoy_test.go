@@ -116,7 +116,7 @@ spec: {mtls: {mode: STRICT}}
 
 	// 4. meshbench itself, on this app (already in sidecar mode): the case records STRICT, the accepted config and
 	// the real sidecar.
-	run := envoyRun(ctx, t, env, ns, "envoy-strict", 0)
+	run := envoyRun(ctx, t, env, ns, "envoy-strict", "sidecar", 0)
 	cs := run.Cases[0]
 	if cs.Status != results.StatusOK || cs.Facts["error-rate"] != "0.000%" {
 		t.Fatalf("meshbench case %s: %s %s, error rate %q", cs.CaseID, cs.Status, cs.Reason, cs.Facts["error-rate"])
@@ -165,7 +165,7 @@ spec:
 	if !rejected {
 		t.Fatalf("backend's Envoy did not reject the listener with an unknown filter within 60 s")
 	}
-	run = envoyRun(ctx, t, env, ns, "envoy-rejected", 1)
+	run = envoyRun(ctx, t, env, ns, "envoy-rejected", "sidecar", 1)
 	cs = run.Cases[0]
 	for _, want := range []string{"rejected configuration", "pod " + ns + "/" + backend, string(mesh.LDSRejected) + "=", "EnvoyFilter"} {
 		if cs.Status != results.StatusFailed || !strings.Contains(cs.Reason, want) {
@@ -310,9 +310,9 @@ func applyYAML(ctx context.Context, t *testing.T, env *IstioEnv, doc string) {
 	}
 }
 
-// envoyRun runs `meshbench run` in sidecar mode on the existing app in ns and returns the run; the exit code must
-// be want.
-func envoyRun(ctx context.Context, t *testing.T, env *IstioEnv, ns, name string, want int) *results.Run {
+// envoyRun runs `meshbench run` in one mode on the existing app in ns and returns the run; the exit code must be
+// want.
+func envoyRun(ctx context.Context, t *testing.T, env *IstioEnv, ns, name, mode string, want int) *results.Run {
 	t.Helper()
 	c := env.Cluster
 	path := writeScenarioFile(t, name, fmt.Sprintf(`apiVersion: meshbench.dev/v1alpha1
@@ -323,7 +323,7 @@ spec:
   workload:
     app: existing
     existing: {namespaces: [%s]}
-  modes: [sidecar]
+  modes: [%s]
   load:
     qps: [50]
     connections: 2
@@ -332,7 +332,7 @@ spec:
   windows: {idle: 10s, load: 15s, repetitions: 1, settle: 2s, attempts: 1}
   prometheus: {url: %s}
   output: {dir: runs}
-`, name, ns, c.PrometheusURL))
+`, name, ns, mode, c.PrometheusURL))
 	work := t.TempDir()
 	stdout, stderr, code := runCLI(ctx, t, c, work, "run", "-f", path, "--allow-existing-namespaces", "--output-dir", "runs")
 	t.Logf("%s: stderr (tail):\n%s", name, tail(stderr, 3000))
