@@ -417,6 +417,18 @@ func (s *Switcher) patchLabels(ctx context.Context, order []string, nss map[stri
 	return nil
 }
 
+// Reconcile restarts, once the target's workloads are ready after Apply, every workload that still has a pod whose
+// sidecar presence differs from what mode needs: a pod created in the moment Apply relabelled its namespace was
+// admitted by the API server's cached view of the old labels (a fresh app's first sidecar case met one without its
+// sidecar on the local cluster). The caller waits for the restarted workloads to roll out.
+func (s *Switcher) Reconcile(ctx context.Context, t target.Target, mode scenario.Mode) ([]target.WorkloadRef, error) {
+	restarted, err := s.restartMismatched(ctx, t, mode)
+	if len(restarted) > 0 {
+		s.log().Info("mode reconciled", "mode", mode, "restarted", len(restarted), "workloads", restarted)
+	}
+	return restarted, err
+}
+
 // restartMismatched rollout-restarts every workload with a pod whose sidecar presence differs from what mode needs.
 // The pods are listed once per namespace (all of them: a workload of app existing selects by its own selector, not
 // the app's) and matched to each workload's selector here, so the requests grow with namespaces, not workloads.

@@ -158,6 +158,19 @@ func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.
 	return facts, err
 }
 
+// Reconcile restarts the workloads whose ready pods are still not in mode (runner.Reconciler).
+func (a *meshAdapter) Reconcile(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, bool, error) {
+	restarted, err := a.sw.Reconcile(ctx, t.Target, mode)
+	if len(restarted) == 0 {
+		return nil, false, err
+	}
+	names := make([]string, len(restarted))
+	for i, w := range restarted {
+		names[i] = w.String()
+	}
+	return map[string]string{results.FactRestartedAfterReady: strings.Join(names, ",")}, true, err
+}
+
 func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
 	var (
 		v   mesh.Verification

@@ -116,6 +116,8 @@ func ClusterFacts(ctx context.Context, clients *kube.Clients, s *scenario.Scenar
 		}
 		sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].Name < f.Nodes[j].Name })
 	}
-	f.Istio = istioFacts(ist)
+	if f.Istio = istioFacts(ist); f.Istio != nil {
+		f.Istio.DataPlane = runDataPlane(f.Istio, s.Spec.Modes)
+	}
 	return f
 }

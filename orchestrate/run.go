@@ -38,10 +38,29 @@ func dataPlaneNotes(ist *results.IstioFacts, modes []scenario.Mode) []string {
 	return results.DataPlaneNotes(ist.DataPlanes, comps)
 }
 
+// runDataPlane is the least representative kind among the components the run's modes run: a none-and-sidecar run
+// on the test bed is an upstream-Envoy run, not a stand-in one because the cluster also has a ztunnel stand-in that
+// no case used. A run whose modes run no proxy, or whose data planes were not recorded per component, keeps the
+// kind recorded.
+func runDataPlane(ist *results.IstioFacts, modes []scenario.Mode) results.DataPlaneKind {
+	var used []results.ComponentDataPlane
+	for _, m := range modes {
+		for _, comp := range mesh.ComponentsOfMode(m) {
+			if c, ok := results.DataPlaneOf(ist.DataPlanes, comp); ok {
+				used = append(used, c)
+			}
+		}
+	}
+	if len(used) == 0 {
+		return ist.DataPlane
+	}
+	return results.LeastRepresentative(used)
+}
+
 // observedDataPlanes folds what the cases' pods showed into run.json's per-component data planes: a component a
 // case saw less representative than detected (a stand-in pod where the marker said nothing) is recorded as seen,
 // so no figure of it is read as Istio's. It returns whether anything changed.
-func observedDataPlanes(ist *results.IstioFacts, seen map[string]results.DataPlaneKind) bool {
+func observedDataPlanes(ist *results.IstioFacts, seen map[string]results.DataPlaneKind, modes []scenario.Mode) bool {
 	if ist == nil {
 		return false
 	}
@@ -60,7 +79,7 @@ func observedDataPlanes(ist *results.IstioFacts, seen map[string]results.DataPla
 		}
 	}
 	if changed {
-		ist.DataPlane = results.LeastRepresentative(ist.DataPlanes)
+		ist.DataPlane = runDataPlane(ist, modes)
 	}
 	return changed
 }
@@ -187,7 +206,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	if cfg.ResumeDir != "" && !cfg.Retain {
 		runErr = errors.Join(runErr, sweepEarlierSessions(ctx, clients, meta.RunID, cfg.FinalizeTimeout, log))
 	}
-	if observedDataPlanes(meta.Cluster.Istio, meshA.seen) {
+	if observedDataPlanes(meta.Cluster.Istio, meshA.seen, s.Spec.Modes) {
 		for _, n := range dataPlaneNotes(meta.Cluster.Istio, s.Spec.Modes) {
 			if !slices.Contains(meta.Notes, n) {
 				meta.Notes = append(meta.Notes, n)

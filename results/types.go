@@ -69,6 +69,10 @@ const FactSkippedNode = "skipped-node"
 // meshbench's run labels among them, onto the waypoint's Deployment, pods, Service and ServiceAccount.
 const FactWaypointLabelsCopied = "waypoint-labels-copied"
 
+// FactRestartedAfterReady, on a mesh case, names the workloads restarted once more after the mode switch because a
+// ready pod was still not in the mode (admitted by the API server's cached view of the namespace's old labels).
+const FactRestartedAfterReady = "restarted-after-ready"
+
 // FactAttempts, on a case measured more than once because a resource window came back incomplete (a missed
 // scrape, a Prometheus outage: scenario windows.attempts), is how many measurements it took; FactAttemptPrefix+n
 // is why measurement n was not kept. The case's figures are those of the last measurement.

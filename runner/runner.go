@@ -623,7 +623,18 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 	steps := []step{
 		{"mode-switch", "apply mode " + string(c.Mode), func() (map[string]string, error) { return r.Mesh.Apply(ctx, t, c.Mode) }},
 		{"wait-ready", "workloads not ready after switching to mode " + string(c.Mode), func() (map[string]string, error) {
-			return nil, r.Workloads.WaitReady(ctx, t)
+			if err := r.Workloads.WaitReady(ctx, t); err != nil {
+				return nil, err
+			}
+			rec, ok := r.Mesh.(Reconciler)
+			if !ok {
+				return nil, nil
+			}
+			facts, restarted, err := rec.Reconcile(ctx, t, c.Mode)
+			if err == nil && restarted {
+				err = r.Workloads.WaitReady(ctx, t)
+			}
+			return facts, err
 		}},
 		{"verify", "not measured: verification of mode " + string(c.Mode) + " failed", func() (map[string]string, error) {
 			return r.Mesh.Verify(ctx, t, c.Mode)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # demo.sh (make demo): the mission on this machine. Builds meshbench (MESHBENCH_BIN, default bin/), builds and starts
-# the local two-node cluster and the local Istio (real istiod and istio-cni, data-plane STAND-INS), then takes a small
-# app through none, sidecar, ambient and waypoint with `meshbench run -f $DEMO_SCENARIO`, and ends with the report's
-# headlines and comparison and the path of report.html.
-# Cold (first run on a machine): the Kubernetes and Istio builds take 20-45 minutes on 2 cores; no step is silent for
-# more than a minute (with_heartbeat, and meshbench's own progress lines); warm: seconds. The cluster stays up
-# afterwards (make cluster-down removes it).
+# the local two-node cluster and the local Istio (real istiod, istio-cni and sidecar; ztunnel and waypoint stand-ins),
+# then takes a small app through none, sidecar, ambient and waypoint with `meshbench run -f $DEMO_SCENARIO`, and ends
+# with the report's headlines and comparison and the path of report.html.
+# Cold (first run on a machine): 42 minutes on 2 cores with nothing else running, the run's 12 included (README.md);
+# no step is silent for more than a minute (with_heartbeat, and meshbench's own progress lines); warm: about a minute
+# before the run. The cluster stays up afterwards (make cluster-down removes it).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -34,9 +34,9 @@ step "dependencies (Debian packages)"
 hack/install-deps.sh
 step "meshbench (make build into $BIN_DIR; cold: a few minutes)"
 with_heartbeat "building meshbench" make -s --no-print-directory build BIN="$BIN_DIR"
-step "local Kubernetes cluster (cold build 6-38 min, then cached; a progress line every minute)"
+step "local Kubernetes cluster (cold: 16 min on a quiet machine, up to 38 measured while other builds shared the cores; then cached; a progress line every minute)"
 bash hack/localcluster/up.sh
-step "local Istio: real istiod + istio-cni, real sidecar (pilot-agent + upstream Envoy), ambient stand-ins (cold build 5-17 min, then cached)"
+step "local Istio: real istiod + istio-cni, real sidecar (pilot-agent + upstream Envoy), ambient stand-ins (cold: 8 min on a quiet machine, up to 17 measured; then cached)"
 bash hack/localistio/istio-up.sh
 set -a
 # shellcheck source=/dev/null

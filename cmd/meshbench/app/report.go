@@ -106,8 +106,11 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 		return badInput(fmt.Errorf("report %s: %w", strings.Join(dirs, " "), err))
 	}
 	dir := rep.Dir
-	for _, line := range rep.Banner() {
-		fmt.Fprintf(streams.ErrOut, "warning: %s\n", line)
+	if f.show == nil {
+		// --show prints the banner itself, at the top of its text: once is enough on a terminal.
+		for _, line := range rep.Banner() {
+			fmt.Fprintf(streams.ErrOut, "warning: %s\n", line)
+		}
 	}
 	written := []string{}
 	if !f.noFiles {

@@ -209,4 +209,18 @@ func TestDemoResultScreen(t *testing.T) {
 			t.Errorf("demo.sh's %v prints %q: Markdown or HTML on a terminal", args, bad)
 		}
 	}
+	// A run with caveats (stand-ins on its data plane): the screen says each once, at the top of the text (the
+	// cold demo of 2026-12-06 printed them twice, once more on stderr).
+	args = strings.Fields(strings.ReplaceAll(string(m[1]), `"$dir"`, fixtureRun("mesh-local")))
+	code, stdout, errOut = run(t, args...)
+	if code != ExitOK || !strings.HasPrefix(stdout, "WARNING: ") {
+		t.Fatalf("demo.sh's %v on a run with caveats: exit %d, want the caveats first\n%s\n%s", args, code, stdout, errOut)
+	}
+	screen := stdout + errOut
+	for _, line := range strings.Split(stdout, "\n") {
+		caveat, ok := strings.CutPrefix(line, "WARNING: ")
+		if ok && strings.Count(screen, caveat) != 1 {
+			t.Errorf("the caveat %q appears %d times on the screen:\n%s\n%s", caveat, strings.Count(screen, caveat), stdout, errOut)
+		}
+	}
 }
