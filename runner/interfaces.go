@@ -60,7 +60,6 @@ type PathProver interface {
 // PathMark is what a PathProver read before the load; only it reads it back.
 type PathMark any
 
-
 // Reconciler is a Mesh that puts right, once the workloads are ready, the pods a mode switch could not reach: pods
 // their controllers created in the moment the namespaces were relabelled, which the API server's admission judged
 // by the namespace's old labels (its webhook namespace selector reads a cache), so a fresh app's first sidecar case
