@@ -325,7 +325,8 @@ func nodeProxyCounters(ctx context.Context, t *testing.T, c *Cluster, proxies ma
 	t.Helper()
 	sums := make([]float64, len(filters))
 	for _, proxy := range proxies {
-		fams, err := expfmt.NewTextParser(model.UTF8Validation).TextToMetricFamilies(bytes.NewReader(nodeProxyGet(ctx, t, c, proxy, "/metrics")))
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := parser.TextToMetricFamilies(bytes.NewReader(nodeProxyGet(ctx, t, c, proxy, "/metrics")))
 		if err != nil {
 			t.Fatalf("node proxy %s metrics: %v", proxy.Name, err)
 		}
