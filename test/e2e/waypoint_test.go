@@ -75,10 +75,11 @@ func TestIstioWaypointEnvoy(t *testing.T) {
 	}
 	t.Logf("meshbench waypoint case: %s; %s", cs.Facts[results.FactWaypointRequests], cs.Facts[results.FactProxyConfig])
 
-	// 2. The test's own waypoint for the namespace's services, and the namespace using it.
+	// 2. The test's own waypoint for the namespace's services (not named like meshbench's, whose deletion may still
+	// be under way), and the namespace using it.
 	applyYAML(ctx, t, env, fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
-metadata: {name: waypoint, namespace: %s, labels: {%s: service}}
+metadata: {name: e2e-waypoint, namespace: %s, labels: {%s: service}}
 spec:
   gatewayClassName: istio-waypoint
   listeners: [{name: mesh, port: 15008, protocol: HBONE}]
@@ -91,11 +92,11 @@ spec:
 		nsObj.Labels = map[string]string{}
 	}
 	nsObj.Labels[mesh.LabelDataplaneMode] = "ambient"
-	nsObj.Labels[mesh.LabelUseWaypoint] = "waypoint"
+	nsObj.Labels[mesh.LabelUseWaypoint] = "e2e-waypoint"
 	if _, err := c.Client.CoreV1().Namespaces().Update(ctx, nsObj, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wps, err := c.WaitPodsReady(ctx, ns, mesh.GatewayNameLabel+"=waypoint", 1)
+	wps, err := c.WaitPodsReady(ctx, ns, mesh.GatewayNameLabel+"=e2e-waypoint", 1)
 	if err != nil {
 		t.Fatalf("waypoint pod not ready: %v", err)
 	}
@@ -111,7 +112,13 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		pods = append(pods, l.Items...)
+		for _, p := range l.Items {
+			// Waypoints speak HBONE themselves (workload discovery says tunnel NONE: nothing captures them), and a
+			// pod on its way out is no longer served.
+			if _, gw := p.Labels[mesh.GatewayNameLabel]; !gw && p.DeletionTimestamp == nil {
+				pods = append(pods, p)
+			}
+		}
 	}
 	proxies := nodeProxies(ctx, t, c)
 	waitNodeProxiesKnow(ctx, t, c, proxies, pods)
@@ -164,7 +171,7 @@ spec:
 kind: AuthorizationPolicy
 metadata: {name: deny-header, namespace: %s}
 spec:
-  targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: waypoint}]
+  targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: e2e-waypoint}]
   action: DENY
   rules: [{when: [{key: "request.headers[x-meshbench-deny]", values: ["yes"]}]}]
 `, ns))
