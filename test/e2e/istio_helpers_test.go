@@ -317,13 +317,13 @@ func (e *IstioEnv) waypointEvidence(dep *appsv1.Deployment) error {
 	}
 	for _, c := range dep.Spec.Template.Spec.Containers {
 		if c.Name == mesh.ProxyContainer && c.Image == e.WaypointImage {
-			if dep.Spec.Template.Annotations[mesh.StandInAnnotation] != "true" {
-				return fmt.Errorf("pod template lacks %s (gatewayClasses overlay not applied by istiod)", mesh.StandInAnnotation)
+			if dep.Spec.Template.Annotations[mesh.DataPlaneAnnotation] != mesh.DataPlaneUpstreamEnvoyValue {
+				return fmt.Errorf("pod template lacks %s: %s (gatewayClasses overlay not applied by istiod)", mesh.DataPlaneAnnotation, mesh.DataPlaneUpstreamEnvoyValue)
 			}
 			return nil
 		}
 	}
-	return fmt.Errorf("no %s container with image %s (the stand-in the GatewayClass overlay selects)", mesh.ProxyContainer, e.WaypointImage)
+	return fmt.Errorf("no %s container with image %s (the real proxyv2 the GatewayClass overlay selects)", mesh.ProxyContainer, e.WaypointImage)
 }
 
 // annotationWrittenBy reports whether manager owns metadata.annotations[key] in the pod's managedFields.
