@@ -159,7 +159,11 @@ func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.
 }
 
 // Reconcile restarts the workloads whose ready pods are still not in mode (runner.Reconciler).
+// Only a switch that changed injection can leave such a pod: otherwise no pods are listed again.
 func (a *meshAdapter) Reconcile(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, bool, error) {
+	if a.last.From != mesh.ModeMixed && mesh.UsesSidecar(a.last.From) == mesh.UsesSidecar(mode) {
+		return nil, false, nil
+	}
 	restarted, err := a.sw.Reconcile(ctx, t.Target, mode)
 	if len(restarted) == 0 {
 		return nil, false, err

@@ -1,7 +1,11 @@
 package orchestrate
 
 import (
+	"context"
 	"testing"
+
+	"github.com/meshbench/meshbench/mesh"
+	"github.com/meshbench/meshbench/runner"
 
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
@@ -33,6 +37,20 @@ func TestRunDataPlane(t *testing.T) {
 		ist := &results.IstioFacts{DataPlanes: c.dps, DataPlane: results.DataPlaneStandIn}
 		if got := runDataPlane(ist, c.modes); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestReconcileOnlyAfterAnInjectionChange: a switch that did not change sidecar injection lists no pods again (the
+// adapter has no Switcher here: a call would panic).
+func TestReconcileOnlyAfterAnInjectionChange(t *testing.T) {
+	t.Parallel()
+	for _, c := range [][2]scenario.Mode{{scenario.ModeAmbient, scenario.ModeWaypoint}, {scenario.ModeNone, scenario.ModeAmbient},
+		{scenario.ModeSidecar, scenario.ModeSidecar}} {
+		a := &meshAdapter{last: mesh.Transition{From: c[0]}}
+		facts, restarted, err := a.Reconcile(context.Background(), runner.Target{}, c[1])
+		if facts != nil || restarted || err != nil {
+			t.Errorf("%s -> %s: %v %v %v, want nothing done", c[0], c[1], facts, restarted, err)
 		}
 	}
 }

@@ -98,8 +98,10 @@ func TestRRAndCRROnLoopback(t *testing.T) {
 					t.Errorf("crr used %d sockets for %d transactions", r.Sockets, r.Transactions)
 				}
 			}
-			// Sub-millisecond latencies must come from 10 µs buckets, not fortio's default 1 ms ones.
-			if *r.Latency.P50 >= 1 {
+			// Sub-millisecond latencies must come from 10 µs buckets, not fortio's default 1 ms ones. Checked on rr
+			// (tens of µs on loopback): crr's connect per transaction reached 1.05 ms at p50 with other tests
+			// sharing the 2 cores, which says nothing of the buckets.
+			if tt.test == scenario.CNITestRR && *r.Latency.P50 >= 1 {
 				t.Errorf("p50 %v ms on loopback: resolution too coarse?", *r.Latency.P50)
 			}
 		})

@@ -35,15 +35,9 @@ func (i Interval) Step() time.Duration {
 	return max(time.Second, ceilSecond(i.Effective))
 }
 
-// Guard is how far a window keeps from a phase change (a load's start or stop), and how far beyond a window's edges
-// its samples are read as the window's own (CounterStats): the longer of the step and two measured median sample
-// spacings (whole seconds). The counters are interpolated at a window's edges from the samples around them, so a
-// load that starts right after an idle window ends (the old plan) reaches into the idle figure through the first
-// sample after the end: on the demo, idle app CPU read 5.42 m where the samples inside gave 1.25 m. Two spacings,
-// not one, because cAdvisor's own stamps vary around their median: on the local cluster 231 gaps of 10 minutes had
-// a median of 7.3 s, p90 9.7 s, p99 14.6 s, max 19.0 s. With one spacing the sample after an edge fell beyond the
-// guard at a third of the edges, and the edge was then reached at the rate of the window's own few samples, 2.4 %
-// off the same counters scraped from the kubelet's resource endpoint (e2e TestRunQuickstart, tolerance 1 %).
+// Guard is how far a window keeps from a phase change, and how far beyond a window's edges its samples count as the
+// window's own (CounterStats): the longer of the step and two median sample spacings, in whole seconds, because
+// cAdvisor's stamps vary up to about twice their median (docs/results.md, "guard").
 func (i Interval) Guard() time.Duration {
 	return max(i.Step(), ceilSecond(2*i.Spacing))
 }

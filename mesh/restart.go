@@ -1,0 +1,123 @@
+package mesh
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// Reconcile restarts, once the target's workloads are ready after Apply, every workload that still has a pod whose
+// sidecar presence differs from what mode needs: a pod created in the moment Apply relabelled its namespace was
+// admitted by the API server's cached view of the old labels (a fresh app's first sidecar case met one without its
+// sidecar on the local cluster). The caller waits for the restarted workloads to roll out.
+func (s *Switcher) Reconcile(ctx context.Context, t target.Target, mode scenario.Mode) ([]target.WorkloadRef, error) {
+	restarted, err := s.restartMismatched(ctx, t, mode)
+	if len(restarted) > 0 {
+		s.log().Info("mode reconciled", "mode", mode, "restarted", len(restarted), "workloads", restarted)
+	}
+	return restarted, err
+}
+
+// restartMismatched rollout-restarts every workload with a pod whose sidecar presence differs from what mode needs.
+// The pods are listed once per namespace (all of them: a workload of app existing selects by its own selector, not
+// the app's) and matched to each workload's selector here, so the requests grow with namespaces, not workloads.
+func (s *Switcher) restartMismatched(ctx context.Context, t target.Target, mode scenario.Mode) ([]target.WorkloadRef, error) {
+	wantSidecar := UsesSidecar(mode)
+	var out []target.WorkloadRef
+	stamp := s.now().UTC().Format(time.RFC3339Nano)
+	podsIn := map[string][]corev1.Pod{}
+	for _, w := range t.Workloads {
+		sel, err := t.PodSelector(w)
+		if err != nil {
+			return out, fmt.Errorf("select the pods of %s (app selector %q): %w", w, t.AppSelector, err)
+		}
+		pods, listed := podsIn[w.Namespace]
+		if !listed {
+			l, err := s.Clients.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return out, fmt.Errorf("list pods of %s: %w", w, err)
+			}
+			pods = l.Items
+			podsIn[w.Namespace] = pods
+		}
+		mismatch := false
+		for _, p := range pods {
+			if p.DeletionTimestamp != nil || !sel.Matches(labels.Set(p.Labels)) {
+				continue
+			}
+			if PodHasSidecar(p) != wantSidecar {
+				mismatch = true
+				break
+			}
+		}
+		if !mismatch {
+			continue
+		}
+		if err := s.rememberWorkload(ctx, w); err != nil {
+			return out, err
+		}
+		body := fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, restartAnnotation, stamp)
+		opts := metav1.PatchOptions{FieldManager: FieldManager}
+		switch w.Kind {
+		case target.KindDeployment:
+			_, err = s.Clients.Kube.AppsV1().Deployments(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, body, opts)
+		case target.KindStatefulSet:
+			_, err = s.Clients.Kube.AppsV1().StatefulSets(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, body, opts)
+		default:
+			err = fmt.Errorf("unknown workload kind %q", w.Kind)
+		}
+		if err != nil {
+			return out, fmt.Errorf("restart %s: %w", w, err)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// rememberWorkload records, before the restart patch, the original restart annotation of a workload meshbench did
+// not create (app existing: the user's Deployments and StatefulSets lack kube.ManagedByLabel), so that the record
+// can put it back: the record keeps the first value, so the value before meshbench's first restart survives later
+// restarts. The catalog apps' workloads carry meshbench's labels and go away with the run: nothing is recorded.
+func (s *Switcher) rememberWorkload(ctx context.Context, w target.WorkloadRef) error {
+	var (
+		labels, annotations map[string]string
+		err                 error
+	)
+	switch w.Kind {
+	case target.KindDeployment:
+		var d *appsv1.Deployment
+		if d, err = s.Clients.Kube.AppsV1().Deployments(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{}); err == nil {
+			labels, annotations = d.Labels, d.Spec.Template.Annotations
+		}
+	case target.KindStatefulSet:
+		var st *appsv1.StatefulSet
+		if st, err = s.Clients.Kube.AppsV1().StatefulSets(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{}); err == nil {
+			labels, annotations = st.Labels, st.Spec.Template.Annotations
+		}
+	default:
+		return fmt.Errorf("restart %s: unknown workload kind %q", w, w.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("restart %s: read its pod template: %w", w, err)
+	}
+	if labels[kube.ManagedByLabel] == kube.ManagedByValue {
+		return nil
+	}
+	if s.Record == nil {
+		return fmt.Errorf("restart %s: it was not created by meshbench and no record is configured to restore its pod template", w)
+	}
+	if err := s.Record.RememberWorkload(w.Kind, w.Namespace, w.Name, annotations, []string{restartAnnotation}); err != nil {
+		return fmt.Errorf("record the pod template of %s before restarting it: %w", w, err)
+	}
+	return nil
+}

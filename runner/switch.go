@@ -1,0 +1,159 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// SwitchError is why a case could not be switched to its topology and mode: the runner step that failed (ensure,
+// mode-switch, wait-ready, verify, load-clients, settle), what it was doing in words, and the adapter's error. Its
+// text is the reason recorded with the failed case.
+type SwitchError struct {
+	Step string
+	What string
+	Err  error
+}
+
+func (e *SwitchError) Error() string { return e.What + ": " + e.Err.Error() }
+
+func (e *SwitchError) Unwrap() error { return e.Err }
+
+// switchTo deploys the case's topology if needed and puts it into the case's mode, in the one order of the house:
+// Workloads.Ensure (new topology) -> Mesh.Apply (labels, restarts) -> Workloads.WaitReady (the only wait for the
+// app's rollout) -> Mesh.Verify (every pod) -> LoadGenerator.Prepare -> settle. It returns nil on success, else a
+// *SwitchError saying why the case cannot be measured.
+func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *caseRun) error {
+	clk := r.clock()
+	if st.target == nil || st.topo != c.Topology.Name {
+		if st.target == nil && st.leftover != nil {
+			st.target, st.leftover = st.leftover, nil // what an earlier failed Ensure left goes first
+		}
+		if st.target != nil && !r.Retain {
+			r.teardown(ctx, st)
+		}
+		var t Target
+		if err := cr.timed("ensure", func() error {
+			var err error
+			t, err = r.Workloads.Ensure(ctx, c.Topology)
+			return err
+		}); err != nil {
+			st.target = nil
+			if len(t.Namespaces) > 0 {
+				st.leftover = &t
+			}
+			if c.IsCNI() {
+				return &SwitchError{Step: "ensure", What: "deploy", Err: err}
+			}
+			return &SwitchError{Step: "ensure", What: "deploy topology " + c.Topology.Name, Err: err}
+		}
+		st.leftover = nil
+		st.target, st.topo, st.targetFacts = &t, c.Topology.Name, t.Facts
+	}
+	st.mode, st.ready = c.Mode, false
+	t := *st.target
+	type step struct {
+		name, what string
+		f          func() (map[string]string, error)
+	}
+	steps := []step{
+		{"mode-switch", "apply mode " + string(c.Mode), func() (map[string]string, error) { return r.Mesh.Apply(ctx, t, c.Mode) }},
+		{"wait-ready", "workloads not ready after switching to mode " + string(c.Mode), func() (map[string]string, error) {
+			if err := r.Workloads.WaitReady(ctx, t); err != nil {
+				return nil, err
+			}
+			rec, ok := r.Mesh.(Reconciler)
+			if !ok {
+				return nil, nil
+			}
+			facts, restarted, err := rec.Reconcile(ctx, t, c.Mode)
+			if err == nil && restarted {
+				err = r.Workloads.WaitReady(ctx, t)
+			}
+			return facts, err
+		}},
+		{"verify", "not measured: verification of mode " + string(c.Mode) + " failed", func() (map[string]string, error) {
+			return r.Mesh.Verify(ctx, t, c.Mode)
+		}},
+		{"load-clients", "load clients not ready in mode " + string(c.Mode), func() (map[string]string, error) {
+			return nil, r.Load.Prepare(ctx, t, c.Mode)
+		}},
+	}
+	if r.Mesh == nil {
+		// No mesh (cni cases): nothing to apply or verify.
+		steps = slices.DeleteFunc(steps, func(s step) bool { return s.name == "mode-switch" || s.name == "verify" })
+	}
+	for _, s := range steps {
+		var facts map[string]string
+		err := cr.timed(s.name, func() error {
+			var err error
+			facts, err = s.f()
+			return err
+		})
+		cr.facts(facts)
+		if err != nil {
+			return &SwitchError{Step: s.name, What: s.what, Err: err}
+		}
+	}
+	st.quietSince = clk.Now()
+	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, r.timing(c).settle) }); err != nil {
+		return &SwitchError{Step: "settle", What: "settle", Err: err}
+	}
+	st.ready = true
+	return nil
+}
+
+// teardown removes the current target's load clients and workloads; failures are logged (the next topology can
+// still run; cleanup finds leftovers by label).
+func (r *Runner) teardown(ctx context.Context, st *state) {
+	t := *st.target
+	if err := r.Load.Teardown(ctx, t); err != nil {
+		r.log().Warn("tear down load clients", "topology", t.Topology, "err", err)
+	}
+	if err := r.Workloads.Teardown(ctx, t); err != nil {
+		r.log().Warn("tear down workloads", "topology", t.Topology, "err", err)
+	}
+	st.target, st.ready = nil, false
+}
+
+// finalize runs after the last case or after cancellation, with a fresh context bounded by FinalizeTimeout.
+func (r *Runner) finalize(ctx context.Context, st *state) error {
+	if r.Retain {
+		if st.target != nil {
+			r.log().Info("retaining resources (--retain)", "topology", st.target.Topology, "namespaces", st.target.Namespaces)
+		}
+		return nil
+	}
+	d := r.FinalizeTimeout
+	if d <= 0 {
+		d = DefaultFinalizeTimeout
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	defer cancel()
+	var errs []error
+	if st.target == nil && st.leftover != nil {
+		st.target = st.leftover
+	}
+	if st.target != nil {
+		t := *st.target
+		r.log().Info("tearing down", "topology", t.Topology, "namespaces", t.Namespaces)
+		// An API server that restarts or is overloaded right now must not leave the run's objects behind: each
+		// step is retried while its error is transient, within the finalize budget.
+		if err := kube.RetryTransient(fctx, func() error { return r.Load.Teardown(fctx, t) }); err != nil {
+			errs = append(errs, fmt.Errorf("tear down load clients: %w", err))
+		}
+		if err := kube.RetryTransient(fctx, func() error { return r.Workloads.Teardown(fctx, t) }); err != nil {
+			errs = append(errs, fmt.Errorf("tear down workloads: %w", err))
+		}
+	}
+	if r.Mesh != nil {
+		if err := kube.RetryTransient(fctx, func() error { return r.Mesh.Restore(fctx) }); err != nil {
+			errs = append(errs, fmt.Errorf("restore namespace labels and workload annotations: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
