@@ -99,6 +99,14 @@ for node in "${NODES[@]}"; do
 		fi
 	done <<<"$pushed"
 done
+# istiod and the ztunnel DaemonSet reference their images by the digest just pushed: a rebuilt image under the same
+# tag then changes the pod template, so re-running istio-up on a running cluster rolls them (a tag alone would not).
+while read -r line; do
+	ref=${line%@*} digest=${line##*@}
+	case $ref in "$IMG_PILOT") f=istiod.yaml ;; "$IMG_ZTUNNEL") f=ztunnel.yaml ;; *) continue ;; esac
+	grep -q "image: \"\?$ref\"\?\$" "$ISTIO_DIR/manifests/$f" || die "$f does not reference $ref: the chart's image line changed"
+	sed -i -E "s#image: \"?$ref\"?\$#image: \"$ref@$digest\"#" "$ISTIO_DIR/manifests/$f"
+done <<<"$pushed"
 log "images $IMG_PILOT + $IMG_PROXY (real: pilot-agent + Envoy $ENVOY_VERSION, sidecars and waypoints), $IMG_ZTUNNEL (stand-in) pushed to $REGISTRY_ADDR; stale node copies dropped: ${dropped[*]:-none}"
 
 # 5. CRDs
