@@ -133,7 +133,7 @@ type WaypointBypassedError struct {
 }
 
 func (e *WaypointBypassedError) Error() string {
-	return fmt.Sprintf("waypoint %s served %.0f requests while the load completed %d (counter %s): traffic bypasses the waypoint, "+
+	return fmt.Sprintf("waypoint %s served %.0f requests during the load (lead-in and cool-down included) while its measured window alone completed %d (counter %s): traffic bypasses the waypoint, "+
 		"so the case measured ambient, not waypoint. Likely causes: the app's namespace or Services lack %s=<gateway> "+
 		"(or carry %s=none), the Gateway's %s does not cover the traffic (service traffic needs service or all), or the "+
 		"clients call pod IPs where the waypoint serves Services",

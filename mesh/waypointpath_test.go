@@ -65,7 +65,7 @@ func TestWaypointServed(t *testing.T) {
 	if !errors.As(err, &bypass) || served != 12 {
 		t.Fatalf("a bypassed waypoint: %v %v", served, err)
 	}
-	for _, want := range []string{"waypoint a/waypoint served 12 requests while the load completed 1000", "measured ambient, not waypoint",
+	for _, want := range []string{"waypoint a/waypoint served 12 requests during the load (lead-in and cool-down included) while its measured window alone completed 1000", "measured ambient, not waypoint",
 		LabelUseWaypoint, LabelWaypointFor} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message lacks %q: %s", want, err)

@@ -248,7 +248,7 @@ func (a *meshAdapter) AfterLoad(ctx context.Context, t runner.Target, mode scena
 		}
 		return map[string]string{results.FactWaypointRequests: "unknown (" + strings.Join(why, "; ") + ")"}, nil
 	}
-	return map[string]string{results.FactWaypointRequests: fmt.Sprintf("%.0f served while the load completed %d (%s)", served, requests, after.Counter)}, err
+	return map[string]string{results.FactWaypointRequests: fmt.Sprintf("%.0f served during the load, lead-in and cool-down included; its measured window alone completed %d (%s)", served, requests, after.Counter)}, err
 }
 
 // takeCache is the readiness wait's cache of t, nil when there is none (Verify then builds its own).
