@@ -1,21 +1,8 @@
 // Package hbonenode is a TEST DOUBLE for ztunnel (Rust, not buildable here), never shipped: the "Go HBONE node
-// proxy (test double; not ztunnel's cost)". It runs in Istio's own rendered ztunnel DaemonSet and does what
-// ztunnel does for the paths meshbench measures, with Istio's own Go pieces from the pinned module:
-//
-//   - ZDS (zds.go): the real istio-cni agent hands over each enrolled pod's netns; the proxy listens inside it on
-//     15001 (outbound, REDIRECTed), 15006 (plaintext inbound, REDIRECTed) and 15008 (HBONE inbound, not
-//     redirected), like ztunnel's in-pod mode.
-//   - certificates (ca.go): one per pod identity from istiod's CA, impersonated as ztunnel does (token only).
-//   - workload discovery (wds.go): istiod's Delta WDS stream as a ztunnel node, through pkg/adsc.
-//   - outbound (outbound.go): Route decides; HBONE goes through pkg/hbone's Dialer (HTTP/2 CONNECT over mTLS) to
-//     the destination's waypoint or the destination pod's 15008; pods outside the mesh get plaintext.
-//   - inbound (inbound.go): 15008 terminates HBONE (client certificate required, :authority checked, RBAC with the
-//     peer's identity), 15006 applies RBAC without identity, so istiod's STRICT policy refuses plaintext.
-//
-// Deviations from ztunnel (stated where they live): the HBONE TCP connection leaves from the node proxy pod, not
-// from the source pod with its IP (x/net dials in its own goroutine), so policies on source IPs see the node
-// proxy's IP; no DNS proxy; no network gateways or locality-aware load balancing; a client's FIN closes the tunnel
-// (pkg/hbone's Dialer returns a net.Pipe, which cannot half-close).
+// proxy (test double; not ztunnel's cost)". It runs in Istio's own ztunnel DaemonSet and does what ztunnel does for
+// the paths meshbench measures (ZDS, certificates from istiod's CA, workload discovery, HBONE out and in, RBAC),
+// with Istio's own Go pieces from the pinned module. What each file does and where it deviates from ztunnel:
+// hack/localistio/README.md, "The Go HBONE node proxy".
 package hbonenode
 
 import (

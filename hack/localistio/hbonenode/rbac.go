@@ -27,11 +27,8 @@ type Verdict struct {
 
 // Allowed evaluates the policies that apply to the destination workload (Tables.ApplicablePolicies) with
 // ztunnel's semantics (src/state.rs assert_rbac): a matching DENY denies; with no ALLOW policy the connection is
-// allowed; otherwise a matching ALLOW allows and anything else is denied. Dry-run policies never decide.
-//
-// istiod turns STRICT PeerAuthentication into the DENY policy istio-system/istio_converted_static_strict with
-// not_principals [presence] (pilot/pkg/serviceregistry/ambient/policies.go DefaultPolicy): a plaintext connection
-// has no principal, so it matches and is refused.
+// allowed; otherwise a matching ALLOW allows and anything else is denied. Dry-run policies never decide. STRICT
+// arrives as istiod's DENY istio_converted_static_strict (not_principals [presence]): plaintext has no principal.
 func Allowed(policies []*security.Authorization, c Conn) Verdict {
 	id := parseIdentity(c.SrcIdentity)
 	haveAllow := false

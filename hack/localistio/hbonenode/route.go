@@ -49,10 +49,8 @@ const (
 // and src/state.rs find_upstream): a service VIP with a waypoint → that waypoint; a service VIP → one of its
 // endpoints; a workload address with a workload waypoint → that waypoint; a workload address → the pod (HBONE when
 // it is enrolled, plaintext when not); an unknown address → passthrough. pick chooses among endpoints (and weighted
-// waypoints): the caller passes a random or round-robin number, tests a fixed one.
-//
-// Not modelled (single network, single locality here): network gateways, locality-ranked load balancing, endpoint
-// capacity weights.
+// waypoints): the caller passes a random or round-robin number, tests a fixed one. Not modelled: network gateways,
+// locality-ranked load balancing, endpoint capacity weights.
 func Route(t *Tables, src Source, dst netip.AddrPort, pick uint32) (Decision, error) {
 	if dst.Addr().IsLoopback() {
 		return Decision{}, ErrSelfCall

@@ -1,11 +1,7 @@
 // Command hbone-node is the "Go HBONE node proxy (test double; not ztunnel's cost)": a TEST DOUBLE for ztunnel,
-// never shipped, run as the image <registry>/istio/ztunnel:<tag>-distroless (OCI label meshbench.dev/test-standin=
-// true) inside Istio's own rendered ztunnel DaemonSet, as its service account istio-system/ztunnel. See package
-// hbonenode for what it does and where it differs from ztunnel.
-//
-// Configuration is the DaemonSet's environment (CA_ADDRESS, XDS_ADDRESS, POD_NAME, POD_NAMESPACE, NODE_NAME,
-// INSTANCE_IP, ISTIO_META_CLUSTER_ID; TRUST_DOMAIN, default cluster.local) and its mounts (the istio-ca token and
-// root certificate). ztunnel's own arguments ("proxy ztunnel") are ignored.
+// never shipped, run as <registry>/istio/ztunnel:<tag>-distroless inside Istio's own ztunnel DaemonSet (service
+// account istio-system/ztunnel), configured by that DaemonSet's environment and mounts; ztunnel's own arguments are
+// ignored. hack/localistio/README.md ("The Go HBONE node proxy") says what it does and where it differs from ztunnel.
 package main
 
 import (

