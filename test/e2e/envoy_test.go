@@ -96,19 +96,7 @@ func TestEnvoySidecar(t *testing.T) {
 	if out, err := plaintextGet(ctx, c, plain, outsider, url); err != nil {
 		t.Fatalf("PERMISSIVE: a plaintext client outside the mesh must get through: %v %s", err, out)
 	}
-	applyYAML(ctx, t, env, fmt.Sprintf(`apiVersion: security.istio.io/v1
-kind: PeerAuthentication
-metadata: {name: strict, namespace: %s}
-spec: {mtls: {mode: STRICT}}
-`, ns))
-	refused := false
-	for deadline := time.Now().Add(90 * time.Second); !refused && time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		_, err := plaintextGet(ctx, c, plain, outsider, url)
-		refused = err != nil
-	}
-	if !refused {
-		t.Fatalf("STRICT: a plaintext client outside the mesh still gets through after 90 s")
-	}
+	applyStrictUntilPlaintextRefused(ctx, t, env, ns, plain, outsider, url)
 	sent = inboundDeltas(ctx, t, c, ns, pods.Items, func() int64 {
 		return envoyLoad(ctx, t, c, meshed, client, "http://frontend."+ns+":8080/", 100, 10*time.Second)
 	})
@@ -347,4 +335,32 @@ spec:
 		t.Fatalf("%s: %d cases, want 1", name, len(run.Cases))
 	}
 	return run
+}
+
+// applyStrictUntilPlaintextRefused applies a STRICT PeerAuthentication to ns and waits (up to 90 s) until a plaintext
+// GET from pod outsider of namespace plain to url fails; it fails the test if it never does.
+func applyStrictUntilPlaintextRefused(ctx context.Context, t *testing.T, env *IstioEnv, ns, plain, outsider, url string) {
+	t.Helper()
+	applyYAML(ctx, t, env, fmt.Sprintf(`apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: strict, namespace: %s}
+spec: {mtls: {mode: STRICT}}
+`, ns))
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		if _, err := plaintextGet(ctx, env.Cluster, plain, outsider, url); err != nil {
+			return
+		}
+	}
+	t.Fatalf("STRICT: a plaintext client outside the mesh still gets through after 90 s")
+}
+
+// twoNodes returns the names of the cluster's first two nodes; the test fails unless there are two (its hops must
+// cross nodes).
+func twoNodes(ctx context.Context, t *testing.T, c *Cluster) (string, string) {
+	t.Helper()
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) < 2 {
+		t.Fatalf("nodes: %d (%v), want 2: the hops must cross nodes", len(nodes.Items), err)
+	}
+	return nodes.Items[0].Name, nodes.Items[1].Name
 }

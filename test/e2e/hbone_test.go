@@ -39,11 +39,7 @@ func TestIstioAmbientHBONE(t *testing.T) {
 	c := env.Cluster
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) < 2 {
-		t.Fatalf("nodes: %d (%v), want 2: the hops must cross nodes", len(nodes.Items), err)
-	}
-	n0, n1 := nodes.Items[0].Name, nodes.Items[1].Name
+	n0, n1 := twoNodes(ctx, t, c)
 	sfx := randomSuffix(4)
 	ns, meshed, plain := "mb-e2e-hbone-"+sfx, "mb-e2e-hbonec-"+sfx, "mb-e2e-hbonep-"+sfx
 	ambient := map[string]string{mesh.LabelDataplaneMode: "ambient"}
@@ -114,19 +110,7 @@ func TestIstioAmbientHBONE(t *testing.T) {
 	}
 	plainDenied := map[string]string{"protocol": "plaintext", "result": "denied"}
 	deniedBefore := nodeProxyCounters(ctx, t, c, proxies, plainDenied)[0]
-	applyYAML(ctx, t, env, fmt.Sprintf(`apiVersion: security.istio.io/v1
-kind: PeerAuthentication
-metadata: {name: strict, namespace: %s}
-spec: {mtls: {mode: STRICT}}
-`, ns))
-	refused := false
-	for deadline := time.Now().Add(90 * time.Second); !refused && time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		_, err := plaintextGet(ctx, c, plain, outsider, url)
-		refused = err != nil
-	}
-	if !refused {
-		t.Fatalf("STRICT: a plaintext client outside the mesh still gets through after 90 s")
-	}
+	applyStrictUntilPlaintextRefused(ctx, t, env, ns, plain, outsider, url)
 	if d := nodeProxyCounters(ctx, t, c, proxies, plainDenied)[0] - deniedBefore; d < 1 {
 		t.Errorf("STRICT: plaintext refused, but no node proxy counted a denial (%.0f)", d)
 	}

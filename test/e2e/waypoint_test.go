@@ -30,11 +30,7 @@ func TestIstioWaypointEnvoy(t *testing.T) {
 	c := env.Cluster
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) < 2 {
-		t.Fatalf("nodes: %d (%v), want 2: the hops must cross nodes", len(nodes.Items), err)
-	}
-	n0, n1 := nodes.Items[0].Name, nodes.Items[1].Name
+	n0, n1 := twoNodes(ctx, t, c)
 	sfx := randomSuffix(4)
 	ns, meshed := "mb-e2e-wp-"+sfx, "mb-e2e-wpc-"+sfx
 	for name, labels := range map[string]map[string]string{ns: {}, meshed: {mesh.LabelDataplaneMode: "ambient"}} {
