@@ -175,6 +175,7 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 	for _, c := range run.Cases {
 		latest[c.CaseID] = c
 	}
+	waypointsOf := waypointCounts(run.Cases)
 	points := map[fitKey][]Point{}
 	rps := map[string]float64{}
 	// counted are the pods a component's figures sum, per case and component (its allocation samples' pod count).
@@ -265,8 +266,8 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 			addInt(&m.Measured.Nodes, nodes)
 			units, x = nodes, krps/float64(nodes)
 		case PerWaypoint:
-			w, err := factInt(c, FactWaypoints)
-			if err != nil || w < 1 {
+			w, ok := waypointsOf[s.CaseID]
+			if !ok || w < 1 {
 				leftOut(fmt.Sprintf("case %q: %s samples but no waypoint count (fact %q): left out", s.CaseID, s.Component, FactWaypoints))
 				continue
 			}
@@ -391,6 +392,24 @@ func loadUnit(per string) string {
 		return "app pods in the mesh"
 	}
 	return "krps per " + per
+}
+
+// waypointCounts is the waypoints each case measured, per case ID. The runner verifies a mode, and records the
+// count (FactWaypoints), on the case that switched to it; the cases after it in the same topology and mode ran on
+// the same waypoints, so they take the count of the latest case before them that recorded one (cases in file order).
+func waypointCounts(cases []results.CaseResult) map[string]int {
+	out := map[string]int{}
+	last := map[string]int{} // topology/mode -> the count its latest verification recorded
+	for _, c := range cases {
+		key := c.Topology + "/" + c.Mode
+		if n, err := factInt(c, FactWaypoints); err == nil {
+			last[key] = n
+		}
+		if n, ok := last[key]; ok {
+			out[c.CaseID] = n
+		}
+	}
+	return out
 }
 
 func factInt(c results.CaseResult, name string) (int, error) {

@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -333,5 +334,36 @@ func TestBuildPerPodOverTheCountedPods(t *testing.T) {
 				t.Errorf("warnings %q: want the old run's warning %v", m.Warnings, tc.warn)
 			}
 		})
+	}
+}
+
+// TestWaypointCountsCarryToTheCasesAfterTheSwitch: the runner records the waypoint count on the case that switched
+// to waypoint mode only (bench-waypoint-20261206-153216-bb0d: 7 of 9 waypoint cases were left out of the fits, so the
+// waypoint had one load level and no slope); the cases after it in the same topology and mode take that count, a
+// later verification replaces it, and a case before any verification has none.
+func TestWaypointCountsCarryToTheCasesAfterTheSwitch(t *testing.T) {
+	t.Parallel()
+	c := func(id, topo, mode, waypoints string) results.CaseResult {
+		cr := results.CaseResult{CaseID: id, Topology: topo, Mode: mode, Facts: map[string]string{}}
+		if waypoints != "" {
+			cr.Facts[FactWaypoints] = waypoints
+		}
+		return cr
+	}
+	got := waypointCounts([]results.CaseResult{
+		c("multi.waypoint.q1", "multi", "waypoint", ""), // before any verification of its topology: no count
+		c("single.waypoint.q1", "single", "waypoint", "1"),
+		c("single.waypoint.q2", "single", "waypoint", ""),
+		c("single.none.q1", "single", "none", ""),
+		c("single.waypoint.q3", "single", "waypoint", ""),
+		c("multi.waypoint.q2", "multi", "waypoint", "8"),
+		c("multi.waypoint.q3", "multi", "waypoint", ""),
+		c("single.waypoint.q4", "single", "waypoint", "2"),
+		c("single.waypoint.q5", "single", "waypoint", ""),
+	})
+	want := map[string]int{"single.waypoint.q1": 1, "single.waypoint.q2": 1, "single.waypoint.q3": 1, "multi.waypoint.q2": 8,
+		"multi.waypoint.q3": 8, "single.waypoint.q4": 2, "single.waypoint.q5": 2}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("waypointCounts = %v, want %v", got, want)
 	}
 }

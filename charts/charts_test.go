@@ -252,11 +252,11 @@ func TestChartsCarryDataPlaneCaveats(t *testing.T) {
 	s.DataPlane = results.DataPlaneStandIn
 	s.DataPlanes = []results.ComponentDataPlane{
 		{Component: results.ComponentSidecar, Kind: results.DataPlaneUpstreamEnvoy, Description: "upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry filters off)"},
-		{Component: results.ComponentZtunnel, Kind: results.DataPlaneStandIn, Description: "test stand-in (hack/localistio/cmd/fake-ztunnel)"},
+		{Component: results.ComponentZtunnel, Kind: results.DataPlaneStandIn, Description: "test stand-in (hack/localistio/cmd/hbone-node)"},
 		{Component: results.ComponentWaypoint, Kind: results.DataPlaneIstio, Description: "Istio's proxy (Envoy) as waypoint"},
 	}
 	sidecar := "data plane: sidecar is upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry filters off): a lower bound of Istio's own sidecar cost, not Istio's figure"
-	ztunnel := "data plane: ztunnel is a test stand-in (hack/localistio/cmd/fake-ztunnel): its figures are not ztunnel's"
+	ztunnel := "data plane: ztunnel is a test stand-in (hack/localistio/cmd/hbone-node): its figures are not ztunnel's"
 	for _, c := range []BarChart{
 		ResourceChart(s, ResourceSelection{Topology: "single", Load: "1000", Window: "load", Metric: MetricCPU}),
 		LatencyChart(s, LatencySelection{Topology: "single", Load: "1000"}),

@@ -3,11 +3,12 @@
 # is left, whatever happened (the exit status is the tests' unless teardown leaves something behind).
 #   phase 1, no Istio: the paths that must say "no Istio" honestly (preflight FAIL, a sidecar case failing
 #            verification instead of measuring an un-meshed app, a run recording the absent mode as failed);
-#   phase 2, real istiod + istio-cni, the real sidecar (pilot-agent + upstream Envoy) and the ztunnel and waypoint
-#            stand-ins: every e2e test but the slow ones of make e2e-slow (E2E_SLOW); the Istio ones fail, not skip;
+#   phase 2, real istiod + istio-cni, the real sidecar and waypoint (pilot-agent + upstream Envoy) and the ztunnel
+#            stand-in (the Go HBONE node proxy): every e2e test but the slow ones of make e2e-slow (E2E_SLOW); the
+#            Istio ones fail, not skip;
 #   phase 3, istiod re-installed as revision canary without a default: the revision e2e test.
-# Outside .ci/run for time, each a documented target: make e2e-slow (the full cni table), make scale (meshbench at
-# 1,000 pods in 60 namespaces on kwok fake nodes), make faults (the fault matrix), make bench-envoy.
+# Outside .ci/run for time, each a documented target: make e2e-slow (the full cni table, own manifests in every mode), make scale (meshbench at
+# 1,000 pods in 60 namespaces on kwok fake nodes), make faults (the fault matrix), make bench-envoy and make bench-waypoint.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 teardown() {
@@ -25,6 +26,7 @@ make e2e E2E_RUN='^(TestCluster|TestMeshPreflight|TestMeshSidecarWithoutIstioFai
 start=$(date +%s)
 make istio-up
 echo "istio-up took $(( $(date +%s) - start ))s"
+make istio-unit # the node proxy's own tests; istio-up just compiled what they need
 start=$(date +%s)
 MESHBENCH_E2E_ISTIO=1 make e2e E2E_SKIP="$(make -s --no-print-directory print-e2e-slow)"
 echo "e2e (phase 2) took $(( $(date +%s) - start ))s"

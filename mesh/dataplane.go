@@ -69,7 +69,7 @@ func UpstreamEnvoyDescription(envoyVersion, agentVersion string) string {
 }
 
 // standInDescription names a stand-in by what the marker says it is (its "<component>.standin" entry, e.g.
-// "hack/localistio/cmd/fake-ztunnel").
+// "hack/localistio/cmd/hbone-node").
 func standInDescription(comp string, marker map[string]string) string {
 	return string(results.DataPlaneStandIn) + inParens(marker[comp+".standin"])
 }

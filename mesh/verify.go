@@ -197,6 +197,20 @@ func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target,
 		v.ProxyConfig = s.ProxyConfig(ctx, pods, s.proxySample())
 		err = checkProxyConfig(v.ProxyConfig)
 	}
+	if err == nil && len(refs) > 0 {
+		// The waypoints' own proxies too: every one of them (a waypoint is a handful of pods).
+		var pods []*corev1.Pod
+		for _, r := range refs {
+			if list, lerr := s.Clients.Kube.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel + "=" + r.Name}); lerr == nil {
+				for i := range list.Items {
+					pods = append(pods, &list.Items[i])
+				}
+			}
+		}
+		wps := s.ProxyConfig(ctx, pods, len(pods))
+		v.ProxyConfig = append(v.ProxyConfig, wps...)
+		err = checkProxyConfig(wps)
+	}
 	v.Start, v.End = start, s.now()
 	v.Elapsed = v.End.Sub(v.Start)
 	switch {

@@ -2,7 +2,9 @@ package orchestrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -219,6 +221,34 @@ func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario
 		err = fmt.Errorf("%d pods, problems: %s", len(v.Pods), strings.Join(v.Problems, "; "))
 	}
 	return facts, err
+}
+
+// BeforeLoad reads the waypoints' request counters before a waypoint case's load (runner.PathProver).
+func (a *meshAdapter) BeforeLoad(ctx context.Context, t runner.Target, mode scenario.Mode) (runner.PathMark, error) {
+	if mode != scenario.ModeWaypoint {
+		return nil, nil
+	}
+	return a.sw.WaypointRequests(ctx, mesh.Waypoints(t.Target, a.wp)), nil
+}
+
+// AfterLoad proves the waypoints served the load: a waypoint case whose waypoints did not measured ambient. A
+// counter that cannot be read (Istio's telemetry off, a stand-in) proves nothing either way: it is recorded, not
+// failed.
+func (a *meshAdapter) AfterLoad(ctx context.Context, t runner.Target, mode scenario.Mode, before runner.PathMark, requests int64) (map[string]string, error) {
+	b, ok := before.(mesh.WaypointCount)
+	if mode != scenario.ModeWaypoint || !ok {
+		return nil, nil
+	}
+	after := a.sw.WaypointRequests(ctx, mesh.Waypoints(t.Target, a.wp))
+	served, err := mesh.WaypointServed(b, after, requests)
+	if errors.Is(err, mesh.ErrWaypointUncounted) {
+		var why []string
+		for _, gw := range slices.Sorted(maps.Keys(after.Unread)) {
+			why = append(why, gw+": "+after.Unread[gw])
+		}
+		return map[string]string{results.FactWaypointRequests: "unknown (" + strings.Join(why, "; ") + ")"}, nil
+	}
+	return map[string]string{results.FactWaypointRequests: fmt.Sprintf("%.0f served during the load, lead-in and cool-down included; its measured window alone completed %d (%s)", served, requests, after.Counter)}, err
 }
 
 // takeCache is the readiness wait's cache of t, nil when there is none (Verify then builds its own).

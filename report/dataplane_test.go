@@ -12,7 +12,7 @@ import (
 func mixedDataPlane() Report {
 	dps := []results.ComponentDataPlane{
 		{Component: results.ComponentSidecar, Kind: results.DataPlaneUpstreamEnvoy, Description: "upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry filters off)"},
-		{Component: results.ComponentZtunnel, Kind: results.DataPlaneStandIn, Description: "test stand-in (hack/localistio/cmd/fake-ztunnel)"},
+		{Component: results.ComponentZtunnel, Kind: results.DataPlaneStandIn, Description: "test stand-in (hack/localistio/cmd/hbone-node)"},
 		{Component: results.ComponentWaypoint, Kind: results.DataPlaneStandIn, Description: "test stand-in (hack/localistio/cmd/istio-standin)"},
 	}
 	var r Report
@@ -49,7 +49,7 @@ func TestBannerSaysTheTruthPerComponent(t *testing.T) {
 	b := strings.Join(mixedDataPlane().Banner(), "\n")
 	for _, want := range []string{
 		"data plane: sidecar is upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry filters off): a lower bound of Istio's own sidecar cost",
-		"data plane: ztunnel is a test stand-in (hack/localistio/cmd/fake-ztunnel): its figures are not ztunnel's",
+		"data plane: ztunnel is a test stand-in (hack/localistio/cmd/hbone-node): its figures are not ztunnel's",
 		"data plane: waypoint is a test stand-in (hack/localistio/cmd/istio-standin): its figures are not waypoint's",
 	} {
 		if !strings.Contains(b, want) {

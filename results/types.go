@@ -104,6 +104,11 @@ const (
 // IsCNI reports whether m is the run.json of a meshbench cni run.
 func (m RunMeta) IsCNI() bool { return m.Command == CommandCNI }
 
+// FactWaypointRequests, on a waypoint case, is how many requests the waypoints served while the load ran (their
+// own request counter, read before and after the load), beside the requests the load completed; or why it could
+// not be read. A waypoint that served fewer than 90 % of them fails the case: it measured ambient, not waypoint.
+const FactWaypointRequests = "waypoint-requests"
+
 // RunMeta is run.json.
 type RunMeta struct {
 	SchemaVersion string          `json:"schemaVersion"`
@@ -265,7 +270,7 @@ type ComponentDataPlane struct {
 	Component string        `json:"component"`
 	Kind      DataPlaneKind `json:"kind"`
 	// Description names it for a reader, e.g. "upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry
-	// filters off)", "test stand-in (hack/localistio/cmd/fake-ztunnel: plaintext pass-through, not ztunnel)".
+	// filters off)", "test stand-in (hack/localistio/cmd/hbone-node: the Go HBONE node proxy, not ztunnel)".
 	Description string `json:"description,omitempty"`
 }
 

@@ -48,6 +48,18 @@ type Mesh interface {
 	Restore(ctx context.Context) error
 }
 
+// PathProver is a Mesh that can prove, around a case's load, that the mode's proxies carried it (a waypoint that
+// traffic bypasses measures ambient, not waypoint). BeforeLoad takes its counters just before the load starts;
+// AfterLoad compares them once the load ended, given the requests the load's measured phase completed. An
+// AfterLoad error fails the case with its text as the reason; the case's measurements are kept.
+type PathProver interface {
+	BeforeLoad(ctx context.Context, t Target, mode scenario.Mode) (PathMark, error)
+	AfterLoad(ctx context.Context, t Target, mode scenario.Mode, before PathMark, requests int64) (map[string]string, error)
+}
+
+// PathMark is what a PathProver read before the load; only it reads it back.
+type PathMark any
+
 // Reconciler is a Mesh that puts right, once the workloads are ready, the pods a mode switch could not reach: pods
 // their controllers created in the moment the namespaces were relabelled, which the API server's admission judged
 // by the namespace's old labels (its webhook namespace selector reads a cache), so a fresh app's first sidecar case

@@ -447,6 +447,14 @@ func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, 
 			guard, req.CoolDown, guard)
 		req.CoolDown = guard
 	}
+	prover, _ := r.Mesh.(PathProver)
+	var mark PathMark
+	if prover != nil && !c.IsCNI() {
+		var err error
+		if mark, err = prover.BeforeLoad(ctx, t, c.Mode); err != nil {
+			return cr.fail("before the load: " + err.Error())
+		}
+	}
 	var lr LoadResult
 	err := cr.timed("load", func() error {
 		label, total := fmt.Sprintf("%s load (lead-in %s, window %s, cool-down %s)", c.ID, req.LeadIn, req.Window, req.CoolDown), req.LeadIn+req.Window+req.CoolDown
@@ -478,7 +486,18 @@ func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, 
 		cr.res.Windows = append(cr.res.Windows, lr.Window)
 	}
 	cr.add(c, lr.Samples, c.QPS.String())
-	return r.collect(ctx, st, cr, t, c, windows, lr)
+	var pathErr error
+	if prover != nil && !c.IsCNI() {
+		var facts map[string]string
+		facts, pathErr = prover.AfterLoad(ctx, t, c.Mode, mark, lr.Requests)
+		cr.facts(facts)
+	}
+	res, samples := r.collect(ctx, st, cr, t, c, windows, lr)
+	if pathErr != nil && res.Status == results.StatusOK {
+		// Measured, but not the mode: the figures are kept, the case does not count.
+		res.Status, res.Reason = results.StatusFailed, "not the mode's data path: "+pathErr.Error()
+	}
+	return res, samples
 }
 
 // collect reads the resource use of the case's windows and decides its status.

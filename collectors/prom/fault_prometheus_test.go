@@ -137,8 +137,10 @@ func TestPrometheusStoppedInsideAWindow(t *testing.T) {
 			f.Gaps[0].From.Before(pausedAt.Add(-2*time.Second)) || f.Gaps[0].To.After(resumedAt.Add(2*time.Second)) {
 			t.Errorf("%s %s: gaps %v (%s missing), want one of about 15 s around %s..%s", f.Component, f.Figure, f.Gaps, m, pausedAt, resumedAt)
 		}
-		if f.Target.Job != "kubernetes-cadvisor" || f.Spacing != time.Second {
-			t.Errorf("%s %s: target %s spacing %s, want the exporter's job scraped every 1 s", f.Component, f.Figure, f.Target, f.Spacing)
+		// The spacing is measured from the samples' millisecond timestamps: on a loaded machine the median step can be
+		// 999 ms or 1.001 s for a 1 s scrape interval.
+		if f.Target.Job != "kubernetes-cadvisor" || f.Spacing < 950*time.Millisecond || f.Spacing > 1050*time.Millisecond {
+			t.Errorf("%s %s: target %s spacing %s, want the exporter's job scraped every 1 s (±50 ms)", f.Component, f.Figure, f.Target, f.Spacing)
 		}
 	}
 	for _, s := range []string{"load window", "incomplete: app cpu (2 pods): prometheus has no samples for 1", "s of the 30s load window (", `target job="kubernetes-cadvisor"`} {

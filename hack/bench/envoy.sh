@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# envoy.sh (make bench-envoy): real Envoy's sidecar cost on the local test bed (issue 30). Needs the local cluster
+# envoy.sh (make bench-envoy, make bench-waypoint): real Envoy's cost on the local test bed, the sidecar's (issue 30)
+# or, with examples/bench-waypoint.yaml, the waypoint's beside the ztunnel stand-in's (issue 31). Needs the local cluster
 # with the local Istio (make cluster-up ISTIO=1), whose sidecar is pilot-agent + upstream Envoy. Runs
 # examples/bench-envoy.yaml (or $1: none and sidecar at three load levels, three repetitions, 1 KB payloads), then
 # prints what the comparison with Istio's published figures needs: `meshbench project`'s fits (CPU and memory

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # demo.sh (make demo): the mission on this machine. Builds meshbench (MESHBENCH_BIN, default bin/), builds and starts
-# the local two-node cluster and the local Istio (real istiod, istio-cni and sidecar; ztunnel and waypoint stand-ins),
+# the local two-node cluster and the local Istio (real istiod, istio-cni, sidecar and waypoint; a ztunnel stand-in),
 # then takes a small app through none, sidecar, ambient and waypoint with `meshbench run -f $DEMO_SCENARIO`, and ends
 # with the report's headlines and comparison and the path of report.html.
 # Cold (first run on a machine): 42 minutes on 2 cores with nothing else running, the run's 12 included (README.md);
@@ -23,10 +23,11 @@ log() { printf '   [%s] %s\n' "$(elapsed)" "$*" >&2; } # with_heartbeat's lines
 caveat() {
 	cat >&2 <<'TXT'
    NOTE: on this local cluster istiod and the istio-cni node agents are real Istio (every mode switch is proven
-   against them), and so is the SIDECAR: Istio's pilot-agent with an upstream Envoy on the path of every request,
-   with Istio's own telemetry filters off, so its figures are a lower bound of Istio's sidecar cost. ztunnel and the
-   waypoint's proxy are TEST STAND-INS (ztunnel cannot be had here): their figures are not Istio's. Every result,
-   headline and chart says so per component.
+   against them), and so are the SIDECAR and the WAYPOINT: Istio's pilot-agent with an upstream Envoy on the path of
+   every request, with Istio's own telemetry filters off, so their figures are a lower bound of Istio's cost. ztunnel
+   is a TEST STAND-IN (ztunnel cannot be had here): the Go HBONE node proxy (test double; not ztunnel's cost) carries
+   ambient traffic as HBONE with mTLS; its figures are not ztunnel's. Every result, headline and chart says so per
+   component.
 TXT
 }
 
@@ -36,7 +37,7 @@ step "meshbench (make build into $BIN_DIR; cold: a few minutes)"
 with_heartbeat "building meshbench" make -s --no-print-directory build BIN="$BIN_DIR"
 step "local Kubernetes cluster (cold: 16 min on a quiet machine, up to 38 measured while other builds shared the cores; then cached; a progress line every minute)"
 bash hack/localcluster/up.sh
-step "local Istio: real istiod + istio-cni, real sidecar (pilot-agent + upstream Envoy), ambient stand-ins (cold: 8 min on a quiet machine, up to 17 measured; then cached)"
+step "local Istio: real istiod + istio-cni, real sidecar and waypoint (pilot-agent + upstream Envoy), the ztunnel stand-in (cold: 8 min on a quiet machine, up to 17 measured; then cached)"
 bash hack/localistio/istio-up.sh
 set -a
 # shellcheck source=/dev/null

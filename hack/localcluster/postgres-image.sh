@@ -25,6 +25,10 @@ build_postgres_image() {
 	_pg_image_generated "$src"
 	if [ -s "$src/files.txt" ]; then
 		mapfile -t files <"$src/files.txt"
+		# A list naming files that are gone (another clone's entrypoint, e.g. CI's) is made afresh.
+		_pg_image_all_exist "${files[@]}" || files=()
+	fi
+	if [ ${#files[@]} -gt 0 ]; then
 		st=$(_pg_image_stamp "$ref" "${files[@]}")
 		if stamp_ok image-postgres "$st" "$out"; then
 			return 0
@@ -40,6 +44,11 @@ build_postgres_image() {
 		die "postgres image: mkimage failed"
 	stamp_write image-postgres "$st"
 	log "packed $ref (PostgreSQL $pgver: ${#files[@]} files + busybox)"
+}
+
+_pg_image_all_exist() {
+	local f
+	for f in "$@"; do [ -e "${f%%=*}" ] || return 1; done
 }
 
 _pg_image_bin() { echo "/usr/lib/postgresql/$PG_IMAGE_MAJOR/bin"; }

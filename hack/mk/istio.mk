@@ -2,7 +2,7 @@
 # (proxyv2, ztunnel). See hack/localistio/README.md. Needs root and a running cluster (make cluster-up).
 ISTIO_E2E_TIMEOUT ?= 45m
 
-.PHONY: istio-build istio-up istio-down istio-status cluster-up-istio e2e-istio
+.PHONY: istio-build istio-up istio-down istio-status cluster-up-istio e2e-istio istio-unit
 
 istio-build: ## build/cache istiod, istio-cni and the stand-ins from istio.io/istio (hack/localistio/go.mod pin)
 	bash hack/localistio/build.sh
@@ -18,6 +18,9 @@ istio-status: ## istio-system pods, agents and the stand-in marker
 
 cluster-up-istio: cluster-up ## cluster-up, then istio-up (same as make cluster-up ISTIO=1)
 	bash hack/localistio/istio-up.sh
+
+istio-unit: ## the Go HBONE node proxy's tests (hack/localistio/hbonenode: no cluster; as root also in test-made netns)
+	cd hack/localistio && $(GO) test -count=1 ./...
 
 e2e-istio: ## only the Istio mode-switch e2e tests (fail instead of skip when Istio is not up)
 	MESHBENCH_E2E_ISTIO=1 $(GO) test -tags e2e -count=1 -timeout $(ISTIO_E2E_TIMEOUT) -run 'Istio' -v ./test/e2e/

@@ -96,19 +96,7 @@ func TestEnvoySidecar(t *testing.T) {
 	if out, err := plaintextGet(ctx, c, plain, outsider, url); err != nil {
 		t.Fatalf("PERMISSIVE: a plaintext client outside the mesh must get through: %v %s", err, out)
 	}
-	applyYAML(ctx, t, env, fmt.Sprintf(`apiVersion: security.istio.io/v1
-kind: PeerAuthentication
-metadata: {name: strict, namespace: %s}
-spec: {mtls: {mode: STRICT}}
-`, ns))
-	refused := false
-	for deadline := time.Now().Add(90 * time.Second); !refused && time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		_, err := plaintextGet(ctx, c, plain, outsider, url)
-		refused = err != nil
-	}
-	if !refused {
-		t.Fatalf("STRICT: a plaintext client outside the mesh still gets through after 90 s")
-	}
+	applyStrictUntilPlaintextRefused(ctx, t, env, ns, plain, outsider, url)
 	sent = inboundDeltas(ctx, t, c, ns, pods.Items, func() int64 {
 		return envoyLoad(ctx, t, c, meshed, client, "http://frontend."+ns+":8080/", 100, 10*time.Second)
 	})
@@ -116,7 +104,7 @@ spec: {mtls: {mode: STRICT}}
 
 	// 4. meshbench itself, on this app (already in sidecar mode): the case records STRICT, the accepted config and
 	// the real sidecar.
-	run := envoyRun(ctx, t, env, ns, "envoy-strict", 0)
+	run := envoyRun(ctx, t, env, ns, "envoy-strict", "sidecar", 0)
 	cs := run.Cases[0]
 	if cs.Status != results.StatusOK || cs.Facts["error-rate"] != "0.000%" {
 		t.Fatalf("meshbench case %s: %s %s, error rate %q", cs.CaseID, cs.Status, cs.Reason, cs.Facts["error-rate"])
@@ -165,7 +153,7 @@ spec:
 	if !rejected {
 		t.Fatalf("backend's Envoy did not reject the listener with an unknown filter within 60 s")
 	}
-	run = envoyRun(ctx, t, env, ns, "envoy-rejected", 1)
+	run = envoyRun(ctx, t, env, ns, "envoy-rejected", "sidecar", 1)
 	cs = run.Cases[0]
 	for _, want := range []string{"rejected configuration", "pod " + ns + "/" + backend, string(mesh.LDSRejected) + "=", "EnvoyFilter"} {
 		if cs.Status != results.StatusFailed || !strings.Contains(cs.Reason, want) {
@@ -310,9 +298,9 @@ func applyYAML(ctx context.Context, t *testing.T, env *IstioEnv, doc string) {
 	}
 }
 
-// envoyRun runs `meshbench run` in sidecar mode on the existing app in ns and returns the run; the exit code must
-// be want.
-func envoyRun(ctx context.Context, t *testing.T, env *IstioEnv, ns, name string, want int) *results.Run {
+// envoyRun runs `meshbench run` in one mode on the existing app in ns and returns the run; the exit code must be
+// want.
+func envoyRun(ctx context.Context, t *testing.T, env *IstioEnv, ns, name, mode string, want int) *results.Run {
 	t.Helper()
 	c := env.Cluster
 	path := writeScenarioFile(t, name, fmt.Sprintf(`apiVersion: meshbench.dev/v1alpha1
@@ -323,7 +311,7 @@ spec:
   workload:
     app: existing
     existing: {namespaces: [%s]}
-  modes: [sidecar]
+  modes: [%s]
   load:
     qps: [50]
     connections: 2
@@ -332,7 +320,7 @@ spec:
   windows: {idle: 10s, load: 15s, repetitions: 1, settle: 2s, attempts: 1}
   prometheus: {url: %s}
   output: {dir: runs}
-`, name, ns, c.PrometheusURL))
+`, name, ns, mode, c.PrometheusURL))
 	work := t.TempDir()
 	stdout, stderr, code := runCLI(ctx, t, c, work, "run", "-f", path, "--allow-existing-namespaces", "--output-dir", "runs")
 	t.Logf("%s: stderr (tail):\n%s", name, tail(stderr, 3000))
@@ -347,4 +335,32 @@ spec:
 		t.Fatalf("%s: %d cases, want 1", name, len(run.Cases))
 	}
 	return run
+}
+
+// applyStrictUntilPlaintextRefused applies a STRICT PeerAuthentication to ns and waits (up to 90 s) until a plaintext
+// GET from pod outsider of namespace plain to url fails; it fails the test if it never does.
+func applyStrictUntilPlaintextRefused(ctx context.Context, t *testing.T, env *IstioEnv, ns, plain, outsider, url string) {
+	t.Helper()
+	applyYAML(ctx, t, env, fmt.Sprintf(`apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: strict, namespace: %s}
+spec: {mtls: {mode: STRICT}}
+`, ns))
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		if _, err := plaintextGet(ctx, env.Cluster, plain, outsider, url); err != nil {
+			return
+		}
+	}
+	t.Fatalf("STRICT: a plaintext client outside the mesh still gets through after 90 s")
+}
+
+// twoNodes returns the names of the cluster's first two nodes; the test fails unless there are two (its hops must
+// cross nodes).
+func twoNodes(ctx context.Context, t *testing.T, c *Cluster) (string, string) {
+	t.Helper()
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) < 2 {
+		t.Fatalf("nodes: %d (%v), want 2: the hops must cross nodes", len(nodes.Items), err)
+	}
+	return nodes.Items[0].Name, nodes.Items[1].Name
 }

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,7 +27,8 @@ import (
 	"github.com/meshbench/meshbench/workloads"
 )
 
-// The local Istio of hack/localistio (make istio-up): real istiod and istio-cni agents, stand-in proxyv2/ztunnel.
+// The local Istio of hack/localistio (make istio-up): real istiod and istio-cni agents, real sidecars, the Go HBONE
+// node proxy in ztunnel's place and a stand-in waypoint.
 const (
 	istioNamespace    = "istio-system"
 	standInMarkerName = "meshbench-test-standin"
@@ -315,13 +317,13 @@ func (e *IstioEnv) waypointEvidence(dep *appsv1.Deployment) error {
 	}
 	for _, c := range dep.Spec.Template.Spec.Containers {
 		if c.Name == mesh.ProxyContainer && c.Image == e.WaypointImage {
-			if dep.Spec.Template.Annotations[mesh.StandInAnnotation] != "true" {
-				return fmt.Errorf("pod template lacks %s (gatewayClasses overlay not applied by istiod)", mesh.StandInAnnotation)
+			if dep.Spec.Template.Annotations[mesh.DataPlaneAnnotation] != mesh.DataPlaneUpstreamEnvoyValue {
+				return fmt.Errorf("pod template lacks %s: %s (gatewayClasses overlay not applied by istiod)", mesh.DataPlaneAnnotation, mesh.DataPlaneUpstreamEnvoyValue)
 			}
 			return nil
 		}
 	}
-	return fmt.Errorf("no %s container with image %s (the stand-in the GatewayClass overlay selects)", mesh.ProxyContainer, e.WaypointImage)
+	return fmt.Errorf("no %s container with image %s (the real proxyv2 the GatewayClass overlay selects)", mesh.ProxyContainer, e.WaypointImage)
 }
 
 // annotationWrittenBy reports whether manager owns metadata.annotations[key] in the pod's managedFields.
@@ -370,9 +372,12 @@ func (e *IstioEnv) chainTraffic(ctx context.Context, target workloads.Target) (s
 	return fmt.Sprintf("GET %s from %s/%s: 200", target.EntryURL, from.Namespace, from.Name), nil
 }
 
-var forwardedRE = regexp.MustCompile(`(?m)^fake_ztunnel_forwarded_connections_total (\d+)`)
+// outboundOKRE: the node proxy's (hack/localistio/hbonenode) counter of outbound connections it connected, one
+// line per protocol/via label set.
+var outboundOKRE = regexp.MustCompile(`(?m)^hbone_node_outbound_connections_total\{([^}]*)\} (\S+)$`)
 
-// ztunnelForwarded sums the connections the ztunnel stand-ins forwarded (their :15020/metrics via pods/proxy).
+// ztunnelForwarded sums the outbound connections the ztunnel stand-ins (the Go HBONE node proxy) connected, any
+// protocol and next hop, from their :15020/metrics via pods/proxy.
 func (e *IstioEnv) ztunnelForwarded(ctx context.Context) (int, error) {
 	pods, err := e.Client.CoreV1().Pods(istioNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=ztunnel"})
 	if err != nil {
@@ -384,12 +389,19 @@ func (e *IstioEnv) ztunnelForwarded(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("ztunnel %s metrics: %w", p.Name, err)
 		}
-		m := forwardedRE.FindSubmatch(body)
-		if m == nil {
-			return 0, fmt.Errorf("ztunnel %s: no fake_ztunnel_forwarded_connections_total in %q", p.Name, body)
+		if !bytes.Contains(body, []byte("hbone_node_info")) {
+			return 0, fmt.Errorf("ztunnel %s: no hbone_node_info in %q", p.Name, body)
 		}
-		v, _ := strconv.Atoi(string(m[1]))
-		n += v
+		for _, m := range outboundOKRE.FindAllSubmatch(body, -1) {
+			if !bytes.Contains(m[1], []byte(`result="ok"`)) {
+				continue
+			}
+			v, err := strconv.ParseFloat(string(m[2]), 64)
+			if err != nil {
+				return 0, fmt.Errorf("ztunnel %s: %s: %w", p.Name, m[0], err)
+			}
+			n += int(v)
+		}
 	}
 	return n, nil
 }

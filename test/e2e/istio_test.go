@@ -94,13 +94,16 @@ func (e *IstioEnv) runTour(t *testing.T, prefix string, multi bool) []switchTimi
 			if err != nil {
 				t.Fatalf("verify %s: %v", to, err)
 			}
-			// What the pods show, per component: the sidecar is real Envoy, ztunnel and waypoint are stand-ins.
+			// What the pods show, per component: the sidecar and the waypoint are real Envoy, ztunnel is the Go
+			// HBONE node proxy (a stand-in).
 			want := map[string]results.DataPlaneKind{}
 			for _, comp := range mesh.ComponentsOfMode(to) {
 				want[comp] = results.DataPlaneStandIn
 			}
-			if to == scenario.ModeSidecar {
-				want[results.ComponentSidecar] = results.DataPlaneUpstreamEnvoy
+			for _, comp := range []string{results.ComponentSidecar, results.ComponentWaypoint} {
+				if _, ok := want[comp]; ok {
+					want[comp] = results.DataPlaneUpstreamEnvoy
+				}
 			}
 			if !maps.Equal(v.DataPlanes, want) && (len(want) > 0 || len(v.DataPlanes) > 0) {
 				t.Errorf("verification of %s saw data planes %v, want %v", to, v.DataPlanes, want)

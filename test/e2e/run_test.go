@@ -467,7 +467,7 @@ func TestRunEveryModeIstio(t *testing.T) {
 		t.Fatalf("run.json istio facts %+v, want data plane %q (its least representative component), revision default, root namespace istio-system", ist, results.DataPlaneStandIn)
 	}
 	wantDP := map[string]results.DataPlaneKind{results.ComponentSidecar: results.DataPlaneUpstreamEnvoy,
-		results.ComponentZtunnel: results.DataPlaneStandIn, results.ComponentWaypoint: results.DataPlaneStandIn}
+		results.ComponentZtunnel: results.DataPlaneStandIn, results.ComponentWaypoint: results.DataPlaneUpstreamEnvoy}
 	for comp, k := range wantDP {
 		if got, ok := results.DataPlaneOf(ist.DataPlanes, comp); !ok || got.Kind != k {
 			t.Errorf("run.json data plane of %s: %+v, want %q", comp, got, k)

@@ -15,6 +15,8 @@
 //	mbistio marker apply -set K=V... | marker delete               the stand-in marker ConfigMap
 //	mbistio cleanup                                                remove what istiod created outside its manifests
 //	mbistio status                                                 istiod, agents' view, marker
+//	mbistio waypoint-bootstrap -in F -out F                        the bootstrap template for an upstream Envoy waypoint
+//	mbistio waypoint-envoyfilter [-root-namespace NS] -out F       the EnvoyFilter that fits waypoint listeners to it
 //
 // The kubeconfig comes from -kubeconfig or $KUBECONFIG; -timeout bounds every wait (default 3m).
 package main
@@ -104,6 +106,8 @@ func run(ctx context.Context, cmd string, args []string) error {
 		return cmdCNIEnv(args)
 	case "supervise":
 		return cmdSupervise(args)
+	case "waypoint-bootstrap", "waypoint-envoyfilter":
+		return cmdWaypoint(cmd, args)
 	}
 	c, err := newClients()
 	if err != nil {
