@@ -22,6 +22,7 @@ const (
 	GoMod                           // the go.mod of meshbench's source (meshbench images --source)
 	PrometheusToken                 // spec.prometheus.bearerTokenFile
 	PrometheusCA                    // spec.prometheus.caFile
+	KubeconfigFile                  // a file the kubeconfig's context names (client-certificate, client-key, certificate-authority, tokenFile)
 )
 
 // Caps in bytes, one per kind (Kind.Max); docs/reliability.md lists them.
@@ -67,6 +68,8 @@ const (
 	MaxPrometheusToken = 64 * KiB
 	// MaxPrometheusCA: the CA that signed Prometheus' certificate, or a bundle (the system's roots are about 220 KiB).
 	MaxPrometheusCA = 1 * MiB
+	// MaxKubeconfigFile: a certificate, key, CA bundle or token; the system's roots are about 220 KiB.
+	MaxKubeconfigFile = 1 * MiB
 )
 
 type kindSpec struct {
@@ -108,6 +111,8 @@ var kinds = [...]kindSpec{
 		"name the token file itself in spec.prometheus.bearerTokenFile (e.g. /var/run/secrets/kubernetes.io/serviceaccount/token)"},
 	PrometheusCA: {"Prometheus CA file", MaxPrometheusCA, 0,
 		"name the PEM file of the CA that signed Prometheus' certificate in spec.prometheus.caFile"},
+	KubeconfigFile: {"kubeconfig's referenced file", MaxKubeconfigFile, 0,
+		"fix the path in the kubeconfig's client-certificate, client-key, certificate-authority or tokenFile (or embed the data with the -data fields)"},
 }
 
 // Kinds is every kind, in the order of their definition.

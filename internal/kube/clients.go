@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/meshbench/meshbench/internal/inputfile"
@@ -48,7 +49,13 @@ func LoadConfig(kubeconfig, context string) (*rest.Config, error) {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	if raw, err := loader.RawConfig(); err == nil {
+		if err := checkReferencedFiles(raw, context); err != nil {
+			return nil, fmt.Errorf("load kubeconfig: %w", err)
+		}
+	} // else ClientConfig below reports the same error with its hint
+	cfg, err := loader.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig (use --kubeconfig/--context or $KUBECONFIG): %w", err)
 	}
@@ -64,6 +71,35 @@ func LoadConfig(kubeconfig, context string) (*rest.Config, error) {
 func checkKubeconfigs(rules *clientcmd.ClientConfigLoadingRules) error {
 	for _, p := range rules.GetLoadingPrecedence() {
 		if _, err := inputfile.Check(p, inputfile.Kubeconfig); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkReferencedFiles applies inputfile's rule to the files the chosen context's user and cluster name: client-go
+// reads the token file while building the config and the certificate files while building the transport, whole
+// and without a bound. The loading rules have made the paths absolute. A missing file is left to client-go.
+func checkReferencedFiles(raw clientcmdapi.Config, context string) error {
+	if context == "" {
+		context = raw.CurrentContext
+	}
+	kctx, ok := raw.Contexts[context]
+	if !ok {
+		return nil // client-go names the missing context
+	}
+	var paths []string
+	if c, ok := raw.Clusters[kctx.Cluster]; ok {
+		paths = append(paths, c.CertificateAuthority)
+	}
+	if a, ok := raw.AuthInfos[kctx.AuthInfo]; ok {
+		paths = append(paths, a.ClientCertificate, a.ClientKey, a.TokenFile)
+	}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if _, err := inputfile.Check(p, inputfile.KubeconfigFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}

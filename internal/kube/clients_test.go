@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -84,5 +85,75 @@ func TestLoadConfigChecksEveryKUBECONFIGFile(t *testing.T) {
 	t.Setenv("KUBECONFIG", strings.Join([]string{missing, good}, string(filepath.ListSeparator)))
 	if _, err := LoadConfig("", ""); err != nil {
 		t.Errorf("good and missing files: %v", err)
+	}
+}
+
+// TestLoadConfigChecksReferencedFiles: the files the chosen context's cluster and user name (client-go reads the
+// token file while building the config, the certificates while building the transport) follow the same rule; a
+// relative path is the kubeconfig's directory's; another context's files are not read, so not checked.
+func TestLoadConfigChecksReferencedFiles(t *testing.T) {
+	t.Parallel()
+	fields := map[string]string{
+		"tokenFile":             "users: [{name: u, user: {tokenFile: %q}}]",
+		"client-certificate":    "users: [{name: u, user: {client-certificate: %q, client-key: ok.pem}}]",
+		"client-key":            "users: [{name: u, user: {client-certificate: ok.pem, client-key: %q}}]",
+		"certificate-authority": "users: [{name: u, user: {token: t}}]\ncaPath: %q",
+	}
+	for field, user := range fields {
+		for name, path := range hostileKubeconfigs(t) {
+			t.Run(field+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				if err := os.WriteFile(filepath.Join(dir, "ok.pem"), []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				// A relative path: the FIFO linked into the kubeconfig's directory.
+				rel := "ref"
+				if err := os.Symlink(path, filepath.Join(dir, rel)); err != nil {
+					t.Fatal(err)
+				}
+				cluster := `clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]`
+				users := strings.Replace(user, "%q", strconv.Quote(rel), 1)
+				if strings.Contains(users, "caPath") {
+					cluster = `clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", certificate-authority: ` +
+						strconv.Quote(rel) + `}}]`
+					users = strings.SplitN(users, "\n", 2)[0]
+				}
+				cfg := "apiVersion: v1\nkind: Config\n" + cluster + "\n" + users + "\n" +
+					"contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+				kc := filepath.Join(dir, "config")
+				if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				_, err := LoadConfig(kc, "")
+				var fe *inputfile.Error
+				if !errors.As(err, &fe) || fe.Kind != inputfile.KubeconfigFile ||
+					!strings.Contains(err.Error(), filepath.Join(dir, rel)) || !strings.Contains(err.Error(), "1 MiB") {
+					t.Errorf("%v; want an *inputfile.Error naming %s and the 1 MiB cap", err, filepath.Join(dir, rel))
+				}
+			})
+		}
+	}
+
+	// Another context's hostile file is not read by client-go, so it is not refused.
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "apiVersion: v1\nkind: Config\n" +
+		`clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]` + "\n" +
+		"users: [{name: u, user: {token: t}}, {name: v, user: {tokenFile: " + strconv.Quote(fifo) + "}}]\n" +
+		"contexts: [{name: one, context: {cluster: c, user: u}}, {name: two, context: {cluster: c, user: v}}]\n" +
+		"current-context: two\n"
+	kc := filepath.Join(dir, "config")
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(kc, "one"); err != nil {
+		t.Errorf("--context one, whose user has no file: %v", err)
+	}
+	if _, err := LoadConfig(kc, ""); err == nil || !strings.Contains(err.Error(), fifo) {
+		t.Errorf("current context two, whose tokenFile is a FIFO: %v; want it refused", err)
 	}
 }
