@@ -267,7 +267,12 @@ func checkRunImages(ctx context.Context, g *GlobalFlags, streams Streams, client
 		return nil
 	}
 	if clients == nil {
-		clients, _ = kube.NewClients(g.Kubeconfig, g.Context) // nil: no platform comparison; the run reports the error itself
+		var err error
+		// nil clients: no platform comparison, and the run reports why itself; but a kubeconfig file that is no
+		// regular file or above its cap is bad input, said before any registry is asked.
+		if clients, err = kube.NewClients(g.Kubeconfig, g.Context); errors.As(err, new(*inputfile.Error)) {
+			return err
+		}
 	}
 	return orchestrate.CheckImages(ctx, clients, s, run, cni, log)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,10 +144,15 @@ func TestHostileInputFilesExit2(t *testing.T) {
 			return args
 		}})
 	}
-	for _, verb := range []string{"run", "cni", "preflight", "cleanup", "schedule --apply"} {
+	for _, verb := range []string{"run", "cni", "run image check", "cni image check", "preflight", "cleanup", "schedule --apply"} {
 		inputs = append(inputs, input{inputfile.Kubeconfig, verb, func(t *testing.T, place func(string) string) []string {
 			kc := place(filepath.Join(t.TempDir(), "kubeconfig"))
 			switch verb {
+			case "run image check", "cni image check":
+				// The kubeconfig, a local file, is refused before any registry is asked: a registry without the
+				// images used to be reported alone, and the kubeconfig's problem only after it was mended.
+				return []string{strings.Fields(verb)[0], "-f", scenarioFile(t), "--image-registry", emptyRegistry(t),
+					"--output-dir", t.TempDir(), "--kubeconfig", kc}
 			case "cleanup":
 				return []string{"cleanup", "--run", "r1", "--kubeconfig", kc}
 			case "preflight":
@@ -206,6 +213,19 @@ func TestHostileInputFilesExit2(t *testing.T) {
 			})
 		}
 	}
+}
+
+// emptyRegistry is a loopback registry that has no image: every manifest is 404.
+func emptyRegistry(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/" {
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://") + "/meshbench"
 }
 
 // TestExitCodeOfInputFileErrors: an *inputfile.Error is bad input (exit 2) however deeply it is wrapped, even where a
