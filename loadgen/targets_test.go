@@ -183,9 +183,12 @@ func TestLocalRunWeightedTargets(t *testing.T) {
 	if sl.Latency.Percentile(50) < 4*time.Millisecond || f.Latency.Percentile(50) >= 4*time.Millisecond {
 		t.Errorf("p50 fast %s slow %s: want the slow target's delay to show only in its own", f.Latency.Percentile(50), sl.Latency.Percentile(50))
 	}
-	// p90 of 3:1 fast:slow is in the slow part; an average of the targets' p90s would be half way.
-	if avg := (f.Latency.Percentile(90) + sl.Latency.Percentile(90)) / 2; res.Latency.Percentile(90) <= avg {
-		t.Errorf("p90 %s is not above the average of the targets' p90 (%s): it must come from the merged histogram", res.Latency.Percentile(90), avg)
+	// p90 of 3:1 fast:slow is in the slow part: at most the fast three quarters of the requests can be below the
+	// slow target's 4 ms delay, however loaded the machine, and the histogram is exact to the microsecond there. An
+	// average of the targets' p90s would be half way (below 4 ms on a quiet machine). (Comparing with that average
+	// failed under load, when the fast target's tail reached the slow one's.)
+	if got := res.Latency.Percentile(90); got < 4*time.Millisecond {
+		t.Errorf("p90 %s is below the slow target's 4ms delay: it must come from the merged histogram", got)
 	}
 	byTarget := map[string]map[string]float64{}
 	for _, smp := range res.Samples(results.Sample{}) {
