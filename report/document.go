@@ -331,3 +331,54 @@ figure.chart{margin:12px 0 20px;overflow-x:auto}
 figure.chart svg{max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px}
 p.note{color:var(--muted);font-size:13px;margin:4px 0 12px}
 `
+
+// document builds the report's content in a fixed section order.
+func (r Report) document() document {
+	d := document{
+		Title:  "meshbench report: " + r.Meta.RunID,
+		Banner: r.Banner(),
+	}
+	sc := r.scenario()
+	if sc.Name != "" {
+		d.Subtitle = "scenario " + sc.Name
+		if sc.Description != "" {
+			d.Subtitle += ": " + sc.Description
+		}
+	}
+	d.Sections = append(d.Sections, r.factsSection())
+	if s, ok := r.headlineSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.resourceSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.comparisonSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.workloadSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.perKRPSSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.sharedSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.allocationSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.latencySection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.capacitySection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.networkSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	if s, ok := r.baselineSection(); ok {
+		d.Sections = append(d.Sections, s)
+	}
+	d.Sections = append(d.Sections, r.casesSection(), r.methodSection())
+	return d
+}

@@ -349,3 +349,29 @@ func orText(s, alt string) string {
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// componentCaveats are the data-plane caveats of one component's figures (none for Istio's own, or for app and
+// istiod, which are never stand-ins).
+func (r Report) componentCaveats(comp string) []string {
+	ist := r.Meta.Cluster.Istio
+	if ist == nil {
+		return nil
+	}
+	if len(ist.DataPlanes) == 0 {
+		if ist.DataPlane == results.DataPlaneStandIn && slices.Contains([]string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint}, comp) {
+			return results.SummaryDataPlaneNotes(ist.DataPlane, nil, nil)
+		}
+		return nil
+	}
+	return results.DataPlaneNotes(ist.DataPlanes, []string{comp})
+}
+
+// unitOf is the unit the summary uses for a resource metric (the first seen).
+func (r Report) unitOf(metric string) string {
+	for _, x := range r.Summary.Series {
+		if x.Metric == metric && isResource(x) {
+			return x.Unit
+		}
+	}
+	return "?"
+}

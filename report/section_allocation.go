@@ -1,7 +1,6 @@
 package report
 
 import (
-	"math"
 	"slices"
 	"strconv"
 
@@ -159,40 +158,4 @@ func (r Report) limitCell(limit, noLimit results.Key) string {
 		return charts.FormatValue(l.Mean)
 	}
 	return "not read"
-}
-
-// sharedSection splits each shared component's average into what it costs with the app deployed and idle, and what
-// the run's load added: neither is the app's cost alone, since one instance serves more than the app.
-func (r Report) sharedSection() (section, bool) {
-	s := section{ID: SectionShared, Title: "Shared components: fixed and load-driven cost"}
-	if len(r.Summary.Shared) == 0 {
-		return s, false
-	}
-	s.para("A ztunnel serves every ambient pod of its node, a waypoint the namespaces that use it, istiod the whole mesh, istio-cni every pod of its node: their cost is not the app's. Fixed is the idle window's average (app deployed, no load), load-driven the load window's average minus the idle one of the same repetition (fixed + load-driven = the load window's average); mean ± half the %s confidence interval over repetitions.", confPct(r.Summary.Confidence))
-	var rows [][]string
-	for _, c := range r.Summary.Shared {
-		perK := "n/a: no achieved rate"
-		if c.IncrementalPerKRPS != nil {
-			perK = fmtEstimate(*c.IncrementalPerKRPS) + " " + c.IncrementalPerKRPS.Unit
-		}
-		rows = append(rows, []string{c.Topology, orText(c.Mode, "(none)"), windowLabel(results.WindowLoad, c.Load), c.Component,
-			c.Metric + " (" + c.Unit + ")", fmtEstimate(c.Fixed), fmtEstimate(c.Incremental), perK, c.Serves})
-	}
-	s.table(table{ID: "shared-table",
-		Header:  []string{"topology", "mode", "window", "component", "metric", "fixed (idle)", "load-driven", "load-driven per 1000 rps", "one instance serves"},
-		Numeric: []bool{false, false, false, false, false, true, true, true, false}, Rows: rows})
-	return s, true
-}
-
-// fmtEstimate renders an estimate like fmtMean renders a series.
-func fmtEstimate(e results.Estimate) string {
-	return fmtMean(results.Series{N: e.N, Mean: e.Mean, CI: e.CI})
-}
-
-// fmtCount renders a count: whole numbers without decimals (a mean over repetitions may not be one).
-func fmtCount(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatInt(int64(v), 10)
-	}
-	return charts.FormatValue(v)
 }

@@ -1,0 +1,27 @@
+package report
+
+import "fmt"
+
+// baselineSection is the cni run's pod network table (and charts) inside a combined report.
+func (r Report) baselineSection() (section, bool) {
+	if r.Baseline == nil {
+		return section{}, false
+	}
+	s, ok := r.Baseline.networkSection()
+	if !ok {
+		return s, false
+	}
+	s.ID, s.Title = SectionNetworkBaseline, "Pod network underneath (cni run "+r.Baseline.Meta.RunID+")"
+	for i, b := range s.Blocks {
+		if b.Chart != nil { // the mesh run may have network charts of its own: keep the files apart
+			c := *b.Chart
+			c.ID = "baseline-" + c.ID
+			c.File = "charts/" + c.ID + ".svg"
+			s.Blocks[i].Chart = &c
+		}
+	}
+	blocks := []block{{Text: fmt.Sprintf("Measured by meshbench cni on the same cluster (run %s, started %s): the network every mode's traffic runs on.",
+		r.Baseline.Meta.RunID, fmtTime(r.Baseline.Meta.Start))}}
+	s.Blocks = append(blocks, s.Blocks...)
+	return s, true
+}

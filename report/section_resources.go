@@ -1,0 +1,164 @@
+package report
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/meshbench/meshbench/charts"
+	"github.com/meshbench/meshbench/results"
+)
+
+// resourceSection is study A's table: per topology and mode, min/max/avg CPU and memory per component, idle and under
+// load, with the mesh total, then the whole-node totals of the test nodes (each host once), followed by the charts.
+func (r Report) resourceSection() (section, bool) {
+	s := section{ID: SectionResources, Title: "Resource usage per component"}
+	ss := r.Summary.Series
+	topos := distinctKeys(ss, isResource, func(k results.Key) string { return k.Topology })
+	if len(topos) == 0 {
+		return s, false
+	}
+	s.para("Min, max and average CPU and memory of every component over fixed idle and load windows, per data-plane mode: the measurement of the published Istio ambient vs sidecar comparison on Bank of Anthos (Grafana min/max/avg over 10-minute windows, one namespace and eight namespaces; examples/study-a-*.yaml reproduce it).")
+	s.para("Each figure is the mean over repetitions of the per-window statistic (min, max or average of the component's usage over the window); avg is shown ± the half width of its %s confidence interval. n is the number of repetitions behind the average.", confPct(r.Summary.Confidence))
+	cpuUnit, memUnit := r.unitOf(charts.MetricCPU), r.unitOf(charts.MetricMemory)
+	nodeTotals := results.ModeNodeTotals(r.Summary, r.Meta.Cluster.Nodes)
+	for _, topo := range topos {
+		inTopo := func(x results.Series) bool { return isResource(x) && x.Topology == topo }
+		var rows [][]string
+		meshRows, sparseRows := false, false
+		for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return k.Mode }) {
+			inMode := func(x results.Series) bool { return inTopo(x) && x.Mode == mode }
+			type wl struct{ window, load string }
+			var wls []wl
+			for _, x := range ss {
+				if inMode(x) && !slices.Contains(wls, wl{x.Window, x.Load}) {
+					wls = append(wls, wl{x.Window, x.Load})
+				}
+			}
+			for _, w := range wls {
+				inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
+				comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
+				charts.SortComponents(comps)
+				for _, comp := range comps {
+					row := []string{orText(mode, "(none)"), windowLabel(w.window, w.load), comp}
+					n := 0
+					for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
+						unit := cpuUnit
+						if metric == charts.MetricMemory {
+							unit = memUnit
+						}
+						key := func(stat string) results.Key {
+							return results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+						}
+						// An average outside [min, max] is impossible for consistent data (means over repetitions keep
+						// the order): the counter samples were too sparse for min/max. The average covers the whole
+						// window and stands; min and max are not shown as figures.
+						impossible := false
+						if lo, okLo := r.series(key("min")); okLo {
+							if hi, okHi := r.series(key("max")); okHi {
+								if av, okAv := r.series(key("avg")); okAv {
+									impossible = results.AvgOutside(av.Mean, lo.Mean, hi.Mean)
+								}
+							}
+						}
+						if impossible {
+							sparseRows = true
+						}
+						for _, stat := range []string{"min", "max", "avg"} {
+							x, ok := r.series(key(stat))
+							switch {
+							case ok && stat == "avg":
+								row = append(row, fmtMean(x))
+								n = max(n, x.N)
+							case ok && impossible:
+								row = append(row, results.TooSparse)
+							case ok:
+								row = append(row, charts.FormatValue(x.Mean))
+							case comp == results.ComponentMesh:
+								row = append(row, "n/a: avg only")
+								meshRows = true
+							default:
+								row = append(row, "not measured")
+							}
+						}
+					}
+					rows = append(rows, append(row, strconv.Itoa(n)))
+				}
+			}
+		}
+		t := table{
+			ID:      "study-a-" + slug(topo),
+			Caption: "CPU in " + cpuUnit + ", memory in " + memUnit,
+			Header:  []string{"mode", "window", "component", "CPU min", "CPU max", "CPU avg", "memory min", "memory max", "memory avg", "n"},
+			Numeric: []bool{false, false, false, true, true, true, true, true, true, true},
+			Rows:    rows,
+		}
+		if sparseRows {
+			t.Notes = append(t.Notes, results.TooSparseNote)
+		}
+		if meshRows {
+			t.Notes = append(t.Notes, "mesh = sidecar + ztunnel + waypoint + istiod. Only averages add up over a window; the peak of a sum is not the sum of the peaks, so the mesh rows have no min or max (n/a: avg only).")
+		}
+		s.heading("Topology " + topo)
+		s.table(t)
+		if nt, ok := modeNodeTotalsTable(topo, nodeTotals, r.Meta.Cluster.Nodes); ok {
+			s.table(nt)
+		}
+		if bt, ok := r.benchmarkTable(topo, cpuUnit, memUnit); ok {
+			s.table(bt)
+		}
+		for _, sel := range charts.ResourceSelections(r.Summary) {
+			if sel.Topology != topo {
+				continue
+			}
+			c := charts.ResourceChart(r.Summary, sel)
+			if !c.Empty() {
+				s.chart(chartBlock{ID: c.ID, Title: c.Title, File: "charts/" + c.ID + ".svg", SVG: c.SVG()})
+			}
+		}
+	}
+	return s, true
+}
+
+// benchmarkTable is what the benchmark's own pods cost in a topology (results.IsBenchmarkComponent: the load
+// clients and their proxies), per mode and window: average CPU and memory beside the app's table, never in it or in
+// a mesh total. The load clients are in the mesh so that their requests take the app's data path; their proxies are
+// not the app's cost. ok is false when the run recorded no such figure.
+func (r Report) benchmarkTable(topo, cpuUnit, memUnit string) (table, bool) {
+	own := func(x results.Series) bool {
+		return isUsage(x) && results.IsBenchmarkComponent(x.Component) && x.Topology == topo && x.Stat == charts.StatAvg
+	}
+	type row struct{ mode, window, load, component string }
+	var keys []row
+	for _, x := range r.Summary.Series {
+		if k := (row{x.Mode, x.Window, x.Load, x.Component}); own(x) && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return table{}, false
+	}
+	var rows [][]string
+	for _, k := range keys {
+		out := []string{orText(k.mode, "(none)"), windowLabel(k.window, k.load), k.component}
+		n := 0
+		for _, m := range []struct{ metric, unit string }{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
+			x, ok := r.series(results.Key{Topology: topo, Mode: k.mode, Load: k.load, Window: k.window, Component: k.component, Metric: m.metric, Stat: charts.StatAvg, Unit: m.unit})
+			if !ok {
+				out = append(out, "not measured")
+				continue
+			}
+			out, n = append(out, fmtMean(x)), max(n, x.N)
+		}
+		rows = append(rows, append(out, strconv.Itoa(n)))
+	}
+	return table{
+		ID:      "study-a-" + slug(topo) + "-benchmark",
+		Caption: "The benchmark's own pods: CPU in " + cpuUnit + ", memory in " + memUnit + " (averages)",
+		Header:  []string{"mode", "window", "component", "CPU avg", "memory avg", "n"},
+		Numeric: []bool{false, false, false, true, true, true},
+		Rows:    rows,
+		Notes: []string{results.ComponentLoadgen + " is the load clients' own containers; " + results.ComponentLoadgenProxy +
+			" their proxies: their istio-proxy sidecars in sidecar mode, and in the ambient modes the ztunnels of nodes that run load clients but no app or waypoint pod (a ztunnel serving both stays in ztunnel, and a collector warning says so). " +
+			"The clients are in the mesh so that their requests take the app's data path, but neither figure is the app's or the mesh's cost: they are in no row of the table above and in no mesh total."},
+	}, true
+}
