@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -267,19 +266,6 @@ func isUsage(s results.Series) bool {
 		(s.Window == results.WindowIdle || s.Window == results.WindowLoad)
 }
 
-// fmtMean renders a series' mean with the half width of its interval: "412 ± 15", or "412 (n=2: no interval)" below
-// results.MinIntervalN repetitions (an interval from 2 is routinely wider than the value: 0.720 ± 0.960).
-func fmtMean(s results.Series) string {
-	if s.CI == nil || s.N < results.MinIntervalN {
-		return charts.FormatValue(s.Mean) + " (" + noInterval(s.N) + ")"
-	}
-	half := (s.CI.High - s.CI.Low) / 2
-	return charts.FormatValue(s.Mean) + " ± " + charts.FormatValue(half)
-}
-
-// noInterval says why a figure has no interval: "n=2: no interval".
-func noInterval(n int) string { return "n=" + strconv.Itoa(n) + ": no interval" }
-
 // deltaN is the smaller repetition count of a delta's two series (0 when a series is not in the summary): a change
 // is judged only from results.MinIntervalN repetitions on each side.
 func (r Report) deltaN(d results.Delta) int {
@@ -298,57 +284,6 @@ func (r Report) deltaN(d results.Delta) int {
 	}
 	return max(n, 0)
 }
-
-// fmtCI renders an interval: "[395, 425]".
-func fmtCI(ci *results.Interval) string {
-	if ci == nil {
-		return "n/a (fewer than 2 observations)"
-	}
-	return "[" + charts.FormatValue(ci.Low) + ", " + charts.FormatValue(ci.High) + "]"
-}
-
-// signed renders v with an explicit sign.
-func signed(v float64) string {
-	if v > 0 || (v == 0 && !math.Signbit(v)) {
-		return "+" + charts.FormatValue(v)
-	}
-	return charts.FormatValue(v)
-}
-
-// fmtDeltaPct renders a delta as "-68.8 % [-70.1, -67.5] significant"; n is deltaN.
-func fmtDeltaPct(d results.Delta, n int) string {
-	change, verdict := deltaPctParts(d, n)
-	return change + " " + verdict
-}
-
-// fmtDeltaAbs renders a delta in its unit: "+1.10 ms [+0.9, +1.3]"; n is deltaN.
-func fmtDeltaAbs(d results.Delta, n int) string {
-	s := signed(d.Diff) + " " + d.Unit
-	if d.DiffCI == nil || n < results.MinIntervalN {
-		return s + " (" + noInterval(n) + ")"
-	}
-	s += " [" + signed(d.DiffCI.Low) + ", " + signed(d.DiffCI.High) + "]"
-	if !d.Significant {
-		s += " not significant"
-	}
-	return s
-}
-
-func windowLabel(window, load string) string {
-	if window == results.WindowIdle || load == "" {
-		return window
-	}
-	return "load " + load + " qps"
-}
-
-func orText(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
-}
-
-func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // componentCaveats are the data-plane caveats of one component's figures (none for Istio's own, or for app and
 // istiod, which are never stand-ins).
