@@ -26,7 +26,7 @@ type section struct {
 // --show` prints. A report has the sections its run has data for, in the order of Sections.
 type SectionID string
 
-// The sections of a report, in the order it shows them.
+// The ids of a report's sections; sectionTable orders them.
 const (
 	SectionFacts           SectionID = "facts"
 	SectionHeadlines       SectionID = "headlines"
@@ -46,9 +46,40 @@ const (
 
 // Sections are every section a report can have, in the order it shows them.
 func Sections() []SectionID {
-	return []SectionID{SectionFacts, SectionHeadlines, SectionResources, SectionModes, SectionWorkloads, SectionPerKRPS,
-		SectionShared, SectionAllocation, SectionLatency, SectionCapacity, SectionNetwork, SectionNetworkBaseline,
-		SectionCases, SectionMethod}
+	t := sectionTable()
+	ids := make([]SectionID, 0, len(t))
+	for _, e := range t {
+		ids = append(ids, e.id)
+	}
+	return ids
+}
+
+// sectionEntry is one section of the report: its id and its builder, which gives the section's title and blocks, or
+// false when the run has no data for it.
+type sectionEntry struct {
+	id    SectionID
+	build func(Report) (section, bool)
+}
+
+// sectionTable is every section a report can have, in the order it shows them: the one list document() and
+// Sections() read. A new section is a builder in its own file (section_<id>.go) and an entry here.
+func sectionTable() []sectionEntry {
+	return []sectionEntry{
+		{SectionFacts, Report.factsSection},
+		{SectionHeadlines, Report.headlinesSection},
+		{SectionResources, Report.resourcesSection},
+		{SectionModes, Report.modesSection},
+		{SectionWorkloads, Report.workloadsSection},
+		{SectionPerKRPS, Report.perKRPSSection},
+		{SectionShared, Report.sharedSection},
+		{SectionAllocation, Report.allocationSection},
+		{SectionLatency, Report.latencySection},
+		{SectionCapacity, Report.capacitySection},
+		{SectionNetwork, Report.networkSection},
+		{SectionNetworkBaseline, Report.networkBaselineSection},
+		{SectionCases, Report.casesSection},
+		{SectionMethod, Report.methodSection},
+	}
 }
 
 // block is one of: a paragraph (Text), a bullet list (Items), a table, or a chart.
@@ -332,7 +363,8 @@ figure.chart svg{max-width:100%;height:auto;border:1px solid var(--line);border-
 p.note{color:var(--muted);font-size:13px;margin:4px 0 12px}
 `
 
-// document builds the report's content in a fixed section order.
+// document builds the report's content: its title and banner, then each section of sectionTable the run has data
+// for, in the table's order.
 func (r Report) document() document {
 	d := document{
 		Title:  "meshbench report: " + r.Meta.RunID,
@@ -345,40 +377,11 @@ func (r Report) document() document {
 			d.Subtitle += ": " + sc.Description
 		}
 	}
-	d.Sections = append(d.Sections, r.factsSection())
-	if s, ok := r.headlineSection(); ok {
-		d.Sections = append(d.Sections, s)
+	for _, e := range sectionTable() {
+		if s, ok := e.build(r); ok {
+			s.ID = e.id
+			d.Sections = append(d.Sections, s)
+		}
 	}
-	if s, ok := r.resourceSection(); ok {
-		d.Sections = append(d.Sections, s)
-	}
-	if s, ok := r.comparisonSection(); ok {
-		d.Sections = append(d.Sections, s)
-	}
-	if s, ok := r.workloadSection(); ok {
-		d.Sections = append(d.Sections, s)
-	}
-	if s, ok := r.perKRPSSection(); ok {
-		d.Sections = append(d.Sections, s)
-	}
-	if s, ok := r.sharedSection(); ok {
-		d.Sections = append(d.Sections, s)
-	}
-	if s, ok := r.allocationSection(); ok {
-		d.Sections = append(d.Sections, s)
-	}
-	if s, ok := r.latencySection(); ok {
-		d.Sections = append(d.Sections, s)
-	}
-	if s, ok := r.capacitySection(); ok {
-		d.Sections = append(d.Sections, s)
-	}
-	if s, ok := r.networkSection(); ok {
-		d.Sections = append(d.Sections, s)
-	}
-	if s, ok := r.baselineSection(); ok {
-		d.Sections = append(d.Sections, s)
-	}
-	d.Sections = append(d.Sections, r.casesSection(), r.methodSection())
 	return d
 }

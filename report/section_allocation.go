@@ -20,7 +20,7 @@ func isAllocation(s results.Series) bool {
 // containers request (what the scheduler reserves: requests x pods) and their limits, next to the average usage of
 // the same window. Reservation often decides the cost (a node is full when its requests are, not its usage).
 func (r Report) allocationSection() (section, bool) {
-	s := section{ID: SectionAllocation, Title: "Allocation beside usage"}
+	s := section{Title: "Allocation beside usage"}
 	ss := r.Summary.Series
 	topos := distinctKeys(ss, isAllocation, func(k results.Key) string { return k.Topology })
 	if len(topos) == 0 {

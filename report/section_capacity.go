@@ -13,7 +13,7 @@ import (
 // capacitySection: the fitted lines of package capacity over the measured points, one chart per component and
 // metric, when the run measured at least two load levels (one level has no slope: nothing to plan with).
 func (r Report) capacitySection() (section, bool) {
-	s := section{ID: SectionCapacity, Title: "Capacity planning"}
+	s := section{Title: "Capacity planning"}
 	m, err := capacity.Build(&results.Run{Meta: r.Meta, Samples: r.Samples, Cases: r.Cases}, r.Summary.Confidence)
 	if err != nil || !slices.ContainsFunc(m.Fits, func(f capacity.Fit) bool { return f.Slope != nil }) {
 		if m != nil && m.Hops != nil { // one load level but several chain depths: the per-hop figures alone

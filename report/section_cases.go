@@ -7,8 +7,8 @@ import (
 )
 
 // casesSection lists every failed or skipped case with its reason, and a count of the rest.
-func (r Report) casesSection() section {
-	s := section{ID: SectionCases, Title: "Failed and skipped cases"}
+func (r Report) casesSection() (section, bool) {
+	s := section{Title: "Failed and skipped cases"}
 	counts := map[string]int{}
 	var rows [][]string
 	for _, c := range r.Cases {
@@ -54,5 +54,5 @@ func (r Report) casesSection() section {
 			s.para("meshbench run --resume RUN_DIR runs them and keeps the recorded cases.")
 		}
 	}
-	return s
+	return s, true
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-func (r Report) factsSection() section {
-	s := section{ID: SectionFacts, Title: "Run facts"}
+func (r Report) factsSection() (section, bool) {
+	s := section{Title: "Run facts"}
 	m := r.Meta
 	rows := [][]string{
 		{"run ID", m.RunID},
@@ -125,7 +125,7 @@ func (r Report) factsSection() section {
 	if r.Recomputed {
 		s.para("summary.json was missing: the summary was computed from samples.jsonl for this report.")
 	}
-	return s
+	return s, true
 }
 
 // dataPlaneText says what ran each data-plane component, or the run's one kind for runs recorded before the

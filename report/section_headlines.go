@@ -9,10 +9,10 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// headlineSection states study A's comparison in one sentence per topology and metric: the mesh total under load,
+// headlinesSection states study A's comparison in one sentence per topology and metric: the mesh total under load,
 // each ambient mode against sidecar.
-func (r Report) headlineSection() (section, bool) {
-	s := section{ID: SectionHeadlines, Title: "Headlines"}
+func (r Report) headlinesSection() (section, bool) {
+	s := section{Title: "Headlines"}
 	var items []string
 	for _, d := range r.Summary.Deltas {
 		if d.Component != results.ComponentMesh || d.Stat != charts.StatAvg || d.Window != results.WindowLoad || d.Labels != "" ||

@@ -11,7 +11,7 @@ import (
 
 // latencySection: latency per mode and the latency each mode adds over "none".
 func (r Report) latencySection() (section, bool) {
-	s := section{ID: SectionLatency, Title: "Latency"}
+	s := section{Title: "Latency"}
 	sels := charts.LatencySelections(r.Summary)
 	if len(sels) == 0 {
 		return s, false

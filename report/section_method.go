@@ -6,8 +6,8 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-func (r Report) methodSection() section {
-	s := section{ID: SectionMethod, Title: "Method and warnings"}
+func (r Report) methodSection() (section, bool) {
+	s := section{Title: "Method and warnings"}
 	s.list([]string{
 		"Resource figures come from the per-window min, max and average of each component's CPU (millicores) and memory (MiB) as the recorded source measured them over fixed windows.",
 		"Means are over repetitions; intervals are Student t " + confPct(r.Summary.Confidence) + " confidence intervals of the mean; differences between modes use Welch's interval (unequal variances).",
@@ -23,7 +23,7 @@ func (r Report) methodSection() section {
 	} else {
 		s.para("No warnings were recorded while reading and summarising the run.")
 	}
-	return s
+	return s, true
 }
 
 // sharedComponents explains, for each shared Istio component the run measured, what its figures cover: they are part

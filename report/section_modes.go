@@ -5,10 +5,10 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// comparisonSection: percent change between modes with CI, for the mesh total and the app; one table for CPU and one
+// modesSection: percent change between modes with CI, for the mesh total and the app; one table for CPU and one
 // for memory.
-func (r Report) comparisonSection() (section, bool) {
-	s := section{ID: SectionModes, Title: "Change between modes"}
+func (r Report) modesSection() (section, bool) {
+	s := section{Title: "Change between modes"}
 	byMetric := map[string][][]string{}
 	for _, d := range r.Summary.Deltas {
 		if d.Stat != charts.StatAvg || d.Labels != "" || (d.Metric != charts.MetricCPU && d.Metric != charts.MetricMemory) ||

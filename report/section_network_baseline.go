@@ -2,8 +2,8 @@ package report
 
 import "fmt"
 
-// baselineSection is the cni run's pod network table (and charts) inside a combined report.
-func (r Report) baselineSection() (section, bool) {
+// networkBaselineSection is the cni run's pod network table (and charts) inside a combined report.
+func (r Report) networkBaselineSection() (section, bool) {
 	if r.Baseline == nil {
 		return section{}, false
 	}
@@ -11,7 +11,7 @@ func (r Report) baselineSection() (section, bool) {
 	if !ok {
 		return s, false
 	}
-	s.ID, s.Title = SectionNetworkBaseline, "Pod network underneath (cni run "+r.Baseline.Meta.RunID+")"
+	s.Title = "Pod network underneath (cni run " + r.Baseline.Meta.RunID + ")"
 	for i, b := range s.Blocks {
 		if b.Chart != nil { // the mesh run may have network charts of its own: keep the files apart
 			c := *b.Chart

@@ -7,7 +7,7 @@ import (
 
 // perKRPSSection: resource cost per 1000 achieved requests per second.
 func (r Report) perKRPSSection() (section, bool) {
-	s := section{ID: SectionPerKRPS, Title: "Cost per 1000 requests per second"}
+	s := section{Title: "Cost per 1000 requests per second"}
 	type rowKey struct{ topo, load, mode, comp string }
 	var order []rowKey
 	cells := map[rowKey]map[string]results.Series{}

@@ -8,10 +8,10 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// resourceSection is study A's table: per topology and mode, min/max/avg CPU and memory per component, idle and under
+// resourcesSection is study A's table: per topology and mode, min/max/avg CPU and memory per component, idle and under
 // load, with the mesh total, then the whole-node totals of the test nodes (each host once), followed by the charts.
-func (r Report) resourceSection() (section, bool) {
-	s := section{ID: SectionResources, Title: "Resource usage per component"}
+func (r Report) resourcesSection() (section, bool) {
+	s := section{Title: "Resource usage per component"}
 	ss := r.Summary.Series
 	topos := distinctKeys(ss, isResource, func(k results.Key) string { return k.Topology })
 	if len(topos) == 0 {

@@ -5,7 +5,7 @@ import "github.com/meshbench/meshbench/results"
 // sharedSection splits each shared component's average into what it costs with the app deployed and idle, and what
 // the run's load added: neither is the app's cost alone, since one instance serves more than the app.
 func (r Report) sharedSection() (section, bool) {
-	s := section{ID: SectionShared, Title: "Shared components: fixed and load-driven cost"}
+	s := section{Title: "Shared components: fixed and load-driven cost"}
 	if len(r.Summary.Shared) == 0 {
 		return s, false
 	}

@@ -7,12 +7,12 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// workloadSection: each of the app's workloads per mode in the load windows: its app and sidecar CPU, its memory
+// workloadsSection: each of the app's workloads per mode in the load windows: its app and sidecar CPU, its memory
 // (app + sidecar) and what the mesh changes of its total against mode none, so a team sees which of its services pays
 // most for the sidecar. The workloads are ranked by their sidecars' CPU in sidecar mode (results.SidecarCosts), the
 // others after them in the summary's order. Only with per-workload figures (runs recorded before them have none).
-func (r Report) workloadSection() (section, bool) {
-	s := section{ID: SectionWorkloads, Title: "Per workload"}
+func (r Report) workloadsSection() (section, bool) {
+	s := section{Title: "Per workload"}
 	type group struct{ topo, load string }
 	type cell struct{ topo, load, mode, workload, component, metric string }
 	var groups []group
