@@ -256,6 +256,20 @@ func distinctKeys(ss []results.Series, keep func(results.Series) bool, field fun
 	return out
 }
 
+// windowLoad is one window of a case: its kind and, for a load window, the load.
+type windowLoad struct{ window, load string }
+
+// windowsOf lists the windows of the series keep selects, in the summary's order (first appearance).
+func windowsOf(ss []results.Series, keep func(results.Series) bool) []windowLoad {
+	var out []windowLoad
+	for _, x := range ss {
+		if w := (windowLoad{x.Window, x.Load}); keep(x) && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 func isResource(s results.Series) bool {
 	return isUsage(s) && !results.IsBenchmarkComponent(s.Component) && s.Component != results.ComponentNode
 }

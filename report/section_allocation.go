@@ -33,14 +33,7 @@ func (r Report) allocationSection() (section, bool) {
 		var rows [][]string
 		for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return k.Mode }) {
 			inMode := func(x results.Series) bool { return inTopo(x) && x.Mode == mode }
-			type wl struct{ window, load string }
-			var wls []wl
-			for _, x := range ss {
-				if inMode(x) && !slices.Contains(wls, wl{x.Window, x.Load}) {
-					wls = append(wls, wl{x.Window, x.Load})
-				}
-			}
-			for _, w := range wls {
+			for _, w := range windowsOf(ss, inMode) {
 				inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
 				comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
 				charts.SortComponents(comps)

@@ -10,9 +10,31 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
+// factsSection is what was measured where: the run's own facts, the cluster, Istio, the resource source, the
+// configured and measured windows, then the nodes.
 func (r Report) factsSection() (section, bool) {
 	s := section{Title: "Run facts"}
-	m := r.Meta
+	c := r.Meta.Cluster
+	rows := runFacts(r.Meta)
+	rows = append(rows, clusterFacts(c)...)
+	rows = append(rows, sourceFact(r.Meta.Prometheus))
+	rows = append(rows, r.windowFacts()...)
+	rows = append(rows, []string{"nodes", nodesText(c.Nodes)})
+	if r.Baseline != nil {
+		rows = append(rows, r.baselineFact())
+	}
+	s.table(table{ID: "facts-table", Header: []string{"fact", "value"}, Rows: rows, Class: "facts"})
+	if len(c.Nodes) > 0 {
+		s.table(nodesTable(c.Nodes))
+	}
+	if r.Recomputed {
+		s.para("summary.json was missing: the summary was computed from samples.jsonl for this report.")
+	}
+	return s, true
+}
+
+// runFacts are the run's own rows: its ID, command, the meshbench that ran it, when it started and ended.
+func runFacts(m results.RunMeta) [][]string {
 	rows := [][]string{
 		{"run ID", m.RunID},
 		{"command", "meshbench " + orText(m.Command, "run")},
@@ -20,52 +42,64 @@ func (r Report) factsSection() (section, bool) {
 			orText(m.Tool.GoVersion, "unknown Go"), orText(m.Tool.BuildDate, "unknown date"))},
 		{"started", fmtTime(m.Start)},
 	}
-	if m.End != nil {
-		took := "took: unknown, see the warnings"
-		if d, ok := m.Took(); ok {
-			took = "took " + d.Round(time.Second).String()
-		}
-		rows = append(rows, []string{"ended", fmt.Sprintf("%s (%s)", fmtTime(*m.End), took)})
-		if n := len(m.Invocations); n > 1 {
-			rows = append(rows, []string{"invocations", invocationsText(m.Invocations)})
-		}
-		if in := m.Interrupted; in != nil {
-			rows = append(rows, []string{"interrupted", fmt.Sprintf("%s at %s", in.Text(), fmtTime(in.At))})
-		}
-	} else {
-		rows = append(rows, []string{"ended", "not recorded: the run was interrupted or is still running; figures cover the finished cases only"})
+	if m.End == nil {
+		return append(rows, []string{"ended", "not recorded: the run was interrupted or is still running; figures cover the finished cases only"})
 	}
-	c := m.Cluster
-	rows = append(rows,
-		[]string{"Kubernetes", orText(c.KubernetesVersion, "unknown (not recorded)")},
-		[]string{"CNI", orText(c.CNI, "not detected")},
-		[]string{"profile", orText(c.Profile, "not recorded")},
+	took := "took: unknown, see the warnings"
+	if d, ok := m.Took(); ok {
+		took = "took " + d.Round(time.Second).String()
+	}
+	rows = append(rows, []string{"ended", fmt.Sprintf("%s (%s)", fmtTime(*m.End), took)})
+	if n := len(m.Invocations); n > 1 {
+		rows = append(rows, []string{"invocations", invocationsText(m.Invocations)})
+	}
+	if in := m.Interrupted; in != nil {
+		rows = append(rows, []string{"interrupted", fmt.Sprintf("%s at %s", in.Text(), fmtTime(in.At))})
+	}
+	return rows
+}
+
+// clusterFacts are the cluster's rows: Kubernetes, CNI, profile and the Istio the run found.
+func clusterFacts(c results.ClusterFacts) [][]string {
+	rows := [][]string{
+		{"Kubernetes", orText(c.KubernetesVersion, "unknown (not recorded)")},
+		{"CNI", orText(c.CNI, "not detected")},
+		{"profile", orText(c.Profile, "not recorded")},
+	}
+	ist := c.Istio
+	if ist == nil {
+		return append(rows, []string{"Istio", "not detected (no mesh installed, or a cni-only run)"})
+	}
+	return append(rows,
+		[]string{"Istio", fmt.Sprintf("%s (revision %s, profile %s)", orText(ist.Version, "unknown version"), orText(ist.Revision, "default"), orText(ist.Profile, "unknown"))},
+		[]string{"data plane", dataPlaneText(*ist)},
+		[]string{"ambient capable", strconv.FormatBool(ist.AmbientCapable)},
+		[]string{"native sidecars", boolPtrText(ist.NativeSidecars)},
+		[]string{"proxy image", orText(ist.ProxyImage, "not recorded")},
+		[]string{"ztunnel image", orText(ist.ZtunnelImage, "not recorded")},
 	)
-	if ist := c.Istio; ist != nil {
-		rows = append(rows,
-			[]string{"Istio", fmt.Sprintf("%s (revision %s, profile %s)", orText(ist.Version, "unknown version"), orText(ist.Revision, "default"), orText(ist.Profile, "unknown"))},
-			[]string{"data plane", dataPlaneText(*ist)},
-			[]string{"ambient capable", strconv.FormatBool(ist.AmbientCapable)},
-			[]string{"native sidecars", boolPtrText(ist.NativeSidecars)},
-			[]string{"proxy image", orText(ist.ProxyImage, "not recorded")},
-			[]string{"ztunnel image", orText(ist.ZtunnelImage, "not recorded")},
-		)
-	} else {
-		rows = append(rows, []string{"Istio", "not detected (no mesh installed, or a cni-only run)"})
+}
+
+// sourceFact is the row of the resource source: Prometheus or the kubelet fallback, its scrape interval, cAdvisor's
+// sample spacing and the rate range.
+func sourceFact(p *results.PromFacts) []string {
+	if p == nil {
+		return []string{"resource source", "not recorded"}
 	}
-	if p := m.Prometheus; p != nil {
-		spacing := "sample spacing not measured"
-		if p.SampleSpacing > 0 {
-			spacing = "cAdvisor sample spacing " + p.SampleSpacing.String()
-		}
-		src := p.Source
-		if p.URL != "" {
-			src += " " + p.URL
-		}
-		rows = append(rows, []string{"resource source", fmt.Sprintf("%s, scrape interval %s, %s, rate range %s", src, p.ScrapeInterval, spacing, p.RateRange)})
-	} else {
-		rows = append(rows, []string{"resource source", "not recorded"})
+	spacing := "sample spacing not measured"
+	if p.SampleSpacing > 0 {
+		spacing = "cAdvisor sample spacing " + p.SampleSpacing.String()
 	}
+	src := p.Source
+	if p.URL != "" {
+		src += " " + p.URL
+	}
+	return []string{"resource source", fmt.Sprintf("%s, scrape interval %s, %s, rate range %s", src, p.ScrapeInterval, spacing, p.RateRange)}
+}
+
+// windowFacts are the app and the windows the scenario configured, then the window lengths the cases measured.
+func (r Report) windowFacts() [][]string {
+	var rows [][]string
 	sc := r.scenario()
 	if sc.App != "" {
 		rows = append(rows, []string{"app", sc.App})
@@ -98,34 +132,27 @@ func (r Report) factsSection() (section, bool) {
 			obs = append(obs, k+" "+strings.Join(parts, "/"))
 		}
 	}
-	rows = append(rows, []string{"measured windows", orText(strings.Join(obs, ", "), "none recorded")})
-	rows = append(rows, []string{"nodes", nodesText(c.Nodes)})
-	if r.Baseline != nil {
-		rows = append(rows, r.baselineFact())
+	return append(rows, []string{"measured windows", orText(strings.Join(obs, ", "), "none recorded")})
+}
+
+// nodesTable lists the nodes as the run recorded them; the host column only for runs that recorded the nodes'
+// machine and boot IDs (older runs did not).
+func nodesTable(nodes []results.NodeFacts) table {
+	hosts := slices.ContainsFunc(nodes, func(n results.NodeFacts) bool { return n.MachineID != "" })
+	header := []string{"node", "kubelet", "kernel", "OS", "runtime", "CPU", "memory"}
+	if hosts {
+		header = append(header, "host")
 	}
-	s.table(table{ID: "facts-table", Header: []string{"fact", "value"}, Rows: rows, Class: "facts"})
-	if len(c.Nodes) > 0 {
-		// The host column only for runs that recorded the nodes' machine and boot IDs (older runs did not).
-		hosts := slices.ContainsFunc(c.Nodes, func(n results.NodeFacts) bool { return n.MachineID != "" })
-		header := []string{"node", "kubelet", "kernel", "OS", "runtime", "CPU", "memory"}
+	var rows [][]string
+	for _, n := range nodes {
+		row := []string{n.Name, orText(n.KubeletVersion, "?"), orText(n.KernelVersion, "?"), orText(n.OSImage, "?"),
+			orText(n.ContainerRuntime, "?"), orText(n.CPU, "?"), orText(n.Memory, "?")}
 		if hosts {
-			header = append(header, "host")
+			row = append(row, hostText(n, nodes))
 		}
-		var nrows [][]string
-		for _, n := range c.Nodes {
-			row := []string{n.Name, orText(n.KubeletVersion, "?"), orText(n.KernelVersion, "?"), orText(n.OSImage, "?"),
-				orText(n.ContainerRuntime, "?"), orText(n.CPU, "?"), orText(n.Memory, "?")}
-			if hosts {
-				row = append(row, hostText(n, c.Nodes))
-			}
-			nrows = append(nrows, row)
-		}
-		s.table(table{ID: "nodes-table", Caption: "Nodes (allocatable CPU and memory)", Header: header, Rows: nrows})
+		rows = append(rows, row)
 	}
-	if r.Recomputed {
-		s.para("summary.json was missing: the summary was computed from samples.jsonl for this report.")
-	}
-	return s, true
+	return table{ID: "nodes-table", Caption: "Nodes (allocatable CPU and memory)", Header: header, Rows: rows}
 }
 
 // dataPlaneText says what ran each data-plane component, or the run's one kind for runs recorded before the

@@ -12,8 +12,7 @@ import (
 // load, with the mesh total, then the whole-node totals of the test nodes (each host once), followed by the charts.
 func (r Report) resourcesSection() (section, bool) {
 	s := section{Title: "Resource usage per component"}
-	ss := r.Summary.Series
-	topos := distinctKeys(ss, isResource, func(k results.Key) string { return k.Topology })
+	topos := distinctKeys(r.Summary.Series, isResource, func(k results.Key) string { return k.Topology })
 	if len(topos) == 0 {
 		return s, false
 	}
@@ -22,84 +21,8 @@ func (r Report) resourcesSection() (section, bool) {
 	cpuUnit, memUnit := r.unitOf(charts.MetricCPU), r.unitOf(charts.MetricMemory)
 	nodeTotals := results.ModeNodeTotals(r.Summary, r.Meta.Cluster.Nodes)
 	for _, topo := range topos {
-		inTopo := func(x results.Series) bool { return isResource(x) && x.Topology == topo }
-		var rows [][]string
-		meshRows, sparseRows := false, false
-		for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return k.Mode }) {
-			inMode := func(x results.Series) bool { return inTopo(x) && x.Mode == mode }
-			type wl struct{ window, load string }
-			var wls []wl
-			for _, x := range ss {
-				if inMode(x) && !slices.Contains(wls, wl{x.Window, x.Load}) {
-					wls = append(wls, wl{x.Window, x.Load})
-				}
-			}
-			for _, w := range wls {
-				inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
-				comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
-				charts.SortComponents(comps)
-				for _, comp := range comps {
-					row := []string{orText(mode, "(none)"), windowLabel(w.window, w.load), comp}
-					n := 0
-					for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
-						unit := cpuUnit
-						if metric == charts.MetricMemory {
-							unit = memUnit
-						}
-						key := func(stat string) results.Key {
-							return results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
-						}
-						// An average outside [min, max] is impossible for consistent data (means over repetitions keep
-						// the order): the counter samples were too sparse for min/max. The average covers the whole
-						// window and stands; min and max are not shown as figures.
-						impossible := false
-						if lo, okLo := r.series(key("min")); okLo {
-							if hi, okHi := r.series(key("max")); okHi {
-								if av, okAv := r.series(key("avg")); okAv {
-									impossible = results.AvgOutside(av.Mean, lo.Mean, hi.Mean)
-								}
-							}
-						}
-						if impossible {
-							sparseRows = true
-						}
-						for _, stat := range []string{"min", "max", "avg"} {
-							x, ok := r.series(key(stat))
-							switch {
-							case ok && stat == "avg":
-								row = append(row, fmtMean(x))
-								n = max(n, x.N)
-							case ok && impossible:
-								row = append(row, results.TooSparse)
-							case ok:
-								row = append(row, charts.FormatValue(x.Mean))
-							case comp == results.ComponentMesh:
-								row = append(row, "n/a: avg only")
-								meshRows = true
-							default:
-								row = append(row, "not measured")
-							}
-						}
-					}
-					rows = append(rows, append(row, strconv.Itoa(n)))
-				}
-			}
-		}
-		t := table{
-			ID:      "study-a-" + slug(topo),
-			Caption: "CPU in " + cpuUnit + ", memory in " + memUnit,
-			Header:  []string{"mode", "window", "component", "CPU min", "CPU max", "CPU avg", "memory min", "memory max", "memory avg", "n"},
-			Numeric: []bool{false, false, false, true, true, true, true, true, true, true},
-			Rows:    rows,
-		}
-		if sparseRows {
-			t.Notes = append(t.Notes, results.TooSparseNote)
-		}
-		if meshRows {
-			t.Notes = append(t.Notes, "mesh = sidecar + ztunnel + waypoint + istiod. Only averages add up over a window; the peak of a sum is not the sum of the peaks, so the mesh rows have no min or max (n/a: avg only).")
-		}
 		s.heading("Topology " + topo)
-		s.table(t)
+		s.table(r.resourceTable(topo, cpuUnit, memUnit))
 		if nt, ok := modeNodeTotalsTable(topo, nodeTotals, r.Meta.Cluster.Nodes); ok {
 			s.table(nt)
 		}
@@ -117,6 +40,88 @@ func (r Report) resourcesSection() (section, bool) {
 		}
 	}
 	return s, true
+}
+
+// resourceTable is one topology's table: a row per mode, window and component in the summary's order (components in
+// charts' order).
+func (r Report) resourceTable(topo, cpuUnit, memUnit string) table {
+	ss := r.Summary.Series
+	inTopo := func(x results.Series) bool { return isResource(x) && x.Topology == topo }
+	var rows [][]string
+	meshRows, sparseRows := false, false
+	for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return k.Mode }) {
+		inMode := func(x results.Series) bool { return inTopo(x) && x.Mode == mode }
+		for _, w := range windowsOf(ss, inMode) {
+			inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
+			comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
+			charts.SortComponents(comps)
+			for _, comp := range comps {
+				k := results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp}
+				row, sparse, meshNA := r.resourceRow(k, cpuUnit, memUnit)
+				rows = append(rows, row)
+				sparseRows, meshRows = sparseRows || sparse, meshRows || meshNA
+			}
+		}
+	}
+	t := table{
+		ID:      "study-a-" + slug(topo),
+		Caption: "CPU in " + cpuUnit + ", memory in " + memUnit,
+		Header:  []string{"mode", "window", "component", "CPU min", "CPU max", "CPU avg", "memory min", "memory max", "memory avg", "n"},
+		Numeric: []bool{false, false, false, true, true, true, true, true, true, true},
+		Rows:    rows,
+	}
+	if sparseRows {
+		t.Notes = append(t.Notes, results.TooSparseNote)
+	}
+	if meshRows {
+		t.Notes = append(t.Notes, "mesh = sidecar + ztunnel + waypoint + istiod. Only averages add up over a window; the peak of a sum is not the sum of the peaks, so the mesh rows have no min or max (n/a: avg only).")
+	}
+	return t
+}
+
+// resourceRow is the row of the component k names (its metric, stat and unit unset): min, max and avg of CPU and of
+// memory, and the repetitions behind the averages. sparse: min and max were too sparse to show; meshNA: the mesh
+// total has no min or max.
+func (r Report) resourceRow(k results.Key, cpuUnit, memUnit string) (row []string, sparse, meshNA bool) {
+	row = []string{orText(k.Mode, "(none)"), windowLabel(k.Window, k.Load), k.Component}
+	n := 0
+	for _, m := range []struct{ metric, unit string }{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
+		key := func(stat string) results.Key {
+			x := k
+			x.Metric, x.Stat, x.Unit = m.metric, stat, m.unit
+			return x
+		}
+		impossible := r.avgOutside(key)
+		sparse = sparse || impossible
+		for _, stat := range []string{"min", "max", "avg"} {
+			x, ok := r.series(key(stat))
+			switch {
+			case ok && stat == "avg":
+				row = append(row, fmtMean(x))
+				n = max(n, x.N)
+			case ok && impossible:
+				row = append(row, results.TooSparse)
+			case ok:
+				row = append(row, charts.FormatValue(x.Mean))
+			case k.Component == results.ComponentMesh:
+				row = append(row, "n/a: avg only")
+				meshNA = true
+			default:
+				row = append(row, "not measured")
+			}
+		}
+	}
+	return append(row, strconv.Itoa(n)), sparse, meshNA
+}
+
+// avgOutside reports an average outside [min, max]: impossible for consistent data (means over repetitions keep the
+// order), so the counter samples were too sparse for min and max. The average covers the whole window and stands;
+// min and max are not shown as figures.
+func (r Report) avgOutside(key func(stat string) results.Key) bool {
+	lo, okLo := r.series(key("min"))
+	hi, okHi := r.series(key("max"))
+	av, okAv := r.series(key("avg"))
+	return okLo && okHi && okAv && results.AvgOutside(av.Mean, lo.Mean, hi.Mean)
 }
 
 // benchmarkTable is what the benchmark's own pods cost in a topology (results.IsBenchmarkComponent: the load
