@@ -45,21 +45,8 @@ func (r Report) networkSection() (section, bool) {
 			missing[rw.Test][rw.Path] = reason
 			continue
 		}
-		ratio, band := "n/a: no host baseline", "n/a"
-		switch base, ok := host[rw.Test]; {
-		case rw.Path == charts.PathHost:
-			ratio, band = "baseline", "baseline"
-		case !charts.DirectionHigherIsBetter(rw.Metric):
-			ratio, band = "n/a: lower is better", "n/a"
-		case ok:
-			f := 1.0
-			if base.Unit != rw.Unit {
-				f = charts.UnitFactor(base.Unit, rw.Unit)
-			}
-			if b, rt, ok := charts.BandFor(rw.Mean, base.Mean*f); ok {
-				ratio, band = strconv.FormatFloat(100*rt, 'f', 1, 64)+" %", b.Name
-			}
-		}
+		base, ok := host[rw.Test]
+		ratio, band := vsHost(rw, base, ok)
 		detail := rw.Detail()
 		if rw.Status == results.CNIRowPartial {
 			detail = strings.TrimPrefix(detail+"; ", "; ") + "partial: " + rw.Reason
@@ -90,6 +77,26 @@ func (r Report) networkSection() (section, bool) {
 		}
 	}
 	return s, true
+}
+
+// vsHost is a row's mean relative to the host path's of the same test (base; ok false when it has none), and its
+// colour band (charts.BandFor).
+func vsHost(rw, base results.CNIRow, ok bool) (ratio, band string) {
+	switch {
+	case rw.Path == charts.PathHost:
+		return "baseline", "baseline"
+	case !charts.DirectionHigherIsBetter(rw.Metric):
+		return "n/a: lower is better", "n/a"
+	case ok:
+		f := 1.0
+		if base.Unit != rw.Unit {
+			f = charts.UnitFactor(base.Unit, rw.Unit)
+		}
+		if b, rt, ok := charts.BandFor(rw.Mean, base.Mean*f); ok {
+			return strconv.FormatFloat(100*rt, 'f', 1, 64) + " %", b.Name
+		}
+	}
+	return "n/a: no host baseline", "n/a"
 }
 
 // cniResourceTable is the pod network run's resource use (results.CNIResourceRows): min/avg/max per window, path,
