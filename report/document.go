@@ -23,29 +23,29 @@ type section struct {
 }
 
 // SectionID names a section of the report: its anchor in report.md and report.html, and what `meshbench report
-// --show` prints. A report has the sections its run has data for, in the order of Sections.
+// --show` prints. A report has the sections its run has data for, in the order of sectionTable.
 type SectionID string
 
 // The ids of a report's sections; sectionTable orders them.
 const (
-	SectionFacts           SectionID = "facts"
-	SectionHeadlines       SectionID = "headlines"
-	SectionResources       SectionID = "resources"
-	SectionModes           SectionID = "modes" // change between modes
-	SectionWorkloads       SectionID = "workloads"
-	SectionPerKRPS         SectionID = "per-krps"
-	SectionShared          SectionID = "shared"
-	SectionAllocation      SectionID = "allocation"
-	SectionLatency         SectionID = "latency"
-	SectionCapacity        SectionID = "capacity"
-	SectionNetwork         SectionID = "network"
-	SectionNetworkBaseline SectionID = "network-baseline" // the cni run's network inside a combined report
-	SectionCases           SectionID = "cases"
-	SectionMethod          SectionID = "method"
+	sectionFacts           SectionID = "facts"
+	sectionHeadlines       SectionID = "headlines"
+	sectionResources       SectionID = "resources"
+	sectionModes           SectionID = "modes" // change between modes
+	sectionWorkloads       SectionID = "workloads"
+	sectionPerKRPS         SectionID = "per-krps"
+	sectionShared          SectionID = "shared"
+	sectionAllocation      SectionID = "allocation"
+	sectionLatency         SectionID = "latency"
+	sectionCapacity        SectionID = "capacity"
+	sectionNetwork         SectionID = "network"
+	sectionNetworkBaseline SectionID = "network-baseline" // the cni run's network inside a combined report
+	sectionCases           SectionID = "cases"
+	sectionMethod          SectionID = "method"
 )
 
-// Sections are every section a report can have, in the order it shows them.
-func Sections() []SectionID {
+// sectionIDs are every section a report can have, in the order it shows them.
+func sectionIDs() []SectionID {
 	t := sectionTable()
 	ids := make([]SectionID, 0, len(t))
 	for _, e := range t {
@@ -62,23 +62,23 @@ type sectionEntry struct {
 }
 
 // sectionTable is every section a report can have, in the order it shows them: the one list document() and
-// Sections() read. A new section is a builder in its own file (section_<id>.go) and an entry here.
+// sectionIDs() read. A new section is a builder in its own file (section_<id>.go) and an entry here.
 func sectionTable() []sectionEntry {
 	return []sectionEntry{
-		{SectionFacts, Report.factsSection},
-		{SectionHeadlines, Report.headlinesSection},
-		{SectionResources, Report.resourcesSection},
-		{SectionModes, Report.modesSection},
-		{SectionWorkloads, Report.workloadsSection},
-		{SectionPerKRPS, Report.perKRPSSection},
-		{SectionShared, Report.sharedSection},
-		{SectionAllocation, Report.allocationSection},
-		{SectionLatency, Report.latencySection},
-		{SectionCapacity, Report.capacitySection},
-		{SectionNetwork, Report.networkSection},
-		{SectionNetworkBaseline, Report.networkBaselineSection},
-		{SectionCases, Report.casesSection},
-		{SectionMethod, Report.methodSection},
+		{sectionFacts, Report.factsSection},
+		{sectionHeadlines, Report.headlinesSection},
+		{sectionResources, Report.resourcesSection},
+		{sectionModes, Report.modesSection},
+		{sectionWorkloads, Report.workloadsSection},
+		{sectionPerKRPS, Report.perKRPSSection},
+		{sectionShared, Report.sharedSection},
+		{sectionAllocation, Report.allocationSection},
+		{sectionLatency, Report.latencySection},
+		{sectionCapacity, Report.capacitySection},
+		{sectionNetwork, Report.networkSection},
+		{sectionNetworkBaseline, Report.networkBaselineSection},
+		{sectionCases, Report.casesSection},
+		{sectionMethod, Report.methodSection},
 	}
 }
 
@@ -107,6 +107,9 @@ type chartBlock struct {
 	File  string // path relative to the report, for Markdown
 	SVG   []byte
 }
+
+// chartFile is where a chart's SVG is written, relative to the report (report.md links it from there).
+func chartFile(id string) string { return chartsDir + "/" + id + ".svg" }
 
 func (s *section) para(format string, args ...any) {
 	s.Blocks = append(s.Blocks, block{Text: fmt.Sprintf(format, args...)})

@@ -17,38 +17,38 @@ type Report struct {
 	Dir     string
 	Meta    results.RunMeta
 	Summary results.Summary
-	Samples []results.Sample
+	samples []results.Sample
 	// Cases is the latest record per case ID, in order of first appearance.
 	Cases []results.CaseResult
-	// Warnings are the run's read warnings, then the summary's.
-	Warnings []string
-	// Recomputed is true when summary.json was missing and the summary was computed from the samples.
-	Recomputed bool
-	// Baseline is the pod network run (meshbench cni) of the same cluster a combined report holds (Combine); nil
+	// warnings are the run's read warnings, then the summary's.
+	warnings []string
+	// recomputed is true when summary.json was missing and the summary was computed from the samples.
+	recomputed bool
+	// baseline is the pod network run (meshbench cni) of the same cluster a combined report holds (Combine); nil
 	// otherwise.
-	Baseline *Report
+	baseline *Report
 }
 
 // Build prepares a report from a run as results.Read returns it. When the run has no summary.json, the summary is
 // computed with results.Summarize (default options).
 func Build(run *results.Run) Report {
-	r := Report{Dir: run.Dir, Meta: run.Meta, Samples: run.Samples}
+	r := Report{Dir: run.Dir, Meta: run.Meta, samples: run.Samples}
 	if run.Summary != nil {
 		r.Summary = *run.Summary
 	} else {
 		r.Summary = results.Summarize(run.Meta, run.Samples, run.Cases, results.SummaryOptions{})
-		r.Recomputed = true
+		r.recomputed = true
 	}
 	r.Cases = latestCases(run.Cases)
 	if len(r.Cases) == 0 {
 		r.Cases = r.Summary.Cases
 	}
 	for _, w := range run.Warnings {
-		r.Warnings = append(r.Warnings, w.String())
+		r.warnings = append(r.warnings, w.String())
 	}
-	r.Warnings = append(r.Warnings, r.Summary.Warnings...)
-	r.Warnings = append(r.Warnings, caseWarnings(r.Cases)...)
-	r.Warnings = append(r.Warnings, remeasured(r.Cases)...)
+	r.warnings = append(r.warnings, r.Summary.Warnings...)
+	r.warnings = append(r.warnings, caseWarnings(r.Cases)...)
+	r.warnings = append(r.warnings, remeasured(r.Cases)...)
 	return r
 }
 
@@ -104,13 +104,13 @@ func latestCases(cases []results.CaseResult) []results.CaseResult {
 	return out
 }
 
-// StandIn reports whether the run's figures come from a test stand-in rather than Istio, or carry caveats.
-func (r Report) StandIn() bool {
+// isStandIn reports whether the run's data plane, as one kind, was a test stand-in rather than Istio.
+func (r Report) isStandIn() bool {
 	return r.Meta.Cluster.Istio != nil && r.Meta.Cluster.Istio.DataPlane == results.DataPlaneStandIn
 }
 
-// DataPlaneOf is what ran component in this run (Istio's own when the run recorded nothing of it).
-func (r Report) DataPlaneOf(component string) results.ComponentDataPlane {
+// dataPlaneOf is what ran component in this run (Istio's own when the run recorded nothing of it).
+func (r Report) dataPlaneOf(component string) results.ComponentDataPlane {
 	if ist := r.Meta.Cluster.Istio; ist != nil {
 		if c, ok := results.DataPlaneOf(ist.DataPlanes, component); ok {
 			return c
@@ -133,7 +133,7 @@ func (r Report) Banner() []string {
 		}
 		out = append(out, line)
 	}
-	legacy := r.StandIn() && len(r.Meta.Cluster.Istio.DataPlanes) == 0
+	legacy := r.isStandIn() && len(r.Meta.Cluster.Istio.DataPlanes) == 0
 	if legacy {
 		out = append(out, standIn)
 	} else if len(r.Meta.Notes) > 0 {

@@ -14,7 +14,7 @@ import (
 // metric, when the run measured at least two load levels (one level has no slope: nothing to plan with).
 func (r Report) capacitySection() (section, bool) {
 	s := section{Title: "Capacity planning"}
-	m, err := capacity.Build(&results.Run{Meta: r.Meta, Samples: r.Samples, Cases: r.Cases}, r.Summary.Confidence)
+	m, err := capacity.Build(&results.Run{Meta: r.Meta, Samples: r.samples, Cases: r.Cases}, r.Summary.Confidence)
 	if err != nil || !slices.ContainsFunc(m.Fits, func(f capacity.Fit) bool { return f.Slope != nil }) {
 		if m != nil && m.Hops != nil { // one load level but several chain depths: the per-hop figures alone
 			hopSubsection(&s, m, false)
@@ -40,7 +40,7 @@ func (r Report) capacitySection() (section, bool) {
 		for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
 			c := r.fitChart(m, comp, metric)
 			if !c.Empty() {
-				s.chart(chartBlock{ID: c.ID, Title: c.Title, File: "charts/" + c.ID + ".svg", SVG: c.SVG()})
+				s.chart(chartBlock{ID: c.ID, Title: c.Title, File: chartFile(c.ID), SVG: c.SVG()})
 			}
 		}
 	}

@@ -20,14 +20,14 @@ func (r Report) factsSection() (section, bool) {
 	rows = append(rows, sourceFact(r.Meta.Prometheus))
 	rows = append(rows, r.windowFacts()...)
 	rows = append(rows, []string{"nodes", nodesText(c.Nodes)})
-	if r.Baseline != nil {
+	if r.baseline != nil {
 		rows = append(rows, r.baselineFact())
 	}
 	s.table(table{ID: "facts-table", Header: []string{"fact", "value"}, Rows: rows, Class: "facts"})
 	if len(c.Nodes) > 0 {
 		s.table(nodesTable(c.Nodes))
 	}
-	if r.Recomputed {
+	if r.recomputed {
 		s.para("summary.json was missing: the summary was computed from samples.jsonl for this report.")
 	}
 	return s, true

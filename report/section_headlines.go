@@ -46,7 +46,7 @@ func (r Report) headlineCaveat(modes ...string) string {
 	var standIn, upstream []string
 	for _, m := range modes {
 		for _, comp := range results.DataPlaneComponentsOfMode(m) {
-			switch r.DataPlaneOf(comp).Kind {
+			switch r.dataPlaneOf(comp).Kind {
 			case results.DataPlaneStandIn:
 				if !slices.Contains(standIn, comp) {
 					standIn = append(standIn, comp)

@@ -69,7 +69,7 @@ func (r Report) latencySection() (section, bool) {
 		}
 		c := charts.LatencyChart(r.Summary, sel)
 		if !c.Empty() {
-			s.chart(chartBlock{ID: c.ID, Title: c.Title, File: "charts/" + c.ID + ".svg", SVG: c.SVG()})
+			s.chart(chartBlock{ID: c.ID, Title: c.Title, File: chartFile(c.ID), SVG: c.SVG()})
 		}
 	}
 	return s, true

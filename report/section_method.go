@@ -17,7 +17,7 @@ func (r Report) methodSection() (section, bool) {
 		s.heading("Shared components")
 		s.list(shared)
 	}
-	if warnings := append(slices.Clone(r.Warnings), r.baselineWarnings()...); len(warnings) > 0 {
+	if warnings := append(slices.Clone(r.warnings), r.baselineWarnings()...); len(warnings) > 0 {
 		s.heading("Warnings")
 		s.list(warnings)
 	} else {
@@ -30,7 +30,7 @@ func (r Report) methodSection() (section, bool) {
 // of the mesh total, but one instance serves more than this app.
 func (r Report) sharedComponents() []string {
 	seen := map[string]bool{}
-	for _, sm := range r.Samples {
+	for _, sm := range r.samples {
 		seen[sm.Component] = true
 	}
 	rev := ""

@@ -73,7 +73,7 @@ func (r Report) networkSection() (section, bool) {
 	for _, sel := range charts.CNISelections(r.Summary) {
 		c := charts.CNIChart(r.Summary, sel, missing[sel.Test])
 		if !c.Empty() {
-			s.chart(chartBlock{ID: c.ID, Title: c.Title, File: "charts/" + c.ID + ".svg", SVG: c.SVG()})
+			s.chart(chartBlock{ID: c.ID, Title: c.Title, File: chartFile(c.ID), SVG: c.SVG()})
 		}
 	}
 	return s, true
@@ -140,7 +140,7 @@ func cniResourceTable(rrs []results.CNIResourceRow, unlabelled string) (table, b
 
 // toolOf names the tool of a path x test from its samples' source, for runs whose samples carry no "tool" label.
 func (r Report) toolOf(path, test string) string {
-	for _, smp := range r.Samples {
+	for _, smp := range r.samples {
 		if smp.Component == results.ComponentCNITest && smp.Labels[charts.LabelPath] == path && smp.Labels[charts.LabelTest] == test && smp.Source != "" {
 			return smp.Source
 		}

@@ -35,7 +35,7 @@ func (r Report) resourcesSection() (section, bool) {
 			}
 			c := charts.ResourceChart(r.Summary, sel)
 			if !c.Empty() {
-				s.chart(chartBlock{ID: c.ID, Title: c.Title, File: "charts/" + c.ID + ".svg", SVG: c.SVG()})
+				s.chart(chartBlock{ID: c.ID, Title: c.Title, File: chartFile(c.ID), SVG: c.SVG()})
 			}
 		}
 	}

@@ -40,7 +40,7 @@ func TestWorkloadSection(t *testing.T) {
 	if len(tb.Rows) != len(want)*4 {
 		t.Errorf("%d rows, want one per workload and mode", len(tb.Rows))
 	}
-	html := string(rep.HTML())
+	html := string(rep.htmlPage())
 	if !strings.Contains(html, `id="workloads"`) || !strings.Contains(html, "Deployment/mb-single/frontend") {
 		t.Error("the HTML report lacks the per-workload section")
 	}

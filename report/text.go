@@ -35,7 +35,7 @@ func ParseSections(values []string) ([]SectionID, error) {
 			case s == "":
 			case s == "all":
 				return nil, nil
-			case slices.Contains(Sections(), SectionID(s)):
+			case slices.Contains(sectionIDs(), SectionID(s)):
 				if !slices.Contains(out, SectionID(s)) {
 					out = append(out, SectionID(s))
 				}
@@ -52,8 +52,8 @@ func ParseSections(values []string) ([]SectionID, error) {
 
 // SectionList is the section ids of Sections, comma separated (for help and errors).
 func SectionList() string {
-	ids := make([]string, 0, len(Sections()))
-	for _, id := range Sections() {
+	ids := make([]string, 0, len(sectionIDs()))
+	for _, id := range sectionIDs() {
 		ids = append(ids, string(id))
 	}
 	return strings.Join(ids, ", ")
