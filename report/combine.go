@@ -22,12 +22,9 @@ func (e *clusterMismatchError) Error() string {
 		e.Mesh, e.CNI, strings.Join(e.Diffs, "; "))
 }
 
-// Combine builds one report from the runs given: a single run as Build does, or a mesh run (meshbench run) and a pod
-// network run (meshbench cni) of the same cluster, in either order. The mesh run is the report; the cni run becomes
-// its baseline: its pod network table sits next to the mesh results, and the headlines put the network underneath
-// next to what each mode adds on top. Runs of different clusters (nodes, Kubernetes version) are refused with a
-// *clusterMismatchError; any other combination (two mesh runs, two cni runs, more than two runs) with an error
-// saying what to give.
+// Combine builds one report from one run (as Build), or from a mesh run and a cni run of the same cluster in either
+// order: the mesh run is the report and the cni run its baseline (the network underneath what each mode adds). Runs
+// of different clusters (nodes, Kubernetes version) or any other combination are an error saying what to give.
 func Combine(runs ...*results.Run) (Report, error) {
 	switch len(runs) {
 	case 0:

@@ -124,10 +124,9 @@ func (r Report) avgOutside(key func(stat string) results.Key) bool {
 	return okLo && okHi && okAv && results.AvgOutside(av.Mean, lo.Mean, hi.Mean)
 }
 
-// benchmarkTable is what the benchmark's own pods cost in a topology (results.IsBenchmarkComponent: the load
-// clients and their proxies), per mode and window: average CPU and memory beside the app's table, never in it or in
-// a mesh total. The load clients are in the mesh so that their requests take the app's data path; their proxies are
-// not the app's cost. ok is false when the run recorded no such figure.
+// benchmarkTable is the average CPU and memory of the benchmark's own pods in a topology (load clients and their
+// proxies: results.IsBenchmarkComponent) per mode and window: beside the app's table, never in it or in a mesh
+// total, since they are not the app's cost. ok is false when the run recorded no such figure.
 func (r Report) benchmarkTable(topo, cpuUnit, memUnit string) (table, bool) {
 	own := func(x results.Series) bool {
 		return isUsage(x) && results.IsBenchmarkComponent(x.Component) && x.Topology == topo && x.Stat == charts.StatAvg

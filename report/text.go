@@ -9,11 +9,9 @@ import (
 	"unicode/utf8"
 )
 
-// Text renders sections of the report for a terminal: plain text, without Markdown markup, escapes or HTML anchors
-// (report.md is for Markdown viewers), tables as aligned columns and charts named by their file; long lines are
-// left to the terminal to wrap. No ids renders
-// the whole report, with its title and banner; otherwise only the sections asked for, in the report's order.
-// missing lists the ids asked for that this report has no data for.
+// Text renders the report for a terminal: plain text, tables as aligned columns, charts named by their file. No ids
+// renders all of it with its title, else the sections asked for in the report's order; the banner comes first either
+// way. missing lists the ids asked for that this report has no data for.
 func (r Report) Text(ids ...SectionID) (text []byte, missing []SectionID) {
 	d := r.document()
 	for _, id := range ids {
