@@ -270,6 +270,29 @@ func windowsOf(ss []results.Series, keep func(results.Series) bool) []windowLoad
 	return out
 }
 
+// componentWindow is one mode and window and the components measured in it.
+type componentWindow struct {
+	mode string
+	windowLoad
+	comps []string // in charts' order
+}
+
+// componentWindows lists the modes and windows of the series keep selects in the summary's order (first appearance),
+// each with its components: the rows of a per-topology table.
+func componentWindows(ss []results.Series, keep func(results.Series) bool) []componentWindow {
+	var out []componentWindow
+	for _, mode := range distinctKeys(ss, keep, func(k results.Key) string { return k.Mode }) {
+		inMode := func(x results.Series) bool { return keep(x) && x.Mode == mode }
+		for _, w := range windowsOf(ss, inMode) {
+			inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
+			comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
+			charts.SortComponents(comps)
+			out = append(out, componentWindow{mode, w, comps})
+		}
+	}
+	return out
+}
+
 func isResource(s results.Series) bool {
 	return isUsage(s) && !results.IsBenchmarkComponent(s.Component) && s.Component != results.ComponentNode
 }
@@ -282,18 +305,19 @@ func isUsage(s results.Series) bool {
 
 // deltaN is the smaller repetition count of a delta's two series (0 when a series is not in the summary): a change
 // is judged only from results.MinIntervalN repetitions on each side.
-func (r Report) deltaN(d results.Delta) int {
+func (r Report) deltaN(d results.Delta) int { return minN(r.Summary.Series, d) }
+
+// minN is the smaller repetition count of d's two series in ss (0 when one is missing).
+func minN(ss []results.Series, d results.Delta) int {
 	n := -1
-	for _, s := range r.Summary.Series {
+	for _, s := range ss {
 		k := s.Key
 		if k.Mode != d.Base && k.Mode != d.Other {
 			continue
 		}
 		k.Mode = ""
-		if k == d.Key {
-			if n < 0 || s.N < n {
-				n = s.N
-			}
+		if k == d.Key && (n < 0 || s.N < n) {
+			n = s.N
 		}
 	}
 	return max(n, 0)

@@ -31,27 +31,22 @@ func (r Report) allocationSection() (section, bool) {
 	for _, topo := range topos {
 		inTopo := func(x results.Series) bool { return isAllocation(x) && x.Topology == topo }
 		var rows [][]string
-		for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return k.Mode }) {
-			inMode := func(x results.Series) bool { return inTopo(x) && x.Mode == mode }
-			for _, w := range windowsOf(ss, inMode) {
-				inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
-				comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
-				charts.SortComponents(comps)
-				key := func(comp, metric, stat, unit string) results.Key {
-					return results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+		for _, cw := range componentWindows(ss, inTopo) {
+			key := func(comp, metric, stat, unit string) results.Key {
+				return results.Key{Topology: topo, Mode: cw.mode, Load: cw.load, Window: cw.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+			}
+			mode, window := orText(cw.mode, "(none)"), windowLabel(cw.window, cw.load)
+			var mesh []string
+			for _, comp := range cw.comps {
+				rows = append(rows, r.allocationRow(key, mode, window, comp, []string{comp}, cpuUnit, memUnit))
+				if slices.Contains(results.MeshParts(), comp) {
+					mesh = append(mesh, comp)
 				}
-				var mesh []string
-				for _, comp := range comps {
-					rows = append(rows, r.allocationRow(key, orText(mode, "(none)"), windowLabel(w.window, w.load), comp, []string{comp}, cpuUnit, memUnit))
-					if slices.Contains(results.MeshParts(), comp) {
-						mesh = append(mesh, comp)
-					}
-				}
-				if len(mesh) > 0 {
-					// Requests add up like averages do (a reservation holds for the whole window): the mesh row is the sum
-					// of its parts' requests beside the mesh usage total.
-					rows = append(rows, r.allocationRow(key, orText(mode, "(none)"), windowLabel(w.window, w.load), results.ComponentMesh, mesh, cpuUnit, memUnit))
-				}
+			}
+			if len(mesh) > 0 {
+				// Requests add up like averages do (a reservation holds for the whole window): the mesh row is the sum
+				// of its parts' requests beside the mesh usage total.
+				rows = append(rows, r.allocationRow(key, mode, window, results.ComponentMesh, mesh, cpuUnit, memUnit))
 			}
 		}
 		s.heading("Topology " + topo)

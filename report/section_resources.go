@@ -45,22 +45,15 @@ func (r Report) resourcesSection() (section, bool) {
 // resourceTable is one topology's table: a row per mode, window and component in the summary's order (components in
 // charts' order).
 func (r Report) resourceTable(topo, cpuUnit, memUnit string) table {
-	ss := r.Summary.Series
 	inTopo := func(x results.Series) bool { return isResource(x) && x.Topology == topo }
 	var rows [][]string
 	meshRows, sparseRows := false, false
-	for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return k.Mode }) {
-		inMode := func(x results.Series) bool { return inTopo(x) && x.Mode == mode }
-		for _, w := range windowsOf(ss, inMode) {
-			inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
-			comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
-			charts.SortComponents(comps)
-			for _, comp := range comps {
-				k := results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp}
-				row, sparse, meshNA := r.resourceRow(k, cpuUnit, memUnit)
-				rows = append(rows, row)
-				sparseRows, meshRows = sparseRows || sparse, meshRows || meshNA
-			}
+	for _, cw := range componentWindows(r.Summary.Series, inTopo) {
+		for _, comp := range cw.comps {
+			k := results.Key{Topology: topo, Mode: cw.mode, Load: cw.load, Window: cw.window, Component: comp}
+			row, sparse, meshNA := r.resourceRow(k, cpuUnit, memUnit)
+			rows = append(rows, row)
+			sparseRows, meshRows = sparseRows || sparse, meshRows || meshNA
 		}
 	}
 	t := table{

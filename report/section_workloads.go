@@ -156,17 +156,4 @@ func (r Report) workloadRow(w workloadFigures, at workloadCell) (row []string, o
 }
 
 // workloadDeltaN is deltaN for a per-workload delta (its series are in Summary.Workloads).
-func (r Report) workloadDeltaN(d results.Delta) int {
-	n := -1
-	for _, s := range r.Summary.Workloads {
-		k := s.Key
-		if k.Mode != d.Base && k.Mode != d.Other {
-			continue
-		}
-		k.Mode = ""
-		if k == d.Key && (n < 0 || s.N < n) {
-			n = s.N
-		}
-	}
-	return max(n, 0)
-}
+func (r Report) workloadDeltaN(d results.Delta) int { return minN(r.Summary.Workloads, d) }
