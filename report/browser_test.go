@@ -42,7 +42,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if _, err := Write(dir, rep.Files()); err != nil {
 		t.Fatal(err)
 	}
-	page := "file://" + filepath.Join(dir, HTMLFile)
+	page := "file://" + filepath.Join(dir, htmlFile)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

@@ -10,27 +10,21 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// CommandCNI is run.json's command of a pod network run (meshbench cni).
-const CommandCNI = results.CommandCNI
-
-// ClusterMismatchError refuses to put two runs of different clusters in one report: the pod network underneath one
+// clusterMismatchError refuses to put two runs of different clusters in one report: the pod network underneath one
 // cluster says nothing about what a mesh adds on another.
-type ClusterMismatchError struct {
+type clusterMismatchError struct {
 	Mesh, CNI string   // the run IDs
 	Diffs     []string // what differs, one fact each
 }
 
-func (e *ClusterMismatchError) Error() string {
+func (e *clusterMismatchError) Error() string {
 	return fmt.Sprintf("runs %s and %s were not measured on the same cluster (%s): a combined report needs a mesh run and a cni run of one cluster",
 		e.Mesh, e.CNI, strings.Join(e.Diffs, "; "))
 }
 
-// Combine builds one report from the runs given: a single run as Build does, or a mesh run (meshbench run) and a pod
-// network run (meshbench cni) of the same cluster, in either order. The mesh run is the report; the cni run becomes
-// its Baseline: its pod network table sits next to the mesh results, and the headlines put the network underneath
-// next to what each mode adds on top. Runs of different clusters (nodes, Kubernetes version) are refused with a
-// *ClusterMismatchError; any other combination (two mesh runs, two cni runs, more than two runs) with an error
-// saying what to give.
+// Combine builds one report from one run (as Build), or from a mesh run and a cni run of the same cluster in either
+// order: the mesh run is the report and the cni run its baseline (the network underneath what each mode adds). Runs
+// of different clusters (nodes, Kubernetes version) or any other combination are an error saying what to give.
 func Combine(runs ...*results.Run) (Report, error) {
 	switch len(runs) {
 	case 0:
@@ -42,19 +36,19 @@ func Combine(runs ...*results.Run) (Report, error) {
 		return Report{}, fmt.Errorf("%d run directories given: a report holds one run, or one mesh run and one cni run", len(runs))
 	}
 	mesh, cni := runs[0], runs[1]
-	if mesh.Meta.Command == CommandCNI {
+	if mesh.Meta.Command == results.CommandCNI {
 		mesh, cni = cni, mesh
 	}
-	if mesh.Meta.Command == CommandCNI || cni.Meta.Command != CommandCNI {
+	if mesh.Meta.Command == results.CommandCNI || cni.Meta.Command != results.CommandCNI {
 		return Report{}, fmt.Errorf("runs %s (command %q) and %s (command %q): a combined report needs one mesh run (meshbench run) and one cni run (meshbench cni)",
 			runs[0].Meta.RunID, orText(runs[0].Meta.Command, "run"), runs[1].Meta.RunID, orText(runs[1].Meta.Command, "run"))
 	}
 	if diffs := clusterDiffs(mesh.Meta.Cluster, cni.Meta.Cluster); len(diffs) > 0 {
-		return Report{}, &ClusterMismatchError{Mesh: mesh.Meta.RunID, CNI: cni.Meta.RunID, Diffs: diffs}
+		return Report{}, &clusterMismatchError{Mesh: mesh.Meta.RunID, CNI: cni.Meta.RunID, Diffs: diffs}
 	}
 	r := Build(mesh)
 	b := Build(cni)
-	r.Baseline = &b
+	r.baseline = &b
 	// The baseline's caveats (a stand-in data plane, its notes) are the report's too: every rendering shows them.
 	for _, line := range b.Banner() {
 		if !slices.Contains(r.Banner(), line) {
@@ -94,7 +88,7 @@ func clusterDiffs(a, b results.ClusterFacts) []string {
 
 // baselineFact is the facts row naming the cni run a combined report holds.
 func (r Report) baselineFact() []string {
-	b := r.Baseline
+	b := r.baseline
 	var nodes []string
 	for _, n := range b.Meta.Cluster.Nodes {
 		nodes = append(nodes, n.Name)
@@ -106,10 +100,10 @@ func (r Report) baselineFact() []string {
 // baselineHeadlines put the pod network underneath (the cni run) first, then per mode what the app sees on top of
 // it: its latency and the mesh's CPU under load.
 func (r Report) baselineHeadlines() []string {
-	if r.Baseline == nil {
+	if r.baseline == nil {
 		return nil
 	}
-	rows := results.CNIRows(r.Baseline.Summary)
+	rows := results.CNIRows(r.baseline.Summary)
 	var items []string
 	for _, path := range []string{"cross-node", "same-node"} {
 		var parts []string
@@ -124,7 +118,7 @@ func (r Report) baselineHeadlines() []string {
 			parts = append(parts, p)
 		}
 		if len(parts) > 0 {
-			items = append(items, fmt.Sprintf("Pod network underneath, pod to pod %s (cni run %s): %s", path, r.Baseline.Meta.RunID, strings.Join(parts, "; ")))
+			items = append(items, fmt.Sprintf("Pod network underneath, pod to pod %s (cni run %s): %s", path, r.baseline.Meta.RunID, strings.Join(parts, "; ")))
 		}
 	}
 	cpuUnit := r.unitOf(charts.MetricCPU)
@@ -152,38 +146,14 @@ func (r Report) baselineHeadlines() []string {
 	return items
 }
 
-// baselineSection is the cni run's pod network table (and charts) inside a combined report.
-func (r Report) baselineSection() (section, bool) {
-	if r.Baseline == nil {
-		return section{}, false
-	}
-	s, ok := r.Baseline.networkSection()
-	if !ok {
-		return s, false
-	}
-	s.ID, s.Title = SectionNetworkBaseline, "Pod network underneath (cni run "+r.Baseline.Meta.RunID+")"
-	for i, b := range s.Blocks {
-		if b.Chart != nil { // the mesh run may have network charts of its own: keep the files apart
-			c := *b.Chart
-			c.ID = "baseline-" + c.ID
-			c.File = "charts/" + c.ID + ".svg"
-			s.Blocks[i].Chart = &c
-		}
-	}
-	blocks := []block{{Text: fmt.Sprintf("Measured by meshbench cni on the same cluster (run %s, started %s): the network every mode's traffic runs on.",
-		r.Baseline.Meta.RunID, fmtTime(r.Baseline.Meta.Start))}}
-	s.Blocks = append(blocks, s.Blocks...)
-	return s, true
-}
-
 // baselineWarnings are the cni run's warnings, named as such.
 func (r Report) baselineWarnings() []string {
-	if r.Baseline == nil {
+	if r.baseline == nil {
 		return nil
 	}
 	var out []string
-	for _, w := range r.Baseline.Warnings {
-		out = append(out, "cni run "+r.Baseline.Meta.RunID+": "+w)
+	for _, w := range r.baseline.warnings {
+		out = append(out, "cni run "+r.baseline.Meta.RunID+": "+w)
 	}
 	return out
 }

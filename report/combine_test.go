@@ -75,7 +75,7 @@ func TestCombineRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := Combine(tt.runs...)
-		var cm *ClusterMismatchError
+		var cm *clusterMismatchError
 		if err == nil || errors.As(err, &cm) != tt.mismatch || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q (cluster mismatch %v)", tt.name, err, tt.want, tt.mismatch)
 		}

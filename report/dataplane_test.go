@@ -64,7 +64,7 @@ func TestBannerSaysTheTruthPerComponent(t *testing.T) {
 // Sections printed alone (the demo's result screen: meshbench report --show headlines,modes) keep the caveats.
 func TestTextOfSomeSectionsKeepsTheCaveats(t *testing.T) {
 	t.Parallel()
-	text, _ := mixedDataPlane().Text(SectionHeadlines)
+	text, _ := mixedDataPlane().Text(sectionHeadlines)
 	if !strings.Contains(string(text), "WARNING: data plane: ztunnel is a test stand-in") ||
 		!strings.Contains(string(text), "WARNING: data plane: sidecar is upstream Envoy") {
 		t.Errorf("text of one section lacks the per-component caveats:\n%s", text)

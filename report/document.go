@@ -23,32 +23,63 @@ type section struct {
 }
 
 // SectionID names a section of the report: its anchor in report.md and report.html, and what `meshbench report
-// --show` prints. A report has the sections its run has data for, in the order of Sections.
+// --show` prints. A report has the sections its run has data for, in the order of sectionTable.
 type SectionID string
 
-// The sections of a report, in the order it shows them.
+// The ids of a report's sections; sectionTable orders them.
 const (
-	SectionFacts           SectionID = "facts"
-	SectionHeadlines       SectionID = "headlines"
-	SectionResources       SectionID = "resources"
-	SectionModes           SectionID = "modes" // change between modes
-	SectionWorkloads       SectionID = "workloads"
-	SectionPerKRPS         SectionID = "per-krps"
-	SectionShared          SectionID = "shared"
-	SectionAllocation      SectionID = "allocation"
-	SectionLatency         SectionID = "latency"
-	SectionCapacity        SectionID = "capacity"
-	SectionNetwork         SectionID = "network"
-	SectionNetworkBaseline SectionID = "network-baseline" // the cni run's network inside a combined report
-	SectionCases           SectionID = "cases"
-	SectionMethod          SectionID = "method"
+	sectionFacts           SectionID = "facts"
+	sectionHeadlines       SectionID = "headlines"
+	sectionResources       SectionID = "resources"
+	sectionModes           SectionID = "modes" // change between modes
+	sectionWorkloads       SectionID = "workloads"
+	sectionPerKRPS         SectionID = "per-krps"
+	sectionShared          SectionID = "shared"
+	sectionAllocation      SectionID = "allocation"
+	sectionLatency         SectionID = "latency"
+	sectionCapacity        SectionID = "capacity"
+	sectionNetwork         SectionID = "network"
+	sectionNetworkBaseline SectionID = "network-baseline" // the cni run's network inside a combined report
+	sectionCases           SectionID = "cases"
+	sectionMethod          SectionID = "method"
 )
 
-// Sections are every section a report can have, in the order it shows them.
-func Sections() []SectionID {
-	return []SectionID{SectionFacts, SectionHeadlines, SectionResources, SectionModes, SectionWorkloads, SectionPerKRPS,
-		SectionShared, SectionAllocation, SectionLatency, SectionCapacity, SectionNetwork, SectionNetworkBaseline,
-		SectionCases, SectionMethod}
+// sectionIDs are every section a report can have, in the order it shows them.
+func sectionIDs() []SectionID {
+	t := sectionTable()
+	ids := make([]SectionID, 0, len(t))
+	for _, e := range t {
+		ids = append(ids, e.id)
+	}
+	return ids
+}
+
+// sectionEntry is one section of the report: its id and its builder, which gives the section's title and blocks, or
+// false when the run has no data for it.
+type sectionEntry struct {
+	id    SectionID
+	build func(Report) (section, bool)
+}
+
+// sectionTable is every section a report can have, in the order it shows them: the one list document() and
+// sectionIDs() read. A new section is a builder in its own file (section_<id>.go) and an entry here.
+func sectionTable() []sectionEntry {
+	return []sectionEntry{
+		{sectionFacts, Report.factsSection},
+		{sectionHeadlines, Report.headlinesSection},
+		{sectionResources, Report.resourcesSection},
+		{sectionModes, Report.modesSection},
+		{sectionWorkloads, Report.workloadsSection},
+		{sectionPerKRPS, Report.perKRPSSection},
+		{sectionShared, Report.sharedSection},
+		{sectionAllocation, Report.allocationSection},
+		{sectionLatency, Report.latencySection},
+		{sectionCapacity, Report.capacitySection},
+		{sectionNetwork, Report.networkSection},
+		{sectionNetworkBaseline, Report.networkBaselineSection},
+		{sectionCases, Report.casesSection},
+		{sectionMethod, Report.methodSection},
+	}
 }
 
 // block is one of: a paragraph (Text), a bullet list (Items), a table, or a chart.
@@ -76,6 +107,9 @@ type chartBlock struct {
 	File  string // path relative to the report, for Markdown
 	SVG   []byte
 }
+
+// chartFile is where a chart's SVG is written, relative to the report (report.md links it from there).
+func chartFile(id string) string { return chartsDir + "/" + id + ".svg" }
 
 func (s *section) para(format string, args ...any) {
 	s.Blocks = append(s.Blocks, block{Text: fmt.Sprintf(format, args...)})
@@ -331,3 +365,26 @@ figure.chart{margin:12px 0 20px;overflow-x:auto}
 figure.chart svg{max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px}
 p.note{color:var(--muted);font-size:13px;margin:4px 0 12px}
 `
+
+// document builds the report's content: its title and banner, then each section of sectionTable the run has data
+// for, in the table's order.
+func (r Report) document() document {
+	d := document{
+		Title:  "meshbench report: " + r.Meta.RunID,
+		Banner: r.Banner(),
+	}
+	sc := r.scenario()
+	if sc.Name != "" {
+		d.Subtitle = "scenario " + sc.Name
+		if sc.Description != "" {
+			d.Subtitle += ": " + sc.Description
+		}
+	}
+	for _, e := range sectionTable() {
+		if s, ok := e.build(r); ok {
+			s.ID = e.id
+			d.Sections = append(d.Sections, s)
+		}
+	}
+	return d
+}

@@ -12,10 +12,9 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// LatestRun returns the run directory directly under parent whose run.json has the latest start time (ties: the
-// larger directory name), skipping the directories in exclude (e.g. the baseline). Scheduled runs use it to find the
-// run that just finished without knowing its generated ID. A run.json that breaks inputfile's rule (a FIFO, a
-// directory, above its cap) is an error, never read.
+// LatestRun returns the run directory under parent whose run.json started last (ties: the larger name), skipping
+// exclude, so scheduled runs find the run that just finished without knowing its ID. A run.json that breaks
+// inputfile's rule (a FIFO, a directory, above its cap) is an error, never read.
 func LatestRun(parent string, exclude ...string) (string, error) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {

@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,38 +17,38 @@ type Report struct {
 	Dir     string
 	Meta    results.RunMeta
 	Summary results.Summary
-	Samples []results.Sample
+	samples []results.Sample
 	// Cases is the latest record per case ID, in order of first appearance.
 	Cases []results.CaseResult
-	// Warnings are the run's read warnings, then the summary's.
-	Warnings []string
-	// Recomputed is true when summary.json was missing and the summary was computed from the samples.
-	Recomputed bool
-	// Baseline is the pod network run (meshbench cni) of the same cluster a combined report holds (Combine); nil
+	// warnings are the run's read warnings, then the summary's.
+	warnings []string
+	// recomputed is true when summary.json was missing and the summary was computed from the samples.
+	recomputed bool
+	// baseline is the pod network run (meshbench cni) of the same cluster a combined report holds (Combine); nil
 	// otherwise.
-	Baseline *Report
+	baseline *Report
 }
 
 // Build prepares a report from a run as results.Read returns it. When the run has no summary.json, the summary is
 // computed with results.Summarize (default options).
 func Build(run *results.Run) Report {
-	r := Report{Dir: run.Dir, Meta: run.Meta, Samples: run.Samples}
+	r := Report{Dir: run.Dir, Meta: run.Meta, samples: run.Samples}
 	if run.Summary != nil {
 		r.Summary = *run.Summary
 	} else {
 		r.Summary = results.Summarize(run.Meta, run.Samples, run.Cases, results.SummaryOptions{})
-		r.Recomputed = true
+		r.recomputed = true
 	}
 	r.Cases = latestCases(run.Cases)
 	if len(r.Cases) == 0 {
 		r.Cases = r.Summary.Cases
 	}
 	for _, w := range run.Warnings {
-		r.Warnings = append(r.Warnings, w.String())
+		r.warnings = append(r.warnings, w.String())
 	}
-	r.Warnings = append(r.Warnings, r.Summary.Warnings...)
-	r.Warnings = append(r.Warnings, caseWarnings(r.Cases)...)
-	r.Warnings = append(r.Warnings, remeasured(r.Cases)...)
+	r.warnings = append(r.warnings, r.Summary.Warnings...)
+	r.warnings = append(r.warnings, caseWarnings(r.Cases)...)
+	r.warnings = append(r.warnings, remeasured(r.Cases)...)
 	return r
 }
 
@@ -105,13 +104,13 @@ func latestCases(cases []results.CaseResult) []results.CaseResult {
 	return out
 }
 
-// StandIn reports whether the run's figures come from a test stand-in rather than Istio, or carry caveats.
-func (r Report) StandIn() bool {
+// isStandIn reports whether the run's data plane, as one kind, was a test stand-in rather than Istio.
+func (r Report) isStandIn() bool {
 	return r.Meta.Cluster.Istio != nil && r.Meta.Cluster.Istio.DataPlane == results.DataPlaneStandIn
 }
 
-// DataPlaneOf is what ran component in this run (Istio's own when the run recorded nothing of it).
-func (r Report) DataPlaneOf(component string) results.ComponentDataPlane {
+// dataPlaneOf is what ran component in this run (Istio's own when the run recorded nothing of it).
+func (r Report) dataPlaneOf(component string) results.ComponentDataPlane {
 	if ist := r.Meta.Cluster.Istio; ist != nil {
 		if c, ok := results.DataPlaneOf(ist.DataPlanes, component); ok {
 			return c
@@ -134,7 +133,7 @@ func (r Report) Banner() []string {
 		}
 		out = append(out, line)
 	}
-	legacy := r.StandIn() && len(r.Meta.Cluster.Istio.DataPlanes) == 0
+	legacy := r.isStandIn() && len(r.Meta.Cluster.Istio.DataPlanes) == 0
 	if legacy {
 		out = append(out, standIn)
 	} else if len(r.Meta.Notes) > 0 {
@@ -257,6 +256,43 @@ func distinctKeys(ss []results.Series, keep func(results.Series) bool, field fun
 	return out
 }
 
+// windowLoad is one window of a case: its kind and, for a load window, the load.
+type windowLoad struct{ window, load string }
+
+// windowsOf lists the windows of the series keep selects, in the summary's order (first appearance).
+func windowsOf(ss []results.Series, keep func(results.Series) bool) []windowLoad {
+	var out []windowLoad
+	for _, x := range ss {
+		if w := (windowLoad{x.Window, x.Load}); keep(x) && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// componentWindow is one mode and window and the components measured in it.
+type componentWindow struct {
+	mode string
+	windowLoad
+	comps []string // in charts' order
+}
+
+// componentWindows lists the modes and windows of the series keep selects in the summary's order (first appearance),
+// each with its components: the rows of a per-topology table.
+func componentWindows(ss []results.Series, keep func(results.Series) bool) []componentWindow {
+	var out []componentWindow
+	for _, mode := range distinctKeys(ss, keep, func(k results.Key) string { return k.Mode }) {
+		inMode := func(x results.Series) bool { return keep(x) && x.Mode == mode }
+		for _, w := range windowsOf(ss, inMode) {
+			inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
+			comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
+			charts.SortComponents(comps)
+			out = append(out, componentWindow{mode, w, comps})
+		}
+	}
+	return out
+}
+
 func isResource(s results.Series) bool {
 	return isUsage(s) && !results.IsBenchmarkComponent(s.Component) && s.Component != results.ComponentNode
 }
@@ -267,85 +303,48 @@ func isUsage(s results.Series) bool {
 		(s.Window == results.WindowIdle || s.Window == results.WindowLoad)
 }
 
-// fmtMean renders a series' mean with the half width of its interval: "412 ± 15", or "412 (n=2: no interval)" below
-// results.MinIntervalN repetitions (an interval from 2 is routinely wider than the value: 0.720 ± 0.960).
-func fmtMean(s results.Series) string {
-	if s.CI == nil || s.N < results.MinIntervalN {
-		return charts.FormatValue(s.Mean) + " (" + noInterval(s.N) + ")"
-	}
-	half := (s.CI.High - s.CI.Low) / 2
-	return charts.FormatValue(s.Mean) + " ± " + charts.FormatValue(half)
-}
-
-// noInterval says why a figure has no interval: "n=2: no interval".
-func noInterval(n int) string { return "n=" + strconv.Itoa(n) + ": no interval" }
-
 // deltaN is the smaller repetition count of a delta's two series (0 when a series is not in the summary): a change
 // is judged only from results.MinIntervalN repetitions on each side.
-func (r Report) deltaN(d results.Delta) int {
+func (r Report) deltaN(d results.Delta) int { return minN(r.Summary.Series, d) }
+
+// minN is the smaller repetition count of d's two series in ss (0 when one is missing).
+func minN(ss []results.Series, d results.Delta) int {
 	n := -1
-	for _, s := range r.Summary.Series {
+	for _, s := range ss {
 		k := s.Key
 		if k.Mode != d.Base && k.Mode != d.Other {
 			continue
 		}
 		k.Mode = ""
-		if k == d.Key {
-			if n < 0 || s.N < n {
-				n = s.N
-			}
+		if k == d.Key && (n < 0 || s.N < n) {
+			n = s.N
 		}
 	}
 	return max(n, 0)
 }
 
-// fmtCI renders an interval: "[395, 425]".
-func fmtCI(ci *results.Interval) string {
-	if ci == nil {
-		return "n/a (fewer than 2 observations)"
+// componentCaveats are the data-plane caveats of one component's figures (none for Istio's own, or for app and
+// istiod, which are never stand-ins).
+func (r Report) componentCaveats(comp string) []string {
+	ist := r.Meta.Cluster.Istio
+	if ist == nil {
+		return nil
 	}
-	return "[" + charts.FormatValue(ci.Low) + ", " + charts.FormatValue(ci.High) + "]"
+	if len(ist.DataPlanes) == 0 {
+		if ist.DataPlane == results.DataPlaneStandIn && slices.Contains([]string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint}, comp) {
+			return results.SummaryDataPlaneNotes(ist.DataPlane, nil, nil)
+		}
+		return nil
+	}
+	return results.DataPlaneNotes(ist.DataPlanes, []string{comp})
 }
 
-// signed renders v with an explicit sign.
-func signed(v float64) string {
-	if v > 0 || (v == 0 && !math.Signbit(v)) {
-		return "+" + charts.FormatValue(v)
+// unitOf is the unit the summary uses for a resource metric (the first seen).
+func (r Report) unitOf(metric string) string {
+	for _, x := range r.Summary.Series {
+		if x.Metric == metric && isResource(x) {
+			return x.Unit
+		}
 	}
-	return charts.FormatValue(v)
+	return "?"
 }
-
-// fmtDeltaPct renders a delta as "-68.8 % [-70.1, -67.5] significant"; n is deltaN.
-func fmtDeltaPct(d results.Delta, n int) string {
-	change, verdict := deltaPctParts(d, n)
-	return change + " " + verdict
-}
-
-// fmtDeltaAbs renders a delta in its unit: "+1.10 ms [+0.9, +1.3]"; n is deltaN.
-func fmtDeltaAbs(d results.Delta, n int) string {
-	s := signed(d.Diff) + " " + d.Unit
-	if d.DiffCI == nil || n < results.MinIntervalN {
-		return s + " (" + noInterval(n) + ")"
-	}
-	s += " [" + signed(d.DiffCI.Low) + ", " + signed(d.DiffCI.High) + "]"
-	if !d.Significant {
-		s += " not significant"
-	}
-	return s
-}
-
-func windowLabel(window, load string) string {
-	if window == results.WindowIdle || load == "" {
-		return window
-	}
-	return "load " + load + " qps"
-}
-
-func orText(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
-}
-
-func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -65,7 +65,7 @@ func TestSampleReportContent(t *testing.T) {
 			t.Errorf("line %d has an empty cell: %s", i+1, line)
 		}
 	}
-	if rep.Recomputed {
+	if rep.recomputed {
 		t.Error("sample has a summary.json; Build must use it")
 	}
 }
@@ -81,7 +81,7 @@ func TestStandInBanner(t *testing.T) {
 	if !strings.Contains(first, "hack/localistio stand-ins") {
 		t.Error("run notes missing from the banner")
 	}
-	html := string(rep.HTML())
+	html := string(rep.htmlPage())
 	if !strings.Contains(html, `<div class="banner" role="alert" id="banner">`) {
 		t.Error("HTML banner missing")
 	}
@@ -101,8 +101,8 @@ func TestRecomputeWithoutSummary(t *testing.T) {
 	want := Build(run).Markdown()
 	run.Summary = nil
 	rep := Build(run)
-	if !rep.Recomputed {
-		t.Fatal("Recomputed = false without summary.json")
+	if !rep.recomputed {
+		t.Fatal("recomputed = false without summary.json")
 	}
 	got := rep.Markdown()
 	if !strings.Contains(string(got), "summary.json was missing") {
@@ -122,9 +122,9 @@ func TestCSVs(t *testing.T) {
 		header string
 		minRow int
 	}{
-		{SeriesCSV, rep.seriesCSV(), "table,topology,mode,load,window,component,metric,stat,unit,labels,n,mean", len(rep.Summary.Series)},
-		{DeltasCSV, rep.deltasCSV(), "table,base,other,topology,mode,load,window", len(rep.Summary.Deltas)},
-		{CasesCSV, rep.casesCSV(), "case,status,mode,topology,load,repetition,attempt,start,end,reason", len(rep.Cases)},
+		{seriesFile, rep.seriesCSV(), "table,topology,mode,load,window,component,metric,stat,unit,labels,n,mean", len(rep.Summary.Series)},
+		{deltasFile, rep.deltasCSV(), "table,base,other,topology,mode,load,window", len(rep.Summary.Deltas)},
+		{casesFile, rep.casesCSV(), "case,status,mode,topology,load,repetition,attempt,start,end,reason", len(rep.Cases)},
 	} {
 		rows, err := csv.NewReader(bytes.NewReader(tc.data)).ReadAll()
 		if err != nil {
@@ -153,11 +153,11 @@ func TestFilesAndWrite(t *testing.T) {
 			t.Errorf("duplicate output %s", f.Name)
 		}
 		names[f.Name] = true
-		if strings.HasPrefix(f.Name, ChartsDir+"/") {
+		if strings.HasPrefix(f.Name, chartsDir+"/") {
 			svgs++
 		}
 	}
-	for _, n := range []string{MarkdownFile, HTMLFile, SeriesCSV, DeltasCSV, CasesCSV} {
+	for _, n := range []string{MarkdownFile, htmlFile, seriesFile, deltasFile, casesFile} {
 		if !names[n] {
 			t.Errorf("missing %s", n)
 		}
@@ -191,7 +191,7 @@ func TestFilesAndWrite(t *testing.T) {
 
 func TestHTMLSelfContained(t *testing.T) {
 	t.Parallel()
-	html := string(Build(readRun(t, "sample")).HTML())
+	html := string(Build(readRun(t, "sample")).htmlPage())
 	for _, bad := range []string{"<script", "http://", "https://", "<link", "@import", "src="} {
 		if bad == "http://" {
 			// The only URL is the Prometheus address in the run facts and the SVG namespace.
@@ -351,7 +351,7 @@ func TestInterruptedReport(t *testing.T) {
 			t.Errorf("an interrupted run's report reads as complete: %q", bad)
 		}
 	}
-	html := string(rep.HTML())
+	html := string(rep.htmlPage())
 	if !strings.Contains(html, "interrupted after 1 of 4 cases (SIGINT") || !strings.Contains(html, "single/waypoint/1000/r1") {
 		t.Error("report.html does not mark the interruption or list the cases not run")
 	}

@@ -9,11 +9,9 @@ import (
 	"unicode/utf8"
 )
 
-// Text renders sections of the report for a terminal: plain text, without Markdown markup, escapes or HTML anchors
-// (report.md is for Markdown viewers), tables as aligned columns and charts named by their file; long lines are
-// left to the terminal to wrap. No ids renders
-// the whole report, with its title and banner; otherwise only the sections asked for, in the report's order.
-// missing lists the ids asked for that this report has no data for.
+// Text renders the report for a terminal: plain text, tables as aligned columns, charts named by their file. No ids
+// renders all of it with its title, else the sections asked for in the report's order; the banner comes first either
+// way. missing lists the ids asked for that this report has no data for.
 func (r Report) Text(ids ...SectionID) (text []byte, missing []SectionID) {
 	d := r.document()
 	for _, id := range ids {
@@ -35,7 +33,7 @@ func ParseSections(values []string) ([]SectionID, error) {
 			case s == "":
 			case s == "all":
 				return nil, nil
-			case slices.Contains(Sections(), SectionID(s)):
+			case slices.Contains(sectionIDs(), SectionID(s)):
 				if !slices.Contains(out, SectionID(s)) {
 					out = append(out, SectionID(s))
 				}
@@ -52,8 +50,8 @@ func ParseSections(values []string) ([]SectionID, error) {
 
 // SectionList is the section ids of Sections, comma separated (for help and errors).
 func SectionList() string {
-	ids := make([]string, 0, len(Sections()))
-	for _, id := range Sections() {
+	ids := make([]string, 0, len(sectionIDs()))
+	for _, id := range sectionIDs() {
 		ids = append(ids, string(id))
 	}
 	return strings.Join(ids, ", ")

@@ -12,7 +12,7 @@ import (
 func TestTextForTerminal(t *testing.T) {
 	t.Parallel()
 	rep := Build(readRun(t, "sample"))
-	text, missing := rep.Text(SectionModes, SectionHeadlines) // the report's order, whatever the order asked
+	text, missing := rep.Text(sectionModes, sectionHeadlines) // the report's order, whatever the order asked
 	golden(t, "sample/headlines-modes.txt", text)
 	if len(missing) != 0 {
 		t.Errorf("missing %v: the sample has headlines and modes", missing)
@@ -84,8 +84,8 @@ func TestTextWholeReport(t *testing.T) {
 // TestTextMissingSection: a section the run has no data for is reported, not silently empty.
 func TestTextMissingSection(t *testing.T) {
 	t.Parallel()
-	text, missing := Build(readRun(t, "sample")).Text(SectionHeadlines, SectionCapacity)
-	if !slices.Equal(missing, []SectionID{SectionCapacity}) || !strings.HasPrefix(string(text), "Headlines\n") || strings.Contains(string(text), "Capacity") {
+	text, missing := Build(readRun(t, "sample")).Text(sectionHeadlines, sectionCapacity)
+	if !slices.Equal(missing, []SectionID{sectionCapacity}) || !strings.HasPrefix(string(text), "Headlines\n") || strings.Contains(string(text), "Capacity") {
 		t.Errorf("missing %v, text:\n%.200s", missing, text)
 	}
 }
@@ -103,9 +103,9 @@ func TestSectionsInOrder(t *testing.T) {
 	for _, r := range append(reports, combined) {
 		last := -1
 		for _, s := range r.document().Sections {
-			i := slices.Index(Sections(), s.ID)
+			i := slices.Index(sectionIDs(), s.ID)
 			if i <= last {
-				t.Errorf("%s: section %q is not in Sections() or out of its order", r.Meta.RunID, s.ID)
+				t.Errorf("%s: section %q is not in sectionIDs() or out of its order", r.Meta.RunID, s.ID)
 			}
 			last = i
 			seen[s.ID] = true
@@ -123,8 +123,8 @@ func TestParseSections(t *testing.T) {
 		want    []SectionID
 		wantErr string
 	}{
-		{in: []string{"headlines,modes"}, want: []SectionID{SectionHeadlines, SectionModes}},
-		{in: []string{"modes", " headlines ", "modes"}, want: []SectionID{SectionModes, SectionHeadlines}},
+		{in: []string{"headlines,modes"}, want: []SectionID{sectionHeadlines, sectionModes}},
+		{in: []string{"modes", " headlines ", "modes"}, want: []SectionID{sectionModes, sectionHeadlines}},
 		{in: []string{"headlines,all"}, want: nil}, // the whole report
 		{in: []string{"headline"}, wantErr: `no report section "headline": use all or some of facts, headlines, `},
 		{in: []string{" , "}, wantErr: "no section"},

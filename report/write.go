@@ -9,28 +9,28 @@ import (
 // Output file names.
 const (
 	MarkdownFile = "report.md"
-	HTMLFile     = "report.html"
-	SeriesCSV    = "series.csv"
-	DeltasCSV    = "deltas.csv"
-	CasesCSV     = "cases.csv"
-	ChartsDir    = "charts"
+	htmlFile     = "report.html"
+	seriesFile   = "series.csv"
+	deltasFile   = "deltas.csv"
+	casesFile    = "cases.csv"
+	chartsDir    = "charts"
 )
 
 // Markdown renders report.md (charts are referenced as charts/<id>.svg).
 func (r Report) Markdown() []byte { return r.document().markdown() }
 
-// HTML renders report.html: one self-contained page, charts inline.
-func (r Report) HTML() []byte { return r.document().htmlPage() }
+// htmlPage renders report.html: one self-contained page, charts inline.
+func (r Report) htmlPage() []byte { return r.document().htmlPage() }
 
 // Files renders every output in a fixed order: report.md, report.html, the CSVs, then one SVG per chart.
 func (r Report) Files() []File {
 	d := r.document()
 	files := []File{
 		{Name: MarkdownFile, Data: d.markdown()},
-		{Name: HTMLFile, Data: d.htmlPage()},
-		{Name: SeriesCSV, Data: r.seriesCSV()},
-		{Name: DeltasCSV, Data: r.deltasCSV()},
-		{Name: CasesCSV, Data: r.casesCSV()},
+		{Name: htmlFile, Data: d.htmlPage()},
+		{Name: seriesFile, Data: r.seriesCSV()},
+		{Name: deltasFile, Data: r.deltasCSV()},
+		{Name: casesFile, Data: r.casesCSV()},
 	}
 	for _, s := range d.Sections {
 		for _, b := range s.Blocks {

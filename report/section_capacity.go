@@ -13,8 +13,8 @@ import (
 // capacitySection: the fitted lines of package capacity over the measured points, one chart per component and
 // metric, when the run measured at least two load levels (one level has no slope: nothing to plan with).
 func (r Report) capacitySection() (section, bool) {
-	s := section{ID: SectionCapacity, Title: "Capacity planning"}
-	m, err := capacity.Build(&results.Run{Meta: r.Meta, Samples: r.Samples, Cases: r.Cases}, r.Summary.Confidence)
+	s := section{Title: "Capacity planning"}
+	m, err := capacity.Build(&results.Run{Meta: r.Meta, Samples: r.samples, Cases: r.Cases}, r.Summary.Confidence)
 	if err != nil || !slices.ContainsFunc(m.Fits, func(f capacity.Fit) bool { return f.Slope != nil }) {
 		if m != nil && m.Hops != nil { // one load level but several chain depths: the per-hop figures alone
 			hopSubsection(&s, m, false)
@@ -26,23 +26,9 @@ func (r Report) capacitySection() (section, bool) {
 		confPct(m.Confidence))
 	var rows [][]string
 	for _, f := range m.Fits {
-		if f.Kind != capacity.KindUsage {
-			continue
+		if f.Kind == capacity.KindUsage {
+			rows = append(rows, fitRow(f))
 		}
-		slope, measured := "no slope", fmt.Sprintf("%.3g %s", f.LoadMin, f.LoadUnit)
-		if f.Slope != nil {
-			// Cost per unit over load per unit: the unit cancels, e.g. millicores per krps.
-			slope = coefText(*f.Slope) + " " + strings.TrimSuffix(f.Unit, " per "+f.Per) + " per krps"
-		}
-		if f.LoadMin != f.LoadMax {
-			measured = fmt.Sprintf("%.3g..%.3g %s", f.LoadMin, f.LoadMax, f.LoadUnit)
-		}
-		trust := string(f.Trust)
-		if f.NarrowSpan {
-			trust += " (levels too close)"
-		}
-		rows = append(rows, []string{f.Mode, f.Component, f.Metric, coefText(f.Fixed) + " " + f.Unit, slope,
-			measured, fmt.Sprint(f.N), fmt.Sprint(f.Levels), trust})
 	}
 	notes := []string{fmt.Sprintf("trust: linear (3+ levels with repetitions, the lack-of-fit test does not reject a line: its p adjusted for the run's %d tests by Holm's method, so that one false \"not-linear\" in the table is a 5 %% event, not the rule), untested (2 levels, or no repetitions), not-linear (do not extrapolate), constant (one level or mesh size, or levels less than %gx apart: no slope)",
 		m.LinearityTests, capacity.MinLoadSpan)}
@@ -52,30 +38,9 @@ func (r Report) capacitySection() (section, bool) {
 	s.para("The intervals assume the scatter between repetitions is the same at every load. Where it grows with the load, intervals beyond the measured load are too narrow; `meshbench project RUN_DIR --holdout LEVEL` with the top level refits the lines without it and shows how many of its points fall inside their intervals.")
 	for _, comp := range []string{results.ComponentApp, results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint} {
 		for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
-			c := charts.FitChart{ID: "capacity-" + comp + "-" + metric, Title: fmt.Sprintf("%s %s per %s against load", comp, metric, perOf(comp)),
-				Subtitle: "points: repetitions; solid: fitted over the measured range; dashed: extrapolated to no load",
-				Caveats:  r.componentCaveats(comp)}
-			var modes []string
-			for _, f := range m.Fits {
-				if f.Component == comp && f.Metric == metric && f.Kind == capacity.KindUsage {
-					modes = append(modes, f.Mode)
-				}
-			}
-			charts.SortModes(modes)
-			for _, mode := range modes {
-				f := m.Find(mode, comp, metric, capacity.KindUsage)
-				c.XLabel, c.YLabel = f.LoadUnit, f.Unit
-				fs := charts.FitSeries{Name: mode, Line: f.Slope != nil, Fixed: f.Fixed.Value, Note: string(f.Trust)}
-				if f.Slope != nil {
-					fs.Slope = f.Slope.Value
-				}
-				for _, p := range f.Points {
-					fs.Points = append(fs.Points, charts.FitPoint{X: p.X, Y: p.Y})
-				}
-				c.Series = append(c.Series, fs)
-			}
+			c := r.fitChart(m, comp, metric)
 			if !c.Empty() {
-				s.chart(chartBlock{ID: c.ID, Title: c.Title, File: "charts/" + c.ID + ".svg", SVG: c.SVG()})
+				s.chart(chartBlock{ID: c.ID, Title: c.Title, File: chartFile(c.ID), SVG: c.SVG()})
 			}
 		}
 	}
@@ -83,6 +48,52 @@ func (r Report) capacitySection() (section, bool) {
 		hopSubsection(&s, m, true)
 	}
 	return s, true
+}
+
+// fitRow is a usage fit's row: fixed and slope with their intervals, the load range measured, n, levels and trust.
+func fitRow(f capacity.Fit) []string {
+	slope, measured := "no slope", fmt.Sprintf("%.3g %s", f.LoadMin, f.LoadUnit)
+	if f.Slope != nil {
+		// Cost per unit over load per unit: the unit cancels, e.g. millicores per krps.
+		slope = coefText(*f.Slope) + " " + strings.TrimSuffix(f.Unit, " per "+f.Per) + " per krps"
+	}
+	if f.LoadMin != f.LoadMax {
+		measured = fmt.Sprintf("%.3g..%.3g %s", f.LoadMin, f.LoadMax, f.LoadUnit)
+	}
+	trust := string(f.Trust)
+	if f.NarrowSpan {
+		trust += " (levels too close)"
+	}
+	return []string{f.Mode, f.Component, f.Metric, coefText(f.Fixed) + " " + f.Unit, slope,
+		measured, fmt.Sprint(f.N), fmt.Sprint(f.Levels), trust}
+}
+
+// fitChart draws the usage fits of one component and metric, a series per mode in charts' order: the points of every
+// repetition and the fitted line.
+func (r Report) fitChart(m *capacity.Model, comp, metric string) charts.FitChart {
+	c := charts.FitChart{ID: "capacity-" + comp + "-" + metric, Title: fmt.Sprintf("%s %s per %s against load", comp, metric, perOf(comp)),
+		Subtitle: "points: repetitions; solid: fitted over the measured range; dashed: extrapolated to no load",
+		Caveats:  r.componentCaveats(comp)}
+	var modes []string
+	for _, f := range m.Fits {
+		if f.Component == comp && f.Metric == metric && f.Kind == capacity.KindUsage {
+			modes = append(modes, f.Mode)
+		}
+	}
+	charts.SortModes(modes)
+	for _, mode := range modes {
+		f := m.Find(mode, comp, metric, capacity.KindUsage)
+		c.XLabel, c.YLabel = f.LoadUnit, f.Unit
+		fs := charts.FitSeries{Name: mode, Line: f.Slope != nil, Fixed: f.Fixed.Value, Note: string(f.Trust)}
+		if f.Slope != nil {
+			fs.Slope = f.Slope.Value
+		}
+		for _, p := range f.Points {
+			fs.Points = append(fs.Points, charts.FitPoint{X: p.X, Y: p.Y})
+		}
+		c.Series = append(c.Series, fs)
+	}
+	return c
 }
 
 // capacityNotes are what the fits above lack or cannot say: load levels that fell short of their rate or lie too

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"math"
 	"slices"
 	"strconv"
 
@@ -21,7 +20,7 @@ func isAllocation(s results.Series) bool {
 // containers request (what the scheduler reserves: requests x pods) and their limits, next to the average usage of
 // the same window. Reservation often decides the cost (a node is full when its requests are, not its usage).
 func (r Report) allocationSection() (section, bool) {
-	s := section{ID: SectionAllocation, Title: "Allocation beside usage"}
+	s := section{Title: "Allocation beside usage"}
 	ss := r.Summary.Series
 	topos := distinctKeys(ss, isAllocation, func(k results.Key) string { return k.Topology })
 	if len(topos) == 0 {
@@ -32,34 +31,22 @@ func (r Report) allocationSection() (section, bool) {
 	for _, topo := range topos {
 		inTopo := func(x results.Series) bool { return isAllocation(x) && x.Topology == topo }
 		var rows [][]string
-		for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return k.Mode }) {
-			inMode := func(x results.Series) bool { return inTopo(x) && x.Mode == mode }
-			type wl struct{ window, load string }
-			var wls []wl
-			for _, x := range ss {
-				if inMode(x) && !slices.Contains(wls, wl{x.Window, x.Load}) {
-					wls = append(wls, wl{x.Window, x.Load})
+		for _, cw := range componentWindows(ss, inTopo) {
+			key := func(comp, metric, stat, unit string) results.Key {
+				return results.Key{Topology: topo, Mode: cw.mode, Load: cw.load, Window: cw.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+			}
+			mode, window := orText(cw.mode, "(none)"), windowLabel(cw.window, cw.load)
+			var mesh []string
+			for _, comp := range cw.comps {
+				rows = append(rows, r.allocationRow(key, mode, window, comp, []string{comp}, cpuUnit, memUnit))
+				if slices.Contains(results.MeshParts(), comp) {
+					mesh = append(mesh, comp)
 				}
 			}
-			for _, w := range wls {
-				inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
-				comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
-				charts.SortComponents(comps)
-				key := func(comp, metric, stat, unit string) results.Key {
-					return results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
-				}
-				var mesh []string
-				for _, comp := range comps {
-					rows = append(rows, r.allocationRow(key, orText(mode, "(none)"), windowLabel(w.window, w.load), comp, []string{comp}, cpuUnit, memUnit))
-					if slices.Contains(results.MeshParts(), comp) {
-						mesh = append(mesh, comp)
-					}
-				}
-				if len(mesh) > 0 {
-					// Requests add up like averages do (a reservation holds for the whole window): the mesh row is the sum
-					// of its parts' requests beside the mesh usage total.
-					rows = append(rows, r.allocationRow(key, orText(mode, "(none)"), windowLabel(w.window, w.load), results.ComponentMesh, mesh, cpuUnit, memUnit))
-				}
+			if len(mesh) > 0 {
+				// Requests add up like averages do (a reservation holds for the whole window): the mesh row is the sum
+				// of its parts' requests beside the mesh usage total.
+				rows = append(rows, r.allocationRow(key, mode, window, results.ComponentMesh, mesh, cpuUnit, memUnit))
 			}
 		}
 		s.heading("Topology " + topo)
@@ -159,40 +146,4 @@ func (r Report) limitCell(limit, noLimit results.Key) string {
 		return charts.FormatValue(l.Mean)
 	}
 	return "not read"
-}
-
-// sharedSection splits each shared component's average into what it costs with the app deployed and idle, and what
-// the run's load added: neither is the app's cost alone, since one instance serves more than the app.
-func (r Report) sharedSection() (section, bool) {
-	s := section{ID: SectionShared, Title: "Shared components: fixed and load-driven cost"}
-	if len(r.Summary.Shared) == 0 {
-		return s, false
-	}
-	s.para("A ztunnel serves every ambient pod of its node, a waypoint the namespaces that use it, istiod the whole mesh, istio-cni every pod of its node: their cost is not the app's. Fixed is the idle window's average (app deployed, no load), load-driven the load window's average minus the idle one of the same repetition (fixed + load-driven = the load window's average); mean ± half the %s confidence interval over repetitions.", confPct(r.Summary.Confidence))
-	var rows [][]string
-	for _, c := range r.Summary.Shared {
-		perK := "n/a: no achieved rate"
-		if c.IncrementalPerKRPS != nil {
-			perK = fmtEstimate(*c.IncrementalPerKRPS) + " " + c.IncrementalPerKRPS.Unit
-		}
-		rows = append(rows, []string{c.Topology, orText(c.Mode, "(none)"), windowLabel(results.WindowLoad, c.Load), c.Component,
-			c.Metric + " (" + c.Unit + ")", fmtEstimate(c.Fixed), fmtEstimate(c.Incremental), perK, c.Serves})
-	}
-	s.table(table{ID: "shared-table",
-		Header:  []string{"topology", "mode", "window", "component", "metric", "fixed (idle)", "load-driven", "load-driven per 1000 rps", "one instance serves"},
-		Numeric: []bool{false, false, false, false, false, true, true, true, false}, Rows: rows})
-	return s, true
-}
-
-// fmtEstimate renders an estimate like fmtMean renders a series.
-func fmtEstimate(e results.Estimate) string {
-	return fmtMean(results.Series{N: e.N, Mean: e.Mean, CI: e.CI})
-}
-
-// fmtCount renders a count: whole numbers without decimals (a mean over repetitions may not be one).
-func fmtCount(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatInt(int64(v), 10)
-	}
-	return charts.FormatValue(v)
 }

@@ -108,7 +108,7 @@ func TestCapacityHops(t *testing.T) {
 func TestCapacityGaps(t *testing.T) {
 	t.Parallel()
 	rep := Build(readRun(t, "capacity-gaps"))
-	warnings := strings.Join(rep.Warnings, "\n")
+	warnings := strings.Join(rep.warnings, "\n")
 	for _, want := range []string{`case "single/sidecar/500/r2" sidecar cpu avg: "value" is null`, "ignored truncated or corrupt last line"} {
 		if !strings.Contains(warnings, want) {
 			t.Errorf("report warnings lack %q:\n%s", want, warnings)

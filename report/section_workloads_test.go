@@ -15,7 +15,7 @@ import (
 func TestWorkloadSection(t *testing.T) {
 	t.Parallel()
 	rep := Build(readRun(t, "sample"))
-	s, ok := rep.workloadSection()
+	s, ok := rep.workloadsSection()
 	if !ok || len(s.Blocks) != 3 || s.Blocks[2].Table == nil {
 		t.Fatalf("section %+v", s)
 	}
@@ -40,7 +40,7 @@ func TestWorkloadSection(t *testing.T) {
 	if len(tb.Rows) != len(want)*4 {
 		t.Errorf("%d rows, want one per workload and mode", len(tb.Rows))
 	}
-	html := string(rep.HTML())
+	html := string(rep.htmlPage())
 	if !strings.Contains(html, `id="workloads"`) || !strings.Contains(html, "Deployment/mb-single/frontend") {
 		t.Error("the HTML report lacks the per-workload section")
 	}
@@ -54,7 +54,7 @@ func TestWorkloadSection(t *testing.T) {
 	sum := results.Summarize(run.Meta, run.Samples, run.Cases, results.SummaryOptions{})
 	run.Summary = &sum
 	plain := Build(run)
-	if _, ok := plain.workloadSection(); ok {
+	if _, ok := plain.workloadsSection(); ok {
 		t.Error("a run without per-workload figures got the section")
 	}
 	strip := func(md string) string {

@@ -1,0 +1,72 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/meshbench/meshbench/charts"
+	"github.com/meshbench/meshbench/results"
+)
+
+// headlinesSection states study A's comparison in one sentence per topology and metric: the mesh total under load,
+// each ambient mode against sidecar.
+func (r Report) headlinesSection() (section, bool) {
+	s := section{Title: "Headlines"}
+	var items []string
+	for _, d := range r.Summary.Deltas {
+		if d.Component != results.ComponentMesh || d.Stat != charts.StatAvg || d.Window != results.WindowLoad || d.Labels != "" ||
+			d.Base != "sidecar" || (d.Metric != charts.MetricCPU && d.Metric != charts.MetricMemory) {
+			continue
+		}
+		items = append(items, fmt.Sprintf("%s vs %s, topology %s, %s: mesh %s %s → %s %s, %s%s", d.Other, d.Base, d.Topology,
+			windowLabel(d.Window, d.Load), d.Metric, charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), d.Unit, fmtDeltaPct(d, r.deltaN(d)),
+			r.headlineCaveat(d.Base, d.Other)))
+	}
+	for _, d := range r.Summary.Deltas {
+		if d.Metric != charts.MetricLatency || d.Base != "none" || d.Stat != "p99" || d.Labels != "" {
+			continue
+		}
+		items = append(items, fmt.Sprintf("%s adds %s to p99 latency (topology %s, %s)%s", d.Other, fmtDeltaAbs(d, r.deltaN(d)), d.Topology,
+			windowLabel(d.Window, d.Load), r.headlineCaveat(d.Other)))
+	}
+	items = append(r.baselineHeadlines(), items...)
+	if len(items) == 0 {
+		return s, false
+	}
+	s.para("Mesh = sidecars, or ztunnel + waypoints, plus istiod (sum of window averages). Intervals are %s confidence intervals of the difference (Welch).", confPct(r.Summary.Confidence))
+	s.list(items)
+	return s, true
+}
+
+// headlineCaveat is what a headline comparing modes says of itself when a data-plane component of those modes is
+// not Istio's own: " [built on a test stand-in: ztunnel; on upstream Envoy, a lower bound: sidecar]" ("" when every
+// component is Istio's).
+func (r Report) headlineCaveat(modes ...string) string {
+	var standIn, upstream []string
+	for _, m := range modes {
+		for _, comp := range results.DataPlaneComponentsOfMode(m) {
+			switch r.dataPlaneOf(comp).Kind {
+			case results.DataPlaneStandIn:
+				if !slices.Contains(standIn, comp) {
+					standIn = append(standIn, comp)
+				}
+			case results.DataPlaneUpstreamEnvoy:
+				if !slices.Contains(upstream, comp) {
+					upstream = append(upstream, comp)
+				}
+			}
+		}
+	}
+	var parts []string
+	if len(standIn) > 0 {
+		parts = append(parts, "built on a test stand-in, not Istio's cost: "+strings.Join(standIn, ", "))
+	}
+	if len(upstream) > 0 {
+		parts = append(parts, "upstream Envoy, a lower bound of Istio's: "+strings.Join(upstream, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(parts, "; ") + "]"
+}
