@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -116,12 +115,7 @@ func Validate(s *Scenario) Problems {
 	validateWorkload(c, sp.Child("workload"), &s.Spec.Workload, s.Spec.CNI.configured())
 	validateModes(c, sp.Child("modes"), s.Spec.Modes)
 	validateWaypoint(c, sp.Child("waypoint"), s.Spec.Waypoint)
-	if r := s.Spec.Istio.Revision; r != "" {
-		// istiod revisions are Helm values used in object names (istiod-<rev>) and label values.
-		if msgs := validation.IsDNS1123Label(r); len(msgs) > 0 {
-			c.add(sp.Child("istio", "revision"), "must be a DNS label such as \"canary\" or \"1-30-1\" (got %q); the revision is the istio.io/rev label of the istiod pods", r)
-		}
-	}
+	validateIstio(c, sp.Child("istio"), s.Spec.Istio)
 	validateLoad(c, sp.Child("load"), &s.Spec.Load, s.Spec.Windows.Load.Duration)
 	if s.Spec.Workload.App != "" {
 		validateTargets(c, sp.Child("load"), &s.Spec.Load, s.Spec.Workload.App)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// validateCNI checks spec.cni, the pod network benchmark (only when the section is present).
 func validateCNI(c *collector, p *field.Path, n CNI) {
 	hasUDP := false
 	for i, t := range n.Tests {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// validateImages checks spec.images; an image derived from a registry or tag already reported is not reported again.
 func validateImages(c *collector, p *field.Path, im Images) {
 	regOK := validRegistry(c, p.Child("registry"), im.Registry)
 	tagOK := validTag(c, p.Child("tag"), im.Tag)
@@ -86,6 +87,7 @@ var (
 // tagRE is the distribution spec's tag grammar (go-containerregistry's name package checks only the characters).
 var tagRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 
+// validTag reports a tag that is not the distribution grammar's (tagRE) and says whether it is valid.
 func validTag(c *collector, p *field.Path, tag string) bool {
 	if !tagRE.MatchString(tag) {
 		c.add(p, "must be an image tag: 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-' (got %q)", tag)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// validateLoad checks spec.load's levels, connections and timing; window is windows.load, which load.duration must hold.
 func validateLoad(c *collector, p *field.Path, l *LoadSpec, window time.Duration) {
 	if len(l.QPS) == 0 {
 		c.add(p.Child("qps"), "must list at least one level, a number > 0 or \"max\"")
@@ -59,48 +60,58 @@ func validateTargets(c *collector, p *field.Path, l *LoadSpec, app App) {
 	names := map[string]bool{}
 	for i, t := range l.Targets {
 		tp := p.Child("targets").Index(i)
-		if t.Protocol == ProtocolTCP && len(t.Headers) > 0 {
-			c.add(tp.Child("headers"), "are not sent with protocol tcp (fortio's echo client has no headers); remove them or use protocol http")
-		}
-		validateAddress(c, tp, t.Service, t.Namespace, t.URL, t.Port, app)
-		c.oneOf(tp.Child("protocol"), t.Protocol, []string{ProtocolHTTP, ProtocolGRPC, ProtocolTCP})
-		if t.Path != "" && !strings.HasPrefix(t.Path, "/") {
-			c.add(tp.Child("path"), "must start with '/' (got %q)", t.Path)
-		}
-		if t.Path != "" && t.Protocol != ProtocolHTTP {
-			c.add(tp.Child("path"), "is only used with protocol http; remove it")
-		}
-		c.intRange(tp.Child("weight"), t.Weight, 1, 1000, "a relative share of the load")
-		if !nameRE.MatchString(t.Name) || len(t.Name) > 63 {
-			c.add(tp.Child("name"), "must be a short name of lower-case letters, digits and '-' (got %q); it labels the target's samples", t.Name)
-		}
+		validateTarget(c, tp, t, app)
 		if names[t.Name] {
 			c.add(tp.Child("name"), "duplicates target %q; give each target a distinct name", t.Name)
 		}
 		names[t.Name] = true
 		validateHeaders(c, tp.Child("headers"), t.Headers)
 	}
-	if lg := l.Login; lg != nil {
-		lp := p.Child("login")
-		validateAddress(c, lp, lg.Service, lg.Namespace, lg.URL, lg.Port, app)
-		if lg.Path != "" && !strings.HasPrefix(lg.Path, "/") {
-			c.add(lp.Child("path"), "must start with '/' (got %q)", lg.Path)
-		}
-		c.oneOf(lp.Child("method"), lg.Method, []string{"GET", "POST"})
-		kind, name, ok := strings.Cut(lg.Capture, ":")
-		if !ok || name == "" || (kind != "cookie" && kind != "header" && kind != "json") {
-			c.add(lp.Child("capture"), "must be \"cookie:<name>\", \"header:<name>\" or \"json:<field>\" (got %q)", lg.Capture)
-		}
-		if msgs := validation.IsHTTPHeaderName(lg.SetHeader); len(msgs) > 0 {
-			c.add(lp.Child("setHeader"), "must be an HTTP header name (got %q)", lg.SetHeader)
-		}
-		if !strings.Contains(lg.Value, "{value}") {
-			c.add(lp.Child("value"), "must contain {value}, where the captured credential goes (got %q)", lg.Value)
-		}
-		validateHeaders(c, lp.Child("headers"), lg.Headers)
+	if l.Login != nil {
+		validateLogin(c, p.Child("login"), l.Login, app)
 	}
 }
 
+// validateTarget checks one of load.targets but the uniqueness of its name and its headers' names.
+func validateTarget(c *collector, p *field.Path, t LoadTarget, app App) {
+	if t.Protocol == ProtocolTCP && len(t.Headers) > 0 {
+		c.add(p.Child("headers"), "are not sent with protocol tcp (fortio's echo client has no headers); remove them or use protocol http")
+	}
+	validateAddress(c, p, t.Service, t.Namespace, t.URL, t.Port, app)
+	c.oneOf(p.Child("protocol"), t.Protocol, []string{ProtocolHTTP, ProtocolGRPC, ProtocolTCP})
+	if t.Path != "" && !strings.HasPrefix(t.Path, "/") {
+		c.add(p.Child("path"), "must start with '/' (got %q)", t.Path)
+	}
+	if t.Path != "" && t.Protocol != ProtocolHTTP {
+		c.add(p.Child("path"), "is only used with protocol http; remove it")
+	}
+	c.intRange(p.Child("weight"), t.Weight, 1, 1000, "a relative share of the load")
+	if !nameRE.MatchString(t.Name) || len(t.Name) > 63 {
+		c.add(p.Child("name"), "must be a short name of lower-case letters, digits and '-' (got %q); it labels the target's samples", t.Name)
+	}
+}
+
+// validateLogin checks load.login: an address as a target's, and a capture the load requests can carry.
+func validateLogin(c *collector, p *field.Path, lg *Login, app App) {
+	validateAddress(c, p, lg.Service, lg.Namespace, lg.URL, lg.Port, app)
+	if lg.Path != "" && !strings.HasPrefix(lg.Path, "/") {
+		c.add(p.Child("path"), "must start with '/' (got %q)", lg.Path)
+	}
+	c.oneOf(p.Child("method"), lg.Method, []string{"GET", "POST"})
+	kind, name, ok := strings.Cut(lg.Capture, ":")
+	if !ok || name == "" || (kind != "cookie" && kind != "header" && kind != "json") {
+		c.add(p.Child("capture"), "must be \"cookie:<name>\", \"header:<name>\" or \"json:<field>\" (got %q)", lg.Capture)
+	}
+	if msgs := validation.IsHTTPHeaderName(lg.SetHeader); len(msgs) > 0 {
+		c.add(p.Child("setHeader"), "must be an HTTP header name (got %q)", lg.SetHeader)
+	}
+	if !strings.Contains(lg.Value, "{value}") {
+		c.add(p.Child("value"), "must contain {value}, where the captured credential goes (got %q)", lg.Value)
+	}
+	validateHeaders(c, p.Child("headers"), lg.Headers)
+}
+
+// validateAddress checks where a target or the login sends requests: a Service (and port) or a URL, one of them.
 func validateAddress(c *collector, p *field.Path, service, namespace, rawURL string, port int, app App) {
 	switch {
 	case service == "" && rawURL == "":
@@ -131,6 +142,7 @@ func validateAddress(c *collector, p *field.Path, service, namespace, rawURL str
 	}
 }
 
+// validateHeaders checks header names, in key order.
 func validateHeaders(c *collector, p *field.Path, h map[string]string) {
 	for _, k := range sortedKeys(h) {
 		if msgs := validation.IsHTTPHeaderName(k); len(msgs) > 0 {

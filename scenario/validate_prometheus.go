@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// validatePrometheus checks spec.prometheus: a URL or a Service, and the TLS and token settings only the URL uses.
 func validatePrometheus(c *collector, p *field.Path, pr Prometheus) {
 	if pr.URL != "" && pr.Service != nil {
 		c.add(p, "set either url or service, not both")

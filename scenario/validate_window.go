@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// validateWindows checks spec.windows; scrape is prometheus.scrapeInterval (0: detected at run time), which every
+// window must span 4 times for a rate.
 func validateWindows(c *collector, p *field.Path, w Windows, scrape time.Duration) {
 	c.nonNegative(p.Child("idle"), w.Idle)
 	c.nonNegative(p.Child("settle"), w.Settle)
