@@ -9,7 +9,7 @@
 //   - waypoint: per waypoint, against the achieved rps per waypoint;
 //   - istiod: against the number of app pods in the mesh; a constant when the run measured one mesh size, unless
 //     Model.UseIstiodCurve replaces it by the fit of an istiod curve (hack/istiodscale: istiod at several mesh
-//     sizes, repetitions per size; ParseIstiodCurve, FitIstiodCurve).
+//     sizes, repetitions per size; ParseIstiodCurve, fitIstiodCurve).
 //
 // The load is what the load generator achieved (the sum of its clients' qps samples in the load window), never the
 // configured level: a mode that cannot keep up must not be credited with traffic it did not carry. Each repetition
@@ -18,7 +18,7 @@
 // than 2 load levels, or levels less than MinLoadSpan apart, give no slope; fewer than 3 points no interval; 2 levels
 // cannot test linearity; from 3 levels a lack-of-fit F test (residuals of the level means against the spread within
 // levels) flags a curve, its p-value adjusted by Holm's method for the model's other tests. Levels that achieved
-// less than MinAchievedShare of their rate are flagged.
+// less than minAchievedShare of their rate are flagged.
 //
 // Project scales the fits to a Shape (pods, nodes, namespaces, rps, prices) with prediction intervals, sums them per
 // mode (mesh and app), compares with mode none, prices them, and states the break-even pods per node between

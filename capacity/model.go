@@ -83,7 +83,7 @@ type Model struct {
 	// LinearityTests is how many lack-of-fit tests the fits hold: each fit's Trust follows its p-value adjusted
 	// for them (Line.LackOfFitPHolm).
 	LinearityTests int `json:"linearityTests"`
-	// Shortfalls are the levels whose achieved rate fell below MinAchievedShare of the configured one.
+	// Shortfalls are the levels whose achieved rate fell below minAchievedShare of the configured one.
 	Shortfalls []LoadShortfall `json:"shortfalls,omitempty"`
 	// IstiodCurve is the curve that replaced the run's istiod usage fits (UseIstiodCurve), or nil.
 	IstiodCurve *IstiodCurveFit `json:"istiodCurve,omitempty"`
@@ -92,12 +92,12 @@ type Model struct {
 	Hops *Hops `json:"hops,omitempty"`
 }
 
-// MinAchievedShare is the share of a level's configured rate below which its achieved rate is a shortfall: the load
+// minAchievedShare is the share of a level's configured rate below which its achieved rate is a shortfall: the load
 // generator or the mode could not carry the level (saturated app, too few connections, a throttled client). The
 // fits use the achieved rate, so the points are right, but the level is not what the scenario asked for.
-const MinAchievedShare = 0.9
+const minAchievedShare = 0.9
 
-// LoadShortfall is a mode's configured load level whose cases achieved less than MinAchievedShare of it.
+// LoadShortfall is a mode's configured load level whose cases achieved less than minAchievedShare of it.
 type LoadShortfall struct {
 	Mode     string  `json:"mode"`
 	Level    string  `json:"level"`
@@ -398,7 +398,7 @@ type caseLoad struct {
 }
 
 // addShortfalls records, with a warning each, the (mode, configured level) groups of cases whose mean achieved rate
-// is below MinAchievedShare of the level, in order of first appearance; levels that are not a number (max) ask for
+// is below minAchievedShare of the level, in order of first appearance; levels that are not a number (max) ask for
 // no rate.
 func (m *Model) addShortfalls(cases []caseLoad) {
 	type key struct{ mode, level string }
@@ -419,13 +419,13 @@ func (m *Model) addShortfalls(cases []caseLoad) {
 	}
 	for _, k := range order {
 		sf := *sums[k]
-		if sf.Achieved /= float64(sf.Cases); sf.Achieved >= MinAchievedShare*sf.Asked {
+		if sf.Achieved /= float64(sf.Cases); sf.Achieved >= minAchievedShare*sf.Asked {
 			continue
 		}
 		m.Shortfalls = append(m.Shortfalls, sf)
 		m.Warnings = append(m.Warnings, Warning{Code: WarnLoadShortfall, Mode: sf.Mode, Message: fmt.Sprintf(
 			"load level %s achieved %.4g rps on average over %d case(s), %.0f %% of the %g asked (below %.0f %%): the mode, the app or the load generator could not carry it; the fits use the achieved rate",
-			sf.Level, sf.Achieved, sf.Cases, 100*sf.Achieved/sf.Asked, sf.Asked, 100*MinAchievedShare)})
+			sf.Level, sf.Achieved, sf.Cases, 100*sf.Achieved/sf.Asked, sf.Asked, 100*minAchievedShare)})
 	}
 }
 

@@ -80,16 +80,16 @@ func strs[T ~string](vs []T) []string {
 	return out
 }
 
-// RequireWorkload reports the problem of running the mesh benchmark from a scenario that only configures cni.
-func RequireWorkload(s *Scenario) Problems {
+// requireWorkload reports the problem of running the mesh benchmark from a scenario that only configures cni.
+func requireWorkload(s *Scenario) Problems {
 	if s.Spec.Workload.App == "" {
 		return Problems{{Path: "spec.workload.app", Message: fmt.Sprintf("is required for meshbench run: one of %s", strings.Join(quoteAll(Apps), ", "))}}
 	}
 	return nil
 }
 
-// RequireCNI reports the problem of running the network benchmark from a scenario without a cni section.
-func RequireCNI(s *Scenario) Problems {
+// requireCNI reports the problem of running the network benchmark from a scenario without a cni section.
+func requireCNI(s *Scenario) Problems {
 	if !s.Spec.CNI.configured() {
 		return Problems{{Path: "spec.cni", Message: "is required for meshbench cni: add a cni section (see examples/study-b-network.yaml)"}}
 	}
@@ -97,7 +97,7 @@ func RequireCNI(s *Scenario) Problems {
 }
 
 // Validate checks a defaulted scenario and returns every problem at once (nil when valid). It is pure: files named
-// by the scenario are checked by CheckFiles.
+// by the scenario are checked by checkFiles.
 func Validate(s *Scenario) Problems {
 	c := &collector{}
 	if s.APIVersion != APIVersion {
@@ -107,11 +107,11 @@ func Validate(s *Scenario) Problems {
 		c.add(field.NewPath("kind"), "must be %q (got %q)", Kind, s.Kind)
 	}
 	validateName(c, field.NewPath("metadata", "name"), s.Metadata.Name)
-	if n := len(s.Metadata.Description); n > MaxDescriptionBytes {
-		c.add(field.NewPath("metadata", "description"), "is %d bytes long; at most %d bytes: keep the description short, it is shown in reports", n, MaxDescriptionBytes)
+	if n := len(s.Metadata.Description); n > maxDescriptionBytes {
+		c.add(field.NewPath("metadata", "description"), "is %d bytes long; at most %d bytes: keep the description short, it is shown in reports", n, maxDescriptionBytes)
 	}
 	sp := field.NewPath("spec")
-	c.oneOf(sp.Child("profile"), string(s.Spec.Profile), strs(Profiles))
+	c.oneOf(sp.Child("profile"), string(s.Spec.Profile), strs(profiles))
 	validateWorkload(c, sp.Child("workload"), &s.Spec.Workload, s.Spec.CNI.configured())
 	validateModes(c, sp.Child("modes"), s.Spec.Modes)
 	validateWaypoint(c, sp.Child("waypoint"), s.Spec.Waypoint)
@@ -169,7 +169,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// validateDurationBounds reports every duration setting above MaxDuration, wherever it is in the spec (a new
+// validateDurationBounds reports every duration setting above maxDuration, wherever it is in the spec (a new
 // Duration field is covered without a line here). load.duration may exceed it when it is the default derived from
 // warm-up, trims and a window that are each within bounds.
 func validateDurationBounds(c *collector, p *field.Path, v reflect.Value, derivedLoad time.Duration) {
@@ -185,8 +185,8 @@ func validateDurationBounds(c *collector, p *field.Path, v reflect.Value, derive
 	case reflect.Struct:
 		if v.Type() == durationType {
 			d := v.Interface().(Duration).Duration
-			if d > MaxDuration && !(p.String() == "spec.load.duration" && d == derivedLoad) {
-				c.add(p, "is %s; at most %s: split a longer study into several runs", D(d), D(MaxDuration))
+			if d > maxDuration && !(p.String() == "spec.load.duration" && d == derivedLoad) {
+				c.add(p, "is %s; at most %s: split a longer study into several runs", D(d), D(maxDuration))
 			}
 			return
 		}

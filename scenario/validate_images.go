@@ -15,8 +15,8 @@ func validateImages(c *collector, p *field.Path, im Images) {
 	regOK := validRegistry(c, p.Child("registry"), im.Registry)
 	tagOK := validTag(c, p.Child("tag"), im.Tag)
 	for _, f := range []struct{ n, v, derived string }{
-		{"agent", im.Agent, ImageRef(im.Registry, AgentRepository, im.Tag)},
-		{"meshbench", im.Meshbench, ImageRef(im.Registry, MeshbenchRepository, im.Tag)},
+		{"agent", im.Agent, imageRef(im.Registry, AgentRepository, im.Tag)},
+		{"meshbench", im.Meshbench, imageRef(im.Registry, MeshbenchRepository, im.Tag)},
 		{"network", im.Network, ""},
 	} {
 		if f.v == f.derived && !(regOK && tagOK) {
@@ -41,7 +41,7 @@ func validRegistry(c *collector, p *field.Path, reg string) bool {
 		c.add(p, "must not have a URL scheme (got %q): give host[:port][/path] such as \"ghcr.io/meshbench\"; a plain-HTTP registry is the nodes' container runtime setting (meshbench images push --insecure for pushing)", reg)
 		return false
 	case reg != "":
-		err = CheckImageRef(ImageRef(reg, AgentRepository, DefaultImageTag))
+		err = CheckImageRef(imageRef(reg, AgentRepository, DefaultImageTag))
 	}
 	if reg == "" || err != nil {
 		c.add(p, "must be a registry host with an optional path, lower-case, without tag, such as \"ghcr.io/meshbench\" or \"172.30.0.1:5000/meshbench\" (got %q)%s", reg, nameErr(err))

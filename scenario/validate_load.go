@@ -21,10 +21,10 @@ func validateLoad(c *collector, p *field.Path, l *LoadSpec, window time.Duration
 			c.add(p.Child("qps").Index(i), "must be > 0 or \"max\" (got %s)", q)
 			continue
 		}
-		if !q.Max && (q.Value < MinQPSLevel || q.Value > MaxQPSLevel) {
+		if !q.Max && (q.Value < minQPSLevel || q.Value > maxQPSLevel) {
 			c.add(p.Child("qps").Index(i), "must be between %s and %s requests per second, or \"max\" (got %g): below, a load window holds "+
 				"too few requests to measure; above, no load generator drives it (\"max\" measures the highest rate the clients reach)",
-				strconv.FormatFloat(MinQPSLevel, 'f', -1, 64), strconv.FormatFloat(MaxQPSLevel, 'f', -1, 64), q.Value)
+				strconv.FormatFloat(minQPSLevel, 'f', -1, 64), strconv.FormatFloat(maxQPSLevel, 'f', -1, 64), q.Value)
 			continue
 		}
 		if seen[q.String()] {

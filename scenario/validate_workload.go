@@ -53,7 +53,7 @@ func validateChain(c *collector, p *field.Path, w *Workload) int {
 	switch {
 	case w.App == AppFortioChain && w.Chain != nil:
 		cp := p.Child("chain")
-		c.intRange(cp.Child("depth"), w.Chain.Depth, 1, MaxChainDepth, "")
+		c.intRange(cp.Child("depth"), w.Chain.Depth, 1, maxChainDepth, "")
 		c.intRange(cp.Child("fanOut"), w.Chain.FanOut, 1, 8, "")
 		c.intRange(cp.Child("payloadBytes"), w.Chain.PayloadBytes, 1, 1<<20, "")
 		if chainSane(w.Chain) {
@@ -121,8 +121,8 @@ func validateChainDepth(c *collector, p *field.Path, w *Workload, t Topology, se
 	case t.ChainDepth != 0 && w.App != AppFortioChain:
 		c.add(p, "is only used with app \"fortio-chain\" (got %d); remove it or change workload.app", t.ChainDepth)
 	case t.ChainDepth != 0:
-		c.intRange(p, t.ChainDepth, 1, MaxChainDepth, "leave it out to use workload.chain.depth")
-		if ch := w.ChainFor(t); ch != nil && chainSane(ch) && t.ChainDepth <= MaxChainDepth {
+		c.intRange(p, t.ChainDepth, 1, maxChainDepth, "leave it out to use workload.chain.depth")
+		if ch := w.ChainFor(t); ch != nil && chainSane(ch) && t.ChainDepth <= maxChainDepth {
 			services = ch.Services()
 			if services > maxChainServices {
 				c.add(p, "describes %d services with workload.chain.fanOut %d; at most %d: lower chainDepth or fanOut", services, ch.FanOut, maxChainServices)
@@ -352,5 +352,5 @@ const maxChainServices = 200
 
 // chainSane says whether depth and fan-out are in range, so that Services() is small enough to compute.
 func chainSane(ch *Chain) bool {
-	return ch.Depth >= 1 && ch.FanOut >= 1 && ch.Depth <= MaxChainDepth && ch.FanOut <= 8
+	return ch.Depth >= 1 && ch.FanOut >= 1 && ch.Depth <= maxChainDepth && ch.FanOut <= 8
 }

@@ -11,7 +11,7 @@
 // body (client_golang's Query posts its form), and Prometheus looks a plain alternation up value by value.
 //
 // Accuracy rules (measured against a real Prometheus, accuracy_prometheus_test.go): min, max and avg come from the
-// raw samples over the measured window (to the millisecond), computed in Go (CounterStats, GaugeStats). The CPU
+// raw samples over the measured window (to the millisecond), computed in Go (CounterStats, gaugeStats). The CPU
 // average is the summed counters' increase between the window's edges, each interpolated from the two samples
 // around it (PromQL's increase() extrapolates and was off by up to 1.7 % at some window phases); min/max are rate
 // points of the rate range (4 sample spacings) inside the window, together with the tiles the average is the

@@ -87,7 +87,7 @@ func workloadOf(ws []Workload, ns string, p corev1.Pod) (key, note string) {
 type NamespacedName struct{ Namespace, Name string }
 
 // Shared components: one instance serves more than the app's pods. The report says so next to their figures.
-var SharedComponents = []string{results.ComponentZtunnel, results.ComponentIstioCNI, results.ComponentIstiod}
+var sharedComponents = []string{results.ComponentZtunnel, results.ComponentIstioCNI, results.ComponentIstiod}
 
 // Labels Istio's charts put on the component pods (testdata/upstream/istio.yaml, 1.24.0 ... 1.31.0-rc.0).
 const (
@@ -269,7 +269,7 @@ func (b *setBuilder) addClients(ns string, pods []corev1.Pod) map[string]bool {
 		noteReservation(&b.loadgen, p)
 		b.loadgen.Pods[ns] = append(b.loadgen.Pods[ns], p.Name)
 		addPod(b.loadgen.Allocation, p, notProxy)
-		if HasProxy(p) {
+		if hasProxy(p) {
 			b.clientProxy.Pods[ns] = append(b.clientProxy.Pods[ns], p.Name)
 			addPod(b.clientProxy.Allocation, p, onlyProxy)
 		}
@@ -299,7 +299,7 @@ func (b *setBuilder) addApp(ns string, pods []corev1.Pod, clients map[string]boo
 		if wl != "" {
 			b.app.Workloads[podset.PodKey(ns, p.Name)] = wl
 		}
-		if HasProxy(p) {
+		if hasProxy(p) {
 			b.sidecar.Pods[ns] = append(b.sidecar.Pods[ns], p.Name)
 			addPod(b.sidecar.Allocation, p, onlyProxy)
 			if wl != "" {
@@ -453,9 +453,9 @@ func live(p corev1.Pod) bool {
 	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
-// HasProxy reports whether the pod has an istio-proxy container, as a regular container or as a native sidecar
+// hasProxy reports whether the pod has an istio-proxy container, as a regular container or as a native sidecar
 // (an init container with restartPolicy Always).
-func HasProxy(p corev1.Pod) bool {
+func hasProxy(p corev1.Pod) bool {
 	for _, c := range p.Spec.Containers {
 		if c.Name == proxyContainer {
 			return true
