@@ -80,22 +80,6 @@ func strs[T ~string](vs []T) []string {
 	return out
 }
 
-// requireWorkload reports the problem of running the mesh benchmark from a scenario that only configures cni.
-func requireWorkload(s *Scenario) Problems {
-	if s.Spec.Workload.App == "" {
-		return Problems{{Path: "spec.workload.app", Message: fmt.Sprintf("is required for meshbench run: one of %s", strings.Join(quoteAll(Apps), ", "))}}
-	}
-	return nil
-}
-
-// requireCNI reports the problem of running the network benchmark from a scenario without a cni section.
-func requireCNI(s *Scenario) Problems {
-	if !s.Spec.CNI.configured() {
-		return Problems{{Path: "spec.cni", Message: "is required for meshbench cni: add a cni section (see examples/study-b-network.yaml)"}}
-	}
-	return nil
-}
-
 // Validate checks a defaulted scenario and returns every problem at once (nil when valid). It is pure: files named
 // by the scenario are checked by checkFiles.
 func Validate(s *Scenario) Problems {

@@ -86,9 +86,6 @@ func workloadOf(ws []Workload, ns string, p corev1.Pod) (key, note string) {
 // NamespacedName names one object.
 type NamespacedName struct{ Namespace, Name string }
 
-// Shared components: one instance serves more than the app's pods. The report says so next to their figures.
-var sharedComponents = []string{results.ComponentZtunnel, results.ComponentIstioCNI, results.ComponentIstiod}
-
 // Labels Istio's charts put on the component pods (testdata/upstream/istio.yaml, 1.24.0 ... 1.31.0-rc.0).
 const (
 	ztunnelSelector  = "app=ztunnel"
