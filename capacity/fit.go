@@ -12,10 +12,10 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// MinIntervalPoints is the fewest points that give an interval: a line has 2 parameters, so 3 points leave one
+// minIntervalPoints is the fewest points that give an interval: a line has 2 parameters, so 3 points leave one
 // degree of freedom for the residual (a constant would have one from 2, but one rule for every fit is easier to
 // trust, and it matches results.MinIntervalN).
-const MinIntervalPoints = 3
+const minIntervalPoints = 3
 
 // MinLoadSpan is the spread of load a slope needs: the highest load per unit at least 1.5 times the lowest. Closer
 // levels (one configured twice, levels 1 % apart, or levels a saturated mode could not tell apart) measure the
@@ -34,7 +34,7 @@ type Point struct {
 	Y          float64 `json:"y"`
 }
 
-// Coef is a fitted coefficient with its confidence interval (nil with fewer than MinIntervalPoints points).
+// Coef is a fitted coefficient with its confidence interval (nil with fewer than minIntervalPoints points).
 type Coef struct {
 	Value float64           `json:"value"`
 	CI    *results.Interval `json:"ci,omitempty"`
@@ -109,11 +109,11 @@ func fitLine(points []Point, confidence, minSpan float64) Line {
 			variance = 0
 		}
 		l.Fixed.Value, l.ResidualSD, l.df = mean, math.Sqrt(variance), n-1
-		if len(points) >= MinIntervalPoints {
+		if len(points) >= minIntervalPoints {
 			half := l.t() * l.ResidualSD / math.Sqrt(n)
 			l.Fixed.CI = &results.Interval{Low: mean - half, High: mean + half}
 		} else {
-			l.Notes = append(l.Notes, fmt.Sprintf("%d point(s): no interval (needs %d)", len(points), MinIntervalPoints))
+			l.Notes = append(l.Notes, fmt.Sprintf("%d point(s): no interval (needs %d)", len(points), minIntervalPoints))
 		}
 		return l
 	}
@@ -138,7 +138,7 @@ func fitLine(points []Point, confidence, minSpan float64) Line {
 		l.Slope.CI = &results.Interval{Low: beta - t*seB, High: beta + t*seB}
 		l.Fixed.CI = &results.Interval{Low: alpha - t*seA, High: alpha + t*seA}
 	} else {
-		l.Notes = append(l.Notes, fmt.Sprintf("%d point(s): no interval (needs %d)", len(points), MinIntervalPoints))
+		l.Notes = append(l.Notes, fmt.Sprintf("%d point(s): no interval (needs %d)", len(points), minIntervalPoints))
 	}
 	l.Trust = TrustUntested
 	switch p, exact, ok := lackOfFit(points, res, l.Levels); {
@@ -256,7 +256,7 @@ func (l Line) t() float64 {
 }
 
 // HasInterval says whether the line gives intervals (enough points).
-func (l Line) HasInterval() bool { return l.N >= MinIntervalPoints && l.df >= 1 }
+func (l Line) HasInterval() bool { return l.N >= minIntervalPoints && l.df >= 1 }
 
 // At is the fitted mean at load x (a constant ignores x).
 func (l Line) At(x float64) float64 {

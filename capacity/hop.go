@@ -163,7 +163,7 @@ func addedPerHop(m, none *HopFit, confidence float64) AddedPerHop {
 		return a
 	case !m.HasInterval() || !none.HasInterval():
 		a.Reason = fmt.Sprintf("too few repetitions for an interval (%s %d point(s), none %d over their depths; a slope's interval needs %d)",
-			m.Mode, m.N, none.N, MinIntervalPoints)
+			m.Mode, m.N, none.N, minIntervalPoints)
 		return a
 	}
 	d := m.Slope.Value - none.Slope.Value

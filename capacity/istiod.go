@@ -15,8 +15,8 @@ import (
 // Schemas of hack/istiodscale's curve file (istiod-curve.json) that ParseIstiodCurve reads: v1 has one window per
 // size (the point's own cpuMillicores and memoryMiB), v2 a list of repetitions per size.
 const (
-	IstiodCurveV1 = "meshbench.dev/istiod-curve/v1"
-	IstiodCurveV2 = "meshbench.dev/istiod-curve/v2"
+	istiodCurveV1 = "meshbench.dev/istiod-curve/v1"
+	istiodCurveV2 = "meshbench.dev/istiod-curve/v2"
 )
 
 // SourceIstiodCurve marks the fits that UseIstiodCurve took from a curve instead of the run.
@@ -126,8 +126,8 @@ func ParseIstiodCurve(r io.Reader) (*IstiodCurve, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("istiod curve: not JSON of an istiod-curve.json: %w", err)
 	}
-	if raw.Schema != IstiodCurveV1 && raw.Schema != IstiodCurveV2 {
-		return nil, fmt.Errorf("istiod curve: schema %q: want %s or %s (hack/istiodscale writes it)", raw.Schema, IstiodCurveV2, IstiodCurveV1)
+	if raw.Schema != istiodCurveV1 && raw.Schema != istiodCurveV2 {
+		return nil, fmt.Errorf("istiod curve: schema %q: want %s or %s (hack/istiodscale writes it)", raw.Schema, istiodCurveV2, istiodCurveV1)
 	}
 	c := &IstiodCurve{Schema: raw.Schema, RunID: raw.RunID, Complete: raw.Complete, Error: raw.Error}
 	var errs []error
@@ -156,14 +156,14 @@ func ParseIstiodCurve(r io.Reader) (*IstiodCurve, error) {
 			seen[p.Pods.v] = i
 		}
 		reps := p.Repetitions
-		if raw.Schema == IstiodCurveV1 {
+		if raw.Schema == istiodCurveV1 {
 			reps = []rawRep{{Repetition: curveNumber[int]{set: true, v: 1}, CPUMillicores: p.CPUMillicores, MemoryMiB: p.MemoryMiB}}
 		} else if len(reps) == 0 {
 			errs = append(errs, fmt.Errorf("%s.repetitions: missing or empty (schema %s lists the windows of every size)", at, raw.Schema))
 		}
 		for j, rr := range reps {
 			rat := fmt.Sprintf("%s.repetitions[%d]", at, j)
-			if raw.Schema == IstiodCurveV1 {
+			if raw.Schema == istiodCurveV1 {
 				rat = at
 			}
 			rep := CurveRepetition{Repetition: j + 1}
@@ -253,8 +253,8 @@ type CheckFigure struct {
 	Inside bool `json:"inside"`
 }
 
-// FitIstiodCurve fits c at the confidence level (in (0, 1)); file names it in the output. Pure.
-func FitIstiodCurve(c *IstiodCurve, file string, confidence float64) IstiodCurveFit {
+// fitIstiodCurve fits c at the confidence level (in (0, 1)); file names it in the output. Pure.
+func fitIstiodCurve(c *IstiodCurve, file string, confidence float64) IstiodCurveFit {
 	f := IstiodCurveFit{File: file, Schema: c.Schema, RunID: c.RunID, Complete: c.Complete}
 	for _, s := range c.Sizes {
 		f.Sizes = append(f.Sizes, s.Pods)
@@ -283,7 +283,7 @@ func FitIstiodCurve(c *IstiodCurve, file string, confidence float64) IstiodCurve
 // requests do not follow the mesh size. file names the curve in the output. It is an error when the run has no
 // istiod usage fits to replace.
 func (m *Model) UseIstiodCurve(c *IstiodCurve, file string) error {
-	cf := FitIstiodCurve(c, file, m.Confidence)
+	cf := fitIstiodCurve(c, file, m.Confidence)
 	cf.RunCheck = runCheck(m, cf)
 	for _, ck := range cf.RunCheck {
 		if !ck.CPU.Inside || !ck.Memory.Inside {

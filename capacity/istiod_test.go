@@ -61,7 +61,7 @@ type (
 // noise of sd memSD and cpuSD (deterministic in seed).
 func synthCurve(seed string, sizes []int, reps int, mem, cpu func(float64) float64, memSD, cpuSD float64) fxCurve {
 	t0 := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
-	c := fxCurve{Schema: IstiodCurveV2, Started: t0, RunID: "20261202-060000-" + seed, Complete: true,
+	c := fxCurve{Schema: istiodCurveV2, Started: t0, RunID: "20261202-060000-" + seed, Complete: true,
 		Method: map[string]any{"steps": sizes, "repetitions": reps, "settleSeconds": 60, "windowSeconds": 60, "spacingSeconds": 20}}
 	clock := t0
 	for _, pods := range sizes {
@@ -142,9 +142,9 @@ func TestParseIstiodCurveFiles(t *testing.T) {
 		largest [3]int
 	}{
 		// v1: the point's own window is its one repetition.
-		{"testdata/istiod-curve-v1.json", IstiodCurveV1, []int{0, 250}, 1, CurveRepetition{1, Stat3{5, 7.5, 12}, Stat3{90, 95.25, 99}}, [3]int{250, 25, 3}},
-		{"../hack/istiodscale/testdata/curve.golden.json", IstiodCurveV2, []int{0, 250}, 2, CurveRepetition{2, Stat3{6, 8, 11}, Stat3{94, 96.5, 99}}, [3]int{250, 25, 3}},
-		{curveFixture, IstiodCurveV2, []int{0, 250, 500, 1000, 2000}, 3, CurveRepetition{}, [3]int{2000, 200, 20}},
+		{"testdata/istiod-curve-v1.json", istiodCurveV1, []int{0, 250}, 1, CurveRepetition{1, Stat3{5, 7.5, 12}, Stat3{90, 95.25, 99}}, [3]int{250, 25, 3}},
+		{"../hack/istiodscale/testdata/curve.golden.json", istiodCurveV2, []int{0, 250}, 2, CurveRepetition{2, Stat3{6, 8, 11}, Stat3{94, 96.5, 99}}, [3]int{250, 25, 3}},
+		{curveFixture, istiodCurveV2, []int{0, 250, 500, 1000, 2000}, 3, CurveRepetition{}, [3]int{2000, 200, 20}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -186,7 +186,7 @@ func TestParseIstiodCurveErrors(t *testing.T) {
 		want     []string
 	}{
 		{"not JSON", `{"schema": `, []string{"not JSON"}},
-		{"unknown schema", `{"schema": "meshbench.dev/istiod-curve/v9", "points": []}`, []string{`schema "meshbench.dev/istiod-curve/v9"`, IstiodCurveV2}},
+		{"unknown schema", `{"schema": "meshbench.dev/istiod-curve/v9", "points": []}`, []string{`schema "meshbench.dev/istiod-curve/v9"`, istiodCurveV2}},
 		{"no points", v2(""), []string{"points: no sizes measured"}},
 		{"missing pods", v2(`{"services": 1, "namespaces": 1, "repetitions": [` + rep(1) + `]}`), []string{"points[0].pods: missing"}},
 		{"negative services", v2(`{"pods": 1, "services": -1, "namespaces": 1, "repetitions": [` + rep(1) + `]}`), []string{"points[0].services: -1: not a count"}},
@@ -224,7 +224,7 @@ func TestParseIstiodCurveErrors(t *testing.T) {
 // interval at both ends; one seeded draw, so its slope's own interval is left to the coverage test), and with
 // repetitions at 5 sizes the lines are tested and not rejected.
 func TestFitIstiodCurveRecoversTruth(t *testing.T) {
-	f := FitIstiodCurve(parseCurve(t, readTestdata(t, curveFixture)), "istiod-curve.json", 0.95)
+	f := fitIstiodCurve(parseCurve(t, readTestdata(t, curveFixture)), "istiod-curve.json", 0.95)
 	in := func(name string, c *Coef, v float64) {
 		t.Helper()
 		if c == nil || c.CI == nil || v < c.CI.Low || v > c.CI.High {
@@ -267,7 +267,7 @@ func TestIstiodCurveSlopeCoverage(t *testing.T) {
 		c := synthCurve(fmt.Sprint("cov", i), []int{0, 250, 500, 1000, 2000}, 3,
 			func(p float64) float64 { return 59 + 0.038*p }, func(float64) float64 { return 4 }, 2, 0.5)
 		b, _ := json.Marshal(c)
-		f := FitIstiodCurve(parseCurve(t, b), "x", 0.95)
+		f := fitIstiodCurve(parseCurve(t, b), "x", 0.95)
 		if ci := f.Memory.Slope.CI; ci.Low <= 0.038 && 0.038 <= ci.High {
 			memHit++
 		}
@@ -303,7 +303,7 @@ func TestFitIstiodCurveTrust(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b, _ := json.Marshal(synthCurve("trust", tt.sizes, tt.reps, tt.mem, flat, 0.8, 0.5))
-			f := FitIstiodCurve(parseCurve(t, b), "x", 0.95)
+			f := fitIstiodCurve(parseCurve(t, b), "x", 0.95)
 			if f.Memory.Trust != tt.trust {
 				t.Errorf("memory trust %s, want %s (%v)", f.Memory.Trust, tt.trust, f.Memory.Notes)
 			}
@@ -426,7 +426,7 @@ func TestProjectCurveGolden(t *testing.T) {
 
 // An empty curve (never from ParseIstiodCurve, which rejects it) fits to nothing without panicking.
 func TestFitIstiodCurveEmpty(t *testing.T) {
-	f := FitIstiodCurve(&IstiodCurve{Schema: IstiodCurveV2, Complete: true}, "x", 0.95)
+	f := fitIstiodCurve(&IstiodCurve{Schema: istiodCurveV2, Complete: true}, "x", 0.95)
 	if f.CPU.N != 0 || f.Memory.N != 0 || len(f.Sizes) != 0 {
 		t.Errorf("%+v", f)
 	}

@@ -83,7 +83,7 @@ type Model struct {
 	// LinearityTests is how many lack-of-fit tests the fits hold: each fit's Trust follows its p-value adjusted
 	// for them (Line.LackOfFitPHolm).
 	LinearityTests int `json:"linearityTests"`
-	// Shortfalls are the levels whose achieved rate fell below MinAchievedShare of the configured one.
+	// Shortfalls are the levels whose achieved rate fell below minAchievedShare of the configured one.
 	Shortfalls []LoadShortfall `json:"shortfalls,omitempty"`
 	// IstiodCurve is the curve that replaced the run's istiod usage fits (UseIstiodCurve), or nil.
 	IstiodCurve *IstiodCurveFit `json:"istiodCurve,omitempty"`
@@ -92,12 +92,12 @@ type Model struct {
 	Hops *Hops `json:"hops,omitempty"`
 }
 
-// MinAchievedShare is the share of a level's configured rate below which its achieved rate is a shortfall: the load
+// minAchievedShare is the share of a level's configured rate below which its achieved rate is a shortfall: the load
 // generator or the mode could not carry the level (saturated app, too few connections, a throttled client). The
 // fits use the achieved rate, so the points are right, but the level is not what the scenario asked for.
-const MinAchievedShare = 0.9
+const minAchievedShare = 0.9
 
-// LoadShortfall is a mode's configured load level whose cases achieved less than MinAchievedShare of it.
+// LoadShortfall is a mode's configured load level whose cases achieved less than minAchievedShare of it.
 type LoadShortfall struct {
 	Mode     string  `json:"mode"`
 	Level    string  `json:"level"`
@@ -155,8 +155,10 @@ func (m *Model) Missing(mode string) []Missing {
 	return out
 }
 
-// Build fits run's load windows at the confidence level (0 means results.DefaultConfidence). Cases that are not
-// ok, have no load level or no achieved rate are left out with a warning. It is pure and deterministic.
+// Build fits run's load windows at the confidence level (0 means results.DefaultConfidence) in three steps: filter
+// (fitSample, caseUnits: the cpu and memory samples of the scaled components in ok cases with an achieved rate),
+// group (group: one point per sample, per unit of its component, keyed by mode, component, metric and kind) and fit
+// (fitAll). Cases left out get a warning. It is pure and deterministic.
 func Build(run *results.Run, confidence float64) (*Model, error) {
 	if confidence == 0 {
 		confidence = results.DefaultConfidence
@@ -171,123 +173,7 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 	if run.Meta.Cluster.Istio != nil {
 		m.DataPlane = string(run.Meta.Cluster.Istio.DataPlane)
 	}
-	latest := map[string]results.CaseResult{}
-	for _, c := range run.Cases {
-		latest[c.CaseID] = c
-	}
-	waypointsOf := waypointCounts(run.Cases)
-	points := map[fitKey][]Point{}
-	rps := map[string]float64{}
-	// counted are the pods a component's figures sum, per case and component (its allocation samples' pod count).
-	type ckey struct{ caseID, component string }
-	counted := map[ckey]int{}
-	for _, s := range run.Samples {
-		// Not a load target's part: those are parts of the run's unlabelled qps.
-		if s.Component == results.ComponentLoadgen && s.Metric == "qps" && s.Stat == "value" && s.Unit == "rps" && s.Window.Kind == results.WindowLoad &&
-			!results.IsLoadTargetPart(s.Labels) {
-			rps[s.CaseID] += s.Value
-		}
-		if s.Metric == results.MetricPods && s.Stat == results.StatCount && s.Window.Kind == results.WindowLoad {
-			counted[ckey{s.CaseID, s.Component}] = int(s.Value)
-		}
-	}
-	leftOut := func(msg string) { addWarning(&m.Warnings, Warning{Code: WarnCaseLeftOut, Message: msg}) }
-	var used []caseLoad // the cases in the fits, in order
-	seen := map[string]bool{}
-	first := true
-	for _, s := range run.Samples {
-		if s.Window.Kind != results.WindowLoad || s.Mode == "" || s.Load == "" {
-			continue
-		}
-		per, ok := scaling[s.Component]
-		if !ok || (s.Metric != results.MetricCPU && s.Metric != results.MetricMemory) {
-			continue
-		}
-		kind := ""
-		switch s.Stat {
-		case "avg":
-			kind = KindUsage
-		case results.StatRequest: // allocation: the requests of the component's pods (results.SourcePodSpec); runs without them give usage fits only
-			kind = KindReserved
-		default:
-			continue
-		}
-		c, ok := latest[s.CaseID]
-		if !ok || c.Status != results.StatusOK {
-			continue // Read and Summarize already say so; a failed case measured only part of its windows
-		}
-		r := rps[s.CaseID]
-		if r <= 0 {
-			leftOut(fmt.Sprintf("case %q: no achieved rate (loadgen qps samples in the load window): left out", s.CaseID))
-			continue
-		}
-		pods, err := factInt(c, FactAppPods)
-		if err == nil && pods < 1 {
-			err = fmt.Errorf("fact %q is 0", FactAppPods)
-		}
-		if err != nil {
-			leftOut(fmt.Sprintf("case %q: %v: left out", s.CaseID, err))
-			continue
-		}
-		nodes := len(run.Meta.Cluster.Nodes)
-		if _, ok := c.Facts[FactNodes]; ok {
-			if nodes, err = factInt(c, FactNodes); err != nil {
-				leftOut(fmt.Sprintf("case %q: %v: left out", s.CaseID, err))
-				continue
-			}
-		}
-		krps := r / 1000
-		if first || r < m.Measured.RPSMin {
-			m.Measured.RPSMin = r
-		}
-		if first || r > m.Measured.RPSMax {
-			m.Measured.RPSMax = r
-		}
-		first = false
-		addInt(&m.Measured.AppPods, pods)
-		addStr(&m.Measured.Levels, s.Load)
-		var units int
-		var x float64
-		switch per {
-		case PerPod:
-			units, x = pods, krps/float64(pods)
-			if n := counted[ckey{s.CaseID, s.Component}]; n > pods {
-				// Runs recorded before the load clients' proxies had a component of their own summed them into the
-				// sidecar figure: per pod over the pods the figure sums, never four proxies over three app pods.
-				addWarning(&m.Warnings, Warning{Code: WarnCountedPods, Component: s.Component, Message: fmt.Sprintf("%s figures sum %d pods where the app has %d: recorded before the load clients' proxies were counted apart (%s), they include them; per pod over the %d",
-					s.Component, n, pods, results.ComponentLoadgenProxy, n)})
-				units = n
-			}
-		case PerNode:
-			if nodes < 1 {
-				leftOut(fmt.Sprintf("case %q: run.json lists no nodes: no per-node %s figures", s.CaseID, s.Component))
-				continue
-			}
-			addInt(&m.Measured.Nodes, nodes)
-			units, x = nodes, krps/float64(nodes)
-		case PerWaypoint:
-			w, ok := waypointsOf[s.CaseID]
-			if !ok || w < 1 {
-				leftOut(fmt.Sprintf("case %q: %s samples but no waypoint count (fact %q): left out", s.CaseID, s.Component, FactWaypoints))
-				continue
-			}
-			addInt(&m.Measured.Waypoints, w)
-			units, x = w, krps/float64(w)
-		case PerMesh:
-			units, x = 1, float64(pods)
-		}
-		k := fitKey{s.Mode, s.Component, s.Metric, kind}
-		level := s.Load
-		if per == PerMesh {
-			level = strconv.Itoa(pods)
-		}
-		points[k] = append(points[k], Point{Level: level, Repetition: s.Repetition, X: x, Y: s.Value / float64(units)})
-		addStr(&m.Modes, s.Mode)
-		if !seen[s.CaseID] {
-			seen[s.CaseID] = true
-			used = append(used, caseLoad{s.Mode, s.Load, r})
-		}
-	}
+	points, used := m.group(run.Samples, newRunIndex(run))
 	m.fitAll(points, confidence)
 	m.addShortfalls(used)
 	slices.Sort(m.Measured.AppPods)
@@ -301,6 +187,176 @@ func Build(run *results.Run, confidence float64) (*Model, error) {
 		return m, fmt.Errorf("run %s: no load-window cpu or memory samples of app, sidecar, ztunnel, waypoint or istiod in ok cases with an achieved rate: nothing to fit", m.RunID)
 	}
 	return m, nil
+}
+
+// runIndex is what the filter and group steps read of a run besides the samples.
+type runIndex struct {
+	latest    map[string]results.CaseResult // the latest record of each case
+	rps       map[string]float64            // each case's achieved rate: its load window's unlabelled qps
+	counted   map[podsKey]int               // the pods a component's figures sum (its allocation samples' pod count)
+	waypoints map[string]int                // the waypoints each case measured (waypointCounts)
+	nodes     int                           // run.json's cluster nodes, unless a case's FactNodes says otherwise
+}
+
+type podsKey struct{ caseID, component string }
+
+func newRunIndex(run *results.Run) *runIndex {
+	ix := &runIndex{latest: map[string]results.CaseResult{}, rps: map[string]float64{}, counted: map[podsKey]int{},
+		waypoints: waypointCounts(run.Cases), nodes: len(run.Meta.Cluster.Nodes)}
+	for _, c := range run.Cases {
+		ix.latest[c.CaseID] = c
+	}
+	for _, s := range run.Samples {
+		// Not a load target's part: those are parts of the run's unlabelled qps.
+		if s.Component == results.ComponentLoadgen && s.Metric == "qps" && s.Stat == "value" && s.Unit == "rps" && s.Window.Kind == results.WindowLoad &&
+			!results.IsLoadTargetPart(s.Labels) {
+			ix.rps[s.CaseID] += s.Value
+		}
+		if s.Metric == results.MetricPods && s.Stat == results.StatCount && s.Window.Kind == results.WindowLoad {
+			ix.counted[podsKey{s.CaseID, s.Component}] = int(s.Value)
+		}
+	}
+	return ix
+}
+
+// fitSample (filter) says whether a fit takes sample s, and then per what its component scales and the kind of fit:
+// a load window's cpu or memory of a scaled component, with a mode and a level, as usage ("avg") or reservation
+// (allocation "request" samples, results.SourcePodSpec; runs without them give usage fits only).
+func fitSample(s results.Sample) (per, kind string, ok bool) {
+	if s.Window.Kind != results.WindowLoad || s.Mode == "" || s.Load == "" {
+		return "", "", false
+	}
+	per, ok = scaling[s.Component]
+	if !ok || (s.Metric != results.MetricCPU && s.Metric != results.MetricMemory) {
+		return "", "", false
+	}
+	switch s.Stat {
+	case "avg":
+		return per, KindUsage, true
+	case results.StatRequest:
+		return per, KindReserved, true
+	}
+	return "", "", false
+}
+
+// caseUnits is what scales the figures of one case.
+type caseUnits struct {
+	rps         float64 // achieved
+	pods, nodes int
+}
+
+// caseUnits (filter) is the rate, app pods and nodes of the case a sample belongs to, when the fits take its samples.
+// A case that is not ok is skipped silently (Read and Summarize already say so; a failed case measured only part of
+// its windows); one without an achieved rate, app pod count or a readable node count gives the reason it is left out.
+func (ix *runIndex) caseUnits(caseID string) (u caseUnits, leftOut string, ok bool) {
+	c, ok := ix.latest[caseID]
+	if !ok || c.Status != results.StatusOK {
+		return caseUnits{}, "", false
+	}
+	u.rps = ix.rps[caseID]
+	if u.rps <= 0 {
+		return caseUnits{}, fmt.Sprintf("case %q: no achieved rate (loadgen qps samples in the load window): left out", caseID), false
+	}
+	pods, err := factInt(c, FactAppPods)
+	if err == nil && pods < 1 {
+		err = fmt.Errorf("fact %q is 0", FactAppPods)
+	}
+	if err != nil {
+		return caseUnits{}, fmt.Sprintf("case %q: %v: left out", caseID, err), false
+	}
+	u.pods, u.nodes = pods, ix.nodes
+	if _, ok := c.Facts[FactNodes]; ok {
+		if u.nodes, err = factInt(c, FactNodes); err != nil {
+			return caseUnits{}, fmt.Sprintf("case %q: %v: left out", caseID, err), false
+		}
+	}
+	return u, "", true
+}
+
+// group (group) turns the samples the filter keeps into points per fit, in sample order, and records the measured
+// range (Measured) and the modes as first measured; used are the cases in the fits, in order. A sample whose case
+// lacks the count of its component's unit is left out with a warning.
+func (m *Model) group(samples []results.Sample, ix *runIndex) (points map[fitKey][]Point, used []caseLoad) {
+	points = map[fitKey][]Point{}
+	leftOut := func(msg string) { addWarning(&m.Warnings, Warning{Code: WarnCaseLeftOut, Message: msg}) }
+	seen := map[string]bool{}
+	for _, s := range samples {
+		per, kind, ok := fitSample(s)
+		if !ok {
+			continue
+		}
+		u, reason, ok := ix.caseUnits(s.CaseID)
+		if reason != "" {
+			leftOut(reason)
+		}
+		if !ok {
+			continue
+		}
+		m.measure(u, s.Load)
+		units, x, reason := m.perUnit(s, per, u, ix)
+		if reason != "" {
+			leftOut(reason)
+			continue
+		}
+		k := fitKey{s.Mode, s.Component, s.Metric, kind}
+		level := s.Load
+		if per == PerMesh {
+			level = strconv.Itoa(u.pods)
+		}
+		points[k] = append(points[k], Point{Level: level, Repetition: s.Repetition, X: x, Y: s.Value / float64(units)})
+		addStr(&m.Modes, s.Mode)
+		if !seen[s.CaseID] {
+			seen[s.CaseID] = true
+			used = append(used, caseLoad{s.Mode, s.Load, u.rps})
+		}
+	}
+	return points, used
+}
+
+// measure widens the measured range by a case the fits take: its achieved rate, app pods and configured level.
+func (m *Model) measure(u caseUnits, level string) {
+	first := len(m.Measured.AppPods) == 0 // every kept sample adds its pods
+	if first || u.rps < m.Measured.RPSMin {
+		m.Measured.RPSMin = u.rps
+	}
+	if first || u.rps > m.Measured.RPSMax {
+		m.Measured.RPSMax = u.rps
+	}
+	addInt(&m.Measured.AppPods, u.pods)
+	addStr(&m.Measured.Levels, level)
+}
+
+// perUnit (group) is how many units of per sample s's figure sums and its x: the achieved krps per unit, or the app
+// pods for the mesh. A reason instead when the case has no count of the unit (nodes, waypoints).
+func (m *Model) perUnit(s results.Sample, per string, u caseUnits, ix *runIndex) (units int, x float64, leftOut string) {
+	krps := u.rps / 1000
+	switch per {
+	case PerPod:
+		units, x = u.pods, krps/float64(u.pods)
+		if n := ix.counted[podsKey{s.CaseID, s.Component}]; n > u.pods {
+			// Runs recorded before the load clients' proxies had a component of their own summed them into the
+			// sidecar figure: per pod over the pods the figure sums, never four proxies over three app pods.
+			addWarning(&m.Warnings, Warning{Code: WarnCountedPods, Component: s.Component, Message: fmt.Sprintf("%s figures sum %d pods where the app has %d: recorded before the load clients' proxies were counted apart (%s), they include them; per pod over the %d",
+				s.Component, n, u.pods, results.ComponentLoadgenProxy, n)})
+			units = n
+		}
+	case PerNode:
+		if u.nodes < 1 {
+			return 0, 0, fmt.Sprintf("case %q: run.json lists no nodes: no per-node %s figures", s.CaseID, s.Component)
+		}
+		addInt(&m.Measured.Nodes, u.nodes)
+		units, x = u.nodes, krps/float64(u.nodes)
+	case PerWaypoint:
+		w, ok := ix.waypoints[s.CaseID]
+		if !ok || w < 1 {
+			return 0, 0, fmt.Sprintf("case %q: %s samples but no waypoint count (fact %q): left out", s.CaseID, s.Component, FactWaypoints)
+		}
+		addInt(&m.Measured.Waypoints, w)
+		units, x = w, krps/float64(w)
+	case PerMesh:
+		units, x = 1, float64(u.pods)
+	}
+	return units, x, ""
 }
 
 // fitKey identifies one fit of a Model.
@@ -342,7 +398,7 @@ type caseLoad struct {
 }
 
 // addShortfalls records, with a warning each, the (mode, configured level) groups of cases whose mean achieved rate
-// is below MinAchievedShare of the level, in order of first appearance; levels that are not a number (max) ask for
+// is below minAchievedShare of the level, in order of first appearance; levels that are not a number (max) ask for
 // no rate.
 func (m *Model) addShortfalls(cases []caseLoad) {
 	type key struct{ mode, level string }
@@ -363,13 +419,13 @@ func (m *Model) addShortfalls(cases []caseLoad) {
 	}
 	for _, k := range order {
 		sf := *sums[k]
-		if sf.Achieved /= float64(sf.Cases); sf.Achieved >= MinAchievedShare*sf.Asked {
+		if sf.Achieved /= float64(sf.Cases); sf.Achieved >= minAchievedShare*sf.Asked {
 			continue
 		}
 		m.Shortfalls = append(m.Shortfalls, sf)
 		m.Warnings = append(m.Warnings, Warning{Code: WarnLoadShortfall, Mode: sf.Mode, Message: fmt.Sprintf(
 			"load level %s achieved %.4g rps on average over %d case(s), %.0f %% of the %g asked (below %.0f %%): the mode, the app or the load generator could not carry it; the fits use the achieved rate",
-			sf.Level, sf.Achieved, sf.Cases, 100*sf.Achieved/sf.Asked, sf.Asked, 100*MinAchievedShare)})
+			sf.Level, sf.Achieved, sf.Cases, 100*sf.Achieved/sf.Asked, sf.Asked, 100*minAchievedShare)})
 	}
 }
 

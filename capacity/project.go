@@ -78,7 +78,7 @@ type Projection struct {
 	Fits          []Fit            `json:"fits"`
 	// LinearityTests is Model.LinearityTests: the lack-of-fit tests Holm's adjustment counts.
 	LinearityTests int `json:"linearityTests"`
-	// Shortfalls are the levels that achieved less than MinAchievedShare of their rate (Model.Shortfalls).
+	// Shortfalls are the levels that achieved less than minAchievedShare of their rate (Model.Shortfalls).
 	Shortfalls []LoadShortfall `json:"shortfalls,omitempty"`
 	// HoldoutLevel is the top configured load level: `meshbench project RUN_DIR --holdout LEVEL` checks the intervals
 	// there, where the constant-noise assumption fails first. Empty with fewer than 3 levels.
@@ -327,7 +327,7 @@ func projectFit(f *Fit, units int, x float64, sh Shape, warnings *[]Warning) Est
 		add(WarnUntested, "", fmt.Sprintf("%s: linearity untested (%s): the line is assumed", f.Component, untestedWhy(f.Line)))
 	}
 	if pi == nil && !noSlope {
-		add(WarnNoInterval, f.Metric, fmt.Sprintf("%s: %d point(s): no interval (needs %d)", what, f.N, MinIntervalPoints))
+		add(WarnNoInterval, f.Metric, fmt.Sprintf("%s: %d point(s): no interval (needs %d)", what, f.N, minIntervalPoints))
 	}
 	half := math.NaN()
 	if pi != nil {
@@ -390,7 +390,7 @@ func assumptions(m *Model, sh Shape, holdout string) []string {
 		"intervals assume the scatter between repetitions is the same at every load (constant noise); where it grows with the load, intervals beyond the measured load are too narrow (noise proportional to the load: CPU's 95 % intervals at 3-10x the top level held a new run's figure "+proportionalCoverage+" of the time in a synthetic study)"+holdoutText(holdout),
 		fmt.Sprintf("a slope needs load levels at least %gx apart (highest over lowest load per unit); closer levels give a constant, not projected away from its load with an interval", MinLoadSpan),
 		fmt.Sprintf("linearity: a lack-of-fit F test per fit with 3 or more levels and repetitions; %s", holmText(m.LinearityTests, conf)),
-		fmt.Sprintf("a level is a shortfall when its cases achieved less than %.0f %% of its configured rate", 100*MinAchievedShare),
+		fmt.Sprintf("a level is a shortfall when its cases achieved less than %.0f %% of its configured rate", 100*minAchievedShare),
 		"break-even: sidecar per pod against ztunnel per node at the shape's rate per node; istiod left out (the same in both modes); it carries the caveats of the two fits where it uses them",
 	)
 	if sh.PriceCPU != nil && sh.PriceMemory != nil {

@@ -12,10 +12,8 @@ import (
 // one level (the top one: where noise that grows with the load shows first, and the projection's extrapolation
 // starts). Per usage fit with repetitions there and at other levels, F is the variance of the level's points over
 // the pooled variance within the other levels, and its one-sided p-value says how likely a ratio that large is
-// with constant noise; Fisher's method combines the fits (taken as independent) into one p-value.
-//
-// In capacity's synthetic study (TestStudyNoise: the fixture's shape, 200 seeded runs), it flagged noise proportional
-// to the load in 175 runs (88 %) and constant noise in 9 (4.5 %; 5 % by design).
+// with constant noise; Fisher's method combines the fits (taken as independent) into one p-value. Its power and
+// false alarms in the synthetic study: docs/capacity.md.
 type ScatterCheck struct {
 	Level string `json:"level"`
 	Fits  int    `json:"fits"` // fits with repetitions at the level and within other levels

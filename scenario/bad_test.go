@@ -77,7 +77,7 @@ func assertProblems(t *testing.T, ps Problems, want []string) {
 	}
 }
 
-// TestOversizeInput: a file or stream above MaxFileBytes is refused after reading at most one byte more, naming the
+// TestOversizeInput: a file or stream above maxFileBytes is refused after reading at most one byte more, naming the
 // size and the limit; /dev/zero (which never ends), a FIFO (whose open would wait for a writer forever) and a
 // directory are refused before they are opened. Files and streams are inputfile's rule (*inputfile.Error, exit 2),
 // bytes already in memory a (file) problem.
@@ -99,7 +99,7 @@ func TestOversizeInput(t *testing.T) {
 		name   string
 	}{
 		"50 MB description": {func() (*Scenario, error) { return Load(big) }, inputfile.TooLarge, big},
-		"stream":            {func() (*Scenario, error) { return LoadFrom(strings.NewReader(huge), LoadOptions{}) }, inputfile.TooLarge, "(input)"},
+		"stream":            {func() (*Scenario, error) { return loadFrom(strings.NewReader(huge), LoadOptions{}) }, inputfile.TooLarge, "(input)"},
 		"fifo":              {func() (*Scenario, error) { return Load(fifo) }, inputfile.NotRegular, fifo},
 		"directory":         {func() (*Scenario, error) { return Load(dir) }, inputfile.NotRegular, dir},
 	}

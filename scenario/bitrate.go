@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// MaxBitrate is the highest iperf3 target rate accepted, 1 Tbit/s ("1T"): far above any pod network, so a larger
+// maxBitrate is the highest iperf3 target rate accepted, 1 Tbit/s ("1T"): far above any pod network, so a larger
 // figure is a typo (a bitrate of 20 digits), not a measurement.
-const MaxBitrate = 1_000_000_000_000
+const maxBitrate = 1_000_000_000_000
 
 // bitrateRE is a plain decimal with an optional K/M/G/T suffix. The digit counts bound the value before any
 // arithmetic (13 integer digits reach 1e12), so nothing can overflow.
@@ -22,7 +22,7 @@ var bitrateRE = regexp.MustCompile(`^([0-9]{1,13})(\.[0-9]{1,12})?([kKmMgGtT]?)$
 // 1M = 10^6, 1G = 10^9, 1T = 10^12 bit/s; the binary 1024 multiples are iperf3's byte sizes, not its rates); "0"
 // means unlimited. iperf3 computes number x multiple in double precision and keeps whole bit/s (a uint64), so a
 // value that is not a whole number of bit/s ("1.0005K") is refused: iperf3 would silently truncate it. Surrounding
-// spaces are ignored. Not accepted: iperf3's "/burst" suffix, exponents, signs, hex, and anything above MaxBitrate.
+// spaces are ignored. Not accepted: iperf3's "/burst" suffix, exponents, signs, hex, and anything above maxBitrate.
 // An empty string is an error: iperf3's own UDP default (1 Mibit/s) is not a measurement.
 func ParseBitrate(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
@@ -40,7 +40,7 @@ func ParseBitrate(s string) (uint64, error) {
 	mult := map[string]float64{"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[strings.ToLower(m[3])]
 	v := n * mult
 	switch {
-	case v > MaxBitrate:
+	case v > maxBitrate:
 		return 0, fmt.Errorf(`%q is above the limit of 1T (1 Tbit/s); use a rate such as "10G" (decimal suffixes: 1G = 10^9 bit/s)`, s)
 	case v != math.Trunc(v):
 		return 0, fmt.Errorf(`%q is %s bit/s, not a whole number of bit/s (iperf3 would truncate it to %d): use fewer decimals or a smaller suffix`,

@@ -21,20 +21,20 @@ import (
 // Limits of the decoder. A scenario is a small hand-written file: anything near these limits is a mistake or an
 // attack, and refusing it early keeps a hostile file from taking the machine's memory.
 const (
-	// MaxFileBytes is the largest scenario accepted (inputfile.MaxScenario, 1 MiB; the shipped examples are about
+	// maxFileBytes is the largest scenario accepted (inputfile.MaxScenario, 1 MiB; the shipped examples are about
 	// 1 KiB).
-	MaxFileBytes = inputfile.MaxScenario
-	// MaxStringBytes bounds every string field except those with their own limit (metadata.description).
-	MaxStringBytes = 1024
-	// MaxDescriptionBytes bounds metadata.description.
-	MaxDescriptionBytes = 4096
-	// MinQPSLevel and MaxQPSLevel bound a numeric load level (spec.load.qps): 0.1 rps gives a 10-minute window 60
+	maxFileBytes = inputfile.MaxScenario
+	// maxStringBytes bounds every string field except those with their own limit (metadata.description).
+	maxStringBytes = 1024
+	// maxDescriptionBytes bounds metadata.description.
+	maxDescriptionBytes = 4096
+	// minQPSLevel and maxQPSLevel bound a numeric load level (spec.load.qps): 0.1 rps gives a 10-minute window 60
 	// requests, and 10 million rps is beyond what 100 fortio clients drive. The bounds keep case IDs short and every
 	// per-request figure finite.
-	MinQPSLevel = 0.1
-	MaxQPSLevel = 1e7
-	// MaxListItems bounds every list (load levels, topologies, modes, tests, paths).
-	MaxListItems = 256
+	minQPSLevel = 0.1
+	maxQPSLevel = 1e7
+	// maxListItems bounds every list (load levels, topologies, modes, tests, paths).
+	maxListItems = 256
 	// maxNodes bounds the YAML nodes visited, aliases expanded each time they are used (a "billion laughs"
 	// document of nested aliases stays small on disk).
 	maxNodes = 100000
@@ -43,7 +43,7 @@ const (
 // Struct tag `mb` options on Scenario's fields:
 //   - defaulted: SetDefaults replaces the zero value (0, "", an empty list), so writing it explicitly would
 //     silently mean the default; the decoder refuses an explicit zero, empty string, empty list or null.
-//   - max=N: the field's own string length limit in bytes (instead of MaxStringBytes).
+//   - max=N: the field's own string length limit in bytes (instead of maxStringBytes).
 const tagName = "mb"
 
 var (
@@ -72,7 +72,7 @@ func fieldsOf(t reflect.Type) map[string]fieldInfo {
 		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}
-		fi := fieldInfo{index: i, name: name, maxLen: MaxStringBytes}
+		fi := fieldInfo{index: i, name: name, maxLen: maxStringBytes}
 		for _, opt := range strings.Split(f.Tag.Get(tagName), ",") {
 			switch {
 			case opt == "defaulted":
@@ -150,7 +150,7 @@ func decodeYAML(data []byte, s *Scenario) (ps Problems, ok bool) {
 		d.add(nil, root, "found %s, expected a mapping with apiVersion, kind, metadata and spec", describe(root))
 		return d.ps, false
 	}
-	d.value(root, reflect.ValueOf(s).Elem(), nil, fieldInfo{maxLen: MaxStringBytes})
+	d.value(root, reflect.ValueOf(s).Elem(), nil, fieldInfo{maxLen: maxStringBytes})
 	return d.ps, true
 }
 
@@ -308,8 +308,8 @@ func (d *decoder) slice(n *yaml.Node, v reflect.Value, p *field.Path, fi fieldIn
 		}
 		return
 	}
-	if len(n.Content) > MaxListItems {
-		d.add(p, n, "lists %d items; at most %d", len(n.Content), MaxListItems)
+	if len(n.Content) > maxListItems {
+		d.add(p, n, "lists %d items; at most %d", len(n.Content), maxListItems)
 		return
 	}
 	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -324,16 +324,16 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value, p *field.Path, fi fiel
 		d.add(p, n, "found %s, expected a mapping of keys to values", describe(n))
 		return
 	}
-	if len(n.Content)/2 > MaxListItems {
-		d.add(p, n, "has %d keys; at most %d", len(n.Content)/2, MaxListItems)
+	if len(n.Content)/2 > maxListItems {
+		d.add(p, n, "has %d keys; at most %d", len(n.Content)/2, maxListItems)
 		return
 	}
 	out := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode || len(k.Value) > MaxStringBytes {
-			d.add(p, k, "has a key that is %s; keys are strings of at most %d bytes", describe(k), MaxStringBytes)
+		if k.Kind != yaml.ScalarNode || len(k.Value) > maxStringBytes {
+			d.add(p, k, "has a key that is %s; keys are strings of at most %d bytes", describe(k), maxStringBytes)
 			continue
 		}
 		kp := p.Key(k.Value)
@@ -456,8 +456,8 @@ func (d *decoder) duration(n *yaml.Node, v reflect.Value, p *field.Path, fi fiel
 			}
 			return
 		}
-		if math.Abs(secs) > MaxDuration.Seconds()*1000 {
-			d.add(p, n, "is %s seconds, out of range; at most %s", n.Value, MaxDuration)
+		if math.Abs(secs) > maxDuration.Seconds()*1000 {
+			d.add(p, n, "is %s seconds, out of range; at most %s", n.Value, maxDuration)
 			return
 		}
 		dur = time.Duration(secs * float64(time.Second))

@@ -15,17 +15,17 @@ import (
 const (
 	// DefaultRegistry holds meshbench's published images (profile default).
 	DefaultRegistry = "ghcr.io/meshbench"
-	// LocalClusterRegistry is the local cluster harness's registry (plain HTTP, on the nodes' bridge address);
+	// localClusterRegistry is the local cluster harness's registry (plain HTTP, on the nodes' bridge address);
 	// `meshbench images push --registry 172.30.0.1:5000/meshbench --insecure` fills it.
-	LocalClusterRegistry = "172.30.0.1:5000/meshbench"
+	localClusterRegistry = "172.30.0.1:5000/meshbench"
 	// DefaultImageTag is the tag of meshbench's own images when the loader gives none: internal/version's "dev".
 	DefaultImageTag = "dev"
 	// AgentRepository and MeshbenchRepository name meshbench's own images under the registry.
 	AgentRepository     = "meshbench-agent"
 	MeshbenchRepository = "meshbench"
 
-	DefaultAgentImage       = DefaultRegistry + "/" + AgentRepository + ":" + DefaultImageTag
-	DefaultMeshbenchImage   = DefaultRegistry + "/" + MeshbenchRepository + ":" + DefaultImageTag
+	defaultAgentImage       = DefaultRegistry + "/" + AgentRepository + ":" + DefaultImageTag
+	defaultMeshbenchImage   = DefaultRegistry + "/" + MeshbenchRepository + ":" + DefaultImageTag
 	DefaultNetworkImage     = "quay.io/cloud-bulldozer/k8s-netperf:latest" // iperf3 + netperf + uperf (k8s-netperf)
 	DefaultBankOfAnthosRepo = "us-central1-docker.pkg.dev/bank-of-anthos-ci/bank-of-anthos"
 	DefaultBankOfAnthosTag  = "v0.6.10"
@@ -35,13 +35,13 @@ const (
 	// workloads/bookinfo_upstream_test.go).
 	DefaultBookinfoRepo    = "registry.istio.io/release"
 	DefaultBookinfoTag     = "1.20.3"
-	LocalClusterAgentImage = LocalClusterRegistry + "/" + AgentRepository + ":" + DefaultImageTag
-	// LocalClusterNetworkImage is built by the harness, not by meshbench: spec.images.registry does not move it.
-	LocalClusterNetworkImage = LocalClusterRegistry + "/iperf3:dev"
+	LocalClusterAgentImage = localClusterRegistry + "/" + AgentRepository + ":" + DefaultImageTag
+	// localClusterNetworkImage is built by the harness, not by meshbench: spec.images.registry does not move it.
+	localClusterNetworkImage = localClusterRegistry + "/iperf3:dev"
 )
 
-// ImageRef is <registry>/<repository>:<tag>, the reference of one of meshbench's own images.
-func ImageRef(registry, repository, tag string) string {
+// imageRef is <registry>/<repository>:<tag>, the reference of one of meshbench's own images.
+func imageRef(registry, repository, tag string) string {
 	return strings.TrimSuffix(registry, "/") + "/" + repository + ":" + tag
 }
 
@@ -292,12 +292,12 @@ func setCNIDefaults(c *CNI) {
 func setImageDefaults(im *Images, p Profile) {
 	registry, network := DefaultRegistry, DefaultNetworkImage
 	if p == ProfileLocalCluster {
-		registry, network = LocalClusterRegistry, LocalClusterNetworkImage
+		registry, network = localClusterRegistry, localClusterNetworkImage
 	}
 	setDefault(&im.Registry, registry)
 	setDefault(&im.Tag, DefaultImageTag)
-	setDefault(&im.Agent, ImageRef(im.Registry, AgentRepository, im.Tag))
-	setDefault(&im.Meshbench, ImageRef(im.Registry, MeshbenchRepository, im.Tag))
+	setDefault(&im.Agent, imageRef(im.Registry, AgentRepository, im.Tag))
+	setDefault(&im.Meshbench, imageRef(im.Registry, MeshbenchRepository, im.Tag))
 	setDefault(&im.Network, network)
 	setDefault(&im.BankOfAnthos.Registry, DefaultBankOfAnthosRepo)
 	setDefault(&im.BankOfAnthos.Tag, DefaultBankOfAnthosTag)

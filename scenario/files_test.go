@@ -57,7 +57,7 @@ func TestCheckFilesHostile(t *testing.T) {
 			t.Parallel()
 			s := &Scenario{}
 			s.Spec.Prometheus = Prometheus{URL: "https://prom:9090", BearerTokenFile: tc.token, CAFile: tc.ca}
-			ps := CheckFiles(s)
+			ps := checkFiles(s)
 			if tc.path == "" {
 				if len(ps) > 0 {
 					t.Fatalf("want no problem, got %v", ps)

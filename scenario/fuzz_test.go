@@ -55,7 +55,7 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzParseBitrate: the one bitrate parser never panics, never returns more than MaxBitrate, and an accepted rate
+// FuzzParseBitrate: the one bitrate parser never panics, never returns more than maxBitrate, and an accepted rate
 // written back as plain bit/s parses to itself.
 func FuzzParseBitrate(f *testing.F) {
 	for _, s := range []string{"0", "1G", "500M", "1.5g", "1T", "2T", "1.0005K", "12345678901234567890", "1e9", ".nan", " 2G ", "1G/100"} {
@@ -66,8 +66,8 @@ func FuzzParseBitrate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if v > MaxBitrate {
-			t.Fatalf("ParseBitrate(%q) = %d, above MaxBitrate", s, v)
+		if v > maxBitrate {
+			t.Fatalf("ParseBitrate(%q) = %d, above maxBitrate", s, v)
 		}
 		if back, err := ParseBitrate(strconv.FormatUint(v, 10)); err != nil || back != v {
 			t.Fatalf("ParseBitrate(%q) = %d, but %d reads as %d, %v", s, v, v, back, err)

@@ -13,7 +13,7 @@ import (
 
 // Load reads a scenario file strictly, applies defaults and validates it. Bad input returns Problems listing every
 // problem at once: syntax, a second document, unknown, repeated and mistyped fields with their path and line, then
-// validation problems. A path that is no regular file, or a file larger than MaxFileBytes, is an *inputfile.Error
+// validation problems. A path that is no regular file, or a file larger than maxFileBytes, is an *inputfile.Error
 // (checked before the file is opened, so a FIFO cannot block it; nothing past the cap is read).
 func Load(path string) (*Scenario, error) { return LoadWith(path, LoadOptions{}) }
 
@@ -29,9 +29,9 @@ func LoadWith(path string, o LoadOptions) (*Scenario, error) {
 	return loadData(data, o)
 }
 
-// LoadFrom is LoadWith for a scenario read from r (standard input, a ConfigMap): the same size limit, decoding,
+// loadFrom is LoadWith for a scenario read from r (standard input, a ConfigMap): the same size limit, decoding,
 // defaults, validation and file checks.
-func LoadFrom(r io.Reader, o LoadOptions) (*Scenario, error) {
+func loadFrom(r io.Reader, o LoadOptions) (*Scenario, error) {
 	data, err := inputfile.ReadAll(r, "(input)", inputfile.Scenario)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
@@ -44,7 +44,7 @@ func loadData(data []byte, o LoadOptions) (*Scenario, error) {
 	if err != nil {
 		return s, err
 	}
-	if ps := CheckFiles(s); len(ps) > 0 {
+	if ps := checkFiles(s); len(ps) > 0 {
 		return s, ps
 	}
 	return s, nil
@@ -57,9 +57,9 @@ func Parse(data []byte) (*Scenario, error) { return ParseWith(data, LoadOptions{
 // ParseWith is Parse with the options applied between decoding and defaults. It returns Problems for every bad
 // input, with the scenario as far as it could be decoded (nil when nothing could).
 func ParseWith(data []byte, o LoadOptions) (*Scenario, error) {
-	if len(data) > MaxFileBytes {
+	if len(data) > maxFileBytes {
 		return nil, Problems{{Path: "(file)", Message: fmt.Sprintf("is %d bytes; a %s is at most %s: %s",
-			len(data), inputfile.Scenario, inputfile.Bytes(MaxFileBytes), inputfile.Scenario.Hint())}}
+			len(data), inputfile.Scenario, inputfile.Bytes(maxFileBytes), inputfile.Scenario.Hint())}}
 	}
 	var s Scenario
 	ps, ok := decodeYAML(data, &s)
@@ -94,10 +94,10 @@ func withoutReported(vs, decoded Problems) Problems {
 	return out
 }
 
-// CheckFiles reports files named by the scenario that cannot be read or hold the wrong thing (a token file that is
+// checkFiles reports files named by the scenario that cannot be read or hold the wrong thing (a token file that is
 // a directory or empty, a CA file without a PEM certificate; a manifest file must pass inputfile's rule, a regular
 // file under inputfile.MaxManifest), so a run fails before it touches a cluster.
-func CheckFiles(s *Scenario) Problems {
+func checkFiles(s *Scenario) Problems {
 	var ps Problems
 	for _, f := range []struct {
 		path, val string

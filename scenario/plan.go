@@ -127,9 +127,9 @@ const (
 	estGuard = 15 * time.Second
 )
 
-// NeedsRestart reports whether switching from one mode to another changes sidecar injection, which only takes effect
+// needsRestart reports whether switching from one mode to another changes sidecar injection, which only takes effect
 // when pods are recreated.
-func NeedsRestart(from, to Mode) bool {
+func needsRestart(from, to Mode) bool {
 	return from != to && (from == ModeSidecar || to == ModeSidecar)
 }
 
@@ -149,7 +149,7 @@ func NewPlan(s *Scenario) Plan {
 		for _, g := range groups(s.Spec.Modes, reps, s.Spec.Windows.Interleave, s.Spec.Windows.Seed) {
 			for li, q := range s.Spec.Load.QPS {
 				c := Case{Kind: CaseMesh, Topology: topo, Mode: g.mode, QPS: q, Repetition: g.rep, Idle: li == 0}
-				c.ID = CaseID(topo.Name, g.mode, q, g.rep)
+				c.ID = caseID(topo.Name, g.mode, q, g.rep)
 				p.Cases = append(p.Cases, c)
 			}
 		}
@@ -161,7 +161,7 @@ func NewPlan(s *Scenario) Plan {
 		c.Switch = prev == nil || prev.Topology.Name != c.Topology.Name || prev.Mode != c.Mode
 		if c.Switch {
 			p.ModeSwitches++
-			if prev != nil && prev.Topology.Name == c.Topology.Name && NeedsRestart(prev.Mode, c.Mode) {
+			if prev != nil && prev.Topology.Name == c.Topology.Name && needsRestart(prev.Mode, c.Mode) {
 				p.Restarts++
 			}
 		}
@@ -171,8 +171,8 @@ func NewPlan(s *Scenario) Plan {
 	return p
 }
 
-// CaseID builds the stable case ID.
-func CaseID(topology string, mode Mode, q QPS, rep int) string {
+// caseID builds the stable case ID.
+func caseID(topology string, mode Mode, q QPS, rep int) string {
 	return fmt.Sprintf("%s.%s.q%s.r%d", topology, mode, q, rep)
 }
 
@@ -260,7 +260,7 @@ func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 			}
 			add(estDeploy, size)
 		} else if c.Switch {
-			if NeedsRestart(prev.Mode, c.Mode) {
+			if needsRestart(prev.Mode, c.Mode) {
 				add(estRestartSwitch, satMul(estPerPod, pods))
 			} else {
 				add(estLabelSwitch)
@@ -327,11 +327,11 @@ func (p Plan) Summary() string {
 		reps = max(reps, c.Repetition)
 	}
 	return fmt.Sprintf("%d mode(s) x %d topology(ies) x %d load level(s) x %d repetition(s) = %d cases, %d mode switches (%d restarting), estimated %s",
-		len(modes), len(topos), len(loads), reps, len(p.Cases), p.ModeSwitches, p.Restarts, HumanDuration(p.Estimate))
+		len(modes), len(topos), len(loads), reps, len(p.Cases), p.ModeSwitches, p.Restarts, humanDuration(p.Estimate))
 }
 
-// HumanDuration renders e.g. "2h05m" or "4m30s".
-func HumanDuration(d time.Duration) string {
+// humanDuration renders e.g. "2h05m" or "4m30s".
+func humanDuration(d time.Duration) string {
 	d = d.Round(time.Second)
 	h, m, sec := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
 	switch {
@@ -363,7 +363,7 @@ func (p Plan) Table() string {
 		if len(p.Cases) > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "Pod network benchmark (meshbench cni): %d path x test cases, estimated %s\n\n", len(p.CNI.Cases), HumanDuration(p.CNI.Estimate))
+		fmt.Fprintf(&b, "Pod network benchmark (meshbench cni): %d path x test cases, estimated %s\n\n", len(p.CNI.Cases), humanDuration(p.CNI.Estimate))
 		rows := [][]string{{"#", "CASE ID", "PATH", "TEST", "SAMPLES"}}
 		for i, c := range p.CNI.Cases {
 			rows = append(rows, []string{fmt.Sprint(i + 1), c.ID, string(c.Path), string(c.Test), fmt.Sprint(c.Samples)})

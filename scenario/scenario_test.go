@@ -191,8 +191,8 @@ func TestNeedsRestart(t *testing.T) {
 	for _, from := range AllModes {
 		for _, to := range AllModes {
 			want := from != to && (from == ModeSidecar || to == ModeSidecar)
-			if got := NeedsRestart(from, to); got != want {
-				t.Errorf("NeedsRestart(%s,%s) = %v, want %v", from, to, got, want)
+			if got := needsRestart(from, to); got != want {
+				t.Errorf("needsRestart(%s,%s) = %v, want %v", from, to, got, want)
 			}
 		}
 	}
@@ -245,11 +245,11 @@ func TestDefaults(t *testing.T) {
 	if s.Spec.CNI.Configured() {
 		t.Error("cni defaulted although the scenario has no cni section")
 	}
-	if s.Spec.Images.Agent != DefaultAgentImage || s.Spec.Images.Network != DefaultNetworkImage {
+	if s.Spec.Images.Agent != defaultAgentImage || s.Spec.Images.Network != DefaultNetworkImage {
 		t.Errorf("default profile images = %+v", s.Spec.Images)
 	}
 	local := mustParse(t, "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: d}\nspec:\n  profile: localcluster\n  workload: {app: fortio-chain}\n")
-	if local.Spec.Images.Agent != LocalClusterAgentImage || local.Spec.Images.Network != LocalClusterNetworkImage {
+	if local.Spec.Images.Agent != LocalClusterAgentImage || local.Spec.Images.Network != localClusterNetworkImage {
 		t.Errorf("localcluster images = %+v", local.Spec.Images)
 	}
 	if got := (Chain{Depth: 2, FanOut: 3}).Services(); got != 13 {

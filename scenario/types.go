@@ -69,14 +69,14 @@ type Spec struct {
 // Profile selects a set of defaults.
 type Profile string
 
-// Profiles.
+// profiles.
 const (
 	ProfileDefault      Profile = "default"
 	ProfileLocalCluster Profile = "localcluster"
 )
 
-// Profiles lists the valid profiles.
-var Profiles = []Profile{ProfileDefault, ProfileLocalCluster}
+// profiles lists the valid profiles.
+var profiles = []Profile{ProfileDefault, ProfileLocalCluster}
 
 // App is a demo application from the catalog.
 type App string
@@ -248,8 +248,8 @@ type Topology struct {
 	ChainDepth int `json:"chainDepth,omitempty" mb:"defaulted"`
 }
 
-// MaxChainDepth is the deepest chain a scenario may ask for (workload.chain.depth and topologies[].chainDepth).
-const MaxChainDepth = 6
+// maxChainDepth is the deepest chain a scenario may ask for (workload.chain.depth and topologies[].chainDepth).
+const maxChainDepth = 6
 
 // ChainFor is the chain topology t deploys: workload.chain with t's chainDepth when set; nil without a chain.
 func (w Workload) ChainFor(t Topology) *Chain {
@@ -641,9 +641,9 @@ type Output struct {
 	Dir string `json:"dir,omitempty" mb:"defaulted"`
 }
 
-// MaxDuration bounds every duration setting (windows, load runs, timeouts): a day is already far beyond any
+// maxDuration bounds every duration setting (windows, load runs, timeouts): a day is already far beyond any
 // benchmark window, and the bound keeps sums such as the plan's estimate far from overflowing.
-const MaxDuration = 24 * time.Hour
+const maxDuration = 24 * time.Hour
 
 // Duration is a time.Duration written as a Go duration string ("10m", "30s").
 type Duration struct{ time.Duration }
@@ -666,7 +666,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var secs float64
-	if err := json.Unmarshal(b, &secs); err != nil || math.Abs(secs) > MaxDuration.Seconds()*1000 {
+	if err := json.Unmarshal(b, &secs); err != nil || math.Abs(secs) > maxDuration.Seconds()*1000 {
 		return fmt.Errorf(`duration %s: use a Go duration such as "30s" or "10m"`, string(b))
 	}
 	d.Duration = time.Duration(secs * float64(time.Second))

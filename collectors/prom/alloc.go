@@ -140,15 +140,15 @@ func AllocationSamples(sets []podset.PodSet, w results.Window) []results.Sample 
 			out = append(out, results.Sample{Window: w, Source: results.SourcePodSpec, Component: set.Component,
 				Metric: metric, Stat: stat, Value: v, Unit: unit})
 		}
-		add(results.MetricCPU, results.StatRequest, UnitMillicores, a.CPURequest)
+		add(results.MetricCPU, results.StatRequest, unitMillicores, a.CPURequest)
 		if a.CPUNoLimit == 0 {
-			add(results.MetricCPU, results.StatLimit, UnitMillicores, a.CPULimit)
+			add(results.MetricCPU, results.StatLimit, unitMillicores, a.CPULimit)
 		} else {
 			add(results.MetricCPU, results.StatNoLimit, results.UnitContainers, float64(a.CPUNoLimit))
 		}
-		add(results.MetricMemory, results.StatRequest, UnitMiB, a.MemoryRequest)
+		add(results.MetricMemory, results.StatRequest, unitMiB, a.MemoryRequest)
 		if a.MemoryNoLimit == 0 {
-			add(results.MetricMemory, results.StatLimit, UnitMiB, a.MemoryLimit)
+			add(results.MetricMemory, results.StatLimit, unitMiB, a.MemoryLimit)
 		} else {
 			add(results.MetricMemory, results.StatNoLimit, results.UnitContainers, float64(a.MemoryNoLimit))
 		}

@@ -40,8 +40,8 @@ const (
 
 // Units of the samples.
 const (
-	UnitMillicores = "millicores"
-	UnitMiB        = "MiB"
+	unitMillicores = "millicores"
+	unitMiB        = "MiB"
 )
 
 // Catalog is the signal set: CPU from cAdvisor's container_cpu_usage_seconds_total (core-seconds, scaled to
@@ -59,8 +59,8 @@ func catalogOf(cpu, mem []Term) []Signal {
 		toMiB   = 1.0 / (1 << 20)
 	)
 	return []Signal{
-		{Name: "cpu", Metric: results.MetricCPU, Kind: KindCounter, Unit: UnitMillicores, Scale: toMilli, Terms: cpu},
-		{Name: "memory", Metric: results.MetricMemory, Kind: KindGauge, Unit: UnitMiB, Scale: toMiB, Terms: mem},
+		{Name: "cpu", Metric: results.MetricCPU, Kind: KindCounter, Unit: unitMillicores, Scale: toMilli, Terms: cpu},
+		{Name: "memory", Metric: results.MetricMemory, Kind: KindGauge, Unit: unitMiB, Scale: toMiB, Terms: mem},
 	}
 }
 

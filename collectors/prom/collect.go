@@ -157,7 +157,7 @@ func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset
 	if err != nil {
 		return out, err
 	}
-	out.Warnings = append(out.Warnings, ConsistencyWarnings(out.Samples)...)
+	out.Warnings = append(out.Warnings, consistencyWarnings(out.Samples)...)
 	var errs []error
 	if len(t.failed) > 0 {
 		errs = append(errs, &QueryErrors{Kind: w.Kind, Queries: t.queries, Failed: t.failed})
@@ -196,7 +196,7 @@ func (c *Collector) direct(t *tally) fetcher {
 // runCatalog fetches (with fetch) the raw series of every signal of cat with p (one range selector per term and
 // selector: a pod set has one across its namespaces, of whose series only those of pods count; node sets have nil
 // pods) and appends its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
-// GaugeStats). A signal without data becomes a warning naming the component and what (e.g. "3 pods"), and so does
+// gaugeStats). A signal without data becomes a warning naming the component and what (e.g. "3 pods"), and so does
 // every pod of pods (nil for node sets) that is running but has no sample in the window; a failed query is an entry
 // of t.failed. With workloads (podset.PodSet.Workloads), the same series also give each workload's figures
 // (ByWorkload): no query more, and the totals stay the sums over every pod. Only a render error or the end of ctx stop
@@ -245,7 +245,7 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 			if sig.Kind == KindCounter {
 				return CounterStats(ss, out.Window.Start, out.Window.End, p.Rate, p.Step, p.Guard)
 			}
-			return GaugeStats(ss, out.Window.Start, out.Window.End, p.Rate)
+			return gaugeStats(ss, out.Window.Start, out.Window.End, p.Rate)
 		}
 		add := func(component string, st WindowStats, labels map[string]string) {
 			for _, f := range []struct {
@@ -264,14 +264,14 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 			continue
 		}
 		if pods != nil {
-			if miss := Unsampled(pods, ss, st.Start, out.Window.End, p.Rate); len(miss) > 0 {
+			if miss := unsampled(pods, ss, st.Start, out.Window.End, p.Rate); len(miss) > 0 {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("%s %s: pod(s) %s running but without a %s sample in the %s window %s..%s: their %s is missing from the figures",
 					component, sig.Name, strings.Join(miss, ", "), sig.Name, kind, st.Start.Format(time.TimeOnly), out.Window.End.Format(time.TimeOnly), sig.Name))
 			}
 		}
 		add(component, st, labels)
 		if wc, ok := results.ByWorkload(component); ok && len(workloads) > 0 {
-			groups := GroupByWorkload(ss, workloads)
+			groups := groupByWorkload(ss, workloads)
 			for _, key := range slices.Sorted(maps.Keys(groups)) {
 				// A workload without a sample in the window is already named, pod by pod, by the warning above.
 				if wst, ok := stats(groups[key]); ok {
@@ -309,9 +309,9 @@ func inSet(ss []Series, members map[string]bool) []Series {
 	return out
 }
 
-// GroupByWorkload splits series by the workload of their pod (workloads: podset.PodKey -> workload key); series of a
+// groupByWorkload splits series by the workload of their pod (workloads: podset.PodKey -> workload key); series of a
 // pod of no workload are in no group. It is pure.
-func GroupByWorkload(ss []Series, workloads map[string]string) map[string][]Series {
+func groupByWorkload(ss []Series, workloads map[string]string) map[string][]Series {
 	out := map[string][]Series{}
 	for _, s := range ss {
 		if w, ok := workloads[podset.PodKey(s.Namespace, s.Pod)]; ok {

@@ -22,8 +22,8 @@ import (
 // job and instance and tells them apart by that label). No job name is assumed: they are read off the series.
 type TargetKey struct{ Job, Instance, MetricsPath string }
 
-// TargetOf is the target of a series' labels. It is pure.
-func TargetOf(m model.Metric) TargetKey {
+// targetOf is the target of a series' labels. It is pure.
+func targetOf(m model.Metric) TargetKey {
 	return TargetKey{Job: string(m["job"]), Instance: string(m["instance"]), MetricsPath: string(m["metrics_path"])}
 }
 
@@ -50,12 +50,12 @@ func (g Gap) Duration() time.Duration { return g.To.Sub(g.From) }
 // housekeeping (a gauge holds for two spacings, a CPU rate point spans four). Two or more in a row are a hole.
 const gapFactor = 2.5
 
-// ScrapeGaps are the stretches of [start, end] without a successful scrape of a target: ok holds the times of its
+// scrapeGaps are the stretches of [start, end] without a successful scrape of a target: ok holds the times of its
 // successful scrapes (seconds since the epoch, sorted: up == 1), all holds every up sample's time (its scrape
 // spacing is their lower quartile spacing, robust to an outage that removed most of them; fallback when there are
 // fewer than two). The window's edges count as scrapes, so a gap at either edge is measured from the edge. A target
 // without any successful scrape in the window is one gap over the whole window. It is pure.
-func ScrapeGaps(ok, all []float64, start, end time.Time, fallback time.Duration) (gaps []Gap, spacing time.Duration) {
+func scrapeGaps(ok, all []float64, start, end time.Time, fallback time.Duration) (gaps []Gap, spacing time.Duration) {
 	spacing = fallback
 	if len(all) >= 2 {
 		d := make([]float64, 0, len(all)-1)
@@ -209,7 +209,7 @@ func (c *Collector) checkScrapes(ctx context.Context, out *podset.Collected, t *
 		}
 		m, _ := v.(model.Matrix)
 		for _, ss := range m {
-			k := TargetOf(ss.Metric)
+			k := targetOf(ss.Metric)
 			u := up[k]
 			if u == nil {
 				u = &upSeries{}
@@ -262,7 +262,7 @@ func (c *Collector) checkScrapes(ctx context.Context, out *podset.Collected, t *
 				}
 				continue
 			}
-			gaps, spacing := ScrapeGaps(u.ok, u.all, out.Window.Start, out.Window.End, c.Interval.Scrape)
+			gaps, spacing := scrapeGaps(u.ok, u.all, out.Window.Start, out.Window.End, c.Interval.Scrape)
 			if len(gaps) == 0 {
 				continue
 			}

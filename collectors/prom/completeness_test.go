@@ -62,7 +62,7 @@ func TestScrapeGaps(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, spacing := ScrapeGaps(tc.ok, tc.all, start, end, tc.fallback)
+			got, spacing := scrapeGaps(tc.ok, tc.all, start, end, tc.fallback)
 			if spacing != tc.wantSpacing {
 				t.Errorf("spacing %s, want %s", spacing, tc.wantSpacing)
 			}

@@ -6,14 +6,14 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// ConsistencyTolerance is how far (relative to the max) an average may lie outside [min, max] before it is reported.
-// CounterStats and GaugeStats put the average within [min, max] by construction (the same samples, tiles that are
+// consistencyTolerance is how far (relative to the max) an average may lie outside [min, max] before it is reported.
+// CounterStats and gaugeStats put the average within [min, max] by construction (the same samples, tiles that are
 // rate points); the check stays as a guard for figures from elsewhere.
-const ConsistencyTolerance = 0.05
+const consistencyTolerance = 0.05
 
-// ConsistencyWarnings checks, per component, metric and labels, that every average lies within [min, max] (within
-// ConsistencyTolerance of max) and returns one warning per violation, naming the figures and the fix. It is pure.
-func ConsistencyWarnings(samples []results.Sample) []string {
+// consistencyWarnings checks, per component, metric and labels, that every average lies within [min, max] (within
+// consistencyTolerance of max) and returns one warning per violation, naming the figures and the fix. It is pure.
+func consistencyWarnings(samples []results.Sample) []string {
 	type key struct{ component, metric, labels string }
 	type stats struct{ min, max, avg *float64 }
 	byKey := map[key]*stats{}
@@ -43,7 +43,7 @@ func ConsistencyWarnings(samples []results.Sample) []string {
 			continue
 		}
 		lo, hi, avg := *st.min, *st.max, *st.avg
-		slack := ConsistencyTolerance * max(hi, -lo, 0)
+		slack := consistencyTolerance * max(hi, -lo, 0)
 		if avg >= lo-slack && avg <= hi+slack {
 			continue
 		}
@@ -52,7 +52,7 @@ func ConsistencyWarnings(samples []results.Sample) []string {
 			what += " " + k.labels
 		}
 		out = append(out, fmt.Sprintf("%s: average %.4g lies outside [min %.4g, max %.4g] by more than %.0f%%: the counter samples are too sparse for this window (lengthen the window, or shorten the kubelet's cAdvisor --housekeeping-interval)",
-			what, avg, lo, hi, 100*ConsistencyTolerance))
+			what, avg, lo, hi, 100*consistencyTolerance))
 	}
 	return out
 }

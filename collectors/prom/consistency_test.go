@@ -34,7 +34,7 @@ func TestConsistencyWarnings(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := ConsistencyWarnings(tc.samples)
+			got := consistencyWarnings(tc.samples)
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %d warnings %q, want %d", len(got), got, len(tc.want))
 			}

@@ -53,9 +53,9 @@ type ScrapeJob struct {
 	MetricsPath string
 }
 
-// ParseScrapeConfig reads the global scrape interval and the jobs from Prometheus' configuration YAML (as served by
+// parseScrapeConfig reads the global scrape interval and the jobs from Prometheus' configuration YAML (as served by
 // /api/v1/status/config). A job without its own interval gets the global one (default 1m). It is pure.
-func ParseScrapeConfig(cfgYAML string) ([]ScrapeJob, error) {
+func parseScrapeConfig(cfgYAML string) ([]ScrapeJob, error) {
 	var cfg struct {
 		Global struct {
 			ScrapeInterval string `json:"scrape_interval"`
@@ -150,7 +150,7 @@ func DetectInterval(ctx context.Context, a API, r Retry, override time.Duration,
 	var jobs []ScrapeJob
 	if cfgRes, err := configWithTimeout(ctx, a, r); err != nil {
 		iv.Notes = append(iv.Notes, fmt.Sprintf("prometheus config not readable (%v)", err))
-	} else if jobs, err = ParseScrapeConfig(cfgRes); err != nil {
+	} else if jobs, err = parseScrapeConfig(cfgRes); err != nil {
 		iv.Notes = append(iv.Notes, err.Error())
 	}
 	// Jobs seen in the data but absent from the config (e.g. config not readable) still count, without an interval.
@@ -232,16 +232,16 @@ func observedSpacing(ctx context.Context, a API, r Retry, now time.Time, look ti
 			all = append(all, m...)
 		}
 	}
-	d, ok := MedianSpacing(all)
+	d, ok := medianSpacing(all)
 	if !ok {
 		return 0, fmt.Errorf("no series with 3 samples or more in the last %s", look)
 	}
 	return d, nil
 }
 
-// MedianSpacing is the median of the time between consecutive samples over every series of m (series with fewer
+// medianSpacing is the median of the time between consecutive samples over every series of m (series with fewer
 // than 3 samples are ignored). It is pure.
-func MedianSpacing(m model.Matrix) (time.Duration, bool) {
+func medianSpacing(m model.Matrix) (time.Duration, bool) {
 	var deltas []time.Duration
 	for _, ss := range m {
 		if len(ss.Values) < 3 {

@@ -37,10 +37,10 @@ type SeriesKey struct {
 	Metric                          string // results.MetricCPU (cumulative core-seconds) or results.MetricMemory (bytes)
 }
 
-// ParseResource reads one kubelet /metrics/resource response: container_cpu_usage_seconds_total,
+// parseResource reads one kubelet /metrics/resource response: container_cpu_usage_seconds_total,
 // container_memory_working_set_bytes, node_cpu_usage_seconds_total and node_memory_working_set_bytes. Readings
 // without a timestamp get fetched. It is pure.
-func ParseResource(node string, data []byte, fetched time.Time) (map[SeriesKey]Point, error) {
+func parseResource(node string, data []byte, fetched time.Time) (map[SeriesKey]Point, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(data))
 	if err != nil {
@@ -97,8 +97,8 @@ func value(m *dto.Metric) float64 {
 	return math.NaN()
 }
 
-// SetMatches reports whether a kubelet series belongs to the set. It is pure.
-func SetMatches(s podset.PodSet, k SeriesKey) bool {
+// setMatches reports whether a kubelet series belongs to the set. It is pure.
+func setMatches(s podset.PodSet, k SeriesKey) bool {
 	if s.Component == results.ComponentNode {
 		return isNodeSeries(k) && slices.ContainsFunc(s.Nodes, func(n podset.NodeRef) bool { return n.Name == k.Node })
 	}
@@ -115,7 +115,7 @@ func SetMatches(s podset.PodSet, k SeriesKey) bool {
 }
 
 // Stats computes min/max/avg of CPU (cores) and memory (bytes) of the series over [start, end] with the same rules
-// as the Prometheus collector (CounterStats, GaugeStats: the counters interpolated at the window's edges from
+// as the Prometheus collector (CounterStats, gaugeStats: the counters interpolated at the window's edges from
 // readings no further than guard beyond them, resets handled, rate points of range rateRange every step inside the
 // window; gauges interpolated and held for lookback), so the average lies within [min, max]. ok is false for a
 // metric without data. It is pure.
@@ -146,7 +146,7 @@ func Stats(series map[SeriesKey][]Point, start, end time.Time, step, rateRange, 
 	if st, ok := CounterStats(cpuSeries, start, end, rateRange, step, guard); ok {
 		cpu = Summary3{Min: st.Min, Max: st.Max, Avg: st.Avg, OK: true}
 	}
-	if st, ok := GaugeStats(memSeries, start, end, lookback); ok {
+	if st, ok := gaugeStats(memSeries, start, end, lookback); ok {
 		mem = Summary3{Min: st.Min, Max: st.Max, Avg: st.Avg, OK: true}
 	}
 	return cpu, mem
@@ -349,7 +349,7 @@ func (k *KubeletSampler) sampleOnce(ctx context.Context, nodes []string) {
 				}
 				return
 			}
-			pts, err := ParseResource(n, b, k.clock().Now())
+			pts, err := parseResource(n, b, k.clock().Now())
 			if err != nil {
 				k.note(err)
 				return
@@ -425,8 +425,8 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 					Metric: metric, Stat: st.stat, Value: st.v * scale, Unit: unit, Labels: maps.Clone(labels)})
 			}
 		}
-		add(results.MetricCPU, cpu, 1000, UnitMillicores)
-		add(results.MetricMemory, mem, 1.0/(1<<20), UnitMiB)
+		add(results.MetricCPU, cpu, 1000, unitMillicores)
+		add(results.MetricMemory, mem, 1.0/(1<<20), unitMiB)
 	}
 	for _, set := range sets {
 		out.Warnings = append(out.Warnings, set.Notes...)
@@ -435,7 +435,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 			for _, n := range set.Nodes {
 				sub := map[SeriesKey][]Point{}
 				for key, pts := range k.series {
-					if key.Node == n.Name && SetMatches(set, key) {
+					if key.Node == n.Name && setMatches(set, key) {
 						sub[key] = pts
 					}
 				}
@@ -445,7 +445,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 		}
 		sub := map[SeriesKey][]Point{}
 		for key, pts := range k.series {
-			if SetMatches(set, key) {
+			if setMatches(set, key) {
 				sub[key] = pts
 			}
 		}
@@ -479,6 +479,6 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 			k.series[key] = slices.Clone(pts[i:])
 		}
 	}
-	out.Warnings = append(out.Warnings, ConsistencyWarnings(out.Samples)...)
+	out.Warnings = append(out.Warnings, consistencyWarnings(out.Samples)...)
 	return out, nil
 }

@@ -24,7 +24,7 @@ func TestParseResourceCaptured(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pts, err := ParseResource("node1", b, time.Now())
+		pts, err := parseResource("node1", b, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,10 +47,10 @@ func TestParseResourceCaptured(t *testing.T) {
 	if want := time.UnixMilli(1796085380500).UTC(); !readings[0][cpuKey].T.Equal(want) || readings[0][cpuKey].V != 0.448371701 {
 		t.Errorf("coredns cpu %+v: want 0.448371701 at the kubelet's own timestamp %s", readings[0][cpuKey], want)
 	}
-	if _, err := ParseResource("n", []byte("resource_scrape_error 0\n"), time.Now()); err == nil {
+	if _, err := parseResource("n", []byte("resource_scrape_error 0\n"), time.Now()); err == nil {
 		t.Error("a response without CPU or memory series must be an error")
 	}
-	if _, err := ParseResource("n", []byte("not metrics {"), time.Now()); err == nil {
+	if _, err := parseResource("n", []byte("not metrics {"), time.Now()); err == nil {
 		t.Error("garbage must be an error")
 	}
 }
@@ -123,8 +123,8 @@ func TestPodSetMatchesKubeletSeries(t *testing.T) {
 		{node, SeriesKey{Node: "n1", Namespace: "ns", Pod: "a", Container: "app"}, false},
 		{app, SeriesKey{Node: "n1"}, false},
 	} {
-		if got := SetMatches(c.set, c.key); got != c.want {
-			t.Errorf("SetMatches(%s, %+v) = %v", c.set.Component, c.key, got)
+		if got := setMatches(c.set, c.key); got != c.want {
+			t.Errorf("setMatches(%s, %+v) = %v", c.set.Component, c.key, got)
 		}
 	}
 }

@@ -134,12 +134,12 @@ func (p NodePick) MaxSamples() int {
 	return n
 }
 
-// ChooseNodeSeries picks, for every test node, the first source (in cands' order) with series that identify that
+// chooseNodeSeries picks, for every test node, the first source (in cands' order) with series that identify that
 // node (NodeRef.IdentifiedBy) and no other test node, and of those the groups of one job (the first by name: two
 // jobs scraping one target would count it twice). A node no source identifies gets a note that says, per source,
 // why: no series at all (with the usual cause), series of other targets only (named), or a failed query. Nothing is
 // ever summed over nodes. It is pure and deterministic.
-func ChooseNodeSeries(nodes []podset.NodeRef, cands []NodeCandidates) ([]NodePick, []string) {
+func chooseNodeSeries(nodes []podset.NodeRef, cands []NodeCandidates) ([]NodePick, []string) {
 	var picks []NodePick
 	var notes []string
 	for _, n := range nodes {
@@ -239,12 +239,12 @@ func groupsOf(v model.Value) []NodeGroup {
 	return out
 }
 
-// NodeParams adapts the query parameters to a node source whose samples are sparser than the cAdvisor step
+// nodeParams adapts the query parameters to a node source whose samples are sparser than the cAdvisor step
 // (node-exporter is often scraped at Prometheus' global interval, 30 s, while kube-prometheus-stack scrapes
 // cAdvisor every 10 s): samples counted over look give their spacing, and when it is clearly (1.5x) wider than the
 // step, the step becomes that spacing and the rate range 4 of them. The note says so, and when the wider rate
 // range is longer than the window (the CPU figures then cover the rate range up to the window's end). It is pure.
-func NodeParams(p Params, look time.Duration, samples int) (Params, string) {
+func nodeParams(p Params, look time.Duration, samples int) (Params, string) {
 	if samples <= 0 {
 		return p, ""
 	}
@@ -264,7 +264,7 @@ func NodeParams(p Params, look time.Duration, samples int) (Params, string) {
 }
 
 // collectNodes measures each test node of a node set on its own: it searches every source's CPU series once over
-// the window (and the rate range before it), picks per node (ChooseNodeSeries), and runs the source's catalog with
+// the window (and the rate range before it), picks per node (chooseNodeSeries), and runs the source's catalog with
 // the pick's exact selectors, answered from one query per source and term for every node (nodeBatches). Samples are labelled with the node and the source.
 func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *tally, set podset.PodSet, kind string, base Params) error {
 	qw := out.Window
@@ -295,13 +295,13 @@ func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *
 		}
 		cands = append(cands, cand)
 	}
-	picks, notes := ChooseNodeSeries(set.Nodes, cands)
+	picks, notes := chooseNodeSeries(set.Nodes, cands)
 	out.Warnings = append(out.Warnings, notes...)
 	params := make([]Params, len(picks))
 	for i, pk := range picks {
 		p := base
 		p.Selectors = pk.Selectors()
-		p, note := NodeParams(p, look, pk.MaxSamples())
+		p, note := nodeParams(p, look, pk.MaxSamples())
 		if note != "" {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("node %s (%s): %s", pk.Node, pk.Source, note))
 		}

@@ -110,7 +110,7 @@ func TestChooseNodeSeries(t *testing.T) {
 			res.Groups = append(res.Groups, group(30, "job", "kubelet", "instance", []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}[i]+":10250",
 				"node", n, "metrics_path", "/metrics/resource"))
 		}
-		picks, notes := ChooseNodeSeries(test, []NodeCandidates{empty(NodeSeriesCadvisor), res, empty(NodeSeriesNodeExporter)})
+		picks, notes := chooseNodeSeries(test, []NodeCandidates{empty(NodeSeriesCadvisor), res, empty(NodeSeriesNodeExporter)})
 		if len(notes) != 0 || len(picks) != 2 {
 			t.Fatalf("picks %+v notes %q", picks, notes)
 		}
@@ -125,7 +125,7 @@ func TestChooseNodeSeries(t *testing.T) {
 		cad.Groups = []NodeGroup{group(30, "job", "kubernetes-cadvisor", "instance", "node3")}
 		ne := empty(NodeSeriesNodeExporter)
 		ne.Groups = []NodeGroup{group(10, "job", "node-exporter", "instance", "10.0.0.1:9100"), group(10, "job", "node-exporter", "instance", "10.0.0.3:9100")}
-		picks, notes := ChooseNodeSeries(test, []NodeCandidates{cad, empty(NodeSeriesResource), ne})
+		picks, notes := chooseNodeSeries(test, []NodeCandidates{cad, empty(NodeSeriesResource), ne})
 		if len(notes) != 0 || len(picks) != 2 || picks[0].Source != NodeSeriesNodeExporter || picks[1].Source != NodeSeriesCadvisor {
 			t.Errorf("picks %+v notes %q: want node1 from node-exporter, node3 from cAdvisor", picks, notes)
 		}
@@ -139,7 +139,7 @@ func TestChooseNodeSeries(t *testing.T) {
 		ne.Groups = []NodeGroup{group(10, "job", "node-exporter", "instance", "10.0.0.9:9100")}
 		res := empty(NodeSeriesResource)
 		res.Err = errorString("503")
-		picks, notes := ChooseNodeSeries(test[:1], []NodeCandidates{empty(NodeSeriesCadvisor), res, ne})
+		picks, notes := chooseNodeSeries(test[:1], []NodeCandidates{empty(NodeSeriesCadvisor), res, ne})
 		if len(picks) != 0 || len(notes) != 1 {
 			t.Fatalf("picks %+v notes %q", picks, notes)
 		}
@@ -160,7 +160,7 @@ func TestChooseNodeSeries(t *testing.T) {
 			group(10, "job", "extra-node-exporter", "instance", "10.0.0.1:9100"),
 			group(10, "job", "weird", "kubernetes_io_hostname", "node3", "instance", "node1"), // names both test nodes
 		}
-		picks, notes := ChooseNodeSeries(test, []NodeCandidates{ne})
+		picks, notes := chooseNodeSeries(test, []NodeCandidates{ne})
 		// The job first by name wins (extra-node-exporter), so one group remains for node1; the group naming both
 		// test nodes is left out for both, and node3 has nothing else.
 		if len(picks) != 1 || picks[0].Node != "node1" || len(picks[0].Groups) != 1 || picks[0].Groups[0].Labels["job"] != "extra-node-exporter" {
@@ -192,7 +192,7 @@ func TestChooseNodeSeriesMovedTarget(t *testing.T) {
 		group(10, "job", "node-exporter", "instance", "10.0.0.1:9100", "endpoint", "metrics"),
 		group(4, "job", "node-exporter", "instance", "10.0.0.1:9100", "endpoint", "http-metrics"),
 	}}
-	picks, notes := ChooseNodeSeries(testNodes[:1], []NodeCandidates{ne})
+	picks, notes := chooseNodeSeries(testNodes[:1], []NodeCandidates{ne})
 	if len(picks) != 1 || len(picks[0].Selectors()) != 2 || len(notes) != 1 || !strings.Contains(notes[0], "counted together") {
 		t.Errorf("picks %+v notes %q", picks, notes)
 	}
@@ -204,13 +204,13 @@ func TestChooseNodeSeriesMovedTarget(t *testing.T) {
 func TestNodeParams(t *testing.T) {
 	t.Parallel()
 	base := Params{Rate: 4 * time.Second, Window: 30 * time.Second, Step: time.Second}
-	if p, note := NodeParams(base, 34*time.Second, 34); note != "" || p.Rate != base.Rate || p.Step != base.Step {
+	if p, note := nodeParams(base, 34*time.Second, 34); note != "" || p.Rate != base.Rate || p.Step != base.Step {
 		t.Errorf("samples at the step: %+v %q, want unchanged", p, note)
 	}
-	if p, note := NodeParams(base, 34*time.Second, 0); note != "" || p.Rate != base.Rate || p.Step != base.Step {
+	if p, note := nodeParams(base, 34*time.Second, 0); note != "" || p.Rate != base.Rate || p.Step != base.Step {
 		t.Errorf("no samples: %+v %q", p, note)
 	}
-	p, note := NodeParams(base, 34*time.Second, 12) // about 2.8 s apart
+	p, note := nodeParams(base, 34*time.Second, 12) // about 2.8 s apart
 	if p.Step != 3*time.Second || p.Rate != 12*time.Second || p.Window != 30*time.Second {
 		t.Errorf("sparse samples: %+v", p)
 	}
@@ -219,7 +219,7 @@ func TestNodeParams(t *testing.T) {
 	}
 	short := base
 	short.Window = 5 * time.Second
-	if p, note := NodeParams(short, 9*time.Second, 3); p.Rate != 12*time.Second || !strings.Contains(note, "longer than the 5s window: the CPU figures cover the 12s up to its end") {
+	if p, note := nodeParams(short, 9*time.Second, 3); p.Rate != 12*time.Second || !strings.Contains(note, "longer than the 5s window: the CPU figures cover the 12s up to its end") {
 		t.Errorf("short window: %+v %q, want the 12s rate range said to cover more than the window", p, note)
 	}
 }

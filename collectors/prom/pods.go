@@ -86,9 +86,6 @@ func workloadOf(ws []Workload, ns string, p corev1.Pod) (key, note string) {
 // NamespacedName names one object.
 type NamespacedName struct{ Namespace, Name string }
 
-// Shared components: one instance serves more than the app's pods. The report says so next to their figures.
-var SharedComponents = []string{results.ComponentZtunnel, results.ComponentIstioCNI, results.ComponentIstiod}
-
 // Labels Istio's charts put on the component pods (testdata/upstream/istio.yaml, 1.24.0 ... 1.31.0-rc.0).
 const (
 	ztunnelSelector  = "app=ztunnel"
@@ -126,10 +123,8 @@ func (k KubePods) Node(ctx context.Context, name string) (*corev1.Node, error) {
 }
 
 // splitter returns the function that reads one app namespace's app pods and load-client pods. With load clients it
-// lists the namespace once and sorts its pods by the two selectors here: a list per selector was two requests per
-// namespace and collection, 240 per case at 60 namespaces, and client-go's rate limit (50 qps after a burst of 100)
-// held the second window's collection back by about 1.7 s. The namespaces hold the app's and the run's pods (for app
-// existing the app selector takes almost every pod there anyway), so the one list carries little more.
+// lists the namespace once and sorts its pods by the two selectors here: one request per namespace instead of two
+// keeps a many-namespace collection inside client-go's rate limit, and the namespaces hold little but those pods.
 func splitter(appSelector, loadgenSelector string) (func(ctx context.Context, l PodLister, ns string) (app, loadgen []corev1.Pod, err error), error) {
 	if loadgenSelector == "" {
 		return func(ctx context.Context, l PodLister, ns string) ([]corev1.Pod, []corev1.Pod, error) {
@@ -172,29 +167,7 @@ func splitter(appSelector, loadgenSelector string) (func(ctx context.Context, l 
 // nodes the app, load client and waypoint pods run on. Components without pods are left out. Pods that ended
 // (Succeeded, Failed) are ignored; pods being deleted are kept, as they ran during the window.
 func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error) {
-	app := podset.PodSet{Component: results.ComponentApp, Pods: map[string][]string{}, Container: matchNotProxy, Allocation: &podset.Allocation{}}
-	sidecar := podset.PodSet{Component: results.ComponentSidecar, Pods: map[string][]string{}, Container: matchProxy, Allocation: &podset.Allocation{}}
-	if len(sc.Workloads) > 0 {
-		app.Workloads, sidecar.Workloads = map[string]string{}, map[string]string{}
-	}
-	loadgen := podset.PodSet{Component: results.ComponentLoadgen, Pods: map[string][]string{}, Container: matchNotProxy, Allocation: &podset.Allocation{}}
-	// The clients' sidecars; in ambient modes the ztunnels of the nodes only clients run on (below).
-	clientProxy := podset.PodSet{Component: results.ComponentLoadgenProxy, Pods: map[string][]string{}, Container: matchProxy, Allocation: &podset.Allocation{}}
-	m := sc.Mesh
-	// note keeps, on the set a pod is counted in, that the scheduler reserves more for it than its containers ask.
-	note := func(s *podset.PodSet, p corev1.Pod) {
-		if n := reservationNote(p); n != "" {
-			s.Notes = append(s.Notes, n)
-		}
-	}
-	var testNodes []string              // where the data path runs
-	appNodes := map[string]bool{}       // nodes running app or waypoint pods
-	clientPods := map[string][]string{} // node -> the load client pods on it
-	addNode := func(p corev1.Pod) {
-		if p.Spec.NodeName != "" && !slices.Contains(testNodes, p.Spec.NodeName) {
-			testNodes = append(testNodes, p.Spec.NodeName)
-		}
-	}
+	b := newSetBuilder(len(sc.Workloads) > 0)
 	split, err := splitter(sc.AppSelector, sc.LoadgenSelector)
 	if err != nil {
 		return nil, err
@@ -204,111 +177,28 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 		if err != nil {
 			return nil, err
 		}
-		lgNames := map[string]bool{}
-		for _, p := range lgPods {
-			if live(p) {
-				addNode(p)
-				clientPods[p.Spec.NodeName] = append(clientPods[p.Spec.NodeName], ns+"/"+p.Name)
-				lgNames[p.Name] = true
-				note(&loadgen, p)
-				loadgen.Pods[ns] = append(loadgen.Pods[ns], p.Name)
-				addPod(loadgen.Allocation, p, notProxy)
-				if HasProxy(p) {
-					clientProxy.Pods[ns] = append(clientProxy.Pods[ns], p.Name)
-					addPod(clientProxy.Allocation, p, onlyProxy)
-				}
-			}
-		}
-		for _, p := range appPods {
-			if !live(p) || lgNames[p.Name] {
-				continue
-			}
-			wl, wlNote := workloadOf(sc.Workloads, ns, p)
-			if wl == "" && sc.OnlyWorkloadPods {
-				continue
-			}
-			addNode(p)
-			appNodes[p.Spec.NodeName] = true
-			note(&app, p)
-			app.Pods[ns] = append(app.Pods[ns], p.Name)
-			addPod(app.Allocation, p, notProxy)
-			if wlNote != "" {
-				app.Notes = append(app.Notes, wlNote)
-			}
-			if wl != "" {
-				app.Workloads[podset.PodKey(ns, p.Name)] = wl
-			}
-			if HasProxy(p) {
-				sidecar.Pods[ns] = append(sidecar.Pods[ns], p.Name)
-				addPod(sidecar.Allocation, p, onlyProxy)
-				if wl != "" {
-					sidecar.Workloads[podset.PodKey(ns, p.Name)] = wl
-				}
-			}
-		}
+		clients := b.addClients(ns, lgPods)
+		b.addApp(ns, appPods, clients, sc)
 	}
-	// The primary figures: a case without the app's or its proxies' CPU and memory is not measured (it used to pass
-	// as ok with the app's CPU under load missing and only a warning).
-	app.Required, sidecar.Required = true, true
-	sets := []podset.PodSet{app, sidecar}
-	waypoint := podset.PodSet{Component: results.ComponentWaypoint, Pods: map[string][]string{}, Allocation: &podset.Allocation{}}
-	for _, gw := range m.Waypoints {
-		pods, err := l.List(ctx, gw.Namespace, gatewayNameLabel+"="+gw.Name)
-		if err != nil {
-			return nil, err
-		}
-		n := 0
-		for _, p := range pods {
-			if live(p) {
-				addNode(p)
-				appNodes[p.Spec.NodeName] = true
-				waypoint.Pods[p.Namespace] = append(waypoint.Pods[p.Namespace], p.Name)
-				addPod(waypoint.Allocation, p, allContainers)
-				note(&waypoint, p)
-				n++
-			}
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("waypoint %s/%s has no running pod (selected by %s=%s): its cost cannot be measured, and waypoint mode would read like ambient",
-				gw.Namespace, gw.Name, gatewayNameLabel, gw.Name)
-		}
+	// The primary figures: a case without the app's or its proxies' CPU and memory is not measured.
+	b.app.Required, b.sidecar.Required = true, true
+	if err := b.addWaypoints(ctx, l, sc.Mesh.Waypoints); err != nil {
+		return nil, err
 	}
-	waypoint.Required = len(m.Waypoints) > 0
 	var ztunnel, cni, istiod podset.PodSet
-	if m.NodeAgents {
-		onTestNodes := append([]string{}, testNodes...) // never nil: no test node means no node agent
-		zpods, err := runningPods(ctx, l, ztunnelSelector, onTestNodes)
-		if err != nil {
-			return nil, err
-		}
-		var clientZtunnels podset.PodSet
-		ztunnel, clientZtunnels = splitClientZtunnels(zpods, appNodes, clientPods)
-		if !clientProxy.Empty() {
-			// The load generator refuses such a client (loadgen.CheckClientPod): a note, should one get through.
-			ztunnel.Notes = append(ztunnel.Notes, fmt.Sprintf("load client pod(s) %s have an istio-proxy sidecar in an ambient mode: it is not counted",
-				strings.Join(slices.Sorted(maps.Keys(podKeys(clientProxy.Pods))), ", ")))
-		}
-		// In ambient modes the clients' proxies are the ztunnels of the nodes only clients run on.
-		clientProxy = clientZtunnels
-		if cni, err = clusterPods(ctx, l, results.ComponentIstioCNI, istioCNISelector, onTestNodes); err != nil {
-			return nil, err
-		}
-		// In ambient modes the ztunnels of the test nodes carry the app's traffic: their cost is the mode's.
-		ztunnel.Required = true
-	}
-	if m.Istiod {
-		sel := istiodSelector
-		if m.IstiodRevision != "" {
-			sel += ",istio.io/rev=" + m.IstiodRevision
-		}
-		var err error
-		if istiod, err = clusterPods(ctx, l, results.ComponentIstiod, sel, nil); err != nil {
+	if sc.Mesh.NodeAgents {
+		if ztunnel, cni, err = b.nodeAgents(ctx, l); err != nil {
 			return nil, err
 		}
 	}
-	sets = append(sets, ztunnel, waypoint, istiod, cni, loadgen, clientProxy)
+	if sc.Mesh.Istiod {
+		if istiod, err = istiodSet(ctx, l, sc.Mesh.IstiodRevision); err != nil {
+			return nil, err
+		}
+	}
+	sets := []podset.PodSet{b.app, b.sidecar, ztunnel, b.waypoint, istiod, cni, b.loadgen, b.clientProxy}
 	if sc.Node {
-		sets = append(sets, testNodeSet(ctx, l, testNodes))
+		sets = append(sets, testNodeSet(ctx, l, b.testNodes))
 	}
 	out := sets[:0]
 	for _, s := range sets {
@@ -320,6 +210,159 @@ func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error
 		}
 	}
 	return out, nil
+}
+
+// setBuilder gathers the sets of the app namespaces and the waypoints, and where their pods run.
+type setBuilder struct {
+	app, sidecar, loadgen, waypoint podset.PodSet
+	// clientProxy is the clients' sidecars; in ambient modes the ztunnels of the nodes only clients run on.
+	clientProxy podset.PodSet
+	testNodes   []string            // where the data path runs, in the order found
+	appNodes    map[string]bool     // nodes running app or waypoint pods
+	clientPods  map[string][]string // node -> the load client pods on it (namespace/name)
+}
+
+func newSetBuilder(perWorkload bool) *setBuilder {
+	newSet := func(component, container string) podset.PodSet {
+		return podset.PodSet{Component: component, Pods: map[string][]string{}, Container: container, Allocation: &podset.Allocation{}}
+	}
+	b := &setBuilder{
+		app: newSet(results.ComponentApp, matchNotProxy), sidecar: newSet(results.ComponentSidecar, matchProxy),
+		loadgen: newSet(results.ComponentLoadgen, matchNotProxy), clientProxy: newSet(results.ComponentLoadgenProxy, matchProxy),
+		waypoint: newSet(results.ComponentWaypoint, ""), appNodes: map[string]bool{}, clientPods: map[string][]string{},
+	}
+	if perWorkload {
+		b.app.Workloads, b.sidecar.Workloads = map[string]string{}, map[string]string{}
+	}
+	return b
+}
+
+// addNode records the node a measured pod runs on as a test node.
+func (b *setBuilder) addNode(p corev1.Pod) {
+	if p.Spec.NodeName != "" && !slices.Contains(b.testNodes, p.Spec.NodeName) {
+		b.testNodes = append(b.testNodes, p.Spec.NodeName)
+	}
+}
+
+// noteReservation keeps, on the set a pod is counted in, that the scheduler reserves more for it than its containers
+// ask.
+func noteReservation(s *podset.PodSet, p corev1.Pod) {
+	if n := reservationNote(p); n != "" {
+		s.Notes = append(s.Notes, n)
+	}
+}
+
+// addClients counts namespace ns's live load client pods (loadgen, and their sidecars as loadgen-proxy) and returns
+// their names.
+func (b *setBuilder) addClients(ns string, pods []corev1.Pod) map[string]bool {
+	names := map[string]bool{}
+	for _, p := range pods {
+		if !live(p) {
+			continue
+		}
+		b.addNode(p)
+		b.clientPods[p.Spec.NodeName] = append(b.clientPods[p.Spec.NodeName], ns+"/"+p.Name)
+		names[p.Name] = true
+		noteReservation(&b.loadgen, p)
+		b.loadgen.Pods[ns] = append(b.loadgen.Pods[ns], p.Name)
+		addPod(b.loadgen.Allocation, p, notProxy)
+		if hasProxy(p) {
+			b.clientProxy.Pods[ns] = append(b.clientProxy.Pods[ns], p.Name)
+			addPod(b.clientProxy.Allocation, p, onlyProxy)
+		}
+	}
+	return names
+}
+
+// addApp counts namespace ns's live app pods that are not load clients (app, and their sidecars), each attributed to
+// its workload; with Scope.OnlyWorkloadPods only those a workload selects.
+func (b *setBuilder) addApp(ns string, pods []corev1.Pod, clients map[string]bool, sc Scope) {
+	for _, p := range pods {
+		if !live(p) || clients[p.Name] {
+			continue
+		}
+		wl, wlNote := workloadOf(sc.Workloads, ns, p)
+		if wl == "" && sc.OnlyWorkloadPods {
+			continue
+		}
+		b.addNode(p)
+		b.appNodes[p.Spec.NodeName] = true
+		noteReservation(&b.app, p)
+		b.app.Pods[ns] = append(b.app.Pods[ns], p.Name)
+		addPod(b.app.Allocation, p, notProxy)
+		if wlNote != "" {
+			b.app.Notes = append(b.app.Notes, wlNote)
+		}
+		if wl != "" {
+			b.app.Workloads[podset.PodKey(ns, p.Name)] = wl
+		}
+		if hasProxy(p) {
+			b.sidecar.Pods[ns] = append(b.sidecar.Pods[ns], p.Name)
+			addPod(b.sidecar.Allocation, p, onlyProxy)
+			if wl != "" {
+				b.sidecar.Workloads[podset.PodKey(ns, p.Name)] = wl
+			}
+		}
+	}
+}
+
+// addWaypoints counts the live pods of the run's waypoint Gateways; a Gateway without one is an error (waypoint mode
+// would read like ambient). The waypoints are required when there are any.
+func (b *setBuilder) addWaypoints(ctx context.Context, l PodLister, gateways []NamespacedName) error {
+	for _, gw := range gateways {
+		pods, err := l.List(ctx, gw.Namespace, gatewayNameLabel+"="+gw.Name)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, p := range pods {
+			if live(p) {
+				b.addNode(p)
+				b.appNodes[p.Spec.NodeName] = true
+				b.waypoint.Pods[p.Namespace] = append(b.waypoint.Pods[p.Namespace], p.Name)
+				addPod(b.waypoint.Allocation, p, allContainers)
+				noteReservation(&b.waypoint, p)
+				n++
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("waypoint %s/%s has no running pod (selected by %s=%s): its cost cannot be measured, and waypoint mode would read like ambient",
+				gw.Namespace, gw.Name, gatewayNameLabel, gw.Name)
+		}
+	}
+	b.waypoint.Required = len(gateways) > 0
+	return nil
+}
+
+// nodeAgents (ambient modes) is the ztunnel and istio-cni sets of the test nodes. The ztunnels of the nodes only load
+// clients run on replace the clients' proxies (loadgen-proxy); the others carry the app's traffic and are required.
+func (b *setBuilder) nodeAgents(ctx context.Context, l PodLister) (ztunnel, cni podset.PodSet, err error) {
+	onTestNodes := append([]string{}, b.testNodes...) // never nil: no test node means no node agent
+	zpods, err := runningPods(ctx, l, ztunnelSelector, onTestNodes)
+	if err != nil {
+		return ztunnel, cni, err
+	}
+	ztunnel, clientZtunnels := splitClientZtunnels(zpods, b.appNodes, b.clientPods)
+	if !b.clientProxy.Empty() {
+		// The load generator refuses such a client (loadgen.CheckClientPod): a note, should one get through.
+		ztunnel.Notes = append(ztunnel.Notes, fmt.Sprintf("load client pod(s) %s have an istio-proxy sidecar in an ambient mode: it is not counted",
+			strings.Join(slices.Sorted(maps.Keys(podKeys(b.clientProxy.Pods))), ", ")))
+	}
+	b.clientProxy = clientZtunnels
+	if cni, err = clusterPods(ctx, l, results.ComponentIstioCNI, istioCNISelector, onTestNodes); err != nil {
+		return ztunnel, cni, err
+	}
+	ztunnel.Required = true
+	return ztunnel, cni, nil
+}
+
+// istiodSet is the set of the istiod pods, of one revision unless revision is "".
+func istiodSet(ctx context.Context, l PodLister, revision string) (podset.PodSet, error) {
+	sel := istiodSelector
+	if revision != "" {
+		sel += ",istio.io/rev=" + revision
+	}
+	return clusterPods(ctx, l, results.ComponentIstiod, sel, nil)
 }
 
 // splitClientZtunnels sorts the ztunnel pods: those on nodes that run load clients (clientPods: node -> their
@@ -407,9 +450,9 @@ func live(p corev1.Pod) bool {
 	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
-// HasProxy reports whether the pod has an istio-proxy container, as a regular container or as a native sidecar
+// hasProxy reports whether the pod has an istio-proxy container, as a regular container or as a native sidecar
 // (an init container with restartPolicy Always).
-func HasProxy(p corev1.Pod) bool {
+func hasProxy(p corev1.Pod) bool {
 	for _, c := range p.Spec.Containers {
 		if c.Name == proxyContainer {
 			return true

@@ -52,7 +52,7 @@ func TestRenderCatalogGolden(t *testing.T) {
 			b.WriteString(s.Component + " " + q.Name + " " + q.Kind + " [" + q.Unit + "]\n" + renderTerms(exprs, signs))
 		}
 	}
-	// Node sources, each with one exact target selector as ChooseNodeSeries makes them (kube-prometheus-stack's
+	// Node sources, each with one exact target selector as chooseNodeSeries makes them (kube-prometheus-stack's
 	// labels: job kubelet, instance = the node's InternalIP, node from the Endpoints' target).
 	pick := NodePick{Node: "node1", Groups: []NodeGroup{{Labels: map[string]string{"job": "kubelet", "instance": "10.0.0.5:10250", "node": "node1", "metrics_path": "/metrics/cadvisor"}}}}
 	for _, src := range nodeSources() {
@@ -223,7 +223,7 @@ scrape_configs:
   scrape_interval: 5s
   metrics_path: /metrics/resource
 `
-	jobs, err := ParseScrapeConfig(cfg)
+	jobs, err := parseScrapeConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ scrape_configs:
 			t.Errorf("CadvisorJob(%v) = %q %v, want %q %v", tc.withMetric, got.Name, ok, tc.want, tc.ok)
 		}
 	}
-	if _, err := ParseScrapeConfig("global: {scrape_interval: fast}"); err == nil {
+	if _, err := parseScrapeConfig("global: {scrape_interval: fast}"); err == nil {
 		t.Error("a bad duration must be an error")
 	}
 }
@@ -435,7 +435,7 @@ func TestCollectKeepsWarnings(t *testing.T) {
 		t.Errorf("a window that ended a minute ago waited %s for ingestion", got.IngestWait)
 	}
 	for _, smp := range got.Samples[:3] { // a counter growing by 3 core-seconds per second: 3000 millicores throughout
-		if math.Abs(smp.Value-3000) > 1e-6 || smp.Unit != UnitMillicores || smp.Window.Kind != results.WindowIdle {
+		if math.Abs(smp.Value-3000) > 1e-6 || smp.Unit != unitMillicores || smp.Window.Kind != results.WindowIdle {
 			t.Errorf("cpu sample %+v, want 3000 millicores", smp)
 		}
 	}
@@ -452,10 +452,10 @@ func TestMedianSpacing(t *testing.T) {
 	}
 	// cAdvisor housekeeping jitter (ms): the median, not the mean, and series with < 3 samples ignored.
 	m := model.Matrix{mk(0, 16530, 11620, 14400, 13880, 17590, 16650), mk(500, 14850, 14850), mk(0, 999999)}
-	if d, ok := MedianSpacing(m); !ok || d != 14850*time.Millisecond {
-		t.Errorf("MedianSpacing = %s %v, want 14.85s", d, ok)
+	if d, ok := medianSpacing(m); !ok || d != 14850*time.Millisecond {
+		t.Errorf("medianSpacing = %s %v, want 14.85s", d, ok)
 	}
-	if _, ok := MedianSpacing(model.Matrix{mk(0, 5000)}); ok {
+	if _, ok := medianSpacing(model.Matrix{mk(0, 5000)}); ok {
 		t.Error("two samples are not enough")
 	}
 }
@@ -647,7 +647,7 @@ func TestPodSetsWorkloads(t *testing.T) {
 func TestGroupByWorkload(t *testing.T) {
 	t.Parallel()
 	ss := []Series{{Namespace: "a", Pod: "p1"}, {Namespace: "a", Pod: "p2"}, {Namespace: "b", Pod: "p1"}, {Namespace: "a", Pod: "p3"}}
-	got := GroupByWorkload(ss, map[string]string{"a/p1": "W1", "a/p2": "W1", "b/p1": "W2"})
+	got := groupByWorkload(ss, map[string]string{"a/p1": "W1", "a/p2": "W1", "b/p1": "W2"})
 	if len(got) != 2 || len(got["W1"]) != 2 || got["W1"][1].Pod != "p2" || len(got["W2"]) != 1 || got["W2"][0].Namespace != "b" {
 		t.Errorf("groups %+v", got)
 	}

@@ -481,7 +481,7 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 
 	// The same window with one signal whose query real Prometheus refuses (an invalid regular expression: bad data,
 	// not retried): the collection fails naming that figure, and the other figures are still returned.
-	broken := append(Catalog(), Signal{Name: "cpu-broken", Metric: results.MetricCPU, Kind: KindCounter, Unit: UnitMillicores, Scale: 1000,
+	broken := append(Catalog(), Signal{Name: "cpu-broken", Metric: results.MetricCPU, Kind: KindCounter, Unit: unitMillicores, Scale: 1000,
 		Terms: []Term{{Series: `container_cpu_usage_seconds_total{pod=~"(",$match}`, Sign: 1}}})
 	col.Catalog = broken
 	part, err := col.Collect(ctx, w, sets[:1])

@@ -14,7 +14,7 @@ import (
 // samples), its sign in the sum, and its samples in time order (T in seconds since the Unix epoch).
 type Series struct {
 	Namespace, Pod string
-	// Target is the scrape target the series came from (see TargetOf): whether Prometheus scraped it all through
+	// Target is the scrape target the series came from (see targetOf): whether Prometheus scraped it all through
 	// the window is read from that target's up series.
 	Target TargetKey
 	Sign   float64
@@ -32,7 +32,7 @@ func SeriesOf(v model.Value, sign float64, counter bool) []Series {
 		if len(ss.Values) == 0 {
 			continue
 		}
-		s := Series{Namespace: string(ss.Metric["namespace"]), Pod: string(ss.Metric["pod"]), Target: TargetOf(ss.Metric), Sign: sign}
+		s := Series{Namespace: string(ss.Metric["namespace"]), Pod: string(ss.Metric["pod"]), Target: targetOf(ss.Metric), Sign: sign}
 		offset, prev := 0.0, math.Inf(-1)
 		for _, p := range ss.Values {
 			val := float64(p.Value)
@@ -211,7 +211,7 @@ func (s Series) hold(fresh float64) float64 {
 	return math.Max(fresh, 2*gaps[len(gaps)/2])
 }
 
-// GaugeStats summarises summed gauges over [start, end]: each series is interpolated linearly between its samples,
+// gaugeStats summarises summed gauges over [start, end]: each series is interpolated linearly between its samples,
 // holds its last value for hold (see Series.hold, at least fresh) and is absent before its first sample. Avg is the
 // exact time average of the sum over the part of the window some series covers; Min and Max are the sum's extremes
 // there (a piecewise-linear function takes them at its breakpoints), so Avg lies within [Min, Max]. ok is false
@@ -220,9 +220,8 @@ func (s Series) hold(fresh float64) float64 {
 // Between two consecutive breakpoints of any series (the cuts) the sum is one straight line, the sum of each
 // present series' line there. Each piece of a series (a segment between two samples, or its held last value) spans
 // a run of cuts, so it is added where the run starts and taken off where it ends, and a running sum gives every
-// interval's line: the work grows with the samples, not with samples times series (5,000 pods' memory took seconds
-// per window summing every series at every cut).
-func GaugeStats(ss []Series, start, end time.Time, fresh time.Duration) (WindowStats, bool) {
+// interval's line: the work grows with the samples, not with samples times series.
+func gaugeStats(ss []Series, start, end time.Time, fresh time.Duration) (WindowStats, bool) {
 	s0, e := float64(start.UnixMilli())/1000, float64(end.UnixMilli())/1000
 	type span struct {
 		s          Series
@@ -296,9 +295,9 @@ func GaugeStats(ss []Series, start, end time.Time, fresh time.Duration) (WindowS
 	return out, true
 }
 
-// Unsampled are the pods (namespace/pod) of pods that no series covers at any time in [start, end] (with the same
-// hold as GaugeStats): running pods whose figures are missing from the sum. It is pure.
-func Unsampled(pods map[string][]string, ss []Series, start, end time.Time, fresh time.Duration) []string {
+// unsampled are the pods (namespace/pod) of pods that no series covers at any time in [start, end] (with the same
+// hold as gaugeStats): running pods whose figures are missing from the sum. It is pure.
+func unsampled(pods map[string][]string, ss []Series, start, end time.Time, fresh time.Duration) []string {
 	s0, e := float64(start.UnixMilli())/1000, float64(end.UnixMilli())/1000
 	seen := map[[2]string]bool{}
 	for _, s := range ss {

@@ -156,19 +156,19 @@ func TestGaugeStats(t *testing.T) {
 	b := ser("b", []float64{-10, -5, 0, 5, 10}, []float64{30, 30, 30, 30, 30})
 	b.Sign = -1
 	c := ser("c", []float64{25, 35, 45}, []float64{10, 10, 10})
-	st, ok := GaugeStats([]Series{a, b, c}, at(10), at(40), 15*time.Second)
+	st, ok := gaugeStats([]Series{a, b, c}, at(10), at(40), 15*time.Second)
 	// [10,20]: a 150->200, -30: avg 145 over 10 s; (20,25]: 200-30 = 170 for 5 s; (25,40]: 200+10 = 210 for 15 s.
 	want := (145*10 + 170*5 + 210*15) / 30.0
 	if !ok || !near(st.Avg, want) || !near(st.Min, 120) || !near(st.Max, 210) {
-		t.Errorf("GaugeStats = %+v %v, want avg %.4f, min 120, max 210", st, ok, want)
+		t.Errorf("gaugeStats = %+v %v, want avg %.4f, min 120, max 210", st, ok, want)
 	}
 	// Samples 9 s apart and a fresh range of 5 s: a live pod is held for two of its own spacings, not dropped.
 	sparse := ser("s", []float64{0, 9, 18}, []float64{50, 50, 50})
-	st, ok = GaugeStats([]Series{sparse}, at(10), at(30), 5*time.Second)
+	st, ok = gaugeStats([]Series{sparse}, at(10), at(30), 5*time.Second)
 	if !ok || !near(st.Avg, 50) {
 		t.Errorf("sparse: %+v %v, want 50 throughout", st, ok)
 	}
-	if _, ok := GaugeStats([]Series{sparse}, at(100), at(130), 5*time.Second); ok {
+	if _, ok := gaugeStats([]Series{sparse}, at(100), at(130), 5*time.Second); ok {
 		t.Error("a series that ended long before the window covers none of it")
 	}
 }
@@ -180,13 +180,13 @@ func TestUnsampled(t *testing.T) {
 		ser("client", []float64{0, 9, 18, 27}, []float64{1, 1, 1, 1}),
 		ser("gone", []float64{-100, -91}, []float64{1, 1}),
 	}
-	got := Unsampled(pods, ss, at(5), at(25), 10*time.Second)
+	got := unsampled(pods, ss, at(5), at(25), 10*time.Second)
 	if !slices.Equal(got, []string{"ns/gone", "ns/server", "other/x"}) {
-		t.Errorf("Unsampled = %q", got)
+		t.Errorf("unsampled = %q", got)
 	}
 }
 
-// gaugeStatsDirect is GaugeStats as it was before the sweep: every present series evaluated at both ends of every
+// gaugeStatsDirect is gaugeStats as it was before the sweep: every present series evaluated at both ends of every
 // interval between cuts (quadratic in the series, and obviously right).
 func gaugeStatsDirect(ss []Series, start, end time.Time, fresh time.Duration) (WindowStats, bool) {
 	s0, e := float64(start.UnixMilli())/1000, float64(end.UnixMilli())/1000
@@ -276,7 +276,7 @@ func TestGaugeStatsSweepMatchesDirect(t *testing.T) {
 		start := at(-20 + 40*rng.Float64()).Truncate(time.Millisecond)
 		end := start.Add(time.Duration(1+rng.IntN(90)) * time.Second)
 		fresh := time.Duration(5+rng.IntN(30)) * time.Second
-		got, gotOK := GaugeStats(ss, start, end, fresh)
+		got, gotOK := gaugeStats(ss, start, end, fresh)
 		want, wantOK := gaugeStatsDirect(ss, start, end, fresh)
 		tol := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*float64(len(ss))*(1<<26) }
 		if gotOK != wantOK || (wantOK && (!tol(got.Avg, want.Avg) || !tol(got.Min, want.Min) || !tol(got.Max, want.Max))) {
@@ -298,7 +298,7 @@ func BenchmarkGaugeStats5000Pods(b *testing.B) {
 		ss = append(ss, ser("p", ts, vs))
 	}
 	for b.Loop() {
-		if _, ok := GaugeStats(ss, at(0), at(60), 20*time.Second); !ok {
+		if _, ok := gaugeStats(ss, at(0), at(60), 20*time.Second); !ok {
 			b.Fatal("no figures")
 		}
 	}

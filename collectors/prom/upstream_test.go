@@ -77,7 +77,7 @@ func TestPodSetsUpstreamMinors(t *testing.T) {
 				t.Errorf("classification:\n got  %v\n want %v", got, want)
 			}
 			// Sidecars of injected pods are found by the container name the injector uses.
-			if m.Injected.ProxyContainer != "istio-proxy" || !HasProxy(corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: m.Injected.ProxyContainer}}}}) {
+			if m.Injected.ProxyContainer != "istio-proxy" || !hasProxy(corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: m.Injected.ProxyContainer}}}}) {
 				t.Errorf("injected proxy container %q", m.Injected.ProxyContainer)
 			}
 		})

@@ -137,8 +137,8 @@ func alternation(names []string) string {
 }
 
 // NodeSet is the whole-node component of the given test nodes (the nodes the measured pods run on). Each node is
-// measured on its own from a series that identifies it (see ChooseNodeSeries); there is no "every node" set: a
-// cluster-wide sum would add nodes the test never touched.
+// measured on its own from a series that identifies it (collectors/prom chooses it); there is no "every node" set:
+// a cluster-wide sum would add nodes the test never touched.
 func NodeSet(nodes ...NodeRef) PodSet {
 	return PodSet{Component: results.ComponentNode, Nodes: nodes}
 }

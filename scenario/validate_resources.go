@@ -2,12 +2,9 @@ package scenario
 
 import (
 	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -65,39 +62,4 @@ func validateResources(c *collector, p *field.Path, r *Resources, app App) {
 func fractionalBytes(q resource.Quantity) bool {
 	whole := q.DeepCopy()
 	return !whole.RoundUp(0)
-}
-
-// validatePort checks a Service port as the API server's service proxy path takes it: a number from 1 to 65535 or an
-// IANA service name (a named port of the Service).
-func validatePort(c *collector, p *field.Path, port string) {
-	if n, err := strconv.Atoi(port); err == nil {
-		if msgs := validation.IsValidPortNum(n); len(msgs) > 0 {
-			c.add(p, "is %d; a port number is 1 to 65535 (or give the Service port's name, e.g. \"web\")", n)
-		}
-		return
-	}
-	if msgs := validation.IsValidPortName(port); len(msgs) > 0 {
-		c.add(p, "must be a port number (1 to 65535) or the name of the Service's port, e.g. \"9090\" or \"web\" (got %q)", port)
-	}
-}
-
-// CheckHTTPURL checks the URL of an HTTP endpoint meshbench sends requests to (Prometheus, a Pushgateway): it parses,
-// its scheme is http or https, it names a host, and its port, when given, is 1 to 65535. The error is the hint
-// ("must be ...") without the field's name, for the caller to prefix with its field or flag; example is a URL of the
-// right shape for the hint. It never echoes a password: a URL that does not parse is not shown at all (it may hold
-// one), the others are shown redacted. Whether credentials are allowed in the URL is the caller's policy.
-func CheckHTTPURL(raw, example string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("must be an http:// or https:// URL such as %q", example)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return fmt.Errorf("must be an http:// or https:// URL such as %q (got %q)", example, u.Redacted())
-	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || len(validation.IsValidPortNum(n)) > 0 {
-			return fmt.Errorf("has port %s; a port is 1 to 65535 (got %q)", port, u.Redacted())
-		}
-	}
-	return nil
 }
