@@ -142,15 +142,22 @@ func New(ctx context.Context, cfg Config, d Deps) (*Bench, error) {
 
 // Cases are the bench's plan in the runner's Case shape: the idle window first (when resource use is measured:
 // pods deployed, no traffic, Traffic its length), then every path x test in scenario's order, Skip set where the
-// cluster cannot run it.
+// cluster cannot run it. Their policy: no settle, one attempt; the idle case its window only, a path x test case
+// its samples back to back as its load, recorded under its path and test.
 func (r *Bench) Cases() []scenario.Case {
 	var out []scenario.Case
 	if r.d.Resources != nil {
-		out = append(out, scenario.Case{ID: scenario.CNIIdleCaseID, Kind: scenario.CaseCNI, Idle: true, Traffic: scenario.D(r.cfg.idleWindow())})
+		idle := r.cfg.idleWindow()
+		out = append(out, scenario.Case{ID: scenario.CNIIdleCaseID, Kind: scenario.CaseCNI, Idle: true, Traffic: scenario.D(idle),
+			Policy: scenario.CasePolicy{Idle: idle, Attempts: 1}})
 	}
+	traffic := time.Duration(r.cfg.CNI.Samples) * r.cfg.CNI.Duration.Duration
 	for _, c := range r.cases {
 		out = append(out, scenario.Case{ID: c.ID(), Kind: scenario.CaseCNI, Path: c.Path, Test: c.Test, Samples: r.cfg.CNI.Samples,
-			Traffic: scenario.D(time.Duration(r.cfg.CNI.Samples) * r.cfg.CNI.Duration.Duration), Skip: c.SkipReason})
+			Traffic: scenario.D(traffic), Skip: c.SkipReason, Policy: scenario.CasePolicy{
+				Load: &scenario.LoadPolicy{Window: traffic, BackToBack: true}, Attempts: 1,
+				Facts: map[string]string{results.CNILabelPath: string(c.Path), results.CNILabelTest: string(c.Test)},
+			}})
 	}
 	for i := range out {
 		out[i].Index = i + 1

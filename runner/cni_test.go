@@ -46,13 +46,20 @@ func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult
 
 func (f cniLoad) Teardown(context.Context, Target) error { return nil }
 
+// cniPlan is a pod network plan with the policies netbench.Bench.Cases gives its cases.
 func cniPlan() scenario.Plan {
+	test := func(path scenario.CNIPath, skip string) scenario.Case {
+		return scenario.Case{ID: scenario.CNICaseID(path, scenario.CNITestTCP), Kind: scenario.CaseCNI, Path: path, Test: scenario.CNITestTCP,
+			Samples: 2, Traffic: scenario.D(2 * time.Second), Skip: skip, Policy: scenario.CasePolicy{
+				Load: &scenario.LoadPolicy{Window: 2 * time.Second, BackToBack: true}, Attempts: 1,
+				Facts: map[string]string{results.CNILabelPath: string(path), results.CNILabelTest: string(scenario.CNITestTCP)},
+			}}
+	}
 	cases := []scenario.Case{
-		{ID: scenario.CNIIdleCaseID, Kind: scenario.CaseCNI, Idle: true, Traffic: scenario.D(4 * time.Second)},
-		{ID: "same-node/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathSameNode, Test: scenario.CNITestTCP, Samples: 2, Traffic: scenario.D(2 * time.Second)},
-		{ID: "cross-node/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathCrossNode, Test: scenario.CNITestTCP, Skip: "only one node"},
-		{ID: "service/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathService, Test: scenario.CNITestTCP, Samples: 2, Traffic: scenario.D(2 * time.Second)},
-		{ID: "host/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathHost, Test: scenario.CNITestTCP, Samples: 2, Traffic: scenario.D(2 * time.Second)},
+		{ID: scenario.CNIIdleCaseID, Kind: scenario.CaseCNI, Idle: true, Traffic: scenario.D(4 * time.Second),
+			Policy: scenario.CasePolicy{Idle: 4 * time.Second, Attempts: 1}},
+		test(scenario.CNIPathSameNode, ""), test(scenario.CNIPathCrossNode, "only one node"), test(scenario.CNIPathService, ""),
+		test(scenario.CNIPathHost, ""),
 	}
 	for i := range cases {
 		cases[i].Index = i + 1

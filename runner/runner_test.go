@@ -182,6 +182,7 @@ spec:
 }
 
 type harness struct {
+	s     *scenario.Scenario
 	calls *calls
 	clock *fakeClock
 	store *memStore
@@ -190,9 +191,9 @@ type harness struct {
 
 func newHarness(t *testing.T, modes string, absent scenario.Mode) *harness {
 	s := testScenario(t, modes)
-	h := &harness{calls: &calls{}, clock: &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}, store: &memStore{}}
+	h := &harness{s: s, calls: &calls{}, clock: &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}, store: &memStore{}}
 	h.r = &Runner{
-		Scenario: s, Plan: scenario.NewPlan(s), RunID: "run-1",
+		Plan: scenario.NewPlan(s), RunID: "run-1",
 		Workloads: fakeWorkloads{h.calls, h.clock}, Mesh: fakeMesh{h.calls, absent}, Load: fakeLoad{calls: h.calls, clock: h.clock},
 		Collector: fakeCollector{h.calls}, Store: h.store, Clock: h.clock,
 	}

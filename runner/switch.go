@@ -46,10 +46,11 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 			if len(t.Namespaces) > 0 {
 				st.leftover = &t
 			}
-			if c.IsCNI() {
-				return &SwitchError{Step: "ensure", What: "deploy", Err: err}
+			what := "deploy"
+			if c.Topology.Name != "" {
+				what += " topology " + c.Topology.Name
 			}
-			return &SwitchError{Step: "ensure", What: "deploy topology " + c.Topology.Name, Err: err}
+			return &SwitchError{Step: "ensure", What: what, Err: err}
 		}
 		st.leftover = nil
 		st.target, st.topo, st.targetFacts = &t, c.Topology.Name, t.Facts
@@ -100,7 +101,7 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 		}
 	}
 	st.quietSince = clk.Now()
-	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, r.timing(c).settle) }); err != nil {
+	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, c.Policy.Settle) }); err != nil {
 		return &SwitchError{Step: "settle", What: "settle", Err: err}
 	}
 	st.ready = true
