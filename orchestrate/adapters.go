@@ -23,6 +23,15 @@ import (
 	"github.com/meshbench/meshbench/workloads"
 )
 
+// The runner takes the wait-ready, reconcile, path proof and load-clients steps only from adapters that implement
+// them: these must.
+var (
+	_ runner.ReadyWaiter = (*workloadsAdapter)(nil)
+	_ runner.Reconciler  = (*meshAdapter)(nil)
+	_ runner.PathProver  = (*meshAdapter)(nil)
+	_ runner.LoadClients = (*loadAdapter)(nil)
+)
+
 // workloadsAdapter is workloads.Deployer as the runner's Workloads.
 type workloadsAdapter struct {
 	d       *workloads.Deployer

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -13,13 +14,26 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
+// testPods is the pod network's Workloads as orchestrate wires netbench in: Ensure deploys the test pods and waits
+// for them itself (no ReadyWaiter).
+type testPods struct{ *calls }
+
+func (f testPods) Ensure(context.Context, scenario.Topology) (Target, error) {
+	f.add("ensure")
+	return Target{Target: target.Target{Topology: "cni", Namespaces: []string{"mb-cni-1"}}, Facts: map[string]string{"node-a": "a"}}, nil
+}
+
+func (f testPods) Teardown(ctx context.Context, t Target) error {
+	f.add("teardown %s (ctx ok: %v)", t.Topology, ctx.Err() == nil)
+	return nil
+}
+
 // cniLoad answers each cni case as netbench's samples would: ok, some samples failed, or none ran (a broken pod).
+// It places no clients of its own (no LoadClients).
 type cniLoad struct {
 	*calls
 	clock *fakeClock
 }
-
-func (f cniLoad) Prepare(context.Context, Target, scenario.Mode) error { return nil }
 
 func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult, error) {
 	f.add("load %s lead %s window %s", req.Case.ID, req.LeadIn, req.Window)
@@ -43,8 +57,6 @@ func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult
 		return LoadResult{Reason: "pod host-server: CreateContainerConfigError", Facts: facts}, nil
 	}
 }
-
-func (f cniLoad) Teardown(context.Context, Target) error { return nil }
 
 // cniPlan is a pod network plan with the policies netbench.Bench.Cases gives its cases.
 func cniPlan() scenario.Plan {
@@ -76,7 +88,7 @@ func TestRunCNICases(t *testing.T) {
 	c := &calls{}
 	clk := &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
 	st := &memStore{}
-	r := &Runner{Plan: cniPlan(), RunID: "cni-1", Workloads: fakeWorkloads{c, clk}, Load: cniLoad{c, clk},
+	r := &Runner{Plan: cniPlan(), RunID: "cni-1", Workloads: testPods{c}, Load: cniLoad{c, clk},
 		Collector: fakeCollector{c}, Store: st, Clock: clk}
 	out, err := r.Run(context.Background())
 	if err != nil {
@@ -86,11 +98,11 @@ func TestRunCNICases(t *testing.T) {
 		t.Fatalf("outcome %+v", out)
 	}
 	want := []string{
-		"ensure ", "wait-ready", "collect idle 4s",
+		"ensure", "collect idle 4s",
 		"load same-node/tcp lead 20s window 2s", "collect test 1s",
 		"load service/tcp lead 20s window 2s", "collect test 1s",
 		"load host/tcp lead 20s window 2s",
-		"teardown  (ctx ok: true)",
+		"teardown cni (ctx ok: true)",
 	}
 	if !slices.Equal(c.log, want) {
 		t.Errorf("calls\n%s\nwant\n%s", strings.Join(c.log, "\n"), strings.Join(want, "\n"))
@@ -103,12 +115,19 @@ func TestRunCNICases(t *testing.T) {
 	if idle.Status != results.StatusOK || len(idle.Windows) != 1 || idle.Windows[0].Kind != results.WindowIdle {
 		t.Fatalf("idle case %+v", idle)
 	}
-	// The deploy's wait-ready took 3 s (fake); the idle window starts one rate range (20 s) after it ended.
+	// The idle window starts one rate range (20 s) after the deploy ended.
 	if d := idle.Windows[0].End.Sub(idle.Windows[0].Start); d != 4*time.Second {
 		t.Errorf("idle window %s, want 4s", d)
 	}
-	if q := idle.Windows[0].Start.Sub(idle.Start); q != 23*time.Second {
-		t.Errorf("idle window starts %s after the case, want 23s (deploy 3s + quiet rate range 20s)", q)
+	if q := idle.Windows[0].Start.Sub(idle.Start); q != 20*time.Second {
+		t.Errorf("idle window starts %s after the case, want 20s (the quiet rate range)", q)
+	}
+	// Only the steps the pod network has are timed: no mode switch, rollout wait, verification or load clients.
+	if got := slices.Sorted(maps.Keys(idle.Timings)); !slices.Equal(got, []string{"collect-idle", "ensure", "idle", "settle"}) {
+		t.Errorf("idle case timings %v", got)
+	}
+	if idle.Facts["node-a"] != "a" {
+		t.Errorf("idle case facts %v: want the deploy's", idle.Facts)
 	}
 	for id, wantStatus := range map[string]string{"same-node/tcp": results.StatusOK, "cross-node/tcp": results.StatusSkipped,
 		"service/tcp": results.StatusOK, "host/tcp": results.StatusFailed} {
@@ -142,7 +161,7 @@ func TestRunCNICases(t *testing.T) {
 }
 
 // leakyWorkloads fails Ensure after creating its namespace.
-type leakyWorkloads struct{ fakeWorkloads }
+type leakyWorkloads struct{ testPods }
 
 func (f leakyWorkloads) Ensure(context.Context, scenario.Topology) (Target, error) {
 	f.add("ensure")
@@ -157,7 +176,7 @@ func TestRunEnsureFailureTearsDownWhatItCreated(t *testing.T) {
 	st := &memStore{}
 	plan := cniPlan()
 	plan.Cases = plan.Cases[1:]
-	r := &Runner{Plan: plan, RunID: "cni-1", Workloads: leakyWorkloads{fakeWorkloads{c, clk}}, Load: cniLoad{c, clk}, Store: st, Clock: clk}
+	r := &Runner{Plan: plan, RunID: "cni-1", Workloads: leakyWorkloads{testPods{c}}, Load: cniLoad{c, clk}, Store: st, Clock: clk}
 	out, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

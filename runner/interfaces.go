@@ -23,15 +23,21 @@ type Target struct {
 	Facts map[string]string
 }
 
-// Workloads deploys and removes the app (mesh cases) or the pod network test pods (cni cases).
+// Workloads deploys and removes what the cases measure: the app (mesh cases) or the pod network test pods.
 type Workloads interface {
 	// Ensure deploys the topology (idempotent) and returns its target. On an error it may return the target of
 	// what it created before failing (Namespaces set): the runner's finalizer tears that down, also after Ctrl-C.
 	Ensure(ctx context.Context, topo scenario.Topology) (Target, error)
-	// WaitReady waits until every workload is rolled out and every pod is Ready.
-	WaitReady(ctx context.Context, t Target) error
 	// Teardown removes what Ensure created.
 	Teardown(ctx context.Context, t Target) error
+}
+
+// ReadyWaiter is Workloads whose Ensure returns before the pods are ready and whose pods a mode switch restarts
+// (the app): the runner waits with it after Mesh.Apply, in the step wait-ready. Workloads that Ensure ready
+// (netbench's test pods) are not one, and their cases have no such step.
+type ReadyWaiter interface {
+	// WaitReady waits until every workload is rolled out and every pod is Ready.
+	WaitReady(ctx context.Context, t Target) error
 }
 
 // Mesh switches and verifies the data-plane mode. A runner without one (meshbench cni) never switches modes.
@@ -100,13 +106,19 @@ type LoadResult struct {
 	Notes []string
 }
 
-// LoadGenerator drives the app.
+// LoadGenerator runs a case's load.
 type LoadGenerator interface {
+	// Run runs one load: lead-in, measured window, cool-down.
+	Run(ctx context.Context, t Target, req LoadRequest) (LoadResult, error)
+}
+
+// LoadClients is a LoadGenerator that places clients of its own for each target and mode (load client pods in the
+// app's namespace): the runner prepares them after the switch, in the step load-clients, and removes them before
+// the workloads. A generator that runs in the pods Workloads deployed (netbench's) is not one.
+type LoadClients interface {
 	// Prepare places the load clients for the target in the given mode (same namespace, so the same data plane)
 	// and waits until they are ready and, where the mode says so, captured by the mesh.
 	Prepare(ctx context.Context, t Target, mode scenario.Mode) error
-	// Run runs one load: lead-in, measured window, cool-down.
-	Run(ctx context.Context, t Target, req LoadRequest) (LoadResult, error)
 	// Teardown removes the load clients of the target.
 	Teardown(ctx context.Context, t Target) error
 }

@@ -50,15 +50,19 @@ const (
 // Finalizers (load clients, workloads, namespace label restore) run after the last case and after cancellation, with
 // a fresh timeout context; Retain skips them.
 //
-// The runner never asks a case's kind: meshbench cni's cases take the same loop without a Mesh (Ensure deploys the
-// test pods), their policies (netbench) giving the idle case its window only and each path x test case its samples
-// as a back-to-back load; a case the plan marks Skip is recorded skipped without running.
+// The runner never asks a case's kind: meshbench cni's cases take the same loop with the adapters the pod network
+// has (no Mesh; no ReadyWaiter: Ensure deploys the test pods ready; no LoadClients: the samples run in those pods),
+// their policies (netbench) giving the idle case its window only and each path x test case its samples as a
+// back-to-back load; a case the plan marks Skip is recorded skipped without running.
 type Runner struct {
-	Plan      scenario.Plan
-	RunID     string
+	Plan  scenario.Plan
+	RunID string
+	// Workloads deploys each topology; when it is also a ReadyWaiter, the switch waits for the rollout with it.
 	Workloads Workloads
 	// Mesh is nil when the plan has cni cases only: no mode is ever applied, verified or restored.
 	Mesh Mesh
+	// Load runs each case's load; when it is also a LoadClients, the switch places its clients and the teardown
+	// removes them.
 	Load LoadGenerator
 	// Collector is nil when resource use is not measured.
 	Collector Collector
