@@ -303,23 +303,24 @@ type Measurement struct {
 	Samples       []results.Sample
 	// Facts: the case's labels, client, server, target and backend, raw.<n> (raw output paths), warnings.
 	Facts map[string]string
-	// Ran and Failed count samples; Reason is why the failed ones failed (or why none ran).
+	// Ran and Failed count samples; Partial is why the failed ones failed when others succeeded.
 	Ran, Failed int
-	Reason      string
+	Partial     string
 }
 
 // Measure runs the samples of one case back to back (one resource window covers them): exec, keep the raw output,
 // parse, check the connection, retry a connection that was never set up. A sample interrupted by ctx is not a
-// measurement; the runner does not record an interrupted case.
-func (r *Bench) Measure(ctx context.Context, pc scenario.Case) Measurement {
+// measurement; the runner does not record an interrupted case. The error says why the case measured nothing (a pod
+// it needs is broken, no sample ran, every sample failed: each one's failure); the Measurement then still holds
+// what the samples left (facts, raw output, their windows).
+func (r *Bench) Measure(ctx context.Context, pc scenario.Case) (Measurement, error) {
 	c, ok := r.caseOf(pc.ID)
 	if !ok {
-		return Measurement{Reason: fmt.Sprintf("case %s is not in the bench's plan", pc.ID)}
+		return Measurement{}, fmt.Errorf("case %s is not in the bench's plan", pc.ID)
 	}
 	m := Measurement{Facts: c.Labels()}
 	if err := r.caseBroken(c); err != nil {
-		m.Reason = err.Error()
-		return m
+		return m, err
 	}
 	tg := r.target(c)
 	maps.Copy(m.Facts, tg.facts())
@@ -344,8 +345,7 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) Measurement {
 	}
 	end := r.d.Clock.Now()
 	m.Ran = len(outs)
-	_, reason, warnings := caseStatus(outs)
-	m.Reason = reason
+	status, reason, warnings := caseStatus(outs)
 	if len(m.Samples) > 0 {
 		w, noCPU := r.caseWindow(start, end)
 		m.Window = *w
@@ -358,7 +358,13 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) Measurement {
 	if len(warnings) > 0 {
 		m.Facts["warnings"] = strings.Join(warnings, "; ")
 	}
-	return m
+	switch status {
+	case RowFailed:
+		return m, errors.New(reason)
+	case RowPartial:
+		m.Partial = reason
+	}
+	return m, nil
 }
 
 // caseWindow is the resource window of a case whose traffic ran from start to end, and, when its CPU figures

@@ -327,8 +327,9 @@ func (a *loadAdapter) Run(ctx context.Context, t runner.Target, req runner.LoadR
 	if err != nil {
 		return runner.LoadResult{}, err
 	}
+	w := results.Window{Kind: results.WindowLoad, Start: res.Start, End: res.End}
 	return runner.LoadResult{
-		Window:   results.Window{Kind: results.WindowLoad, Start: res.Start, End: res.End},
+		Window: w, Windows: []results.Window{w},
 		Samples:  res.Samples(results.Sample{}),
 		Requests: res.Requests, Errors: res.Errors, Notes: res.Notes,
 		Facts: loadFacts(res),

@@ -42,10 +42,16 @@ func (a cniWorkloads) Teardown(ctx context.Context, _ runner.Target) error { ret
 // the test pods cniWorkloads deployed.
 type cniLoad struct{ b *netbench.Bench }
 
+// Run runs the case's samples back to back; a case none of whose samples succeeded is a *runner.NotMeasuredError
+// saying why, sample by sample.
 func (a cniLoad) Run(ctx context.Context, _ runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
-	m := a.b.Measure(ctx, req.Case)
-	return runner.LoadResult{Window: m.Window, Recorded: m.SampleWindows, Samples: m.Samples, Facts: m.Facts,
-		Requests: int64(m.Ran), Errors: int64(m.Failed), Reason: m.Reason}, nil
+	m, err := a.b.Measure(ctx, req.Case)
+	lr := runner.LoadResult{Window: m.Window, Windows: m.SampleWindows, Samples: m.Samples, Facts: m.Facts,
+		Requests: int64(m.Ran), Errors: int64(m.Failed), Partial: m.Partial}
+	if err != nil {
+		return lr, &runner.NotMeasuredError{Err: err}
+	}
+	return lr, nil
 }
 
 // cniCollector is the bench's resource reading as the runner's Collector.

@@ -49,12 +49,13 @@ func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult
 	w := results.Window{Kind: results.WindowTest, Start: start.Add(time.Second), End: f.clock.Now()} // netbench trims min(rate range, half the case)
 	switch req.Case.Path {
 	case scenario.CNIPathSameNode:
-		return LoadResult{Window: w, Recorded: []results.Window{sample(1).Window, sample(2).Window}, Samples: []results.Sample{sample(1), sample(2)},
+		return LoadResult{Window: w, Windows: []results.Window{sample(1).Window, sample(2).Window}, Samples: []results.Sample{sample(1), sample(2)},
 			Requests: 2, Facts: facts}, nil
 	case scenario.CNIPathService:
-		return LoadResult{Window: w, Samples: []results.Sample{sample(2)}, Requests: 2, Errors: 1, Reason: "sample 1: refused", Facts: facts}, nil
+		return LoadResult{Window: w, Windows: []results.Window{sample(1).Window, sample(2).Window}, Samples: []results.Sample{sample(2)},
+			Requests: 2, Errors: 1, Partial: "sample 1: refused", Facts: facts}, nil
 	default:
-		return LoadResult{Reason: "pod host-server: CreateContainerConfigError", Facts: facts}, nil
+		return LoadResult{Facts: facts}, &NotMeasuredError{Err: errors.New("pod host-server: CreateContainerConfigError")}
 	}
 }
 

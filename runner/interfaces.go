@@ -77,8 +77,9 @@ type Reconciler interface {
 // LoadRequest is one load run.
 type LoadRequest struct {
 	Case scenario.Case
-	// LeadIn is load before the measured window (warm-up, trim, and at least the collector's rate range). For a
-	// cni case it is the collector's rate range: how far after the traffic's start its resource window begins.
+	// LeadIn is load before the measured window (warm-up, trim, and at least the collector's rate range). A
+	// back-to-back load (scenario.LoadPolicy.BackToBack) runs none: it trims the lead-in from its own resource
+	// window.
 	LeadIn time.Duration
 	// Window is the measured window.
 	Window time.Duration
@@ -88,23 +89,34 @@ type LoadRequest struct {
 
 // LoadResult is what a load run measured.
 type LoadResult struct {
-	// Window is the exact measured window (the part every client was in), whose resource use is collected; a zero
-	// Window (a cni case without a successful sample) is neither recorded nor collected.
+	// Window is the measured window (the part every client was in) whose resource use is collected; zero when
+	// there is nothing to collect (a back-to-back load none of whose runs succeeded).
 	Window results.Window
-	// Recorded, when set, are the windows recorded with the case instead of Window (a cni case: one per sample).
-	Recorded []results.Window
+	// Windows are recorded with the case: the measured window, or each run's own when the load is runs back to
+	// back. They are recorded also when Run fails.
+	Windows []results.Window
 	// Samples are latency, throughput and error samples; the runner fills the case fields.
 	Samples []results.Sample
-	// Requests and Errors decide whether the case counts: a run where every request failed is a failed case (for
-	// a cni case: samples run and samples failed).
+	// Requests and Errors count the load's requests (a back-to-back load: its runs). A load where none completed
+	// or every one failed fails the case.
 	Requests, Errors int64
-	// Reason, when set, is the generator's own account of the failed requests: the recorded reason of a failed
-	// case, or, when the case still counts, recorded after results.CNIPartialPrefix.
-	Reason string
-	// Facts and Notes are recorded with the case.
+	// Partial, when set, is why some of the requests failed while the case still counts; it is recorded as the
+	// case's reason after results.CNIPartialPrefix.
+	Partial string
+	// Facts and Notes are recorded with the case (Facts also when Run fails).
 	Facts map[string]string
 	Notes []string
 }
+
+// NotMeasuredError is a load that ran but measured nothing the case can count, in the generator's own words (a
+// back-to-back load that could run none of its runs, or whose every run failed: each one's failure). The case fails
+// as on any load error, keeping the result's facts and windows; its reason is the error's text alone, which
+// already says what failed, where other load errors are recorded after "load: ".
+type NotMeasuredError struct{ Err error }
+
+func (e *NotMeasuredError) Error() string { return e.Err.Error() }
+
+func (e *NotMeasuredError) Unwrap() error { return e.Err }
 
 // LoadGenerator runs a case's load.
 type LoadGenerator interface {

@@ -133,21 +133,18 @@ func (r *Runner) loadAndCollect(ctx context.Context, st *state, cr *caseRun, t T
 		return err
 	})
 	st.quietSince = r.clock().Now()
-	cr.facts(lr.Facts) // also of a failed run: what it kept (raw output paths) explains the failure
+	// Also of a failed run: what it kept (raw output paths, the windows its runs took) explains the failure.
+	cr.facts(lr.Facts)
+	cr.res.Windows = append(cr.res.Windows, lr.Windows...)
 	if err != nil {
 		st.nodesFailed(err) // a client's exec broken through its node's kubelet: the node is checked before the next case
-		return cr.fail("load: " + err.Error())
+		return cr.fail(loadFailure(err))
 	}
 	if len(lr.Notes) > 0 {
 		cr.res.Facts["load-notes"] = strings.Join(lr.Notes, "; ")
 	}
 	if !lr.Window.Start.IsZero() {
 		windows = append(windows, lr.Window)
-	}
-	if lr.Recorded != nil {
-		cr.res.Windows = append(cr.res.Windows, lr.Recorded...)
-	} else if !lr.Window.Start.IsZero() {
-		cr.res.Windows = append(cr.res.Windows, lr.Window)
 	}
 	cr.add(c, lr.Samples, false)
 	var pathErr error
@@ -159,18 +156,14 @@ func (r *Runner) loadAndCollect(ctx context.Context, st *state, cr *caseRun, t T
 	if err := r.collect(ctx, st, cr, t, c, windows); err != nil {
 		return cr.fail(err.Error())
 	}
-	if lr.Requests == 0 || lr.Errors == lr.Requests {
-		switch {
-		case lr.Reason != "":
-			return cr.fail(lr.Reason)
-		case lr.Requests == 0:
-			return cr.fail("load: no request completed in the measured window")
-		default:
-			return cr.fail(fmt.Sprintf("load: every one of %d requests failed (see the responses samples for the status codes)", lr.Requests))
-		}
+	switch {
+	case lr.Requests == 0:
+		return cr.fail("load: no request completed in the measured window")
+	case lr.Errors == lr.Requests:
+		return cr.fail(fmt.Sprintf("load: every one of %d requests failed (see the responses samples for the status codes)", lr.Requests))
 	}
-	if lr.Reason != "" {
-		cr.res.Reason = results.CNIPartialPrefix + lr.Reason
+	if lr.Partial != "" {
+		cr.res.Reason = results.CNIPartialPrefix + lr.Partial
 	}
 	res, samples := cr.ok()
 	if pathErr != nil {
@@ -178,6 +171,16 @@ func (r *Runner) loadAndCollect(ctx context.Context, st *state, cr *caseRun, t T
 		res.Status, res.Reason = results.StatusFailed, "not the mode's data path: "+pathErr.Error()
 	}
 	return res, samples
+}
+
+// loadFailure is the recorded reason of a failed load: a *NotMeasuredError's own words, any other error after
+// "load: ".
+func loadFailure(err error) string {
+	var nm *NotMeasuredError
+	if errors.As(err, &nm) {
+		return nm.Error()
+	}
+	return "load: " + err.Error()
 }
 
 // collect reads the resource use of the case's windows; its error is the case's failure reason.

@@ -120,7 +120,7 @@ func (f fakeLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResul
 	if err := f.clock.Sleep(ctx, req.CoolDown); err != nil {
 		return LoadResult{}, err
 	}
-	res := LoadResult{Window: w, Requests: 100, Samples: []results.Sample{
+	res := LoadResult{Window: w, Windows: []results.Window{w}, Requests: 100, Samples: []results.Sample{
 		{Window: w, Source: "fortio", Component: results.ComponentLoadgen, Metric: "qps", Stat: "value", Value: 99, Unit: "rps"},
 	}}
 	if f.allErrors {
