@@ -80,10 +80,11 @@ func cniPlan() scenario.Plan {
 	return scenario.Plan{Cases: cases}
 }
 
-// Cni cases take the mesh case loop without a Mesh: one deploy, no mode switch, verify, restore or settle; the idle
-// case measures its window after one rate range of quiet; a planned skip is recorded skipped; the load's own
-// reason is a failed case's reason or, when the case counts, follows results.CNIPartialPrefix; samples keep their
-// sample number; path and test are facts (results.CNIRows places rows by them).
+// Cni cases take the mesh case loop with the pod network's adapters and policies: one deploy, no mode switch,
+// rollout wait, verify, load clients or restore; the idle case measures its window after one rate range of quiet; a
+// planned skip is recorded skipped; a *NotMeasuredError's text is a failed case's reason, a partial load's follows
+// results.CNIPartialPrefix; samples keep their sample number; path and test are facts (results.CNIRows places rows
+// by them).
 func TestRunCNICases(t *testing.T) {
 	t.Parallel()
 	c := &calls{}
@@ -112,24 +113,7 @@ func TestRunCNICases(t *testing.T) {
 	for _, cs := range st.cases {
 		byID[cs.CaseID] = cs
 	}
-	idle := byID[scenario.CNIIdleCaseID]
-	if idle.Status != results.StatusOK || len(idle.Windows) != 1 || idle.Windows[0].Kind != results.WindowIdle {
-		t.Fatalf("idle case %+v", idle)
-	}
-	// The idle window starts one rate range (20 s) after the deploy ended.
-	if d := idle.Windows[0].End.Sub(idle.Windows[0].Start); d != 4*time.Second {
-		t.Errorf("idle window %s, want 4s", d)
-	}
-	if q := idle.Windows[0].Start.Sub(idle.Start); q != 20*time.Second {
-		t.Errorf("idle window starts %s after the case, want 20s (the quiet rate range)", q)
-	}
-	// Only the steps the pod network has are timed: no mode switch, rollout wait, verification or load clients.
-	if got := slices.Sorted(maps.Keys(idle.Timings)); !slices.Equal(got, []string{"collect-idle", "ensure", "idle", "settle"}) {
-		t.Errorf("idle case timings %v", got)
-	}
-	if idle.Facts["node-a"] != "a" {
-		t.Errorf("idle case facts %v: want the deploy's", idle.Facts)
-	}
+	checkCNIIdle(t, byID[scenario.CNIIdleCaseID])
 	for id, wantStatus := range map[string]string{"same-node/tcp": results.StatusOK, "cross-node/tcp": results.StatusSkipped,
 		"service/tcp": results.StatusOK, "host/tcp": results.StatusFailed} {
 		cs := byID[id]
@@ -158,6 +142,28 @@ func TestRunCNICases(t *testing.T) {
 	}
 	if !slices.Equal(reps, []int{1, 2}) {
 		t.Errorf("same-node/tcp sample repetitions %v, want the sample numbers 1, 2", reps)
+	}
+}
+
+// checkCNIIdle checks the record of a pod network plan's idle case, the first case (it deploys the test pods).
+func checkCNIIdle(t *testing.T, idle results.CaseResult) {
+	t.Helper()
+	if idle.Status != results.StatusOK || len(idle.Windows) != 1 || idle.Windows[0].Kind != results.WindowIdle {
+		t.Fatalf("idle case %+v", idle)
+	}
+	// The idle window starts one rate range (20 s) after the deploy ended.
+	if d := idle.Windows[0].End.Sub(idle.Windows[0].Start); d != 4*time.Second {
+		t.Errorf("idle window %s, want 4s", d)
+	}
+	if q := idle.Windows[0].Start.Sub(idle.Start); q != 20*time.Second {
+		t.Errorf("idle window starts %s after the case, want 20s (the quiet rate range)", q)
+	}
+	// Only the steps the pod network has are timed: no mode switch, rollout wait, verification or load clients.
+	if got := slices.Sorted(maps.Keys(idle.Timings)); !slices.Equal(got, []string{"collect-idle", "ensure", "idle", "settle"}) {
+		t.Errorf("idle case timings %v", got)
+	}
+	if idle.Facts["node-a"] != "a" {
+		t.Errorf("idle case facts %v: want the deploy's", idle.Facts)
 	}
 }
 

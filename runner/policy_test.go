@@ -22,27 +22,30 @@ func (f numberedLoad) Run(ctx context.Context, t Target, req LoadRequest) (LoadR
 	return lr, err
 }
 
+// policyCase is one row of TestCasePolicyDecides.
+type policyCase struct {
+	name   string
+	kind   scenario.CaseKind
+	policy scenario.CasePolicy
+	gaps   int // load windows the collector reports incomplete
+	// wantLoad is the load call ("" when the case must never ask for one); wantWindows the recorded kinds.
+	wantLoad    string
+	wantWindows []string
+	wantStatus  string
+	// named: the record and samples carry mode, topology, load level and repetition.
+	named     bool
+	wantFacts []string // facts that must be recorded
+	noFacts   []string // facts that must not
+	wantReps  int      // measurements (results.FactAttempts when more than 1)
+}
+
 // The runner measures and records a case as its policy says, whatever the case's kind: each row gives a case the
 // other kind's policy. The collector's lead-in is 20 s and its guard 5 s (fakeCollector).
 func TestCasePolicyDecides(t *testing.T) {
 	t.Parallel()
 	around := &scenario.LoadPolicy{Window: 30 * time.Second, WarmUp: 10 * time.Second, CoolDown: 2 * time.Second}
 	pathFacts := map[string]string{results.CNILabelPath: "same-node", results.CNILabelTest: "tcp"}
-	tests := []struct {
-		name   string
-		kind   scenario.CaseKind
-		policy scenario.CasePolicy
-		gaps   int // load windows the collector reports incomplete
-		// wantLoad is the load call ("" when the case must never ask for one); wantWindows the recorded kinds.
-		wantLoad    string
-		wantWindows []string
-		wantStatus  string
-		// named: the record and samples carry mode, topology, load level and repetition.
-		named     bool
-		wantFacts []string // facts that must be recorded
-		noFacts   []string // facts that must not
-		wantReps  int      // measurements (results.FactAttempts when more than 1)
-	}{
+	tests := []policyCase{
 		{name: "idle only never asks for a load", kind: scenario.CaseMesh,
 			policy:      scenario.CasePolicy{Idle: 10 * time.Second, Attempts: 3},
 			wantWindows: []string{results.WindowIdle}, wantStatus: results.StatusOK,
@@ -94,41 +97,47 @@ func TestCasePolicyDecides(t *testing.T) {
 			if len(st.cases) != 1 {
 				t.Fatalf("%d records", len(st.cases))
 			}
-			rec := st.cases[0]
-			var kinds []string
-			for _, w := range rec.Windows {
-				kinds = append(kinds, w.Kind)
-			}
-			if rec.Status != tc.wantStatus || !slices.Equal(kinds, tc.wantWindows) {
-				t.Errorf("status %s (%s) windows %v, want %s %v", rec.Status, rec.Reason, kinds, tc.wantStatus, tc.wantWindows)
-			}
-			if named := rec.Mode == "none" && rec.Topology == "single" && rec.Load == "50" && rec.Repetition == 1; named != tc.named {
-				t.Errorf("record mode %q topology %q load %q repetition %d: named %v, want %v", rec.Mode, rec.Topology, rec.Load, rec.Repetition, named, tc.named)
-			}
-			for _, k := range tc.wantFacts {
-				if rec.Facts[k] == "" {
-					t.Errorf("no fact %s: %v", k, rec.Facts)
-				}
-			}
-			for _, k := range tc.noFacts {
-				if v, ok := rec.Facts[k]; ok {
-					t.Errorf("fact %s = %q, want none", k, v)
-				}
-			}
-			if got, want := rec.Facts[results.FactAttempts], map[bool]string{true: "2"}[tc.wantReps == 2]; got != want {
-				t.Errorf("attempts fact %q, want %q", got, want)
-			}
-			for _, s := range st.samples {
-				idle := s.Window.Kind == results.WindowIdle
-				switch {
-				case tc.named && (s.Mode != "none" || s.Topology != "single" || s.Repetition != 1 || (s.Load == "") != idle):
-					t.Errorf("named case's sample %+v", s)
-				case !tc.named && (s.Mode != "" || s.Topology != "" || s.Load != ""):
-					t.Errorf("unnamed case's sample carries case fields: %+v", s)
-				case !tc.named && s.Component == results.ComponentLoadgen && s.Repetition != 7:
-					t.Errorf("unnamed case's load sample lost its own repetition: %+v", s)
-				}
-			}
+			checkPolicyRecord(t, tc, st)
 		})
+	}
+}
+
+// checkPolicyRecord checks the one recorded case of a TestCasePolicyDecides row and its samples.
+func checkPolicyRecord(t *testing.T, tc policyCase, st *memStore) {
+	t.Helper()
+	rec := st.cases[0]
+	var kinds []string
+	for _, w := range rec.Windows {
+		kinds = append(kinds, w.Kind)
+	}
+	if rec.Status != tc.wantStatus || !slices.Equal(kinds, tc.wantWindows) {
+		t.Errorf("status %s (%s) windows %v, want %s %v", rec.Status, rec.Reason, kinds, tc.wantStatus, tc.wantWindows)
+	}
+	if named := rec.Mode == "none" && rec.Topology == "single" && rec.Load == "50" && rec.Repetition == 1; named != tc.named {
+		t.Errorf("record mode %q topology %q load %q repetition %d: named %v, want %v", rec.Mode, rec.Topology, rec.Load, rec.Repetition, named, tc.named)
+	}
+	for _, k := range tc.wantFacts {
+		if rec.Facts[k] == "" {
+			t.Errorf("no fact %s: %v", k, rec.Facts)
+		}
+	}
+	for _, k := range tc.noFacts {
+		if v, ok := rec.Facts[k]; ok {
+			t.Errorf("fact %s = %q, want none", k, v)
+		}
+	}
+	if got, want := rec.Facts[results.FactAttempts], map[bool]string{true: "2"}[tc.wantReps == 2]; got != want {
+		t.Errorf("attempts fact %q, want %q", got, want)
+	}
+	for _, s := range st.samples {
+		idle := s.Window.Kind == results.WindowIdle
+		switch {
+		case tc.named && (s.Mode != "none" || s.Topology != "single" || s.Repetition != 1 || (s.Load == "") != idle):
+			t.Errorf("named case's sample %+v", s)
+		case !tc.named && (s.Mode != "" || s.Topology != "" || s.Load != ""):
+			t.Errorf("unnamed case's sample carries case fields: %+v", s)
+		case !tc.named && s.Component == results.ComponentLoadgen && s.Repetition != 7:
+			t.Errorf("unnamed case's load sample lost its own repetition: %+v", s)
+		}
 	}
 }

@@ -57,41 +57,7 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 	}
 	st.mode, st.ready = c.Mode, false
 	t := *st.target
-	type step struct {
-		name, what string
-		f          func() (map[string]string, error)
-	}
-	var steps []step
-	if r.Mesh != nil {
-		steps = append(steps, step{"mode-switch", "apply mode " + string(c.Mode), func() (map[string]string, error) { return r.Mesh.Apply(ctx, t, c.Mode) }})
-	}
-	if w, ok := r.Workloads.(ReadyWaiter); ok {
-		steps = append(steps, step{"wait-ready", "workloads not ready after switching to mode " + string(c.Mode), func() (map[string]string, error) {
-			if err := w.WaitReady(ctx, t); err != nil {
-				return nil, err
-			}
-			rec, ok := r.Mesh.(Reconciler)
-			if !ok {
-				return nil, nil
-			}
-			facts, restarted, err := rec.Reconcile(ctx, t, c.Mode)
-			if err == nil && restarted {
-				err = w.WaitReady(ctx, t)
-			}
-			return facts, err
-		}})
-	}
-	if r.Mesh != nil {
-		steps = append(steps, step{"verify", "not measured: verification of mode " + string(c.Mode) + " failed", func() (map[string]string, error) {
-			return r.Mesh.Verify(ctx, t, c.Mode)
-		}})
-	}
-	if lc, ok := r.Load.(LoadClients); ok {
-		steps = append(steps, step{"load-clients", "load clients not ready in mode " + string(c.Mode), func() (map[string]string, error) {
-			return nil, lc.Prepare(ctx, t, c.Mode)
-		}})
-	}
-	for _, s := range steps {
+	for _, s := range r.modeSteps(ctx, t, c.Mode) {
 		var facts map[string]string
 		err := cr.timed(s.name, func() error {
 			var err error
@@ -109,6 +75,48 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 	}
 	st.ready = true
 	return nil
+}
+
+// switchStep is one timed step of a switch: its name (the timing and an interruption's phase), what it does in the
+// words of a failure, and the call.
+type switchStep struct {
+	name, what string
+	f          func() (map[string]string, error)
+}
+
+// modeSteps are the steps that put deployed target t into mode, in order: those the run's adapters have.
+func (r *Runner) modeSteps(ctx context.Context, t Target, mode scenario.Mode) []switchStep {
+	var steps []switchStep
+	if r.Mesh != nil {
+		steps = append(steps, switchStep{"mode-switch", "apply mode " + string(mode), func() (map[string]string, error) { return r.Mesh.Apply(ctx, t, mode) }})
+	}
+	if w, ok := r.Workloads.(ReadyWaiter); ok {
+		steps = append(steps, switchStep{"wait-ready", "workloads not ready after switching to mode " + string(mode), func() (map[string]string, error) {
+			if err := w.WaitReady(ctx, t); err != nil {
+				return nil, err
+			}
+			rec, ok := r.Mesh.(Reconciler)
+			if !ok {
+				return nil, nil
+			}
+			facts, restarted, err := rec.Reconcile(ctx, t, mode)
+			if err == nil && restarted {
+				err = w.WaitReady(ctx, t)
+			}
+			return facts, err
+		}})
+	}
+	if r.Mesh != nil {
+		steps = append(steps, switchStep{"verify", "not measured: verification of mode " + string(mode) + " failed", func() (map[string]string, error) {
+			return r.Mesh.Verify(ctx, t, mode)
+		}})
+	}
+	if lc, ok := r.Load.(LoadClients); ok {
+		steps = append(steps, switchStep{"load-clients", "load clients not ready in mode " + string(mode), func() (map[string]string, error) {
+			return nil, lc.Prepare(ctx, t, mode)
+		}})
+	}
+	return steps
 }
 
 // teardown removes the current target's load clients and workloads; failures are logged (the next topology can
