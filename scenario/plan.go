@@ -110,11 +110,8 @@ type CNIPlan struct {
 	Estimate time.Duration `json:"estimate"`
 }
 
-// IsCNI reports whether the case measures the pod network (meshbench cni).
-func (c Case) IsCNI() bool { return c.Kind == CaseCNI }
-
 // IdleOnly reports whether the case is a cni idle window: resource use with the test pods deployed, no traffic.
-func (c Case) IdleOnly() bool { return c.IsCNI() && c.Test == "" }
+func (c Case) IdleOnly() bool { return c.Kind == CaseCNI && c.Test == "" }
 
 // CNICaseID is the case ID of a pod network test: "<path>/<test>" (e.g. "same-node/tcp"). meshbench cni records
 // its results under it (cases.jsonl, samples.jsonl), and the plan prints it, so one ID names a case everywhere.
