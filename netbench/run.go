@@ -142,15 +142,22 @@ func New(ctx context.Context, cfg Config, d Deps) (*Bench, error) {
 
 // Cases are the bench's plan in the runner's Case shape: the idle window first (when resource use is measured:
 // pods deployed, no traffic, Traffic its length), then every path x test in scenario's order, Skip set where the
-// cluster cannot run it.
+// cluster cannot run it. Their policy: no settle, one attempt; the idle case its window only, a path x test case
+// its samples back to back as its load, recorded under its path and test.
 func (r *Bench) Cases() []scenario.Case {
 	var out []scenario.Case
 	if r.d.Resources != nil {
-		out = append(out, scenario.Case{ID: scenario.CNIIdleCaseID, Kind: scenario.CaseCNI, Idle: true, Traffic: scenario.D(r.cfg.idleWindow())})
+		idle := r.cfg.idleWindow()
+		out = append(out, scenario.Case{ID: scenario.CNIIdleCaseID, Kind: scenario.CaseCNI, Idle: true, Traffic: scenario.D(idle),
+			Policy: scenario.CasePolicy{Idle: idle, Attempts: 1}})
 	}
+	traffic := time.Duration(r.cfg.CNI.Samples) * r.cfg.CNI.Duration.Duration
 	for _, c := range r.cases {
 		out = append(out, scenario.Case{ID: c.ID(), Kind: scenario.CaseCNI, Path: c.Path, Test: c.Test, Samples: r.cfg.CNI.Samples,
-			Traffic: scenario.D(time.Duration(r.cfg.CNI.Samples) * r.cfg.CNI.Duration.Duration), Skip: c.SkipReason})
+			Traffic: scenario.D(traffic), Skip: c.SkipReason, Policy: scenario.CasePolicy{
+				Load: &scenario.LoadPolicy{Window: traffic, BackToBack: true}, Attempts: 1,
+				Facts: map[string]string{results.CNILabelPath: string(c.Path), results.CNILabelTest: string(c.Test)},
+			}})
 	}
 	for i := range out {
 		out[i].Index = i + 1
@@ -296,23 +303,24 @@ type Measurement struct {
 	Samples       []results.Sample
 	// Facts: the case's labels, client, server, target and backend, raw.<n> (raw output paths), warnings.
 	Facts map[string]string
-	// Ran and Failed count samples; Reason is why the failed ones failed (or why none ran).
+	// Ran and Failed count samples; Partial is why the failed ones failed when others succeeded.
 	Ran, Failed int
-	Reason      string
+	Partial     string
 }
 
 // Measure runs the samples of one case back to back (one resource window covers them): exec, keep the raw output,
 // parse, check the connection, retry a connection that was never set up. A sample interrupted by ctx is not a
-// measurement; the runner does not record an interrupted case.
-func (r *Bench) Measure(ctx context.Context, pc scenario.Case) Measurement {
+// measurement; the runner does not record an interrupted case. The error says why the case measured nothing (a pod
+// it needs is broken, no sample ran, every sample failed: each one's failure); the Measurement then still holds
+// what the samples left (facts, raw output, their windows).
+func (r *Bench) Measure(ctx context.Context, pc scenario.Case) (Measurement, error) {
 	c, ok := r.caseOf(pc.ID)
 	if !ok {
-		return Measurement{Reason: fmt.Sprintf("case %s is not in the bench's plan", pc.ID)}
+		return Measurement{}, fmt.Errorf("case %s is not in the bench's plan", pc.ID)
 	}
 	m := Measurement{Facts: c.Labels()}
 	if err := r.caseBroken(c); err != nil {
-		m.Reason = err.Error()
-		return m
+		return m, err
 	}
 	tg := r.target(c)
 	maps.Copy(m.Facts, tg.facts())
@@ -337,8 +345,7 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) Measurement {
 	}
 	end := r.d.Clock.Now()
 	m.Ran = len(outs)
-	_, reason, warnings := caseStatus(outs)
-	m.Reason = reason
+	status, reason, warnings := caseStatus(outs)
 	if len(m.Samples) > 0 {
 		w, noCPU := r.caseWindow(start, end)
 		m.Window = *w
@@ -351,7 +358,13 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) Measurement {
 	if len(warnings) > 0 {
 		m.Facts["warnings"] = strings.Join(warnings, "; ")
 	}
-	return m
+	switch status {
+	case RowFailed:
+		return m, errors.New(reason)
+	case RowPartial:
+		m.Partial = reason
+	}
+	return m, nil
 }
 
 // caseWindow is the resource window of a case whose traffic ran from start to end, and, when its CPU figures

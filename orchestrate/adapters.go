@@ -23,6 +23,15 @@ import (
 	"github.com/meshbench/meshbench/workloads"
 )
 
+// The runner takes the wait-ready, reconcile, path proof and load-clients steps only from adapters that implement
+// them: these must.
+var (
+	_ runner.ReadyWaiter = (*workloadsAdapter)(nil)
+	_ runner.Reconciler  = (*meshAdapter)(nil)
+	_ runner.PathProver  = (*meshAdapter)(nil)
+	_ runner.LoadClients = (*loadAdapter)(nil)
+)
+
 // workloadsAdapter is workloads.Deployer as the runner's Workloads.
 type workloadsAdapter struct {
 	d       *workloads.Deployer
@@ -318,8 +327,9 @@ func (a *loadAdapter) Run(ctx context.Context, t runner.Target, req runner.LoadR
 	if err != nil {
 		return runner.LoadResult{}, err
 	}
+	w := results.Window{Kind: results.WindowLoad, Start: res.Start, End: res.End}
 	return runner.LoadResult{
-		Window:   results.Window{Kind: results.WindowLoad, Start: res.Start, End: res.End},
+		Window: w, Windows: []results.Window{w},
 		Samples:  res.Samples(results.Sample{}),
 		Requests: res.Requests, Errors: res.Errors, Notes: res.Notes,
 		Facts: loadFacts(res),

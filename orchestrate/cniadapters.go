@@ -22,7 +22,8 @@ import (
 // cniTopology names the target of a pod network benchmark in the runner's logs.
 const cniTopology = "cni"
 
-// cniWorkloads is the bench's test pods as the runner's Workloads.
+// cniWorkloads is the bench's test pods as the runner's Workloads. It is no runner.ReadyWaiter: Deploy waits for
+// every test pod and listening server itself.
 type cniWorkloads struct{ b *netbench.Bench }
 
 // Ensure deploys the test pods; a namespace it created is in the target also on failure, for the finalizer.
@@ -35,23 +36,23 @@ func (a cniWorkloads) Ensure(ctx context.Context, _ scenario.Topology) (runner.T
 	return t, err
 }
 
-// WaitReady has nothing to do: Deploy waited for every test pod and listening server.
-func (cniWorkloads) WaitReady(context.Context, runner.Target) error { return nil }
-
 func (a cniWorkloads) Teardown(ctx context.Context, _ runner.Target) error { return a.b.Teardown(ctx) }
 
-// cniLoad is the bench's samples as the runner's LoadGenerator.
+// cniLoad is the bench's samples as the runner's LoadGenerator. It is no runner.LoadClients: the samples run in
+// the test pods cniWorkloads deployed.
 type cniLoad struct{ b *netbench.Bench }
 
-func (cniLoad) Prepare(context.Context, runner.Target, scenario.Mode) error { return nil }
-
+// Run runs the case's samples back to back; a case none of whose samples succeeded is a *runner.NotMeasuredError
+// saying why, sample by sample.
 func (a cniLoad) Run(ctx context.Context, _ runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
-	m := a.b.Measure(ctx, req.Case)
-	return runner.LoadResult{Window: m.Window, Recorded: m.SampleWindows, Samples: m.Samples, Facts: m.Facts,
-		Requests: int64(m.Ran), Errors: int64(m.Failed), Reason: m.Reason}, nil
+	m, err := a.b.Measure(ctx, req.Case)
+	lr := runner.LoadResult{Window: m.Window, Windows: m.SampleWindows, Samples: m.Samples, Facts: m.Facts,
+		Requests: int64(m.Ran), Errors: int64(m.Failed), Partial: m.Partial}
+	if err != nil {
+		return lr, &runner.NotMeasuredError{Err: err}
+	}
+	return lr, nil
 }
-
-func (cniLoad) Teardown(context.Context, runner.Target) error { return nil }
 
 // cniCollector is the bench's resource reading as the runner's Collector.
 type cniCollector struct {

@@ -53,7 +53,8 @@ func TestIncompleteWindowIsMeasuredAgain(t *testing.T) {
 		t.Run(fmt.Sprintf("attempts=%d,gaps=%d", tc.attempts, tc.gaps), func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, "[none]", "")
-			h.r.Scenario.Spec.Windows.Attempts = tc.attempts
+			h.s.Spec.Windows.Attempts = tc.attempts
+			h.r.Plan = scenario.NewPlan(h.s) // the planner puts windows.attempts into every case's policy
 			gaps := tc.gaps
 			h.r.Collector = gappyCollector{fakeCollector{h.calls}, &gaps}
 			if _, err := h.r.Run(context.Background()); err != nil {

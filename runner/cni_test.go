@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -13,13 +14,26 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
+// testPods is the pod network's Workloads as orchestrate wires netbench in: Ensure deploys the test pods and waits
+// for them itself (no ReadyWaiter).
+type testPods struct{ *calls }
+
+func (f testPods) Ensure(context.Context, scenario.Topology) (Target, error) {
+	f.add("ensure")
+	return Target{Target: target.Target{Topology: "cni", Namespaces: []string{"mb-cni-1"}}, Facts: map[string]string{"node-a": "a"}}, nil
+}
+
+func (f testPods) Teardown(ctx context.Context, t Target) error {
+	f.add("teardown %s (ctx ok: %v)", t.Topology, ctx.Err() == nil)
+	return nil
+}
+
 // cniLoad answers each cni case as netbench's samples would: ok, some samples failed, or none ran (a broken pod).
+// It places no clients of its own (no LoadClients).
 type cniLoad struct {
 	*calls
 	clock *fakeClock
 }
-
-func (f cniLoad) Prepare(context.Context, Target, scenario.Mode) error { return nil }
 
 func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult, error) {
 	f.add("load %s lead %s window %s", req.Case.ID, req.LeadIn, req.Window)
@@ -35,24 +49,30 @@ func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult
 	w := results.Window{Kind: results.WindowTest, Start: start.Add(time.Second), End: f.clock.Now()} // netbench trims min(rate range, half the case)
 	switch req.Case.Path {
 	case scenario.CNIPathSameNode:
-		return LoadResult{Window: w, Recorded: []results.Window{sample(1).Window, sample(2).Window}, Samples: []results.Sample{sample(1), sample(2)},
+		return LoadResult{Window: w, Windows: []results.Window{sample(1).Window, sample(2).Window}, Samples: []results.Sample{sample(1), sample(2)},
 			Requests: 2, Facts: facts}, nil
 	case scenario.CNIPathService:
-		return LoadResult{Window: w, Samples: []results.Sample{sample(2)}, Requests: 2, Errors: 1, Reason: "sample 1: refused", Facts: facts}, nil
+		return LoadResult{Window: w, Windows: []results.Window{sample(1).Window, sample(2).Window}, Samples: []results.Sample{sample(2)},
+			Requests: 2, Errors: 1, Partial: "sample 1: refused", Facts: facts}, nil
 	default:
-		return LoadResult{Reason: "pod host-server: CreateContainerConfigError", Facts: facts}, nil
+		return LoadResult{Facts: facts}, &NotMeasuredError{Err: errors.New("pod host-server: CreateContainerConfigError")}
 	}
 }
 
-func (f cniLoad) Teardown(context.Context, Target) error { return nil }
-
+// cniPlan is a pod network plan with the policies netbench.Bench.Cases gives its cases.
 func cniPlan() scenario.Plan {
+	test := func(path scenario.CNIPath, skip string) scenario.Case {
+		return scenario.Case{ID: scenario.CNICaseID(path, scenario.CNITestTCP), Kind: scenario.CaseCNI, Path: path, Test: scenario.CNITestTCP,
+			Samples: 2, Traffic: scenario.D(2 * time.Second), Skip: skip, Policy: scenario.CasePolicy{
+				Load: &scenario.LoadPolicy{Window: 2 * time.Second, BackToBack: true}, Attempts: 1,
+				Facts: map[string]string{results.CNILabelPath: string(path), results.CNILabelTest: string(scenario.CNITestTCP)},
+			}}
+	}
 	cases := []scenario.Case{
-		{ID: scenario.CNIIdleCaseID, Kind: scenario.CaseCNI, Idle: true, Traffic: scenario.D(4 * time.Second)},
-		{ID: "same-node/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathSameNode, Test: scenario.CNITestTCP, Samples: 2, Traffic: scenario.D(2 * time.Second)},
-		{ID: "cross-node/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathCrossNode, Test: scenario.CNITestTCP, Skip: "only one node"},
-		{ID: "service/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathService, Test: scenario.CNITestTCP, Samples: 2, Traffic: scenario.D(2 * time.Second)},
-		{ID: "host/tcp", Kind: scenario.CaseCNI, Path: scenario.CNIPathHost, Test: scenario.CNITestTCP, Samples: 2, Traffic: scenario.D(2 * time.Second)},
+		{ID: scenario.CNIIdleCaseID, Kind: scenario.CaseCNI, Idle: true, Traffic: scenario.D(4 * time.Second),
+			Policy: scenario.CasePolicy{Idle: 4 * time.Second, Attempts: 1}},
+		test(scenario.CNIPathSameNode, ""), test(scenario.CNIPathCrossNode, "only one node"), test(scenario.CNIPathService, ""),
+		test(scenario.CNIPathHost, ""),
 	}
 	for i := range cases {
 		cases[i].Index = i + 1
@@ -60,16 +80,17 @@ func cniPlan() scenario.Plan {
 	return scenario.Plan{Cases: cases}
 }
 
-// Cni cases take the mesh case loop without a Mesh: one deploy, no mode switch, verify, restore or settle; the idle
-// case measures its window after one rate range of quiet; a planned skip is recorded skipped; the load's own
-// reason is a failed case's reason or, when the case counts, follows results.CNIPartialPrefix; samples keep their
-// sample number; path and test are facts (results.CNIRows places rows by them).
+// Cni cases take the mesh case loop with the pod network's adapters and policies: one deploy, no mode switch,
+// rollout wait, verify, load clients or restore; the idle case measures its window after one rate range of quiet; a
+// planned skip is recorded skipped; a *NotMeasuredError's text is a failed case's reason, a partial load's follows
+// results.CNIPartialPrefix; samples keep their sample number; path and test are facts (results.CNIRows places rows
+// by them).
 func TestRunCNICases(t *testing.T) {
 	t.Parallel()
 	c := &calls{}
 	clk := &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
 	st := &memStore{}
-	r := &Runner{Plan: cniPlan(), RunID: "cni-1", Workloads: fakeWorkloads{c, clk}, Load: cniLoad{c, clk},
+	r := &Runner{Plan: cniPlan(), RunID: "cni-1", Workloads: testPods{c}, Load: cniLoad{c, clk},
 		Collector: fakeCollector{c}, Store: st, Clock: clk}
 	out, err := r.Run(context.Background())
 	if err != nil {
@@ -79,11 +100,11 @@ func TestRunCNICases(t *testing.T) {
 		t.Fatalf("outcome %+v", out)
 	}
 	want := []string{
-		"ensure ", "wait-ready", "collect idle 4s",
+		"ensure", "collect idle 4s",
 		"load same-node/tcp lead 20s window 2s", "collect test 1s",
 		"load service/tcp lead 20s window 2s", "collect test 1s",
 		"load host/tcp lead 20s window 2s",
-		"teardown  (ctx ok: true)",
+		"teardown cni (ctx ok: true)",
 	}
 	if !slices.Equal(c.log, want) {
 		t.Errorf("calls\n%s\nwant\n%s", strings.Join(c.log, "\n"), strings.Join(want, "\n"))
@@ -92,17 +113,7 @@ func TestRunCNICases(t *testing.T) {
 	for _, cs := range st.cases {
 		byID[cs.CaseID] = cs
 	}
-	idle := byID[scenario.CNIIdleCaseID]
-	if idle.Status != results.StatusOK || len(idle.Windows) != 1 || idle.Windows[0].Kind != results.WindowIdle {
-		t.Fatalf("idle case %+v", idle)
-	}
-	// The deploy's wait-ready took 3 s (fake); the idle window starts one rate range (20 s) after it ended.
-	if d := idle.Windows[0].End.Sub(idle.Windows[0].Start); d != 4*time.Second {
-		t.Errorf("idle window %s, want 4s", d)
-	}
-	if q := idle.Windows[0].Start.Sub(idle.Start); q != 23*time.Second {
-		t.Errorf("idle window starts %s after the case, want 23s (deploy 3s + quiet rate range 20s)", q)
-	}
+	checkCNIIdle(t, byID[scenario.CNIIdleCaseID])
 	for id, wantStatus := range map[string]string{"same-node/tcp": results.StatusOK, "cross-node/tcp": results.StatusSkipped,
 		"service/tcp": results.StatusOK, "host/tcp": results.StatusFailed} {
 		cs := byID[id]
@@ -134,8 +145,30 @@ func TestRunCNICases(t *testing.T) {
 	}
 }
 
+// checkCNIIdle checks the record of a pod network plan's idle case, the first case (it deploys the test pods).
+func checkCNIIdle(t *testing.T, idle results.CaseResult) {
+	t.Helper()
+	if idle.Status != results.StatusOK || len(idle.Windows) != 1 || idle.Windows[0].Kind != results.WindowIdle {
+		t.Fatalf("idle case %+v", idle)
+	}
+	// The idle window starts one rate range (20 s) after the deploy ended.
+	if d := idle.Windows[0].End.Sub(idle.Windows[0].Start); d != 4*time.Second {
+		t.Errorf("idle window %s, want 4s", d)
+	}
+	if q := idle.Windows[0].Start.Sub(idle.Start); q != 20*time.Second {
+		t.Errorf("idle window starts %s after the case, want 20s (the quiet rate range)", q)
+	}
+	// Only the steps the pod network has are timed: no mode switch, rollout wait, verification or load clients.
+	if got := slices.Sorted(maps.Keys(idle.Timings)); !slices.Equal(got, []string{"collect-idle", "ensure", "idle", "settle"}) {
+		t.Errorf("idle case timings %v", got)
+	}
+	if idle.Facts["node-a"] != "a" {
+		t.Errorf("idle case facts %v: want the deploy's", idle.Facts)
+	}
+}
+
 // leakyWorkloads fails Ensure after creating its namespace.
-type leakyWorkloads struct{ fakeWorkloads }
+type leakyWorkloads struct{ testPods }
 
 func (f leakyWorkloads) Ensure(context.Context, scenario.Topology) (Target, error) {
 	f.add("ensure")
@@ -150,7 +183,7 @@ func TestRunEnsureFailureTearsDownWhatItCreated(t *testing.T) {
 	st := &memStore{}
 	plan := cniPlan()
 	plan.Cases = plan.Cases[1:]
-	r := &Runner{Plan: plan, RunID: "cni-1", Workloads: leakyWorkloads{fakeWorkloads{c, clk}}, Load: cniLoad{c, clk}, Store: st, Clock: clk}
+	r := &Runner{Plan: plan, RunID: "cni-1", Workloads: leakyWorkloads{testPods{c}}, Load: cniLoad{c, clk}, Store: st, Clock: clk}
 	out, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

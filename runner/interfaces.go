@@ -23,15 +23,21 @@ type Target struct {
 	Facts map[string]string
 }
 
-// Workloads deploys and removes the app (mesh cases) or the pod network test pods (cni cases).
+// Workloads deploys and removes what the cases measure: the app (mesh cases) or the pod network test pods.
 type Workloads interface {
 	// Ensure deploys the topology (idempotent) and returns its target. On an error it may return the target of
 	// what it created before failing (Namespaces set): the runner's finalizer tears that down, also after Ctrl-C.
 	Ensure(ctx context.Context, topo scenario.Topology) (Target, error)
-	// WaitReady waits until every workload is rolled out and every pod is Ready.
-	WaitReady(ctx context.Context, t Target) error
 	// Teardown removes what Ensure created.
 	Teardown(ctx context.Context, t Target) error
+}
+
+// ReadyWaiter is Workloads whose Ensure returns before the pods are ready and whose pods a mode switch restarts
+// (the app): the runner waits with it after Mesh.Apply, in the step wait-ready. Workloads that Ensure ready
+// (netbench's test pods) are not one, and their cases have no such step.
+type ReadyWaiter interface {
+	// WaitReady waits until every workload is rolled out and every pod is Ready.
+	WaitReady(ctx context.Context, t Target) error
 }
 
 // Mesh switches and verifies the data-plane mode. A runner without one (meshbench cni) never switches modes.
@@ -71,8 +77,9 @@ type Reconciler interface {
 // LoadRequest is one load run.
 type LoadRequest struct {
 	Case scenario.Case
-	// LeadIn is load before the measured window (warm-up, trim, and at least the collector's rate range). For a
-	// cni case it is the collector's rate range: how far after the traffic's start its resource window begins.
+	// LeadIn is load before the measured window (warm-up, trim, and at least the collector's rate range). A
+	// back-to-back load (scenario.LoadPolicy.BackToBack) runs none: it trims the lead-in from its own resource
+	// window.
 	LeadIn time.Duration
 	// Window is the measured window.
 	Window time.Duration
@@ -82,31 +89,48 @@ type LoadRequest struct {
 
 // LoadResult is what a load run measured.
 type LoadResult struct {
-	// Window is the exact measured window (the part every client was in), whose resource use is collected; a zero
-	// Window (a cni case without a successful sample) is neither recorded nor collected.
+	// Window is the measured window (the part every client was in) whose resource use is collected; zero when
+	// there is nothing to collect (a back-to-back load none of whose runs succeeded).
 	Window results.Window
-	// Recorded, when set, are the windows recorded with the case instead of Window (a cni case: one per sample).
-	Recorded []results.Window
+	// Windows are recorded with the case: the measured window, or each run's own when the load is runs back to
+	// back. They are recorded also when Run fails.
+	Windows []results.Window
 	// Samples are latency, throughput and error samples; the runner fills the case fields.
 	Samples []results.Sample
-	// Requests and Errors decide whether the case counts: a run where every request failed is a failed case (for
-	// a cni case: samples run and samples failed).
+	// Requests and Errors count the load's requests (a back-to-back load: its runs). A load where none completed
+	// or every one failed fails the case.
 	Requests, Errors int64
-	// Reason, when set, is the generator's own account of the failed requests: the recorded reason of a failed
-	// case, or, when the case still counts, recorded after results.CNIPartialPrefix.
-	Reason string
-	// Facts and Notes are recorded with the case.
+	// Partial, when set, is why some of the requests failed while the case still counts; it is recorded as the
+	// case's reason after results.CNIPartialPrefix.
+	Partial string
+	// Facts and Notes are recorded with the case (Facts also when Run fails).
 	Facts map[string]string
 	Notes []string
 }
 
-// LoadGenerator drives the app.
+// NotMeasuredError is a load that ran but measured nothing the case can count, in the generator's own words (a
+// back-to-back load that could run none of its runs, or whose every run failed: each one's failure). The case fails
+// as on any load error, keeping the result's facts and windows; its reason is the error's text alone, which
+// already says what failed, where other load errors are recorded after "load: ".
+type NotMeasuredError struct{ Err error }
+
+func (e *NotMeasuredError) Error() string { return e.Err.Error() }
+
+func (e *NotMeasuredError) Unwrap() error { return e.Err }
+
+// LoadGenerator runs a case's load.
 type LoadGenerator interface {
+	// Run runs one load: lead-in, measured window, cool-down.
+	Run(ctx context.Context, t Target, req LoadRequest) (LoadResult, error)
+}
+
+// LoadClients is a LoadGenerator that places clients of its own for each target and mode (load client pods in the
+// app's namespace): the runner prepares them after the switch, in the step load-clients, and removes them before
+// the workloads. A generator that runs in the pods Workloads deployed (netbench's) is not one.
+type LoadClients interface {
 	// Prepare places the load clients for the target in the given mode (same namespace, so the same data plane)
 	// and waits until they are ready and, where the mode says so, captured by the mesh.
 	Prepare(ctx context.Context, t Target, mode scenario.Mode) error
-	// Run runs one load: lead-in, measured window, cool-down.
-	Run(ctx context.Context, t Target, req LoadRequest) (LoadResult, error)
 	// Teardown removes the load clients of the target.
 	Teardown(ctx context.Context, t Target) error
 }

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/kube"
@@ -29,18 +28,19 @@ const (
 	FactCoolDown = "cool-down"
 )
 
-// Runner executes a plan case by case:
+// Runner executes a plan case by case, each as its policy (scenario.CasePolicy) says:
 //
 //	switch (topology or mode differs, or the last switch failed):
 //	    workloads.Ensure (new topology) -> mesh.Apply -> workloads.WaitReady -> mesh.Verify -> load clients ready -> settle
-//	idle window (case.Idle)     after a quiet lead-in of at least the collector's rate range, then one guard
-//	load                        lead-in (warm-up, trim, >= rate range) -> measured window -> cool-down (>= guard)
+//	idle window (policy.Idle)   after a quiet lead-in of at least the collector's rate range, then one guard
+//	load (policy.Load)          lead-in (warm-up, trim, >= rate range) -> measured window -> cool-down (>= guard),
+//	                            or a back-to-back load that is its window alone
 //	collect                     resources over the idle and load windows
 //	store.AppendCase            at once: a crash loses nothing, --resume skips what is recorded
 //
 // A case whose switch, verification, load or collection fails is recorded failed with its reason and the run goes on.
 // A collection that finds a window incomplete (an error with WindowIncomplete() true: Prometheus has no samples for
-// part of it) first measures the case again, idle and load windows, up to the scenario's windows.attempts; the
+// part of it) first measures the case again, idle and load windows, up to the policy's attempts; the
 // discarded measurements leave their reasons (results.FactAttemptPrefix) and lengths, not their samples.
 // After a case failed on nodes (a step's error blames them: a *target.NodeNotReadyError of a wait, pods on a node not
 // Ready, or a *target.KubeletError, such as a load client's exec broken through its node's kubelet; see
@@ -50,16 +50,19 @@ const (
 // Finalizers (load clients, workloads, namespace label restore) run after the last case and after cancellation, with
 // a fresh timeout context; Retain skips them.
 //
-// Cni cases (meshbench cni) take the same loop without a Mesh: Ensure deploys the test pods, the idle case
-// (IdleOnly) measures its window only, and each path x test case runs its samples as its load; a case the plan marks
-// Skip is recorded skipped without running.
+// The runner never asks a case's kind: meshbench cni's cases take the same loop with the adapters the pod network
+// has (no Mesh; no ReadyWaiter: Ensure deploys the test pods ready; no LoadClients: the samples run in those pods),
+// their policies (netbench) giving the idle case its window only and each path x test case its samples as a
+// back-to-back load; a case the plan marks Skip is recorded skipped without running.
 type Runner struct {
-	Scenario  *scenario.Scenario
-	Plan      scenario.Plan
-	RunID     string
+	Plan  scenario.Plan
+	RunID string
+	// Workloads deploys each topology; when it is also a ReadyWaiter, the switch waits for the rollout with it.
 	Workloads Workloads
 	// Mesh is nil when the plan has cni cases only: no mode is ever applied, verified or restored.
 	Mesh Mesh
+	// Load runs each case's load; when it is also a LoadClients, the switch places its clients and the teardown
+	// removes them.
 	Load LoadGenerator
 	// Collector is nil when resource use is not measured.
 	Collector Collector
@@ -290,59 +293,38 @@ func (cr *caseRun) fail(reason string) (results.CaseResult, []results.Sample) {
 	return cr.res, cr.samples
 }
 
-// newCase starts a case's record. A cni case records its path and test as facts (results.CNIRows places its row
-// by them) and no mode, topology or load level.
+func (cr *caseRun) ok() (results.CaseResult, []results.Sample) {
+	cr.res.Status, cr.res.End = results.StatusOK, cr.clock.Now()
+	return cr.res, cr.samples
+}
+
+// newCase starts a case's record: its policy's facts and, when the policy names the case, its mode, topology, load
+// level and repetition.
 func (r *Runner) newCase(c scenario.Case) *caseRun {
 	clk := r.clock()
 	cr := &caseRun{clock: clk, res: results.CaseResult{
 		RunID: r.RunID, CaseID: c.ID, Start: clk.Now(), Timings: map[string]string{}, Facts: map[string]string{},
 	}}
-	if c.IsCNI() {
-		if c.Test != "" {
-			cr.res.Facts[results.CNILabelPath], cr.res.Facts[results.CNILabelTest] = string(c.Path), string(c.Test)
-		}
-		return cr
+	cr.facts(c.Policy.Facts)
+	if c.Policy.Named {
+		cr.res.Mode, cr.res.Topology, cr.res.Load, cr.res.Repetition = string(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
 	}
-	cr.res.Mode, cr.res.Topology, cr.res.Load, cr.res.Repetition = string(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
 	return cr
 }
 
-// timing is how long a case's steps last: from the scenario's windows and load (mesh), or from the cni section and
-// the case (cni: no settle, the idle case's window, traffic of samples x duration after a lead-in of the rate range).
-type timing struct {
-	settle, idle, window, coolDown, warm time.Duration
-}
-
-func (r *Runner) timing(c scenario.Case) timing {
-	if c.IsCNI() {
-		t := timing{window: c.Traffic.Duration}
-		if c.IdleOnly() {
-			t.idle, t.window = c.Traffic.Duration, 0
+// add fills the case fields of samples and keeps them: the run and case, and when the policy names the case its
+// mode, topology, repetition and load level (none on samples of an idle window).
+func (cr *caseRun) add(c scenario.Case, samples []results.Sample, idle bool) {
+	for _, s := range samples {
+		s.RunID, s.CaseID = cr.res.RunID, c.ID
+		if c.Policy.Named {
+			s.Mode, s.Topology, s.Load, s.Repetition = string(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
+			if idle {
+				s.Load = ""
+			}
 		}
-		return t
+		cr.samples = append(cr.samples, s)
 	}
-	spec := r.Scenario.Spec
-	t := timing{settle: spec.Windows.Settle.Duration, window: spec.Windows.Load.Duration, warm: spec.Load.WarmUp.Duration + spec.Load.TrimStart.Duration}
-	if c.Idle {
-		t.idle = spec.Windows.Idle.Duration
-	}
-	t.coolDown = max(spec.Load.TrimEnd.Duration, spec.Load.Duration.Duration-t.warm-t.window)
-	return t
-}
-
-func (r *Runner) leadIn() time.Duration {
-	if r.Collector == nil {
-		return 0
-	}
-	return r.Collector.LeadIn()
-}
-
-// guard is the collector's Guard: how long a window keeps from the next phase change (0 without a collector).
-func (r *Runner) guard() time.Duration {
-	if r.Collector == nil {
-		return 0
-	}
-	return r.Collector.Guard()
 }
 
 func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (results.CaseResult, []results.Sample) {
@@ -352,7 +334,7 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 	key := c.Topology.Name + "/" + string(c.Mode)
 	if !st.ready || st.topo != c.Topology.Name || st.mode != c.Mode {
 		if st.failedKey == key && st.topo == c.Topology.Name && st.mode == c.Mode {
-			if c.IsCNI() {
+			if r.Mesh == nil {
 				return cr.fail("not measured: " + st.failErr.Error())
 			}
 			return cr.fail("not measured: switching to mode " + string(c.Mode) + " failed earlier in this group: " + st.failErr.Error())
@@ -366,10 +348,7 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 	}
 	cr.facts(st.targetFacts)
 	t := *st.target
-	attempts := 1
-	if !c.IsCNI() {
-		attempts = max(1, r.Scenario.Spec.Windows.Attempts)
-	}
+	attempts := max(1, c.Policy.Attempts)
 	for n := 1; ; n++ {
 		before, timingsBefore := maps.Clone(cr.res.Facts), maps.Clone(cr.res.Timings)
 		start := clk.Now()
@@ -387,185 +366,5 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 		cr.res.Facts[results.FactAttemptPrefix+strconv.Itoa(n)] = reason
 		cr.res.Timings[results.FactAttemptPrefix+strconv.Itoa(n)] = clk.Now().Sub(start).Round(time.Millisecond).String()
 		cr.res.Status, cr.res.Reason, cr.res.End, cr.res.Windows, cr.samples, cr.incomplete = "", "", time.Time{}, nil, nil, false
-	}
-}
-
-// measure runs case c's windows on target t (switched and verified): the idle window, the load, and the
-// collection of both.
-func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, c scenario.Case) (results.CaseResult, []results.Sample) {
-	clk := r.clock()
-	tm := r.timing(c)
-	// Every window keeps from a phase change: lead before it (the rate range: its first rate point looks back that
-	// far), guard after it (two median sample spacings: the counters are interpolated at its end from the sample after it).
-	lead, guard := max(r.leadIn(), r.guard()), r.guard()
-	cr.res.Facts["collector-lead-in"] = lead.String()
-	if guard > 0 {
-		cr.res.Facts[FactGuard] = guard.String()
-	}
-
-	var windows []results.Window
-	if tm.idle > 0 {
-		var w results.Window
-		err := cr.timed("idle", func() error {
-			// The idle window's first rate point looks back one rate range: nothing may run in it.
-			if err := clk.Sleep(ctx, st.quietSince.Add(lead).Sub(clk.Now())); err != nil {
-				return err
-			}
-			w.Kind, w.Start = results.WindowIdle, clk.Now()
-			stop := timeBar(r.Progress, c.ID+" idle window", tm.idle)
-			err := clk.Sleep(ctx, tm.idle)
-			stop()
-			w.End = clk.Now()
-			if err != nil {
-				return err
-			}
-			// The load (this case's, or the next case's for an idle-only case) starts one guard after the window: the
-			// first sample after its end must still be idle (the load's lead-in used to start the moment the window
-			// ended, and the demo's idle app CPU read 4x too high).
-			return clk.Sleep(ctx, guard)
-		})
-		if err != nil {
-			return cr.fail("idle window: " + err.Error())
-		}
-		windows = append(windows, w)
-		cr.res.Windows = append(cr.res.Windows, w)
-	}
-	if c.IdleOnly() {
-		return r.collect(ctx, st, cr, t, c, windows, LoadResult{Requests: 1})
-	}
-
-	req := LoadRequest{Case: c, Window: tm.window, CoolDown: tm.coolDown}
-	req.LeadIn = max(tm.warm, lead)
-	if !c.IsCNI() && req.LeadIn > tm.warm {
-		spec := r.Scenario.Spec
-		cr.res.Facts["lead-in"] = fmt.Sprintf("%s (warm-up %s + trim %s raised to the rate range %s: the window's first rate point must see load only)",
-			req.LeadIn, spec.Load.WarmUp.Duration, spec.Load.TrimStart.Duration, lead)
-	}
-	if !c.IsCNI() && guard > req.CoolDown {
-		// The load runs on one guard after the window: the first sample after its end must still see load.
-		cr.res.Facts[FactCoolDown] = fmt.Sprintf("%s (%s raised to the guard %s: the sample after the window's end must see load only)",
-			guard, req.CoolDown, guard)
-		req.CoolDown = guard
-	}
-	prover, _ := r.Mesh.(PathProver)
-	var mark PathMark
-	if prover != nil && !c.IsCNI() {
-		var err error
-		if mark, err = prover.BeforeLoad(ctx, t, c.Mode); err != nil {
-			return cr.fail("before the load: " + err.Error())
-		}
-	}
-	var lr LoadResult
-	err := cr.timed("load", func() error {
-		label, total := fmt.Sprintf("%s load (lead-in %s, window %s, cool-down %s)", c.ID, req.LeadIn, req.Window, req.CoolDown), req.LeadIn+req.Window+req.CoolDown
-		if c.IsCNI() {
-			// The samples run back to back; the lead-in is trimmed from the resource window, not added before it.
-			label, total = fmt.Sprintf("%s %d sample(s), %s", c.ID, c.Samples, req.Window), req.Window
-		}
-		stop := timeBar(r.Progress, label, total)
-		defer stop()
-		var err error
-		lr, err = r.Load.Run(ctx, t, req)
-		return err
-	})
-	st.quietSince = clk.Now()
-	cr.facts(lr.Facts) // also of a failed run: what it kept (raw output paths) explains the failure
-	if err != nil {
-		st.nodesFailed(err) // a client's exec broken through its node's kubelet: the node is checked before the next case
-		return cr.fail("load: " + err.Error())
-	}
-	if len(lr.Notes) > 0 {
-		cr.res.Facts["load-notes"] = strings.Join(lr.Notes, "; ")
-	}
-	if !lr.Window.Start.IsZero() {
-		windows = append(windows, lr.Window)
-	}
-	if lr.Recorded != nil {
-		cr.res.Windows = append(cr.res.Windows, lr.Recorded...)
-	} else if !lr.Window.Start.IsZero() {
-		cr.res.Windows = append(cr.res.Windows, lr.Window)
-	}
-	cr.add(c, lr.Samples, c.QPS.String())
-	var pathErr error
-	if prover != nil && !c.IsCNI() {
-		var facts map[string]string
-		facts, pathErr = prover.AfterLoad(ctx, t, c.Mode, mark, lr.Requests)
-		cr.facts(facts)
-	}
-	res, samples := r.collect(ctx, st, cr, t, c, windows, lr)
-	if pathErr != nil && res.Status == results.StatusOK {
-		// Measured, but not the mode: the figures are kept, the case does not count.
-		res.Status, res.Reason = results.StatusFailed, "not the mode's data path: "+pathErr.Error()
-	}
-	return res, samples
-}
-
-// collect reads the resource use of the case's windows and decides its status.
-func (r *Runner) collect(ctx context.Context, st *state, cr *caseRun, t Target, c scenario.Case, windows []results.Window, lr LoadResult) (results.CaseResult, []results.Sample) {
-	var warnings []string
-	for _, w := range windows {
-		if r.Collector == nil {
-			break
-		}
-		var col Collection
-		err := cr.timed("collect-"+w.Kind, func() error {
-			var err error
-			col, err = r.Collector.Collect(ctx, t, c, w)
-			return err
-		})
-		warnings = append(warnings, col.Warnings...)
-		cr.facts(col.Facts)
-		if col.IngestWait > 0 {
-			cr.res.Timings["collect-wait-"+w.Kind] = col.IngestWait.Round(time.Millisecond).String()
-		}
-		if !col.Window.Start.IsZero() {
-			// What the figures cover, measured: the configured window length is a request, not a fact.
-			cr.res.Facts["resource-window-"+w.Kind] = col.Window.Duration().Round(time.Millisecond).String()
-		}
-		load := c.QPS.String()
-		if w.Kind == results.WindowIdle {
-			load = "" // idle samples belong to no load level
-		}
-		cr.add(c, col.Samples, load)
-		if err != nil {
-			st.nodesFailed(err) // as for the load: an error that blames a node arms the gate
-			var inc interface{ WindowIncomplete() bool }
-			cr.incomplete = errors.As(err, &inc) && inc.WindowIncomplete()
-			if len(warnings) > 0 {
-				cr.res.Facts["collector-warnings"] = strings.Join(warnings, "; ")
-			}
-			return cr.fail(fmt.Sprintf("collect %s window: %v", w.Kind, err))
-		}
-	}
-	if len(warnings) > 0 {
-		cr.res.Facts["collector-warnings"] = strings.Join(warnings, "; ")
-	}
-	if lr.Requests == 0 || lr.Errors == lr.Requests {
-		switch {
-		case lr.Reason != "":
-			return cr.fail(lr.Reason)
-		case lr.Requests == 0:
-			return cr.fail("load: no request completed in the measured window")
-		default:
-			return cr.fail(fmt.Sprintf("load: every one of %d requests failed (see the responses samples for the status codes)", lr.Requests))
-		}
-	}
-	if lr.Reason != "" {
-		cr.res.Reason = results.CNIPartialPrefix + lr.Reason
-	}
-	cr.res.Status = results.StatusOK
-	cr.res.End = cr.clock.Now()
-	return cr.res, cr.samples
-}
-
-// add fills the case fields of samples and keeps them. A cni sample keeps its repetition (the sample number) and
-// has no mode, topology or load level.
-func (cr *caseRun) add(c scenario.Case, samples []results.Sample, load string) {
-	for _, s := range samples {
-		s.RunID, s.CaseID = cr.res.RunID, c.ID
-		if !c.IsCNI() {
-			s.Mode, s.Topology, s.Load, s.Repetition = string(c.Mode), c.Topology.Name, load, c.Repetition
-		}
-		cr.samples = append(cr.samples, s)
 	}
 }

@@ -120,7 +120,7 @@ func (f fakeLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResul
 	if err := f.clock.Sleep(ctx, req.CoolDown); err != nil {
 		return LoadResult{}, err
 	}
-	res := LoadResult{Window: w, Requests: 100, Samples: []results.Sample{
+	res := LoadResult{Window: w, Windows: []results.Window{w}, Requests: 100, Samples: []results.Sample{
 		{Window: w, Source: "fortio", Component: results.ComponentLoadgen, Metric: "qps", Stat: "value", Value: 99, Unit: "rps"},
 	}}
 	if f.allErrors {
@@ -182,6 +182,7 @@ spec:
 }
 
 type harness struct {
+	s     *scenario.Scenario
 	calls *calls
 	clock *fakeClock
 	store *memStore
@@ -190,9 +191,9 @@ type harness struct {
 
 func newHarness(t *testing.T, modes string, absent scenario.Mode) *harness {
 	s := testScenario(t, modes)
-	h := &harness{calls: &calls{}, clock: &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}, store: &memStore{}}
+	h := &harness{s: s, calls: &calls{}, clock: &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}, store: &memStore{}}
 	h.r = &Runner{
-		Scenario: s, Plan: scenario.NewPlan(s), RunID: "run-1",
+		Plan: scenario.NewPlan(s), RunID: "run-1",
 		Workloads: fakeWorkloads{h.calls, h.clock}, Mesh: fakeMesh{h.calls, absent}, Load: fakeLoad{calls: h.calls, clock: h.clock},
 		Collector: fakeCollector{h.calls}, Store: h.store, Clock: h.clock,
 	}

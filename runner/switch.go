@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/scenario"
@@ -24,9 +23,10 @@ func (e *SwitchError) Error() string { return e.What + ": " + e.Err.Error() }
 func (e *SwitchError) Unwrap() error { return e.Err }
 
 // switchTo deploys the case's topology if needed and puts it into the case's mode, in the one order of the house:
-// Workloads.Ensure (new topology) -> Mesh.Apply (labels, restarts) -> Workloads.WaitReady (the only wait for the
-// app's rollout) -> Mesh.Verify (every pod) -> LoadGenerator.Prepare -> settle. It returns nil on success, else a
-// *SwitchError saying why the case cannot be measured.
+// Workloads.Ensure (new topology) -> Mesh.Apply (labels, restarts) -> ReadyWaiter.WaitReady (the only wait for the
+// app's rollout) -> Mesh.Verify (every pod) -> LoadClients.Prepare -> settle. A step whose adapter the run does not
+// have (no Mesh, Workloads that Ensure ready, a load without clients of its own) is not taken. It returns nil on
+// success, else a *SwitchError saying why the case cannot be measured.
 func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *caseRun) error {
 	clk := r.clock()
 	if st.target == nil || st.topo != c.Topology.Name {
@@ -46,48 +46,18 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 			if len(t.Namespaces) > 0 {
 				st.leftover = &t
 			}
-			if c.IsCNI() {
-				return &SwitchError{Step: "ensure", What: "deploy", Err: err}
+			what := "deploy"
+			if c.Topology.Name != "" {
+				what += " topology " + c.Topology.Name
 			}
-			return &SwitchError{Step: "ensure", What: "deploy topology " + c.Topology.Name, Err: err}
+			return &SwitchError{Step: "ensure", What: what, Err: err}
 		}
 		st.leftover = nil
 		st.target, st.topo, st.targetFacts = &t, c.Topology.Name, t.Facts
 	}
 	st.mode, st.ready = c.Mode, false
 	t := *st.target
-	type step struct {
-		name, what string
-		f          func() (map[string]string, error)
-	}
-	steps := []step{
-		{"mode-switch", "apply mode " + string(c.Mode), func() (map[string]string, error) { return r.Mesh.Apply(ctx, t, c.Mode) }},
-		{"wait-ready", "workloads not ready after switching to mode " + string(c.Mode), func() (map[string]string, error) {
-			if err := r.Workloads.WaitReady(ctx, t); err != nil {
-				return nil, err
-			}
-			rec, ok := r.Mesh.(Reconciler)
-			if !ok {
-				return nil, nil
-			}
-			facts, restarted, err := rec.Reconcile(ctx, t, c.Mode)
-			if err == nil && restarted {
-				err = r.Workloads.WaitReady(ctx, t)
-			}
-			return facts, err
-		}},
-		{"verify", "not measured: verification of mode " + string(c.Mode) + " failed", func() (map[string]string, error) {
-			return r.Mesh.Verify(ctx, t, c.Mode)
-		}},
-		{"load-clients", "load clients not ready in mode " + string(c.Mode), func() (map[string]string, error) {
-			return nil, r.Load.Prepare(ctx, t, c.Mode)
-		}},
-	}
-	if r.Mesh == nil {
-		// No mesh (cni cases): nothing to apply or verify.
-		steps = slices.DeleteFunc(steps, func(s step) bool { return s.name == "mode-switch" || s.name == "verify" })
-	}
-	for _, s := range steps {
+	for _, s := range r.modeSteps(ctx, t, c.Mode) {
 		var facts map[string]string
 		err := cr.timed(s.name, func() error {
 			var err error
@@ -100,19 +70,63 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 		}
 	}
 	st.quietSince = clk.Now()
-	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, r.timing(c).settle) }); err != nil {
+	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, c.Policy.Settle) }); err != nil {
 		return &SwitchError{Step: "settle", What: "settle", Err: err}
 	}
 	st.ready = true
 	return nil
 }
 
+// switchStep is one timed step of a switch: its name (the timing and an interruption's phase), what it does in the
+// words of a failure, and the call.
+type switchStep struct {
+	name, what string
+	f          func() (map[string]string, error)
+}
+
+// modeSteps are the steps that put deployed target t into mode, in order: those the run's adapters have.
+func (r *Runner) modeSteps(ctx context.Context, t Target, mode scenario.Mode) []switchStep {
+	var steps []switchStep
+	if r.Mesh != nil {
+		steps = append(steps, switchStep{"mode-switch", "apply mode " + string(mode), func() (map[string]string, error) { return r.Mesh.Apply(ctx, t, mode) }})
+	}
+	if w, ok := r.Workloads.(ReadyWaiter); ok {
+		steps = append(steps, switchStep{"wait-ready", "workloads not ready after switching to mode " + string(mode), func() (map[string]string, error) {
+			if err := w.WaitReady(ctx, t); err != nil {
+				return nil, err
+			}
+			rec, ok := r.Mesh.(Reconciler)
+			if !ok {
+				return nil, nil
+			}
+			facts, restarted, err := rec.Reconcile(ctx, t, mode)
+			if err == nil && restarted {
+				err = w.WaitReady(ctx, t)
+			}
+			return facts, err
+		}})
+	}
+	if r.Mesh != nil {
+		steps = append(steps, switchStep{"verify", "not measured: verification of mode " + string(mode) + " failed", func() (map[string]string, error) {
+			return r.Mesh.Verify(ctx, t, mode)
+		}})
+	}
+	if lc, ok := r.Load.(LoadClients); ok {
+		steps = append(steps, switchStep{"load-clients", "load clients not ready in mode " + string(mode), func() (map[string]string, error) {
+			return nil, lc.Prepare(ctx, t, mode)
+		}})
+	}
+	return steps
+}
+
 // teardown removes the current target's load clients and workloads; failures are logged (the next topology can
 // still run; cleanup finds leftovers by label).
 func (r *Runner) teardown(ctx context.Context, st *state) {
 	t := *st.target
-	if err := r.Load.Teardown(ctx, t); err != nil {
-		r.log().Warn("tear down load clients", "topology", t.Topology, "err", err)
+	if lc, ok := r.Load.(LoadClients); ok {
+		if err := lc.Teardown(ctx, t); err != nil {
+			r.log().Warn("tear down load clients", "topology", t.Topology, "err", err)
+		}
 	}
 	if err := r.Workloads.Teardown(ctx, t); err != nil {
 		r.log().Warn("tear down workloads", "topology", t.Topology, "err", err)
@@ -143,8 +157,10 @@ func (r *Runner) finalize(ctx context.Context, st *state) error {
 		r.log().Info("tearing down", "topology", t.Topology, "namespaces", t.Namespaces)
 		// An API server that restarts or is overloaded right now must not leave the run's objects behind: each
 		// step is retried while its error is transient, within the finalize budget.
-		if err := kube.RetryTransient(fctx, func() error { return r.Load.Teardown(fctx, t) }); err != nil {
-			errs = append(errs, fmt.Errorf("tear down load clients: %w", err))
+		if lc, ok := r.Load.(LoadClients); ok {
+			if err := kube.RetryTransient(fctx, func() error { return lc.Teardown(fctx, t) }); err != nil {
+				errs = append(errs, fmt.Errorf("tear down load clients: %w", err))
+			}
 		}
 		if err := kube.RetryTransient(fctx, func() error { return r.Workloads.Teardown(fctx, t) }); err != nil {
 			errs = append(errs, fmt.Errorf("tear down workloads: %w", err))

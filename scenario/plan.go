@@ -50,6 +50,40 @@ type Case struct {
 	Switch bool `json:"switch"`
 	// Idle is true for the first case of each (topology, mode, repetition): an idle window is measured before load.
 	Idle bool `json:"idle"`
+	// Policy is how the runner measures and records the case (not printed: the fields above describe the case).
+	Policy CasePolicy `json:"-"`
+}
+
+// CasePolicy is how the runner measures and records one case. The code that plans the cases the runner runs sets it
+// (NewPlan for mesh cases, netbench for pod network cases; the CNIPlan that `meshbench plan` prints has none), so
+// the runner follows it without asking the case's kind.
+type CasePolicy struct {
+	// Settle is the wait after switching to the case's topology and mode, before its first window.
+	Settle time.Duration
+	// Idle is the idle window measured before the load (0: none).
+	Idle time.Duration
+	// Load is the load the case measures; nil when it measures none (a pod network idle case: its window only).
+	Load *LoadPolicy
+	// Attempts is how often a case whose window came back incomplete is measured in all (at least 1).
+	Attempts int
+	// Named: the case's record and every sample carry its mode, topology, load level (none on idle samples) and
+	// repetition. Otherwise samples keep their own repetition (a pod network case's sample number).
+	Named bool
+	// Facts are recorded with the case, also when it is skipped (a pod network case's path and test, by which
+	// results places its row).
+	Facts map[string]string
+}
+
+// LoadPolicy is the shape of a case's load.
+type LoadPolicy struct {
+	// Window is the measured window.
+	Window time.Duration
+	// WarmUp and TrimStart run before the window, CoolDown after it; the runner raises the lead-in to the
+	// collector's lead-in and the cool-down to its guard, and records when it did.
+	WarmUp, TrimStart, CoolDown time.Duration
+	// BackToBack: the load is runs back to back that make up the window (a pod network case's samples): nothing
+	// runs around it, and the generator trims the collector's lead-in from its own resource window.
+	BackToBack bool
 }
 
 // Plan is the ordered list of cases for a scenario. It is a pure function of the scenario, so the same file always
@@ -76,11 +110,8 @@ type CNIPlan struct {
 	Estimate time.Duration `json:"estimate"`
 }
 
-// IsCNI reports whether the case measures the pod network (meshbench cni).
-func (c Case) IsCNI() bool { return c.Kind == CaseCNI }
-
 // IdleOnly reports whether the case is a cni idle window: resource use with the test pods deployed, no traffic.
-func (c Case) IdleOnly() bool { return c.IsCNI() && c.Test == "" }
+func (c Case) IdleOnly() bool { return c.Kind == CaseCNI && c.Test == "" }
 
 // CNICaseID is the case ID of a pod network test: "<path>/<test>" (e.g. "same-node/tcp"). meshbench cni records
 // its results under it (cases.jsonl, samples.jsonl), and the plan prints it, so one ID names a case everywhere.
@@ -148,7 +179,7 @@ func NewPlan(s *Scenario) Plan {
 	for _, topo := range s.Spec.Workload.Topologies {
 		for _, g := range groups(s.Spec.Modes, reps, s.Spec.Windows.Interleave, s.Spec.Windows.Seed) {
 			for li, q := range s.Spec.Load.QPS {
-				c := Case{Kind: CaseMesh, Topology: topo, Mode: g.mode, QPS: q, Repetition: g.rep, Idle: li == 0}
+				c := Case{Kind: CaseMesh, Topology: topo, Mode: g.mode, QPS: q, Repetition: g.rep, Idle: li == 0, Policy: meshPolicy(s, li == 0)}
 				c.ID = caseID(topo.Name, g.mode, q, g.rep)
 				p.Cases = append(p.Cases, c)
 			}
@@ -169,6 +200,27 @@ func NewPlan(s *Scenario) Plan {
 	}
 	p.Estimate, p.EstimateNote = estimate(s, p.Cases)
 	return p
+}
+
+// meshPolicy is how a mesh case is measured: the settle after a switch, the idle window when idle (the first load
+// level of a topology, mode and repetition), the load of the scenario, windows.attempts, named by its mode,
+// topology, load level and repetition.
+func meshPolicy(s *Scenario, idle bool) CasePolicy {
+	w := s.Spec.Windows
+	p := CasePolicy{Settle: w.Settle.Duration, Load: meshLoad(s), Attempts: max(1, w.Attempts), Named: true}
+	if idle {
+		p.Idle = w.Idle.Duration
+	}
+	return p
+}
+
+// meshLoad is the scenario's load around windows.load: warm-up and trim before it, and after it trimEnd or the rest
+// of load.duration, whichever is longer.
+func meshLoad(s *Scenario) *LoadPolicy {
+	l, window := s.Spec.Load, s.Spec.Windows.Load.Duration
+	warm := l.WarmUp.Duration + l.TrimStart.Duration
+	return &LoadPolicy{Window: window, WarmUp: l.WarmUp.Duration, TrimStart: l.TrimStart.Duration,
+		CoolDown: max(l.TrimEnd.Duration, l.Duration.Duration-warm-window)}
 }
 
 // caseID builds the stable case ID.
@@ -244,11 +296,9 @@ func topologySize(w Workload, t Topology) (namespaces, pods int) {
 func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 	var total time.Duration
 	add := func(ds ...time.Duration) { total = satSum(append(ds, total)...) }
-	guard, l := assumedGuard(s), s.Spec.Load
-	// The runner keeps the load running one guard after its window: the cool-down (as runner.timing has it) is at
-	// least the guard.
-	coolDown := max(l.TrimEnd.Duration, l.Duration.Duration-l.WarmUp.Duration-l.TrimStart.Duration-s.Spec.Windows.Load.Duration)
-	moreCoolDown := max(0, guard-coolDown)
+	guard := assumedGuard(s)
+	// The runner keeps the load running one guard after its window: the cool-down is at least the guard.
+	moreCoolDown := max(0, guard-meshLoad(s).CoolDown)
 	var prev *Case
 	for i := range cases {
 		c := &cases[i]
