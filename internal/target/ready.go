@@ -175,25 +175,6 @@ func readinessOf(t Target, get func(WorkloadRef) (bool, string), pods map[string
 	return r, slices.Sorted(maps.Keys(nodes))
 }
 
-// nodeProblems reads the given nodes (one GET each: nodes whose pods the node controller marked, rare and few)
-// and says why those not Ready past NodeGrace are not (name to NodeProblem); nil when none is.
-func nodeProblems(ctx context.Context, kc kubernetes.Interface, names []string) map[string]string {
-	var out map[string]string
-	for _, name := range names {
-		n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			continue // no permission to read nodes, or gone: the pods' own reasons stand
-		}
-		if why := NodeProblem(n, time.Now(), NodeGrace); why != "" {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[name] = why
-		}
-	}
-	return out
-}
-
 // Readiness is a snapshot of how far the app is from ready.
 type Readiness struct {
 	ExpectedPods int
@@ -209,10 +190,6 @@ type Readiness struct {
 	// not count (readinessOf), and are named so the wait's account stays complete.
 	Stranded []string
 }
-
-// NodeGrace is how long a node may be not Ready before WaitReady stops waiting for the pods on it. A kubelet that
-// restarts posts Ready again within seconds; one that is gone leaves the node Unknown until it comes back.
-const NodeGrace = 30 * time.Second
 
 // NodeNotReadyError is WaitReady ending early: pods of the app sit on nodes that are not Ready.
 type NodeNotReadyError struct {
@@ -261,35 +238,6 @@ func (e *NotReadyError) Error() string {
 		b.WriteString("\n  " + w)
 	}
 	return b.String()
-}
-
-// NodeReady reports whether node n's Ready condition is True (a node that never posted it has not joined).
-func NodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// NodeProblem says why node n cannot run pods, when its Ready condition has not been True for longer than grace
-// at now ("" otherwise): "Ready=Unknown for 1m10s (NodeStatusUnknown: Kubelet stopped posting node status.)".
-func NodeProblem(n *corev1.Node, now time.Time, grace time.Duration) string {
-	for _, c := range n.Status.Conditions {
-		if c.Type != corev1.NodeReady {
-			continue
-		}
-		if c.Status == corev1.ConditionTrue {
-			return ""
-		}
-		since := now.Sub(c.LastTransitionTime.Time)
-		if since < grace {
-			return ""
-		}
-		return strings.TrimSpace(fmt.Sprintf("Ready=%s for %s (%s: %s)", c.Status, since.Round(time.Second), c.Reason, c.Message))
-	}
-	return ""
 }
 
 func onNode(p corev1.Pod) string {
