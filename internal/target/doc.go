@@ -4,6 +4,7 @@
 // which nodes a failure blames (NodeNotReadyError, KubeletError, FailedNodes) and whether a case may run while they
 // are still unusable (NodeGate: node conditions and kubelet probes).
 //
-// It is a leaf: workloads builds a Target, mesh switches its namespaces' data-plane mode, the runner passes it
-// between them, and none of them imports another for it. It imports only scenario and internal/kube.
+// It is a shared client (internal/importrules): it reads the API server for the adapters and the runner. workloads
+// builds a Target, mesh switches its namespaces' data-plane mode, the runner passes it between them, and none of
+// them imports another for it. It imports only scenario and internal/kube.
 package target
