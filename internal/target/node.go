@@ -55,14 +55,14 @@ func NodeProblem(n *corev1.Node, now time.Time, grace time.Duration) string {
 
 // nodeProblems reads the given nodes (one GET each: nodes whose pods the node controller marked, rare and few)
 // and says why those not Ready past NodeGrace are not (name to NodeProblem); nil when none is.
-func nodeProblems(ctx context.Context, kc kubernetes.Interface, names []string) map[string]string {
+func nodeProblems(ctx context.Context, kc kubernetes.Interface, clk clock.PassiveClock, names []string) map[string]string {
 	var out map[string]string
 	for _, name := range names {
 		n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			continue // no permission to read nodes, or gone: the pods' own reasons stand
 		}
-		if why := NodeProblem(n, time.Now(), NodeGrace); why != "" {
+		if why := NodeProblem(n, clk.Now(), NodeGrace); why != "" {
 			if out == nil {
 				out = map[string]string{}
 			}
