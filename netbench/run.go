@@ -545,25 +545,23 @@ func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (Outcome, r
 		w      results.Window
 		stdout []byte
 		res    nettool.Result
-		err    error
 		raw    string
 	)
-	for attempt := 1; ; attempt++ {
+	// A pause interrupted by ctx ends the retries: another exec would only fail with the context's error and
+	// overwrite the raw output of the attempt that really failed.
+	retry := kube.Retry{Backoff: kube.Backoff{Initial: 2 * time.Second}, Attempts: connectRetries, Retryable: retryable, Clock: r.d.Clock,
+		OnRetry: func(attempt int, err error) {
+			r.d.Log.Warn("connection setup failed, retrying", "case", c.ID(), "sample", n, "attempt", attempt, "err", err)
+		}}
+	_, err := retry.Do(ctx, func() error {
+		var err error
 		w, stdout, err = r.execTest(ctx, t, args, spec)
 		raw = r.keepRaw(ctx, c, n, spec.Tool, stdout, err)
 		if err == nil {
 			res, err = nettool.Parse(spec, stdout)
 		}
-		if err == nil || attempt >= connectRetries || ctx.Err() != nil || !retryable(err) {
-			break
-		}
-		r.d.Log.Warn("connection setup failed, retrying", "case", c.ID(), "sample", n, "attempt", attempt, "err", err)
-		if kube.Sleep(ctx, r.d.Clock, 2*time.Second) != nil {
-			// Interrupted in the pause: another exec would only fail with the context's error and overwrite the
-			// raw output of the attempt that really failed.
-			break
-		}
-	}
+		return err
+	})
 	if err != nil {
 		return Outcome{N: n, Err: err}, w, raw
 	}

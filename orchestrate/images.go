@@ -7,14 +7,11 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshbench/meshbench/images"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/scenario"
 	"github.com/meshbench/meshbench/workloads"
 )
@@ -46,72 +43,45 @@ func CheckImages(ctx context.Context, clients *kube.Clients, s *scenario.Scenari
 	return nil
 }
 
-// ImageWants lists the images a command pulls: for a run the agent (load clients) and every container image of the
-// app as workloads builds it; for cni the network and agent images.
+// ImageWants lists the images a command pulls, each with the scenario field that sets it: for a run the agent (the
+// load clients) and the app's images (workloads.Images); for cni the test pods' (netbench.PulledImages).
 func ImageWants(s *scenario.Scenario, run, cni bool) ([]images.Want, error) {
-	im := s.Spec.Images
-	want := func(ref string) images.Want {
-		switch {
-		case ref == im.Agent:
-			return images.Want{Ref: ref, Field: "spec.images.agent", Ours: true}
-		case ref == im.Meshbench:
-			return images.Want{Ref: ref, Field: "spec.images.meshbench", Ours: true}
-		case ref == im.Network:
-			return images.Want{Ref: ref, Field: "spec.images.network"}
-		case strings.HasPrefix(ref, strings.TrimSuffix(im.BankOfAnthos.Registry, "/")+"/"):
-			return images.Want{Ref: ref, Field: "spec.images.bankOfAnthos"}
-		case strings.HasPrefix(ref, strings.TrimSuffix(im.Bookinfo.Registry, "/")+"/examples-bookinfo-"):
-			return images.Want{Ref: ref, Field: "spec.images.bookinfo"}
+	var refs []string
+	switch {
+	case cni:
+		refs = netbench.PulledImages(s) // the agent first: the load clients' image too
+	case run:
+		refs = []string{s.Spec.Images.Agent}
+	}
+	if run {
+		app, err := workloads.Images(s)
+		if err != nil {
+			return nil, err
 		}
-		return images.Want{Ref: ref}
+		refs = append(refs, app...)
 	}
 	var out []images.Want
-	if run || cni {
-		out = append(out, want(im.Agent))
-	}
-	if cni {
-		out = append(out, want(im.Network))
-	}
-	if run && s.Spec.Workload.App != "" {
-		r := new(workloads.Renderer) // app manifests: read once for every topology
-		for _, topo := range s.Spec.Workload.Topologies {
-			objs, _, err := r.Objects(s, topo, "preflight")
-			if err != nil {
-				return nil, fmt.Errorf("list the app's images: %w", err)
-			}
-			for _, ref := range podImages(objs) {
-				out = append(out, want(ref))
-			}
-		}
+	for _, ref := range refs {
+		out = append(out, imageWant(s.Spec.Images, ref))
 	}
 	return out, nil
 }
 
-// podImages are the container images of every pod template in objs, in order.
-func podImages(objs []runtime.Object) []string {
-	var out []string
-	for _, obj := range objs {
-		var spec *corev1.PodSpec
-		switch o := obj.(type) {
-		case *appsv1.Deployment:
-			spec = &o.Spec.Template.Spec
-		case *appsv1.StatefulSet:
-			spec = &o.Spec.Template.Spec
-		case *appsv1.DaemonSet:
-			spec = &o.Spec.Template.Spec
-		case *batchv1.Job:
-			spec = &o.Spec.Template.Spec
-		case *corev1.Pod:
-			spec = &o.Spec
-		}
-		if spec == nil {
-			continue
-		}
-		for _, c := range append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...) {
-			out = append(out, c.Image)
-		}
+// imageWant is ref with the field of im that sets it, for the fix of a failed check.
+func imageWant(im scenario.Images, ref string) images.Want {
+	switch {
+	case ref == im.Agent:
+		return images.Want{Ref: ref, Field: "spec.images.agent", Ours: true}
+	case ref == im.Meshbench:
+		return images.Want{Ref: ref, Field: "spec.images.meshbench", Ours: true}
+	case ref == im.Network:
+		return images.Want{Ref: ref, Field: "spec.images.network"}
+	case strings.HasPrefix(ref, strings.TrimSuffix(im.BankOfAnthos.Registry, "/")+"/"):
+		return images.Want{Ref: ref, Field: "spec.images.bankOfAnthos"}
+	case strings.HasPrefix(ref, strings.TrimSuffix(im.Bookinfo.Registry, "/")+"/examples-bookinfo-"):
+		return images.Want{Ref: ref, Field: "spec.images.bookinfo"}
 	}
-	return out
+	return images.Want{Ref: ref}
 }
 
 // nodePlatforms are the nodes' os/arch, for comparing with image indexes; nil when they cannot be listed.

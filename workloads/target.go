@@ -20,7 +20,7 @@ const (
 	ClusterDomain = kube.DefaultClusterDomain
 )
 
-// Target is the deployed app as the rest of meshbench needs it; it is defined in the leaf package internal/target so
+// Target is the deployed app as the rest of meshbench needs it; it is defined in the shared client internal/target so
 // that mesh and the runner use it without importing workloads.
 type Target = target.Target
 

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
 	"github.com/meshbench/meshbench/internal/inputfile"
 	"github.com/meshbench/meshbench/internal/kube"
@@ -151,7 +152,7 @@ func bearerTokenFile(path string, base http.RoundTripper) http.RoundTripper {
 	return config.NewAuthorizationCredentialsRoundTripper("Bearer", tokenFile{path: path}, base)
 }
 
-// Retry says how queries are retried.
+// Retry says how queries are retried (kube.Retry runs the attempts).
 type Retry struct {
 	Attempts int           // total attempts (>= 1)
 	Backoff  time.Duration // first pause; doubled each time
@@ -161,6 +162,8 @@ type Retry struct {
 	// Budget bounds the time over all attempts: no attempt starts later than Budget after the first (0 = Attempts
 	// alone bound it). A query therefore gives up at most Budget + Timeout after it began.
 	Budget time.Duration
+	// Clock times the pauses and the budget (nil = the wall clock).
+	Clock clock.Clock
 }
 
 // DefaultRetry rides over a Prometheus restart at collection time (a 30 s outage, or one pod replaced by its
@@ -173,38 +176,35 @@ func DefaultRetry() Retry {
 // query runs one instant query with per-attempt timeouts and retries with backoff on server-side and network
 // errors, within r's attempts and budget. A bad query (client error, bad data, execution error) is not retried.
 func query(ctx context.Context, a API, r Retry, q string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error) {
-	attempts := max(r.Attempts, 1)
-	backoff := r.Backoff
-	began := time.Now()
-	var lastErr error
-	i := 0
-	for ; i < attempts; i++ {
+	var (
+		v       model.Value
+		w       promv1.Warnings
+		inPause bool // ctx was alive after the last attempt: it ended in a pause
+	)
+	retry := kube.Retry{Backoff: kube.Backoff{Initial: r.Backoff, Factor: 2, Max: r.MaxBackoff}, Attempts: max(r.Attempts, 1),
+		Budget: r.Budget, Retryable: retryable, Clock: r.Clock}
+	var clk clock.Clock = clock.RealClock{}
+	if r.Clock != nil {
+		clk = r.Clock
+	}
+	began := clk.Now()
+	n, err := retry.Do(ctx, func() error {
 		qctx, cancel := context.WithTimeout(ctx, r.Timeout)
-		o := append([]promv1.Option{promv1.WithTimeout(r.Timeout)}, opts...)
-		v, w, _, err := a.Query(qctx, q, ts, o...)
-		cancel()
-		if err == nil {
-			return v, w, nil
-		}
-		lastErr = err
-		if ctx.Err() != nil || !retryable(err) || i == attempts-1 {
-			break
-		}
-		if r.Budget > 0 && time.Since(began)+backoff > r.Budget {
-			break
-		}
-		if err := kube.Sleep(ctx, nil, backoff); err != nil {
-			return nil, nil, err
-		}
-		backoff *= 2
-		if r.MaxBackoff > 0 {
-			backoff = min(backoff, r.MaxBackoff)
-		}
+		defer cancel()
+		var err error
+		v, w, _, err = a.Query(qctx, q, ts, append([]promv1.Option{promv1.WithTimeout(r.Timeout)}, opts...)...)
+		inPause = ctx.Err() == nil
+		return err
+	})
+	switch {
+	case err == nil:
+		return v, w, nil
+	case inPause && ctx.Err() != nil:
+		return nil, nil, ctx.Err()
+	case n == 1 || !retryable(err):
+		return nil, nil, fmt.Errorf("query %s: %w", shortQuery(q), err)
 	}
-	if i == 0 || !retryable(lastErr) {
-		return nil, nil, fmt.Errorf("query %s: %w", shortQuery(q), lastErr)
-	}
-	return nil, nil, fmt.Errorf("query %s: %d attempts over %s: %w", shortQuery(q), min(i+1, attempts), time.Since(began).Round(100*time.Millisecond), lastErr)
+	return nil, nil, fmt.Errorf("query %s: %d attempts over %s: %w", shortQuery(q), n, clk.Since(began).Round(100*time.Millisecond), err)
 }
 
 // shortQuery is q for an error message: a selector of thousands of pod names would make the case's reason as long

@@ -12,17 +12,20 @@ type Class string
 
 // The classes of Rules.
 const (
-	Foundation  Class = "foundation"  // internal/inputfile: rules every package follows, core included; no project imports
-	Core        Class = "core"        // scenario, results: the data model, no project imports but foundations
-	Leaf        Class = "leaf"        // internal/...: shared helpers and descriptions
-	Adapter     Class = "adapter"     // talks to one outside thing (cluster, Istio, fortio, Prometheus, registry)
-	Runner      Class = "runner"      // runs a plan through interfaces it defines itself
-	Offline     Class = "offline"     // results to report, from files alone
-	Publisher   Class = "publisher"   // sends finished reports elsewhere (HTTP)
-	Composition Class = "composition" // wires adapters together (the only place besides cmd that may)
-	Command     Class = "command"     // cmd/...: flags and wiring
-	Tool        Class = "tool"        // hack/...: development tools
-	Docs        Class = "docs"        // docs: documentation and its drift tests, no code
+	Foundation Class = "foundation" // internal/inputfile: rules every package follows, core included; no project imports
+	Core       Class = "core"       // scenario, results: the data model, no project imports but foundations
+	Leaf       Class = "leaf"       // internal/...: pure shared helpers and descriptions, no cluster access
+	// SharedClient packages (internal/kube, internal/target) talk to the API server on behalf of the adapters and
+	// the runner: clients, waits, readiness, node checks.
+	SharedClient Class = "shared client"
+	Adapter      Class = "adapter"     // talks to one outside thing (cluster, Istio, fortio, Prometheus, registry)
+	Runner       Class = "runner"      // runs a plan through interfaces it defines itself
+	Offline      Class = "offline"     // results to report, from files alone
+	Publisher    Class = "publisher"   // sends finished reports elsewhere (HTTP)
+	Composition  Class = "composition" // wires adapters together (the only place besides cmd that may)
+	Command      Class = "command"     // cmd/...: flags and wiring
+	Tool         Class = "tool"        // hack/...: development tools
+	Docs         Class = "docs"        // docs: documentation and its drift tests, no code
 )
 
 // Rule classifies the packages at Path (a module-relative path; a trailing "/..." also matches everything below).
@@ -36,6 +39,8 @@ var Rules = []Rule{
 	{"internal/inputfile", Foundation}, // before internal/...: Classify takes the first match
 	{"scenario", Core},
 	{"results", Core},
+	{"internal/kube", SharedClient},
+	{"internal/target", SharedClient},
 	{"internal/...", Leaf},
 	{"mesh", Adapter},
 	{"workloads", Adapter},
@@ -59,17 +64,18 @@ var Rules = []Rule{
 
 // Allowed says which classes a class may import (project packages only; the standard library and modules are free).
 var Allowed = map[Class][]Class{
-	Foundation:  nil,
-	Core:        {Foundation},
-	Leaf:        {Foundation, Core, Leaf},
-	Adapter:     {Foundation, Core, Leaf},
-	Runner:      {Foundation, Core, Leaf},
-	Offline:     {Foundation, Core, Leaf, Offline},
-	Publisher:   {Foundation, Core, Leaf, Offline},
-	Composition: {Foundation, Core, Leaf, Adapter, Runner, Offline, Publisher, Composition},
-	Command:     {Foundation, Core, Leaf, Adapter, Runner, Offline, Publisher, Composition, Command},
-	Tool:        {Foundation, Core, Leaf, Adapter, Runner, Offline, Publisher, Composition, Tool},
-	Docs:        nil,
+	Foundation:   nil,
+	Core:         {Foundation},
+	Leaf:         {Foundation, Core, Leaf},
+	SharedClient: {Foundation, Core, Leaf, SharedClient},
+	Adapter:      {Foundation, Core, Leaf, SharedClient},
+	Runner:       {Foundation, Core, Leaf, SharedClient},
+	Offline:      {Foundation, Core, Leaf, Offline},
+	Publisher:    {Foundation, Core, Leaf, Offline},
+	Composition:  {Foundation, Core, Leaf, SharedClient, Adapter, Runner, Offline, Publisher, Composition},
+	Command:      {Foundation, Core, Leaf, SharedClient, Adapter, Runner, Offline, Publisher, Composition, Command},
+	Tool:         {Foundation, Core, Leaf, SharedClient, Adapter, Runner, Offline, Publisher, Composition, Tool},
+	Docs:         nil,
 }
 
 // Classify returns the class of the module-relative package path, or "" when no rule names it.
@@ -135,7 +141,11 @@ func why(from, to Class) string {
 	case from == Core:
 		return "scenario and results import no project package but the foundations (internal/inputfile)"
 	case from == Leaf:
-		return "leaf packages import only scenario, results and other leaves"
+		return "leaf packages import only scenario, results and other leaves: no cluster access (internal/kube and internal/target are the shared clients)"
+	case from == SharedClient:
+		return "shared clients import only scenario, results, leaves and each other"
+	case to == SharedClient:
+		return "only the adapters, the runner, composition, commands and tools talk to the API server (the shared clients)"
 	case from == Runner:
 		return "the runner talks to adapters through interfaces it defines itself"
 	case to == Command:

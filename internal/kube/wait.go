@@ -42,7 +42,7 @@ type Wait struct {
 	// send on it, without blocking, where a watch would.
 	Trigger <-chan struct{}
 	// Pace, when set, is the least time between a check and the next one an event triggers (events meanwhile
-	// coalesce): a check that walks a cache of thousands of pods must not run once per event of a rollout.
+	// coalesce), on Clock: a check that walks a cache of thousands of pods must not run once per event of a rollout.
 	Pace time.Duration
 }
 
@@ -105,12 +105,12 @@ func (w Wait) Until(ctx context.Context, check func(ctx context.Context) (bool, 
 	}
 }
 
-// pace waits w.Pace after an event (nil at once without one); ctx's error when it ended first.
+// pace waits w.Pace on w.Clock after an event (nil at once without one); ctx's error when it ended first.
 func (w Wait) pace(ctx context.Context) error {
 	if w.Pace <= 0 {
 		return nil
 	}
-	return Sleep(ctx, nil, w.Pace)
+	return Sleep(ctx, w.Clock, w.Pace)
 }
 
 // deadlineErr reports whether err means "the deadline is (about to be) reached". client-go's rate limiter

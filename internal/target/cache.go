@@ -13,6 +13,7 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 
 	"github.com/meshbench/meshbench/internal/kube"
 )
@@ -27,6 +28,10 @@ import (
 //
 // Objects read from a Cache are the informers' own: read only.
 type Cache struct {
+	// Clock times the re-evaluations of WaitReady and the age of node conditions (nil = the wall clock); set it
+	// before WaitReady.
+	Clock clock.Clock
+
 	t         Target
 	kc        kubernetes.Interface
 	factories kube.Factories

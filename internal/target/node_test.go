@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func readyCond(status corev1.ConditionStatus, since time.Time) []corev1.NodeCondition {
@@ -222,5 +223,39 @@ func TestWaitReadyIgnoresReplacedPodsOnADeadNode(t *testing.T) {
 	}
 	if fmt.Sprint(nodeGets) != "[get node2]" {
 		t.Errorf("node requests %v, want one get of node2", nodeGets)
+	}
+}
+
+// TestWaitReadyOnTheClock: the wait re-evaluates on its Clock (a node's condition changes without an event on the
+// app's objects), and a node's grace is read on that clock too: pods on a node that went not Ready at the start end
+// the wait with the node named once NodeGrace has passed on the fake clock, long before the 10 s wall-time timeout
+// (the wall clock would have reached only the timeout's NotReadyError).
+func TestWaitReadyOnTheClock(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	fc := clocktesting.NewFakeClock(start)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node2"}, Status: corev1.NodeStatus{Conditions: readyCond(corev1.ConditionUnknown, start)}}
+	kc := fake.NewClientset(node, markedPod("web-1", "node2"))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { // step the fake clock whenever the wait waits on it
+		for ctx.Err() == nil {
+			if fc.HasWaiters() {
+				fc.Step(time.Second)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	c := NewCache(kc, Target{App: "fortio-chain", Topology: "single", Namespaces: []string{"app"}, AppSelector: "app=web"})
+	c.Clock = fc
+	c.Start(ctx)
+	defer c.Stop()
+	_, err := c.WaitReady(ctx, 10*time.Second, nil)
+	var nn *NodeNotReadyError
+	if !errors.As(err, &nn) || !strings.Contains(err.Error(), "node node2: Ready=Unknown for 3") {
+		t.Fatalf("WaitReady = %v, want a NodeNotReadyError naming node2 past its grace", err)
+	}
+	if moved := fc.Since(start); moved < NodeGrace || moved > NodeGrace+2*resync {
+		t.Errorf("the fake clock moved %v, want NodeGrace (%v) and at most two resyncs more", moved, NodeGrace)
 	}
 }

@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,6 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/meshbench/meshbench/internal/kube"
 )
 
 // WaitReady waits until every Deployment and StatefulSet of t is rolled out (the latest spec observed, every replica
@@ -48,44 +52,45 @@ func (c *Cache) WaitReady(ctx context.Context, timeout time.Duration, progress f
 	if c.Synced(wctx) != nil {
 		return ended()
 	}
-	for {
-		var marked []string
-		last, marked = c.readiness(nil)
-		if down := nodeProblems(wctx, c.kc, marked); len(down) > 0 {
-			// Again with what the nodes said: a pod left terminating on a dead node, already replaced, no longer
-			// counts, and only the nodes still holding pods that count end the wait.
-			last, marked = c.readiness(down)
-			for _, name := range marked {
-				if why, ok := down[name]; ok {
-					last.Nodes = append(last.Nodes, name+": "+why)
-				}
-			}
-		}
+	// Events re-evaluate the cached state at most every pace (a rollout sends thousands, and each evaluation walks
+	// every pod of the app); resync re-evaluates without one, as node conditions are not watched.
+	err := kube.Wait{Trigger: c.changed, Pace: pace, Interval: resync, Clock: c.Clock}.Until(wctx, func(ctx context.Context) (bool, error) {
+		last = c.evaluate(ctx)
 		if progress != nil {
 			progress(last)
 		}
 		if len(last.Nodes) > 0 {
 			// A pod on a node whose kubelet is gone cannot become ready: waiting out the timeout only hides it.
-			return last, &NodeNotReadyError{Target: t, Readiness: last}
+			return false, &NodeNotReadyError{Target: t, Readiness: last}
 		}
-		if last.Ready() {
-			return last, nil
-		}
-		select {
-		case <-wctx.Done():
-			return ended()
-		case <-c.changed:
-			// A rollout sends thousands of events: evaluate at most every pace (the events meanwhile coalesce in
-			// the channel), or each one would walk every pod of the app again (minutes of CPU at 5,000 pods).
-			select {
-			case <-wctx.Done():
-				return ended()
-			case <-time.After(pace):
+		return last.Ready(), nil
+	})
+	var nn *NodeNotReadyError
+	if err == nil || errors.As(err, &nn) {
+		return last, err
+	}
+	return ended()
+}
+
+// evaluate is the readiness of the cached state; its Nodes are those not Ready past NodeGrace that hold pods that
+// count.
+func (c *Cache) evaluate(ctx context.Context) Readiness {
+	last, marked := c.readiness(nil)
+	clk := c.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	if down := nodeProblems(ctx, c.kc, clk, marked); len(down) > 0 {
+		// Again with what the nodes said: a pod left terminating on a dead node, already replaced, no longer
+		// counts, and only the nodes still holding pods that count end the wait.
+		last, marked = c.readiness(down)
+		for _, name := range marked {
+			if why, ok := down[name]; ok {
+				last.Nodes = append(last.Nodes, name+": "+why)
 			}
-		case <-time.After(resync):
-			// Node conditions change without an event on the app's objects.
 		}
 	}
+	return last
 }
 
 // resync re-evaluates a wait without events: a node's condition is not watched.
@@ -175,25 +180,6 @@ func readinessOf(t Target, get func(WorkloadRef) (bool, string), pods map[string
 	return r, slices.Sorted(maps.Keys(nodes))
 }
 
-// nodeProblems reads the given nodes (one GET each: nodes whose pods the node controller marked, rare and few)
-// and says why those not Ready past NodeGrace are not (name to NodeProblem); nil when none is.
-func nodeProblems(ctx context.Context, kc kubernetes.Interface, names []string) map[string]string {
-	var out map[string]string
-	for _, name := range names {
-		n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			continue // no permission to read nodes, or gone: the pods' own reasons stand
-		}
-		if why := NodeProblem(n, time.Now(), NodeGrace); why != "" {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[name] = why
-		}
-	}
-	return out
-}
-
 // Readiness is a snapshot of how far the app is from ready.
 type Readiness struct {
 	ExpectedPods int
@@ -209,10 +195,6 @@ type Readiness struct {
 	// not count (readinessOf), and are named so the wait's account stays complete.
 	Stranded []string
 }
-
-// NodeGrace is how long a node may be not Ready before WaitReady stops waiting for the pods on it. A kubelet that
-// restarts posts Ready again within seconds; one that is gone leaves the node Unknown until it comes back.
-const NodeGrace = 30 * time.Second
 
 // NodeNotReadyError is WaitReady ending early: pods of the app sit on nodes that are not Ready.
 type NodeNotReadyError struct {
@@ -261,35 +243,6 @@ func (e *NotReadyError) Error() string {
 		b.WriteString("\n  " + w)
 	}
 	return b.String()
-}
-
-// NodeReady reports whether node n's Ready condition is True (a node that never posted it has not joined).
-func NodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// NodeProblem says why node n cannot run pods, when its Ready condition has not been True for longer than grace
-// at now ("" otherwise): "Ready=Unknown for 1m10s (NodeStatusUnknown: Kubelet stopped posting node status.)".
-func NodeProblem(n *corev1.Node, now time.Time, grace time.Duration) string {
-	for _, c := range n.Status.Conditions {
-		if c.Type != corev1.NodeReady {
-			continue
-		}
-		if c.Status == corev1.ConditionTrue {
-			return ""
-		}
-		since := now.Sub(c.LastTransitionTime.Time)
-		if since < grace {
-			return ""
-		}
-		return strings.TrimSpace(fmt.Sprintf("Ready=%s for %s (%s: %s)", c.Status, since.Round(time.Second), c.Reason, c.Message))
-	}
-	return ""
 }
 
 func onNode(p corev1.Pod) string {

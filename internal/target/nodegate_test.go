@@ -1,4 +1,4 @@
-package orchestrate
+package target
 
 import (
 	"context"
@@ -18,9 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
-
-	"github.com/meshbench/meshbench/internal/target"
-	"github.com/meshbench/meshbench/runner"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 var gateNow = time.Date(2026, 12, 4, 1, 0, 0, 0, time.UTC)
@@ -46,14 +44,14 @@ func gatePod(name, node string, terminating bool) *corev1.Pod {
 // or a new topology, runs.
 func TestNodeGate(t *testing.T) {
 	t.Parallel()
-	deployed := &runner.Target{Target: target.Target{Namespaces: []string{"mb-single"}, AppSelector: "app=chain", EntryNamespace: "mb-single"}}
+	deployed := &Target{Namespaces: []string{"mb-single"}, AppSelector: "app=chain", EntryNamespace: "mb-single"}
 	down := gateNode("node2", corev1.ConditionUnknown, 70*time.Second)
 	healthy := gateNode("node1", corev1.ConditionTrue, time.Hour)
 	for _, tc := range []struct {
 		name          string
 		objs          []runtime.Object
 		selector      map[string]string
-		t             *runner.Target
+		t             *Target
 		wantSkip      string // substring; "" = runs
 		wantRecovered []string
 	}{
@@ -72,8 +70,8 @@ func TestNodeGate(t *testing.T) {
 	} {
 		kc := fake.NewClientset(tc.objs...)
 		probes := 0
-		g := nodeGate{kc: kc, selector: tc.selector, clients: gateClients, now: func() time.Time { return gateNow },
-			probe: func(context.Context, string) error { probes++; return nil }}
+		g := NodeGate{Kube: kc, Selector: tc.selector, Clients: gateClients, Clock: testingclock.NewFakePassiveClock(gateNow),
+			Probe: func(context.Context, string) error { probes++; return nil }}
 		chk := g.Check(context.Background(), tc.t, []string{"node2"})
 		if (tc.wantSkip == "") != (chk.Skip == "") || !strings.Contains(chk.Skip, tc.wantSkip) {
 			t.Errorf("%s: skip %q, want %q", tc.name, chk.Skip, tc.wantSkip)
@@ -122,9 +120,9 @@ func gateClient(name, node string) *corev1.Pod {
 // server refuses (forbidden) is no evidence: the condition decides. Ready and answering: recovered.
 func TestNodeGateKubeletProbe(t *testing.T) {
 	t.Parallel()
-	deployed := &runner.Target{Target: target.Target{Namespaces: []string{"mb-single"}, AppSelector: "app=chain", EntryNamespace: "mb-single"}}
+	deployed := &Target{Namespaces: []string{"mb-single"}, AppSelector: "app=chain", EntryNamespace: "mb-single"}
 	ready := gateNode("node2", corev1.ConditionTrue, time.Hour)
-	justLost := gateNode("node2", corev1.ConditionUnknown, 5*time.Second) // within target.NodeGrace
+	justLost := gateNode("node2", corev1.ConditionUnknown, 5*time.Second) // within NodeGrace
 	healthy := gateNode("node1", corev1.ConditionTrue, time.Hour)
 	pinned := map[string]string{"kubernetes.io/hostname": "node2"}
 	refused := fmt.Errorf("GET nodes/node2/proxy/healthz: %w",
@@ -141,7 +139,7 @@ func TestNodeGateKubeletProbe(t *testing.T) {
 		name          string
 		objs          []runtime.Object
 		selector      map[string]string
-		t             *runner.Target
+		t             *Target
 		probe         error
 		wantSkip      string // substring; "" = runs
 		wantRecovered bool
@@ -167,8 +165,8 @@ func TestNodeGateKubeletProbe(t *testing.T) {
 	} {
 		kc := fake.NewClientset(tc.objs...)
 		var probed []string
-		g := nodeGate{kc: kc, selector: tc.selector, clients: gateClients, now: func() time.Time { return gateNow },
-			probe: func(_ context.Context, name string) error { probed = append(probed, name); return tc.probe }}
+		g := NodeGate{Kube: kc, Selector: tc.selector, Clients: gateClients, Clock: testingclock.NewFakePassiveClock(gateNow),
+			Probe: func(_ context.Context, name string) error { probed = append(probed, name); return tc.probe }}
 		chk := g.Check(context.Background(), tc.t, []string{"node2"})
 		if (tc.wantSkip == "") != (chk.Skip == "") || !strings.Contains(chk.Skip, tc.wantSkip) {
 			t.Errorf("%s: skip %q\nwant %q", tc.name, chk.Skip, tc.wantSkip)
