@@ -2,11 +2,9 @@ package netbench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -16,77 +14,6 @@ import (
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
-
-// ResumeConflicts lists, one line per field, where a scenario given to a resumed run (-f, with the flags applied)
-// differs from the recorded one in what makes the cni plan or its measurements: spec.cni (cases, sample count and
-// length, tool settings, placement) and the images the test pods run. Anything else (metadata, output directory,
-// Prometheus) is free to differ. Nil means the given scenario repeats the recorded run. It is pure.
-func ResumeConflicts(recorded, given *scenario.Scenario) []string {
-	var out []string
-	for _, part := range []struct {
-		path      string
-		rec, give any
-	}{
-		{"spec.cni", recorded.Spec.CNI, given.Spec.CNI},
-		{"spec.images", imagesOf(recorded), imagesOf(given)},
-	} {
-		out = append(out, jsonDiff(part.path, toJSONValue(part.rec), toJSONValue(part.give))...)
-	}
-	return out
-}
-
-// imagesOf is the part of spec.images the test pods run (the resolved images, not the registry and tag they came
-// from).
-func imagesOf(s *scenario.Scenario) map[string]string {
-	return map[string]string{"network": s.Spec.Images.Network, "agent": s.Spec.Images.Agent, "pullPolicy": s.Spec.Images.PullPolicy}
-}
-
-func toJSONValue(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return string(b)
-	}
-	return out
-}
-
-// jsonDiff lists the leaves of two decoded JSON values that differ, by field path, in a stable order.
-func jsonDiff(path string, a, b any) []string {
-	am, aok := a.(map[string]any)
-	bm, bok := b.(map[string]any)
-	if aok && bok {
-		keys := slices.Sorted(maps.Keys(am))
-		for k := range bm {
-			if _, ok := am[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		var out []string
-		for _, k := range keys {
-			out = append(out, jsonDiff(path+"."+k, am[k], bm[k])...)
-		}
-		return out
-	}
-	if reflect.DeepEqual(a, b) {
-		return nil
-	}
-	return []string{fmt.Sprintf("%s: recorded %s, given %s", path, jsonText(a), jsonText(b))}
-}
-
-func jsonText(v any) string {
-	if v == nil {
-		return "(unset)"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
 
 // RecordedPlacement is the placement the recorded cases measured on: their node-a and node-b facts (Deploy's),
 // pinned as spec.cni.placement so that the resumed cases run on the same nodes as the kept ones. ok is false when

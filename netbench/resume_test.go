@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -28,49 +27,6 @@ import (
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
-
-func TestResumeConflicts(t *testing.T) {
-	t.Parallel()
-	base := func() *scenario.Scenario {
-		s := &scenario.Scenario{}
-		s.Metadata.Name = "net"
-		s.Spec.CNI = scenario.CNI{Tests: []scenario.CNITest{scenario.CNITestTCP, scenario.CNITestUDP}, Paths: []scenario.CNIPath{scenario.CNIPathSameNode},
-			Duration: scenario.D(10 * time.Second), Samples: 3, Streams: 1, UDPBitrate: "1G", RequestBytes: 100, ResponseBytes: 100, RRTool: scenario.RRToolAuto}
-		s.Spec.Images.Network, s.Spec.Images.Agent, s.Spec.Images.PullPolicy = "net:1", "reg/meshbench-agent:v1", "IfNotPresent"
-		s.Spec.Output.Dir = "runs"
-		return s
-	}
-	tests := []struct {
-		name   string
-		change func(*scenario.Scenario)
-		want   []string
-	}{
-		{name: "same run", change: func(*scenario.Scenario) {}},
-		// What does not make the plan or its figures may differ.
-		{name: "other name, output dir and prometheus", change: func(s *scenario.Scenario) {
-			s.Metadata.Name, s.Spec.Output.Dir, s.Spec.Prometheus.URL = "net-again", "elsewhere", "http://127.0.0.1:9090"
-		}},
-		{name: "more samples", change: func(s *scenario.Scenario) { s.Spec.CNI.Samples = 5 }, want: []string{"spec.cni.samples: recorded 3, given 5"}},
-		{name: "another path and duration", change: func(s *scenario.Scenario) {
-			s.Spec.CNI.Paths = append(s.Spec.CNI.Paths, scenario.CNIPathHost)
-			s.Spec.CNI.Duration = scenario.D(30 * time.Second)
-		}, want: []string{`spec.cni.duration: recorded "10s", given "30s"`, `spec.cni.paths: recorded ["same-node"], given ["same-node","host"]`}},
-		{name: "placement pinned", change: func(s *scenario.Scenario) { s.Spec.CNI.Placement.ClientNode = "node1" },
-			want: []string{`spec.cni.placement: recorded (unset), given {"clientNode":"node1"}`}},
-		{name: "image registry moved the agent", change: func(s *scenario.Scenario) { s.Spec.Images.Agent = "other/meshbench-agent:v1" },
-			want: []string{`spec.images.agent: recorded "reg/meshbench-agent:v1", given "other/meshbench-agent:v1"`}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			given := base()
-			tt.change(given)
-			if got := netbench.ResumeConflicts(base(), given); !slices.Equal(got, tt.want) {
-				t.Errorf("conflicts\n  %q\nwant\n  %q", got, tt.want)
-			}
-		})
-	}
-}
 
 func caseRec(id string, status string, facts map[string]string) results.CaseResult {
 	return results.CaseResult{CaseID: id, Status: status, Facts: facts, Reason: map[string]string{results.StatusSkipped: "only one node", results.StatusFailed: "boom"}[status]}

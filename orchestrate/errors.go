@@ -1,9 +1,6 @@
 package orchestrate
 
 import (
-	"fmt"
-
-	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 	"github.com/meshbench/meshbench/workloads"
 )
@@ -20,19 +17,6 @@ func inputError(err error) error {
 		return nil
 	}
 	return &InputError{Err: err}
-}
-
-// checkResumeMesh refuses, before anything is contacted, to continue a cni run's directory as a mesh run (as CNI
-// refuses a mesh run's): an InputError naming the verb that continues it. A directory whose run.json cannot be read
-// is left to results.Resume, which says why.
-func checkResumeMesh(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	if meta, err := results.ReadMeta(dir); err == nil && meta.IsCNI() {
-		return inputError(fmt.Errorf("resume %s: a %q run, not a mesh run: continue it with meshbench cni --resume %s", dir, meta.Command, dir))
-	}
-	return nil
 }
 
 // CheckAllowExisting refuses app existing without --allow-existing-namespaces before anything is contacted or

@@ -2,24 +2,18 @@ package orchestrate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/meshbench/meshbench/internal/interrupt"
 	"github.com/meshbench/meshbench/internal/kube"
-	"github.com/meshbench/meshbench/internal/version"
 	"github.com/meshbench/meshbench/loadgen"
 	"github.com/meshbench/meshbench/mesh"
-	"github.com/meshbench/meshbench/report"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
@@ -125,7 +119,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	if err := CheckAllowExisting(cfg); err != nil {
 		return RunResult{}, err
 	}
-	if err := checkResumeMesh(cfg.ResumeDir); err != nil {
+	if err := checkResumeDir(cfg.ResumeDir, results.CommandRun); err != nil {
 		return RunResult{}, err
 	}
 	plan := scenario.NewPlan(s)
@@ -147,54 +141,32 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	}
 	defer col.Stop()
 
-	var store *results.Store
-	var meta results.RunMeta
-	var done map[string]results.CaseResult
-	if cfg.ResumeDir != "" {
-		st, run, err := results.Resume(cfg.ResumeDir)
-		if err != nil {
-			return RunResult{}, inputError(err)
-		}
-		store, meta, done = st, run.Meta, run.DoneCases()
-		// This invocation's span starts now; written at once, so a crash of it is found by the next --resume.
-		meta = results.StartInvocation(meta, run.Cases, time.Now().UTC())
-		if err := store.UpdateMeta(meta); err != nil {
-			return RunResult{}, err
-		}
-	} else {
-		if meta, err = newMeta(results.CommandRun, s, plan); err != nil {
-			return RunResult{}, err
-		}
-		meta.Cluster, meta.Prometheus = ClusterFacts(ctx, d.Clients, s, d.KubeVersion, ist, log), col.Facts
-		meta.Notes = append(meta.Notes, col.Notes...)
-		// Whole-node figures of nodes on one host are that machine's, once per node: say so in every report.
-		meta.Notes = append(meta.Notes, results.SharedHostNotes(meta.Cluster.Nodes)...)
-		meta.Notes = append(meta.Notes, dataPlaneNotes(meta.Cluster.Istio, s.Spec.Modes)...)
-		if store, meta, err = CreateRun(s.Spec.Output.Dir, s.Metadata.Name, meta); err != nil {
-			return RunResult{}, err
-		}
+	sess, err := openSession(openOptions{command: results.CommandRun, resumeDir: cfg.ResumeDir, outputDir: s.Spec.Output.Dir,
+		prefix: s.Metadata.Name, log: log, newMeta: func() (results.RunMeta, error) { return newRunMeta(ctx, d, s, plan, ist, col) }})
+	if err != nil {
+		return RunResult{}, err
 	}
-	defer func() { _ = store.Close() }()
-	res := RunResult{RunID: meta.RunID, Dir: store.Dir()}
-
-	record, err := mesh.OpenLabelRecord(filepath.Join(store.Dir(), mesh.LabelRecordFile))
+	defer sess.close()
+	runID := sess.runID()
+	res := RunResult{RunID: runID, Dir: sess.dir()}
+	record, err := sess.labelRecord()
 	if err != nil {
 		return res, err
 	}
 	clients := d.Clients
-	lg := &loadgen.Cluster{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube}, RunID: meta.RunID,
+	lg := &loadgen.Cluster{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube}, RunID: runID,
 		Image: s.Spec.Images.Agent, PullPolicy: corev1.PullPolicy(s.Spec.Images.PullPolicy), NodeSelector: s.Spec.Workload.NodeSelector,
 		Tolerations: s.Spec.Workload.Tolerations,
 		Clients:     s.Spec.Load.Clients, ReadyTimeout: cfg.ReadyTimeout, Log: log}
 	col.loadSelector, col.waypoint, col.revision = lg.Selector(), s.Spec.Waypoint, ist.Revision
-	deployer := &workloads.Deployer{Clients: clients, RunID: meta.RunID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress,
+	deployer := &workloads.Deployer{Clients: clients, RunID: runID, AllowExisting: cfg.AllowExisting, Log: log, Progress: d.Progress,
 		Protected: protected}
 	// One informer cache per case serves its readiness wait and then its mode verification.
 	cache := &appCache{kc: clients.Kube}
-	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: meta.RunID, Log: log, Record: record, Revision: ist.Revision, Protected: protected},
+	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: runID, Log: log, Record: record, Revision: ist.Revision, Protected: protected},
 		wp: s.Spec.Waypoint, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace, revision: ist.Revision, istioVersion: ist.Version, cache: cache}
 	r := &runner.Runner{
-		Plan: plan, RunID: meta.RunID, Store: store, Done: done, Retain: cfg.Retain, FinalizeTimeout: cfg.FinalizeTimeout, Log: log,
+		Plan: plan, RunID: runID, Store: sess.store, Done: sess.done(), Retain: cfg.Retain, FinalizeTimeout: cfg.FinalizeTimeout, Log: log,
 		Progress:  d.Progress,
 		Workloads: &workloadsAdapter{d: deployer, s: s, timeout: cfg.ReadyTimeout, cache: cache},
 		Mesh:      meshA,
@@ -203,22 +175,35 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 		Requests:  clients.Requests,
 		Nodes:     newNodeGate(clients.Kube, s, lg.Selector()),
 	}
-	log.Info("run", "id", meta.RunID, "dir", store.Dir(), "plan", plan.Summary())
+	if err := sess.begin(plan.Summary()); err != nil {
+		return res, err
+	}
 	out, runErr := r.Run(ctx)
 	res.Outcome = out
-	if cfg.ResumeDir != "" && !cfg.Retain {
-		runErr = errors.Join(runErr, sweepEarlierSessions(ctx, clients, meta.RunID, cfg.FinalizeTimeout, log))
+	if sess.resumed() && !cfg.Retain {
+		runErr = errors.Join(runErr, sweepEarlierSessions(ctx, clients, runID, cfg.FinalizeTimeout, log))
 	}
-	if observedDataPlanes(meta.Cluster.Istio, meshA.seen, s.Spec.Modes) {
-		for _, n := range dataPlaneNotes(meta.Cluster.Istio, s.Spec.Modes) {
-			if !slices.Contains(meta.Notes, n) {
-				meta.Notes = append(meta.Notes, n)
-			}
-		}
+	if facts := sess.meta.Cluster.Istio; observedDataPlanes(facts, meshA.seen, s.Spec.Modes) {
+		sess.addNotes(dataPlaneNotes(facts, s.Spec.Modes)...)
 	}
-	sum, md, err := Finish(store, meta, EndingOf(ctx, out, runErr), log)
+	sum, md, err := sess.finish(ctx, out, runErr)
 	res.Summary, res.Markdown = sum, md
 	return res, errors.Join(runErr, err)
+}
+
+// newRunMeta is run.json of a new mesh run before its ID is drawn: the cluster's and collector's facts, and the
+// notes every report of it repeats.
+func newRunMeta(ctx context.Context, d Deps, s *scenario.Scenario, plan scenario.Plan, ist mesh.IstioInfo, col *Collector) (results.RunMeta, error) {
+	meta, err := newMeta(results.CommandRun, s, plan)
+	if err != nil {
+		return meta, err
+	}
+	meta.Cluster, meta.Prometheus = ClusterFacts(ctx, d.Clients, s, d.KubeVersion, ist, d.Log), col.Facts
+	meta.Notes = append(meta.Notes, col.Notes...)
+	// Whole-node figures of nodes on one host are that machine's, once per node: say so in every report.
+	meta.Notes = append(meta.Notes, results.SharedHostNotes(meta.Cluster.Nodes)...)
+	meta.Notes = append(meta.Notes, dataPlaneNotes(meta.Cluster.Istio, s.Spec.Modes)...)
+	return meta, nil
 }
 
 // sweepEarlierSessions removes, after a resumed run's own finalizers, every object still labelled with the run's ID:
@@ -239,91 +224,4 @@ func sweepEarlierSessions(ctx context.Context, clients *kube.Clients, runID stri
 		return fmt.Errorf("remove what an earlier session of the run left (meshbench cleanup --run %s): %w", runID, err)
 	}
 	return nil
-}
-
-// InsecureClients names the clients of s whose TLS verification is off (run.json's insecure): only an explicit
-// field turns it off.
-func InsecureClients(s *scenario.Scenario) []string {
-	var out []string
-	if s != nil && s.Spec.Prometheus.InsecureSkipVerify {
-		out = append(out, results.InsecurePrometheus)
-	}
-	return out
-}
-
-// newMeta is run.json of a new run before its ID is drawn: command, start, tool, the scenario echo and the plan.
-func newMeta(command string, s *scenario.Scenario, plan any) (results.RunMeta, error) {
-	v := version.Get()
-	meta := results.RunMeta{Command: command, Start: time.Now().UTC(),
-		Tool: results.ToolInfo{Version: v.Version, Commit: v.Commit, GoVersion: v.GoVersion, BuildDate: v.BuildDate}}
-	meta.Invocations = []results.Invocation{{Start: meta.Start}}
-	var err error
-	if meta.Scenario, err = json.Marshal(s); err != nil {
-		return meta, fmt.Errorf("encode scenario: %w", err)
-	}
-	if meta.Plan, err = json.Marshal(plan); err != nil {
-		return meta, fmt.Errorf("encode plan: %w", err)
-	}
-	meta.Insecure = InsecureClients(s)
-	if len(meta.Insecure) > 0 { // every report repeats the notes: a reader sees it without opening run.json
-		meta.Notes = append(meta.Notes, fmt.Sprintf("TLS verification was turned off for: %s (insecureSkipVerify)", strings.Join(meta.Insecure, ", ")))
-	}
-	return meta, nil
-}
-
-// Ending is how an invocation ended: its outcome (results.Outcome*), the signal that stopped it, and where an
-// interruption left the run (nil when the plan completed).
-type Ending struct {
-	Outcome     string
-	Signal      string
-	Interrupted *results.Interruption
-}
-
-// EndingOf reads how the runner's invocation ended: interrupted when the runner says so, or when the context was
-// cancelled before every planned case had a record (a cancel the runner did not see, e.g. before its first case);
-// the signal comes from the context's cause (interrupt.SignalError).
-func EndingOf(ctx context.Context, out runner.Outcome, runErr error) Ending {
-	var e Ending
-	if se := interrupt.FromContext(ctx); se != nil {
-		e.Signal = se.Name()
-	}
-	switch {
-	case out.Interrupted || (ctx.Err() != nil && out.Recorded() < out.Total):
-		at := out.InterruptedAt
-		if at.IsZero() {
-			at = time.Now()
-		}
-		e.Outcome = results.OutcomeInterrupted
-		e.Interrupted = &results.Interruption{Signal: e.Signal, At: at.UTC(), Case: out.InterruptedCase, Phase: out.InterruptedPhase,
-			Completed: out.Recorded(), Planned: out.Total, NotRun: out.NotRun}
-	case runErr != nil:
-		e.Outcome = results.OutcomeError
-	default:
-		e.Outcome = results.OutcomeCompleted
-	}
-	return e
-}
-
-// Finish summarises everything the run directory holds (resumed cases included), writes summary.json, the end time
-// of this invocation with its ending (the interruption mark, or none: a completed --resume clears it) and the report
-// files, and returns the summary and its Markdown.
-func Finish(store *results.Store, meta results.RunMeta, ending Ending, log *slog.Logger) (results.Summary, string, error) {
-	run, err := results.Read(store.Dir())
-	if err != nil {
-		return results.Summary{}, "", err
-	}
-	sum := results.Summarize(meta, run.Samples, run.Cases, results.SummaryOptions{}) // meta: with the notes of this session
-	if err := store.WriteSummary(sum); err != nil {
-		return sum, "", err
-	}
-	meta = results.EndInvocation(meta, time.Now().UTC(), ending.Outcome, ending.Signal, ending.Interrupted)
-	if err := store.UpdateMeta(meta); err != nil {
-		return sum, "", err
-	}
-	run.Meta, run.Summary = meta, &sum
-	rep := report.Build(run)
-	if _, err := report.Write(filepath.Join(store.Dir(), "report"), rep.Files()); err != nil {
-		log.Warn("write report files", "err", err)
-	}
-	return sum, string(rep.Markdown()), nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,7 +29,7 @@ type cniFlags struct {
 func NewCNICommand(streams Streams, g *GlobalFlags) *cobra.Command {
 	f := &cniFlags{}
 	cmd := &cobra.Command{
-		Use:   "cni -f SCENARIO | --resume RUN_DIR",
+		Use:   "cni -f SCENARIO | --resume RUN_DIR [-f SCENARIO]",
 		Short: "Benchmark the pod network: same node, cross node, ClusterIP, host baseline (iperf3 TCP/UDP, TCP_RR, TCP_CRR)",
 		Long: `Measure the pod network underneath the mesh, as the CNI benchmarks do, with every cell either a mean with
 its 95% confidence interval or the reason it is empty. Paths: same-node (client and server on node A),
@@ -50,18 +48,20 @@ same cluster in one report.
 
 --resume RUN_DIR continues a cni run that was interrupted or killed: the recorded scenario runs again on the nodes
 the kept cases used, recorded cases (ok or skipped) are kept as they are, the others (failed, interrupted, never
-started) run, after the namespace a killed run left is deleted. With -f too, the file must describe the recorded
-run (same spec.cni and images, --image-registry applied), else exit 2 naming the fields that differ.`,
+started) run, after the namespace a killed run left is deleted.
+
+` + resumeRuleHelp,
 		Example: `  meshbench cni -f examples/study-b-network.yaml
   meshbench cni -f examples/study-b-network.yaml -o json --output-dir runs
-  meshbench cni --resume runs/cni-20261201-101500-3fa2`,
+  meshbench cni --resume runs/cni-20261201-101500-3fa2
+  meshbench cni -f examples/study-b-network.yaml --resume runs/cni-20261201-101500-3fa2`,
 		Args:        cobra.NoArgs,
 		Annotations: cniSignal(),
 		RunE:        func(cmd *cobra.Command, _ []string) error { return runCNI(cmd.Context(), streams, g, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML) with a spec.cni section")
-	fl.StringVar(&f.resume, "resume", "", "continue the cni run in RUN_DIR (its recorded scenario, nodes and kept cases)")
+	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML) with a spec.cni section; with --resume, refused unless it describes the recorded run")
+	fl.StringVar(&f.resume, "resume", "", "continue the cni run in RUN_DIR with its recorded scenario, nodes and kept cases (-f, if given, must describe it)")
 	fl.StringVar(&f.outputDir, "output-dir", "", "directory that receives the run directory (overrides spec.output.dir)")
 	fl.BoolVar(&f.retain, "retain", false, "keep the test namespace and pods after the run (delete them with meshbench cleanup)")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 3*time.Minute, "how long the test pods may take to become ready")
@@ -121,7 +121,7 @@ func cniScenario(f *cniFlags) (*scenario.Scenario, error) {
 
 func cniScenarioOf(f *cniFlags) (*scenario.Scenario, error) {
 	if f.resume != "" {
-		return cniResumeScenario(f)
+		return resumeScenario(results.CommandCNI, f.resume, f.file, f.imageRegistry, f.outputDir)
 	}
 	if f.file == "" {
 		return nil, badInput(errors.New("give the scenario with -f/--file (it needs a spec.cni section)"))
@@ -149,38 +149,4 @@ func printCNIReport(streams Streams, format string, rep *netbench.Report) error 
 		return err
 	}
 	return printValue(streams.Out, format, rep, rep.Table)
-}
-
-// cniResumeScenario is the recorded scenario of the cni run in --resume RUN_DIR, after checking that the other flags
-// describe the same run: -f and --image-registry may repeat the recorded run's command line, never change its plan.
-func cniResumeScenario(f *cniFlags) (*scenario.Scenario, error) {
-	run, err := results.Read(f.resume)
-	if err != nil {
-		return nil, badInput(fmt.Errorf("--resume %s: %w", f.resume, err))
-	}
-	if !run.Meta.IsCNI() {
-		return nil, badInput(fmt.Errorf("--resume %s: the directory holds a %q run, not a cni run: continue it with meshbench run --resume %s", f.resume, run.Meta.Command, f.resume))
-	}
-	rec, err := scenario.Parse(run.Meta.Scenario)
-	if err != nil {
-		return nil, badInput(fmt.Errorf("--resume %s: recorded scenario: %w", f.resume, err))
-	}
-	if f.outputDir != "" && filepath.Clean(f.outputDir) != filepath.Dir(filepath.Clean(f.resume)) {
-		return nil, badInput(fmt.Errorf("--output-dir %s with --resume %s: a resumed run stays in its directory; drop --output-dir", f.outputDir, f.resume))
-	}
-	switch {
-	case f.file != "":
-		given, err := loadScenario(f.file, f.imageRegistry)
-		if err != nil {
-			return nil, err
-		}
-		if diff := netbench.ResumeConflicts(rec, given); len(diff) > 0 {
-			return nil, badInput(fmt.Errorf("--resume %s with -f %s: the scenario (with the flags applied) would change the recorded run's plan:\n  %s\n"+
-				"drop -f (and --image-registry) to resume with the recorded scenario, or start a new run without --resume",
-				f.resume, f.file, strings.Join(diff, "\n  ")))
-		}
-	case f.imageRegistry != "":
-		return nil, badInput(fmt.Errorf("--image-registry with --resume %s: a resumed run keeps the images it recorded; drop --image-registry (or give -f SCENARIO too, to check that it gives the recorded images)", f.resume))
-	}
-	return rec, nil
 }

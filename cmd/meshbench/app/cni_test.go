@@ -51,9 +51,9 @@ func TestCNIBadInputExits2(t *testing.T) {
 	}
 }
 
-// recordCNIRun writes the run directory a `meshbench cni -f scn` run starts (run.json with the scenario as loaded,
+// recordRunDir writes the run directory a `meshbench <command> -f scn` run starts (run.json with the scenario as loaded,
 // the logs) and one recorded case, and returns the directory.
-func recordCNIRun(t *testing.T, command, scn string) string {
+func recordRunDir(t *testing.T, command, scn string) string {
 	t.Helper()
 	s, err := loadScenario(scn, "")
 	if err != nil {
@@ -109,13 +109,7 @@ func TestCNIResume(t *testing.T) {
 	renamed := filepath.Join(dir, "renamed.yaml")
 	writeFile(t, renamed, strings.Replace(runScenarioYAML, "metadata: {name: flags}", "metadata: {name: other}", 1))
 	kc := unreachableKubeconfig(t, dir)
-	tests := []struct {
-		name    string
-		command string // recorded run.json command
-		args    []string
-		want    []string // in stderr
-		refused bool     // by the resume check (else it gets to the cluster)
-	}{
+	runResumeCases(t, "cni", scn, kc, []resumeCase{
 		{name: "recorded scenario", command: "cni", want: []string{"nothing was changed"}},
 		{name: "same file", command: "cni", args: []string{"-f", scn}, want: []string{"nothing was changed"}},
 		{name: "file differing outside the plan", command: "cni", args: []string{"-f", renamed}, want: []string{"nothing was changed"}},
@@ -131,13 +125,32 @@ func TestCNIResume(t *testing.T) {
 		{name: "another output dir", command: "cni", args: []string{"--output-dir", filepath.Join(dir, "elsewhere")}, refused: true,
 			want: []string{"--output-dir " + filepath.Join(dir, "elsewhere") + " with --resume RUN_DIR", "drop --output-dir"}},
 		{name: "a mesh run", command: "run", refused: true, want: []string{`the directory holds a "run" run, not a cni run: continue it with meshbench run --resume RUN_DIR`}},
+	})
+	if code, _, stderr := run(t, "cni", "--resume", filepath.Join(dir, "nope"), "--kubeconfig", kc); code != ExitBadInput || !strings.Contains(stderr, "--resume "+filepath.Join(dir, "nope")) {
+		t.Errorf("missing run directory: exit %d, %q", code, stderr)
 	}
+}
+
+// resumeCase is one `<verb> --resume RUN_DIR ...` of runResumeCases.
+type resumeCase struct {
+	name    string
+	command string // recorded run.json command
+	args    []string
+	want    []string // in stderr
+	refused bool     // by the resume check (else it gets to the cluster)
+}
+
+// runResumeCases runs `verb --resume RUN_DIR` with each case's flags against a fresh run directory recording scn
+// (the kubeconfig kc's API server refuses connections: a resume that passes the checks stops there, "nothing was
+// changed"): exit 2, the wanted messages, refused by the resume check or not, the directory byte for byte as it was.
+func runResumeCases(t *testing.T, verb, scn, kc string, tests []resumeCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			runDir := recordCNIRun(t, tt.command, scn)
+			runDir := recordRunDir(t, tt.command, scn)
 			before := dirBytes(t, runDir)
-			args := []string{"cni", "--resume", runDir, "--kubeconfig", kc, "--skip-image-check"}
+			args := []string{verb, "--resume", runDir, "--kubeconfig", kc, "--skip-image-check"}
 			for _, a := range tt.args {
 				args = append(args, strings.ReplaceAll(a, "PARENT", filepath.Dir(runDir)))
 			}
@@ -158,8 +171,5 @@ func TestCNIResume(t *testing.T) {
 				t.Errorf("the run directory changed")
 			}
 		})
-	}
-	if code, _, stderr := run(t, "cni", "--resume", filepath.Join(dir, "nope"), "--kubeconfig", kc); code != ExitBadInput || !strings.Contains(stderr, "--resume "+filepath.Join(dir, "nope")) {
-		t.Errorf("missing run directory: exit %d, %q", code, stderr)
 	}
 }

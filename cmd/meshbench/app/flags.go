@@ -101,31 +101,18 @@ func runScenario(f *runFlags) (*scenario.Scenario, error) {
 }
 
 func runScenarioOf(f *runFlags) (*scenario.Scenario, error) {
-	switch {
-	case f.resume != "" && f.file != "":
-		return nil, badInput(errors.New("give either -f SCENARIO (new run) or --resume RUN_DIR, not both"))
-	case f.resume != "" && f.imageRegistry != "":
-		return nil, badInput(errors.New("--image-registry with --resume: a resumed run keeps the images it recorded"))
-	case f.resume != "" && f.outputDir != "":
-		return nil, badInput(errors.New("--output-dir with --resume: a resumed run stays in RUN_DIR"))
-	case f.resume != "":
-		run, err := results.Read(f.resume)
+	if f.resume != "" {
+		s, err := resumeScenario(results.CommandRun, f.resume, f.file, f.imageRegistry, f.outputDir)
 		if err != nil {
-			return nil, badInput(fmt.Errorf("resume %s: %w", f.resume, err))
-		}
-		if run.Meta.IsCNI() { // as cni --resume refuses a mesh run's directory
-			return nil, badInput(fmt.Errorf("--resume %s: the directory holds a %q run, not a mesh run: continue it with meshbench cni --resume %s", f.resume, run.Meta.Command, f.resume))
-		}
-		s, err := scenario.Parse(run.Meta.Scenario)
-		if err != nil {
-			return nil, badInput(fmt.Errorf("resume %s: recorded scenario: %w", f.resume, err))
+			return nil, err
 		}
 		// A Prometheus that moved since: the URL is not part of what was measured.
 		if err := applyOverrides(s, prometheusURLOverride(f.prometheusURL)); err != nil {
 			return nil, err
 		}
 		return s, nil
-	case f.file == "":
+	}
+	if f.file == "" {
 		return nil, badInput(errors.New("give -f SCENARIO or --resume RUN_DIR"))
 	}
 	s, err := loadScenario(f.file, f.imageRegistry)
@@ -139,4 +126,20 @@ func runScenarioOf(f *runFlags) (*scenario.Scenario, error) {
 		return nil, err
 	}
 	return s, checkOutputDir(s.Spec.Output.Dir)
+}
+
+// resumeRuleHelp is the rule of --resume with the other flags, the same in both verbs' help (resumeScenario).
+const resumeRuleHelp = `A resumed run runs the scenario recorded in RUN_DIR's run.json (it repeats what ran). -f SCENARIO may be
+given too, as the command line that started the run with --resume added: the file, with
+--image-registry applied, must describe the recorded run (the fields the verb's plan and measurements depend on),
+else exit 2 naming each field that differs with both values; the recorded scenario runs either way.
+--image-registry is refused without -f (a resumed run keeps its images); --output-dir may only name RUN_DIR's
+parent (a resumed run stays in its directory).`
+
+// resumeScenario is the scenario --resume RUN_DIR runs, by the one rule of both verbs (orchestrate.ResumeScenario):
+// the recorded one; -f (with --image-registry) is loaded as a new run would load it and must describe the recorded
+// run; --output-dir may only name RUN_DIR's parent. A refusal is bad input (exit 2); nothing is written.
+func resumeScenario(command, dir, file, imageRegistry, outputDir string) (*scenario.Scenario, error) {
+	return orchestrate.ResumeScenario(orchestrate.ResumeRequest{Command: command, Dir: dir, File: file,
+		ImageRegistry: imageRegistry, OutputDir: outputDir, Load: loadScenario})
 }

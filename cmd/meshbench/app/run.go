@@ -33,33 +33,38 @@ type runFlags struct {
 func NewRunCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run -f SCENARIO | --resume RUN_DIR",
+		Use:   "run -f SCENARIO | --resume RUN_DIR [-f SCENARIO]",
 		Short: "Run a scenario: deploy, switch data-plane modes, verify, load with fortio, collect min/max/avg CPU and memory",
 		Long: `Run every case of a scenario's plan. Per case: switch the data-plane mode when it changes (apply, wait for
 the workloads, verify every pod; a case whose verification fails is recorded failed and not measured), measure the
 idle window, run fortio load from client pods in the app's namespace (same data plane as the app), and read min,
 max and avg CPU and memory per component from Prometheus (or, without one, the kubelets' resource metrics) over
 the exact windows. Each case is written to RUN_DIR/samples.jsonl and cases.jsonl as soon as it ends; --resume
-RUN_DIR continues an interrupted run without repeating recorded cases. At the end summary.json and a report are
-written and the resource tables are printed.
+RUN_DIR continues an interrupted or killed run without repeating recorded cases (ok or skipped; failed ones run
+again), after removing what a killed session left. At the end summary.json and a report are written and the
+resource tables are printed.
 
 Flags override the scenario file (defaults < file < flags) and are checked like it; run.json records the scenario
 with the flags applied, so --resume repeats what ran. Nothing is created (no run directory, nothing in the
 cluster) before the scenario and flags are valid, every image resolves and the API server answers.
+
+` + resumeRuleHelp + `
+--prometheus-url may differ (a Prometheus that moved).
 
 Ctrl-C or SIGTERM stops after cleaning up (app namespaces deleted, namespace labels restored) unless --retain,
 marks run.json and the report interrupted (which case, which step, the cases not run) and exits 130 (SIGINT) or
 143 (SIGTERM); a second signal exits at once without cleanup (meshbench cleanup removes what is left). Exit code 1 when some cases failed (everything is still written), 2 for bad input, which includes an image the
 registry does not have or refuses (--skip-image-check) and an API server that does not answer.`,
 		Example: `  meshbench run -f examples/quickstart.yaml
-  meshbench run --resume runs/quickstart-20261201-101500-3fa2`,
+  meshbench run --resume runs/quickstart-20261201-101500-3fa2
+  meshbench run -f examples/quickstart.yaml --resume runs/quickstart-20261201-101500-3fa2`,
 		Args:        cobra.NoArgs,
 		Annotations: runSignal(),
 		RunE:        func(cmd *cobra.Command, _ []string) error { return runRun(cmd.Context(), streams, g, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML)")
-	fl.StringVar(&f.resume, "resume", "", "continue the run in RUN_DIR (its recorded scenario and plan are used)")
+	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML); with --resume, refused unless it describes the recorded run")
+	fl.StringVar(&f.resume, "resume", "", "continue the run in RUN_DIR with its recorded scenario and plan (-f, if given, must describe it)")
 	fl.BoolVar(&f.retain, "retain", false, "keep the app, load clients and mode labels after the run")
 	fl.BoolVar(&f.allowExisting, "allow-existing-namespaces", false, "deploy into app namespaces that already exist (never deleted)")
 	fl.StringVar(&f.prometheusURL, "prometheus-url", "", "Prometheus URL (overrides spec.prometheus)")

@@ -57,7 +57,8 @@ func TestRunBadFlagsExit2(t *testing.T) {
 		{"prometheus url without host", []string{"run", "--prometheus-url", "http://"}, []string{"--prometheus-url"}},
 		{"output dir under a file", []string{"run", "--output-dir", filepath.Join(file, "runs")}, []string{"not a directory", "--output-dir"}},
 		{"output dir is a file", []string{"run", "--output-dir", file}, []string{"not a directory", "--output-dir"}},
-		{"output dir with resume", []string{"run", "--resume", dir, "--output-dir", filepath.Join(dir, "elsewhere")}, []string{"--output-dir with --resume"}},
+		{"output dir with resume", []string{"run", "--resume", dir, "--output-dir", filepath.Join(dir, "elsewhere")},
+			[]string{"with --resume " + dir + ": a resumed run stays in its directory; drop --output-dir"}},
 		{"cni ready timeout", []string{"cni", "--ready-timeout", "0"}, []string{"--ready-timeout 0s"}},
 		{"cni delete timeout (old name)", []string{"cni", "--delete-timeout", "-1s"}, []string{"--finalize-timeout -1s"}},
 		{"cni output dir is a file", []string{"cni", "--output-dir", file}, []string{"not a directory"}},
@@ -98,6 +99,45 @@ func TestRunBadFlagsExit2(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunResume: run --resume follows cni --resume's rule (TestCNIResume): the recorded scenario runs; -f,
+// --image-registry and --output-dir may repeat the recorded run's command line, and a scenario or flag that would
+// change its plan is refused with exit 2 naming the fields, before any cluster is contacted (the kubeconfig's API
+// server refuses connections: a resume that passes the checks stops there, "nothing was changed"). --prometheus-url
+// may differ (a Prometheus that moved). The run directory is left byte for byte as it was.
+func TestRunResume(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	scn := filepath.Join(dir, "s.yaml")
+	writeFile(t, scn, runScenarioYAML)
+	more := filepath.Join(dir, "more.yaml")
+	writeFile(t, more, strings.Replace(runScenarioYAML, "modes: [none]", "modes: [none, sidecar]", 1))
+	otherCNI := filepath.Join(dir, "other-cni.yaml")
+	writeFile(t, otherCNI, strings.Replace(runScenarioYAML, "paths: [same-node]", "paths: [host]", 1))
+	renamed := filepath.Join(dir, "renamed.yaml")
+	writeFile(t, renamed, strings.Replace(runScenarioYAML, "metadata: {name: flags}", "metadata: {name: other}", 1))
+	kc := unreachableKubeconfig(t, dir)
+	runResumeCases(t, "run", scn, kc, []resumeCase{
+		{name: "recorded scenario", command: "run", want: []string{"nothing was changed"}},
+		{name: "same file", command: "run", args: []string{"-f", scn}, want: []string{"nothing was changed"}},
+		{name: "file differing outside the plan", command: "run", args: []string{"-f", otherCNI}, want: []string{"nothing was changed"}},
+		{name: "same output dir", command: "run", args: []string{"-f", scn, "--output-dir", "PARENT"}, want: []string{"nothing was changed"}},
+		{name: "prometheus moved", command: "run", args: []string{"-f", scn, "--prometheus-url", "http://127.0.0.1:9"}, want: []string{"nothing was changed"}},
+		{name: "file changes the plan", command: "run", args: []string{"-f", more}, refused: true, want: []string{
+			"--resume RUN_DIR with -f " + more, "would change the recorded run's plan", `spec.modes: recorded ["none"], given ["none","sidecar"]`,
+			"drop -f (and --image-registry) to resume with the recorded scenario, or start a new run without --resume"}},
+		// The name seeds the random interleave (spec.windows.seed defaults from it): another name, another order.
+		{name: "another name changes the seed", command: "run", args: []string{"-f", renamed}, refused: true, want: []string{"spec.windows.seed: recorded "}},
+		{name: "image registry changes the images", command: "run", args: []string{"-f", scn, "--image-registry", "registry.example/mb"}, refused: true,
+			want: []string{"spec.images.agent: recorded", `given "registry.example/mb/meshbench-agent:`}},
+		{name: "image registry without the file", command: "run", args: []string{"--image-registry", "registry.example/mb"}, refused: true,
+			want: []string{"--image-registry with --resume RUN_DIR", "drop --image-registry"}},
+		{name: "another output dir", command: "run", args: []string{"--output-dir", filepath.Join(dir, "elsewhere")}, refused: true,
+			want: []string{"--output-dir " + filepath.Join(dir, "elsewhere") + " with --resume RUN_DIR", "drop --output-dir"}},
+		{name: "a cni run", command: "cni", args: []string{"-f", scn}, refused: true,
+			want: []string{`the directory holds a "cni" run, not a mesh run: continue it with meshbench cni --resume RUN_DIR`}},
+	})
 }
 
 // TestRunUnreachableClusterLeavesNothing: a kubeconfig that does not exist, or whose API server does not answer, is
