@@ -53,7 +53,9 @@ cluster) before the scenario and flags are valid, every image resolves and the A
 
 Ctrl-C or SIGTERM stops after cleaning up (app namespaces deleted, namespace labels restored) unless --retain,
 marks run.json and the report interrupted (which case, which step, the cases not run) and exits 130 (SIGINT) or
-143 (SIGTERM); a second signal exits at once without cleanup (meshbench cleanup removes what is left). Exit code 1 when some cases failed (everything is still written), 2 for bad input, which includes an image the
+143 (SIGTERM); a second signal exits at once without cleanup (meshbench cleanup removes what is left).
+
+Exit code 1 when some cases failed (everything is still written), 2 for bad input, which includes an image the
 registry does not have or refuses (--skip-image-check) and an API server that does not answer.`,
 		Example: `  meshbench run -f examples/quickstart.yaml
   meshbench run --resume runs/quickstart-20261201-101500-3fa2
