@@ -43,8 +43,9 @@ is kept in RUN_DIR/raw/ (<path>-<test>-<n>.json only when it parses as JSON, .tx
 error or other output), samples in RUN_DIR/samples.jsonl. The scenario needs a spec.cni section; a bad config or
 flag exits 2 before the cluster is touched, and so do an image its registry does not have or refuses (the agent and
 network images are resolved first; --skip-image-check) and an API server that does not answer. Exit 1 when a case
-failed (the table says why); 130 after Ctrl-C, 143 after SIGTERM (cleanup ran, run.json marks the run interrupted). ` + "`meshbench report MESH_RUN_DIR CNI_RUN_DIR`" + ` puts this run next to a mesh run of the
-same cluster in one report.
+failed (the table says why); 130 after Ctrl-C, 143 after SIGTERM (cleanup ran, run.json marks the run
+interrupted). ` + "`meshbench report MESH_RUN_DIR CNI_RUN_DIR`" + ` puts this run next to a mesh run of the same cluster in
+one report.
 
 --resume RUN_DIR continues a cni run that was interrupted or killed: the recorded scenario runs again on the nodes
 the kept cases used, recorded cases (ok or skipped) are kept as they are, the others (failed, interrupted, never
