@@ -184,9 +184,9 @@ func (r *Bench) Deploy(ctx context.Context) (map[string]string, error) {
 	if err := r.deploy(ctx); err != nil {
 		return nil, err
 	}
-	facts := map[string]string{"namespace": r.cfg.Namespace, "node-a": pl.ClientNode}
+	facts := map[string]string{string(results.FactNamespace): r.cfg.Namespace, string(results.FactNodeA): pl.ClientNode}
 	if pl.ServerNode != "" {
-		facts["node-b"] = pl.ServerNode
+		facts[string(results.FactNodeB)] = pl.ServerNode
 	}
 	return facts, nil
 }
@@ -294,8 +294,10 @@ type Measurement struct {
 	// SampleWindows are the samples' own windows (exactly around each exec), recorded with the case.
 	SampleWindows []results.Window
 	Samples       []results.Sample
-	// Facts: the case's labels, client, server, target and backend, raw.<n> (raw output paths), warnings.
+	// Facts: the case's labels, client, server, target and backend, raw.<n> (raw output paths).
 	Facts map[string]string
+	// Warnings are the samples' warnings (results.CaseResult.SampleWarnings).
+	Warnings []string
 	// Ran and Failed count samples; Reason is why the failed ones failed (or why none ran).
 	Ran, Failed int
 	Reason      string
@@ -348,9 +350,7 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) Measurement {
 			r.noCPU[c.ID()] = noCPU
 		}
 	}
-	if len(warnings) > 0 {
-		m.Facts["warnings"] = strings.Join(warnings, "; ")
-	}
+	m.Warnings = warnings
 	return m
 }
 

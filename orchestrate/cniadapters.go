@@ -47,7 +47,7 @@ func (cniLoad) Prepare(context.Context, runner.Target, scenario.Mode) error { re
 
 func (a cniLoad) Run(ctx context.Context, _ runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
 	m := a.b.Measure(ctx, req.Case)
-	return runner.LoadResult{Window: m.Window, Recorded: m.SampleWindows, Samples: m.Samples, Facts: m.Facts,
+	return runner.LoadResult{Window: m.Window, Recorded: m.SampleWindows, Samples: m.Samples, Facts: m.Facts, Warnings: m.Warnings,
 		Requests: int64(m.Ran), Errors: int64(m.Failed), Reason: m.Reason}, nil
 }
 

@@ -19,7 +19,7 @@ func (r Report) benchmarkTable(topo, cpuUnit, memUnit string) (table, bool) {
 	type row struct{ mode, window, load, component string }
 	var keys []row
 	for _, x := range r.Summary.Series {
-		if k := (row{x.Mode, x.Window, x.Load, x.Component}); own(x) && !slices.Contains(keys, k) {
+		if k := (row{string(x.Mode), x.Window, x.Load, string(x.Component)}); own(x) && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
@@ -30,8 +30,8 @@ func (r Report) benchmarkTable(topo, cpuUnit, memUnit string) (table, bool) {
 	for _, k := range keys {
 		out := []string{orText(k.mode, "(none)"), windowLabel(k.window, k.load), k.component}
 		n := 0
-		for _, m := range []struct{ metric, unit string }{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
-			x, ok := r.series(results.Key{Topology: topo, Mode: k.mode, Load: k.load, Window: k.window, Component: k.component, Metric: m.metric, Stat: charts.StatAvg, Unit: m.unit})
+		for _, m := range []struct{ metric, unit string }{{string(charts.MetricCPU), cpuUnit}, {string(charts.MetricMemory), memUnit}} {
+			x, ok := r.series(results.Key{Topology: topo, Mode: results.Mode(k.mode), Load: k.load, Window: k.window, Component: results.Component(k.component), Metric: results.Metric(m.metric), Stat: charts.StatAvg, Unit: results.Unit(m.unit)})
 			if !ok {
 				out = append(out, "not measured")
 				continue
@@ -46,7 +46,7 @@ func (r Report) benchmarkTable(topo, cpuUnit, memUnit string) (table, bool) {
 		Header:  []string{"mode", "window", "component", "CPU avg", "memory avg", "n"},
 		Numeric: []bool{false, false, false, true, true, true},
 		Rows:    rows,
-		Notes: []string{results.ComponentLoadgen + " is the load clients' own containers; " + results.ComponentLoadgenProxy +
+		Notes: []string{string(results.ComponentLoadgen) + " is the load clients' own containers; " + string(results.ComponentLoadgenProxy) +
 			" their proxies: their istio-proxy sidecars in sidecar mode, and in the ambient modes the ztunnels of nodes that run load clients but no app or waypoint pod (a ztunnel serving both stays in ztunnel, and a collector warning says so). " +
 			"The clients are in the mesh so that their requests take the app's data path, but neither figure is the app's or the mesh's cost: they are in no row of the table above and in no mesh total."},
 	}, true

@@ -60,7 +60,7 @@ func remeasured(cases []results.CaseResult) []string {
 	for _, c := range cases {
 		n, _ := strconv.Atoi(c.Facts[results.FactAttempts])
 		for i := 1; i < n; i++ {
-			if why := c.Facts[results.FactAttemptPrefix+strconv.Itoa(i)]; why != "" {
+			if why := c.Facts[results.FactAttempt(i)]; why != "" {
 				out = append(out, fmt.Sprintf("case %s was measured again (measurement %d of %d not kept: %s)", c.CaseID, i, n, why))
 			}
 		}
@@ -68,13 +68,13 @@ func remeasured(cases []results.CaseResult) []string {
 	return out
 }
 
-// caseWarnings lists the collector warnings the cases recorded (fact "collector-warnings", joined with "; "), each
+// caseWarnings lists the collector warnings the cases recorded (CaseResult.CollectorWarnings), each
 // once with the cases that had it, in order of first appearance: a reader must see that a figure came with a caveat.
 func caseWarnings(cases []results.CaseResult) []string {
 	var order []string
 	ids := map[string][]string{}
 	for _, c := range cases {
-		for _, w := range strings.Split(c.Facts["collector-warnings"], "; ") {
+		for _, w := range c.CollectorWarnings {
 			if w == "" || slices.Contains(ids[w], c.CaseID) {
 				continue
 			}
@@ -113,14 +113,14 @@ func (r Report) StandIn() bool {
 // DataPlaneOf is what ran component in this run (Istio's own when the run recorded nothing of it).
 func (r Report) DataPlaneOf(component string) results.ComponentDataPlane {
 	if ist := r.Meta.Cluster.Istio; ist != nil {
-		if c, ok := results.DataPlaneOf(ist.DataPlanes, component); ok {
+		if c, ok := results.DataPlaneOf(ist.DataPlanes, results.Component(component)); ok {
 			return c
 		}
 		if len(ist.DataPlanes) == 0 && ist.DataPlane == results.DataPlaneStandIn { // runs recorded before per-component facts
-			return results.ComponentDataPlane{Component: component, Kind: results.DataPlaneStandIn, Description: string(results.DataPlaneStandIn)}
+			return results.ComponentDataPlane{Component: results.Component(component), Kind: results.DataPlaneStandIn, Description: string(results.DataPlaneStandIn)}
 		}
 	}
-	return results.ComponentDataPlane{Component: component, Kind: results.DataPlaneIstio}
+	return results.ComponentDataPlane{Component: results.Component(component), Kind: results.DataPlaneIstio}
 }
 
 // Banner returns the caveat lines every rendering shows first; empty when there are none.
@@ -323,7 +323,7 @@ func fmtDeltaPct(d results.Delta, n int) string {
 
 // fmtDeltaAbs renders a delta in its unit: "+1.10 ms [+0.9, +1.3]"; n is deltaN.
 func fmtDeltaAbs(d results.Delta, n int) string {
-	s := signed(d.Diff) + " " + d.Unit
+	s := signed(d.Diff) + " " + string(d.Unit)
 	if d.DiffCI == nil || n < results.MinIntervalN {
 		return s + " (" + noInterval(n) + ")"
 	}

@@ -186,7 +186,7 @@ func dataPlaneText(ist results.IstioFacts) string {
 	if len(ist.DataPlanes) > 0 {
 		parts := make([]string, 0, len(ist.DataPlanes))
 		for _, c := range ist.DataPlanes {
-			parts = append(parts, c.Component+": "+orText(c.Description, string(c.Kind)))
+			parts = append(parts, string(c.Component)+": "+orText(c.Description, string(c.Kind)))
 		}
 		return strings.Join(parts, "; ")
 	}
@@ -241,14 +241,14 @@ func (r Report) headlineSection() (section, bool) {
 		}
 		items = append(items, fmt.Sprintf("%s vs %s, topology %s, %s: mesh %s %s → %s %s, %s%s", d.Other, d.Base, d.Topology,
 			windowLabel(d.Window, d.Load), d.Metric, charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), d.Unit, fmtDeltaPct(d, r.deltaN(d)),
-			r.headlineCaveat(d.Base, d.Other)))
+			r.headlineCaveat(string(d.Base), string(d.Other))))
 	}
 	for _, d := range r.Summary.Deltas {
 		if d.Metric != charts.MetricLatency || d.Base != "none" || d.Stat != "p99" || d.Labels != "" {
 			continue
 		}
 		items = append(items, fmt.Sprintf("%s adds %s to p99 latency (topology %s, %s)%s", d.Other, fmtDeltaAbs(d, r.deltaN(d)), d.Topology,
-			windowLabel(d.Window, d.Load), r.headlineCaveat(d.Other)))
+			windowLabel(d.Window, d.Load), r.headlineCaveat(string(d.Other))))
 	}
 	items = append(r.baselineHeadlines(), items...)
 	if len(items) == 0 {
@@ -267,12 +267,12 @@ func (r Report) componentCaveats(comp string) []string {
 		return nil
 	}
 	if len(ist.DataPlanes) == 0 {
-		if ist.DataPlane == results.DataPlaneStandIn && slices.Contains([]string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint}, comp) {
+		if ist.DataPlane == results.DataPlaneStandIn && slices.Contains([]string{string(results.ComponentSidecar), string(results.ComponentZtunnel), string(results.ComponentWaypoint)}, comp) {
 			return results.SummaryDataPlaneNotes(ist.DataPlane, nil, nil)
 		}
 		return nil
 	}
-	return results.DataPlaneNotes(ist.DataPlanes, []string{comp})
+	return results.DataPlaneNotes(ist.DataPlanes, []results.Component{results.Component(comp)})
 }
 
 // headlineCaveat is what a headline comparing modes says of itself when a data-plane component of those modes is
@@ -281,15 +281,15 @@ func (r Report) componentCaveats(comp string) []string {
 func (r Report) headlineCaveat(modes ...string) string {
 	var standIn, upstream []string
 	for _, m := range modes {
-		for _, comp := range results.DataPlaneComponentsOfMode(m) {
-			switch r.DataPlaneOf(comp).Kind {
+		for _, comp := range results.DataPlaneComponentsOfMode(results.Mode(m)) {
+			switch r.DataPlaneOf(string(comp)).Kind {
 			case results.DataPlaneStandIn:
-				if !slices.Contains(standIn, comp) {
-					standIn = append(standIn, comp)
+				if !slices.Contains(standIn, string(comp)) {
+					standIn = append(standIn, string(comp))
 				}
 			case results.DataPlaneUpstreamEnvoy:
-				if !slices.Contains(upstream, comp) {
-					upstream = append(upstream, comp)
+				if !slices.Contains(upstream, string(comp)) {
+					upstream = append(upstream, string(comp))
 				}
 			}
 		}
@@ -325,14 +325,14 @@ func (r Report) resourceSection() (section, bool) {
 	}
 	s.para("Min, max and average CPU and memory of every component over fixed idle and load windows, per data-plane mode: the measurement of the published Istio ambient vs sidecar comparison on Bank of Anthos (Grafana min/max/avg over 10-minute windows, one namespace and eight namespaces; examples/study-a-*.yaml reproduce it).")
 	s.para("Each figure is the mean over repetitions of the per-window statistic (min, max or average of the component's usage over the window); avg is shown ± the half width of its %s confidence interval. n is the number of repetitions behind the average.", confPct(r.Summary.Confidence))
-	cpuUnit, memUnit := r.unitOf(charts.MetricCPU), r.unitOf(charts.MetricMemory)
+	cpuUnit, memUnit := r.unitOf(string(charts.MetricCPU)), r.unitOf(string(charts.MetricMemory))
 	nodeTotals := results.ModeNodeTotals(r.Summary, r.Meta.Cluster.Nodes)
 	for _, topo := range topos {
 		inTopo := func(x results.Series) bool { return isResource(x) && x.Topology == topo }
 		var rows [][]string
 		meshRows, sparseRows := false, false
-		for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return k.Mode }) {
-			inMode := func(x results.Series) bool { return inTopo(x) && x.Mode == mode }
+		for _, mode := range distinctKeys(ss, inTopo, func(k results.Key) string { return string(k.Mode) }) {
+			inMode := func(x results.Series) bool { return inTopo(x) && string(x.Mode) == mode }
 			type wl struct{ window, load string }
 			var wls []wl
 			for _, x := range ss {
@@ -342,18 +342,18 @@ func (r Report) resourceSection() (section, bool) {
 			}
 			for _, w := range wls {
 				inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
-				comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
+				comps := distinctKeys(ss, inW, func(k results.Key) string { return string(k.Component) })
 				charts.SortComponents(comps)
 				for _, comp := range comps {
 					row := []string{orText(mode, "(none)"), windowLabel(w.window, w.load), comp}
 					n := 0
-					for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
+					for _, metric := range []string{string(charts.MetricCPU), string(charts.MetricMemory)} {
 						unit := cpuUnit
-						if metric == charts.MetricMemory {
+						if metric == string(charts.MetricMemory) {
 							unit = memUnit
 						}
 						key := func(stat string) results.Key {
-							return results.Key{Topology: topo, Mode: mode, Load: w.load, Window: w.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+							return results.Key{Topology: topo, Mode: results.Mode(mode), Load: w.load, Window: w.window, Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Unit: results.Unit(unit)}
 						}
 						// An average outside [min, max] is impossible for consistent data (means over repetitions keep
 						// the order): the counter samples were too sparse for min/max. The average covers the whole
@@ -379,7 +379,7 @@ func (r Report) resourceSection() (section, bool) {
 								row = append(row, results.TooSparse)
 							case ok:
 								row = append(row, charts.FormatValue(x.Mean))
-							case comp == results.ComponentMesh:
+							case comp == string(results.ComponentMesh):
 								row = append(row, "n/a: avg only")
 								meshRows = true
 							default:
@@ -428,8 +428,8 @@ func (r Report) resourceSection() (section, bool) {
 // unitOf is the unit the summary uses for a resource metric (the first seen).
 func (r Report) unitOf(metric string) string {
 	for _, x := range r.Summary.Series {
-		if x.Metric == metric && isResource(x) {
-			return x.Unit
+		if string(x.Metric) == metric && isResource(x) {
+			return string(x.Unit)
 		}
 	}
 	return "?"
@@ -446,20 +446,20 @@ func (r Report) comparisonSection() (section, bool) {
 			continue
 		}
 		change, verdict := deltaPctParts(d, r.deltaN(d))
-		byMetric[d.Metric] = append(byMetric[d.Metric], []string{d.Topology, windowLabel(d.Window, d.Load), d.Component,
-			d.Other + " vs " + d.Base, charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), change, verdict})
+		byMetric[string(d.Metric)] = append(byMetric[string(d.Metric)], []string{d.Topology, windowLabel(d.Window, d.Load), string(d.Component),
+			string(d.Other + " vs " + d.Base), charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), change, verdict})
 	}
 	if len(byMetric) == 0 {
 		return s, false
 	}
 	s.para("Other mode minus base mode, in percent of the base mean, with the %s confidence interval of the change (Welch); significant means the interval excludes 0. Every component and the per-1000-rps comparisons are in deltas.csv.", confPct(r.Summary.Confidence))
-	for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
+	for _, metric := range []string{string(charts.MetricCPU), string(charts.MetricMemory)} {
 		rows := byMetric[metric]
 		if len(rows) == 0 {
 			continue
 		}
 		unit := r.unitOf(metric)
-		title := map[string]string{charts.MetricCPU: "CPU", charts.MetricMemory: "Memory"}[metric]
+		title := map[string]string{string(charts.MetricCPU): "CPU", string(charts.MetricMemory): "Memory"}[metric]
 		s.heading(title + " (" + unit + ")")
 		s.table(table{ID: "mode-deltas-" + metric, Header: []string{"topology", "window", "component", "comparison", "base", "other", "change [CI]", "verdict"},
 			Numeric: []bool{false, false, false, false, true, true, true, false}, Rows: rows})
@@ -472,7 +472,7 @@ func (r Report) comparisonSection() (section, bool) {
 func deltaPctParts(d results.Delta, n int) (change, verdict string) {
 	switch {
 	case d.Percent == nil:
-		return signed(d.Diff) + " " + d.Unit + " (base is 0, no percent)", "n/a: no percent"
+		return signed(d.Diff) + " " + string(d.Unit) + " (base is 0, no percent)", "n/a: no percent"
 	case d.PercentCI == nil || n < results.MinIntervalN:
 		return signed(*d.Percent) + " %", "n/a: " + noInterval(n)
 	}
@@ -493,12 +493,12 @@ func (r Report) perKRPSSection() (section, bool) {
 		if x.Stat != charts.StatAvg || x.Labels != "" {
 			continue
 		}
-		k := rowKey{x.Topology, x.Load, x.Mode, x.Component}
+		k := rowKey{x.Topology, x.Load, string(x.Mode), string(x.Component)}
 		if cells[k] == nil {
 			cells[k] = map[string]results.Series{}
 			order = append(order, k)
 		}
-		cells[k][x.Metric] = x
+		cells[k][string(x.Metric)] = x
 	}
 	if len(order) == 0 {
 		return s, false
@@ -508,16 +508,16 @@ func (r Report) perKRPSSection() (section, bool) {
 	cpuUnit, memUnit := "", ""
 	for _, k := range order {
 		row := []string{k.topo, k.load, k.mode, k.comp}
-		for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
+		for _, metric := range []string{string(charts.MetricCPU), string(charts.MetricMemory)} {
 			x, ok := cells[k][metric]
 			if !ok {
 				row = append(row, "not measured")
 				continue
 			}
-			if metric == charts.MetricCPU {
-				cpuUnit = x.Unit
+			if metric == string(charts.MetricCPU) {
+				cpuUnit = string(x.Unit)
 			} else {
-				memUnit = x.Unit
+				memUnit = string(x.Unit)
 			}
 			row = append(row, fmtMean(x))
 		}
@@ -540,7 +540,7 @@ func (r Report) latencySection() (section, bool) {
 		return s, false
 	}
 	for _, sel := range sels {
-		stats, modes, unit := r.latencyStatsModes(charts.MetricLatency, sel)
+		stats, modes, unit := r.latencyStatsModes(string(charts.MetricLatency), sel)
 		s.heading(fmt.Sprintf("Topology %s, %s", sel.Topology, windowLabel(results.WindowLoad, sel.Load)))
 		header := []string{"mode", "achieved qps"}
 		numeric := []bool{false, true}
@@ -552,7 +552,7 @@ func (r Report) latencySection() (section, bool) {
 		for _, mode := range modes {
 			row := []string{mode, r.achievedQPS(sel.Topology, mode, sel.Load)}
 			for _, st := range stats {
-				x, ok := r.latencySeries(charts.MetricLatency, sel.Topology, mode, sel.Load, st)
+				x, ok := r.latencySeries(string(charts.MetricLatency), sel.Topology, mode, sel.Load, st)
 				if !ok {
 					row = append(row, "not measured")
 					continue
@@ -605,16 +605,16 @@ const metricErrLatency = "error-latency"
 // latencyStatsModes lists the stats and modes of metric's load-window series in sel, in display order, and their unit.
 func (r Report) latencyStatsModes(metric string, sel charts.LatencySelection) (stats, modes []string, unit string) {
 	for _, x := range r.Summary.Series {
-		if x.Metric != metric || x.Window != results.WindowLoad || x.Topology != sel.Topology || x.Load != sel.Load || x.Labels != "" || x.Mode == "" {
+		if string(x.Metric) != metric || x.Window != results.WindowLoad || x.Topology != sel.Topology || x.Load != sel.Load || x.Labels != "" || x.Mode == "" {
 			continue
 		}
-		if !slices.Contains(stats, x.Stat) {
-			stats = append(stats, x.Stat)
+		if !slices.Contains(stats, string(x.Stat)) {
+			stats = append(stats, string(x.Stat))
 		}
-		if !slices.Contains(modes, x.Mode) {
-			modes = append(modes, x.Mode)
+		if !slices.Contains(modes, string(x.Mode)) {
+			modes = append(modes, string(x.Mode))
 		}
-		unit = x.Unit
+		unit = string(x.Unit)
 	}
 	charts.SortStats(stats)
 	charts.SortModes(modes)
@@ -650,8 +650,8 @@ func (r Report) errorLatencyTable(sel charts.LatencySelection) (table, bool) {
 
 func (r Report) latencySeries(metric, topo, mode, load, stat string) (results.Series, bool) {
 	for _, x := range r.Summary.Series {
-		if x.Metric == metric && x.Window == results.WindowLoad && x.Topology == topo && x.Mode == mode &&
-			x.Load == load && x.Stat == stat && x.Labels == "" {
+		if string(x.Metric) == metric && x.Window == results.WindowLoad && x.Topology == topo && string(x.Mode) == mode &&
+			x.Load == load && string(x.Stat) == stat && x.Labels == "" {
 			return x, true
 		}
 	}
@@ -660,8 +660,8 @@ func (r Report) latencySeries(metric, topo, mode, load, stat string) (results.Se
 
 func (r Report) latencyDelta(topo, mode, load, stat string) (results.Delta, bool) {
 	for _, d := range r.Summary.Deltas {
-		if d.Metric == charts.MetricLatency && d.Base == "none" && d.Other == mode && d.Topology == topo && d.Load == load &&
-			d.Stat == stat && d.Labels == "" && d.Window == results.WindowLoad {
+		if d.Metric == charts.MetricLatency && d.Base == "none" && string(d.Other) == mode && d.Topology == topo && d.Load == load &&
+			string(d.Stat) == stat && d.Labels == "" && d.Window == results.WindowLoad {
 			return d, true
 		}
 	}
@@ -680,7 +680,7 @@ func (r Report) achievedQPS(topo, mode, load string) string {
 	var parts []string
 	for _, x := range r.Summary.Series {
 		if x.Metric == "qps" && x.Stat == charts.StatValue && x.Component == results.ComponentLoadgen && x.Topology == topo &&
-			x.Mode == mode && x.Load == load && x.Window == results.WindowLoad && !loadTargetPart(x.Labels) {
+			string(x.Mode) == mode && x.Load == load && x.Window == results.WindowLoad && !loadTargetPart(x.Labels) {
 			parts = append(parts, fmtMean(x))
 		}
 	}
@@ -715,7 +715,7 @@ func (r Report) networkSection() (section, bool) {
 			reason := fmt.Sprintf("%s (case %s): %s", rw.Status, orText(rw.CaseID, "not recorded"), orText(rw.Reason, "no reason recorded"))
 			notes = append(notes, fmt.Sprintf("Note %d: %s %s not measured: %s", len(notes)+1, rw.Path, rw.Test, reason))
 			ref := fmt.Sprintf("see note %d", len(notes))
-			out = append(out, []string{rw.Path, rw.Test, rw.Metric, "not measured (" + ref + ")", "n/a", rw.Unit, "n/a", "n/a", orText(rw.Tool, "n/a"), "0", "n/a"})
+			out = append(out, []string{rw.Path, rw.Test, string(rw.Metric), "not measured (" + ref + ")", "n/a", string(rw.Unit), "n/a", "n/a", orText(rw.Tool, "n/a"), "0", "n/a"})
 			if missing[rw.Test] == nil {
 				missing[rw.Test] = map[string]string{}
 			}
@@ -741,7 +741,7 @@ func (r Report) networkSection() (section, bool) {
 		if rw.Status == results.CNIRowPartial {
 			detail = strings.TrimPrefix(detail+"; ", "; ") + "partial: " + rw.Reason
 		}
-		out = append(out, []string{rw.Path, rw.Test, rw.Metric, charts.FormatValue(rw.Mean), fmtCI(rw.CI), rw.Unit, ratio, band,
+		out = append(out, []string{rw.Path, rw.Test, string(rw.Metric), charts.FormatValue(rw.Mean), fmtCI(rw.CI), string(rw.Unit), ratio, band,
 			orText(rw.Tool, r.toolOf(rw.Path, rw.Test)), strconv.Itoa(rw.N), orText(detail, "none")})
 	}
 	s.para("The pod network underneath the mesh, measured like the published iperf3 and netperf pod network benchmark (iperf3 TCP and UDP, netperf TCP_RR and TCP_CRR; same node, across nodes, to a ClusterIP Service), with the host-network baseline and colour bands of the Kubernetes CNI benchmarks (examples/study-b-network.yaml reproduces it).")
@@ -792,11 +792,11 @@ func cniResourceTable(rrs []results.CNIResourceRow, unlabelled string) (table, b
 		if rr.Series != "" {
 			node += " [" + rr.Series + "]"
 		}
-		comp := rr.Component
+		comp := string(rr.Component)
 		if rr.Pod != "" {
 			comp += " pod " + rr.Pod
 		}
-		rows = append(rows, []string{rr.Window, rr.Path, orText(rr.Test, "-"), comp, node, orText(rr.Source, unlabelled), rr.Metric, lo, fig(rr.Avg), hi, rr.Unit})
+		rows = append(rows, []string{rr.Window, rr.Path, orText(rr.Test, "-"), string(comp), node, orText(rr.Source, unlabelled), string(rr.Metric), lo, fig(rr.Avg), hi, string(rr.Unit)})
 	}
 	t := table{ID: "study-b-resources", Caption: "Resource use of the test pods and test nodes (min / avg / max over the window)",
 		Header:  []string{"window", "path", "test", "component", "node", "source", "metric", "min", "avg", "max", "unit"},
@@ -817,7 +817,7 @@ func cniNodeTotalsTable(totals []results.CNINodeTotal, nodes []results.NodeFacts
 	var rows [][]string
 	var covered, notes [][]string
 	for _, t := range totals {
-		rows = append(rows, []string{t.Window, t.Path, orText(t.Test, "-"), t.Metric, charts.FormatValue(t.Avg), t.Unit,
+		rows = append(rows, []string{t.Window, t.Path, orText(t.Test, "-"), string(t.Metric), charts.FormatValue(t.Avg), string(t.Unit),
 			strings.Join(t.Nodes, ", "), strings.Join(t.Counted, ", ")})
 		covered, notes = append(covered, t.Nodes), append(notes, t.Notes)
 	}
@@ -835,7 +835,7 @@ func modeNodeTotalsTable(topo string, totals []results.ModeNodeTotal, nodes []re
 		if t.Topology != topo {
 			continue
 		}
-		rows = append(rows, []string{orText(t.Mode, "(none)"), windowLabel(t.Window, t.Load), t.Metric, charts.FormatValue(t.Avg), t.Unit,
+		rows = append(rows, []string{orText(string(t.Mode), "(none)"), windowLabel(t.Window, t.Load), string(t.Metric), charts.FormatValue(t.Avg), string(t.Unit),
 			strings.Join(t.Nodes, ", "), strings.Join(t.Counted, ", ")})
 		covered, notes = append(covered, t.Nodes), append(notes, t.Notes)
 	}
@@ -907,7 +907,7 @@ func (r Report) casesSection() section {
 	counts := map[string]int{}
 	var rows [][]string
 	for _, c := range r.Cases {
-		counts[c.Status]++
+		counts[string(c.Status)]++
 		if c.Status == results.StatusOK {
 			continue
 		}
@@ -915,16 +915,16 @@ func (r Report) casesSection() section {
 		if c.Mode == "" {
 			load = "n/a (cni)"
 		}
-		rows = append(rows, []string{c.CaseID, c.Status, orText(c.Mode, "n/a (cni)"), orText(c.Topology, "n/a (cni)"), load,
+		rows = append(rows, []string{c.CaseID, string(c.Status), orText(string(c.Mode), "n/a (cni)"), orText(c.Topology, "n/a (cni)"), load,
 			strconv.Itoa(c.Repetition), orText(c.Reason, "no reason recorded (a bug: report it)")})
 	}
 	if in := r.Meta.Interrupted; in != nil {
 		// Counting the recorded cases alone would read as a complete run ("1 cases: 1 ok ... No case failed").
 		s.para("The run was %s; %d cases recorded: %d ok, %d failed, %d skipped. Samples of failed and skipped cases are left out of every figure.",
-			in.Text(), len(r.Cases), counts[results.StatusOK], counts[results.StatusFailed], counts[results.StatusSkipped])
+			in.Text(), len(r.Cases), counts[string(results.StatusOK)], counts[string(results.StatusFailed)], counts[string(results.StatusSkipped)])
 	} else {
 		s.para("%d cases: %d ok, %d failed, %d skipped. Samples of failed and skipped cases are left out of every figure.",
-			len(r.Cases), counts[results.StatusOK], counts[results.StatusFailed], counts[results.StatusSkipped])
+			len(r.Cases), counts[string(results.StatusOK)], counts[string(results.StatusFailed)], counts[string(results.StatusSkipped)])
 	}
 	switch {
 	case len(rows) > 0:
@@ -996,20 +996,20 @@ func (r Report) methodSection() section {
 func (r Report) sharedComponents() []string {
 	seen := map[string]bool{}
 	for _, sm := range r.Samples {
-		seen[sm.Component] = true
+		seen[string(sm.Component)] = true
 	}
 	rev := ""
 	if ist := r.Meta.Cluster.Istio; ist != nil && ist.Revision != "" {
 		rev = " (revision " + ist.Revision + ")"
 	}
 	var out []string
-	if seen[results.ComponentZtunnel] {
-		out = append(out, "ztunnel runs one per node and carries every ambient pod of its node, not only this app's: only the ztunnels on the nodes running the app and its waypoints are counted, and only in the ambient modes (those of nodes that run load clients only are the benchmark's, "+results.ComponentLoadgenProxy+"). Its figure is shared; on a busy node it includes other workloads' traffic, and on a node with a load client that client's outbound proxying.")
+	if seen[string(results.ComponentZtunnel)] {
+		out = append(out, "ztunnel runs one per node and carries every ambient pod of its node, not only this app's: only the ztunnels on the nodes running the app and its waypoints are counted, and only in the ambient modes (those of nodes that run load clients only are the benchmark's, "+string(results.ComponentLoadgenProxy)+"). Its figure is shared; on a busy node it includes other workloads' traffic, and on a node with a load client that client's outbound proxying.")
 	}
-	if seen[results.ComponentIstioCNI] {
+	if seen[string(results.ComponentIstioCNI)] {
 		out = append(out, "istio-cni runs one per node and enrols every ambient pod of its node: counted on the test nodes (those of the app, its waypoints and its load clients) and in the ambient modes only; it is in no total.")
 	}
-	if seen[results.ComponentIstiod] {
+	if seen[string(results.ComponentIstiod)] {
 		out = append(out, "istiod"+rev+" is the control plane of the whole mesh: counted in every mode with a mesh; its cost grows with every proxy and service in the mesh, not only this app's.")
 	}
 	if len(out) > 0 {

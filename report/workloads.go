@@ -32,11 +32,11 @@ func (r Report) workloadSection() (section, bool) {
 		if !slices.Contains(workloads[g], wl) {
 			workloads[g] = append(workloads[g], wl)
 		}
-		if !slices.Contains(modes, x.Mode) {
-			modes = append(modes, x.Mode)
+		if !slices.Contains(modes, string(x.Mode)) {
+			modes = append(modes, string(x.Mode))
 		}
-		cells[cell{x.Topology, x.Load, x.Mode, wl, x.Component, x.Metric}] = x
-		units[x.Metric] = x.Unit
+		cells[cell{x.Topology, x.Load, string(x.Mode), wl, string(x.Component), string(x.Metric)}] = x
+		units[string(x.Metric)] = string(x.Unit)
 	}
 	if len(groups) == 0 {
 		return s, false
@@ -64,10 +64,10 @@ func (r Report) workloadSection() (section, bool) {
 			continue
 		}
 		hasNone = true
-		deltas[cell{d.Topology, d.Load, d.Other, results.ParseLabels(d.Labels)[results.LabelWorkload], d.Component, d.Metric}] = d
+		deltas[cell{d.Topology, d.Load, string(d.Other), results.ParseLabels(d.Labels)[results.LabelWorkload], string(d.Component), string(d.Metric)}] = d
 	}
-	cpuUnit, memUnit := orText(units[charts.MetricCPU], "?"), orText(units[charts.MetricMemory], "?")
-	s.para("Average usage of each workload's pods in the load window, mean ± half the %s confidence interval over the repetitions: the application containers, their istio-proxy sidecars (sidecar mode only) and the memory of both. These split the app and sidecar rows of the other tables, which they do not add to; the load clients' proxies are the benchmark's ("+results.ComponentLoadgenProxy+"), in no workload and no total. Ranked by sidecar CPU in sidecar mode.", confPct(r.Summary.Confidence))
+	cpuUnit, memUnit := orText(units[string(charts.MetricCPU)], "?"), orText(units[string(charts.MetricMemory)], "?")
+	s.para("Average usage of each workload's pods in the load window, mean ± half the %s confidence interval over the repetitions: the application containers, their istio-proxy sidecars (sidecar mode only) and the memory of both. These split the app and sidecar rows of the other tables, which they do not add to; the load clients' proxies are the benchmark's ("+string(results.ComponentLoadgenProxy)+"), in no workload and no total. Ranked by sidecar CPU in sidecar mode.", confPct(r.Summary.Confidence))
 	header := []string{"workload", "mode", "app CPU (" + cpuUnit + ")", "sidecar CPU (" + cpuUnit + ")", "memory (" + memUnit + ")"}
 	numeric := []bool{false, false, true, true, true}
 	if hasNone {
@@ -82,9 +82,9 @@ func (r Report) workloadSection() (section, bool) {
 					x, ok := cells[cell{g.topo, g.load, mode, wl, component, metric}]
 					return x, ok
 				}
-				app, okApp := get(results.ComponentAppByWorkload, charts.MetricCPU)
-				side, okSide := get(results.ComponentSidecarByWorkload, charts.MetricCPU)
-				mem, okMem := get(results.ComponentWorkloadTotal, charts.MetricMemory)
+				app, okApp := get(string(results.ComponentAppByWorkload), string(charts.MetricCPU))
+				side, okSide := get(string(results.ComponentSidecarByWorkload), string(charts.MetricCPU))
+				mem, okMem := get(string(results.ComponentWorkloadTotal), string(charts.MetricMemory))
 				if !okApp && !okSide && !okMem {
 					continue
 				}
@@ -99,12 +99,12 @@ func (r Report) workloadSection() (section, bool) {
 					row[4] = fmtMean(mem)
 				}
 				if hasNone {
-					for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
+					for _, metric := range []string{string(charts.MetricCPU), string(charts.MetricMemory)} {
 						if mode == "none" {
 							row = append(row, "baseline")
 							continue
 						}
-						d, ok := deltas[cell{g.topo, g.load, mode, wl, results.ComponentWorkloadTotal, metric}]
+						d, ok := deltas[cell{g.topo, g.load, mode, wl, string(results.ComponentWorkloadTotal), metric}]
 						if !ok {
 							row = append(row, "n/a")
 							continue

@@ -103,19 +103,19 @@ func TestRunCNICases(t *testing.T) {
 	if q := idle.Windows[0].Start.Sub(idle.Start); q != 23*time.Second {
 		t.Errorf("idle window starts %s after the case, want 23s (deploy 3s + quiet rate range 20s)", q)
 	}
-	for id, wantStatus := range map[string]string{"same-node/tcp": results.StatusOK, "cross-node/tcp": results.StatusSkipped,
-		"service/tcp": results.StatusOK, "host/tcp": results.StatusFailed} {
+	for id, wantStatus := range map[string]string{"same-node/tcp": string(results.StatusOK), "cross-node/tcp": string(results.StatusSkipped),
+		"service/tcp": string(results.StatusOK), "host/tcp": string(results.StatusFailed)} {
 		cs := byID[id]
 		path, test, _ := strings.Cut(id, "/")
-		if cs.Status != wantStatus || cs.Facts[results.CNILabelPath] != path || cs.Facts[results.CNILabelTest] != test || cs.Mode != "" || cs.Load != "" {
+		if string(cs.Status) != wantStatus || cs.Facts[results.CNILabelPath] != path || cs.Facts[results.CNILabelTest] != test || cs.Mode != "" || cs.Load != "" {
 			t.Errorf("%s: %+v", id, cs)
 		}
 	}
 	if r := byID["cross-node/tcp"].Reason; r != "only one node" {
 		t.Errorf("skipped reason %q", r)
 	}
-	if r := byID["service/tcp"].Reason; r != results.CNIPartialPrefix+"sample 1: refused" {
-		t.Errorf("partial reason %q", r)
+	if cs := byID["service/tcp"]; cs.Partial != "sample 1: refused" || cs.Reason != "" {
+		t.Errorf("partial %q, reason %q", cs.Partial, cs.Reason)
 	}
 	if cs := byID["host/tcp"]; cs.Reason != "pod host-server: CreateContainerConfigError" || cs.Facts["raw.1"] == "" || len(cs.Windows) != 0 {
 		t.Errorf("failed case %+v", cs)

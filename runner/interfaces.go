@@ -93,11 +93,12 @@ type LoadResult struct {
 	// a cni case: samples run and samples failed).
 	Requests, Errors int64
 	// Reason, when set, is the generator's own account of the failed requests: the recorded reason of a failed
-	// case, or, when the case still counts, recorded after results.CNIPartialPrefix.
+	// case, or, when the case still counts, its results.CaseResult.Partial.
 	Reason string
-	// Facts and Notes are recorded with the case.
-	Facts map[string]string
-	Notes []string
+	// Facts and Notes are recorded with the case; Warnings are its samples' (results.CaseResult.SampleWarnings).
+	Facts    map[string]string
+	Notes    []string
+	Warnings []string
 }
 
 // LoadGenerator drives the app.

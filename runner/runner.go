@@ -280,7 +280,7 @@ func (cr *caseRun) timed(step string, f func() error) error {
 
 func (cr *caseRun) facts(m map[string]string) {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		cr.res.Facts[k] = m[k]
+		cr.res.Facts[results.FactKey(k)] = m[k]
 	}
 }
 
@@ -295,15 +295,15 @@ func (cr *caseRun) fail(reason string) (results.CaseResult, []results.Sample) {
 func (r *Runner) newCase(c scenario.Case) *caseRun {
 	clk := r.clock()
 	cr := &caseRun{clock: clk, res: results.CaseResult{
-		RunID: r.RunID, CaseID: c.ID, Start: clk.Now(), Timings: map[string]string{}, Facts: map[string]string{},
+		RunID: r.RunID, CaseID: c.ID, Start: clk.Now(), Timings: map[string]string{}, Facts: map[results.FactKey]string{},
 	}}
 	if c.IsCNI() {
 		if c.Test != "" {
-			cr.res.Facts[results.CNILabelPath], cr.res.Facts[results.CNILabelTest] = string(c.Path), string(c.Test)
+			cr.res.Facts[results.FactCNIPath], cr.res.Facts[results.FactCNITest] = string(c.Path), string(c.Test)
 		}
 		return cr
 	}
-	cr.res.Mode, cr.res.Topology, cr.res.Load, cr.res.Repetition = string(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
+	cr.res.Mode, cr.res.Topology, cr.res.Load, cr.res.Repetition = results.Mode(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
 	return cr
 }
 
@@ -384,9 +384,10 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 		// The discarded measurement leaves its reason and its length; its windows, samples and facts go.
 		reason := cr.res.Reason
 		cr.res.Facts, cr.res.Timings = before, timingsBefore
-		cr.res.Facts[results.FactAttemptPrefix+strconv.Itoa(n)] = reason
-		cr.res.Timings[results.FactAttemptPrefix+strconv.Itoa(n)] = clk.Now().Sub(start).Round(time.Millisecond).String()
+		cr.res.Facts[results.FactAttempt(n)] = reason
+		cr.res.Timings[string(results.FactAttempt(n))] = clk.Now().Sub(start).Round(time.Millisecond).String()
 		cr.res.Status, cr.res.Reason, cr.res.End, cr.res.Windows, cr.samples, cr.incomplete = "", "", time.Time{}, nil, nil, false
+		cr.res.Partial, cr.res.CollectorWarnings, cr.res.SampleWarnings = "", nil, nil
 	}
 }
 
@@ -475,8 +476,9 @@ func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, 
 		return cr.fail("load: " + err.Error())
 	}
 	if len(lr.Notes) > 0 {
-		cr.res.Facts["load-notes"] = strings.Join(lr.Notes, "; ")
+		cr.res.Facts[results.FactLoadNotes] = strings.Join(lr.Notes, "; ")
 	}
+	cr.res.SampleWarnings = lr.Warnings
 	if !lr.Window.Start.IsZero() {
 		windows = append(windows, lr.Window)
 	}
@@ -520,7 +522,7 @@ func (r *Runner) collect(ctx context.Context, st *state, cr *caseRun, t Target, 
 		}
 		if !col.Window.Start.IsZero() {
 			// What the figures cover, measured: the configured window length is a request, not a fact.
-			cr.res.Facts["resource-window-"+w.Kind] = col.Window.Duration().Round(time.Millisecond).String()
+			cr.res.Facts[results.FactResourceWindowOf(w.Kind)] = col.Window.Duration().Round(time.Millisecond).String()
 		}
 		load := c.QPS.String()
 		if w.Kind == results.WindowIdle {
@@ -531,15 +533,11 @@ func (r *Runner) collect(ctx context.Context, st *state, cr *caseRun, t Target, 
 			st.nodesFailed(err) // as for the load: an error that blames a node arms the gate
 			var inc interface{ WindowIncomplete() bool }
 			cr.incomplete = errors.As(err, &inc) && inc.WindowIncomplete()
-			if len(warnings) > 0 {
-				cr.res.Facts["collector-warnings"] = strings.Join(warnings, "; ")
-			}
+			cr.res.CollectorWarnings = warnings
 			return cr.fail(fmt.Sprintf("collect %s window: %v", w.Kind, err))
 		}
 	}
-	if len(warnings) > 0 {
-		cr.res.Facts["collector-warnings"] = strings.Join(warnings, "; ")
-	}
+	cr.res.CollectorWarnings = warnings
 	if lr.Requests == 0 || lr.Errors == lr.Requests {
 		switch {
 		case lr.Reason != "":
@@ -551,7 +549,7 @@ func (r *Runner) collect(ctx context.Context, st *state, cr *caseRun, t Target, 
 		}
 	}
 	if lr.Reason != "" {
-		cr.res.Reason = results.CNIPartialPrefix + lr.Reason
+		cr.res.Partial = lr.Reason
 	}
 	cr.res.Status = results.StatusOK
 	cr.res.End = cr.clock.Now()
@@ -564,7 +562,7 @@ func (cr *caseRun) add(c scenario.Case, samples []results.Sample, load string) {
 	for _, s := range samples {
 		s.RunID, s.CaseID = cr.res.RunID, c.ID
 		if !c.IsCNI() {
-			s.Mode, s.Topology, s.Load, s.Repetition = string(c.Mode), c.Topology.Name, load, c.Repetition
+			s.Mode, s.Topology, s.Load, s.Repetition = results.Mode(c.Mode), c.Topology.Name, load, c.Repetition
 		}
 		cr.samples = append(cr.samples, s)
 	}

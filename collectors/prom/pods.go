@@ -87,7 +87,7 @@ func workloadOf(ws []Workload, ns string, p corev1.Pod) (key, note string) {
 type NamespacedName struct{ Namespace, Name string }
 
 // Shared components: one instance serves more than the app's pods. The report says so next to their figures.
-var SharedComponents = []string{results.ComponentZtunnel, results.ComponentIstioCNI, results.ComponentIstiod}
+var SharedComponents = []results.Component{results.ComponentZtunnel, results.ComponentIstioCNI, results.ComponentIstiod}
 
 // Labels Istio's charts put on the component pods (testdata/upstream/istio.yaml, 1.24.0 ... 1.31.0-rc.0).
 const (
@@ -348,7 +348,7 @@ func splitClientZtunnels(pods []corev1.Pod, appNodes map[string]bool, clientPods
 }
 
 // clusterPods is the set of a component's running pods in every namespace, restricted to nodes unless nodes is nil.
-func clusterPods(ctx context.Context, l PodLister, component, selector string, nodes []string) (podset.PodSet, error) {
+func clusterPods(ctx context.Context, l PodLister, component results.Component, selector string, nodes []string) (podset.PodSet, error) {
 	pods, err := runningPods(ctx, l, selector, nodes)
 	if err != nil {
 		return podset.PodSet{}, err
@@ -372,7 +372,7 @@ func runningPods(ctx context.Context, l PodLister, selector string, nodes []stri
 }
 
 // setOf is the set of a component's pods, every container counted. It is pure.
-func setOf(component string, pods []corev1.Pod) podset.PodSet {
+func setOf(component results.Component, pods []corev1.Pod) podset.PodSet {
 	s := podset.PodSet{Component: component, Pods: map[string][]string{}, Allocation: &podset.Allocation{}}
 	for _, p := range pods {
 		s.Pods[p.Namespace] = append(s.Pods[p.Namespace], p.Name)
@@ -441,7 +441,7 @@ func CheckRequired(sets []podset.PodSet, samples []results.Sample) error {
 			}
 			// Allocation samples (request, limit) come from the pod specs, not from measuring: they prove nothing.
 			cpu = cpu || (s.Metric == results.MetricCPU && results.UsageStat(s.Stat))
-			mem = mem || (s.Metric == results.MetricMemory && s.Stat == "avg")
+			mem = mem || (s.Metric == results.MetricMemory && s.Stat == results.StatAvg)
 		}
 		if !cpu {
 			missing = append(missing, fmt.Sprintf("%s cpu (%d pods)", set.Component, set.PodCount()))
