@@ -19,8 +19,8 @@ import (
 // at r, the sidecar at r/p for the break-even and for the shape's pods per node), and a fit without a slope used
 // away from its load leaves it without an interval, as it leaves a figure.
 func breakEven(m *Model, sh Shape, metric, kind string) (BreakEven, bool) {
-	s := m.Find(string(scenario.ModeSidecar), results.ComponentSidecar, metric, kind)
-	z := m.Find(string(scenario.ModeAmbient), results.ComponentZtunnel, metric, kind)
+	s := m.Find(string(scenario.ModeSidecar), string(results.ComponentSidecar), metric, kind)
+	z := m.Find(string(scenario.ModeAmbient), string(results.ComponentZtunnel), metric, kind)
 	r := sh.RPS / 1000 / float64(sh.Nodes)
 	be := BreakEven{Metric: metric, Kind: kind, KRPSPerNode: r, YourPodsPerNode: float64(sh.Pods) / float64(sh.Nodes)}
 	if s == nil || z == nil {
@@ -163,7 +163,7 @@ func caveatWord(c Caveat) string {
 }
 
 func metricWord(metric string) string {
-	if metric == results.MetricMemory {
+	if metric == string(results.MetricMemory) {
 		return "memory"
 	}
 	return "CPU"

@@ -35,7 +35,7 @@ func TestSumParts(t *testing.T) {
 			for _, c := range []struct {
 				what      string
 				got, want *Estimate
-			}{{results.MetricCPU, got.CPU, tc.cpu}, {results.MetricMemory, got.Memory, tc.mem}} {
+			}{{string(results.MetricCPU), got.CPU, tc.cpu}, {string(results.MetricMemory), got.Memory, tc.mem}} {
 				switch {
 				case c.want == nil || c.got == nil:
 					if c.want != c.got {

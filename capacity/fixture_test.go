@@ -122,9 +122,9 @@ func writeFixture(dir string) error {
 				if mode == "waypoint" {
 					wp = strconv.Itoa(fixtureWaypoints)
 				}
-				c := results.CaseResult{CaseID: id, Mode: mode, Topology: "single", Load: strconv.Itoa(q), Repetition: rep,
+				c := results.CaseResult{CaseID: id, Mode: results.Mode(mode), Topology: "single", Load: strconv.Itoa(q), Repetition: rep,
 					Status: results.StatusOK, Start: clock, End: load.End.Add(5 * time.Second), Windows: windows,
-					Facts: map[string]string{"app-pods": strconv.Itoa(fixturePods), "namespaces": "mb-single", "waypoints": wp}}
+					Facts: map[results.FactKey]string{"app-pods": strconv.Itoa(fixturePods), "namespaces": "mb-single", "waypoints": wp}}
 				// Sidecars and waypoints slow the app a little at the top level: achieved below configured.
 				achieved := float64(q) * (1 - 0.002*math.Abs(gauss(id+"/qps")))
 				if mode != "none" && q == 1000 {
@@ -134,8 +134,8 @@ func writeFixture(dir string) error {
 				krps := achieved / 1000
 				var samples []results.Sample
 				add := func(w results.Window, comp, metric, stat, unit string, v float64) {
-					samples = append(samples, results.Sample{CaseID: id, Mode: mode, Topology: "single", Load: c.Load, Repetition: rep,
-						Window: w, Source: "prometheus", Component: comp, Metric: metric, Stat: stat, Unit: unit, Value: v})
+					samples = append(samples, results.Sample{CaseID: id, Mode: results.Mode(mode), Topology: "single", Load: c.Load, Repetition: rep,
+						Window: w, Source: "prometheus", Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Unit: results.Unit(unit), Value: v})
 				}
 				for _, comp := range fixtureComponents(mode) {
 					t := fixtureTruth[comp]
@@ -173,20 +173,20 @@ func writeFixture(dir string) error {
 							add(w, comp, metric, stat, unit, v)
 							samples[len(samples)-1].Source = results.SourcePodSpec
 						}
-						alloc("cpu", results.StatRequest, "millicores", units*t.reqCPU)
-						alloc("memory", results.StatRequest, "MiB", units*t.reqMem)
+						alloc("cpu", string(results.StatRequest), "millicores", units*t.reqCPU)
+						alloc("memory", string(results.StatRequest), "MiB", units*t.reqMem)
 						if t.limCPU > 0 {
-							alloc("cpu", results.StatLimit, "millicores", units*t.limCPU)
-							alloc("memory", results.StatLimit, "MiB", units*t.limMem)
+							alloc("cpu", string(results.StatLimit), "millicores", units*t.limCPU)
+							alloc("memory", string(results.StatLimit), "MiB", units*t.limMem)
 						} else {
-							alloc("cpu", results.StatNoLimit, results.UnitContainers, units)
-							alloc("memory", results.StatNoLimit, results.UnitContainers, units)
+							alloc("cpu", string(results.StatNoLimit), string(results.UnitContainers), units)
+							alloc("memory", string(results.StatNoLimit), string(results.UnitContainers), units)
 						}
-						alloc(results.MetricPods, results.StatCount, results.UnitPods, units)
+						alloc(string(results.MetricPods), string(results.StatCount), string(results.UnitPods), units)
 					}
 				}
 				add(load, "loadgen", "cpu", "avg", "millicores", round4(240*krps+3))
-				qs := results.Sample{CaseID: id, Mode: mode, Topology: "single", Load: c.Load, Repetition: rep, Window: load,
+				qs := results.Sample{CaseID: id, Mode: results.Mode(mode), Topology: "single", Load: c.Load, Repetition: rep, Window: load,
 					Source: "fortio", Component: "loadgen", Metric: "qps", Stat: "value", Unit: "rps", Value: achieved}
 				samples = append(samples, qs)
 				if err := st.AppendCase(c, samples); err != nil {

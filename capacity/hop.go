@@ -18,10 +18,7 @@ import (
 const FactChainDepth = "chain-depth"
 
 // hopStats are the latency percentiles fitted against the chain depth (loadgen's latency samples, 2xx only, ms).
-var hopStats = []string{"p50", "p90", "p99"}
-
-// modeRank orders modes as reports do (charts.SortModes; capacity does not import charts).
-var modeRank = []string{"none", "sidecar", "ambient", "waypoint"}
+var hopStats = []results.Stat{results.StatP50, results.StatP90, results.StatP99}
 
 // HopFit is one mode's client latency percentile at one load level against the chain depth: Fixed is the latency
 // of a chain of depth 0 extrapolated (the entry alone), Slope the milliseconds each further hop adds, in this mode.
@@ -114,7 +111,7 @@ func BuildHops(run *results.Run, confidence float64) *Hops {
 		if !ok {
 			continue // not ok, or not a chain case (Build and Summarize name the failed ones)
 		}
-		k := key{s.Mode, s.Load, s.Stat}
+		k := key{string(s.Mode), s.Load, string(s.Stat)}
 		points[k] = append(points[k], Point{Level: strconv.Itoa(d), Repetition: s.Repetition, X: float64(d), Y: s.Value})
 	}
 	keys := make([]key, 0, len(points))
@@ -123,7 +120,7 @@ func BuildHops(run *results.Run, confidence float64) *Hops {
 	}
 	slices.SortFunc(keys, func(a, b key) int {
 		return cmp.Or(compareModes(a.mode, b.mode), compareLevels(a.load, b.load),
-			cmp.Compare(slices.Index(hopStats, a.stat), slices.Index(hopStats, b.stat)))
+			cmp.Compare(slices.Index(hopStats, results.Stat(a.stat)), slices.Index(hopStats, results.Stat(b.stat))))
 	})
 	fits := map[key]*HopFit{}
 	for _, k := range keys {
@@ -183,14 +180,7 @@ func addedPerHop(m, none *HopFit, confidence float64) AddedPerHop {
 }
 
 func compareModes(a, b string) int {
-	ra, rb := slices.Index(modeRank, a), slices.Index(modeRank, b)
-	if ra < 0 {
-		ra = len(modeRank)
-	}
-	if rb < 0 {
-		rb = len(modeRank)
-	}
-	return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(a, b))
+	return results.Order(results.Modes)(results.Mode(a), results.Mode(b))
 }
 
 // compareLevels orders load levels numerically, numbers before names such as "max".

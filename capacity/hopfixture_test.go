@@ -81,16 +81,16 @@ func writeChainFixture(dir string) error {
 				for _, q := range chainLevels {
 					id := fmt.Sprintf("%s.%s.q%d.r%d", topo, mode, q, rep)
 					load := results.Window{Kind: results.WindowLoad, Start: clock.Add(30 * time.Second), End: clock.Add(210 * time.Second)}
-					c := results.CaseResult{CaseID: id, Mode: mode, Topology: topo, Load: strconv.Itoa(q), Repetition: rep,
+					c := results.CaseResult{CaseID: id, Mode: results.Mode(mode), Topology: topo, Load: strconv.Itoa(q), Repetition: rep,
 						Status: results.StatusOK, Start: clock, End: load.End.Add(5 * time.Second), Windows: []results.Window{load},
-						Facts: map[string]string{"app-pods": strconv.Itoa(pods), FactChainDepth: strconv.Itoa(depth),
+						Facts: map[results.FactKey]string{"app-pods": strconv.Itoa(pods), FactChainDepth: strconv.Itoa(depth),
 							"namespaces": "mb-" + topo, "waypoints": "0"}}
 					achieved := math.Round(float64(q)*(1-0.002*math.Abs(gauss(id+"/qps")))*10) / 10
 					krps := achieved / 1000
 					var samples []results.Sample
 					add := func(source, comp, metric, stat, unit string, v float64) {
-						samples = append(samples, results.Sample{CaseID: id, Mode: mode, Topology: topo, Load: c.Load, Repetition: rep,
-							Window: load, Source: source, Component: comp, Metric: metric, Stat: stat, Unit: unit, Value: v})
+						samples = append(samples, results.Sample{CaseID: id, Mode: results.Mode(mode), Topology: topo, Load: c.Load, Repetition: rep,
+							Window: load, Source: source, Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Unit: results.Unit(unit), Value: v})
 					}
 					// Costs: every pod of a chain serves the full entry rate.
 					comps := map[string][]string{"none": {"app"}, "sidecar": {"app", "sidecar", "istiod"}, "ambient": {"app", "ztunnel", "istiod"}}[mode]
@@ -107,11 +107,11 @@ func writeChainFixture(dir string) error {
 						add("prometheus", comp, "cpu", "avg", "millicores", round4(cpu*(1+0.03*gauss(id+"/"+comp+"/cpu"))))
 						add("prometheus", comp, "memory", "avg", "MiB", round4(mem*(1+0.01*gauss(id+"/"+comp+"/mem"))))
 					}
-					add("fortio", results.ComponentLoadgen, "qps", "value", "rps", achieved)
+					add("fortio", string(results.ComponentLoadgen), "qps", "value", "rps", achieved)
 					for _, stat := range hopStats {
 						// Noise of one size at every depth (4 % of the depth-2 value): the line's assumption.
-						sd := 0.04 * chainLatency(mode, q, stat, 2)
-						add("fortio", results.ComponentLoadgen, "latency", stat, "ms", round4(chainLatency(mode, q, stat, float64(depth))+sd*gauss(id+"/latency/"+stat)))
+						sd := 0.04 * chainLatency(mode, q, string(stat), 2)
+						add("fortio", string(results.ComponentLoadgen), "latency", string(stat), "ms", round4(chainLatency(mode, q, string(stat), float64(depth))+sd*gauss(id+"/latency/"+string(stat))))
 					}
 					if err := st.AppendCase(c, samples); err != nil {
 						return err

@@ -263,8 +263,8 @@ func fitIstiodCurve(c *IstiodCurve, file string, confidence float64) IstiodCurve
 	if n := len(c.Sizes); n > 0 {
 		f.Largest = c.Sizes[n-1].MeshSize
 	}
-	f.CPU = FitLine(curvePoints(c, results.MetricCPU), confidence)
-	f.Memory = FitLine(curvePoints(c, results.MetricMemory), confidence)
+	f.CPU = FitLine(curvePoints(c, string(results.MetricCPU)), confidence)
+	f.Memory = FitLine(curvePoints(c, string(results.MetricMemory)), confidence)
 	if !c.Complete {
 		why := "no reason recorded"
 		if c.Error != "" {
@@ -295,11 +295,11 @@ func (m *Model) UseIstiodCurve(c *IstiodCurve, file string) error {
 	replaced := 0
 	for i := range m.Fits {
 		f := &m.Fits[i]
-		if f.Component != results.ComponentIstiod || f.Kind != KindUsage {
+		if f.Component != string(results.ComponentIstiod) || f.Kind != KindUsage {
 			continue
 		}
 		line := cf.CPU
-		if f.Metric == results.MetricMemory {
+		if f.Metric == string(results.MetricMemory) {
 			line = cf.Memory
 		}
 		f.Line, f.Points, f.Source = line, curvePoints(c, f.Metric), SourceIstiodCurve
@@ -318,7 +318,7 @@ func curvePoints(c *IstiodCurve, metric string) []Point {
 	for _, s := range c.Sizes {
 		for _, r := range s.Repetitions {
 			y := r.CPUMillicores.Avg
-			if metric == results.MetricMemory {
+			if metric == string(results.MetricMemory) {
 				y = r.MemoryMiB.Avg
 			}
 			out = append(out, Point{Level: strconv.Itoa(s.Pods), Repetition: r.Repetition, X: float64(s.Pods), Y: y})
@@ -332,7 +332,7 @@ func curvePoints(c *IstiodCurve, metric string) []Point {
 func runCheck(m *Model, cf IstiodCurveFit) []CurveCheck {
 	var out []CurveCheck
 	for _, mode := range m.Modes {
-		cu, mu := m.Find(mode, results.ComponentIstiod, results.MetricCPU, KindUsage), m.Find(mode, results.ComponentIstiod, results.MetricMemory, KindUsage)
+		cu, mu := m.Find(mode, string(results.ComponentIstiod), string(results.MetricCPU), KindUsage), m.Find(mode, string(results.ComponentIstiod), string(results.MetricMemory), KindUsage)
 		if cu == nil || mu == nil || cu.Source != "" || cu.N == 0 || cu.LoadMin != cu.LoadMax {
 			continue
 		}

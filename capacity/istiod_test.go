@@ -330,7 +330,7 @@ func TestUseIstiodCurve(t *testing.T) {
 	for i, f := range m.Fits {
 		was := run.Fits[i]
 		switch {
-		case f.Component == results.ComponentIstiod && f.Kind == KindUsage:
+		case f.Component == string(results.ComponentIstiod) && f.Kind == KindUsage:
 			if f.Source != SourceIstiodCurve || f.N != 15 || f.Slope == nil || f.LoadMax != 2000 {
 				t.Errorf("%s %s %s: source %q, n %d, slope %v, range to %g; want the curve's", f.Mode, f.Component, f.Metric, f.Source, f.N, f.Slope, f.LoadMax)
 			}
@@ -343,7 +343,7 @@ func TestUseIstiodCurve(t *testing.T) {
 	p := Project(m, goldenShape())
 	var sidecarIstiod *ComponentProjection
 	for _, c := range p.Modes[1].Components {
-		if c.Component == results.ComponentIstiod {
+		if c.Component == string(results.ComponentIstiod) {
 			sidecarIstiod = &c
 		}
 	}
@@ -354,7 +354,7 @@ func TestUseIstiodCurve(t *testing.T) {
 	if !strings.Contains(strings.Join(p.Assumptions, "\n"), "istiod: from the curve istiod-curve.json") {
 		t.Errorf("assumptions do not name the curve:\n%s", strings.Join(p.Assumptions, "\n"))
 	}
-	bare := &Model{Confidence: 0.95, Fits: []Fit{{Mode: "none", Component: results.ComponentApp, Metric: results.MetricCPU, Kind: KindUsage}}}
+	bare := &Model{Confidence: 0.95, Fits: []Fit{{Mode: "none", Component: string(results.ComponentApp), Metric: string(results.MetricCPU), Kind: KindUsage}}}
 	if err := bare.UseIstiodCurve(parseCurve(t, readTestdata(t, curveFixture)), "c.json"); err == nil || !strings.Contains(err.Error(), "no istiod usage") {
 		t.Errorf("a run without istiod: %v", err)
 	}

@@ -34,17 +34,17 @@ const (
 
 // scaling says per what a component is fitted.
 var scaling = map[string]string{
-	results.ComponentApp:      PerPod,
-	results.ComponentSidecar:  PerPod,
-	results.ComponentZtunnel:  PerNode,
-	results.ComponentWaypoint: PerWaypoint,
-	results.ComponentIstiod:   PerMesh,
+	string(results.ComponentApp):      PerPod,
+	string(results.ComponentSidecar):  PerPod,
+	string(results.ComponentZtunnel):  PerNode,
+	string(results.ComponentWaypoint): PerWaypoint,
+	string(results.ComponentIstiod):   PerMesh,
 }
 
 // meshComponents are summed into a mode's mesh cost (as results.Summarize's mesh total).
-var meshComponents = []string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint, results.ComponentIstiod}
+var meshComponents = []string{string(results.ComponentSidecar), string(results.ComponentZtunnel), string(results.ComponentWaypoint), string(results.ComponentIstiod)}
 
-var componentOrder = []string{results.ComponentApp, results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint, results.ComponentIstiod}
+var componentOrder = []string{string(results.ComponentApp), string(results.ComponentSidecar), string(results.ComponentZtunnel), string(results.ComponentWaypoint), string(results.ComponentIstiod)}
 
 // Fit is one fitted line of a mode, component, metric and kind.
 type Fit struct {
@@ -145,7 +145,7 @@ func (m *Model) Missing(mode string) []Missing {
 	var out []Missing
 	for _, comp := range m.components(mode) {
 		for _, kind := range kinds {
-			for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
+			for _, metric := range []string{string(results.MetricCPU), string(results.MetricMemory)} {
 				if m.Find(mode, comp, metric, kind) == nil {
 					out = append(out, Missing{Component: comp, Metric: metric, Kind: kind})
 				}
@@ -213,7 +213,7 @@ func newRunIndex(run *results.Run) *runIndex {
 			ix.rps[s.CaseID] += s.Value
 		}
 		if s.Metric == results.MetricPods && s.Stat == results.StatCount && s.Window.Kind == results.WindowLoad {
-			ix.counted[podsKey{s.CaseID, s.Component}] = int(s.Value)
+			ix.counted[podsKey{s.CaseID, string(s.Component)}] = int(s.Value)
 		}
 	}
 	return ix
@@ -226,7 +226,7 @@ func fitSample(s results.Sample) (per, kind string, ok bool) {
 	if s.Window.Kind != results.WindowLoad || s.Mode == "" || s.Load == "" {
 		return "", "", false
 	}
-	per, ok = scaling[s.Component]
+	per, ok = scaling[string(s.Component)]
 	if !ok || (s.Metric != results.MetricCPU && s.Metric != results.MetricMemory) {
 		return "", "", false
 	}
@@ -298,16 +298,16 @@ func (m *Model) group(samples []results.Sample, ix *runIndex) (points map[fitKey
 			leftOut(reason)
 			continue
 		}
-		k := fitKey{s.Mode, s.Component, s.Metric, kind}
+		k := fitKey{string(s.Mode), string(s.Component), string(s.Metric), kind}
 		level := s.Load
 		if per == PerMesh {
 			level = strconv.Itoa(u.pods)
 		}
 		points[k] = append(points[k], Point{Level: level, Repetition: s.Repetition, X: x, Y: s.Value / float64(units)})
-		addStr(&m.Modes, s.Mode)
+		addStr(&m.Modes, string(s.Mode))
 		if !seen[s.CaseID] {
 			seen[s.CaseID] = true
-			used = append(used, caseLoad{s.Mode, s.Load, u.rps})
+			used = append(used, caseLoad{string(s.Mode), s.Load, u.rps})
 		}
 	}
 	return points, used
@@ -333,11 +333,11 @@ func (m *Model) perUnit(s results.Sample, per string, u caseUnits, ix *runIndex)
 	switch per {
 	case PerPod:
 		units, x = u.pods, krps/float64(u.pods)
-		if n := ix.counted[podsKey{s.CaseID, s.Component}]; n > u.pods {
+		if n := ix.counted[podsKey{s.CaseID, string(s.Component)}]; n > u.pods {
 			// Runs recorded before the load clients' proxies had a component of their own summed them into the
 			// sidecar figure: per pod over the pods the figure sums, never four proxies over three app pods.
-			addWarning(&m.Warnings, Warning{Code: WarnCountedPods, Component: s.Component, Message: fmt.Sprintf("%s figures sum %d pods where the app has %d: recorded before the load clients' proxies were counted apart (%s), they include them; per pod over the %d",
-				s.Component, n, u.pods, results.ComponentLoadgenProxy, n)})
+			addWarning(&m.Warnings, Warning{Code: WarnCountedPods, Component: string(s.Component), Message: fmt.Sprintf("%s figures sum %d pods where the app has %d: recorded before the load clients' proxies were counted apart (%s), they include them; per pod over the %d",
+				s.Component, n, u.pods, string(results.ComponentLoadgenProxy), n)})
 			units = n
 		}
 	case PerNode:
@@ -437,7 +437,7 @@ func kindRank(k string) int {
 }
 
 func unitOf(metric string) string {
-	if metric == results.MetricMemory {
+	if metric == string(results.MetricMemory) {
 		return "MiB"
 	}
 	return "millicores"
@@ -457,7 +457,7 @@ func waypointCounts(cases []results.CaseResult) map[string]int {
 	out := map[string]int{}
 	last := map[string]int{} // topology/mode -> the count its latest verification recorded
 	for _, c := range cases {
-		key := c.Topology + "/" + c.Mode
+		key := c.Topology + "/" + string(c.Mode)
 		if n, err := factInt(c, FactWaypoints); err == nil {
 			last[key] = n
 		}
@@ -468,7 +468,7 @@ func waypointCounts(cases []results.CaseResult) map[string]int {
 	return out
 }
 
-func factInt(c results.CaseResult, name string) (int, error) {
+func factInt(c results.CaseResult, name results.FactKey) (int, error) {
 	v, ok := c.Facts[name]
 	if !ok {
 		return 0, fmt.Errorf("no %q fact", name)

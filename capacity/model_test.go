@@ -19,7 +19,7 @@ type tinyCase struct {
 	qps    int
 	rep    int
 	status string
-	facts  map[string]string
+	facts  map[results.FactKey]string
 	noRate bool
 }
 
@@ -30,24 +30,24 @@ func tinyRun(cases []tinyCase, comps map[string][2]float64, requests bool, noise
 		id := fmt.Sprintf("%s/%d/r%d", c.mode, c.qps, c.rep)
 		st := c.status
 		if st == "" {
-			st = results.StatusOK
+			st = string(results.StatusOK)
 		}
 		facts := c.facts
 		if facts == nil {
-			facts = map[string]string{FactAppPods: "4", FactWaypoints: "1"}
+			facts = map[results.FactKey]string{FactAppPods: "4", FactWaypoints: "1"}
 		}
-		run.Cases = append(run.Cases, results.CaseResult{CaseID: id, Mode: c.mode, Load: fmt.Sprint(c.qps), Repetition: c.rep, Status: st, Facts: facts})
+		run.Cases = append(run.Cases, results.CaseResult{CaseID: id, Mode: results.Mode(c.mode), Load: fmt.Sprint(c.qps), Repetition: c.rep, Status: results.Status(st), Facts: facts})
 		sample := func(comp, metric, stat string, v float64) {
 			unit := "millicores"
 			if metric == "memory" {
 				unit = "MiB"
 			}
-			run.Samples = append(run.Samples, results.Sample{CaseID: id, Mode: c.mode, Load: fmt.Sprint(c.qps), Repetition: c.rep, Window: w,
-				Component: comp, Metric: metric, Stat: stat, Unit: unit, Value: v})
+			run.Samples = append(run.Samples, results.Sample{CaseID: id, Mode: results.Mode(c.mode), Load: fmt.Sprint(c.qps), Repetition: c.rep, Window: w,
+				Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Unit: results.Unit(unit), Value: v})
 		}
 		krps := float64(c.qps) / 1000
 		if !c.noRate {
-			run.Samples = append(run.Samples, results.Sample{CaseID: id, Mode: c.mode, Load: fmt.Sprint(c.qps), Repetition: c.rep, Window: w,
+			run.Samples = append(run.Samples, results.Sample{CaseID: id, Mode: results.Mode(c.mode), Load: fmt.Sprint(c.qps), Repetition: c.rep, Window: w,
 				Component: "loadgen", Metric: "qps", Stat: "value", Unit: "rps", Value: float64(c.qps)})
 		}
 		for comp, ab := range comps {
@@ -57,7 +57,7 @@ func tinyRun(cases []tinyCase, comps map[string][2]float64, requests bool, noise
 			for _, metric := range []string{"cpu", "memory"} {
 				sample(comp, metric, "avg", units*(ab[0]+ab[1]*x)+e)
 				if requests {
-					sample(comp, metric, results.StatRequest, units*100)
+					sample(comp, metric, string(results.StatRequest), units*100)
 				}
 			}
 		}
@@ -106,13 +106,13 @@ func TestBuild(t *testing.T) {
 				t.Errorf("%+v", f.Line)
 			}
 		}},
-		{name: "failed case left out", cases: append(levels("sidecar", []int{100, 200}, 2), tinyCase{mode: "sidecar", qps: 400, rep: 1, status: results.StatusFailed}), check: func(t *testing.T, m *Model) {
+		{name: "failed case left out", cases: append(levels("sidecar", []int{100, 200}, 2), tinyCase{mode: "sidecar", qps: 400, rep: 1, status: string(results.StatusFailed)}), check: func(t *testing.T, m *Model) {
 			if f := m.Find("sidecar", "sidecar", "cpu", KindUsage); f.N != 4 || f.Levels != 2 {
 				t.Errorf("n %d levels %d", f.N, f.Levels)
 			}
 		}},
 		{name: "no achieved rate", cases: append(levels("sidecar", []int{100, 200}, 2), tinyCase{mode: "sidecar", qps: 400, rep: 1, noRate: true}), warn: `case "sidecar/400/r1": no achieved rate`},
-		{name: "no pod count", cases: append(levels("sidecar", []int{100, 200}, 2), tinyCase{mode: "sidecar", qps: 400, rep: 1, facts: map[string]string{}}), warn: `no "app-pods" fact`},
+		{name: "no pod count", cases: append(levels("sidecar", []int{100, 200}, 2), tinyCase{mode: "sidecar", qps: 400, rep: 1, facts: map[results.FactKey]string{}}), warn: `no "app-pods" fact`},
 		{name: "nothing to fit", cases: []tinyCase{{mode: "sidecar", qps: 100, rep: 1, noRate: true}}, err: "nothing to fit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,7 +344,7 @@ func TestBuildPerPodOverTheCountedPods(t *testing.T) {
 func TestWaypointCountsCarryToTheCasesAfterTheSwitch(t *testing.T) {
 	t.Parallel()
 	c := func(id, topo, mode, waypoints string) results.CaseResult {
-		cr := results.CaseResult{CaseID: id, Topology: topo, Mode: mode, Facts: map[string]string{}}
+		cr := results.CaseResult{CaseID: id, Topology: topo, Mode: results.Mode(mode), Facts: map[results.FactKey]string{}}
 		if waypoints != "" {
 			cr.Facts[FactWaypoints] = waypoints
 		}

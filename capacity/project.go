@@ -133,7 +133,7 @@ func Project(m *Model, sh Shape) Projection {
 			mp.Cost = &Cost{Mesh: price(&mp.Mesh), MeshReserved: price(mp.MeshReserved), VsNone: price(mp.VsNone), VsNoneReserved: price(mp.VsNoneReserved)}
 		}
 	}
-	for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
+	for _, metric := range []string{string(results.MetricCPU), string(results.MetricMemory)} {
 		for _, kind := range []string{KindUsage, KindReserved} {
 			if be, ok := breakEven(m, sh, metric, kind); ok {
 				p.BreakEven = append(p.BreakEven, be)
@@ -145,7 +145,7 @@ func Project(m *Model, sh Shape) Projection {
 	}
 	if m.IstiodCurve != nil {
 		for _, n := range m.IstiodCurve.Notes {
-			p.Warnings = append(p.Warnings, Warning{Code: WarnIstiodCurve, Component: results.ComponentIstiod, Message: "istiod curve: " + n})
+			p.Warnings = append(p.Warnings, Warning{Code: WarnIstiodCurve, Component: string(results.ComponentIstiod), Message: "istiod curve: " + n})
 		}
 	}
 	p.Assumptions = assumptions(m, sh, p.HoldoutLevel)
@@ -165,10 +165,10 @@ func projectMode(m *Model, mode string, sh Shape) ModeProjection {
 		project := func(kind string) part {
 			var r Resources
 			var pt part
-			for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
+			for _, metric := range []string{string(results.MetricCPU), string(results.MetricMemory)} {
 				f := m.Find(mode, comp, metric, kind)
 				if f == nil {
-					if metric == results.MetricCPU {
+					if metric == string(results.MetricCPU) {
 						pt.missCPU = true
 					} else {
 						pt.missMemory = true
@@ -176,7 +176,7 @@ func projectMode(m *Model, mode string, sh Shape) ModeProjection {
 					continue
 				}
 				e := projectFit(f, units, x, sh, &mp.Warnings)
-				if metric == results.MetricCPU {
+				if metric == string(results.MetricCPU) {
 					r.CPU = &e
 				} else {
 					r.Memory = &e
@@ -237,10 +237,10 @@ func missingWarning(mp *ModeProjection, comp string) {
 }
 
 func otherMetric(metric string) string {
-	if metric == results.MetricCPU {
-		return results.MetricMemory
+	if metric == string(results.MetricCPU) {
+		return string(results.MetricMemory)
 	}
-	return results.MetricCPU
+	return string(results.MetricCPU)
 }
 
 // holdoutLevel is the top numeric level when holding it out leaves a line (3 or more levels), else "".
@@ -272,7 +272,7 @@ func unitsAt(per string, sh Shape) (int, float64) {
 func projectFit(f *Fit, units int, x float64, sh Shape, warnings *[]Warning) Estimate {
 	y, pi := f.Predict(x)
 	scale := float64(units) / 1000 // millicores -> vCPU
-	if f.Metric == results.MetricMemory {
+	if f.Metric == string(results.MetricMemory) {
 		scale = float64(units) / 1024 // MiB -> GiB
 	}
 	// Range warnings name the component only: its cpu and memory share the points. Requests do not follow the

@@ -79,7 +79,7 @@ func coverageStudy(t *testing.T, noise synthNoise, metric string, multiples []fl
 // fitted values are unbiased.
 func TestStudyCoverage(t *testing.T) {
 	t.Parallel()
-	for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
+	for _, metric := range []string{string(results.MetricCPU), string(results.MetricMemory)} {
 		res := coverageStudy(t, noiseConstant, metric, []float64{1, 3, 5, 10})
 		for _, k := range []float64{1, 3, 5, 10} {
 			c := res[k]
@@ -98,7 +98,7 @@ func TestStudyCoverage(t *testing.T) {
 // constant noise about as often as a 5 % test should.
 func TestStudyNoise(t *testing.T) {
 	t.Parallel()
-	res := coverageStudy(t, noiseProportional, results.MetricCPU, []float64{3, 5, 10})
+	res := coverageStudy(t, noiseProportional, string(results.MetricCPU), []float64{3, 5, 10})
 	lo, hi := 100.0, 0.0
 	for _, k := range []float64{3, 5, 10} {
 		c := res[k]
@@ -135,7 +135,7 @@ func TestStudyNoise(t *testing.T) {
 			}
 			for _, f := range h.Fits {
 				for _, pt := range f.Points {
-					if f.Metric == results.MetricCPU {
+					if f.Metric == string(results.MetricCPU) {
 						held++
 						if pt.Inside {
 							inside++
@@ -198,9 +198,9 @@ func TestStudyLinearity(t *testing.T) {
 // node)^2, 4 millicores more than the chord at mid-range, which a line through 0.08..0.33 krps per node misses.
 func curvedZtunnel() map[string]synthTruth {
 	tr := synthFixtureTruth()
-	z := tr[results.ComponentZtunnel]
+	z := tr[string(results.ComponentZtunnel)]
 	z.cpuC = 300
-	tr[results.ComponentZtunnel] = z
+	tr[string(results.ComponentZtunnel)] = z
 	return tr
 }
 
@@ -218,13 +218,13 @@ func TestStudyBreakEven(t *testing.T) {
 		p := Project(studyModel(t, sp), sh)
 		var be *BreakEven
 		for i := range p.BreakEven {
-			if p.BreakEven[i].Metric == results.MetricCPU && p.BreakEven[i].Kind == KindUsage {
+			if p.BreakEven[i].Metric == string(results.MetricCPU) && p.BreakEven[i].Kind == KindUsage {
 				be = &p.BreakEven[i]
 			}
 		}
 		r := sh.RPS / 1000 / float64(sh.Nodes)
-		s, z := sp.truth[results.ComponentSidecar], sp.truth[results.ComponentZtunnel]
-		truth := (z.at(results.MetricCPU, r) - s.cpuB*r) / s.cpuA
+		s, z := sp.truth[string(results.ComponentSidecar)], sp.truth[string(results.ComponentZtunnel)]
+		truth := (z.at(string(results.MetricCPU), r) - s.cpuB*r) / s.cpuA
 		e := be.PodsPerNode
 		if e == nil || e.PI == nil || (truth >= e.PI.Low && truth <= e.PI.High) {
 			continue

@@ -20,7 +20,7 @@ import (
 type synthTruth struct{ cpuA, cpuB, cpuC, memA, memB float64 }
 
 func (t synthTruth) at(metric string, x float64) float64 {
-	if metric == results.MetricMemory {
+	if metric == string(results.MetricMemory) {
 		return t.memA + t.memB*x
 	}
 	return t.cpuA + t.cpuB*x + t.cpuC*x*x
@@ -91,7 +91,7 @@ func (sp synthSpec) newObservation(comp, metric string, x float64, key string) f
 // sd is the noise's sd per unit of comp's metric at load per unit x.
 func (sp synthSpec) sd(comp, metric string, x float64) float64 {
 	share := sp.cpuSD
-	if metric == results.MetricMemory {
+	if metric == string(results.MetricMemory) {
 		share = sp.memSD
 	}
 	if sp.noise == noiseConstant {
@@ -120,9 +120,9 @@ func (sp synthSpec) cases(start time.Time) []synthCase {
 				if mode == string(scenario.ModeWaypoint) {
 					wp = strconv.Itoa(sp.waypoints)
 				}
-				c := results.CaseResult{CaseID: id, Mode: mode, Topology: "single", Load: load, Repetition: rep, Status: results.StatusOK,
+				c := results.CaseResult{CaseID: id, Mode: results.Mode(mode), Topology: "single", Load: load, Repetition: rep, Status: results.StatusOK,
 					Start: clock, End: w.End.Add(5 * time.Second), Windows: []results.Window{w},
-					Facts: map[string]string{FactAppPods: strconv.Itoa(sp.pods), FactWaypoints: wp}}
+					Facts: map[results.FactKey]string{FactAppPods: strconv.Itoa(sp.pods), FactWaypoints: wp}}
 				share := 1 - 0.002*math.Abs(sp.draw(id+"/qps"))
 				if sp.achieved != nil {
 					share = sp.achieved(mode, q)
@@ -131,27 +131,27 @@ func (sp synthSpec) cases(start time.Time) []synthCase {
 				krps := achieved / 1000
 				var samples []results.Sample
 				add := func(comp, metric, stat, unit, source string, v float64) {
-					samples = append(samples, results.Sample{CaseID: id, Mode: mode, Topology: "single", Load: load, Repetition: rep,
-						Window: w, Source: source, Component: comp, Metric: metric, Stat: stat, Unit: unit, Value: v})
+					samples = append(samples, results.Sample{CaseID: id, Mode: results.Mode(mode), Topology: "single", Load: load, Repetition: rep,
+						Window: w, Source: source, Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Unit: results.Unit(unit), Value: v})
 				}
 				for _, comp := range modeParts[scenario.Mode(mode)] {
 					units, x := sp.units(comp), sp.perUnitX(comp, krps)
-					for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
+					for _, metric := range []string{string(results.MetricCPU), string(results.MetricMemory)} {
 						if sp.skip != nil && sp.skip(mode, comp, metric) {
 							continue
 						}
 						unit, req := "millicores", 100.0
-						if metric == results.MetricMemory {
+						if metric == string(results.MetricMemory) {
 							unit, req = "MiB", 128
 						}
 						v := units * (sp.truth[comp].at(metric, x) + sp.sd(comp, metric, x)*sp.draw(id+"/"+comp+"/"+metric))
 						add(comp, metric, "avg", unit, "prometheus", round4(v))
 						if sp.requests {
-							add(comp, metric, results.StatRequest, unit, results.SourcePodSpec, units*req)
+							add(comp, metric, string(results.StatRequest), unit, results.SourcePodSpec, units*req)
 						}
 					}
 				}
-				add(results.ComponentLoadgen, "qps", "value", "rps", "fortio", achieved)
+				add(string(results.ComponentLoadgen), "qps", "value", "rps", "fortio", achieved)
 				out = append(out, synthCase{c, samples})
 				clock = c.End.Add(5 * time.Second)
 			}
@@ -222,7 +222,7 @@ func synthFixtureTruth() map[string]synthTruth {
 	for comp, t := range fixtureTruth {
 		out[comp] = synthTruth{cpuA: t.cpuA, cpuB: t.cpuB, memA: t.memA, memB: t.memB}
 	}
-	out[results.ComponentIstiod] = synthTruth{cpuA: 8.6, cpuB: 1.2, memA: 88, memB: 0.8}
+	out[string(results.ComponentIstiod)] = synthTruth{cpuA: 8.6, cpuB: 1.2, memA: 88, memB: 0.8}
 	return out
 }
 

@@ -32,7 +32,7 @@ func gapsSpec() synthSpec {
 			return 0.999
 		},
 		skip: func(mode, comp, metric string) bool {
-			return comp == results.ComponentZtunnel && (mode == "waypoint" || mode == "ambient" && metric == results.MetricMemory)
+			return comp == string(results.ComponentZtunnel) && (mode == "waypoint" || mode == "ambient" && metric == string(results.MetricMemory))
 		}}
 }
 

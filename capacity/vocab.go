@@ -112,8 +112,8 @@ type Missing struct {
 // modeParts are the components that carry a mode's cost, as the collector measures them (orchestrate's meshScope:
 // istiod with a mesh, the node agents' ztunnel in the ambient modes, the run's waypoints in waypoint mode).
 var modeParts = map[scenario.Mode][]string{
-	scenario.ModeNone:     {results.ComponentApp},
-	scenario.ModeSidecar:  {results.ComponentApp, results.ComponentSidecar, results.ComponentIstiod},
-	scenario.ModeAmbient:  {results.ComponentApp, results.ComponentZtunnel, results.ComponentIstiod},
-	scenario.ModeWaypoint: {results.ComponentApp, results.ComponentZtunnel, results.ComponentWaypoint, results.ComponentIstiod},
+	scenario.ModeNone:     {string(results.ComponentApp)},
+	scenario.ModeSidecar:  {string(results.ComponentApp), string(results.ComponentSidecar), string(results.ComponentIstiod)},
+	scenario.ModeAmbient:  {string(results.ComponentApp), string(results.ComponentZtunnel), string(results.ComponentIstiod)},
+	scenario.ModeWaypoint: {string(results.ComponentApp), string(results.ComponentZtunnel), string(results.ComponentWaypoint), string(results.ComponentIstiod)},
 }

@@ -42,7 +42,7 @@ func ci(lo, hi float64) *results.Interval { return &results.Interval{Low: lo, Hi
 
 func series(topo, mode, load, window, comp, metric, stat, unit, labels string, mean float64, c *results.Interval) results.Series {
 	return results.Series{
-		Key:  results.Key{Topology: topo, Mode: mode, Load: load, Window: window, Component: comp, Metric: metric, Stat: stat, Unit: unit, Labels: labels},
+		Key:  results.Key{Topology: topo, Mode: results.Mode(mode), Load: load, Window: window, Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Unit: results.Unit(unit), Labels: labels},
 		N:    3,
 		Mean: mean,
 		CI:   c,

@@ -14,62 +14,37 @@ import (
 const (
 	MetricCPU        = results.MetricCPU
 	MetricMemory     = results.MetricMemory
-	MetricLatency    = "latency"
-	MetricThroughput = "throughput"
-	MetricRR         = "rr"
-	MetricCRR        = "crr"
-	StatAvg          = "avg"
-	StatValue        = "value"
-	LabelPath        = "path"
-	LabelTest        = "test"
-	PathHost         = "host"
+	MetricLatency    = results.MetricLatency
+	MetricThroughput = results.MetricThroughput
+	MetricRR         = results.MetricRR
+	MetricCRR        = results.MetricCRR
+	StatAvg          = results.StatAvg
+	StatValue        = results.StatValue
+	LabelPath        = results.CNILabelPath
+	LabelTest        = results.CNILabelTest
+	PathHost         = string(results.CNIPathHost)
 )
 
-// ModeOrder is the canonical order of data-plane modes; unknown modes sort after these, by name.
-var modeOrder = []string{"none", "sidecar", "ambient", "waypoint"}
-
-var componentOrder = []string{
-	results.ComponentApp, results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint,
-	results.ComponentIstiod, results.ComponentIstioCNI, results.ComponentLoadgen, results.ComponentLoadgenProxy, results.ComponentCNITest,
-	results.ComponentNode, results.ComponentMesh,
-}
-
-var percentileOrder = []string{"min", "p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99", "max"}
-
-var pathOrder = []string{"host", "same-node", "cross-node", "service"}
-
-var testOrder = []string{"tcp", "udp", "rr", "crr"}
-
-// rank orders names by a canonical list, then unknown names alphabetically.
-func rank(order []string) func(a, b string) int {
-	pos := func(s string) int {
-		if i := slices.Index(order, s); i >= 0 {
-			return i
-		}
-		return len(order)
-	}
-	return func(a, b string) int {
-		if c := cmp.Compare(pos(a), pos(b)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	}
+// rank orders names by one of results' canonical orders, then unknown names alphabetically.
+func rank[T ~string](order []T) func(a, b string) int {
+	o := results.Order(order)
+	return func(a, b string) int { return o(T(a), T(b)) }
 }
 
 // SortModes sorts modes canonically (none, sidecar, ambient, waypoint, then others by name).
-func SortModes(modes []string) { slices.SortStableFunc(modes, rank(modeOrder)) }
+func SortModes(modes []string) { slices.SortStableFunc(modes, rank(results.Modes)) }
 
 // SortComponents sorts components canonically (app, sidecar, ztunnel, waypoint, istiod, ..., mesh).
-func SortComponents(cs []string) { slices.SortStableFunc(cs, rank(componentOrder)) }
+func SortComponents(cs []string) { slices.SortStableFunc(cs, rank(results.Components)) }
 
 // SortStats sorts stats as min, p50, ..., p99.9, max.
-func SortStats(ss []string) { slices.SortStableFunc(ss, rank(percentileOrder)) }
+func SortStats(ss []string) { slices.SortStableFunc(ss, rank(results.Percentiles)) }
 
 // SortPaths sorts CNI paths as host, same-node, cross-node, service.
-func SortPaths(ps []string) { slices.SortStableFunc(ps, rank(pathOrder)) }
+func SortPaths(ps []string) { slices.SortStableFunc(ps, rank(results.CNIPaths)) }
 
 // SortTests sorts CNI tests as tcp, udp, rr, crr.
-func SortTests(ts []string) { slices.SortStableFunc(ts, rank(testOrder)) }
+func SortTests(ts []string) { slices.SortStableFunc(ts, rank(results.CNITests)) }
 
 // LabelValue returns the value of name in a canonical "k=v,k=v" label string, or "".
 func LabelValue(labels, name string) string {
@@ -105,21 +80,21 @@ func firstSeen[T any](xs []T, f func(T) string) map[string]int {
 
 // resourceComponents are drawn in resource charts; the benchmark's own pods and proxies (load clients, test pods)
 // and whole nodes are not the data plane's cost and would dwarf it.
-func resourceComponent(c string) bool {
+func resourceComponent(c results.Component) bool {
 	return !results.IsBenchmarkComponent(c) && c != results.ComponentNode
 }
 
 // ResourceSelection picks one resource chart out of a summary.
 type ResourceSelection struct {
 	Topology string
-	Load     string // "" for idle windows
-	Window   string // results.WindowIdle | results.WindowLoad
-	Metric   string // cpu | memory
+	Load     string         // "" for idle windows
+	Window   string         // results.WindowIdle | results.WindowLoad
+	Metric   results.Metric // cpu | memory
 }
 
 // ID is an element id for the selection.
 func (r ResourceSelection) ID() string {
-	return slug("res", r.Metric, r.Topology, r.Window, r.Load)
+	return slug("res", string(r.Metric), r.Topology, r.Window, r.Load)
 }
 
 // ResourceSelections lists every resource chart a summary supports: per topology (in the summary's order), idle then
@@ -143,7 +118,7 @@ func ResourceSelections(s results.Summary) []ResourceSelection {
 	})
 	var out []ResourceSelection
 	for _, c := range combos {
-		for _, m := range []string{MetricCPU, MetricMemory} {
+		for _, m := range []results.Metric{MetricCPU, MetricMemory} {
 			out = append(out, ResourceSelection{Topology: c.topo, Load: c.load, Window: c.window, Metric: m})
 		}
 	}
@@ -188,17 +163,17 @@ func ResourceChart(s results.Summary, sel ResourceSelection) BarChart {
 			picked = append(picked, se)
 		}
 	}
-	groups := distinct(picked, func(se results.Series) string { return se.Component })
+	groups := distinct(picked, func(se results.Series) string { return string(se.Component) })
 	SortComponents(groups)
-	series := distinct(picked, func(se results.Series) string { return se.Mode })
+	series := distinct(picked, func(se results.Series) string { return string(se.Mode) })
 	SortModes(series)
 	unit := ""
 	var bars []Bar
 	for _, se := range picked {
-		unit = se.Unit
-		bars = append(bars, Bar{Group: se.Component, Series: se.Mode, Value: se.Mean, CI: se.CI, N: se.N})
+		unit = string(se.Unit)
+		bars = append(bars, Bar{Group: string(se.Component), Series: string(se.Mode), Value: se.Mean, CI: se.CI, N: se.N})
 	}
-	what := map[string]string{MetricCPU: "CPU", MetricMemory: "Memory"}[sel.Metric]
+	what := map[results.Metric]string{MetricCPU: "CPU", MetricMemory: "Memory"}[sel.Metric]
 	return BarChart{
 		ID:       sel.ID(),
 		Title:    fmt.Sprintf("%s per component and mode — %s", what, windowTitle(sel.Window, sel.Load)),
@@ -208,7 +183,7 @@ func ResourceChart(s results.Summary, sel ResourceSelection) BarChart {
 		Groups:   groups,
 		Series:   series,
 		Bars:     bars,
-		Caveats:  results.SummaryDataPlaneNotes(s.DataPlane, s.DataPlanes, series),
+		Caveats:  results.SummaryDataPlaneNotes(s.DataPlane, s.DataPlanes, modesOf(series)),
 	}
 }
 
@@ -260,19 +235,19 @@ func LatencyChart(s results.Summary, sel LatencySelection) BarChart {
 	var picked []results.Series
 	for _, se := range s.Series {
 		if se.Metric == MetricLatency && se.Window == results.WindowLoad && se.Topology == sel.Topology &&
-			se.Load == sel.Load && se.Mode != "" && se.Labels == "" && strings.HasPrefix(se.Stat, "p") {
+			se.Load == sel.Load && se.Mode != "" && se.Labels == "" && strings.HasPrefix(string(se.Stat), "p") {
 			picked = append(picked, se)
 		}
 	}
-	groups := distinct(picked, func(se results.Series) string { return se.Stat })
+	groups := distinct(picked, func(se results.Series) string { return string(se.Stat) })
 	SortStats(groups)
-	series := distinct(picked, func(se results.Series) string { return se.Mode })
+	series := distinct(picked, func(se results.Series) string { return string(se.Mode) })
 	SortModes(series)
 	unit := ""
 	var bars []Bar
 	for _, se := range picked {
-		unit = se.Unit
-		bars = append(bars, Bar{Group: se.Stat, Series: se.Mode, Value: se.Mean, CI: se.CI, N: se.N})
+		unit = string(se.Unit)
+		bars = append(bars, Bar{Group: string(se.Stat), Series: string(se.Mode), Value: se.Mean, CI: se.CI, N: se.N})
 	}
 	return BarChart{
 		ID:       slug("lat", sel.Topology, sel.Load),
@@ -283,13 +258,13 @@ func LatencyChart(s results.Summary, sel LatencySelection) BarChart {
 		Groups:   groups,
 		Series:   series,
 		Bars:     bars,
-		Caveats:  results.SummaryDataPlaneNotes(s.DataPlane, s.DataPlanes, series),
+		Caveats:  results.SummaryDataPlaneNotes(s.DataPlane, s.DataPlanes, modesOf(series)),
 	}
 }
 
 // CNISelection picks one network chart: a metric of one test (throughput of tcp, rr of rr, ...).
 type CNISelection struct {
-	Metric string
+	Metric results.Metric
 	Test   string
 }
 
@@ -302,7 +277,7 @@ func CNISelections(s results.Summary) []CNISelection {
 			out = append(out, sel)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b CNISelection) int { return rank(testOrder)(a.Test, b.Test) })
+	slices.SortStableFunc(out, func(a, b CNISelection) int { return rank(results.CNITests)(a.Test, b.Test) })
 	return out
 }
 
@@ -329,17 +304,17 @@ func CNIChart(s results.Summary, sel CNISelection, missing map[string]string) Ba
 		}
 	}
 	slices.SortStableFunc(picked, func(a, b results.Series) int {
-		return rank(pathOrder)(LabelValue(a.Labels, LabelPath), LabelValue(b.Labels, LabelPath))
+		return rank(results.CNIPaths)(LabelValue(a.Labels, LabelPath), LabelValue(b.Labels, LabelPath))
 	})
 	c := BaselineChart{
-		ID:       slug("cni", sel.Test, sel.Metric),
+		ID:       slug("cni", sel.Test, string(sel.Metric)),
 		Title:    fmt.Sprintf("Pod network: %s %s per path", testTitle(sel.Test), metricTitle(sel.Metric)),
 		Subtitle: fmt.Sprintf("mean of the test samples · error bars: %s CI · bands relative to the host-network baseline", confText(s.Confidence)),
 	}
 	unit := ""
 	for _, se := range picked {
 		if unit == "" {
-			unit = se.Unit
+			unit = string(se.Unit)
 		}
 	}
 	c.Unit = unit
@@ -348,7 +323,7 @@ func CNIChart(s results.Summary, sel CNISelection, missing map[string]string) Ba
 	for _, se := range picked {
 		path := LabelValue(se.Labels, LabelPath)
 		seen[path] = true
-		f := UnitFactor(se.Unit, unit)
+		f := UnitFactor(se.Unit, results.Unit(unit))
 		bar := HBar{Label: path, Value: se.Mean * f, N: se.N}
 		if se.CI != nil {
 			bar.CI = &results.Interval{Low: se.CI.Low * f, High: se.CI.High * f}
@@ -379,23 +354,23 @@ func CNIChart(s results.Summary, sel CNISelection, missing map[string]string) Ba
 	return c
 }
 
-func metricTitle(m string) string {
+func metricTitle(m results.Metric) string {
 	switch m {
 	case MetricRR, MetricCRR:
 		return "transaction rate"
 	}
-	return m
+	return string(m)
 }
 
 func testTitle(t string) string {
-	switch t {
-	case "tcp":
+	switch results.CNITest(t) {
+	case results.CNITestTCP:
 		return "iperf3 TCP"
-	case "udp":
+	case results.CNITestUDP:
 		return "iperf3 UDP"
-	case "rr":
+	case results.CNITestRR:
 		return "TCP_RR"
-	case "crr":
+	case results.CNITestCRR:
 		return "TCP_CRR"
 	}
 	return t
@@ -403,9 +378,9 @@ func testTitle(t string) string {
 
 // DirectionHigherIsBetter reports whether a larger value of metric is better (rates), as opposed to costs and
 // latencies.
-func DirectionHigherIsBetter(metric string) bool {
+func DirectionHigherIsBetter(metric results.Metric) bool {
 	switch metric {
-	case MetricThroughput, MetricRR, MetricCRR, "qps":
+	case MetricThroughput, MetricRR, MetricCRR, results.MetricQPS:
 		return true
 	}
 	return false
@@ -413,8 +388,8 @@ func DirectionHigherIsBetter(metric string) bool {
 
 // UnitFactor converts bit rates between units (multiply a value in from by it to get to); other units convert only
 // to themselves (factor 1).
-func UnitFactor(from, to string) float64 {
-	scale := map[string]float64{"bit/s": 1, "Kbit/s": 1e3, "Mbit/s": 1e6, "Gbit/s": 1e9}
+func UnitFactor(from, to results.Unit) float64 {
+	scale := map[results.Unit]float64{results.UnitBps: 1, results.UnitKbps: 1e3, results.UnitMbps: 1e6, results.UnitGbps: 1e9}
 	f, okF := scale[from]
 	t, okT := scale[to]
 	if !okF || !okT {
@@ -443,4 +418,13 @@ func slug(parts ...string) string {
 		}
 	}
 	return b.String()
+}
+
+// modesOf types mode names.
+func modesOf(names []string) []results.Mode {
+	out := make([]results.Mode, len(names))
+	for i, n := range names {
+		out[i] = results.Mode(n)
+	}
+	return out
 }

@@ -21,11 +21,12 @@ const (
 )
 
 // DirectionOf returns the direction of a metric name.
-func DirectionOf(metric string) Direction {
+func DirectionOf(metric results.Metric) Direction {
 	switch metric {
-	case "cpu", "memory", "latency", "loss", "jitter", "errors", "error-rate", "restarts", "retransmits":
+	case results.MetricCPU, results.MetricMemory, results.MetricLatency, results.MetricLoss, results.MetricJitter,
+		results.MetricErrors, results.MetricErrorRate, results.MetricRestarts, results.MetricRetransmits:
 		return LowerIsBetter
-	case "qps", "throughput", "rr", "crr":
+	case results.MetricQPS, results.MetricThroughput, results.MetricRR, results.MetricCRR:
 		return HigherIsBetter
 	}
 	return Neutral
@@ -198,10 +199,10 @@ func MetaContext(base, next results.RunMeta) []string {
 	bi, ni := istio(base), istio(next)
 	diff("Istio version", bi.Version, ni.Version)
 	diff("data plane", string(bi.DataPlane), string(ni.DataPlane))
-	for _, comp := range []string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint} {
+	for _, comp := range []results.Component{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint} {
 		b, _ := results.DataPlaneOf(bi.DataPlanes, comp)
 		n, _ := results.DataPlaneOf(ni.DataPlanes, comp)
-		diff(comp+" data plane", b.Description, n.Description)
+		diff(string(comp)+" data plane", b.Description, n.Description)
 	}
 	diff("ztunnel image", bi.ZtunnelImage, ni.ZtunnelImage)
 	diff("proxy image", bi.ProxyImage, ni.ProxyImage)
@@ -310,11 +311,11 @@ func gateChange(g Gate, row Row) (change float64, unit, why string) {
 		}
 		return *row.Percent, "%", ""
 	}
-	unit = row.Unit
+	unit = string(row.Unit)
 	f := 1.0
 	if g.Unit != "" {
 		var ok bool
-		if f, ok = convertUnit(row.Unit, g.Unit); !ok {
+		if f, ok = convertUnit(string(row.Unit), g.Unit); !ok {
 			return 0, "", "unit"
 		}
 		unit = g.Unit
@@ -374,9 +375,9 @@ func describeChange(v Violation) string {
 // describeKey names a measurement for humans: "cpu avg of sidecar, mode sidecar, topology single, load 1000 qps,
 // window load".
 func describeKey(k results.Key) string {
-	parts := []string{k.Metric + " " + k.Stat + " of " + k.Component}
+	parts := []string{fmt.Sprintf("%s %s of %s", k.Metric, k.Stat, k.Component)}
 	if k.Mode != "" {
-		parts = append(parts, "mode "+k.Mode)
+		parts = append(parts, "mode "+string(k.Mode))
 	}
 	if k.Topology != "" {
 		parts = append(parts, "topology "+k.Topology)

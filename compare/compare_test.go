@@ -167,7 +167,7 @@ func TestGateSemantics(t *testing.T) {
 func TestVerdicts(t *testing.T) {
 	t.Parallel()
 	mk := func(metric string, base, next []float64) Verdict {
-		k := results.Key{Window: "load", Component: "x", Metric: metric, Stat: "avg", Unit: "u"}
+		k := results.Key{Window: "load", Component: "x", Metric: results.Metric(metric), Stat: "avg", Unit: "u"}
 		res := Summaries(results.Summary{Series: []results.Series{{Key: k, N: len(base), Mean: mean(base), Values: base}}},
 			results.Summary{Series: []results.Series{{Key: k, N: len(next), Mean: mean(next), Values: next}}}, 0.95)
 		return res.Rows[0].Verdict
@@ -206,7 +206,7 @@ func mean(v []float64) float64 {
 func TestSummariesNeverInfinite(t *testing.T) {
 	t.Parallel()
 	key := func(c string) results.Key {
-		return results.Key{Mode: "sidecar", Window: results.WindowLoad, Component: c, Metric: results.MetricCPU, Stat: "avg", Unit: "millicores"}
+		return results.Key{Mode: "sidecar", Window: results.WindowLoad, Component: results.Component(c), Metric: results.MetricCPU, Stat: "avg", Unit: "millicores"}
 	}
 	series := func(k results.Key, vs ...float64) results.Series {
 		mean := 0.0

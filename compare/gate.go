@@ -298,20 +298,20 @@ func convertUnit(from, to string) (float64, bool) {
 
 // Matches reports whether the gate selects the measurement k.
 func (g Gate) Matches(k results.Key) bool {
-	if k.Metric != g.Metric {
+	if k.Metric != results.Metric(g.Metric) {
 		return false
 	}
 	if g.Stat == "" {
-		if k.Stat != "avg" && k.Stat != "value" {
+		if k.Stat != results.StatAvg && k.Stat != results.StatValue {
 			return false
 		}
-	} else if k.Stat != g.Stat {
+	} else if k.Stat != results.Stat(g.Stat) {
 		return false
 	}
 	if g.Window != "" && k.Window != g.Window {
 		return false
 	}
-	return k.Mode == g.Subject || k.Component == g.Subject || labelValue(k.Labels, "path") == g.Subject
+	return string(k.Mode) == g.Subject || string(k.Component) == g.Subject || labelValue(k.Labels, results.CNILabelPath) == g.Subject
 }
 
 func labelValue(labels, name string) string {

@@ -84,7 +84,7 @@ func TestGateString(t *testing.T) {
 func TestGateMatches(t *testing.T) {
 	t.Parallel()
 	key := func(mode, comp, metric, stat, window, labels string) results.Key {
-		return results.Key{Topology: "single", Mode: mode, Load: "1000", Window: window, Component: comp, Metric: metric, Stat: stat, Unit: "x", Labels: labels}
+		return results.Key{Topology: "single", Mode: results.Mode(mode), Load: "1000", Window: window, Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Unit: "x", Labels: labels}
 	}
 	tests := []struct {
 		gate string

@@ -28,7 +28,7 @@ func Table(res Result, outcomes []GateOutcome, changedOnly bool) string {
 		}
 		shown++
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Metric, r.Stat, r.Component, dash(r.Mode), dash(r.Topology), dash(r.Load), r.Window, dash(r.Labels), r.Unit,
+			r.Metric, r.Stat, r.Component, dash(string(r.Mode)), dash(r.Topology), dash(r.Load), r.Window, dash(r.Labels), r.Unit,
 			fmtNum(r.BaseMean), fmtNum(r.NewMean), signed(r.Diff), ciText(r), pctText(r), r.Verdict)
 	}
 	_ = tw.Flush()

@@ -253,8 +253,8 @@ func TestLocalRun(t *testing.T) {
 		t.Errorf("503 run: requests %d errors %d codes %v latencies %d+%d", bad.Requests, bad.Errors, bad.Codes, bad.Latency.Count(), bad.ErrorLatency.Count())
 	}
 	for _, s := range bad.Samples(results.Sample{}) {
-		if s.Metric == MetricLatency {
-			t.Errorf("a run without 2xx answers has latency sample %s = %v: error latencies belong to %s", s.Stat, s.Value, MetricErrLatency)
+		if s.Metric == results.MetricLatency {
+			t.Errorf("a run without 2xx answers has latency sample %s = %v: error latencies belong to %s", s.Stat, s.Value, results.MetricErrLatency)
 		}
 	}
 }

@@ -8,17 +8,9 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// Metrics of the samples a load run produces (component loadgen, source fortio).
+// The source of the samples a load run produces (component loadgen; metrics results.results.MetricQPS ...), and its label.
 const (
-	Source           = "fortio"
-	MetricQPS        = "qps"           // achieved requests per second (stat value), and the requested rate (stat target)
-	MetricLatency    = "latency"       // ms, 2xx requests only; stats p50 p75 p90 p99 p99.9 avg min max
-	MetricErrLatency = "error-latency" // ms, the other requests (when there are any); the same stats
-	MetricRequests   = "requests"      // count of completed requests in the measured phase
-	MetricErrors     = "errors"        // count of non-2xx responses and connection errors
-	MetricErrorRate  = "error-rate"    // errors / requests, %
-	MetricResponses  = "responses"     // count per HTTP status (label code)
-	MetricConnection = "connections"   // sockets opened (stat count) and connections asked for (stat target)
+	Source = "fortio"
 	// TargetLabel carries the target's name on the samples of one target when a run has several; the unlabelled
 	// samples are over all targets.
 	TargetLabel = results.LabelLoadTarget
@@ -42,7 +34,7 @@ func (r Result) samples(base results.Sample, extra map[string]string) []results.
 	base.Component = results.ComponentLoadgen
 	base.Labels = nil
 	var out []results.Sample
-	add := func(metric, stat string, v float64, unit string, labels map[string]string) {
+	add := func(metric results.Metric, stat results.Stat, v float64, unit results.Unit, labels map[string]string) {
 		s := base
 		if len(extra) > 0 {
 			labels = maps.Clone(labels)
@@ -54,31 +46,31 @@ func (r Result) samples(base results.Sample, extra map[string]string) []results.
 		s.Metric, s.Stat, s.Value, s.Unit, s.Labels = metric, stat, v, unit, labels
 		out = append(out, s)
 	}
-	add(MetricQPS, "value", r.ActualQPS, "rps", nil)
+	add(results.MetricQPS, results.StatValue, r.ActualQPS, results.UnitRPS, nil)
 	if r.RequestedQPS > 0 {
-		add(MetricQPS, "target", r.RequestedQPS, "rps", nil)
+		add(results.MetricQPS, results.StatTarget, r.RequestedQPS, results.UnitRPS, nil)
 	}
-	latency := func(metric string, h *Histogram) {
+	latency := func(metric results.Metric, h *Histogram) {
 		if h.Count() == 0 {
 			return
 		}
 		for _, p := range Percentiles() {
-			add(metric, "p"+strconv.FormatFloat(p, 'f', -1, 64), ms(h.Percentile(p)), "ms", nil)
+			add(metric, results.Stat("p"+strconv.FormatFloat(p, 'f', -1, 64)), ms(h.Percentile(p)), results.UnitMs, nil)
 		}
-		add(metric, "avg", ms(h.Mean()), "ms", nil)
-		add(metric, "min", ms(h.Min()), "ms", nil)
-		add(metric, "max", ms(h.Max()), "ms", nil)
+		add(metric, results.StatAvg, ms(h.Mean()), results.UnitMs, nil)
+		add(metric, results.StatMin, ms(h.Min()), results.UnitMs, nil)
+		add(metric, results.StatMax, ms(h.Max()), results.UnitMs, nil)
 	}
-	latency(MetricLatency, r.Latency)
-	latency(MetricErrLatency, r.ErrorLatency)
-	add(MetricRequests, "count", float64(r.Requests), "count", nil)
-	add(MetricErrors, "count", float64(r.Errors), "count", nil)
-	add(MetricErrorRate, "value", r.ErrorRate(), "%", nil)
+	latency(results.MetricLatency, r.Latency)
+	latency(results.MetricErrLatency, r.ErrorLatency)
+	add(results.MetricRequests, results.StatCount, float64(r.Requests), results.UnitCount, nil)
+	add(results.MetricErrors, results.StatCount, float64(r.Errors), results.UnitCount, nil)
+	add(results.MetricErrorRate, results.StatValue, r.ErrorRate(), results.UnitPct, nil)
 	for _, code := range sortedCodes(r.Codes) {
-		add(MetricResponses, "count", float64(r.Codes[code]), "count", map[string]string{"code": strconv.Itoa(code)})
+		add(results.MetricResponses, results.StatCount, float64(r.Codes[code]), results.UnitCount, map[string]string{"code": strconv.Itoa(code)})
 	}
-	add(MetricConnection, "count", float64(r.Sockets), "count", nil)
-	add(MetricConnection, "target", float64(r.Connections), "count", nil)
+	add(results.MetricConnection, results.StatCount, float64(r.Sockets), results.UnitCount, nil)
+	add(results.MetricConnection, results.StatTarget, float64(r.Connections), results.UnitCount, nil)
 	return out
 }
 

@@ -192,9 +192,9 @@ func TestLocalRunWeightedTargets(t *testing.T) {
 	}
 	byTarget := map[string]map[string]float64{}
 	for _, smp := range res.Samples(results.Sample{}) {
-		k := smp.Metric + "/" + smp.Stat
+		k := string(smp.Metric) + "/" + string(smp.Stat)
 		name := smp.Labels[TargetLabel]
-		if smp.Metric == MetricResponses {
+		if smp.Metric == results.MetricResponses {
 			k += "/" + smp.Labels["code"]
 		}
 		if byTarget[name] == nil {
@@ -203,14 +203,14 @@ func TestLocalRunWeightedTargets(t *testing.T) {
 		byTarget[name][k] = smp.Value
 	}
 	for name, want := range map[string]int64{"": res.Requests, "fast": f.Requests, "slow": sl.Requests} {
-		if got := byTarget[name][MetricRequests+"/count"]; got != float64(want) {
+		if got := byTarget[name][string(results.MetricRequests)+"/count"]; got != float64(want) {
 			t.Errorf("target %q: requests sample %v, want %d", name, got, want)
 		}
-		if got := byTarget[name][MetricResponses+"/count/200"]; got != float64(want) {
+		if got := byTarget[name][string(results.MetricResponses)+"/count/200"]; got != float64(want) {
 			t.Errorf("target %q: 200 responses sample %v, want %d", name, got, want)
 		}
 	}
-	if got, want := byTarget["slow"][MetricQPS+"/target"], 100.0; got != want {
+	if got, want := byTarget["slow"][string(results.MetricQPS)+"/target"], 100.0; got != want {
 		t.Errorf("slow qps target sample %v, want %v", got, want)
 	}
 	if len(byTarget) != 3 {

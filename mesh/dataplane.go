@@ -30,17 +30,19 @@ const (
 )
 
 // dataPlaneComponents are the components a data plane is named for, in report order.
-var dataPlaneComponents = []string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint}
+var dataPlaneComponents = []results.Component{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint}
 
 // ComponentsOfMode are the data-plane components mode runs (none: none).
-func ComponentsOfMode(m scenario.Mode) []string { return results.DataPlaneComponentsOfMode(string(m)) }
+func ComponentsOfMode(m scenario.Mode) []results.Component {
+	return results.DataPlaneComponentsOfMode(results.Mode(m))
+}
 
 // DataPlanesFromMarker reads what ran each component from the test bed's marker data; without a marker (nil data)
 // every component is Istio's own. It is pure.
 func DataPlanesFromMarker(data map[string]string, proxyImage, ztunnelImage string) []results.ComponentDataPlane {
-	standIns := splitList(data[markerStandIns])
-	upstream := splitList(data[markerUpstreamEnvoy])
-	for _, c := range splitList(data[markerLegacyList]) {
+	standIns := splitList[results.Component](data[markerStandIns])
+	upstream := splitList[results.Component](data[markerUpstreamEnvoy])
+	for _, c := range splitList[string](data[markerLegacyList]) {
 		switch c {
 		case "proxyv2":
 			standIns = append(standIns, results.ComponentSidecar, results.ComponentWaypoint)
@@ -70,11 +72,11 @@ func UpstreamEnvoyDescription(envoyVersion, agentVersion string) string {
 
 // standInDescription names a stand-in by what the marker says it is (its "<component>.standin" entry, e.g.
 // "hack/localistio/cmd/hbone-node").
-func standInDescription(comp string, marker map[string]string) string {
-	return string(results.DataPlaneStandIn) + inParens(marker[comp+".standin"])
+func standInDescription(comp results.Component, marker map[string]string) string {
+	return string(results.DataPlaneStandIn) + inParens(marker[string(comp)+".standin"])
 }
 
-func istioDescription(comp, proxyImage, ztunnelImage string) string {
+func istioDescription(comp results.Component, proxyImage, ztunnelImage string) string {
 	switch comp {
 	case results.ComponentZtunnel:
 		return "Istio's ztunnel" + inParens(ztunnelImage)
@@ -104,11 +106,11 @@ func leastOf(kinds []results.DataPlaneKind) results.DataPlaneKind {
 	return results.LeastRepresentative(cs)
 }
 
-func splitList(s string) []string {
-	var out []string
+func splitList[T ~string](s string) []T {
+	var out []T
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
+			out = append(out, T(f))
 		}
 	}
 	return out

@@ -498,7 +498,10 @@ func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	if info.injectsStandIn {
 		setDataPlane(info.DataPlanes, results.ComponentSidecar, results.DataPlaneStandIn, standInDescription(results.ComponentSidecar, marker))
 	}
-	for _, sel := range []struct{ selector, component string }{{"app=ztunnel", results.ComponentZtunnel}, {GatewayNameLabel, results.ComponentWaypoint}} {
+	for _, sel := range []struct {
+		selector  string
+		component results.Component
+	}{{"app=ztunnel", results.ComponentZtunnel}, {GatewayNameLabel, results.ComponentWaypoint}} {
 		pods, err := c.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: sel.selector})
 		if err != nil {
 			continue
@@ -518,7 +521,7 @@ func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 }
 
 // setDataPlane makes component's entry kind (with desc) unless it is already at least as far from Istio's own.
-func setDataPlane(dps []results.ComponentDataPlane, component string, kind results.DataPlaneKind, desc string) {
+func setDataPlane(dps []results.ComponentDataPlane, component results.Component, kind results.DataPlaneKind, desc string) {
 	for i := range dps {
 		if dps[i].Component == component && leastOf([]results.DataPlaneKind{dps[i].Kind, kind}) == kind && dps[i].Kind != kind {
 			dps[i].Kind, dps[i].Description = kind, desc

@@ -31,10 +31,10 @@ type Verification struct {
 	StandIn bool `json:"standIn,omitempty"`
 	// DataPlanes are the kinds of the data-plane components the mode runs, as the case's pods show them (the app's
 	// sidecars; the ztunnels and waypoints serving them), least representative first per component.
-	DataPlanes map[string]results.DataPlaneKind `json:"dataPlanes,omitempty"`
-	Start      time.Time                        `json:"start"`
-	End        time.Time                        `json:"end"`
-	Elapsed    time.Duration                    `json:"elapsed"`
+	DataPlanes map[results.Component]results.DataPlaneKind `json:"dataPlanes,omitempty"`
+	Start      time.Time                                   `json:"start"`
+	End        time.Time                                   `json:"end"`
+	Elapsed    time.Duration                               `json:"elapsed"`
 }
 
 // OK reports whether every pod proved the mode, is ready, every waypoint is ready and nothing else is wrong.
@@ -276,8 +276,8 @@ func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenari
 // proofs), the ztunnels (ambient modes) and the waypoints' pods, which carry the stand-in or upstream-Envoy
 // annotation on the test bed (PodDataPlane); the least representative pod decides. Read once per verification,
 // after the wait; a failed read says nothing (the pods' own proofs stand).
-func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs []WaypointRef, proofs []PodProof) map[string]results.DataPlaneKind {
-	kinds := map[string][]results.DataPlaneKind{}
+func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs []WaypointRef, proofs []PodProof) map[results.Component]results.DataPlaneKind {
+	kinds := map[results.Component][]results.DataPlaneKind{}
 	if UsesSidecar(mode) {
 		for _, p := range proofs {
 			if p.DataPlane != "" {
@@ -301,7 +301,7 @@ func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs 
 			}
 		}
 	}
-	out := map[string]results.DataPlaneKind{}
+	out := map[results.Component]results.DataPlaneKind{}
 	for comp, ks := range kinds {
 		out[comp] = leastOf(ks)
 	}

@@ -21,7 +21,7 @@ func TestCgroupSamples(t *testing.T) {
 		if s.Source != results.CNISourceCgroup || s.Labels[results.CNILabelSource] != results.CNISourceCgroup || s.Labels[LabelPath] != "host" || s.Component != results.ComponentCNITest {
 			t.Errorf("sample %+v", s)
 		}
-		keys = append(keys, s.Metric+"/"+s.Stat+"/"+s.Unit)
+		keys = append(keys, string(s.Metric)+"/"+string(s.Stat)+"/"+string(s.Unit))
 	}
 	if want := "cpu/min/millicores cpu/max/millicores cpu/avg/millicores memory/min/MiB memory/max/MiB memory/avg/MiB"; strings.Join(keys, " ") != want {
 		t.Fatalf("samples %q, want %q", keys, want)

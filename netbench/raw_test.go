@@ -16,6 +16,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -156,7 +157,7 @@ func TestRunRawFilesAreWhatTheirNamesSay(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(b), "exec failed: ") || !strings.Contains(string(b), "--- stdout ---\niperf3: error - the server is busy") {
 		t.Errorf("raw/%s = %q (%v)", got[0], b, err)
 	}
-	var tcp map[string]string
+	var tcp map[results.FactKey]string
 	for _, c := range st.cases {
 		if c.CaseID == "same-node/tcp" {
 			tcp = c.Facts

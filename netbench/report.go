@@ -82,9 +82,9 @@ type NodeTotal = results.CNINodeTotal
 // cgroup-1s figures.
 func ResourceComponent(rr ResourceRow) string {
 	if rr.Pod != "" {
-		return rr.Component + " pod " + rr.Pod
+		return string(rr.Component) + " pod " + rr.Pod
 	}
-	return rr.Component
+	return string(rr.Component)
 }
 
 // ResourceRow is CPU or memory of one component over the idle window or a case's test window (results.CNIResourceRows).
@@ -257,7 +257,7 @@ func (r *Report) CSV() (string, error) {
 		if row.N > 0 {
 			mean, sd = strconv.FormatFloat(row.Mean, 'g', 6, 64), strconv.FormatFloat(row.StdDev, 'g', 6, 64)
 		}
-		if err := w.Write([]string{string(row.Path), string(row.Test), string(row.Tool), row.Status, row.Metric, row.Unit,
+		if err := w.Write([]string{string(row.Path), string(row.Test), string(row.Tool), row.Status, string(row.Metric), string(row.Unit),
 			strconv.Itoa(row.N), mean, sd, lo, hi, row.Detail(), row.Reason}); err != nil {
 			return "", err
 		}

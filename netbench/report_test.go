@@ -32,7 +32,7 @@ func TestMeasurementSamples(t *testing.T) {
 	got := MeasurementSamples(c, 2, w, nettool.Result{Tool: nettool.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008})
 	var names []string
 	for _, s := range got {
-		names = append(names, s.Metric+"/"+s.Stat+"="+num(s.Value)+" "+s.Unit)
+		names = append(names, string(s.Metric)+"/"+string(s.Stat)+"="+num(s.Value)+" "+string(s.Unit))
 		if s.Repetition != 2 || s.Window != w || s.Component != results.ComponentCNITest || s.Source != "iperf3" ||
 			s.Labels[LabelPath] != "service" || s.Labels[LabelTest] != "udp" || s.Labels[LabelTool] != "iperf3" {
 			t.Errorf("sample %+v", s)
@@ -42,7 +42,7 @@ func TestMeasurementSamples(t *testing.T) {
 		t.Errorf("samples %s", strings.Join(names, " "))
 	}
 	rr := MeasurementSamples(Case{Path: "host", Test: "crr", Tool: nettool.ToolBuiltin}, 1, w, *rrResult(5000))
-	if rr[0].Metric != MetricCRR || rr[0].Unit != UnitTPS || rr[len(rr)-1].Metric != MetricErrors {
+	if rr[0].Metric != results.MetricCRR || rr[0].Unit != results.UnitTPS || rr[len(rr)-1].Metric != results.MetricErrors {
 		t.Errorf("crr samples %+v", rr)
 	}
 }
@@ -80,7 +80,7 @@ func TestCheckConnection(t *testing.T) {
 
 // recordedCase is a case as runCase records it: its status from the outcomes, its measurement samples.
 func recordedCase(c Case, outs []Outcome) (results.CaseResult, []results.Sample) {
-	res := results.CaseResult{CaseID: c.ID(), Facts: c.Labels(), Status: results.StatusOK}
+	res := results.CaseResult{CaseID: c.ID(), Facts: factsOf(c.Labels()), Status: results.StatusOK}
 	if c.SkipReason != "" {
 		res.Status, res.Reason = results.StatusSkipped, c.SkipReason
 		return res, nil
@@ -88,13 +88,11 @@ func recordedCase(c Case, outs []Outcome) (results.CaseResult, []results.Sample)
 	status, reason, warnings := caseStatus(outs)
 	switch status {
 	case RowPartial:
-		res.Reason = results.CNIPartialPrefix + reason
+		res.Partial = reason
 	case RowFailed:
 		res.Status, res.Reason = results.StatusFailed, reason
 	}
-	if len(warnings) > 0 {
-		res.Facts["warnings"] = strings.Join(warnings, "; ")
-	}
+	res.SampleWarnings = warnings
 	var samples []results.Sample
 	for _, o := range outs {
 		if o.Result != nil {
@@ -129,7 +127,7 @@ func TestCaseRows(t *testing.T) {
 	c := Case{Path: scenario.CNIPathCrossNode, Test: scenario.CNITestTCP, Tool: nettool.ToolIperf3}
 	rows, _ := tableOf(0.95, nil, outcomes{c, []Outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Result: tcpResult(10)}, {N: 3, Result: tcpResult(11)}}})
 	row := rows[0]
-	if row.Status != RowOK || row.N != 3 || row.Mean != 10 || row.Unit != UnitGbps || row.CI == nil || row.Tool != "iperf3" {
+	if row.Status != RowOK || row.N != 3 || row.Mean != 10 || row.Unit != results.UnitGbps || row.CI == nil || row.Tool != "iperf3" {
 		t.Fatalf("row %+v", row)
 	}
 	// t(0.975, 2) = 4.303; sd = 1; half width 4.303/sqrt(3) = 2.484
@@ -153,7 +151,7 @@ func TestCaseRows(t *testing.T) {
 	if failed := rows[1]; failed.Status != RowFailed || failed.Reason != "sample 1: x" || failed.N != 0 {
 		t.Errorf("failed %+v", failed)
 	}
-	if skipped := rows[2]; skipped.Status != RowSkipped || skipped.Reason != "only one node" || skipped.Metric != MetricRR {
+	if skipped := rows[2]; skipped.Status != RowSkipped || skipped.Reason != "only one node" || skipped.Metric != results.MetricRR {
 		t.Errorf("skipped %+v", skipped)
 	}
 	if none := rows[3]; none.Status != RowFailed || none.Reason == "" {
@@ -165,7 +163,7 @@ func TestReportRendering(t *testing.T) {
 	t.Parallel()
 	conf := 0.95
 	res := func(kind, comp, metric, stat string, v float64, unit string, labels map[string]string) results.Sample {
-		return results.Sample{CaseID: "idle", Window: results.Window{Kind: kind}, Component: comp, Metric: metric, Stat: stat, Value: v, Unit: unit, Labels: labels}
+		return results.Sample{CaseID: "idle", Window: results.Window{Kind: kind}, Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Value: v, Unit: results.Unit(unit), Labels: labels}
 	}
 	sameNode := map[string]string{LabelPath: "same-node", results.CNILabelSource: prom.SourcePrometheus}
 	cg := func(pod string) map[string]string {
@@ -223,7 +221,7 @@ func TestReportRendering(t *testing.T) {
 	}
 	byKey := map[string]ResourceRow{}
 	for _, rr := range rep.Resources {
-		byKey[rr.Window+" "+rr.Path+" "+ResourceComponent(rr)+" "+rr.Node+" "+rr.Source+" "+rr.Metric] = rr
+		byKey[rr.Window+" "+rr.Path+" "+ResourceComponent(rr)+" "+rr.Node+" "+rr.Source+" "+string(rr.Metric)] = rr
 	}
 	if r := byKey["idle same-node cni-test  prometheus cpu"]; r.Max != nil || r.Avg == nil || *r.Avg != 2 || r.TooSparse {
 		t.Errorf("idle cni-test %+v", r)
@@ -253,4 +251,13 @@ func TestReportRendering(t *testing.T) {
 	if tab := rep.Table(); !strings.Contains(tab, results.TooSparse) || !strings.Contains(tab, "549") || strings.Contains(tab, "528") {
 		t.Errorf("the impossible row is shown as a figure:\n%s", tab)
 	}
+}
+
+// factsOf types a map of labels as case facts.
+func factsOf(m map[string]string) map[results.FactKey]string {
+	out := make(map[results.FactKey]string, len(m))
+	for k, v := range m {
+		out[results.FactKey(k)] = v
+	}
+	return out
 }

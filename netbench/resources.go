@@ -202,13 +202,14 @@ func CgroupSamples(w results.Window, sum cgroupstat.Summary, labels map[string]s
 	labels[results.CNILabelSource] = results.CNISourceCgroup
 	var out []results.Sample
 	for _, m := range []struct {
-		metric, unit string
-		f            cgroupstat.Figure
-	}{{results.MetricCPU, unitMillicores, sum.CPUMillicores}, {results.MetricMemory, unitMiB, sum.MemoryMiB}} {
+		metric results.Metric
+		unit   results.Unit
+		f      cgroupstat.Figure
+	}{{results.MetricCPU, results.UnitMillicores, sum.CPUMillicores}, {results.MetricMemory, results.UnitMiB, sum.MemoryMiB}} {
 		stats := []struct {
-			stat string
+			stat results.Stat
 			v    float64
-		}{{"min", m.f.Min}, {"max", m.f.Max}, {"avg", m.f.Avg}}
+		}{{results.StatMin, m.f.Min}, {results.StatMax, m.f.Max}, {results.StatAvg, m.f.Avg}}
 		if !m.f.HasMinMax {
 			stats = stats[2:]
 		}
@@ -219,9 +220,3 @@ func CgroupSamples(w results.Window, sum cgroupstat.Summary, labels map[string]s
 	}
 	return out
 }
-
-// Units of the resource samples (the collectors' own: collectors/prom UnitMillicores and UnitMiB).
-const (
-	unitMillicores = "millicores"
-	unitMiB        = "MiB"
-)

@@ -23,11 +23,11 @@ func RecordedPlacement(done map[string]results.CaseResult) (p scenario.CNIPlacem
 	var from string
 	for _, id := range slices.Sorted(maps.Keys(done)) {
 		c := done[id]
-		a := c.Facts["node-a"]
+		a := c.Facts[results.FactNodeA]
 		if a == "" {
 			continue
 		}
-		got := scenario.CNIPlacement{ClientNode: a, ServerNode: c.Facts["node-b"]}
+		got := scenario.CNIPlacement{ClientNode: a, ServerNode: c.Facts[results.FactNodeB]}
 		if !ok {
 			p, ok, from = got, true, id
 			continue

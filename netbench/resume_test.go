@@ -29,7 +29,7 @@ import (
 )
 
 func caseRec(id string, status string, facts map[string]string) results.CaseResult {
-	return results.CaseResult{CaseID: id, Status: status, Facts: facts, Reason: map[string]string{results.StatusSkipped: "only one node", results.StatusFailed: "boom"}[status]}
+	return results.CaseResult{CaseID: id, Status: results.Status(status), Facts: caseFacts(facts), Reason: map[string]string{string(results.StatusSkipped): "only one node", string(results.StatusFailed): "boom"}[status]}
 }
 
 func TestRecordedPlacement(t *testing.T) {
@@ -43,17 +43,17 @@ func TestRecordedPlacement(t *testing.T) {
 		wantErr string
 	}{
 		{name: "nothing recorded"},
-		{name: "only skipped cases", cases: []results.CaseResult{caseRec("host/tcp", results.StatusSkipped, nil)}},
-		{name: "two nodes", cases: []results.CaseResult{caseRec("idle", results.StatusOK, ab), caseRec("same-node/tcp", results.StatusOK, ab)},
+		{name: "only skipped cases", cases: []results.CaseResult{caseRec("host/tcp", string(results.StatusSkipped), nil)}},
+		{name: "two nodes", cases: []results.CaseResult{caseRec("idle", string(results.StatusOK), ab), caseRec("same-node/tcp", string(results.StatusOK), ab)},
 			want: scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"}, wantOK: true},
-		{name: "one node", cases: []results.CaseResult{caseRec("same-node/tcp", results.StatusOK, map[string]string{"node-a": "node1"})},
+		{name: "one node", cases: []results.CaseResult{caseRec("same-node/tcp", string(results.StatusOK), map[string]string{"node-a": "node1"})},
 			want: scenario.CNIPlacement{ClientNode: "node1"}, wantOK: true},
 		// A failed case is not kept: its nodes do not bind the resumed run.
-		{name: "failed case on other nodes is not kept", cases: []results.CaseResult{caseRec("same-node/tcp", results.StatusOK, ab),
-			caseRec("same-node/udp", results.StatusFailed, map[string]string{"node-a": "node3", "node-b": "node4"})},
+		{name: "failed case on other nodes is not kept", cases: []results.CaseResult{caseRec("same-node/tcp", string(results.StatusOK), ab),
+			caseRec("same-node/udp", string(results.StatusFailed), map[string]string{"node-a": "node3", "node-b": "node4"})},
 			want: scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"}, wantOK: true},
-		{name: "kept cases on different nodes", cases: []results.CaseResult{caseRec("same-node/tcp", results.StatusOK, ab),
-			caseRec("same-node/udp", results.StatusOK, map[string]string{"node-a": "node3", "node-b": "node2"})},
+		{name: "kept cases on different nodes", cases: []results.CaseResult{caseRec("same-node/tcp", string(results.StatusOK), ab),
+			caseRec("same-node/udp", string(results.StatusOK), map[string]string{"node-a": "node3", "node-b": "node2"})},
 			wantOK: true, want: scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"},
 			wantErr: `recorded cases ran on different nodes: same-node/tcp on node-a "node1" node-b "node2", same-node/udp on node-a "node3" node-b "node2"`},
 	}
@@ -79,26 +79,26 @@ func TestPlanResume(t *testing.T) {
 		wantErr  []string
 	}{
 		{name: "nothing recorded: everything runs", want: []string{"idle", "same-node/tcp", "same-node/udp", "cross-node/tcp", "host/tcp"}},
-		{name: "killed after two cases", recorded: []results.CaseResult{caseRec("idle", results.StatusOK, nil), caseRec("same-node/tcp", results.StatusOK, nil)},
+		{name: "killed after two cases", recorded: []results.CaseResult{caseRec("idle", string(results.StatusOK), nil), caseRec("same-node/tcp", string(results.StatusOK), nil)},
 			want: []string{"same-node/udp", "cross-node/tcp", "host/tcp"}},
 		// The latest record counts: a failed case runs again, one failed then ok is kept.
-		{name: "failed cases run again", recorded: []results.CaseResult{caseRec("idle", results.StatusOK, nil), caseRec("same-node/tcp", results.StatusFailed, nil),
-			caseRec("same-node/udp", results.StatusFailed, nil), caseRec("same-node/udp", results.StatusOK, nil)},
+		{name: "failed cases run again", recorded: []results.CaseResult{caseRec("idle", string(results.StatusOK), nil), caseRec("same-node/tcp", string(results.StatusFailed), nil),
+			caseRec("same-node/udp", string(results.StatusFailed), nil), caseRec("same-node/udp", string(results.StatusOK), nil)},
 			want: []string{"same-node/tcp", "cross-node/tcp", "host/tcp"}},
-		{name: "ok then failed on a later resume runs again", recorded: []results.CaseResult{caseRec("same-node/tcp", results.StatusOK, nil), caseRec("same-node/tcp", results.StatusFailed, nil)},
+		{name: "ok then failed on a later resume runs again", recorded: []results.CaseResult{caseRec("same-node/tcp", string(results.StatusOK), nil), caseRec("same-node/tcp", string(results.StatusFailed), nil)},
 			want: []string{"idle", "same-node/tcp", "same-node/udp", "cross-node/tcp", "host/tcp"}},
-		{name: "skipped and still skipped is kept", recorded: []results.CaseResult{caseRec("host/tcp", results.StatusSkipped, nil)},
+		{name: "skipped and still skipped is kept", recorded: []results.CaseResult{caseRec("host/tcp", string(results.StatusSkipped), nil)},
 			want: []string{"idle", "same-node/tcp", "same-node/udp", "cross-node/tcp"}},
-		{name: "everything recorded: nothing runs", recorded: []results.CaseResult{caseRec("idle", results.StatusOK, nil), caseRec("same-node/tcp", results.StatusOK, nil),
-			caseRec("same-node/udp", results.StatusOK, nil), caseRec("cross-node/tcp", results.StatusOK, nil), caseRec("host/tcp", results.StatusSkipped, nil)}},
-		{name: "recorded skipped, runnable now", recorded: []results.CaseResult{caseRec("cross-node/tcp", results.StatusSkipped, nil)},
+		{name: "everything recorded: nothing runs", recorded: []results.CaseResult{caseRec("idle", string(results.StatusOK), nil), caseRec("same-node/tcp", string(results.StatusOK), nil),
+			caseRec("same-node/udp", string(results.StatusOK), nil), caseRec("cross-node/tcp", string(results.StatusOK), nil), caseRec("host/tcp", string(results.StatusSkipped), nil)}},
+		{name: "recorded skipped, runnable now", recorded: []results.CaseResult{caseRec("cross-node/tcp", string(results.StatusSkipped), nil)},
 			wantErr: []string{"case cross-node/tcp was recorded skipped (only one node) but the cluster can run it now"}},
-		{name: "recorded measured, skipped now", recorded: []results.CaseResult{caseRec("host/tcp", results.StatusOK, nil)},
+		{name: "recorded measured, skipped now", recorded: []results.CaseResult{caseRec("host/tcp", string(results.StatusOK), nil)},
 			wantErr: []string{"case host/tcp was recorded ok but the cluster cannot run it now (only one node)"}},
-		{name: "recorded cases not in the plan", recorded: []results.CaseResult{caseRec("service/rr", results.StatusOK, nil), caseRec("host/udp", results.StatusOK, nil)},
+		{name: "recorded cases not in the plan", recorded: []results.CaseResult{caseRec("service/rr", string(results.StatusOK), nil), caseRec("host/udp", string(results.StatusOK), nil)},
 			wantErr: []string{"recorded case(s) host/udp, service/rr are not in the plan"}},
 		// Without resource use the plan has no idle case: a recorded idle window means the plan changed.
-		{name: "recorded idle, plan without", planned: planned[1:], recorded: []results.CaseResult{caseRec("idle", results.StatusOK, nil)},
+		{name: "recorded idle, plan without", planned: planned[1:], recorded: []results.CaseResult{caseRec("idle", string(results.StatusOK), nil)},
 			wantErr: []string{"recorded case(s) idle are not in the plan"}},
 	}
 	for _, tt := range tests {
@@ -339,7 +339,7 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 	reps := map[string][]int{}
 	for _, s := range final.Samples {
-		if s.Component == "cni-test" && s.Metric == netbench.MetricThroughput && s.Labels[results.CNILabelSource] == "" {
+		if s.Component == "cni-test" && s.Metric == results.MetricThroughput && s.Labels[results.CNILabelSource] == "" {
 			reps[s.CaseID] = append(reps[s.CaseID], s.Repetition)
 		}
 	}
@@ -426,10 +426,10 @@ func TestResumeRefused(t *testing.T) {
 		want     string
 	}{
 		{name: "kept node gone", nodes: []corev1.Node{netbench.Node("node1"), netbench.Node("node3")},
-			recorded: []results.CaseResult{caseRec("same-node/tcp", results.StatusOK, ab)},
+			recorded: []results.CaseResult{caseRec("same-node/tcp", string(results.StatusOK), ab)},
 			want:     `the kept cases ran on node-a "node1" node-b "node2": placement: spec.cni.placement.serverNode: node "node2" does not exist`},
 		{name: "second node now", nodes: []corev1.Node{netbench.Node("node1"), netbench.Node("node2")}, input: true,
-			recorded: []results.CaseResult{caseRec("same-node/tcp", results.StatusOK, map[string]string{"node-a": "node1"}), caseRec("host/tcp", results.StatusSkipped, nil)},
+			recorded: []results.CaseResult{caseRec("same-node/tcp", string(results.StatusOK), map[string]string{"node-a": "node1"}), caseRec("host/tcp", string(results.StatusSkipped), nil)},
 			want:     "case host/tcp was recorded skipped (only one node) but the cluster can run it now; start a new run (meshbench cni -f SCENARIO, without --resume)"},
 	}
 	for _, tt := range tests {
@@ -486,4 +486,13 @@ func TestCleanupLeftoversLeavesForeignNamespace(t *testing.T) {
 	if err := b.CleanupLeftovers(context.Background()); err != nil {
 		t.Errorf("nothing left: %v", err)
 	}
+}
+
+// caseFacts types a map of facts.
+func caseFacts(m map[string]string) map[results.FactKey]string {
+	out := make(map[results.FactKey]string, len(m))
+	for k, v := range m {
+		out[results.FactKey(k)] = v
+	}
+	return out
 }

@@ -156,7 +156,7 @@ func (r *Bench) Cases() []scenario.Case {
 		out = append(out, scenario.Case{ID: c.ID(), Kind: scenario.CaseCNI, Path: c.Path, Test: c.Test, Samples: r.cfg.CNI.Samples,
 			Traffic: scenario.D(traffic), Skip: c.SkipReason, Policy: scenario.CasePolicy{
 				Load: &scenario.LoadPolicy{Window: traffic, BackToBack: true}, Attempts: 1,
-				Facts: map[string]string{results.CNILabelPath: string(c.Path), results.CNILabelTest: string(c.Test)},
+				Facts: map[string]string{string(results.FactCNIPath): string(c.Path), string(results.FactCNITest): string(c.Test)},
 			}})
 	}
 	for i := range out {
@@ -191,9 +191,9 @@ func (r *Bench) Deploy(ctx context.Context) (map[string]string, error) {
 	if err := r.deploy(ctx); err != nil {
 		return nil, err
 	}
-	facts := map[string]string{"namespace": r.cfg.Namespace, "node-a": pl.ClientNode}
+	facts := map[string]string{string(results.FactNamespace): r.cfg.Namespace, string(results.FactNodeA): pl.ClientNode}
 	if pl.ServerNode != "" {
-		facts["node-b"] = pl.ServerNode
+		facts[string(results.FactNodeB)] = pl.ServerNode
 	}
 	return facts, nil
 }
@@ -301,8 +301,10 @@ type Measurement struct {
 	// SampleWindows are the samples' own windows (exactly around each exec), recorded with the case.
 	SampleWindows []results.Window
 	Samples       []results.Sample
-	// Facts: the case's labels, client, server, target and backend, raw.<n> (raw output paths), warnings.
+	// Facts: the case's labels, client, server, target and backend, raw.<n> (raw output paths).
 	Facts map[string]string
+	// Warnings are the samples' warnings (results.CaseResult.SampleWarnings).
+	Warnings []string
 	// Ran and Failed count samples; Partial is why the failed ones failed when others succeeded.
 	Ran, Failed int
 	Partial     string
@@ -355,9 +357,7 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) (Measurement, err
 			r.noCPU[c.ID()] = noCPU
 		}
 	}
-	if len(warnings) > 0 {
-		m.Facts["warnings"] = strings.Join(warnings, "; ")
-	}
+	m.Warnings = warnings
 	switch status {
 	case RowFailed:
 		return m, errors.New(reason)

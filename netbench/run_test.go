@@ -328,9 +328,9 @@ func (fakeResources) Collect(_ context.Context, w results.Window, sets []podset.
 	for _, s := range sets {
 		for _, st := range []string{"min", "avg", "max"} {
 			out.Samples = append(out.Samples, results.Sample{Window: w, Source: prom.SourceKubelet, Component: s.Component,
-				Metric: "cpu", Stat: st, Value: 100, Unit: "millicores"},
+				Metric: "cpu", Stat: results.Stat(st), Value: 100, Unit: "millicores"},
 				results.Sample{Window: w, Source: prom.SourceKubelet, Component: s.Component,
-					Metric: "memory", Stat: st, Value: 20, Unit: "MiB"})
+					Metric: "memory", Stat: results.Stat(st), Value: 20, Unit: "MiB"})
 		}
 	}
 	return out, nil
@@ -430,7 +430,7 @@ func TestRunTwoNodes(t *testing.T) {
 				cpu++
 			}
 		}
-		if s.Metric == netbench.MetricThroughput && s.Labels[netbench.LabelPath] == "service" && s.Labels[netbench.LabelTest] == "udp" && s.Unit == netbench.UnitMbps {
+		if s.Metric == results.MetricThroughput && s.Labels[netbench.LabelPath] == "service" && s.Labels[netbench.LabelTest] == "udp" && s.Unit == results.UnitMbps {
 			tput++
 		}
 	}
@@ -600,10 +600,10 @@ func TestRunResourceWindowsSeeOnlyTheirOwnActivity(t *testing.T) {
 			caseStart := map[string]time.Time{}
 			for _, c := range st.cases[1:] {
 				caseStart[c.CaseID] = c.Start
-				warned := strings.Contains(c.Facts["warnings"], "CPU not attributable to this test") &&
+				warned := strings.Contains(strings.Join(c.SampleWarnings, "; "), "CPU not attributable to this test") &&
 					strings.Contains(c.Facts["resources"], "lengthen cni.duration or samples")
 				if warned == tt.wantCPU {
-					t.Errorf("%s: warnings %q, resources %q", c.CaseID, c.Facts["warnings"], c.Facts["resources"])
+					t.Errorf("%s: warnings %q, resources %q", c.CaseID, c.SampleWarnings, c.Facts["resources"])
 				}
 			}
 			var cpu, mem int

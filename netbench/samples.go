@@ -11,29 +11,6 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// Metrics, stats and units of the measurement samples (results.Sample.Metric/Stat/Unit).
-const (
-	MetricThroughput  = "throughput"  // tcp goodput, udp delivered rate (receiver side)
-	MetricSent        = "sent"        // udp rate the client sent
-	MetricLoss        = "loss"        // udp datagram loss
-	MetricJitter      = "jitter"      // udp jitter
-	MetricRetransmits = "retransmits" // tcp
-	MetricRTT         = "rtt"         // tcp mean smoothed RTT of the sender
-	MetricRR          = "rr"          // TCP_RR transactions/s
-	MetricCRR         = "crr"         // TCP_CRR transactions/s
-	MetricLatency     = "latency"     // rr/crr transaction latency
-	MetricErrors      = "errors"      // rr/crr failed transactions
-
-	StatValue = "value"
-
-	UnitGbps  = "Gbit/s"
-	UnitMbps  = "Mbit/s"
-	UnitPct   = "%"
-	UnitMs    = "ms"
-	UnitTPS   = "tps"
-	UnitCount = "count"
-)
-
 // Label keys of every sample.
 const (
 	LabelPath = "path"
@@ -41,18 +18,9 @@ const (
 	LabelTool = "tool"
 )
 
-// Headline is the metric a table cell shows for a test.
-func Headline(t scenario.CNITest) (metric, unit string) {
-	switch t {
-	case scenario.CNITestTCP:
-		return MetricThroughput, UnitGbps
-	case scenario.CNITestUDP:
-		return MetricThroughput, UnitMbps
-	case scenario.CNITestCRR:
-		return MetricCRR, UnitTPS
-	default:
-		return MetricRR, UnitTPS
-	}
+// Headline is the metric a table cell shows for a test (results.CNIHeadline).
+func Headline(t scenario.CNITest) (results.Metric, results.Unit) {
+	return results.CNIHeadline(string(t))
 }
 
 // Labels of a case's samples.
@@ -63,29 +31,29 @@ func (c Case) Labels() map[string]string {
 // MeasurementSamples turns one parsed sample into results samples. It is pure.
 func MeasurementSamples(c Case, n int, w results.Window, r nettool.Result) []results.Sample {
 	var out []results.Sample
-	add := func(metric, stat string, v float64, unit string) {
+	add := func(metric results.Metric, stat results.Stat, v float64, unit results.Unit) {
 		out = append(out, results.Sample{Repetition: n, Window: w, Source: string(r.Tool), Component: results.ComponentCNITest,
 			Metric: metric, Stat: stat, Value: v, Unit: unit, Labels: c.Labels()})
 	}
 	switch c.Test {
 	case scenario.CNITestTCP:
-		add(MetricThroughput, StatValue, r.BitsPerSecond/1e9, UnitGbps)
-		add(MetricRetransmits, StatValue, float64(r.Retransmits), UnitCount)
+		add(results.MetricThroughput, results.StatValue, r.BitsPerSecond/1e9, results.UnitGbps)
+		add(results.MetricRetransmits, results.StatValue, float64(r.Retransmits), results.UnitCount)
 		if r.MeanRTTMicros > 0 {
-			add(MetricRTT, "avg", r.MeanRTTMicros/1e3, UnitMs)
+			add(results.MetricRTT, results.StatAvg, r.MeanRTTMicros/1e3, results.UnitMs)
 		}
 	case scenario.CNITestUDP:
-		add(MetricThroughput, StatValue, r.BitsPerSecond/1e6, UnitMbps)
-		add(MetricSent, StatValue, r.SenderBitsPerSecond/1e6, UnitMbps)
-		add(MetricLoss, StatValue, r.LossPercent, UnitPct)
-		add(MetricJitter, StatValue, r.JitterMs, UnitMs)
+		add(results.MetricThroughput, results.StatValue, r.BitsPerSecond/1e6, results.UnitMbps)
+		add(results.MetricSent, results.StatValue, r.SenderBitsPerSecond/1e6, results.UnitMbps)
+		add(results.MetricLoss, results.StatValue, r.LossPercent, results.UnitPct)
+		add(results.MetricJitter, results.StatValue, r.JitterMs, results.UnitMs)
 	case scenario.CNITestRR, scenario.CNITestCRR:
 		metric, unit := Headline(c.Test)
-		add(metric, StatValue, r.TransactionsPerSecond, unit)
+		add(metric, results.StatValue, r.TransactionsPerSecond, unit)
 		for _, s := range r.Latency.Stats() {
-			add(MetricLatency, s.Name, s.Value, UnitMs)
+			add(results.MetricLatency, results.Stat(s.Name), s.Value, results.UnitMs)
 		}
-		add(MetricErrors, StatValue, float64(r.Errors), UnitCount)
+		add(results.MetricErrors, results.StatValue, float64(r.Errors), results.UnitCount)
 	}
 	return out
 }

@@ -162,7 +162,7 @@ func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.
 		}
 	}
 	if len(pruned) > 0 {
-		facts[results.FactWaypointLabelsCopied] = strings.Join(pruned, ", ")
+		facts[string(results.FactWaypointLabelsCopied)] = strings.Join(pruned, ", ")
 	}
 	return facts, err
 }
@@ -181,7 +181,7 @@ func (a *meshAdapter) Reconcile(ctx context.Context, t runner.Target, mode scena
 	for i, w := range restarted {
 		names[i] = w.String()
 	}
-	return map[string]string{results.FactRestartedAfterReady: strings.Join(names, ",")}, true, err
+	return map[string]string{string(results.FactRestartedAfterReady): strings.Join(names, ",")}, true, err
 }
 
 func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
@@ -210,20 +210,20 @@ func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario
 			a.seen = map[string]results.DataPlaneKind{}
 		}
 		for comp, k := range v.DataPlanes {
-			facts[results.FactDataPlanePrefix+comp] = string(k)
+			facts[string(results.FactDataPlaneOf(comp))] = string(k)
 			all = append(all, results.ComponentDataPlane{Component: comp, Kind: k})
-			prev, ok := a.seen[comp]
+			prev, ok := a.seen[string(comp)]
 			if !ok || results.LeastRepresentative([]results.ComponentDataPlane{{Kind: prev}, {Kind: k}}) == k {
-				a.seen[comp] = k
+				a.seen[string(comp)] = k
 			}
 		}
-		facts[results.FactDataPlane] = string(results.LeastRepresentative(all))
+		facts[string(results.FactDataPlane)] = string(results.LeastRepresentative(all))
 	}
 	if r := a.sw.Revision; r != "" && mesh.NeedsIstio(mode) {
 		facts["istio-revision"] = r
 	}
 	if len(v.ProxyConfig) > 0 {
-		facts[results.FactProxyConfig] = mesh.SummarizeProxyConfig(v.ProxyConfig)
+		facts[string(results.FactProxyConfig)] = mesh.SummarizeProxyConfig(v.ProxyConfig)
 	}
 	facts["mtls"] = a.mtls(ctx, t.Namespaces, mode)
 	if err == nil && !v.OK() {
@@ -255,9 +255,9 @@ func (a *meshAdapter) AfterLoad(ctx context.Context, t runner.Target, mode scena
 		for _, gw := range slices.Sorted(maps.Keys(after.Unread)) {
 			why = append(why, gw+": "+after.Unread[gw])
 		}
-		return map[string]string{results.FactWaypointRequests: "unknown (" + strings.Join(why, "; ") + ")"}, nil
+		return map[string]string{string(results.FactWaypointRequests): "unknown (" + strings.Join(why, "; ") + ")"}, nil
 	}
-	return map[string]string{results.FactWaypointRequests: fmt.Sprintf("%.0f served during the load, lead-in and cool-down included; its measured window alone completed %d (%s)", served, requests, after.Counter)}, err
+	return map[string]string{string(results.FactWaypointRequests): fmt.Sprintf("%.0f served during the load, lead-in and cool-down included; its measured window alone completed %d (%s)", served, requests, after.Counter)}, err
 }
 
 // takeCache is the readiness wait's cache of t, nil when there is none (Verify then builds its own).

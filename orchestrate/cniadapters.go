@@ -46,7 +46,7 @@ type cniLoad struct{ b *netbench.Bench }
 // saying why, sample by sample.
 func (a cniLoad) Run(ctx context.Context, _ runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
 	m, err := a.b.Measure(ctx, req.Case)
-	lr := runner.LoadResult{Window: m.Window, Windows: m.SampleWindows, Samples: m.Samples, Facts: m.Facts,
+	lr := runner.LoadResult{Window: m.Window, Windows: m.SampleWindows, Samples: m.Samples, Facts: m.Facts, Warnings: m.Warnings,
 		Requests: int64(m.Ran), Errors: int64(m.Failed), Partial: m.Partial}
 	if err != nil {
 		return lr, &runner.NotMeasuredError{Err: err}

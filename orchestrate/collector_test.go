@@ -123,8 +123,8 @@ func TestRunCollectorGroupsPodsByWorkload(t *testing.T) {
 func measured(w results.Window, sets []podset.PodSet) podset.Collected {
 	out := podset.Collected{Window: w}
 	for _, s := range sets {
-		for _, m := range []string{results.MetricCPU, results.MetricMemory} {
-			out.Samples = append(out.Samples, results.Sample{Window: w, Component: s.Component, Metric: m, Stat: "avg", Value: 1})
+		for _, m := range []string{string(results.MetricCPU), string(results.MetricMemory)} {
+			out.Samples = append(out.Samples, results.Sample{Window: w, Component: s.Component, Metric: results.Metric(m), Stat: "avg", Value: 1})
 		}
 	}
 	return out
@@ -155,17 +155,17 @@ func TestRunCollectorFailsWithoutAPrimaryFigure(t *testing.T) {
 		drop    string // the component whose CPU average the collection lacks
 		wantErr string
 	}{
-		{scenario.ModeSidecar, results.ComponentApp, "no figure for app cpu (1 pods)"},
-		{scenario.ModeSidecar, results.ComponentSidecar, "no figure for sidecar cpu (1 pods)"},
-		{scenario.ModeAmbient, results.ComponentZtunnel, "no figure for ztunnel cpu (1 pods)"},
-		{scenario.ModeAmbient, results.ComponentIstiod, ""}, // shared and not primary: its warning suffices
+		{scenario.ModeSidecar, string(results.ComponentApp), "no figure for app cpu (1 pods)"},
+		{scenario.ModeSidecar, string(results.ComponentSidecar), "no figure for sidecar cpu (1 pods)"},
+		{scenario.ModeAmbient, string(results.ComponentZtunnel), "no figure for ztunnel cpu (1 pods)"},
+		{scenario.ModeAmbient, string(results.ComponentIstiod), ""}, // shared and not primary: its warning suffices
 	} {
 		c := runCollector{&Collector{pods: prom.KubePods{Kube: kube}, collect: func(_ context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
-			if !slices.ContainsFunc(sets, func(s podset.PodSet) bool { return s.Component == tc.drop }) {
+			if !slices.ContainsFunc(sets, func(s podset.PodSet) bool { return string(s.Component) == tc.drop }) {
 				t.Errorf("%s: no %s set to drop the cpu of", tc.mode, tc.drop)
 			}
 			got := measured(w, sets)
-			got.Samples = slices.DeleteFunc(got.Samples, func(s results.Sample) bool { return s.Component == tc.drop && s.Metric == results.MetricCPU })
+			got.Samples = slices.DeleteFunc(got.Samples, func(s results.Sample) bool { return string(s.Component) == tc.drop && s.Metric == results.MetricCPU })
 			return got, nil
 		}}}
 		_, err := c.Collect(context.Background(), tg, scenario.Case{Mode: tc.mode}, w)

@@ -25,7 +25,7 @@ func dataPlaneNotes(ist *results.IstioFacts, modes []scenario.Mode) []string {
 	if ist == nil {
 		return nil
 	}
-	var comps []string
+	var comps []results.Component
 	for _, m := range modes {
 		comps = append(comps, mesh.ComponentsOfMode(m)...)
 	}
@@ -60,13 +60,13 @@ func observedDataPlanes(ist *results.IstioFacts, seen map[string]results.DataPla
 	}
 	changed := false
 	for comp, k := range seen {
-		cur, ok := results.DataPlaneOf(ist.DataPlanes, comp)
+		cur, ok := results.DataPlaneOf(ist.DataPlanes, results.Component(comp))
 		if ok && results.LeastRepresentative([]results.ComponentDataPlane{cur, {Kind: k}}) == cur.Kind {
 			continue
 		}
 		changed = true
-		entry := results.ComponentDataPlane{Component: comp, Kind: k, Description: string(k) + " (seen on the case's pods)"}
-		if i := slices.IndexFunc(ist.DataPlanes, func(c results.ComponentDataPlane) bool { return c.Component == comp }); i >= 0 {
+		entry := results.ComponentDataPlane{Component: results.Component(comp), Kind: k, Description: string(k) + " (seen on the case's pods)"}
+		if i := slices.IndexFunc(ist.DataPlanes, func(c results.ComponentDataPlane) bool { return string(c.Component) == comp }); i >= 0 {
 			ist.DataPlanes[i] = entry
 		} else {
 			ist.DataPlanes = append(ist.DataPlanes, entry)

@@ -87,7 +87,7 @@ func istioChecks(i mesh.IstioInfo, k8sVersion string, needIstio, needAmbient, ne
 	if i.StandIn || results.LeastRepresentative(i.DataPlanes) != results.DataPlaneIstio {
 		var parts []string
 		for _, c := range i.DataPlanes {
-			parts = append(parts, c.Component+": "+c.Description)
+			parts = append(parts, string(c.Component)+": "+c.Description)
 		}
 		detail := "data plane per component: " + strings.Join(parts, "; ")
 		if i.StandIn {
@@ -178,7 +178,7 @@ func gatewayAPICheck(i mesh.IstioInfo, needWaypoint bool) Check {
 			"Gateways, so istiod copies all their labels, meshbench's run labels among them, onto the waypoints' Deployments, pods, Services and ServiceAccounts"
 		fixes = append(fixes, "install the Gateway API standard-channel CRDs v1.2.0 or later (kubectl apply --server-side -f "+
 			"https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.2.0/standard-install.yaml, or a newer release); "+
-			"until then each waypoint case records the fact "+results.FactWaypointLabelsCopied)
+			"until then each waypoint case records the fact "+string(results.FactWaypointLabelsCopied))
 	}
 	if len(g.Ignored) > 0 {
 		gw.Status = StatusWarn

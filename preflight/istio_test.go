@@ -176,7 +176,7 @@ func TestGatewayAPICheckWarnsWithoutInfrastructure(t *testing.T) {
 	info.GatewayAPI = mesh.GatewayAPIInfo{Installed: true, WaypointClass: true, BundleVersion: "v1.1.0", Channel: "standard", InfrastructurePruned: true}
 	ch := gatewayAPICheck(info, true)
 	if ch.Status != StatusWarn || !strings.Contains(ch.Detail, "no spec.infrastructure") || !strings.Contains(ch.Fix, "v1.2.0 or later") ||
-		!strings.Contains(ch.Fix, results.FactWaypointLabelsCopied) {
+		!strings.Contains(ch.Fix, string(results.FactWaypointLabelsCopied)) {
 		t.Errorf("v1.1.0 standard CRDs with waypoint mode: %+v", ch)
 	}
 	if ch := gatewayAPICheck(info, false); ch.Status != StatusOK {

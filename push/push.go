@@ -117,11 +117,11 @@ func Registry(r report.Report) *prometheus.Registry {
 	casesSkipped := counter(MetricCasesSkipped, "Cases of the run that were skipped.")
 
 	keyValues := func(k results.Key) []string {
-		return []string{k.Topology, k.Mode, k.Load, k.Window, k.Component, k.Metric, k.Stat, k.Unit}
+		return []string{k.Topology, string(k.Mode), k.Load, k.Window, string(k.Component), string(k.Metric), string(k.Stat), string(k.Unit)}
 	}
 	for _, s := range r.Summary.Series {
 		switch {
-		case isResourceMetric(s.Metric):
+		case isResourceMetric(string(s.Metric)):
 			if s.Labels != "" {
 				continue // partitions (e.g. per node) stay in series.csv
 			}
@@ -149,7 +149,7 @@ func Registry(r report.Report) *prometheus.Registry {
 		if d.Percent == nil || d.Labels != "" {
 			continue
 		}
-		lv := []string{d.Base, d.Other, d.Topology, d.Load, d.Window, d.Component, d.Metric, d.Stat, d.Unit}
+		lv := []string{string(d.Base), string(d.Other), d.Topology, d.Load, d.Window, string(d.Component), string(d.Metric), string(d.Stat), string(d.Unit)}
 		dPct.WithLabelValues(lv...).Set(*d.Percent)
 		if d.PercentCI != nil {
 			dLow.WithLabelValues(lv...).Set(d.PercentCI.Low)
@@ -183,7 +183,9 @@ func Registry(r report.Report) *prometheus.Registry {
 	return reg
 }
 
-func isResourceMetric(m string) bool { return m == charts.MetricCPU || m == charts.MetricMemory }
+func isResourceMetric(m string) bool {
+	return m == string(charts.MetricCPU) || m == string(charts.MetricMemory)
+}
 
 // Push replaces the metrics of the grouping key {job, instance} on the Pushgateway with the report's (HTTP PUT), in
 // the text exposition format.

@@ -131,7 +131,7 @@ func TestPush(t *testing.T) {
 func seriesMean(t *testing.T, rep report.Report, topo, mode, load, window, comp, metric, stat string) float64 {
 	t.Helper()
 	for _, s := range rep.Summary.Series {
-		if s.Topology == topo && s.Mode == mode && s.Load == load && s.Window == window && s.Component == comp && s.Metric == metric && s.Stat == stat && s.Labels == "" {
+		if s.Topology == topo && string(s.Mode) == mode && s.Load == load && s.Window == window && string(s.Component) == comp && string(s.Metric) == metric && string(s.Stat) == stat && s.Labels == "" {
 			return s.Mean
 		}
 	}

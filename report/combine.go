@@ -121,13 +121,13 @@ func (r Report) baselineHeadlines() []string {
 			items = append(items, fmt.Sprintf("Pod network underneath, pod to pod %s (cni run %s): %s", path, r.baseline.Meta.RunID, strings.Join(parts, "; ")))
 		}
 	}
-	cpuUnit := r.unitOf(charts.MetricCPU)
+	cpuUnit := r.unitOf(string(charts.MetricCPU))
 	for _, sel := range charts.LatencySelections(r.Summary) {
-		_, modes, unit := r.latencyStatsModes(charts.MetricLatency, sel)
+		_, modes, unit := r.latencyStatsModes(string(charts.MetricLatency), sel)
 		for _, mode := range modes {
 			var parts, lat []string
 			for _, st := range []string{"p50", "p99"} {
-				if x, ok := r.latencySeries(charts.MetricLatency, sel.Topology, mode, sel.Load, st); ok {
+				if x, ok := r.latencySeries(string(charts.MetricLatency), sel.Topology, mode, sel.Load, st); ok {
 					lat = append(lat, fmt.Sprintf("%s %s %s", st, charts.FormatValue(x.Mean), unit))
 				}
 			}
@@ -135,8 +135,8 @@ func (r Report) baselineHeadlines() []string {
 				parts = append(parts, "app latency "+strings.Join(lat, ", "))
 			}
 			mesh := "no mesh"
-			if x, ok := r.series(results.Key{Topology: sel.Topology, Mode: mode, Load: sel.Load, Window: results.WindowLoad,
-				Component: results.ComponentMesh, Metric: charts.MetricCPU, Stat: charts.StatAvg, Unit: cpuUnit}); ok {
+			if x, ok := r.series(results.Key{Topology: sel.Topology, Mode: results.Mode(mode), Load: sel.Load, Window: results.WindowLoad,
+				Component: results.ComponentMesh, Metric: charts.MetricCPU, Stat: charts.StatAvg, Unit: results.Unit(cpuUnit)}); ok {
 				mesh = "mesh CPU " + charts.FormatValue(x.Mean) + " " + cpuUnit
 			}
 			parts = append(parts, mesh)

@@ -41,7 +41,7 @@ func writeCSV(rows [][]string) []byte {
 var keyHeader = []string{"topology", "mode", "load", "window", "component", "metric", "stat", "unit", "labels"}
 
 func keyCols(k results.Key) []string {
-	return []string{k.Topology, k.Mode, k.Load, k.Window, k.Component, k.Metric, k.Stat, k.Unit, k.Labels}
+	return []string{k.Topology, string(k.Mode), k.Load, k.Window, string(k.Component), string(k.Metric), string(k.Stat), string(k.Unit), k.Labels}
 }
 
 // seriesCSV has every Series, PerKRPS and Workloads series, one per line; values are the observations separated by ';'.
@@ -73,7 +73,7 @@ func (r Report) deltasCSV() []byte {
 		"diff_ci_low", "diff_ci_high", "percent", "percent_ci_low", "percent_ci_high", "welch_df", "p_value", "significant")}
 	add := func(table string, ds []results.Delta) {
 		for _, d := range ds {
-			row := append([]string{table, d.Base, d.Other}, keyCols(d.Key)...)
+			row := append([]string{table, string(d.Base), string(d.Other)}, keyCols(d.Key)...)
 			row = append(row, num(d.BaseMean), num(d.OtherMean), num(d.Diff))
 			row = append(row, ciCols(d.DiffCI)...)
 			row = append(row, optNum(d.Percent))
@@ -96,7 +96,7 @@ func (r Report) casesCSV() []byte {
 		if c.Status != results.StatusOK && reason == "" {
 			reason = "no reason recorded"
 		}
-		rows = append(rows, []string{c.CaseID, c.Status, c.Mode, c.Topology, c.Load, strconv.Itoa(c.Repetition), strconv.Itoa(c.Attempt),
+		rows = append(rows, []string{c.CaseID, string(c.Status), string(c.Mode), c.Topology, c.Load, strconv.Itoa(c.Repetition), strconv.Itoa(c.Attempt),
 			fmtTime(c.Start), fmtTime(c.End), reason})
 	}
 	return writeCSV(rows)

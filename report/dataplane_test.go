@@ -17,7 +17,7 @@ func mixedDataPlane() Report {
 	}
 	var r Report
 	r.Meta.Cluster.Istio = &results.IstioFacts{DataPlane: results.LeastRepresentative(dps), DataPlanes: dps}
-	r.Meta.Notes = results.DataPlaneNotes(dps, []string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint})
+	r.Meta.Notes = results.DataPlaneNotes(dps, []results.Component{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint})
 	return r
 }
 

@@ -158,18 +158,18 @@ func (f fixture) cniIdleCase(at time.Time) (results.CaseResult, []results.Sample
 			factor float64
 		}{{"min", 0.9}, {"max", 1.2}, {"avg", 1}} {
 			key := fmt.Sprintf("cni/idle/%s/%v/%s/%s", comp, labels, metric, st.name)
-			out = append(out, results.Sample{CaseID: "idle", Window: w, Source: "prometheus", Component: comp, Metric: metric,
-				Stat: st.name, Unit: unit, Value: f.value(base*st.factor, 0.01, key, 1), Labels: labels})
+			out = append(out, results.Sample{CaseID: "idle", Window: w, Source: "prometheus", Component: results.Component(comp), Metric: results.Metric(metric),
+				Stat: results.Stat(st.name), Unit: results.Unit(unit), Value: f.value(base*st.factor, 0.01, key, 1), Labels: labels})
 		}
 	}
 	for _, path := range f.cniPaths {
-		add(results.ComponentCNITest, map[string]string{"path": path}, "cpu", "millicores", 3.2)
-		add(results.ComponentCNITest, map[string]string{"path": path}, "memory", "MiB", 21)
+		add(string(results.ComponentCNITest), map[string]string{"path": path}, "cpu", "millicores", 3.2)
+		add(string(results.ComponentCNITest), map[string]string{"path": path}, "memory", "MiB", 21)
 	}
 	for _, node := range []string{"node-1", "node-2"} {
 		labels := map[string]string{"path": "all", "node": node, "series": "cadvisor-root"}
-		add(results.ComponentNode, labels, "cpu", "millicores", 410)
-		add(results.ComponentNode, labels, "memory", "MiB", 5120)
+		add(string(results.ComponentNode), labels, "cpu", "millicores", 410)
+		add(string(results.ComponentNode), labels, "memory", "MiB", 5120)
 	}
 	return c, out
 }
@@ -286,15 +286,15 @@ func (f fixture) meshCase(t topo, mode string, rep int, at time.Time) (results.C
 		waypoints = strconv.Itoa(t.namespaces)
 	}
 	c := results.CaseResult{
-		CaseID: id, Mode: mode, Topology: t.name, Load: "1000", Repetition: rep, Status: results.StatusOK,
+		CaseID: id, Mode: results.Mode(mode), Topology: t.name, Load: "1000", Repetition: rep, Status: results.StatusOK,
 		Start: at, End: load.End.Add(5 * time.Second), Windows: []results.Window{idle, load},
 		Timings: map[string]string{"mode-switch": "31.4s", "verify": "2.1s", "warm-up": "30s"},
-		Facts:   map[string]string{"replicas": strconv.Itoa(t.replicas), "namespaces": strconv.Itoa(t.namespaces), "waypoints": waypoints},
+		Facts:   map[results.FactKey]string{"replicas": strconv.Itoa(t.replicas), "namespaces": strconv.Itoa(t.namespaces), "waypoints": waypoints},
 	}
 	var out []results.Sample
 	add := func(w results.Window, load, source, comp, metric, stat, unit string, v float64) {
-		s := results.Sample{CaseID: id, Mode: mode, Topology: t.name, Load: load, Repetition: rep, Window: w, Source: source,
-			Component: comp, Metric: metric, Stat: stat, Value: v, Unit: unit}
+		s := results.Sample{CaseID: id, Mode: results.Mode(mode), Topology: t.name, Load: load, Repetition: rep, Window: w, Source: source,
+			Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Value: v, Unit: results.Unit(unit)}
 		if f.tweak != nil {
 			f.tweak(&s)
 		}
@@ -324,13 +324,13 @@ func (f fixture) meshCase(t topo, mode string, rep int, at time.Time) (results.C
 					}
 					key := fmt.Sprintf("%s/%s/%s/%s/%s/%s", t.name, mode, w.Kind, comp, metric, st.name)
 					add(w, load, "prometheus", comp, metric, st.name, unit, f.value(base[mi]*st.factor, sd, key, rep))
-					wc, ok := results.ByWorkload(comp)
+					wc, ok := results.ByWorkload(results.Component(comp))
 					for _, wl := range t.workloads {
 						if !ok {
 							break
 						}
 						share := map[string][2]float64{"app": {wl.appShare, wl.appMemShare}, "sidecar": {wl.sideShare, wl.sideMem}}[comp][mi]
-						addLabelled(w, load, wc, metric, st.name, unit, f.value(base[mi]*share*st.factor, 1.5*sd, key+"/"+wl.key, rep),
+						addLabelled(w, load, string(wc), metric, st.name, unit, f.value(base[mi]*share*st.factor, 1.5*sd, key+"/"+wl.key, rep),
 							map[string]string{results.LabelWorkload: wl.key})
 					}
 				}
@@ -347,19 +347,19 @@ func (f fixture) meshCase(t topo, mode string, rep int, at time.Time) (results.C
 	allocated := func(w results.Window, load string, comps []string) {
 		for _, comp := range comps {
 			a, n := allocation[comp], float64(allocPods(t, comp))
-			add(w, load, results.SourcePodSpec, comp, "cpu", results.StatRequest, "millicores", a.reqCPU*n)
-			add(w, load, results.SourcePodSpec, comp, "memory", results.StatRequest, "MiB", a.reqMem*n)
+			add(w, load, results.SourcePodSpec, comp, "cpu", string(results.StatRequest), "millicores", a.reqCPU*n)
+			add(w, load, results.SourcePodSpec, comp, "memory", string(results.StatRequest), "MiB", a.reqMem*n)
 			for _, l := range []struct {
 				metric, unit string
 				v            float64
 			}{{"cpu", "millicores", a.limCPU}, {"memory", "MiB", a.limMem}} {
 				if l.v > 0 {
-					add(w, load, results.SourcePodSpec, comp, l.metric, results.StatLimit, l.unit, l.v*n)
+					add(w, load, results.SourcePodSpec, comp, l.metric, string(results.StatLimit), l.unit, l.v*n)
 				} else {
-					add(w, load, results.SourcePodSpec, comp, l.metric, results.StatNoLimit, results.UnitContainers, n)
+					add(w, load, results.SourcePodSpec, comp, l.metric, string(results.StatNoLimit), string(results.UnitContainers), n)
 				}
 			}
-			add(w, load, results.SourcePodSpec, comp, results.MetricPods, results.StatCount, results.UnitPods, n)
+			add(w, load, results.SourcePodSpec, comp, string(results.MetricPods), string(results.StatCount), string(results.UnitPods), n)
 		}
 	}
 	if f.alloc {
@@ -383,7 +383,7 @@ func (f fixture) cniCase(path, test string, at time.Time) (results.CaseResult, [
 	}
 	c := results.CaseResult{
 		CaseID: id, Repetition: 1, Status: results.StatusOK, Start: at,
-		Facts: map[string]string{"path": path, "test": test, "clientNode": "node-1", "serverNode": "node-2", "podMTU": "1450", "nodeMTU": "1500"},
+		Facts: map[results.FactKey]string{"path": path, "test": test, "clientNode": "node-1", "serverNode": "node-2", "podMTU": "1450", "nodeMTU": "1500"},
 	}
 	if path == "host" {
 		c.Facts["podMTU"] = "1500"
@@ -410,7 +410,7 @@ func (f fixture) cniCase(path, test string, at time.Time) (results.CaseResult, [
 			}
 			key := fmt.Sprintf("cni/%s/%s/%s", path, test, m.metric)
 			out = append(out, results.Sample{CaseID: id, Repetition: 1, Window: win, Source: m.source, Component: results.ComponentCNITest,
-				Metric: m.metric, Stat: "value", Value: f.value(m.v, sd, key, i+1), Unit: m.unit,
+				Metric: results.Metric(m.metric), Stat: "value", Value: f.value(m.v, sd, key, i+1), Unit: results.Unit(m.unit),
 				Labels: labels})
 		}
 		w = win.End.Add(2 * time.Second)

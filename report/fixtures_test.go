@@ -289,11 +289,11 @@ func TestFixturesPlausible(t *testing.T) {
 			if !(s.Value > 0) {
 				t.Errorf("%s: non-positive %+v", f.name, s)
 			}
-			key := k{s.CaseID, s.Window.Kind, s.Component, s.Metric, results.CanonicalLabels(s.Labels)}
+			key := k{s.CaseID, s.Window.Kind, string(s.Component), string(s.Metric), results.CanonicalLabels(s.Labels)}
 			if stats[key] == nil {
 				stats[key] = map[string]float64{}
 			}
-			stats[key][s.Stat] = s.Value
+			stats[key][string(s.Stat)] = s.Value
 		}
 		for key, m := range stats {
 			lo, okLo := m["min"]

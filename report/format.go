@@ -23,7 +23,7 @@ func confPct(c float64) string {
 func deltaPctParts(d results.Delta, n int) (change, verdict string) {
 	switch {
 	case d.Percent == nil:
-		return signed(d.Diff) + " " + d.Unit + " (base is 0, no percent)", "n/a: no percent"
+		return signed(d.Diff) + " " + string(d.Unit) + " (base is 0, no percent)", "n/a: no percent"
 	case d.PercentCI == nil || n < results.MinIntervalN:
 		return signed(*d.Percent) + " %", "n/a: " + noInterval(n)
 	}
@@ -118,7 +118,7 @@ func fmtDeltaPct(d results.Delta, n int) string {
 
 // fmtDeltaAbs renders a delta in its unit: "+1.10 ms [+0.9, +1.3]"; n is deltaN.
 func fmtDeltaAbs(d results.Delta, n int) string {
-	s := signed(d.Diff) + " " + d.Unit
+	s := signed(d.Diff) + " " + string(d.Unit)
 	if d.DiffCI == nil || n < results.MinIntervalN {
 		return s + " (" + noInterval(n) + ")"
 	}

@@ -59,7 +59,7 @@ func remeasured(cases []results.CaseResult) []string {
 	for _, c := range cases {
 		n, _ := strconv.Atoi(c.Facts[results.FactAttempts])
 		for i := 1; i < n; i++ {
-			if why := c.Facts[results.FactAttemptPrefix+strconv.Itoa(i)]; why != "" {
+			if why := c.Facts[results.FactAttempt(i)]; why != "" {
 				out = append(out, fmt.Sprintf("case %s was measured again (measurement %d of %d not kept: %s)", c.CaseID, i, n, why))
 			}
 		}
@@ -67,13 +67,13 @@ func remeasured(cases []results.CaseResult) []string {
 	return out
 }
 
-// caseWarnings lists the collector warnings the cases recorded (fact "collector-warnings", joined with "; "), each
+// caseWarnings lists the collector warnings the cases recorded (CaseResult.CollectorWarnings), each
 // once with the cases that had it, in order of first appearance: a reader must see that a figure came with a caveat.
 func caseWarnings(cases []results.CaseResult) []string {
 	var order []string
 	ids := map[string][]string{}
 	for _, c := range cases {
-		for _, w := range strings.Split(c.Facts["collector-warnings"], "; ") {
+		for _, w := range c.CollectorWarnings {
 			if w == "" || slices.Contains(ids[w], c.CaseID) {
 				continue
 			}
@@ -112,14 +112,14 @@ func (r Report) isStandIn() bool {
 // dataPlaneOf is what ran component in this run (Istio's own when the run recorded nothing of it).
 func (r Report) dataPlaneOf(component string) results.ComponentDataPlane {
 	if ist := r.Meta.Cluster.Istio; ist != nil {
-		if c, ok := results.DataPlaneOf(ist.DataPlanes, component); ok {
+		if c, ok := results.DataPlaneOf(ist.DataPlanes, results.Component(component)); ok {
 			return c
 		}
 		if len(ist.DataPlanes) == 0 && ist.DataPlane == results.DataPlaneStandIn { // runs recorded before per-component facts
-			return results.ComponentDataPlane{Component: component, Kind: results.DataPlaneStandIn, Description: string(results.DataPlaneStandIn)}
+			return results.ComponentDataPlane{Component: results.Component(component), Kind: results.DataPlaneStandIn, Description: string(results.DataPlaneStandIn)}
 		}
 	}
-	return results.ComponentDataPlane{Component: component, Kind: results.DataPlaneIstio}
+	return results.ComponentDataPlane{Component: results.Component(component), Kind: results.DataPlaneIstio}
 }
 
 // Banner returns the caveat lines every rendering shows first; empty when there are none.
@@ -281,11 +281,11 @@ type componentWindow struct {
 // each with its components: the rows of a per-topology table.
 func componentWindows(ss []results.Series, keep func(results.Series) bool) []componentWindow {
 	var out []componentWindow
-	for _, mode := range distinctKeys(ss, keep, func(k results.Key) string { return k.Mode }) {
-		inMode := func(x results.Series) bool { return keep(x) && x.Mode == mode }
+	for _, mode := range distinctKeys(ss, keep, func(k results.Key) string { return string(k.Mode) }) {
+		inMode := func(x results.Series) bool { return keep(x) && string(x.Mode) == mode }
 		for _, w := range windowsOf(ss, inMode) {
 			inW := func(x results.Series) bool { return inMode(x) && x.Window == w.window && x.Load == w.load }
-			comps := distinctKeys(ss, inW, func(k results.Key) string { return k.Component })
+			comps := distinctKeys(ss, inW, func(k results.Key) string { return string(k.Component) })
 			charts.SortComponents(comps)
 			out = append(out, componentWindow{mode, w, comps})
 		}
@@ -331,19 +331,19 @@ func (r Report) componentCaveats(comp string) []string {
 		return nil
 	}
 	if len(ist.DataPlanes) == 0 {
-		if ist.DataPlane == results.DataPlaneStandIn && slices.Contains([]string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint}, comp) {
+		if ist.DataPlane == results.DataPlaneStandIn && slices.Contains([]string{string(results.ComponentSidecar), string(results.ComponentZtunnel), string(results.ComponentWaypoint)}, comp) {
 			return results.SummaryDataPlaneNotes(ist.DataPlane, nil, nil)
 		}
 		return nil
 	}
-	return results.DataPlaneNotes(ist.DataPlanes, []string{comp})
+	return results.DataPlaneNotes(ist.DataPlanes, []results.Component{results.Component(comp)})
 }
 
 // unitOf is the unit the summary uses for a resource metric (the first seen).
 func (r Report) unitOf(metric string) string {
 	for _, x := range r.Summary.Series {
-		if x.Metric == metric && isResource(x) {
-			return x.Unit
+		if string(x.Metric) == metric && isResource(x) {
+			return string(x.Unit)
 		}
 	}
 	return "?"

@@ -18,7 +18,7 @@ func cniNodeTotalsTable(totals []results.CNINodeTotal, nodes []results.NodeFacts
 	var rows [][]string
 	var covered, notes [][]string
 	for _, t := range totals {
-		rows = append(rows, []string{t.Window, t.Path, orText(t.Test, "-"), t.Metric, charts.FormatValue(t.Avg), t.Unit,
+		rows = append(rows, []string{t.Window, t.Path, orText(t.Test, "-"), string(t.Metric), charts.FormatValue(t.Avg), string(t.Unit),
 			strings.Join(t.Nodes, ", "), strings.Join(t.Counted, ", ")})
 		covered, notes = append(covered, t.Nodes), append(notes, t.Notes)
 	}
@@ -36,7 +36,7 @@ func modeNodeTotalsTable(topo string, totals []results.ModeNodeTotal, nodes []re
 		if t.Topology != topo {
 			continue
 		}
-		rows = append(rows, []string{orText(t.Mode, "(none)"), windowLabel(t.Window, t.Load), t.Metric, charts.FormatValue(t.Avg), t.Unit,
+		rows = append(rows, []string{orText(string(t.Mode), "(none)"), windowLabel(t.Window, t.Load), string(t.Metric), charts.FormatValue(t.Avg), string(t.Unit),
 			strings.Join(t.Nodes, ", "), strings.Join(t.Counted, ", ")})
 		covered, notes = append(covered, t.Nodes), append(notes, t.Notes)
 	}

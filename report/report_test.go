@@ -212,12 +212,12 @@ func TestHTMLSelfContained(t *testing.T) {
 
 func TestCaseWarnings(t *testing.T) {
 	t.Parallel()
-	cs := func(id, w string) results.CaseResult {
-		return results.CaseResult{CaseID: id, Facts: map[string]string{"collector-warnings": w}}
+	cs := func(id string, w ...string) results.CaseResult {
+		return results.CaseResult{CaseID: id, CollectorWarnings: w}
 	}
 	got := caseWarnings([]results.CaseResult{
-		cs("a", "load window 10s is shorter than the rate range 20s; app cpu: average 3 lies outside"),
-		cs("b", ""),
+		cs("a", "load window 10s is shorter than the rate range 20s", "app cpu: average 3 lies outside"),
+		cs("b"),
 		cs("c", "load window 10s is shorter than the rate range 20s"),
 		{CaseID: "d"},
 	})
@@ -235,8 +235,8 @@ func TestCaseWarnings(t *testing.T) {
 func TestRemeasuredWarnings(t *testing.T) {
 	t.Parallel()
 	got := remeasured([]results.CaseResult{
-		{CaseID: "a", Facts: map[string]string{results.FactAttempts: "3", "attempt-1": "load window x incomplete", "attempt-2": "idle window y incomplete"}},
-		{CaseID: "b", Facts: map[string]string{}},
+		{CaseID: "a", Facts: map[results.FactKey]string{results.FactKey(string(results.FactAttempts)): "3", "attempt-1": "load window x incomplete", "attempt-2": "idle window y incomplete"}},
+		{CaseID: "b", Facts: map[results.FactKey]string{}},
 	})
 	want := []string{
 		"case a was measured again (measurement 1 of 3 not kept: load window x incomplete)",
@@ -259,7 +259,7 @@ func TestErrorLatencyTable(t *testing.T) {
 		mean float64
 	}{{"p50", 0.4172}, {"p99", 0.9311}} {
 		sum.Series = append(sum.Series, results.Series{Key: results.Key{Topology: "single", Mode: "sidecar", Load: "1000", Window: results.WindowLoad,
-			Component: results.ComponentLoadgen, Metric: metricErrLatency, Stat: st.stat, Unit: "ms"}, N: 3, Mean: st.mean,
+			Component: results.ComponentLoadgen, Metric: metricErrLatency, Stat: results.Stat(st.stat), Unit: "ms"}, N: 3, Mean: st.mean,
 			CI: &results.Interval{Low: st.mean - 0.01, High: st.mean + 0.01}, Values: []float64{st.mean - 0.01, st.mean, st.mean + 0.01}})
 	}
 	run.Summary = &sum
@@ -291,13 +291,13 @@ func TestImpossibleResourceRow(t *testing.T) {
 	unit := ""
 	for _, x := range sum.Series {
 		if x.Metric == "cpu" && isResource(x) {
-			unit = x.Unit
+			unit = string(x.Unit)
 			break
 		}
 	}
 	add := func(mode, stat string, v float64) {
-		sum.Series = append(sum.Series, results.Series{Key: results.Key{Topology: "sparse", Mode: mode, Window: results.WindowIdle,
-			Component: results.ComponentApp, Metric: "cpu", Stat: stat, Unit: unit}, N: 3, Mean: v, Min: v, Max: v,
+		sum.Series = append(sum.Series, results.Series{Key: results.Key{Topology: "sparse", Mode: results.Mode(mode), Window: results.WindowIdle,
+			Component: results.ComponentApp, Metric: "cpu", Stat: results.Stat(stat), Unit: results.Unit(unit)}, N: 3, Mean: v, Min: v, Max: v,
 			CI: &results.Interval{Low: v - 0.01, High: v + 0.01}, Values: []float64{v, v, v}})
 	}
 	add("none", "min", 0.492)

@@ -27,26 +27,26 @@ func (r Report) allocationSection() (section, bool) {
 		return s, false
 	}
 	s.para("What the measured pods asked for, read from their specs when each window was collected (regular containers and native sidecars; one-shot init containers have ended), summed per component: the request is what the scheduler reserves on the nodes (request x pods), whatever the pods use. Used is the window's average usage (mean over repetitions), and used / request how much of the reservation it fills. \"no limit\" means at least one container has none, so the component as a whole is not capped.")
-	cpuUnit, memUnit := r.unitOf(charts.MetricCPU), r.unitOf(charts.MetricMemory)
+	cpuUnit, memUnit := r.unitOf(string(charts.MetricCPU)), r.unitOf(string(charts.MetricMemory))
 	for _, topo := range topos {
 		inTopo := func(x results.Series) bool { return isAllocation(x) && x.Topology == topo }
 		var rows [][]string
 		for _, cw := range componentWindows(ss, inTopo) {
 			key := func(comp, metric, stat, unit string) results.Key {
-				return results.Key{Topology: topo, Mode: cw.mode, Load: cw.load, Window: cw.window, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+				return results.Key{Topology: topo, Mode: results.Mode(cw.mode), Load: cw.load, Window: cw.window, Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Unit: results.Unit(unit)}
 			}
 			mode, window := orText(cw.mode, "(none)"), windowLabel(cw.window, cw.load)
 			var mesh []string
 			for _, comp := range cw.comps {
 				rows = append(rows, r.allocationRow(key, mode, window, comp, []string{comp}, cpuUnit, memUnit))
-				if slices.Contains(results.MeshParts(), comp) {
+				if slices.Contains(results.MeshParts(), results.Component(comp)) {
 					mesh = append(mesh, comp)
 				}
 			}
 			if len(mesh) > 0 {
 				// Requests add up like averages do (a reservation holds for the whole window): the mesh row is the sum
 				// of its parts' requests beside the mesh usage total.
-				rows = append(rows, r.allocationRow(key, mode, window, results.ComponentMesh, mesh, cpuUnit, memUnit))
+				rows = append(rows, r.allocationRow(key, mode, window, string(results.ComponentMesh), mesh, cpuUnit, memUnit))
 			}
 		}
 		s.heading("Topology " + topo)
@@ -75,20 +75,20 @@ func valueIf(x results.Series, ok bool) string {
 func (r Report) allocationRow(key func(comp, metric, stat, unit string) results.Key, mode, window, name string, parts []string, cpuUnit, memUnit string) []string {
 	pods, podsOK := 0.0, true
 	for _, c := range parts {
-		x, ok := r.series(key(c, results.MetricPods, results.StatCount, results.UnitPods))
+		x, ok := r.series(key(c, string(results.MetricPods), string(results.StatCount), string(results.UnitPods)))
 		pods, podsOK = pods+x.Mean, podsOK && ok
 	}
 	row := []string{mode, window, name, "?"}
 	if podsOK {
 		row[3] = fmtCount(pods)
 	}
-	for _, m := range []struct{ metric, unit string }{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
+	for _, m := range []struct{ metric, unit string }{{string(charts.MetricCPU), cpuUnit}, {string(charts.MetricMemory), memUnit}} {
 		req, reqOK := 0.0, true
 		for _, c := range parts {
-			x, ok := r.series(key(c, m.metric, results.StatRequest, m.unit))
+			x, ok := r.series(key(c, m.metric, string(results.StatRequest), m.unit))
 			req, reqOK = req+x.Mean, reqOK && ok
 		}
-		limit := r.limitCell(key(parts[0], m.metric, results.StatLimit, m.unit), key(parts[0], m.metric, results.StatNoLimit, results.UnitContainers))
+		limit := r.limitCell(key(parts[0], m.metric, string(results.StatLimit), m.unit), key(parts[0], m.metric, string(results.StatNoLimit), string(results.UnitContainers)))
 		if len(parts) > 1 {
 			limit = r.sumLimits(key, parts, m.metric, m.unit)
 		}
@@ -98,7 +98,7 @@ func (r Report) allocationRow(key func(comp, metric, stat, unit string) results.
 			row = append(row, "not read")
 		}
 		row = append(row, limit)
-		used, usedOK := r.series(key(name, m.metric, charts.StatAvg, m.unit))
+		used, usedOK := r.series(key(name, m.metric, string(charts.StatAvg), m.unit))
 		row = append(row, orText(valueIf(used, usedOK), "not measured"))
 		switch {
 		case reqOK && usedOK && req > 0:
@@ -117,10 +117,10 @@ func (r Report) allocationRow(key func(comp, metric, stat, unit string) results.
 func (r Report) sumLimits(key func(comp, metric, stat, unit string) results.Key, parts []string, metric, unit string) string {
 	sum := 0.0
 	for _, c := range parts {
-		if _, none := r.series(key(c, metric, results.StatNoLimit, results.UnitContainers)); none {
+		if _, none := r.series(key(c, metric, string(results.StatNoLimit), string(results.UnitContainers))); none {
 			return "no limit (" + c + ")"
 		}
-		x, ok := r.series(key(c, metric, results.StatLimit, unit))
+		x, ok := r.series(key(c, metric, string(results.StatLimit), unit))
 		if !ok {
 			return "not read"
 		}

@@ -64,11 +64,11 @@ func TestLimitCell(t *testing.T) {
 func TestSumLimits(t *testing.T) {
 	t.Parallel()
 	key := func(comp, metric, stat, unit string) results.Key {
-		return results.Key{Window: results.WindowLoad, Component: comp, Metric: metric, Stat: stat, Unit: unit}
+		return results.Key{Window: results.WindowLoad, Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Unit: results.Unit(unit)}
 	}
-	sidecar := results.Series{Key: key("sidecar", "cpu", results.StatLimit, "millicores"), N: 3, Mean: 4000}
-	waypoint := results.Series{Key: key("waypoint", "cpu", results.StatLimit, "millicores"), N: 3, Mean: 2000}
-	istiod := results.Series{Key: key("istiod", "cpu", results.StatNoLimit, results.UnitContainers), N: 3, Mean: 1}
+	sidecar := results.Series{Key: key("sidecar", "cpu", string(results.StatLimit), "millicores"), N: 3, Mean: 4000}
+	waypoint := results.Series{Key: key("waypoint", "cpu", string(results.StatLimit), "millicores"), N: 3, Mean: 2000}
+	istiod := results.Series{Key: key("istiod", "cpu", string(results.StatNoLimit), string(results.UnitContainers)), N: 3, Mean: 1}
 	r := Report{Summary: results.Summary{Series: []results.Series{sidecar, waypoint, istiod}}}
 	if got := r.sumLimits(key, []string{"sidecar", "waypoint"}, "cpu", "millicores"); got != "6000" {
 		t.Errorf("all limited: %q", got)

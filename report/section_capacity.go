@@ -36,8 +36,8 @@ func (r Report) capacitySection() (section, bool) {
 	s.table(table{ID: "capacity-fits", Header: []string{"mode", "component", "metric", "fixed", "slope", "measured load", "n", "levels", "trust"},
 		Numeric: []bool{false, false, false, true, true, true, true, true, false}, Rows: rows, Notes: notes})
 	s.para("The intervals assume the scatter between repetitions is the same at every load. Where it grows with the load, intervals beyond the measured load are too narrow; `meshbench project RUN_DIR --holdout LEVEL` with the top level refits the lines without it and shows how many of its points fall inside their intervals.")
-	for _, comp := range []string{results.ComponentApp, results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint} {
-		for _, metric := range []string{results.MetricCPU, results.MetricMemory} {
+	for _, comp := range []string{string(results.ComponentApp), string(results.ComponentSidecar), string(results.ComponentZtunnel), string(results.ComponentWaypoint)} {
+		for _, metric := range []string{string(results.MetricCPU), string(results.MetricMemory)} {
 			c := r.fitChart(m, comp, metric)
 			if !c.Empty() {
 				s.chart(chartBlock{ID: c.ID, Title: c.Title, File: chartFile(c.ID), SVG: c.SVG()})
@@ -168,7 +168,7 @@ func orDash(v string) string {
 }
 
 func perOf(component string) string {
-	switch component {
+	switch results.Component(component) {
 	case results.ComponentZtunnel:
 		return capacity.PerNode
 	case results.ComponentWaypoint:

@@ -9,7 +9,7 @@ import (
 // casesSection lists every failed or skipped case with its reason, and a count of the rest.
 func (r Report) casesSection() (section, bool) {
 	s := section{Title: "Failed and skipped cases"}
-	counts := map[string]int{}
+	counts := map[results.Status]int{}
 	var rows [][]string
 	for _, c := range r.Cases {
 		counts[c.Status]++
@@ -20,7 +20,7 @@ func (r Report) casesSection() (section, bool) {
 		if c.Mode == "" {
 			load = "n/a (cni)"
 		}
-		rows = append(rows, []string{c.CaseID, c.Status, orText(c.Mode, "n/a (cni)"), orText(c.Topology, "n/a (cni)"), load,
+		rows = append(rows, []string{c.CaseID, string(c.Status), orText(string(c.Mode), "n/a (cni)"), orText(c.Topology, "n/a (cni)"), load,
 			strconv.Itoa(c.Repetition), orText(c.Reason, "no reason recorded (a bug: report it)")})
 	}
 	if in := r.Meta.Interrupted; in != nil {

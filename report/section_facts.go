@@ -161,7 +161,7 @@ func dataPlaneText(ist results.IstioFacts) string {
 	if len(ist.DataPlanes) > 0 {
 		parts := make([]string, 0, len(ist.DataPlanes))
 		for _, c := range ist.DataPlanes {
-			parts = append(parts, c.Component+": "+orText(c.Description, string(c.Kind)))
+			parts = append(parts, string(c.Component)+": "+orText(c.Description, string(c.Kind)))
 		}
 		return strings.Join(parts, "; ")
 	}

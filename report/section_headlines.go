@@ -21,14 +21,14 @@ func (r Report) headlinesSection() (section, bool) {
 		}
 		items = append(items, fmt.Sprintf("%s vs %s, topology %s, %s: mesh %s %s → %s %s, %s%s", d.Other, d.Base, d.Topology,
 			windowLabel(d.Window, d.Load), d.Metric, charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), d.Unit, fmtDeltaPct(d, r.deltaN(d)),
-			r.headlineCaveat(d.Base, d.Other)))
+			r.headlineCaveat(string(d.Base), string(d.Other))))
 	}
 	for _, d := range r.Summary.Deltas {
 		if d.Metric != charts.MetricLatency || d.Base != "none" || d.Stat != "p99" || d.Labels != "" {
 			continue
 		}
 		items = append(items, fmt.Sprintf("%s adds %s to p99 latency (topology %s, %s)%s", d.Other, fmtDeltaAbs(d, r.deltaN(d)), d.Topology,
-			windowLabel(d.Window, d.Load), r.headlineCaveat(d.Other)))
+			windowLabel(d.Window, d.Load), r.headlineCaveat(string(d.Other))))
 	}
 	items = append(r.baselineHeadlines(), items...)
 	if len(items) == 0 {
@@ -45,15 +45,15 @@ func (r Report) headlinesSection() (section, bool) {
 func (r Report) headlineCaveat(modes ...string) string {
 	var standIn, upstream []string
 	for _, m := range modes {
-		for _, comp := range results.DataPlaneComponentsOfMode(m) {
-			switch r.dataPlaneOf(comp).Kind {
+		for _, comp := range results.DataPlaneComponentsOfMode(results.Mode(m)) {
+			switch r.dataPlaneOf(string(comp)).Kind {
 			case results.DataPlaneStandIn:
-				if !slices.Contains(standIn, comp) {
-					standIn = append(standIn, comp)
+				if !slices.Contains(standIn, string(comp)) {
+					standIn = append(standIn, string(comp))
 				}
 			case results.DataPlaneUpstreamEnvoy:
-				if !slices.Contains(upstream, comp) {
-					upstream = append(upstream, comp)
+				if !slices.Contains(upstream, string(comp)) {
+					upstream = append(upstream, string(comp))
 				}
 			}
 		}

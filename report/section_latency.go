@@ -17,7 +17,7 @@ func (r Report) latencySection() (section, bool) {
 		return s, false
 	}
 	for _, sel := range sels {
-		stats, modes, unit := r.latencyStatsModes(charts.MetricLatency, sel)
+		stats, modes, unit := r.latencyStatsModes(string(charts.MetricLatency), sel)
 		s.heading(fmt.Sprintf("Topology %s, %s", sel.Topology, windowLabel(results.WindowLoad, sel.Load)))
 		header := []string{"mode", "achieved qps"}
 		numeric := []bool{false, true}
@@ -29,7 +29,7 @@ func (r Report) latencySection() (section, bool) {
 		for _, mode := range modes {
 			row := []string{mode, r.achievedQPS(sel.Topology, mode, sel.Load)}
 			for _, st := range stats {
-				x, ok := r.latencySeries(charts.MetricLatency, sel.Topology, mode, sel.Load, st)
+				x, ok := r.latencySeries(string(charts.MetricLatency), sel.Topology, mode, sel.Load, st)
 				if !ok {
 					row = append(row, "not measured")
 					continue
@@ -82,16 +82,16 @@ const metricErrLatency = "error-latency"
 // latencyStatsModes lists the stats and modes of metric's load-window series in sel, in display order, and their unit.
 func (r Report) latencyStatsModes(metric string, sel charts.LatencySelection) (stats, modes []string, unit string) {
 	for _, x := range r.Summary.Series {
-		if x.Metric != metric || x.Window != results.WindowLoad || x.Topology != sel.Topology || x.Load != sel.Load || x.Labels != "" || x.Mode == "" {
+		if string(x.Metric) != metric || x.Window != results.WindowLoad || x.Topology != sel.Topology || x.Load != sel.Load || x.Labels != "" || x.Mode == "" {
 			continue
 		}
-		if !slices.Contains(stats, x.Stat) {
-			stats = append(stats, x.Stat)
+		if !slices.Contains(stats, string(x.Stat)) {
+			stats = append(stats, string(x.Stat))
 		}
-		if !slices.Contains(modes, x.Mode) {
-			modes = append(modes, x.Mode)
+		if !slices.Contains(modes, string(x.Mode)) {
+			modes = append(modes, string(x.Mode))
 		}
-		unit = x.Unit
+		unit = string(x.Unit)
 	}
 	charts.SortStats(stats)
 	charts.SortModes(modes)
@@ -127,8 +127,8 @@ func (r Report) errorLatencyTable(sel charts.LatencySelection) (table, bool) {
 
 func (r Report) latencySeries(metric, topo, mode, load, stat string) (results.Series, bool) {
 	for _, x := range r.Summary.Series {
-		if x.Metric == metric && x.Window == results.WindowLoad && x.Topology == topo && x.Mode == mode &&
-			x.Load == load && x.Stat == stat && x.Labels == "" {
+		if string(x.Metric) == metric && x.Window == results.WindowLoad && x.Topology == topo && string(x.Mode) == mode &&
+			x.Load == load && string(x.Stat) == stat && x.Labels == "" {
 			return x, true
 		}
 	}
@@ -137,8 +137,8 @@ func (r Report) latencySeries(metric, topo, mode, load, stat string) (results.Se
 
 func (r Report) latencyDelta(topo, mode, load, stat string) (results.Delta, bool) {
 	for _, d := range r.Summary.Deltas {
-		if d.Metric == charts.MetricLatency && d.Base == "none" && d.Other == mode && d.Topology == topo && d.Load == load &&
-			d.Stat == stat && d.Labels == "" && d.Window == results.WindowLoad {
+		if d.Metric == charts.MetricLatency && d.Base == "none" && string(d.Other) == mode && d.Topology == topo && d.Load == load &&
+			string(d.Stat) == stat && d.Labels == "" && d.Window == results.WindowLoad {
 			return d, true
 		}
 	}
@@ -157,7 +157,7 @@ func (r Report) achievedQPS(topo, mode, load string) string {
 	var parts []string
 	for _, x := range r.Summary.Series {
 		if x.Metric == "qps" && x.Stat == charts.StatValue && x.Component == results.ComponentLoadgen && x.Topology == topo &&
-			x.Mode == mode && x.Load == load && x.Window == results.WindowLoad && !loadTargetPart(x.Labels) {
+			string(x.Mode) == mode && x.Load == load && x.Window == results.WindowLoad && !loadTargetPart(x.Labels) {
 			parts = append(parts, fmtMean(x))
 		}
 	}

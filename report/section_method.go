@@ -29,7 +29,7 @@ func (r Report) methodSection() (section, bool) {
 // sharedComponents explains, for each shared Istio component the run measured, what its figures cover: they are part
 // of the mesh total, but one instance serves more than this app.
 func (r Report) sharedComponents() []string {
-	seen := map[string]bool{}
+	seen := map[results.Component]bool{}
 	for _, sm := range r.samples {
 		seen[sm.Component] = true
 	}
@@ -39,7 +39,7 @@ func (r Report) sharedComponents() []string {
 	}
 	var out []string
 	if seen[results.ComponentZtunnel] {
-		out = append(out, "ztunnel runs one per node and carries every ambient pod of its node, not only this app's: only the ztunnels on the nodes running the app and its waypoints are counted, and only in the ambient modes (those of nodes that run load clients only are the benchmark's, "+results.ComponentLoadgenProxy+"). Its figure is shared; on a busy node it includes other workloads' traffic, and on a node with a load client that client's outbound proxying.")
+		out = append(out, "ztunnel runs one per node and carries every ambient pod of its node, not only this app's: only the ztunnels on the nodes running the app and its waypoints are counted, and only in the ambient modes (those of nodes that run load clients only are the benchmark's, "+string(results.ComponentLoadgenProxy)+"). Its figure is shared; on a busy node it includes other workloads' traffic, and on a node with a load client that client's outbound proxying.")
 	}
 	if seen[results.ComponentIstioCNI] {
 		out = append(out, "istio-cni runs one per node and enrols every ambient pod of its node: counted on the test nodes (those of the app, its waypoints and its load clients) and in the ambient modes only; it is in no total.")

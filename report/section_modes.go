@@ -16,20 +16,20 @@ func (r Report) modesSection() (section, bool) {
 			continue
 		}
 		change, verdict := deltaPctParts(d, r.deltaN(d))
-		byMetric[d.Metric] = append(byMetric[d.Metric], []string{d.Topology, windowLabel(d.Window, d.Load), d.Component,
-			d.Other + " vs " + d.Base, charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), change, verdict})
+		byMetric[string(d.Metric)] = append(byMetric[string(d.Metric)], []string{d.Topology, windowLabel(d.Window, d.Load), string(d.Component),
+			string(d.Other + " vs " + d.Base), charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), change, verdict})
 	}
 	if len(byMetric) == 0 {
 		return s, false
 	}
 	s.para("Other mode minus base mode, in percent of the base mean, with the %s confidence interval of the change (Welch); significant means the interval excludes 0. Every component and the per-1000-rps comparisons are in deltas.csv.", confPct(r.Summary.Confidence))
-	for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
+	for _, metric := range []string{string(charts.MetricCPU), string(charts.MetricMemory)} {
 		rows := byMetric[metric]
 		if len(rows) == 0 {
 			continue
 		}
 		unit := r.unitOf(metric)
-		title := map[string]string{charts.MetricCPU: "CPU", charts.MetricMemory: "Memory"}[metric]
+		title := map[string]string{string(charts.MetricCPU): "CPU", string(charts.MetricMemory): "Memory"}[metric]
 		s.heading(title + " (" + unit + ")")
 		s.table(table{ID: "mode-deltas-" + metric, Header: []string{"topology", "window", "component", "comparison", "base", "other", "change [CI]", "verdict"},
 			Numeric: []bool{false, false, false, false, true, true, true, false}, Rows: rows})

@@ -38,7 +38,7 @@ func (r Report) networkSection() (section, bool) {
 			reason := fmt.Sprintf("%s (case %s): %s", rw.Status, orText(rw.CaseID, "not recorded"), orText(rw.Reason, "no reason recorded"))
 			notes = append(notes, fmt.Sprintf("Note %d: %s %s not measured: %s", len(notes)+1, rw.Path, rw.Test, reason))
 			ref := fmt.Sprintf("see note %d", len(notes))
-			out = append(out, []string{rw.Path, rw.Test, rw.Metric, "not measured (" + ref + ")", "n/a", rw.Unit, "n/a", "n/a", orText(rw.Tool, "n/a"), "0", "n/a"})
+			out = append(out, []string{rw.Path, rw.Test, string(rw.Metric), "not measured (" + ref + ")", "n/a", string(rw.Unit), "n/a", "n/a", orText(rw.Tool, "n/a"), "0", "n/a"})
 			if missing[rw.Test] == nil {
 				missing[rw.Test] = map[string]string{}
 			}
@@ -51,7 +51,7 @@ func (r Report) networkSection() (section, bool) {
 		if rw.Status == results.CNIRowPartial {
 			detail = strings.TrimPrefix(detail+"; ", "; ") + "partial: " + rw.Reason
 		}
-		out = append(out, []string{rw.Path, rw.Test, rw.Metric, charts.FormatValue(rw.Mean), fmtCI(rw.CI), rw.Unit, ratio, band,
+		out = append(out, []string{rw.Path, rw.Test, string(rw.Metric), charts.FormatValue(rw.Mean), fmtCI(rw.CI), string(rw.Unit), ratio, band,
 			orText(rw.Tool, r.toolOf(rw.Path, rw.Test)), strconv.Itoa(rw.N), orText(detail, "none")})
 	}
 	s.para("The pod network underneath the mesh, measured like the published iperf3 and netperf pod network benchmark (iperf3 TCP and UDP, netperf TCP_RR and TCP_CRR; same node, across nodes, to a ClusterIP Service), with the host-network baseline and colour bands of the Kubernetes CNI benchmarks (examples/study-b-network.yaml reproduces it).")
@@ -122,11 +122,11 @@ func cniResourceTable(rrs []results.CNIResourceRow, unlabelled string) (table, b
 		if rr.Series != "" {
 			node += " [" + rr.Series + "]"
 		}
-		comp := rr.Component
+		comp := string(rr.Component)
 		if rr.Pod != "" {
 			comp += " pod " + rr.Pod
 		}
-		rows = append(rows, []string{rr.Window, rr.Path, orText(rr.Test, "-"), comp, node, orText(rr.Source, unlabelled), rr.Metric, lo, fig(rr.Avg), hi, rr.Unit})
+		rows = append(rows, []string{rr.Window, rr.Path, orText(rr.Test, "-"), comp, node, orText(rr.Source, unlabelled), string(rr.Metric), lo, fig(rr.Avg), hi, string(rr.Unit)})
 	}
 	t := table{ID: "study-b-resources", Caption: "Resource use of the test pods and test nodes (min / avg / max over the window)",
 		Header:  []string{"window", "path", "test", "component", "node", "source", "metric", "min", "avg", "max", "unit"},

@@ -10,14 +10,14 @@ func (r Report) perKRPSSection() (section, bool) {
 	s := section{Title: "Cost per 1000 requests per second"}
 	type rowKey struct{ topo, load, mode, comp string }
 	var order []rowKey
-	cells := map[rowKey]map[string]results.Series{}
+	cells := map[rowKey]map[results.Metric]results.Series{}
 	for _, x := range r.Summary.PerKRPS {
 		if x.Stat != charts.StatAvg || x.Labels != "" {
 			continue
 		}
-		k := rowKey{x.Topology, x.Load, x.Mode, x.Component}
+		k := rowKey{x.Topology, x.Load, string(x.Mode), string(x.Component)}
 		if cells[k] == nil {
-			cells[k] = map[string]results.Series{}
+			cells[k] = map[results.Metric]results.Series{}
 			order = append(order, k)
 		}
 		cells[k][x.Metric] = x
@@ -30,16 +30,16 @@ func (r Report) perKRPSSection() (section, bool) {
 	cpuUnit, memUnit := "", ""
 	for _, k := range order {
 		row := []string{k.topo, k.load, k.mode, k.comp}
-		for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
+		for _, metric := range []results.Metric{charts.MetricCPU, charts.MetricMemory} {
 			x, ok := cells[k][metric]
 			if !ok {
 				row = append(row, "not measured")
 				continue
 			}
 			if metric == charts.MetricCPU {
-				cpuUnit = x.Unit
+				cpuUnit = string(x.Unit)
 			} else {
-				memUnit = x.Unit
+				memUnit = string(x.Unit)
 			}
 			row = append(row, fmtMean(x))
 		}

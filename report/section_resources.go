@@ -18,7 +18,7 @@ func (r Report) resourcesSection() (section, bool) {
 	}
 	s.para("Min, max and average CPU and memory of every component over fixed idle and load windows, per data-plane mode: the measurement of the published Istio ambient vs sidecar comparison on Bank of Anthos (Grafana min/max/avg over 10-minute windows, one namespace and eight namespaces; examples/study-a-*.yaml reproduce it).")
 	s.para("Each figure is the mean over repetitions of the per-window statistic (min, max or average of the component's usage over the window); avg is shown ± the half width of its %s confidence interval. n is the number of repetitions behind the average.", confPct(r.Summary.Confidence))
-	cpuUnit, memUnit := r.unitOf(charts.MetricCPU), r.unitOf(charts.MetricMemory)
+	cpuUnit, memUnit := r.unitOf(string(charts.MetricCPU)), r.unitOf(string(charts.MetricMemory))
 	nodeTotals := results.ModeNodeTotals(r.Summary, r.Meta.Cluster.Nodes)
 	for _, topo := range topos {
 		s.heading("Topology " + topo)
@@ -50,7 +50,7 @@ func (r Report) resourceTable(topo, cpuUnit, memUnit string) table {
 	meshRows, sparseRows := false, false
 	for _, cw := range componentWindows(r.Summary.Series, inTopo) {
 		for _, comp := range cw.comps {
-			k := results.Key{Topology: topo, Mode: cw.mode, Load: cw.load, Window: cw.window, Component: comp}
+			k := results.Key{Topology: topo, Mode: results.Mode(cw.mode), Load: cw.load, Window: cw.window, Component: results.Component(comp)}
 			row, sparse, meshNA := r.resourceRow(k, cpuUnit, memUnit)
 			rows = append(rows, row)
 			sparseRows, meshRows = sparseRows || sparse, meshRows || meshNA
@@ -76,12 +76,15 @@ func (r Report) resourceTable(topo, cpuUnit, memUnit string) table {
 // memory, and the repetitions behind the averages. sparse: min and max were too sparse to show; meshNA: the mesh
 // total has no min or max.
 func (r Report) resourceRow(k results.Key, cpuUnit, memUnit string) (row []string, sparse, meshNA bool) {
-	row = []string{orText(k.Mode, "(none)"), windowLabel(k.Window, k.Load), k.Component}
+	row = []string{orText(string(k.Mode), "(none)"), windowLabel(k.Window, k.Load), string(k.Component)}
 	n := 0
-	for _, m := range []struct{ metric, unit string }{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
+	for _, m := range []struct {
+		metric results.Metric
+		unit   string
+	}{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
 		key := func(stat string) results.Key {
 			x := k
-			x.Metric, x.Stat, x.Unit = m.metric, stat, m.unit
+			x.Metric, x.Stat, x.Unit = m.metric, results.Stat(stat), results.Unit(m.unit)
 			return x
 		}
 		impossible := r.avgOutside(key)
@@ -127,7 +130,7 @@ func (r Report) benchmarkTable(topo, cpuUnit, memUnit string) (table, bool) {
 	type row struct{ mode, window, load, component string }
 	var keys []row
 	for _, x := range r.Summary.Series {
-		if k := (row{x.Mode, x.Window, x.Load, x.Component}); own(x) && !slices.Contains(keys, k) {
+		if k := (row{string(x.Mode), x.Window, x.Load, string(x.Component)}); own(x) && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
@@ -138,8 +141,12 @@ func (r Report) benchmarkTable(topo, cpuUnit, memUnit string) (table, bool) {
 	for _, k := range keys {
 		out := []string{orText(k.mode, "(none)"), windowLabel(k.window, k.load), k.component}
 		n := 0
-		for _, m := range []struct{ metric, unit string }{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
-			x, ok := r.series(results.Key{Topology: topo, Mode: k.mode, Load: k.load, Window: k.window, Component: k.component, Metric: m.metric, Stat: charts.StatAvg, Unit: m.unit})
+		for _, m := range []struct {
+			metric results.Metric
+			unit   string
+		}{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
+			x, ok := r.series(results.Key{Topology: topo, Mode: results.Mode(k.mode), Load: k.load, Window: k.window, Component: results.Component(k.component),
+				Metric: m.metric, Stat: charts.StatAvg, Unit: results.Unit(m.unit)})
 			if !ok {
 				out = append(out, "not measured")
 				continue
@@ -154,7 +161,7 @@ func (r Report) benchmarkTable(topo, cpuUnit, memUnit string) (table, bool) {
 		Header:  []string{"mode", "window", "component", "CPU avg", "memory avg", "n"},
 		Numeric: []bool{false, false, false, true, true, true},
 		Rows:    rows,
-		Notes: []string{results.ComponentLoadgen + " is the load clients' own containers; " + results.ComponentLoadgenProxy +
+		Notes: []string{string(results.ComponentLoadgen) + " is the load clients' own containers; " + string(results.ComponentLoadgenProxy) +
 			" their proxies: their istio-proxy sidecars in sidecar mode, and in the ambient modes the ztunnels of nodes that run load clients but no app or waypoint pod (a ztunnel serving both stays in ztunnel, and a collector warning says so). " +
 			"The clients are in the mesh so that their requests take the app's data path, but neither figure is the app's or the mesh's cost: they are in no row of the table above and in no mesh total."},
 	}, true

@@ -14,10 +14,10 @@ func (r Report) sharedSection() (section, bool) {
 	for _, c := range r.Summary.Shared {
 		perK := "n/a: no achieved rate"
 		if c.IncrementalPerKRPS != nil {
-			perK = fmtEstimate(*c.IncrementalPerKRPS) + " " + c.IncrementalPerKRPS.Unit
+			perK = fmtEstimate(*c.IncrementalPerKRPS) + " " + string(c.IncrementalPerKRPS.Unit)
 		}
-		rows = append(rows, []string{c.Topology, orText(c.Mode, "(none)"), windowLabel(results.WindowLoad, c.Load), c.Component,
-			c.Metric + " (" + c.Unit + ")", fmtEstimate(c.Fixed), fmtEstimate(c.Incremental), perK, c.Serves})
+		rows = append(rows, []string{c.Topology, orText(string(c.Mode), "(none)"), windowLabel(results.WindowLoad, c.Load), string(c.Component),
+			string(c.Metric) + " (" + string(c.Unit) + ")", fmtEstimate(c.Fixed), fmtEstimate(c.Incremental), perK, c.Serves})
 	}
 	s.table(table{ID: "shared-table",
 		Header:  []string{"topology", "mode", "window", "component", "metric", "fixed (idle)", "load-driven", "load-driven per 1000 rps", "one instance serves"},

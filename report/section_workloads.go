@@ -16,8 +16,8 @@ func (r Report) workloadsSection() (section, bool) {
 	if len(w.groups) == 0 {
 		return s, false
 	}
-	cpuUnit, memUnit := orText(w.units[charts.MetricCPU], "?"), orText(w.units[charts.MetricMemory], "?")
-	s.para("Average usage of each workload's pods in the load window, mean ± half the %s confidence interval over the repetitions: the application containers, their istio-proxy sidecars (sidecar mode only) and the memory of both. These split the app and sidecar rows of the other tables, which they do not add to; the load clients' proxies are the benchmark's ("+results.ComponentLoadgenProxy+"), in no workload and no total. Ranked by sidecar CPU in sidecar mode.", confPct(r.Summary.Confidence))
+	cpuUnit, memUnit := orText(string(w.units[charts.MetricCPU]), "?"), orText(string(w.units[charts.MetricMemory]), "?")
+	s.para("Average usage of each workload's pods in the load window, mean ± half the %s confidence interval over the repetitions: the application containers, their istio-proxy sidecars (sidecar mode only) and the memory of both. These split the app and sidecar rows of the other tables, which they do not add to; the load clients' proxies are the benchmark's ("+string(results.ComponentLoadgenProxy)+"), in no workload and no total. Ranked by sidecar CPU in sidecar mode.", confPct(r.Summary.Confidence))
 	header := []string{"workload", "mode", "app CPU (" + cpuUnit + ")", "sidecar CPU (" + cpuUnit + ")", "memory (" + memUnit + ")"}
 	numeric := []bool{false, false, true, true, true}
 	var notes []string
@@ -48,15 +48,21 @@ func (r Report) workloadsSection() (section, bool) {
 type workloadGroup struct{ topo, load string }
 
 // workloadCell names one per-workload figure.
-type workloadCell struct{ topo, load, mode, workload, component, metric string }
+type workloadCell struct {
+	topo, load string
+	mode       results.Mode
+	workload   string
+	component  results.Component
+	metric     results.Metric
+}
 
 // workloadFigures are the per-workload averages of the load windows, arranged for the section's tables.
 type workloadFigures struct {
 	groups    []workloadGroup
-	modes     []string
+	modes     []results.Mode
 	workloads map[workloadGroup][]string // ranked: results.SidecarCosts first, the others in the summary's order
 	cells     map[workloadCell]results.Series
-	units     map[string]string // metric -> unit
+	units     map[results.Metric]results.Unit
 	deltas    map[workloadCell]results.Delta
 	hasNone   bool // the run has deltas against mode none
 }
@@ -64,7 +70,7 @@ type workloadFigures struct {
 // workloadFigures collects the load windows' average CPU and memory per workload, then ranks the workloads of each
 // group by their sidecars' CPU in sidecar mode (results.SidecarCosts), the others after them in the summary's order.
 func (r Report) workloadFigures() workloadFigures {
-	w := workloadFigures{workloads: map[workloadGroup][]string{}, cells: map[workloadCell]results.Series{}, units: map[string]string{},
+	w := workloadFigures{workloads: map[workloadGroup][]string{}, cells: map[workloadCell]results.Series{}, units: map[results.Metric]results.Unit{},
 		deltas: map[workloadCell]results.Delta{}}
 	for _, x := range r.Summary.Workloads {
 		if x.Stat != charts.StatAvg || x.Window != results.WindowLoad || (x.Metric != charts.MetricCPU && x.Metric != charts.MetricMemory) {
@@ -112,7 +118,7 @@ func (r Report) workloadFigures() workloadFigures {
 // workloadRow is one workload's row in one mode (at names them; its component and metric are unset); ok is false
 // when the mode has none of its figures.
 func (r Report) workloadRow(w workloadFigures, at workloadCell) (row []string, ok bool) {
-	get := func(component, metric string) (results.Series, bool) {
+	get := func(component results.Component, metric results.Metric) (results.Series, bool) {
 		c := at
 		c.component, c.metric = component, metric
 		x, ok := w.cells[c]
@@ -124,7 +130,7 @@ func (r Report) workloadRow(w workloadFigures, at workloadCell) (row []string, o
 	if !okApp && !okSide && !okMem {
 		return nil, false
 	}
-	row = []string{at.workload, at.mode, "not measured", "none", "not measured"}
+	row = []string{at.workload, string(at.mode), "not measured", "none", "not measured"}
 	if okApp {
 		row[2] = fmtMean(app)
 	}
@@ -137,8 +143,8 @@ func (r Report) workloadRow(w workloadFigures, at workloadCell) (row []string, o
 	if !w.hasNone {
 		return row, true
 	}
-	for _, metric := range []string{charts.MetricCPU, charts.MetricMemory} {
-		if at.mode == "none" {
+	for _, metric := range []results.Metric{charts.MetricCPU, charts.MetricMemory} {
+		if at.mode == results.ModeNone {
 			row = append(row, "baseline")
 			continue
 		}

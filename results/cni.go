@@ -40,11 +40,8 @@ const (
 	CNIRowSkipped = "skipped"
 )
 
-// CNIPartialPrefix starts the reason of a case that is ok although some of its samples failed.
-const CNIPartialPrefix = "some samples failed: "
-
 // CNIHeadline is the metric and unit a pod network test's table cell shows.
-func CNIHeadline(test string) (metric, unit string) {
+func CNIHeadline(test string) (Metric, Unit) {
 	switch test {
 	case "tcp":
 		return "throughput", "Gbit/s"
@@ -76,7 +73,7 @@ func isCNITest(t string) bool { return t == "tcp" || t == "udp" || t == "rr" || 
 // CNIStat is one metric of a test over its samples.
 type CNIStat struct {
 	Name   string    `json:"name"` // "<metric> <stat>", e.g. "loss value", "latency p99"
-	Unit   string    `json:"unit"`
+	Unit   Unit      `json:"unit"`
 	N      int       `json:"n"`
 	Mean   float64   `json:"mean"`
 	StdDev float64   `json:"stddev"`
@@ -90,8 +87,8 @@ type CNIRow struct {
 	Tool   string    `json:"tool,omitempty"`
 	Status string    `json:"status"`
 	Reason string    `json:"reason,omitempty"` // skipped/failed: why; partial: the failures
-	Metric string    `json:"metric"`
-	Unit   string    `json:"unit"`
+	Metric Metric    `json:"metric"`
+	Unit   Unit      `json:"unit"`
 	N      int       `json:"n"`
 	Mean   float64   `json:"mean"`
 	StdDev float64   `json:"stddev"`
@@ -125,7 +122,7 @@ func CNIRows(sum Summary) []CNIRow {
 		if c.Mode != "" {
 			continue
 		}
-		path, test := c.Facts[CNILabelPath], c.Facts[CNILabelTest]
+		path, test := c.Facts[FactCNIPath], c.Facts[FactCNITest]
 		if path == "" || test == "" {
 			var ok bool
 			if path, test, ok = ParseCNICaseID(c.CaseID); !ok {
@@ -133,20 +130,18 @@ func CNIRows(sum Summary) []CNIRow {
 			}
 		}
 		r := get(path, test)
-		r.CaseID, r.Tool = c.CaseID, c.Facts[CNILabelTool]
+		r.CaseID, r.Tool = c.CaseID, c.Facts[FactCNITool]
 		switch {
 		case c.Status == StatusSkipped:
 			r.Status, r.Reason = CNIRowSkipped, orNoReason(c.Reason)
 		case c.Status != StatusOK:
 			r.Status, r.Reason = CNIRowFailed, orNoReason(c.Reason)
-		case strings.HasPrefix(c.Reason, CNIPartialPrefix):
-			r.Status, r.Reason = CNIRowPartial, strings.TrimPrefix(c.Reason, CNIPartialPrefix)
+		case c.Partial != "":
+			r.Status, r.Reason = CNIRowPartial, c.Partial
 		case c.Reason != "":
 			r.Reason = c.Reason
 		}
-		if w := c.Facts["warnings"]; w != "" {
-			r.Warnings = strings.Split(w, "; ")
-		}
+		r.Warnings = slices.Clone(c.SampleWarnings)
 	}
 	measured := map[pt]bool{}
 	for _, x := range sum.Series {
@@ -170,14 +165,14 @@ func CNIRows(sum Summary) []CNIRow {
 			r.Unit, r.N, r.Mean, r.StdDev, r.CI, r.Values = x.Unit, x.N, x.Mean, x.StdDev, x.CI, slices.Clone(x.Values)
 			continue
 		}
-		r.Secondary = append(r.Secondary, CNIStat{Name: x.Metric + " " + x.Stat, Unit: x.Unit, N: x.N, Mean: x.Mean, StdDev: x.StdDev, CI: x.CI})
+		r.Secondary = append(r.Secondary, CNIStat{Name: string(x.Metric) + " " + string(x.Stat), Unit: x.Unit, N: x.N, Mean: x.Mean, StdDev: x.StdDev, CI: x.CI})
 	}
 	out := make([]CNIRow, 0, len(order))
 	for _, k := range order {
 		r := rows[k]
 		if (r.Status == CNIRowOK || r.Status == CNIRowPartial) && !measured[k] {
 			r.Status = CNIRowFailed
-			r.Reason = strings.TrimPrefix(strings.TrimPrefix(r.Reason+"; ", "; ")+"no "+r.Metric+" sample recorded", "; ")
+			r.Reason = strings.TrimPrefix(strings.TrimPrefix(r.Reason+"; ", "; ")+"no "+string(r.Metric)+" sample recorded", "; ")
 		}
 		out = append(out, *r)
 	}
@@ -235,17 +230,17 @@ func (r CNIRow) Detail() string {
 // CNIResourceRow is CPU or memory of one component over the idle window or a case's test window: the means of the
 // summary's min, avg and max series.
 type CNIResourceRow struct {
-	Window    string `json:"window"` // idle | test
-	Path      string `json:"path"`
-	Test      string `json:"test,omitempty"`   // "" for idle
-	Component string `json:"component"`        // cni-test (the path's pods) | node (one test node)
-	Node      string `json:"node,omitempty"`   // component node: which test node
-	Series    string `json:"series,omitempty"` // component node: the series it came from
+	Window    string    `json:"window"` // idle | test
+	Path      string    `json:"path"`
+	Test      string    `json:"test,omitempty"`   // "" for idle
+	Component Component `json:"component"`        // cni-test (the path's pods) | node (one test node)
+	Node      string    `json:"node,omitempty"`   // component node: which test node
+	Series    string    `json:"series,omitempty"` // component node: the series it came from
 	// Source is the sample's source label (prometheus, kubelet-resource, cgroup-1s); "" in runs before the label.
 	Source string   `json:"source,omitempty"`
 	Pod    string   `json:"pod,omitempty"` // source cgroup-1s: one test pod; "" for the path's pods together
-	Metric string   `json:"metric"`        // cpu | memory
-	Unit   string   `json:"unit"`
+	Metric Metric   `json:"metric"`        // cpu | memory
+	Unit   Unit     `json:"unit"`
 	Min    *float64 `json:"min,omitempty"`
 	Avg    *float64 `json:"avg,omitempty"`
 	Max    *float64 `json:"max,omitempty"`
@@ -262,11 +257,16 @@ const (
 // CNIResourceRows groups the summary's cpu and memory series of components cni-test and node by window, path, test,
 // component, node and metric, in series order. It is pure.
 func CNIResourceRows(sum Summary) []CNIResourceRow {
-	type key struct{ window, path, test, comp, node, source, pod, metric string }
+	type key struct {
+		window, path, test string
+		comp               Component
+		node, source, pod  string
+		metric             Metric
+	}
 	var order []key
 	rows := map[key]*CNIResourceRow{}
 	for _, x := range sum.Series {
-		if (x.Component != ComponentCNITest && x.Component != ComponentNode) || (x.Metric != "cpu" && x.Metric != "memory") || x.Mode != "" {
+		if (x.Component != ComponentCNITest && x.Component != ComponentNode) || (x.Metric != MetricCPU && x.Metric != MetricMemory) || x.Mode != "" {
 			continue
 		}
 		l := ParseLabels(x.Labels)
@@ -376,8 +376,8 @@ type CNINodeTotal struct {
 	Window  string   `json:"window"`
 	Path    string   `json:"path"` // "all" for the idle window's nodes of every path
 	Test    string   `json:"test,omitempty"`
-	Metric  string   `json:"metric"`
-	Unit    string   `json:"unit"`
+	Metric  Metric   `json:"metric"`
+	Unit    Unit     `json:"unit"`
 	Avg     float64  `json:"avg"`
 	Nodes   []string `json:"nodes"`
 	Counted []string `json:"counted"`
@@ -388,10 +388,13 @@ type CNINodeTotal struct {
 // in row order, counting each host of nodes once. Only averages add up (maxima of different nodes fall at different
 // moments). A group whose rows disagree on the unit gets no total. It is pure.
 func CNINodeTotals(rows []CNIResourceRow, nodes []NodeFacts) []CNINodeTotal {
-	type key struct{ window, path, test, metric string }
+	type key struct {
+		window, path, test string
+		metric             Metric
+	}
 	var order []key
 	figures := map[key]map[string]float64{}
-	units := map[key]string{}
+	units := map[key]Unit{}
 	mixed := map[key]bool{}
 	for _, r := range rows {
 		if r.Component != ComponentNode || r.Node == "" || r.Avg == nil {

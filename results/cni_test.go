@@ -41,7 +41,7 @@ func TestParseLabelsInvertsCanonical(t *testing.T) {
 	}
 }
 
-func cniSample(caseID, path, test, metric, stat, unit string, rep int, v float64) Sample {
+func cniSample(caseID, path, test string, metric Metric, stat Stat, unit Unit, rep int, v float64) Sample {
 	return Sample{CaseID: caseID, Repetition: rep, Window: Window{Kind: WindowTest}, Component: ComponentCNITest, Source: "iperf3",
 		Metric: metric, Stat: stat, Unit: unit, Value: v, Labels: map[string]string{CNILabelPath: path, CNILabelTest: test, CNILabelTool: "iperf3"}}
 }
@@ -59,8 +59,8 @@ func TestCNIRows(t *testing.T) {
 	}
 	cases := []CaseResult{
 		{CaseID: "cross-node/rr", Status: StatusSkipped, Reason: "only one node"},
-		{CaseID: "same-node/tcp", Status: StatusOK, Facts: map[string]string{"warnings": "sample 1: w1; sample 2: w2"}},
-		{CaseID: "service/udp", Status: StatusOK, Reason: CNIPartialPrefix + "sample 2: boom"},
+		{CaseID: "same-node/tcp", Status: StatusOK, SampleWarnings: []string{"sample 1: w1", "sample 2: w2"}},
+		{CaseID: "service/udp", Status: StatusOK, Partial: "sample 2: boom"},
 		{CaseID: "host/tcp", Status: StatusFailed, Reason: "sample 2: lost"},
 		{CaseID: "idle", Status: StatusOK},
 		{CaseID: "single.none.q100.r1", Mode: "none", Status: StatusFailed, Reason: "mesh"},
@@ -95,7 +95,7 @@ func TestCNIRows(t *testing.T) {
 
 func TestCNIResourceRows(t *testing.T) {
 	t.Parallel()
-	res := func(comp, metric, stat string, v float64, labels map[string]string) Sample {
+	res := func(comp Component, metric Metric, stat Stat, v float64, labels map[string]string) Sample {
 		return Sample{CaseID: "idle", Window: Window{Kind: WindowIdle}, Component: comp, Metric: metric, Stat: stat, Value: v, Unit: "cores", Labels: labels}
 	}
 	node := map[string]string{CNILabelPath: "all", "node": "node-a", "series": "cadvisor-root"}

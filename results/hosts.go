@@ -145,11 +145,11 @@ func andList(xs []string) string {
 // test nodes each host once (SumNodes): Nodes name every node it covers, Counted the ones added.
 type ModeNodeTotal struct {
 	Topology string   `json:"topology"`
-	Mode     string   `json:"mode"`
+	Mode     Mode     `json:"mode"`
 	Load     string   `json:"load,omitempty"`
 	Window   string   `json:"window"`
-	Metric   string   `json:"metric"`
-	Unit     string   `json:"unit"`
+	Metric   Metric   `json:"metric"`
+	Unit     Unit     `json:"unit"`
 	Avg      float64  `json:"avg"`
 	Nodes    []string `json:"nodes"`
 	Counted  []string `json:"counted"`
@@ -160,11 +160,18 @@ type ModeNodeTotal struct {
 // labelled node=<name>) per topology, mode, load, window, metric and unit, in series order, each host of nodes
 // counted once. A node with two series in one group (two sources) counts with its first. It is pure.
 func ModeNodeTotals(sum Summary, nodes []NodeFacts) []ModeNodeTotal {
-	type key struct{ topo, mode, load, window, metric, unit, rest string }
+	type key struct {
+		topo         string
+		mode         Mode
+		load, window string
+		metric       Metric
+		unit         Unit
+		rest         string
+	}
 	var order []key
 	figures := map[key]map[string]float64{}
 	for _, x := range sum.Series {
-		if x.Component != ComponentNode || x.Stat != statAvg || x.Mode == "" || (x.Metric != MetricCPU && x.Metric != MetricMemory) {
+		if x.Component != ComponentNode || x.Stat != StatAvg || x.Mode == "" || (x.Metric != MetricCPU && x.Metric != MetricMemory) {
 			continue
 		}
 		l := ParseLabels(x.Labels)

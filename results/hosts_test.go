@@ -166,8 +166,8 @@ func TestReadRunWithoutHostIDs(t *testing.T) {
 
 func TestModeNodeTotals(t *testing.T) {
 	t.Parallel()
-	node := func(mode, window, load, name, metric, stat string, mean float64) Series {
-		unit := "millicores"
+	node := func(mode Mode, window, load, name string, metric Metric, stat Stat, mean float64) Series {
+		unit := UnitMillicores
 		if metric == MetricMemory {
 			unit = "MiB"
 		}

@@ -229,9 +229,9 @@ func (rr *runRead) keepSamples(path string, all []lineSample) ([]Sample, error) 
 // sampleKey is everything that identifies a sample: all its fields but the value, times in UTC, labels canonical.
 func sampleKey(s *Sample) string {
 	var b strings.Builder
-	for _, f := range []string{s.RunID, s.CaseID, strconv.Itoa(s.Attempt), s.Mode, s.Topology, s.Load, strconv.Itoa(s.Repetition),
+	for _, f := range []string{s.RunID, s.CaseID, strconv.Itoa(s.Attempt), string(s.Mode), s.Topology, s.Load, strconv.Itoa(s.Repetition),
 		s.Window.Kind, s.Window.Start.UTC().Format(time.RFC3339Nano), s.Window.End.UTC().Format(time.RFC3339Nano),
-		s.Source, s.Component, s.Metric, s.Stat, s.Unit, CanonicalLabels(s.Labels)} {
+		s.Source, string(s.Component), string(s.Metric), string(s.Stat), string(s.Unit), CanonicalLabels(s.Labels)} {
 		b.WriteString(f)
 		b.WriteByte(0)
 	}

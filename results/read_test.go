@@ -84,7 +84,7 @@ func TestReadInvalidRuns(t *testing.T) {
 			sum := Summarize(run.Meta, run.Samples, run.Cases, SummaryOptions{})
 			n := 0
 			for _, s := range sum.Series {
-				if s.Component == ComponentSidecar && s.Metric == MetricCPU && s.Stat == statAvg {
+				if s.Component == ComponentSidecar && s.Metric == MetricCPU && s.Stat == StatAvg {
 					n = s.N
 				}
 			}

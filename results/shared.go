@@ -11,14 +11,17 @@ import (
 // SharedComponents are the components one instance of which serves more than the app under test, with what one
 // instance serves: their cost is split into a fixed and a load-driven part (SharedCost) instead of being read as the
 // app's.
-var SharedComponents = []struct{ Component, Serves string }{
+var SharedComponents = []struct {
+	Component Component
+	Serves    string
+}{
 	{ComponentZtunnel, "every ambient pod of its node (one per node)"},
 	{ComponentWaypoint, "every workload of the namespaces or services that use it"},
 	{ComponentIstiod, "every proxy of the mesh (control plane)"},
 	{ComponentIstioCNI, "every pod of its node (node agent)"},
 }
 
-func sharedServes(component string) (string, bool) {
+func sharedServes(component Component) (string, bool) {
 	for _, s := range SharedComponents {
 		if s.Component == component {
 			return s.Serves, true
@@ -32,13 +35,13 @@ func sharedServes(component string) (string, bool) {
 // window's average minus the idle window's of the same case). Fixed + Incremental is the load window's average:
 // neither is the app's cost alone, since the component serves more than the app (Serves).
 type SharedCost struct {
-	Topology  string `json:"topology,omitempty"`
-	Mode      string `json:"mode,omitempty"`
-	Load      string `json:"load,omitempty"` // the load window's level; the idle window has none
-	Component string `json:"component"`
-	Metric    string `json:"metric"` // cpu | memory
-	Unit      string `json:"unit"`
-	Serves    string `json:"serves"`
+	Topology  string    `json:"topology,omitempty"`
+	Mode      Mode      `json:"mode,omitempty"`
+	Load      string    `json:"load,omitempty"` // the load window's level; the idle window has none
+	Component Component `json:"component"`
+	Metric    Metric    `json:"metric"` // cpu | memory
+	Unit      Unit      `json:"unit"`
+	Serves    string    `json:"serves"`
 	// Fixed is the idle window's average, Incremental the load window's minus it, one value per case (repetition)
 	// that measured both windows.
 	Fixed       Estimate `json:"fixed"`
@@ -50,7 +53,7 @@ type SharedCost struct {
 
 // Estimate is the mean of observations over repetitions with its confidence interval (as in Series).
 type Estimate struct {
-	Unit   string    `json:"unit,omitempty"` // set where it differs from the enclosing unit
+	Unit   Unit      `json:"unit,omitempty"` // set where it differs from the enclosing unit
 	N      int       `json:"n"`
 	Mean   float64   `json:"mean"`
 	StdDev float64   `json:"stddev"`
@@ -66,20 +69,23 @@ func (sz *summarizer) sharedCosts(kept []item, rank *ranker, rps func(*Sample) (
 	// idle window is measured once per topology, mode and repetition (before its first load level), so each load
 	// level of the repetition is split against it.
 	type winKey struct {
-		topology, mode, load string
-		rep                  int
-		component, metric    string
+		topology  string
+		mode      Mode
+		load      string
+		rep       int
+		component Component
+		metric    Metric
 	}
 	type total struct {
 		first *Sample // the first sample: the case's key fields, unit, window
 		value float64
-		units []string
+		units []Unit
 		wins  []windowID
 	}
 	totals := map[winKey]*total{}
 	var order []winKey
 	for _, s := range kept {
-		if s.Stat != statAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) || (s.Window.Kind != WindowIdle && s.Window.Kind != WindowLoad) {
+		if s.Stat != StatAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) || (s.Window.Kind != WindowIdle && s.Window.Kind != WindowLoad) {
 			continue
 		}
 		if _, ok := sharedServes(s.Component); !ok {
@@ -124,7 +130,7 @@ func (sz *summarizer) sharedCosts(kept []item, rank *ranker, rps func(*Sample) (
 		ik.load = ""
 		idle, ok := totals[ik]
 		s := load.first
-		key := Key{Topology: s.Topology, Mode: s.Mode, Load: s.Load, Window: WindowLoad, Component: k.component, Metric: k.metric, Stat: statAvg, Unit: s.Unit}
+		key := Key{Topology: s.Topology, Mode: s.Mode, Load: s.Load, Window: WindowLoad, Component: k.component, Metric: k.metric, Stat: StatAvg, Unit: s.Unit}
 		why := ""
 		switch {
 		case !ok:
@@ -182,7 +188,7 @@ func (sz *summarizer) sharedCosts(kept []item, rank *ranker, rps func(*Sample) (
 	return out
 }
 
-func (sz *summarizer) estimate(values []float64, unit string) Estimate {
+func (sz *summarizer) estimate(values []float64, unit Unit) Estimate {
 	mean, sd, ci := meanCI(values, sz.tq)
 	return Estimate{Unit: unit, N: len(values), Mean: mean, StdDev: sd, CI: ci, Values: values}
 }

@@ -209,27 +209,27 @@ func TestDefaultPairs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		modes []string
+		modes []Mode
 		want  []ModePair
 	}{
 		{name: "empty", modes: nil, want: nil},
-		{name: "cni run without modes", modes: []string{""}, want: nil},
-		{name: "none only", modes: []string{"none"}, want: nil},
+		{name: "cni run without modes", modes: []Mode{""}, want: nil},
+		{name: "none only", modes: []Mode{"none"}, want: nil},
 		{
 			name:  "all four, plan order",
-			modes: []string{"none", "sidecar", "ambient", "waypoint"},
+			modes: []Mode{"none", "sidecar", "ambient", "waypoint"},
 			want: []ModePair{{"none", "sidecar"}, {"none", "ambient"}, {"none", "waypoint"},
 				{"sidecar", "ambient"}, {"sidecar", "waypoint"}},
 		},
 		{
 			name:  "first-seen order is kept, duplicates and blanks ignored",
-			modes: []string{"waypoint", "", "sidecar", "waypoint", "none", "ambient"},
+			modes: []Mode{"waypoint", "", "sidecar", "waypoint", "none", "ambient"},
 			want: []ModePair{{"none", "waypoint"}, {"none", "sidecar"}, {"none", "ambient"},
 				{"sidecar", "waypoint"}, {"sidecar", "ambient"}},
 		},
-		{name: "study A", modes: []string{"sidecar", "ambient"}, want: []ModePair{{"sidecar", "ambient"}}},
-		{name: "no baseline", modes: []string{"ambient", "waypoint"}, want: nil},
-		{name: "unknown modes vs none", modes: []string{"none", "cilium"}, want: []ModePair{{"none", "cilium"}}},
+		{name: "study A", modes: []Mode{"sidecar", "ambient"}, want: []ModePair{{"sidecar", "ambient"}}},
+		{name: "no baseline", modes: []Mode{"ambient", "waypoint"}, want: nil},
+		{name: "unknown modes vs none", modes: []Mode{"none", "cilium"}, want: []ModePair{{"none", "cilium"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

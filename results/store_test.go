@@ -20,7 +20,7 @@ func testMeta() RunMeta {
 }
 
 // caseAndSamples returns a finished case of id with n samples whose CaseID and RunID are left for the store to fill.
-func caseAndSamples(id, status string, n int) (CaseResult, []Sample) {
+func caseAndSamples(id string, status Status, n int) (CaseResult, []Sample) {
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	w := Window{Kind: WindowLoad, Start: t0, End: t0.Add(time.Minute)}
 	res := CaseResult{CaseID: id, Mode: "ambient", Status: status, Start: t0, End: t0.Add(2 * time.Minute), Windows: []Window{w}}
@@ -42,7 +42,7 @@ func mustCreate(t *testing.T, dir string) *Store {
 	return s
 }
 
-func mustAppend(t *testing.T, s *Store, id, status string, n int) {
+func mustAppend(t *testing.T, s *Store, id string, status Status, n int) {
 	t.Helper()
 	res, samples := caseAndSamples(id, status, n)
 	if err := s.AppendCase(res, samples); err != nil {
@@ -434,7 +434,10 @@ func TestDoneCases(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	s := mustCreate(t, dir)
-	for _, c := range []struct{ id, status string }{
+	for _, c := range []struct {
+		id     string
+		status Status
+	}{
 		{"ok", StatusOK},
 		{"skipped", StatusSkipped},
 		{"failed", StatusFailed},
@@ -452,7 +455,7 @@ func TestDoneCases(t *testing.T) {
 	done := run.DoneCases()
 	var got []string
 	for id, c := range done {
-		got = append(got, id+":"+c.Status+":"+string(rune('0'+c.Attempt)))
+		got = append(got, id+":"+string(c.Status)+":"+string(rune('0'+c.Attempt)))
 	}
 	slices.Sort(got)
 	want := []string{"failed-then-ok:ok:2", "ok:ok:1", "skipped:skipped:1"}
@@ -571,7 +574,7 @@ func FuzzResume(f *testing.F) {
 func TestDoneCasesRunsNodeSkipsAgain(t *testing.T) {
 	t.Parallel()
 	run := &Run{Cases: []CaseResult{
-		{CaseID: "node", Status: StatusSkipped, Reason: "node node2 not Ready", Facts: map[string]string{FactSkippedNode: "node2"}},
+		{CaseID: "node", Status: StatusSkipped, Reason: "node node2 not Ready", Facts: map[FactKey]string{FactSkippedNode: "node2"}},
 		{CaseID: "plan", Status: StatusSkipped, Reason: "only one node"},
 	}}
 	if got := slices.Sorted(maps.Keys(run.DoneCases())); !slices.Equal(got, []string{"plan"}) {

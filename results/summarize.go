@@ -9,96 +9,66 @@ import (
 	"time"
 )
 
-// Data-plane modes Summarize knows for its default comparisons (the mesh package owns the full definition).
-const (
-	modeNone     = "none"
-	modeSidecar  = "sidecar"
-	modeAmbient  = "ambient"
-	modeWaypoint = "waypoint"
-)
-
-// Metric names of the resource samples every collector writes (CPU in millicores, memory in MiB).
-const (
-	MetricCPU    = "cpu"
-	MetricMemory = "memory"
-)
-
 // Allocation: what the pods of a component asked the scheduler for, read from their specs (Source SourcePodSpec), in
 // the unit of the usage samples beside them (metric cpu in millicores, memory in MiB) and summed over the component's
 // containers in the window. StatRequest is the requests' sum (what the scheduler reserves). StatLimit is the limits'
 // sum, written only when every container of the component has a limit; otherwise StatNoLimit counts the containers
 // without one (unit UnitContainers), so "no limit" is never mistaken for a limit of 0. MetricPods/StatCount is the
 // number of pods the component had.
-const (
-	SourcePodSpec  = "pod-spec"
-	StatRequest    = "request"
-	StatLimit      = "limit"
-	StatNoLimit    = "no-limit"
-	MetricPods     = "pods"
-	StatCount      = "count"
-	UnitContainers = "containers"
-	UnitPods       = "pods"
-)
+const SourcePodSpec = "pod-spec"
 
 // UsageStat reports whether a cpu or memory sample's stat is a usage statistic (min, max, avg) rather than an
 // allocation one (request, limit, no-limit).
-func UsageStat(stat string) bool { return stat == "min" || stat == "max" || stat == statAvg }
+func UsageStat(stat Stat) bool { return stat == StatMin || stat == StatMax || stat == StatAvg }
 
 // Metrics, stats and units Summarize derives from.
 const (
-	metricQPS    = "qps"
-	statAvg      = "avg"
-	statValue    = "value"
-	unitRPS      = "rps"
-	sourceDerive = "derived" // Sample.Source of the derived mesh total
-	perKRPSUnit  = "/krps"   // appended to the resource unit, e.g. "millicores/krps"
+	sourceDerive      = "derived" // Sample.Source of the derived mesh total
+	perKRPSUnit  Unit = "/krps"   // appended to the resource unit, e.g. "millicores/krps"
 )
 
 // meshParts are the components whose "avg" resource samples add up to the derived ComponentMesh total.
-var meshParts = []string{ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentIstiod}
+var meshParts = []Component{ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentIstiod}
 
 // MeshParts are the components the derived mesh total adds up (a copy).
-func MeshParts() []string { return slices.Clone(meshParts) }
+func MeshParts() []Component { return slices.Clone(meshParts) }
 
 // perKRPSComponents are normalised by the achieved request rate.
-var perKRPSComponents = []string{ComponentApp, ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentMesh}
+var perKRPSComponents = []Component{ComponentApp, ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentMesh}
 
-// componentOrder and windowOrder rank known names in Series order; unknown names sort after them, alphabetically.
+// Components and windowOrder rank known names in Series order; unknown names sort after them, alphabetically.
 var (
-	componentOrder = []string{ComponentApp, ComponentSidecar, ComponentZtunnel, ComponentWaypoint, ComponentIstiod,
-		ComponentIstioCNI, ComponentLoadgen, ComponentLoadgenProxy, ComponentCNITest, ComponentNode, ComponentMesh,
-		ComponentAppByWorkload, ComponentSidecarByWorkload, ComponentWorkloadTotal}
 	windowOrder = []string{WindowIdle, WindowLoad, WindowTest}
 )
 
 // ModePair names a comparison: Delta = Other - Base.
 type ModePair struct {
-	Base  string `json:"base"`
-	Other string `json:"other"`
+	Base  Mode `json:"base"`
+	Other Mode `json:"other"`
 }
 
 // DefaultPairs returns the standard comparisons among modes (empty and repeated names ignored): every other mode
 // against "none" when "none" is present, in the order of modes; then "ambient" and "waypoint" against "sidecar" when
 // "sidecar" is present (study A's comparison), in the order of modes.
-func DefaultPairs(modes []string) []ModePair {
-	var uniq []string
+func DefaultPairs(modes []Mode) []ModePair {
+	var uniq []Mode
 	for _, m := range modes {
 		if m != "" && !slices.Contains(uniq, m) {
 			uniq = append(uniq, m)
 		}
 	}
 	var pairs []ModePair
-	if slices.Contains(uniq, modeNone) {
+	if slices.Contains(uniq, ModeNone) {
 		for _, m := range uniq {
-			if m != modeNone {
-				pairs = append(pairs, ModePair{Base: modeNone, Other: m})
+			if m != ModeNone {
+				pairs = append(pairs, ModePair{Base: ModeNone, Other: m})
 			}
 		}
 	}
-	if slices.Contains(uniq, modeSidecar) {
+	if slices.Contains(uniq, ModeSidecar) {
 		for _, m := range uniq {
-			if m == modeAmbient || m == modeWaypoint {
-				pairs = append(pairs, ModePair{Base: modeSidecar, Other: m})
+			if m == ModeAmbient || m == ModeWaypoint {
+				pairs = append(pairs, ModePair{Base: ModeSidecar, Other: m})
 			}
 		}
 	}
@@ -311,17 +281,17 @@ func windowOf(s *Sample) windowID {
 func (sz *summarizer) meshTotals(kept []item) []item {
 	type groupKey struct {
 		win    windowID
-		metric string
+		metric Metric
 	}
 	type group struct {
 		total *Sample
-		units []string
-		parts []string
+		units []Unit
+		parts []Component
 	}
 	groups := map[groupKey]*group{}
 	var order []groupKey
 	for _, s := range kept {
-		if s.Stat != statAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) || !slices.Contains(meshParts, s.Component) {
+		if s.Stat != StatAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) || !slices.Contains(meshParts, s.Component) {
 			continue
 		}
 		k := groupKey{windowOf(s.Sample), s.Metric}
@@ -347,12 +317,12 @@ func (sz *summarizer) meshTotals(kept []item) []item {
 		g := groups[k]
 		if len(g.units) > 1 {
 			sz.warn(fmt.Sprintf("case %q %s window: no mesh %s total: its parts use different units %s",
-				k.win.caseID, k.win.kind, k.metric, strings.Join(g.units, ", ")))
+				k.win.caseID, k.win.kind, k.metric, join(g.units, ", ")))
 			continue
 		}
-		slices.SortFunc(g.parts, func(a, b string) int { return compareNames(a, b, componentOrder) })
+		SortComponents(g.parts)
 		it := item{g.total, keyOf(g.total)}
-		sz.parts[it.key] = append(sz.parts[it.key], strings.Join(g.parts, "+"))
+		sz.parts[it.key] = append(sz.parts[it.key], join(g.parts, "+"))
 		out = append(out, it)
 	}
 	return out
@@ -390,7 +360,7 @@ func (sz *summarizer) achievedRPS(kept []item) func(*Sample) (float64, bool) {
 	caseWindows := map[string][]windowID{}
 	for _, s := range kept {
 		// Not a load target's part: a run with several targets adds each one's qps, which its unlabelled sample sums.
-		if s.Component != ComponentLoadgen || s.Metric != metricQPS || s.Stat != statValue || s.Unit != unitRPS || IsLoadTargetPart(s.Labels) {
+		if s.Component != ComponentLoadgen || s.Metric != MetricQPS || s.Stat != StatValue || s.Unit != UnitRPS || IsLoadTargetPart(s.Labels) {
 			continue
 		}
 		w := windowOf(s.Sample)
@@ -406,13 +376,13 @@ func (sz *summarizer) achievedRPS(kept []item) func(*Sample) (float64, bool) {
 			switch ws := caseWindows[s.CaseID]; len(ws) {
 			case 0:
 				sz.warn(fmt.Sprintf("case %q: no per-krps figures: no %s %s %s sample in %s",
-					s.CaseID, ComponentLoadgen, metricQPS, statValue, unitRPS))
+					s.CaseID, ComponentLoadgen, MetricQPS, StatValue, UnitRPS))
 				return 0, false
 			case 1:
 				r = rps[ws[0]]
 			default:
 				sz.warn(fmt.Sprintf("case %q: no per-krps figures: %d %s %s windows, none is the window of its %s sample",
-					s.CaseID, len(ws), ComponentLoadgen, metricQPS, s.Component))
+					s.CaseID, len(ws), ComponentLoadgen, MetricQPS, s.Component))
 				return 0, false
 			}
 		}
@@ -425,9 +395,9 @@ func (sz *summarizer) achievedRPS(kept []item) func(*Sample) (float64, bool) {
 }
 
 // perKRPSValue returns the value transform for PerKRPS: the normalised value and its unit, or ok=false to skip.
-func (sz *summarizer) perKRPSValue(rps func(*Sample) (float64, bool)) func(*Sample) (float64, string, bool) {
-	return func(s *Sample) (float64, string, bool) {
-		if s.Window.Kind != WindowLoad || s.Stat != statAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) ||
+func (sz *summarizer) perKRPSValue(rps func(*Sample) (float64, bool)) func(*Sample) (float64, Unit, bool) {
+	return func(s *Sample) (float64, Unit, bool) {
+		if s.Window.Kind != WindowLoad || s.Stat != StatAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) ||
 			!slices.Contains(perKRPSComponents, s.Component) {
 			return 0, "", false
 		}
@@ -453,12 +423,12 @@ type observation struct {
 
 // groupObservations groups samples by Key. With transform, each sample's value and unit are replaced by what it
 // returns, and samples it rejects are skipped.
-func groupObservations(kept []item, transform func(*Sample) (float64, string, bool)) map[Key][]observation {
+func groupObservations(kept []item, transform func(*Sample) (float64, Unit, bool)) map[Key][]observation {
 	groups := map[Key][]observation{}
 	for i, s := range kept {
 		k, v := s.key, s.Value
 		if transform != nil {
-			var unit string
+			var unit Unit
 			var ok bool
 			if v, unit, ok = transform(s.Sample); !ok {
 				continue
@@ -581,7 +551,7 @@ var labelEscaper = strings.NewReplacer(`\`, `\\`, `,`, `\,`, `=`, `\=`)
 
 func describeKey(k Key) string {
 	parts := []string{}
-	for _, f := range []string{k.Topology, k.Mode, k.Load, k.Window, k.Component, k.Labels} {
+	for _, f := range []string{k.Topology, string(k.Mode), k.Load, k.Window, string(k.Component), k.Labels} {
 		if f != "" {
 			parts = append(parts, f)
 		}
@@ -590,14 +560,14 @@ func describeKey(k Key) string {
 }
 
 // firstSeen ranks strings by their first appearance.
-type firstSeen struct {
-	rank map[string]int
-	seen []string
+type firstSeen[T comparable] struct {
+	rank map[T]int
+	seen []T
 }
 
-func (f *firstSeen) add(v string) {
+func (f *firstSeen[T]) add(v T) {
 	if f.rank == nil {
-		f.rank = map[string]int{}
+		f.rank = map[T]int{}
 	}
 	if _, ok := f.rank[v]; !ok {
 		f.rank[v] = len(f.seen)
@@ -607,7 +577,11 @@ func (f *firstSeen) add(v string) {
 
 // ranker holds the first-appearance ranks of the Key fields ordered that way.
 type ranker struct {
-	topology, mode, load, metric, stat, unit, labels firstSeen
+	topology, load, labels firstSeen[string]
+	mode                   firstSeen[Mode]
+	metric                 firstSeen[Metric]
+	stat                   firstSeen[Stat]
+	unit                   firstSeen[Unit]
 }
 
 func newRanker(kept []item) *ranker {
@@ -631,7 +605,7 @@ func (r *ranker) add(items []item) {
 
 // addUnits ranks units first produced by a transform (per-krps units), in an order independent of map iteration.
 func (r *ranker) addUnits(keys []Key) {
-	var fresh []string
+	var fresh []Unit
 	for _, k := range keys {
 		if _, ok := r.unit.rank[k.Unit]; !ok && !slices.Contains(fresh, k.Unit) {
 			fresh = append(fresh, k.Unit)
@@ -649,7 +623,7 @@ func (r *ranker) compare(a, b Key) int {
 		cmp.Compare(r.mode.rank[a.Mode], r.mode.rank[b.Mode]),
 		cmp.Compare(r.load.rank[a.Load], r.load.rank[b.Load]),
 		compareNames(a.Window, b.Window, windowOrder),
-		compareNames(a.Component, b.Component, componentOrder),
+		compareNames(a.Component, b.Component, Components),
 		cmp.Compare(r.metric.rank[a.Metric], r.metric.rank[b.Metric]),
 		cmp.Compare(r.stat.rank[a.Stat], r.stat.rank[b.Stat]),
 		cmp.Compare(r.unit.rank[a.Unit], r.unit.rank[b.Unit]),
@@ -658,7 +632,7 @@ func (r *ranker) compare(a, b Key) int {
 }
 
 // compareNames orders names by their index in known, unknown names after them alphabetically.
-func compareNames(a, b string, known []string) int {
+func compareNames[T ~string](a, b T, known []T) int {
 	ia, ib := slices.Index(known, a), slices.Index(known, b)
 	switch {
 	case ia >= 0 && ib >= 0:
@@ -668,5 +642,5 @@ func compareNames(a, b string, known []string) int {
 	case ib >= 0:
 		return 1
 	}
-	return strings.Compare(a, b)
+	return cmp.Compare(a, b)
 }

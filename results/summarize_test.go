@@ -32,7 +32,7 @@ type fixtureCase struct {
 	idle, load Window
 }
 
-func (b *fixtureBuilder) newCase(topology, mode, load string, rep, attempt int, status string) *fixtureCase {
+func (b *fixtureBuilder) newCase(topology string, mode Mode, load string, rep, attempt int, status Status) *fixtureCase {
 	start := b.t0.Add(time.Duration(b.slot) * 10 * time.Minute)
 	b.slot++
 	c := &fixtureCase{b: b,
@@ -45,7 +45,7 @@ func (b *fixtureBuilder) newCase(topology, mode, load string, rep, attempt int, 
 	return c
 }
 
-func (c *fixtureCase) add(w Window, source, component, metric, stat, unit string, v float64, labels ...string) *fixtureCase {
+func (c *fixtureCase) add(w Window, source string, component Component, metric Metric, stat Stat, unit Unit, v float64, labels ...string) *fixtureCase {
 	s := Sample{RunID: c.res.RunID, CaseID: c.res.CaseID, Mode: c.res.Mode, Topology: c.res.Topology, Load: c.res.Load,
 		Repetition: c.res.Repetition, Window: w, Source: source, Component: component, Metric: metric, Stat: stat,
 		Value: v, Unit: unit, Attempt: c.res.Attempt}
@@ -90,7 +90,7 @@ func summarizeFixture() (RunMeta, []Sample, []CaseResult) {
 		c.add(c.load, "prometheus", ComponentSidecarByWorkload, "memory", "avg", mib, 30, LabelWorkload, "Deployment/bank/frontend")
 		c.done()
 	}
-	ambient := func(r, attempt int, status string) {
+	ambient := func(r, attempt int, status Status) {
 		i := (r - 1) % 3
 		c := b.newCase("single", "ambient", "1000", r, attempt, status)
 		c.add(c.idle, "prometheus", ComponentZtunnel, "cpu", "avg", mc, 2)
@@ -135,7 +135,7 @@ func findSeries(t *testing.T, list []Series, k Key) Series {
 	return Series{}
 }
 
-func findDelta(t *testing.T, list []Delta, k Key, base, other string) Delta {
+func findDelta(t *testing.T, list []Delta, k Key, base, other Mode) Delta {
 	t.Helper()
 	for _, d := range list {
 		if d.Key == k && d.Base == base && d.Other == other {
@@ -157,7 +157,7 @@ func TestSummarizeGolden(t *testing.T) {
 	golden(t, "summary.golden.json", append(got, '\n'))
 
 	// The numbers below were computed by hand (t critical values and p-values with mpmath, see TestMeanCI).
-	key := func(mode, window, component, metric, stat, unit string) Key {
+	key := func(mode Mode, window string, component Component, metric Metric, stat Stat, unit Unit) Key {
 		return Key{Topology: "single", Mode: mode, Load: "1000", Window: window, Component: component, Metric: metric,
 			Stat: stat, Unit: unit}
 	}
@@ -244,7 +244,7 @@ func TestSummarizeGolden(t *testing.T) {
 		// istiod: 10 idle and under load, so all of it is fixed; per krps 0 whatever the rate.
 		var got []string
 		for _, c := range sum.Shared {
-			got = append(got, c.Mode+"/"+c.Component+"/"+c.Metric)
+			got = append(got, fmt.Sprintf("%s/%s/%s", c.Mode, c.Component, c.Metric))
 		}
 		if want := []string{"sidecar/istiod/cpu", "ambient/ztunnel/cpu", "ambient/istiod/cpu"}; !slices.Equal(got, want) {
 			t.Fatalf("shared = %q, want %q", got, want)
@@ -273,7 +273,7 @@ func TestSummarizeGolden(t *testing.T) {
 	t.Run("cases and warnings", func(t *testing.T) {
 		var ids []string
 		for _, c := range sum.Cases {
-			ids = append(ids, c.CaseID+":"+c.Status)
+			ids = append(ids, c.CaseID+":"+string(c.Status))
 		}
 		want := []string{"single/sidecar/1000/r1:ok", "single/ambient/1000/r1:ok", "single/sidecar/1000/r2:ok",
 			"single/ambient/1000/r2:ok", "single/sidecar/1000/r3:ok", "single/ambient/1000/r3:ok", "single/ambient/1000/r4:failed"}
@@ -293,7 +293,7 @@ func TestSummarizeGolden(t *testing.T) {
 		var got []string
 		for _, s := range sum.Series {
 			if s.Metric == "cpu" && s.Stat == "avg" {
-				got = append(got, s.Mode+"/"+s.Window+"/"+s.Component+"/"+s.Labels)
+				got = append(got, fmt.Sprintf("%s/%s/%s/%s", s.Mode, s.Window, s.Component, s.Labels))
 			}
 		}
 		want := []string{
@@ -333,9 +333,9 @@ func TestSummarizeWorkloads(t *testing.T) {
 	if len(base.Workloads) != 0 || len(base.WorkloadDeltas) != 0 {
 		t.Errorf("no per-workload samples, got workloads %d, deltas %d", len(base.Workloads), len(base.WorkloadDeltas))
 	}
-	wkey := func(mode, component, metric, workload string) Key {
+	wkey := func(mode Mode, component Component, metric Metric, workload string) Key {
 		return Key{Topology: "single", Mode: mode, Load: "1000", Window: WindowLoad, Component: component, Metric: metric,
-			Stat: "avg", Unit: map[string]string{"cpu": "millicores", "memory": "MiB"}[metric], Labels: LabelWorkload + "=" + workload}
+			Stat: "avg", Unit: map[Metric]Unit{"cpu": "millicores", "memory": "MiB"}[metric], Labels: LabelWorkload + "=" + workload}
 	}
 	const fe, db = "Deployment/bank/frontend", "StatefulSet/bank/db"
 	// frontend in sidecar mode: app 60, 66, 72 + sidecar 120, 132, 144 = 180, 198, 216; mean 198, s = 18.
@@ -373,7 +373,7 @@ func TestSummarizeWorkloads(t *testing.T) {
 	var got []string
 	for _, s := range with.Workloads {
 		if s.Mode == "sidecar" && s.Metric == "cpu" {
-			got = append(got, s.Component+"/"+s.Labels)
+			got = append(got, string(s.Component)+"/"+s.Labels)
 		}
 	}
 	want := []string{"app-by-workload/workload=" + fe, "app-by-workload/workload=" + db, "sidecar-by-workload/workload=" + fe,
@@ -455,7 +455,7 @@ func TestSummarizeEdgeCases(t *testing.T) {
 		start := t0.Add(time.Duration(i) * time.Hour)
 		return Window{Kind: WindowLoad, Start: start, End: start.Add(time.Minute)}
 	}
-	smp := func(caseID string, rep int, w Window, component, metric, stat, unit string, v float64, labels ...string) Sample {
+	smp := func(caseID string, rep int, w Window, component Component, metric Metric, stat Stat, unit Unit, v float64, labels ...string) Sample {
 		s := Sample{CaseID: caseID, Mode: "sidecar", Repetition: rep, Window: w, Component: component, Metric: metric,
 			Stat: stat, Unit: unit, Value: v}
 		if len(labels) == 2 {
@@ -616,12 +616,12 @@ func largeFixture() (RunMeta, []Sample, []CaseResult) {
 	v := 1.0
 	next := func() float64 { v = v*1.000173 + 0.37; return v }
 	for rep := 1; rep <= 10; rep++ {
-		for _, mode := range []string{"none", "sidecar", "ambient", "waypoint"} {
+		for _, mode := range Modes {
 			for _, load := range []string{"100", "1000", "max"} {
 				c := b.newCase("multi", mode, load, rep, 1, StatusOK)
 				for _, w := range []Window{c.idle, c.load} {
-					for _, metric := range []string{"cpu", "memory"} {
-						for _, stat := range []string{"avg", "min", "max"} {
+					for _, metric := range []Metric{"cpu", "memory"} {
+						for _, stat := range []Stat{"avg", "min", "max"} {
 							for pod := range 50 {
 								p := fmt.Sprintf("frontend-%d", pod)
 								c.add(w, "prometheus", ComponentApp, metric, stat, "u", next(), "pod", p)
@@ -642,7 +642,7 @@ func largeFixture() (RunMeta, []Sample, []CaseResult) {
 					}
 				}
 				c.add(c.load, "fortio", ComponentLoadgen, "qps", "value", "rps", 900+next())
-				for _, p := range []string{"p50", "p90", "p99", "p99.9"} {
+				for _, p := range []Stat{"p50", "p90", "p99", "p99.9"} {
 					c.add(c.load, "fortio", ComponentLoadgen, "latency", p, "ms", next())
 				}
 				c.done()
@@ -662,7 +662,7 @@ func TestSummarizeSignificanceNeedsMinIntervalN(t *testing.T) {
 		for rep := 1; rep <= n; rep++ {
 			start := t0.Add(time.Duration(rep) * time.Hour)
 			w := Window{Kind: WindowLoad, Start: start, End: start.Add(time.Minute)}
-			for mode, v := range map[string]float64{"none": 100, "sidecar": 200} {
+			for mode, v := range map[Mode]float64{"none": 100, "sidecar": 200} {
 				samples = append(samples, Sample{CaseID: fmt.Sprintf("c-%s-%d", mode, rep), Mode: mode, Repetition: rep,
 					Window: w, Component: ComponentApp, Metric: MetricCPU, Stat: "avg", Unit: "millicores", Value: v + float64(rep)})
 			}
@@ -777,14 +777,14 @@ func TestSummarizeLeavesTheLoadClientsProxiesOut(t *testing.T) {
 	w := Window{Kind: WindowLoad, Start: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 30, 10, 1, 0, 0, time.UTC)}
 	var samples []Sample
 	for _, c := range []struct {
-		component string
+		component Component
 		v         float64
 	}{{ComponentSidecar, 30}, {ComponentIstiod, 5}, {ComponentLoadgenProxy, 12}} {
 		samples = append(samples, Sample{CaseID: "c1", Mode: "sidecar", Load: "100", Repetition: 1, Window: w, Component: c.component,
 			Metric: MetricCPU, Stat: "avg", Unit: "millicores", Value: c.v})
 	}
 	samples = append(samples, Sample{CaseID: "c1", Mode: "sidecar", Load: "100", Repetition: 1, Window: w, Component: ComponentLoadgen,
-		Metric: metricQPS, Stat: statValue, Unit: unitRPS, Value: 100})
+		Metric: MetricQPS, Stat: StatValue, Unit: UnitRPS, Value: 100})
 	sum := Summarize(RunMeta{}, samples, nil, SummaryOptions{})
 	k := Key{Mode: "sidecar", Load: "100", Window: WindowLoad, Component: ComponentMesh, Metric: MetricCPU, Stat: "avg", Unit: "millicores"}
 	if s := findSeries(t, sum.Series, k); !near(s.Mean, 35) {
@@ -824,7 +824,7 @@ func TestSummarizeNeverInfinite(t *testing.T) {
 		t.Fatalf("summary JSON: %v", err)
 	}
 	for _, d := range sum.Deltas {
-		if d.Component == ComponentApp && d.Window == WindowLoad && d.Metric == MetricCPU && d.Stat == statAvg && d.Percent != nil {
+		if d.Component == ComponentApp && d.Window == WindowLoad && d.Metric == MetricCPU && d.Stat == StatAvg && d.Percent != nil {
 			t.Errorf("app cpu delta: percent %v from a base mean of %v", *d.Percent, d.BaseMean)
 		}
 	}

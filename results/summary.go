@@ -27,15 +27,15 @@ type Summary struct {
 
 // Key identifies one measured quantity across repetitions.
 type Key struct {
-	Topology  string `json:"topology,omitempty"`
-	Mode      string `json:"mode,omitempty"`
-	Load      string `json:"load,omitempty"`
-	Window    string `json:"window"` // window kind
-	Component string `json:"component"`
-	Metric    string `json:"metric"`
-	Stat      string `json:"stat"`
-	Unit      string `json:"unit"`
-	Labels    string `json:"labels,omitempty"` // canonical "k=v,k=v" (sorted) of the samples' labels
+	Topology  string    `json:"topology,omitempty"`
+	Mode      Mode      `json:"mode,omitempty"`
+	Load      string    `json:"load,omitempty"`
+	Window    string    `json:"window"` // window kind
+	Component Component `json:"component"`
+	Metric    Metric    `json:"metric"`
+	Stat      Stat      `json:"stat"`
+	Unit      Unit      `json:"unit"`
+	Labels    string    `json:"labels,omitempty"` // canonical "k=v,k=v" (sorted) of the samples' labels
 }
 
 // Interval is a two-sided confidence interval.
@@ -60,8 +60,8 @@ type Series struct {
 // Delta compares the same Key between two modes: Other minus Base.
 type Delta struct {
 	Key                   // Key.Mode is empty; see Base/Other
-	Base        string    `json:"base"`  // baseline mode, e.g. sidecar
-	Other       string    `json:"other"` // compared mode, e.g. ambient
+	Base        Mode      `json:"base"`  // baseline mode, e.g. sidecar
+	Other       Mode      `json:"other"` // compared mode, e.g. ambient
 	BaseMean    float64   `json:"baseMean"`
 	OtherMean   float64   `json:"otherMean"`
 	Diff        float64   `json:"diff"`                // OtherMean - BaseMean

@@ -17,32 +17,13 @@ const (
 	WindowTest = "test" // one network test sample (iperf3, RR, CRR)
 )
 
-// Components are the parts of the system a resource sample is attributed to.
-const (
-	ComponentApp      = "app"       // application containers of the demo app
-	ComponentSidecar  = "sidecar"   // istio-proxy containers inside app pods (never the load clients')
-	ComponentZtunnel  = "ztunnel"   // per-node ambient L4 proxy of the nodes running the app or its waypoints
-	ComponentWaypoint = "waypoint"  // ambient L7 proxies (Gateway istio-waypoint)
-	ComponentIstiod   = "istiod"    // control plane
-	ComponentIstioCNI = "istio-cni" // node agent
-	ComponentLoadgen  = "loadgen"   // fortio clients
-	// ComponentLoadgenProxy is the load clients' own proxies: their istio-proxy sidecars (sidecar mode) and the
-	// ztunnels of nodes that run load clients but no app or waypoint pod (ambient modes). The client is in the mesh
-	// so that its requests take the app's data path, but its proxy is the benchmark's: never in the app's sidecar
-	// figure, the mesh total or a capacity fit.
-	ComponentLoadgenProxy = "loadgen-proxy"
-	ComponentCNITest      = "cni-test" // iperf3 / RR / CRR client and server pods
-	ComponentNode         = "node"     // whole node (host) CPU and memory
-	ComponentMesh         = "mesh"     // derived: sidecars, or ztunnel + waypoints, plus istiod
-)
-
 // benchmarkComponents are the benchmark's own pods and proxies: what meshbench runs to measure, never the cost of
 // the app or of its mesh.
-var benchmarkComponents = []string{ComponentLoadgen, ComponentLoadgenProxy, ComponentCNITest}
+var benchmarkComponents = []Component{ComponentLoadgen, ComponentLoadgenProxy, ComponentCNITest}
 
 // IsBenchmarkComponent reports whether component is the benchmark's own (the load clients, their proxies, the pod
 // network test pods): reports keep it apart from the app's and the mesh's cost.
-func IsBenchmarkComponent(component string) bool {
+func IsBenchmarkComponent(component Component) bool {
 	return slices.Contains(benchmarkComponents, component)
 }
 
@@ -53,47 +34,6 @@ const LabelLoadTarget = "target"
 // IsLoadTargetPart reports whether labels mark one load target's part (see LabelLoadTarget).
 func IsLoadTargetPart(labels map[string]string) bool { return labels[LabelLoadTarget] != "" }
 
-// Case statuses in cases.jsonl.
-const (
-	StatusOK      = "ok"
-	StatusFailed  = "failed"
-	StatusSkipped = "skipped"
-)
-
-// FactSkippedNode, on a skipped case, names the node it was skipped for (not Ready, or its kubelet not answering,
-// after an earlier case failed on it): a passing condition, so --resume runs the case again (DoneCases).
-const FactSkippedNode = "skipped-node"
-
-// FactWaypointLabelsCopied, on a waypoint case, names the waypoint Gateways whose spec.infrastructure the API server
-// dropped (Gateway API CRDs of the standard channel before v1.2.0): istiod then copied all the Gateway's labels,
-// meshbench's run labels among them, onto the waypoint's Deployment, pods, Service and ServiceAccount.
-const FactWaypointLabelsCopied = "waypoint-labels-copied"
-
-// FactRestartedAfterReady, on a mesh case, names the workloads restarted once more after the mode switch because a
-// ready pod was still not in the mode (admitted by the API server's cached view of the namespace's old labels).
-const FactRestartedAfterReady = "restarted-after-ready"
-
-// FactAttempts, on a case measured more than once because a resource window came back incomplete (a missed
-// scrape, a Prometheus outage: scenario windows.attempts), is how many measurements it took; FactAttemptPrefix+n
-// is why measurement n was not kept. The case's figures are those of the last measurement.
-const (
-	FactAttempts      = "attempts"
-	FactAttemptPrefix = "attempt-"
-)
-
-// FactProxyConfig, on a sidecar case, is what Envoy's own xDS counters of a sample of the app's proxies said before
-// the case was measured: "accepted by N of N sampled proxies (...)", or why they could not be read. A proxy that
-// rejected configuration fails the case instead (mesh.ProxyConfigError).
-const FactProxyConfig = "proxy-config"
-
-// FactDataPlane, on a case of a mode with a data plane, is the least representative kind (DataPlaneKind) of the
-// components the mode ran, as the case's own pods showed them; FactDataPlanePrefix+component is each one's kind
-// ("data-plane-sidecar": "upstream envoy").
-const (
-	FactDataPlane       = "data-plane"
-	FactDataPlanePrefix = "data-plane-"
-)
-
 // The commands whose runs a run directory holds (RunMeta.Command): meshbench run (the mesh benchmark; "" in run.json
 // files older than the field) and meshbench cni (the pod network benchmark).
 const (
@@ -103,11 +43,6 @@ const (
 
 // IsCNI reports whether m is the run.json of a meshbench cni run.
 func (m RunMeta) IsCNI() bool { return m.Command == CommandCNI }
-
-// FactWaypointRequests, on a waypoint case, is how many requests the waypoints served while the load ran (their
-// own request counter, read before and after the load), beside the requests the load completed; or why it could
-// not be read. A waypoint that served fewer than 90 % of them fails the case: it measured ambient, not waypoint.
-const FactWaypointRequests = "waypoint-requests"
 
 // RunMeta is run.json.
 type RunMeta struct {
@@ -267,7 +202,7 @@ func (k DataPlaneKind) rank() int {
 // ComponentDataPlane says what ran one data-plane component (ComponentSidecar, ComponentZtunnel,
 // ComponentWaypoint) in a run.
 type ComponentDataPlane struct {
-	Component string        `json:"component"`
+	Component Component     `json:"component"`
 	Kind      DataPlaneKind `json:"kind"`
 	// Description names it for a reader, e.g. "upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry
 	// filters off)", "test stand-in (hack/localistio/cmd/hbone-node: the Go HBONE node proxy, not ztunnel)".
@@ -287,7 +222,7 @@ func LeastRepresentative(cs []ComponentDataPlane) DataPlaneKind {
 }
 
 // DataPlaneOf is the entry of component in cs; ok is false when cs says nothing of it.
-func DataPlaneOf(cs []ComponentDataPlane, component string) (ComponentDataPlane, bool) {
+func DataPlaneOf(cs []ComponentDataPlane, component Component) (ComponentDataPlane, bool) {
 	for _, c := range cs {
 		if c.Component == component {
 			return c, true
@@ -354,17 +289,17 @@ func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
 type Sample struct {
 	RunID      string            `json:"runID"`
 	CaseID     string            `json:"caseID"`
-	Mode       string            `json:"mode,omitempty"`     // none | sidecar | ambient | waypoint ("" for cni)
+	Mode       Mode              `json:"mode,omitempty"`     // Modes ("" for cni)
 	Topology   string            `json:"topology,omitempty"` // topology name from the plan
 	Load       string            `json:"load,omitempty"`     // requested QPS level: "1000", "max"; "" for idle-only
 	Repetition int               `json:"repetition"`
 	Window     Window            `json:"window"`
-	Source     string            `json:"source"`    // prometheus | kubelet-resource | fortio | iperf3 | netperf | builtin
-	Component  string            `json:"component"` // Component* constants
-	Metric     string            `json:"metric"`    // cpu | memory | qps | latency | throughput | ...
-	Stat       string            `json:"stat"`      // min | max | avg | p50 | p90 | p99 | p99.9 | value | count
+	Source     string            `json:"source"` // prometheus | kubelet-resource | fortio | iperf3 | netperf | builtin
+	Component  Component         `json:"component"`
+	Metric     Metric            `json:"metric"`
+	Stat       Stat              `json:"stat"`
 	Value      float64           `json:"value"`
-	Unit       string            `json:"unit"` // millicores | MiB | rps | ms | Gbit/s | Mbit/s | % | tps | count
+	Unit       Unit              `json:"unit"`
 	Labels     map[string]string `json:"labels,omitempty"`
 	// Attempt is set by Store.AppendCase: 1 for the first run of a case, 2 for its first re-run after --resume, ...
 	// Read keeps only the samples of each case's latest recorded attempt.
@@ -373,23 +308,30 @@ type Sample struct {
 
 // CaseResult is one line of cases.jsonl: what happened to a planned case.
 type CaseResult struct {
-	RunID      string            `json:"runID"`
-	CaseID     string            `json:"caseID"`
-	Mode       string            `json:"mode,omitempty"`
-	Topology   string            `json:"topology,omitempty"`
-	Load       string            `json:"load,omitempty"`
-	Repetition int               `json:"repetition"`
-	Status     string            `json:"status"`           // StatusOK | StatusFailed | StatusSkipped
-	Reason     string            `json:"reason,omitempty"` // why it failed or was skipped, with the fix when known
-	Start      time.Time         `json:"start"`
-	End        time.Time         `json:"end"`
-	Windows    []Window          `json:"windows,omitempty"`
-	Timings    map[string]string `json:"timings,omitempty"` // step -> duration string, e.g. "mode-switch": "2.7s"
-	Facts      map[string]string `json:"facts,omitempty"`   // per-case facts: placement, MTU, replicas, waypoints
-	Attempt    int               `json:"attempt,omitempty"` // set by Store.AppendCase; see Sample.Attempt
+	RunID      string             `json:"runID"`
+	CaseID     string             `json:"caseID"`
+	Mode       Mode               `json:"mode,omitempty"`
+	Topology   string             `json:"topology,omitempty"`
+	Load       string             `json:"load,omitempty"`
+	Repetition int                `json:"repetition"`
+	Status     Status             `json:"status"`
+	Reason     string             `json:"reason,omitempty"` // why it failed or was skipped, with the fix when known
+	Start      time.Time          `json:"start"`
+	End        time.Time          `json:"end"`
+	Windows    []Window           `json:"windows,omitempty"`
+	Timings    map[string]string  `json:"timings,omitempty"` // step -> duration string, e.g. "mode-switch": "2.7s"
+	Facts      map[FactKey]string `json:"facts,omitempty"`   // per-case facts: placement, MTU, replicas, waypoints
+	Attempt    int                `json:"attempt,omitempty"` // set by Store.AppendCase; see Sample.Attempt
 	// APIRequests are the Kubernetes API requests meshbench sent during the case (client side, every client of the
 	// run: deploy, mode switch, readiness waits, load-client placement, collection).
 	APIRequests *APIRequests `json:"apiRequests,omitempty"`
+	// Partial, on an ok case, is why some of its samples failed although the case counts (cases.jsonl: the reason,
+	// after CNIPartialPrefix; see caseresult.go).
+	Partial string `json:"-"`
+	// CollectorWarnings are what the resource collector warned of; SampleWarnings the warnings of a pod network
+	// case's samples (cases.jsonl: facts collector-warnings and warnings, "; "-joined).
+	CollectorWarnings []string `json:"-"`
+	SampleWarnings    []string `json:"-"`
 }
 
 // APIRequests counts API requests: all of them and per "verb resource" (e.g. "list pods", "patch deployments.apps",
@@ -400,14 +342,14 @@ type APIRequests struct {
 }
 
 // DataPlaneComponentsOfMode are the data-plane components a mode runs (none and unknown modes: none).
-func DataPlaneComponentsOfMode(mode string) []string {
+func DataPlaneComponentsOfMode(mode Mode) []Component {
 	switch mode {
-	case "sidecar":
-		return []string{ComponentSidecar}
-	case "ambient":
-		return []string{ComponentZtunnel}
-	case "waypoint":
-		return []string{ComponentZtunnel, ComponentWaypoint}
+	case ModeSidecar:
+		return []Component{ComponentSidecar}
+	case ModeAmbient:
+		return []Component{ComponentZtunnel}
+	case ModeWaypoint:
+		return []Component{ComponentZtunnel, ComponentWaypoint}
 	}
 	return nil
 }
@@ -415,14 +357,14 @@ func DataPlaneComponentsOfMode(mode string) []string {
 // SummaryDataPlaneNotes are DataPlaneNotes for the components of modes, from a summary (or run.json's facts):
 // the caveats a figure of those modes carries wherever it is shown. A summary recorded before per-component facts
 // with the stand-in data plane gets the one sentence those runs carried.
-func SummaryDataPlaneNotes(kind DataPlaneKind, dps []ComponentDataPlane, modes []string) []string {
+func SummaryDataPlaneNotes(kind DataPlaneKind, dps []ComponentDataPlane, modes []Mode) []string {
 	if len(dps) == 0 {
 		if kind == DataPlaneStandIn {
 			return []string{"data plane: test stand-in, figures are not Istio's"}
 		}
 		return nil
 	}
-	var comps []string
+	var comps []Component
 	for _, m := range modes {
 		comps = append(comps, DataPlaneComponentsOfMode(m)...)
 	}
@@ -431,7 +373,7 @@ func SummaryDataPlaneNotes(kind DataPlaneKind, dps []ComponentDataPlane, modes [
 
 // DataPlaneNotes are the caveats of a run's data plane, one per component of components that is not Istio's own
 // (in the order of dps): what ran it and what its figures are. A run of Istio's own proxies has none. It is pure.
-func DataPlaneNotes(dps []ComponentDataPlane, components []string) []string {
+func DataPlaneNotes(dps []ComponentDataPlane, components []Component) []string {
 	var out []string
 	for _, c := range dps {
 		if c.Kind.Representative() || !slices.Contains(components, c.Component) {

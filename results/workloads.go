@@ -12,27 +12,19 @@ import (
 // total, the shared split and capacity's per-pod fits) never meets them, and the totals stay what they were.
 // Summarize keeps them out of Series and Deltas too (Summary.Workloads, Summary.WorkloadDeltas).
 const (
-	// ComponentAppByWorkload is the application containers of one workload's pods (label LabelWorkload).
-	ComponentAppByWorkload = "app-by-workload"
-	// ComponentSidecarByWorkload is the istio-proxy containers of one workload's pods (label LabelWorkload).
-	ComponentSidecarByWorkload = "sidecar-by-workload"
-	// ComponentWorkloadTotal is derived by Summarize: app plus sidecar of one workload, per window (the average of a
-	// sum is the sum of the averages; see the mesh total). Its delta against mode none is what the mesh costs the
-	// workload's pods: in none the total is the app alone.
-	ComponentWorkloadTotal = "workload-total"
 	// LabelWorkload names the workload of a per-workload sample: WorkloadKey's "Kind/namespace/name".
 	LabelWorkload = "workload"
 )
 
 // workloadComponents are the per-workload components, in Series order.
-var workloadComponents = []string{ComponentAppByWorkload, ComponentSidecarByWorkload, ComponentWorkloadTotal}
+var workloadComponents = []Component{ComponentAppByWorkload, ComponentSidecarByWorkload, ComponentWorkloadTotal}
 
 // WorkloadKey is the LabelWorkload value of a workload: "Deployment/bank/frontend". Kind, namespace and name together
 // are unique in a cluster and stay the same across runs, so figures of one workload compare between runs.
 func WorkloadKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
 // ByWorkload is the per-workload component of a component that has one (app, sidecar), and ok.
-func ByWorkload(component string) (string, bool) {
+func ByWorkload(component Component) (Component, bool) {
 	switch component {
 	case ComponentApp:
 		return ComponentAppByWorkload, true
@@ -43,7 +35,7 @@ func ByWorkload(component string) (string, bool) {
 }
 
 // IsWorkloadComponent reports whether component is one of the per-workload breakdown (never part of a total).
-func IsWorkloadComponent(component string) bool {
+func IsWorkloadComponent(component Component) bool {
 	return slices.Contains(workloadComponents, component)
 }
 
@@ -52,17 +44,18 @@ func IsWorkloadComponent(component string) bool {
 // (warning).
 func (sz *summarizer) workloadTotals(items []item) []item {
 	type groupKey struct {
-		win              windowID
-		metric, workload string
+		win      windowID
+		metric   Metric
+		workload string
 	}
 	type group struct {
 		total *Sample
-		units []string
+		units []Unit
 	}
 	groups := map[groupKey]*group{}
 	var order []groupKey
 	for _, s := range items {
-		if s.Stat != statAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) ||
+		if s.Stat != StatAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) ||
 			(s.Component != ComponentAppByWorkload && s.Component != ComponentSidecarByWorkload) {
 			continue
 		}
@@ -86,7 +79,7 @@ func (sz *summarizer) workloadTotals(items []item) []item {
 		g := groups[k]
 		if len(g.units) > 1 {
 			sz.warn(fmt.Sprintf("case %q %s window: no %s %s total of workload %s: its parts use different units %s",
-				k.win.caseID, k.win.kind, ComponentWorkloadTotal, k.metric, k.workload, strings.Join(g.units, ", ")))
+				k.win.caseID, k.win.kind, ComponentWorkloadTotal, k.metric, k.workload, join(g.units, ", ")))
 			continue
 		}
 		out = append(out, item{g.total, keyOf(g.total)})
@@ -104,9 +97,9 @@ type WorkloadCost struct {
 	// SidecarCPU and AppCPU are in CPUUnit; SidecarMemory in MemoryUnit (nil when not measured).
 	SidecarCPU    float64  `json:"sidecarCPU"`
 	AppCPU        *float64 `json:"appCPU,omitempty"`
-	CPUUnit       string   `json:"cpuUnit"`
+	CPUUnit       Unit     `json:"cpuUnit"`
 	SidecarMemory *float64 `json:"sidecarMemory,omitempty"`
-	MemoryUnit    string   `json:"memoryUnit,omitempty"`
+	MemoryUnit    Unit     `json:"memoryUnit,omitempty"`
 	// TotalCPUDelta is workload-total cpu avg, sidecar minus none (nil without mode none).
 	TotalCPUDelta *Delta `json:"totalCPUDelta,omitempty"`
 }
@@ -127,7 +120,7 @@ func SidecarCosts(sum Summary) []WorkloadCost {
 	var order []group
 	byGroup := map[group][]WorkloadCost{}
 	for _, s := range sum.Workloads {
-		if s.Component != ComponentSidecarByWorkload || s.Mode != modeSidecar || s.Window != WindowLoad || s.Metric != MetricCPU || s.Stat != statAvg {
+		if s.Component != ComponentSidecarByWorkload || s.Mode != ModeSidecar || s.Window != WindowLoad || s.Metric != MetricCPU || s.Stat != StatAvg {
 			continue
 		}
 		wl := ParseLabels(s.Labels)[LabelWorkload]
@@ -151,7 +144,7 @@ func SidecarCosts(sum Summary) []WorkloadCost {
 		dk := s.Key
 		dk.Mode, dk.Component = "", ComponentWorkloadTotal
 		for i := range sum.WorkloadDeltas {
-			if d := &sum.WorkloadDeltas[i]; d.Key == dk && d.Base == modeNone && d.Other == modeSidecar {
+			if d := &sum.WorkloadDeltas[i]; d.Key == dk && d.Base == ModeNone && d.Other == ModeSidecar {
 				c.TotalCPUDelta = d
 				break
 			}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,10 +46,10 @@ func TestIncompleteWindowIsMeasuredAgain(t *testing.T) {
 		status         string
 		measured       int // load runs of the first case
 	}{
-		{attempts: 2, gaps: 1, status: results.StatusOK, measured: 2},
-		{attempts: 1, gaps: 1, status: results.StatusFailed, measured: 1},
-		{attempts: 3, gaps: 3, status: results.StatusFailed, measured: 3},
-		{attempts: 2, gaps: 0, status: results.StatusOK, measured: 1},
+		{attempts: 2, gaps: 1, status: string(results.StatusOK), measured: 2},
+		{attempts: 1, gaps: 1, status: string(results.StatusFailed), measured: 1},
+		{attempts: 3, gaps: 3, status: string(results.StatusFailed), measured: 3},
+		{attempts: 2, gaps: 0, status: string(results.StatusOK), measured: 1},
 	} {
 		t.Run(fmt.Sprintf("attempts=%d,gaps=%d", tc.attempts, tc.gaps), func(t *testing.T) {
 			t.Parallel()
@@ -61,7 +62,7 @@ func TestIncompleteWindowIsMeasuredAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			first := h.store.cases[0]
-			if first.Status != tc.status {
+			if string(first.Status) != tc.status {
 				t.Fatalf("first case %s %q, want %s", first.Status, first.Reason, tc.status)
 			}
 			runs, idles := 0, 0
@@ -82,12 +83,12 @@ func TestIncompleteWindowIsMeasuredAgain(t *testing.T) {
 				t.Errorf("fact attempts %q after %d measurements", first.Facts[results.FactAttempts], tc.measured)
 			}
 			for n := 1; n < tc.measured; n++ {
-				key := results.FactAttemptPrefix + fmt.Sprint(n)
-				if !strings.Contains(first.Facts[key], "load window: load window incomplete") || first.Timings[key] == "" {
-					t.Errorf("measurement %d: reason %q length %q", n, first.Facts[key], first.Timings[key])
+				key := results.FactAttempt(n)
+				if !strings.Contains(first.Facts[key], "load window: load window incomplete") || first.Timings[string(key)] == "" {
+					t.Errorf("measurement %d: reason %q length %q", n, first.Facts[key], first.Timings[string(key)])
 				}
 			}
-			if _, ok := first.Facts[results.FactAttemptPrefix+fmt.Sprint(tc.measured)]; ok {
+			if _, ok := first.Facts[results.FactAttempt(tc.measured)]; ok {
 				t.Errorf("the kept measurement is listed as discarded: %v", first.Facts)
 			}
 			// One measurement's windows and samples: the idle and load window, one qps sample and one app CPU
@@ -110,8 +111,8 @@ func TestIncompleteWindowIsMeasuredAgain(t *testing.T) {
 			if qps != 1 || cpu != 2 {
 				t.Errorf("samples of %s: %d qps, %d cpu; want 1 and 2 (one measurement)", first.CaseID, qps, cpu)
 			}
-			if tc.status == results.StatusOK && strings.Contains(first.Facts["collector-warnings"], "gap warning") {
-				t.Errorf("a discarded measurement's warning is kept: %q", first.Facts["collector-warnings"])
+			if tc.status == string(results.StatusOK) && slices.Contains(first.CollectorWarnings, "gap warning") {
+				t.Errorf("a discarded measurement's warning is kept: %q", first.CollectorWarnings)
 			}
 			// The plan's two idle windows (the first case of each repetition), plus the first case's again for each
 			// discarded measurement: its idle window is measured again too.

@@ -114,19 +114,19 @@ func TestRunCNICases(t *testing.T) {
 		byID[cs.CaseID] = cs
 	}
 	checkCNIIdle(t, byID[scenario.CNIIdleCaseID])
-	for id, wantStatus := range map[string]string{"same-node/tcp": results.StatusOK, "cross-node/tcp": results.StatusSkipped,
+	for id, wantStatus := range map[string]results.Status{"same-node/tcp": results.StatusOK, "cross-node/tcp": results.StatusSkipped,
 		"service/tcp": results.StatusOK, "host/tcp": results.StatusFailed} {
 		cs := byID[id]
 		path, test, _ := strings.Cut(id, "/")
-		if cs.Status != wantStatus || cs.Facts[results.CNILabelPath] != path || cs.Facts[results.CNILabelTest] != test || cs.Mode != "" || cs.Load != "" {
+		if cs.Status != wantStatus || cs.Facts[results.FactCNIPath] != path || cs.Facts[results.FactCNITest] != test || cs.Mode != "" || cs.Load != "" {
 			t.Errorf("%s: %+v", id, cs)
 		}
 	}
 	if r := byID["cross-node/tcp"].Reason; r != "only one node" {
 		t.Errorf("skipped reason %q", r)
 	}
-	if r := byID["service/tcp"].Reason; r != results.CNIPartialPrefix+"sample 1: refused" {
-		t.Errorf("partial reason %q", r)
+	if cs := byID["service/tcp"]; cs.Partial != "sample 1: refused" || cs.Reason != "" {
+		t.Errorf("partial %q, reason %q", cs.Partial, cs.Reason)
 	}
 	if cs := byID["host/tcp"]; cs.Reason != "pod host-server: CreateContainerConfigError" || cs.Facts["raw.1"] == "" || len(cs.Windows) != 0 {
 		t.Errorf("failed case %+v", cs)

@@ -100,12 +100,13 @@ type LoadResult struct {
 	// Requests and Errors count the load's requests (a back-to-back load: its runs). A load where none completed
 	// or every one failed fails the case.
 	Requests, Errors int64
-	// Partial, when set, is why some of the requests failed while the case still counts; it is recorded as the
-	// case's reason after results.CNIPartialPrefix.
+	// Partial, when set, is why some of the requests failed while the case still counts (results.CaseResult.Partial).
 	Partial string
-	// Facts and Notes are recorded with the case (Facts also when Run fails).
-	Facts map[string]string
-	Notes []string
+	// Facts and Notes are recorded with the case (Facts also when Run fails); Warnings are its samples'
+	// (results.CaseResult.SampleWarnings).
+	Facts    map[string]string
+	Notes    []string
+	Warnings []string
 }
 
 // NotMeasuredError is a load that ran but measured nothing the case can count, in the generator's own words (a

@@ -135,13 +135,14 @@ func (r *Runner) loadAndCollect(ctx context.Context, st *state, cr *caseRun, t T
 	st.quietSince = r.clock().Now()
 	// Also of a failed run: what it kept (raw output paths, the windows its runs took) explains the failure.
 	cr.facts(lr.Facts)
+	cr.res.SampleWarnings = lr.Warnings
 	cr.res.Windows = append(cr.res.Windows, lr.Windows...)
 	if err != nil {
 		st.nodesFailed(err) // a client's exec broken through its node's kubelet: the node is checked before the next case
 		return cr.fail(loadFailure(err))
 	}
 	if len(lr.Notes) > 0 {
-		cr.res.Facts["load-notes"] = strings.Join(lr.Notes, "; ")
+		cr.res.Facts[results.FactLoadNotes] = strings.Join(lr.Notes, "; ")
 	}
 	if !lr.Window.Start.IsZero() {
 		windows = append(windows, lr.Window)
@@ -162,9 +163,7 @@ func (r *Runner) loadAndCollect(ctx context.Context, st *state, cr *caseRun, t T
 	case lr.Errors == lr.Requests:
 		return cr.fail(fmt.Sprintf("load: every one of %d requests failed (see the responses samples for the status codes)", lr.Requests))
 	}
-	if lr.Partial != "" {
-		cr.res.Reason = results.CNIPartialPrefix + lr.Partial
-	}
+	cr.res.Partial = lr.Partial
 	res, samples := cr.ok()
 	if pathErr != nil {
 		// Measured, but not the mode: the figures are kept, the case does not count.
@@ -189,11 +188,7 @@ func (r *Runner) collect(ctx context.Context, st *state, cr *caseRun, t Target, 
 		return nil
 	}
 	var warnings []string
-	defer func() {
-		if len(warnings) > 0 {
-			cr.res.Facts["collector-warnings"] = strings.Join(warnings, "; ")
-		}
-	}()
+	defer func() { cr.res.CollectorWarnings = warnings }()
 	for _, w := range windows {
 		var col Collection
 		err := cr.timed("collect-"+w.Kind, func() error {
@@ -208,7 +203,7 @@ func (r *Runner) collect(ctx context.Context, st *state, cr *caseRun, t Target, 
 		}
 		if !col.Window.Start.IsZero() {
 			// What the figures cover, measured: the configured window length is a request, not a fact.
-			cr.res.Facts["resource-window-"+w.Kind] = col.Window.Duration().Round(time.Millisecond).String()
+			cr.res.Facts[results.FactResourceWindowOf(w.Kind)] = col.Window.Duration().Round(time.Millisecond).String()
 		}
 		cr.add(c, col.Samples, w.Kind == results.WindowIdle)
 		if err != nil {

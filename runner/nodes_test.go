@@ -57,7 +57,7 @@ func runSkippingAfterNode(t *testing.T, h *harness, gate *scriptedGate, skip str
 	}
 	var got []string
 	for _, c := range h.store.cases {
-		got = append(got, c.CaseID+"="+c.Status)
+		got = append(got, c.CaseID+"="+string(c.Status))
 	}
 	want := "single.none.q50.r1=failed single.none.q200.r1=skipped single.none.q50.r2=ok single.none.q200.r2=ok"
 	if strings.Join(got, " ") != want {

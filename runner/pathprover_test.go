@@ -55,7 +55,7 @@ func TestPathProverAroundTheLoad(t *testing.T) {
 	}
 	for _, c := range h.store.cases {
 		switch {
-		case c.Mode == string(scenario.ModeAmbient):
+		case string(c.Mode) == string(scenario.ModeAmbient):
 			if c.Status != results.StatusFailed || !strings.Contains(c.Reason, "not the mode's data path: waypoint ns/waypoint counted 0") ||
 				c.Facts["waypoint-requests"] != "0" {
 				t.Errorf("%s: %s %q facts %v: want failed, naming the bypass", c.CaseID, c.Status, c.Reason, c.Facts)

@@ -31,12 +31,12 @@ type policyCase struct {
 	// wantLoad is the load call ("" when the case must never ask for one); wantWindows the recorded kinds.
 	wantLoad    string
 	wantWindows []string
-	wantStatus  string
+	wantStatus  results.Status
 	// named: the record and samples carry mode, topology, load level and repetition.
 	named     bool
-	wantFacts []string // facts that must be recorded
-	noFacts   []string // facts that must not
-	wantReps  int      // measurements (results.FactAttempts when more than 1)
+	wantFacts []results.FactKey // facts that must be recorded
+	noFacts   []results.FactKey // facts that must not
+	wantReps  int               // measurements (results.FactAttempts when more than 1)
 }
 
 // The runner measures and records a case as its policy says, whatever the case's kind: each row gives a case the
@@ -44,20 +44,20 @@ type policyCase struct {
 func TestCasePolicyDecides(t *testing.T) {
 	t.Parallel()
 	around := &scenario.LoadPolicy{Window: 30 * time.Second, WarmUp: 10 * time.Second, CoolDown: 2 * time.Second}
-	pathFacts := map[string]string{results.CNILabelPath: "same-node", results.CNILabelTest: "tcp"}
+	pathFacts := map[string]string{string(results.FactCNIPath): "same-node", string(results.FactCNITest): "tcp"}
 	tests := []policyCase{
 		{name: "idle only never asks for a load", kind: scenario.CaseMesh,
 			policy:      scenario.CasePolicy{Idle: 10 * time.Second, Attempts: 3},
 			wantWindows: []string{results.WindowIdle}, wantStatus: results.StatusOK,
-			noFacts: []string{"lead-in", FactCoolDown}, wantReps: 1},
+			noFacts: []results.FactKey{"lead-in", FactCoolDown}, wantReps: 1},
 		{name: "idle then a load around its window, named", kind: scenario.CaseCNI,
 			policy:   scenario.CasePolicy{Idle: 10 * time.Second, Load: around, Attempts: 1, Named: true},
 			wantLoad: "lead 20s window 30s cool 5s", wantWindows: []string{results.WindowIdle, results.WindowLoad}, wantStatus: results.StatusOK,
-			named: true, wantFacts: []string{"lead-in", FactCoolDown}, wantReps: 1},
+			named: true, wantFacts: []results.FactKey{"lead-in", FactCoolDown}, wantReps: 1},
 		{name: "back-to-back load: nothing raised, facts of the policy, samples keep their number", kind: scenario.CaseMesh,
 			policy:   scenario.CasePolicy{Load: &scenario.LoadPolicy{Window: 2 * time.Second, BackToBack: true}, Attempts: 1, Facts: pathFacts},
 			wantLoad: "lead 20s window 2s cool 0s", wantWindows: []string{results.WindowLoad}, wantStatus: results.StatusOK,
-			wantFacts: []string{results.CNILabelPath, results.CNILabelTest}, noFacts: []string{"lead-in", FactCoolDown}, wantReps: 1},
+			wantFacts: []results.FactKey{results.FactCNIPath, results.FactCNITest}, noFacts: []results.FactKey{"lead-in", FactCoolDown}, wantReps: 1},
 		{name: "attempts of the policy: an incomplete window is measured again", kind: scenario.CaseCNI,
 			policy: scenario.CasePolicy{Load: around, Attempts: 2, Named: true}, gaps: 1,
 			wantLoad: "lead 20s window 30s cool 5s", wantWindows: []string{results.WindowLoad}, wantStatus: results.StatusOK,

@@ -22,7 +22,7 @@ func (f reconcilingMesh) Reconcile(_ context.Context, _ Target, m scenario.Mode)
 		return nil, false, nil
 	}
 	delete(f.pending, m)
-	return map[string]string{results.FactRestartedAfterReady: "Deployment mb-single/chain-1"}, true, nil
+	return map[string]string{string(results.FactRestartedAfterReady): "Deployment mb-single/chain-1"}, true, nil
 }
 
 // TestReconcileWaitsAgainAfterARestart: once the workloads are ready after a switch, the runner asks a Reconciler to

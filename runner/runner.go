@@ -283,7 +283,7 @@ func (cr *caseRun) timed(step string, f func() error) error {
 
 func (cr *caseRun) facts(m map[string]string) {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		cr.res.Facts[k] = m[k]
+		cr.res.Facts[results.FactKey(k)] = m[k]
 	}
 }
 
@@ -303,11 +303,11 @@ func (cr *caseRun) ok() (results.CaseResult, []results.Sample) {
 func (r *Runner) newCase(c scenario.Case) *caseRun {
 	clk := r.clock()
 	cr := &caseRun{clock: clk, res: results.CaseResult{
-		RunID: r.RunID, CaseID: c.ID, Start: clk.Now(), Timings: map[string]string{}, Facts: map[string]string{},
+		RunID: r.RunID, CaseID: c.ID, Start: clk.Now(), Timings: map[string]string{}, Facts: map[results.FactKey]string{},
 	}}
 	cr.facts(c.Policy.Facts)
 	if c.Policy.Named {
-		cr.res.Mode, cr.res.Topology, cr.res.Load, cr.res.Repetition = string(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
+		cr.res.Mode, cr.res.Topology, cr.res.Load, cr.res.Repetition = results.Mode(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
 	}
 	return cr
 }
@@ -318,7 +318,7 @@ func (cr *caseRun) add(c scenario.Case, samples []results.Sample, idle bool) {
 	for _, s := range samples {
 		s.RunID, s.CaseID = cr.res.RunID, c.ID
 		if c.Policy.Named {
-			s.Mode, s.Topology, s.Load, s.Repetition = string(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
+			s.Mode, s.Topology, s.Load, s.Repetition = results.Mode(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
 			if idle {
 				s.Load = ""
 			}
@@ -363,8 +363,9 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 		// The discarded measurement leaves its reason and its length; its windows, samples and facts go.
 		reason := cr.res.Reason
 		cr.res.Facts, cr.res.Timings = before, timingsBefore
-		cr.res.Facts[results.FactAttemptPrefix+strconv.Itoa(n)] = reason
-		cr.res.Timings[results.FactAttemptPrefix+strconv.Itoa(n)] = clk.Now().Sub(start).Round(time.Millisecond).String()
+		cr.res.Facts[results.FactAttempt(n)] = reason
+		cr.res.Timings[string(results.FactAttempt(n))] = clk.Now().Sub(start).Round(time.Millisecond).String()
 		cr.res.Status, cr.res.Reason, cr.res.End, cr.res.Windows, cr.samples, cr.incomplete = "", "", time.Time{}, nil, nil, false
+		cr.res.Partial, cr.res.CollectorWarnings, cr.res.SampleWarnings = "", nil, nil
 	}
 }

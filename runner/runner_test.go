@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -227,7 +228,7 @@ func TestRunAllCasesWithAnAbsentDataPlane(t *testing.T) {
 	}
 	var ids []string
 	for _, c := range h.store.cases {
-		ids = append(ids, c.CaseID+"="+c.Status)
+		ids = append(ids, c.CaseID+"="+string(c.Status))
 		if c.Status == results.StatusFailed && !strings.Contains(c.Reason, "verification of mode ambient failed") {
 			t.Errorf("%s reason %q: want the verification failure", c.CaseID, c.Reason)
 		}
@@ -257,7 +258,7 @@ func TestRunAllCasesWithAnAbsentDataPlane(t *testing.T) {
 		t.Errorf("guard facts %q %q", first.Facts[FactGuard], first.Facts[FactCoolDown])
 	}
 	if !strings.Contains(first.Facts["lead-in"], "raised to the rate range 20s") || first.Facts["verified-pods"] != "3" ||
-		first.Facts["replicas"] != "1" || first.Facts["collector-warnings"] == "" {
+		first.Facts["replicas"] != "1" || len(first.CollectorWarnings) == 0 {
 		t.Errorf("facts %v", first.Facts)
 	}
 	// What the resource figures cover is a fact, measured from the collector's window, not the configured length.
@@ -368,7 +369,7 @@ func TestCollectorFailureFailsTheCaseButKeepsLoadSamples(t *testing.T) {
 		t.Fatalf("failed %q", out.Failed)
 	}
 	c := h.store.cases[0]
-	if c.Facts["collector-warnings"] != "prometheus warning" || len(c.Windows) != 2 {
+	if !slices.Equal(c.CollectorWarnings, []string{"prometheus warning"}) || len(c.Windows) != 2 {
 		t.Errorf("facts %v windows %v", c.Facts, c.Windows)
 	}
 	if len(h.store.samples) == 0 || h.store.samples[0].Component != results.ComponentLoadgen {
@@ -382,7 +383,7 @@ func TestSwitchErrorIsTyped(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "[ambient]", scenario.ModeAmbient)
 	c := h.r.Plan.Cases[0]
-	cr := &caseRun{clock: h.clock, res: results.CaseResult{Timings: map[string]string{}, Facts: map[string]string{}}}
+	cr := &caseRun{clock: h.clock, res: results.CaseResult{Timings: map[string]string{}, Facts: map[results.FactKey]string{}}}
 	err := h.r.switchTo(context.Background(), &state{}, c, cr)
 	var se *SwitchError
 	if !errors.As(err, &se) || se.Step != "verify" || !errors.Is(err, errNoRedirection) {

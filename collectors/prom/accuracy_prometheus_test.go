@@ -217,7 +217,7 @@ func TestAccuracySweepBackfilled(t *testing.T) {
 	col := &Collector{API: api, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second}, Retry: retry}
 	var sets []podset.PodSet
 	for _, s := range sigs {
-		sets = append(sets, podset.PodSet{Component: s.pod, Pods: map[string][]string{"acc": {s.pod}}})
+		sets = append(sets, podset.PodSet{Component: results.Component(s.pod), Pods: map[string][]string{"acc": {s.pod}}})
 	}
 	res := map[string]*sweepResult{"new A": {}, "new B": {}, "old A": {}, "old B": {}}
 	for j := range sweep {
@@ -234,10 +234,10 @@ func TestAccuracySweepBackfilled(t *testing.T) {
 		}
 		figs := map[string]map[string]float64{}
 		for _, smp := range got.Samples {
-			if figs[smp.Component] == nil {
-				figs[smp.Component] = map[string]float64{}
+			if figs[string(smp.Component)] == nil {
+				figs[string(smp.Component)] = map[string]float64{}
 			}
-			figs[smp.Component][smp.Metric+"/"+smp.Stat] = smp.Value
+			figs[string(smp.Component)][string(smp.Metric)+"/"+string(smp.Stat)] = smp.Value
 		}
 		old := map[string]map[string]float64{}
 		for name, q := range oldQueries("acc", window, window, 20, 5) {
@@ -277,7 +277,7 @@ func TestAccuracySweepBackfilled(t *testing.T) {
 	colSparse := &Collector{API: api, Interval: Interval{Scrape: 5 * time.Second, Effective: step * time.Second}, Retry: retry}
 	var sparseSets []podset.PodSet
 	for _, s := range sparse {
-		sparseSets = append(sparseSets, podset.PodSet{Component: s.pod, Pods: map[string][]string{"acc": {s.pod}}})
+		sparseSets = append(sparseSets, podset.PodSet{Component: results.Component(s.pod), Pods: map[string][]string{"acc": {s.pod}}})
 	}
 	res["new C"], res["old C"] = &sweepResult{}, &sweepResult{}
 	for j := range 30 {
@@ -294,10 +294,10 @@ func TestAccuracySweepBackfilled(t *testing.T) {
 		}
 		figs := map[string]map[string]float64{}
 		for _, smp := range got.Samples {
-			if figs[smp.Component] == nil {
-				figs[smp.Component] = map[string]float64{}
+			if figs[string(smp.Component)] == nil {
+				figs[string(smp.Component)] = map[string]float64{}
 			}
-			figs[smp.Component][smp.Metric+"/"+smp.Stat] = smp.Value
+			figs[string(smp.Component)][string(smp.Metric)+"/"+string(smp.Stat)] = smp.Value
 		}
 		old := map[string]map[string]float64{}
 		for name, q := range oldQueries("acc", short, rng, rng, step) {
@@ -401,7 +401,7 @@ func TestAccuracySweepLiveScrape(t *testing.T) {
 	col := &Collector{API: api, Interval: Interval{Scrape: 5 * time.Second, Effective: 5 * time.Second, Job: "live-cadvisor"}, Retry: retry}
 	var sets []podset.PodSet
 	for _, s := range exp.sigs {
-		sets = append(sets, podset.PodSet{Component: s.pod, Pods: map[string][]string{"live": {s.pod}}})
+		sets = append(sets, podset.PodSet{Component: results.Component(s.pod), Pods: map[string][]string{"live": {s.pod}}})
 	}
 	// The first window starts a rate range and a step after the first (most offset) sample: a sample before it.
 	start0 := first.Truncate(time.Second).Add(26 * time.Second)
@@ -417,10 +417,10 @@ func TestAccuracySweepLiveScrape(t *testing.T) {
 		}
 		figs := map[string]map[string]float64{}
 		for _, smp := range got.Samples {
-			if figs[smp.Component] == nil {
-				figs[smp.Component] = map[string]float64{}
+			if figs[string(smp.Component)] == nil {
+				figs[string(smp.Component)] = map[string]float64{}
 			}
-			figs[smp.Component][smp.Metric+"/"+smp.Stat] = smp.Value
+			figs[string(smp.Component)][string(smp.Metric)+"/"+string(smp.Stat)] = smp.Value
 		}
 		s0, e0 := got.Window.Start.Sub(exp.epoch).Seconds(), got.Window.End.Sub(exp.epoch).Seconds()
 		oldFigs := map[string]map[string]float64{}

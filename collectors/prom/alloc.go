@@ -136,19 +136,19 @@ func AllocationSamples(sets []podset.PodSet, w results.Window) []results.Sample 
 		if a == nil || a.Containers == 0 {
 			continue
 		}
-		add := func(metric, stat, unit string, v float64) {
+		add := func(metric results.Metric, stat results.Stat, unit results.Unit, v float64) {
 			out = append(out, results.Sample{Window: w, Source: results.SourcePodSpec, Component: set.Component,
 				Metric: metric, Stat: stat, Value: v, Unit: unit})
 		}
-		add(results.MetricCPU, results.StatRequest, unitMillicores, a.CPURequest)
+		add(results.MetricCPU, results.StatRequest, results.UnitMillicores, a.CPURequest)
 		if a.CPUNoLimit == 0 {
-			add(results.MetricCPU, results.StatLimit, unitMillicores, a.CPULimit)
+			add(results.MetricCPU, results.StatLimit, results.UnitMillicores, a.CPULimit)
 		} else {
 			add(results.MetricCPU, results.StatNoLimit, results.UnitContainers, float64(a.CPUNoLimit))
 		}
-		add(results.MetricMemory, results.StatRequest, unitMiB, a.MemoryRequest)
+		add(results.MetricMemory, results.StatRequest, results.UnitMiB, a.MemoryRequest)
 		if a.MemoryNoLimit == 0 {
-			add(results.MetricMemory, results.StatLimit, unitMiB, a.MemoryLimit)
+			add(results.MetricMemory, results.StatLimit, results.UnitMiB, a.MemoryLimit)
 		} else {
 			add(results.MetricMemory, results.StatNoLimit, results.UnitContainers, float64(a.MemoryNoLimit))
 		}

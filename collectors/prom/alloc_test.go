@@ -75,22 +75,22 @@ func TestPodSetsAllocation(t *testing.T) {
 	}
 	want := map[string]podset.Allocation{
 		// three web containers (the ended pod is not counted), none with a CPU limit
-		results.ComponentApp: {Pods: 3, Containers: 3, CPURequest: 150, MemoryRequest: 192, MemoryLimit: 768, CPUNoLimit: 3},
+		string(results.ComponentApp): {Pods: 3, Containers: 3, CPURequest: 150, MemoryRequest: 192, MemoryLimit: 768, CPUNoLimit: 3},
 		// the native sidecar counts like the classic one; the istio-init / istio-validation copies do not
-		results.ComponentSidecar:      {Pods: 2, Containers: 2, CPURequest: 200, MemoryRequest: 256, CPULimit: 4000, MemoryLimit: 2048},
-		results.ComponentLoadgen:      {Pods: 2, Containers: 2, CPUNoLimit: 2, MemoryNoLimit: 2},
-		results.ComponentZtunnel:      {Pods: 1, Containers: 1, CPURequest: 200, MemoryRequest: 512, CPUNoLimit: 1, MemoryNoLimit: 1},
-		results.ComponentLoadgenProxy: {Pods: 1, Containers: 1, CPURequest: 200, MemoryRequest: 512, CPUNoLimit: 1, MemoryNoLimit: 1},
+		string(results.ComponentSidecar):      {Pods: 2, Containers: 2, CPURequest: 200, MemoryRequest: 256, CPULimit: 4000, MemoryLimit: 2048},
+		string(results.ComponentLoadgen):      {Pods: 2, Containers: 2, CPUNoLimit: 2, MemoryNoLimit: 2},
+		string(results.ComponentZtunnel):      {Pods: 1, Containers: 1, CPURequest: 200, MemoryRequest: 512, CPUNoLimit: 1, MemoryNoLimit: 1},
+		string(results.ComponentLoadgenProxy): {Pods: 1, Containers: 1, CPURequest: 200, MemoryRequest: 512, CPUNoLimit: 1, MemoryNoLimit: 1},
 	}
 	var notes []string
 	for _, s := range sets {
 		notes = append(notes, s.Notes...)
-		w, ok := want[s.Component]
+		w, ok := want[string(s.Component)]
 		if !ok {
 			t.Errorf("unexpected set %s", s.Component)
 			continue
 		}
-		delete(want, s.Component)
+		delete(want, string(s.Component))
 		if s.Allocation == nil || *s.Allocation != w {
 			t.Errorf("%s allocation %+v, want %+v", s.Component, s.Allocation, w)
 		}

@@ -134,7 +134,7 @@ func TestTokenRotationAndLongQueriesAgainstRealPrometheus(t *testing.T) {
 	fig := func(ss []results.Sample) map[string]float64 {
 		m := map[string]float64{}
 		for _, s := range ss {
-			m[s.Metric+"/"+s.Stat] = s.Value
+			m[string(s.Metric)+"/"+string(s.Stat)] = s.Value
 		}
 		return m
 	}

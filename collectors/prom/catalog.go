@@ -17,12 +17,12 @@ import (
 // of series counted together) and gets the fetch range appended. Placeholders: $sel (a label selector with braces), $match (the same matchers
 // without braces, for templates that add their own: {mode!~"idle",$match}).
 type Signal struct {
-	Name   string  `json:"name"`   // cpu | memory
-	Metric string  `json:"metric"` // results.MetricCPU | results.MetricMemory
-	Kind   string  `json:"kind"`   // KindCounter | KindGauge
-	Unit   string  `json:"unit"`   // unit of the figures
-	Scale  float64 `json:"scale"`  // multiplies the sample values into Unit (per second for a counter)
-	Terms  []Term  `json:"terms"`
+	Name   string         `json:"name"`   // cpu | memory
+	Metric results.Metric `json:"metric"` // results.MetricCPU | results.MetricMemory
+	Kind   string         `json:"kind"`   // KindCounter | KindGauge
+	Unit   results.Unit   `json:"unit"`   // unit of the figures
+	Scale  float64        `json:"scale"`  // multiplies the sample values into Unit (per second for a counter)
+	Terms  []Term         `json:"terms"`
 }
 
 // Term is one summand of a signal: a series selector template and its sign (node-exporter's memory in use is
@@ -36,12 +36,6 @@ type Term struct {
 const (
 	KindCounter = "counter" // a cumulative counter: rates between interpolated edges, resets handled
 	KindGauge   = "gauge"   // a gauge: the time average of the interpolated samples
-)
-
-// Units of the samples.
-const (
-	unitMillicores = "millicores"
-	unitMiB        = "MiB"
 )
 
 // Catalog is the signal set: CPU from cAdvisor's container_cpu_usage_seconds_total (core-seconds, scaled to
@@ -59,8 +53,8 @@ func catalogOf(cpu, mem []Term) []Signal {
 		toMiB   = 1.0 / (1 << 20)
 	)
 	return []Signal{
-		{Name: "cpu", Metric: results.MetricCPU, Kind: KindCounter, Unit: unitMillicores, Scale: toMilli, Terms: cpu},
-		{Name: "memory", Metric: results.MetricMemory, Kind: KindGauge, Unit: unitMiB, Scale: toMiB, Terms: mem},
+		{Name: "cpu", Metric: results.MetricCPU, Kind: KindCounter, Unit: results.UnitMillicores, Scale: toMilli, Terms: cpu},
+		{Name: "memory", Metric: results.MetricMemory, Kind: KindGauge, Unit: results.UnitMiB, Scale: toMiB, Terms: mem},
 	}
 }
 

@@ -201,7 +201,7 @@ func (c *Collector) direct(t *tally) fetcher {
 // of t.failed. With workloads (podset.PodSet.Workloads), the same series also give each workload's figures
 // (ByWorkload): no query more, and the totals stay the sums over every pod. Only a render error or the end of ctx stop
 // it.
-func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, fetch fetcher, cat []Signal, p Params, component, what string, labels map[string]string, kind string, pods map[string][]string, workloads map[string]string) error {
+func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, fetch fetcher, cat []Signal, p Params, component results.Component, what string, labels map[string]string, kind string, pods map[string][]string, workloads map[string]string) error {
 	at, _ := p.Span(out.Window.End)
 	var members map[string]bool
 	if pods != nil {
@@ -247,11 +247,11 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 			}
 			return gaugeStats(ss, out.Window.Start, out.Window.End, p.Rate)
 		}
-		add := func(component string, st WindowStats, labels map[string]string) {
+		add := func(component results.Component, st WindowStats, labels map[string]string) {
 			for _, f := range []struct {
-				stat string
+				stat results.Stat
 				v    float64
-			}{{"min", st.Min}, {"max", st.Max}, {"avg", st.Avg}} {
+			}{{results.StatMin, st.Min}, {results.StatMax, st.Max}, {results.StatAvg, st.Avg}} {
 				out.Samples = append(out.Samples, results.Sample{
 					Window: out.Window, Source: SourcePrometheus, Component: component,
 					Metric: sig.Metric, Stat: f.stat, Value: f.v * sig.Scale, Unit: sig.Unit, Labels: maps.Clone(labels),

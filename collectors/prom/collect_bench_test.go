@@ -148,13 +148,13 @@ func (l collectLayout) truth() map[string][2]float64 {
 		for _, c := range p.containers {
 			switch {
 			case c.name == proxyContainer:
-				addTo(results.ComponentSidecar, c)
+				addTo(string(results.ComponentSidecar), c)
 			case p.labels[appLabel] != "":
-				addTo(results.ComponentApp, c)
+				addTo(string(results.ComponentApp), c)
 			case p.ns == "istio-system":
-				addTo(results.ComponentIstiod, c)
+				addTo(string(results.ComponentIstiod), c)
 			default:
-				addTo(results.ComponentLoadgen, c)
+				addTo(string(results.ComponentLoadgen), c)
 			}
 		}
 	}
@@ -332,13 +332,13 @@ func checkCollected(tb testing.TB, l collectLayout, got podset.Collected) {
 			nodes++
 			continue
 		}
-		v := avg[s.Component]
+		v := avg[string(s.Component)]
 		if s.Metric == results.MetricCPU {
 			v[0] = s.Value
 		} else {
 			v[1] = s.Value
 		}
-		avg[s.Component] = v
+		avg[string(s.Component)] = v
 	}
 	for comp, want := range l.truth() {
 		for i, m := range []string{"cpu", "memory"} {

@@ -158,7 +158,7 @@ type figureRef struct {
 }
 
 // noteTargets records the targets of a figure's series for the completeness check.
-func (t *tally) noteTargets(component, figure, what string, ss []Series) {
+func (t *tally) noteTargets(component results.Component, figure, what string, ss []Series) {
 	var ts []TargetKey
 	for _, s := range ss {
 		if !slices.Contains(ts, s.Target) {
@@ -166,7 +166,7 @@ func (t *tally) noteTargets(component, figure, what string, ss []Series) {
 		}
 	}
 	if len(ts) > 0 {
-		t.figures = append(t.figures, figureRef{component: component, figure: figure, what: what, targets: ts})
+		t.figures = append(t.figures, figureRef{component: string(component), figure: figure, what: what, targets: ts})
 	}
 }
 

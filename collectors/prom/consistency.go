@@ -14,7 +14,11 @@ const consistencyTolerance = 0.05
 // consistencyWarnings checks, per component, metric and labels, that every average lies within [min, max] (within
 // consistencyTolerance of max) and returns one warning per violation, naming the figures and the fix. It is pure.
 func consistencyWarnings(samples []results.Sample) []string {
-	type key struct{ component, metric, labels string }
+	type key struct {
+		component results.Component
+		metric    results.Metric
+		labels    string
+	}
 	type stats struct{ min, max, avg *float64 }
 	byKey := map[key]*stats{}
 	var order []key
@@ -28,11 +32,11 @@ func consistencyWarnings(samples []results.Sample) []string {
 			order = append(order, k)
 		}
 		switch s.Stat {
-		case "min":
+		case results.StatMin:
 			st.min = &s.Value
-		case "max":
+		case results.StatMax:
 			st.max = &s.Value
-		case "avg":
+		case results.StatAvg:
 			st.avg = &s.Value
 		}
 	}
@@ -47,7 +51,7 @@ func consistencyWarnings(samples []results.Sample) []string {
 		if avg >= lo-slack && avg <= hi+slack {
 			continue
 		}
-		what := k.component + " " + k.metric
+		what := string(k.component) + " " + string(k.metric)
 		if k.labels != "" {
 			what += " " + k.labels
 		}

@@ -12,7 +12,7 @@ func TestConsistencyWarnings(t *testing.T) {
 	set := func(comp, metric string, labels map[string]string, min, max, avg float64) []results.Sample {
 		var out []results.Sample
 		for stat, v := range map[string]float64{"min": min, "max": max, "avg": avg} {
-			out = append(out, results.Sample{Component: comp, Metric: metric, Stat: stat, Value: v, Labels: labels})
+			out = append(out, results.Sample{Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Value: v, Labels: labels})
 		}
 		return out
 	}

@@ -34,7 +34,7 @@ type Point struct {
 // SeriesKey identifies a series of the kubelet's resource metrics. Node-level series have only Node set.
 type SeriesKey struct {
 	Node, Namespace, Pod, Container string
-	Metric                          string // results.MetricCPU (cumulative core-seconds) or results.MetricMemory (bytes)
+	Metric                          results.Metric // results.MetricCPU (cumulative core-seconds) or results.MetricMemory (bytes)
 }
 
 // parseResource reads one kubelet /metrics/resource response: container_cpu_usage_seconds_total,
@@ -47,7 +47,7 @@ func parseResource(node string, data []byte, fetched time.Time) (map[SeriesKey]P
 		return nil, fmt.Errorf("parse resource metrics of node %s: %w", node, err)
 	}
 	out := map[SeriesKey]Point{}
-	for name, metric := range map[string]string{
+	for name, metric := range map[string]results.Metric{
 		"container_cpu_usage_seconds_total":  results.MetricCPU,
 		"container_memory_working_set_bytes": results.MetricMemory,
 		"node_cpu_usage_seconds_total":       results.MetricCPU,
@@ -410,23 +410,23 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 	defer k.mu.Unlock()
 	out.Warnings = append(out.Warnings, k.errs...)
 	k.errs = nil
-	emit := func(component string, sub map[SeriesKey][]Point, what string, labels map[string]string) {
+	emit := func(component results.Component, sub map[SeriesKey][]Point, what string, labels map[string]string) {
 		cpu, mem := Stats(sub, qw.Start, qw.End, step, rate, 2*step, res.Guard())
-		add := func(metric string, s Summary3, scale float64, unit string) {
+		add := func(metric results.Metric, s Summary3, scale float64, unit results.Unit) {
 			if !s.OK {
 				out.Warnings = append(out.Warnings, fmt.Sprintf("no %s readings for %s in the %s window", metric, what, w.Kind))
 				return
 			}
 			for _, st := range []struct {
-				stat string
+				stat results.Stat
 				v    float64
-			}{{"min", s.Min}, {"max", s.Max}, {"avg", s.Avg}} {
+			}{{results.StatMin, s.Min}, {results.StatMax, s.Max}, {results.StatAvg, s.Avg}} {
 				out.Samples = append(out.Samples, results.Sample{Window: qw, Source: SourceKubelet, Component: component,
 					Metric: metric, Stat: st.stat, Value: st.v * scale, Unit: unit, Labels: maps.Clone(labels)})
 			}
 		}
-		add(results.MetricCPU, cpu, 1000, unitMillicores)
-		add(results.MetricMemory, mem, 1.0/(1<<20), unitMiB)
+		add(results.MetricCPU, cpu, 1000, results.UnitMillicores)
+		add(results.MetricMemory, mem, 1.0/(1<<20), results.UnitMiB)
 	}
 	for _, set := range sets {
 		out.Warnings = append(out.Warnings, set.Notes...)
@@ -449,7 +449,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 				sub[key] = pts
 			}
 		}
-		emit(set.Component, sub, set.Component, nil)
+		emit(set.Component, sub, string(set.Component), nil)
 		// Each workload's figures from the same readings (the totals above stay the sums over every pod).
 		if wc, ok := results.ByWorkload(set.Component); ok && len(set.Workloads) > 0 {
 			byWl := map[string]map[SeriesKey][]Point{}
@@ -462,7 +462,7 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 				}
 			}
 			for _, wl := range set.WorkloadKeys() {
-				emit(wc, byWl[wl], wc+" "+wl, map[string]string{results.LabelWorkload: wl})
+				emit(wc, byWl[wl], string(wc)+" "+wl, map[string]string{results.LabelWorkload: wl})
 			}
 		}
 	}

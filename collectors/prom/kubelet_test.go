@@ -69,18 +69,18 @@ func TestStats(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	step := 5 * time.Second
 	k := func(pod, ctr, metric string) SeriesKey {
-		return SeriesKey{Node: "n1", Namespace: "ns", Pod: pod, Container: ctr, Metric: metric}
+		return SeriesKey{Node: "n1", Namespace: "ns", Pod: pod, Container: ctr, Metric: results.Metric(metric)}
 	}
 	s := map[SeriesKey][]Point{
-		k("a", "app", results.MetricCPU): series(t0, step, 5*time.Minute, altCPU(0.2, 0.6)),
-		k("b", "app", results.MetricCPU): series(t0, step, 5*time.Minute, func(x float64) float64 {
+		k("a", "app", string(results.MetricCPU)): series(t0, step, 5*time.Minute, altCPU(0.2, 0.6)),
+		k("b", "app", string(results.MetricCPU)): series(t0, step, 5*time.Minute, func(x float64) float64 {
 			if x >= 150 { // restarted: the counter starts again from zero
 				return 0.3 * (x - 150)
 			}
 			return 0.3 * x
 		}),
-		k("a", "app", results.MetricMemory): series(t0, step, 5*time.Minute, func(x float64) float64 { return (200 + math.Mod(x, 20)) * (1 << 20) }),
-		k("b", "app", results.MetricMemory): series(t0, step, 5*time.Minute, func(float64) float64 { return 100 * (1 << 20) }),
+		k("a", "app", string(results.MetricMemory)): series(t0, step, 5*time.Minute, func(x float64) float64 { return (200 + math.Mod(x, 20)) * (1 << 20) }),
+		k("b", "app", string(results.MetricMemory)): series(t0, step, 5*time.Minute, func(float64) float64 { return 100 * (1 << 20) }),
 	}
 	start, end := t0.Add(time.Minute), t0.Add(3*time.Minute)
 	cpu, mem := Stats(s, start, end, step, 4*step, 2*step, step)
@@ -181,15 +181,15 @@ func TestKubeletSampler(t *testing.T) {
 		if s.Source != SourceKubelet {
 			t.Errorf("source %q", s.Source)
 		}
-		key := s.Component + "/" + s.Metric
+		key := string(s.Component) + "/" + string(s.Metric)
 		if s.Component == results.ComponentNode {
 			if s.Labels[LabelSeries] != NodeSeriesResource {
 				t.Errorf("node sample %+v: series label %q, want %q", s, s.Labels[LabelSeries], NodeSeriesResource)
 			}
-			key = s.Component + "/" + s.Labels[LabelNode] + "/" + s.Metric
+			key = string(s.Component) + "/" + s.Labels[LabelNode] + "/" + string(s.Metric)
 		}
 		if wl := s.Labels[results.LabelWorkload]; wl != "" {
-			key = s.Component + "/" + wl + "/" + s.Metric
+			key = string(s.Component) + "/" + wl + "/" + string(s.Metric)
 		}
 		if v, ok := want[key]; ok {
 			seen++

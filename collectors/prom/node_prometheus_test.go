@@ -314,7 +314,7 @@ func checkNodeSamples(t *testing.T, lay nodeLayout, sim *nodeSim, got podset.Col
 		if smp.Component != results.ComponentNode || smp.Labels[LabelSeries] != lay.series {
 			t.Errorf("sample %+v: want component node, series %s", smp, lay.series)
 		}
-		values[smp.Labels[LabelNode]+"/"+smp.Metric+"/"+smp.Stat] = smp.Value
+		values[smp.Labels[LabelNode]+"/"+string(smp.Metric)+"/"+string(smp.Stat)] = smp.Value
 	}
 	if len(got.Samples) != 6*len(test) {
 		t.Errorf("%d samples, want %d (6 per test node)", len(got.Samples), 6*len(test))
@@ -327,8 +327,8 @@ func checkNodeSamples(t *testing.T, lay nodeLayout, sim *nodeSim, got podset.Col
 			metric, stat string
 			v            float64
 		}{
-			{results.MetricCPU, "min", cMin * 1000}, {results.MetricCPU, "max", cMax * 1000}, {results.MetricCPU, "avg", cAvg * 1000},
-			{results.MetricMemory, "min", mMin}, {results.MetricMemory, "max", mMax}, {results.MetricMemory, "avg", mAvg},
+			{string(results.MetricCPU), "min", cMin * 1000}, {string(results.MetricCPU), "max", cMax * 1000}, {string(results.MetricCPU), "avg", cAvg * 1000},
+			{string(results.MetricMemory), "min", mMin}, {string(results.MetricMemory), "max", mMax}, {string(results.MetricMemory), "avg", mAvg},
 		} {
 			g, ok := values[n.Name+"/"+want.metric+"/"+want.stat]
 			rel := math.Abs(g-want.v) / want.v

@@ -223,7 +223,7 @@ type setBuilder struct {
 }
 
 func newSetBuilder(perWorkload bool) *setBuilder {
-	newSet := func(component, container string) podset.PodSet {
+	newSet := func(component results.Component, container string) podset.PodSet {
 		return podset.PodSet{Component: component, Pods: map[string][]string{}, Container: container, Allocation: &podset.Allocation{}}
 	}
 	b := &setBuilder{
@@ -391,7 +391,7 @@ func splitClientZtunnels(pods []corev1.Pod, appNodes map[string]bool, clientPods
 }
 
 // clusterPods is the set of a component's running pods in every namespace, restricted to nodes unless nodes is nil.
-func clusterPods(ctx context.Context, l PodLister, component, selector string, nodes []string) (podset.PodSet, error) {
+func clusterPods(ctx context.Context, l PodLister, component results.Component, selector string, nodes []string) (podset.PodSet, error) {
 	pods, err := runningPods(ctx, l, selector, nodes)
 	if err != nil {
 		return podset.PodSet{}, err
@@ -415,7 +415,7 @@ func runningPods(ctx context.Context, l PodLister, selector string, nodes []stri
 }
 
 // setOf is the set of a component's pods, every container counted. It is pure.
-func setOf(component string, pods []corev1.Pod) podset.PodSet {
+func setOf(component results.Component, pods []corev1.Pod) podset.PodSet {
 	s := podset.PodSet{Component: component, Pods: map[string][]string{}, Allocation: &podset.Allocation{}}
 	for _, p := range pods {
 		s.Pods[p.Namespace] = append(s.Pods[p.Namespace], p.Name)
@@ -484,7 +484,7 @@ func CheckRequired(sets []podset.PodSet, samples []results.Sample) error {
 			}
 			// Allocation samples (request, limit) come from the pod specs, not from measuring: they prove nothing.
 			cpu = cpu || (s.Metric == results.MetricCPU && results.UsageStat(s.Stat))
-			mem = mem || (s.Metric == results.MetricMemory && s.Stat == "avg")
+			mem = mem || (s.Metric == results.MetricMemory && s.Stat == results.StatAvg)
 		}
 		if !cpu {
 			missing = append(missing, fmt.Sprintf("%s cpu (%d pods)", set.Component, set.PodCount()))

@@ -49,7 +49,7 @@ func TestRenderCatalogGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.WriteString(s.Component + " " + q.Name + " " + q.Kind + " [" + q.Unit + "]\n" + renderTerms(exprs, signs))
+			b.WriteString(string(s.Component) + " " + q.Name + " " + q.Kind + " [" + string(q.Unit) + "]\n" + renderTerms(exprs, signs))
 		}
 	}
 	// Node sources, each with one exact target selector as chooseNodeSeries makes them (kube-prometheus-stack's
@@ -61,7 +61,7 @@ func TestRenderCatalogGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.WriteString("node " + src.name + " " + q.Name + " " + q.Kind + " [" + q.Unit + "]\n" + renderTerms(exprs, signs))
+			b.WriteString("node " + src.name + " " + q.Name + " " + q.Kind + " [" + string(q.Unit) + "]\n" + renderTerms(exprs, signs))
 		}
 	}
 	golden(t, "catalog.golden.txt", b.String())
@@ -168,13 +168,13 @@ func TestPodSets(t *testing.T) {
 			}
 			var got []string
 			for _, s := range sets {
-				got = append(got, s.Component+": "+s.Selector())
+				got = append(got, string(s.Component)+": "+s.Selector())
 				if s.Component == results.ComponentZtunnel && !slices.Equal(s.Notes, tc.ztunnelNotes) {
 					t.Errorf("ztunnel notes %q, want %q", s.Notes, tc.ztunnelNotes)
 				}
 				// The primary figures: the app, its proxies, the ztunnels of ambient modes, the waypoints.
-				required := map[string]bool{results.ComponentApp: true, results.ComponentSidecar: true, results.ComponentZtunnel: true, results.ComponentWaypoint: true}
-				if s.Required != required[s.Component] {
+				required := map[string]bool{string(results.ComponentApp): true, string(results.ComponentSidecar): true, string(results.ComponentZtunnel): true, string(results.ComponentWaypoint): true}
+				if s.Required != required[string(s.Component)] {
 					t.Errorf("%s: Required %v", s.Component, s.Required)
 				}
 			}
@@ -435,7 +435,7 @@ func TestCollectKeepsWarnings(t *testing.T) {
 		t.Errorf("a window that ended a minute ago waited %s for ingestion", got.IngestWait)
 	}
 	for _, smp := range got.Samples[:3] { // a counter growing by 3 core-seconds per second: 3000 millicores throughout
-		if math.Abs(smp.Value-3000) > 1e-6 || smp.Unit != unitMillicores || smp.Window.Kind != results.WindowIdle {
+		if math.Abs(smp.Value-3000) > 1e-6 || smp.Unit != results.UnitMillicores || smp.Window.Kind != results.WindowIdle {
 			t.Errorf("cpu sample %+v, want 3000 millicores", smp)
 		}
 	}
@@ -589,27 +589,27 @@ func TestPodSetsWorkloads(t *testing.T) {
 	}
 	byComp := map[string]podset.PodSet{}
 	for _, s := range sets {
-		byComp[s.Component] = s
+		byComp[string(s.Component)] = s
 	}
 	wantApp := map[string]string{"bank/frontend-1": "Deployment/bank/frontend", "bank/frontend-2": "Deployment/bank/frontend", "bank/db-0": "StatefulSet/bank/db"}
 	wantSidecar := map[string]string{"bank/frontend-1": "Deployment/bank/frontend", "bank/frontend-2": "Deployment/bank/frontend"}
-	if got := byComp[results.ComponentApp].Workloads; !maps.Equal(got, wantApp) {
+	if got := byComp[string(results.ComponentApp)].Workloads; !maps.Equal(got, wantApp) {
 		t.Errorf("app workloads %v, want %v", got, wantApp)
 	}
-	if got := byComp[results.ComponentSidecar].Workloads; !maps.Equal(got, wantSidecar) {
+	if got := byComp[string(results.ComponentSidecar)].Workloads; !maps.Equal(got, wantSidecar) {
 		t.Errorf("sidecar workloads %v, want %v", got, wantSidecar)
 	}
 	// The totals are unchanged: every app pod; the load client's proxy is not the app's.
-	if got := byComp[results.ComponentSidecar].Selector(); !strings.Contains(got, `pod=~"frontend-1|frontend-2|stray"`) {
+	if got := byComp[string(results.ComponentSidecar)].Selector(); !strings.Contains(got, `pod=~"frontend-1|frontend-2|stray"`) {
 		t.Errorf("sidecar selectors %q", got)
 	}
-	if got := byComp[results.ComponentLoadgenProxy].Selector(); !strings.Contains(got, `pod=~"loadgen-0"`) {
+	if got := byComp[string(results.ComponentLoadgenProxy)].Selector(); !strings.Contains(got, `pod=~"loadgen-0"`) {
 		t.Errorf("loadgen-proxy selectors %q", got)
 	}
-	if byComp[results.ComponentLoadgen].Workloads != nil || byComp[results.ComponentLoadgenProxy].Workloads != nil {
+	if byComp[string(results.ComponentLoadgen)].Workloads != nil || byComp[string(results.ComponentLoadgenProxy)].Workloads != nil {
 		t.Error("the load clients got workloads")
 	}
-	if n := byComp[results.ComponentApp].Notes; !slices.ContainsFunc(n, func(s string) bool {
+	if n := byComp[string(results.ComponentApp)].Notes; !slices.ContainsFunc(n, func(s string) bool {
 		return strings.Contains(s, "pod bank/frontend-1 is selected by workload Deployment/bank/frontend and by Deployment/bank/frontend-canary")
 	}) {
 		t.Errorf("no overlap note in %q", n)
@@ -688,7 +688,7 @@ func TestPodSetsListsEachNamespaceOnce(t *testing.T) {
 	}
 	var got []string
 	for _, s := range sets {
-		got = append(got, s.Component+": "+s.Selector())
+		got = append(got, string(s.Component)+": "+s.Selector())
 	}
 	want := []string{
 		`app: {namespace=~"ns-a|ns-b",pod=~"svc-0|svc-1",container!="",container!="POD",container!="istio-proxy"}`,

@@ -387,12 +387,12 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 		{Component: "both-apps", Pods: map[string][]string{"bench-mesh": {"app-1"}, "bench-other": {"app-0"}}, Container: matchNotProxy},
 	}
 	matchers := map[string]func(container) bool{
-		results.ComponentApp: func(c container) bool { return c.ns == "bench-mesh" && c.name != "istio-proxy" },
-		results.ComponentSidecar: func(c container) bool {
+		string(results.ComponentApp): func(c container) bool { return c.ns == "bench-mesh" && c.name != "istio-proxy" },
+		string(results.ComponentSidecar): func(c container) bool {
 			return c.ns == "bench-mesh" && c.name == "istio-proxy"
 		},
-		results.ComponentZtunnel: func(c container) bool { return c.pod == "ztunnel-x" },
-		results.ComponentIstiod:  func(c container) bool { return c.pod == "istiod-y" },
+		string(results.ComponentZtunnel): func(c container) bool { return c.pod == "ztunnel-x" },
+		string(results.ComponentIstiod):  func(c container) bool { return c.pod == "istiod-y" },
 		"both-apps": func(c container) bool {
 			return (c.ns == "bench-mesh" && c.pod == "app-1" || c.ns == "bench-other") && c.name == "app"
 		},
@@ -412,7 +412,7 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	end := got.Window.End.Sub(e.epoch).Seconds()
 	values := map[string]float64{}
 	for _, smp := range got.Samples {
-		values[smp.Component+results.CanonicalLabels(smp.Labels)+"/"+smp.Metric+"/"+smp.Stat] = smp.Value
+		values[string(smp.Component)+results.CanonicalLabels(smp.Labels)+"/"+string(smp.Metric)+"/"+string(smp.Stat)] = smp.Value
 		if smp.Source != SourcePrometheus || smp.Window != got.Window {
 			t.Errorf("sample %+v: wrong source or window", smp)
 		}
@@ -420,15 +420,15 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "%-10s %-6s %-4s %12s %12s %8s\n", "component", "metric", "stat", "truth", "prometheus", "error")
 	for _, set := range sets {
-		cMin, cMax, cAvg, mMin, mMax, mAvg := truth(e.cs, matchers[set.Component], s, end)
+		cMin, cMax, cAvg, mMin, mMax, mAvg := truth(e.cs, matchers[string(set.Component)], s, end)
 		for _, want := range []struct {
 			metric, stat string
 			v            float64
 		}{
-			{results.MetricCPU, "min", cMin * 1000}, {results.MetricCPU, "max", cMax * 1000}, {results.MetricCPU, "avg", cAvg * 1000},
-			{results.MetricMemory, "min", mMin}, {results.MetricMemory, "max", mMax}, {results.MetricMemory, "avg", mAvg},
+			{string(results.MetricCPU), "min", cMin * 1000}, {string(results.MetricCPU), "max", cMax * 1000}, {string(results.MetricCPU), "avg", cAvg * 1000},
+			{string(results.MetricMemory), "min", mMin}, {string(results.MetricMemory), "max", mMax}, {string(results.MetricMemory), "avg", mAvg},
 		} {
-			g, ok := values[set.Component+"/"+want.metric+"/"+want.stat]
+			g, ok := values[string(set.Component)+"/"+string(want.metric)+"/"+string(want.stat)]
 			rel := math.Abs(g-want.v) / want.v
 			fmt.Fprintf(&report, "%-10s %-6s %-4s %12.3f %12.3f %7.3f%%\n", set.Component, want.metric, want.stat, want.v, g, 100*rel)
 			if !ok {
@@ -443,18 +443,18 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 		component, workload string
 		match               func(container) bool
 	}{
-		{results.ComponentAppByWorkload, "Deployment/bench-mesh/a", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-0" && c.name != "istio-proxy" }},
-		{results.ComponentAppByWorkload, "StatefulSet/bench-mesh/b", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-1" && c.name != "istio-proxy" }},
-		{results.ComponentSidecarByWorkload, "Deployment/bench-mesh/a", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-0" && c.name == "istio-proxy" }},
-		{results.ComponentSidecarByWorkload, "StatefulSet/bench-mesh/b", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-1" && c.name == "istio-proxy" }},
+		{string(results.ComponentAppByWorkload), "Deployment/bench-mesh/a", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-0" && c.name != "istio-proxy" }},
+		{string(results.ComponentAppByWorkload), "StatefulSet/bench-mesh/b", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-1" && c.name != "istio-proxy" }},
+		{string(results.ComponentSidecarByWorkload), "Deployment/bench-mesh/a", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-0" && c.name == "istio-proxy" }},
+		{string(results.ComponentSidecarByWorkload), "StatefulSet/bench-mesh/b", func(c container) bool { return c.ns == "bench-mesh" && c.pod == "app-1" && c.name == "istio-proxy" }},
 	} {
 		cMin, cMax, cAvg, mMin, mMax, mAvg := truth(e.cs, wc.match, s, end)
 		for _, want := range []struct {
 			metric, stat string
 			v            float64
 		}{
-			{results.MetricCPU, "min", cMin * 1000}, {results.MetricCPU, "max", cMax * 1000}, {results.MetricCPU, "avg", cAvg * 1000},
-			{results.MetricMemory, "min", mMin}, {results.MetricMemory, "max", mMax}, {results.MetricMemory, "avg", mAvg},
+			{string(results.MetricCPU), "min", cMin * 1000}, {string(results.MetricCPU), "max", cMax * 1000}, {string(results.MetricCPU), "avg", cAvg * 1000},
+			{string(results.MetricMemory), "min", mMin}, {string(results.MetricMemory), "max", mMax}, {string(results.MetricMemory), "avg", mAvg},
 		} {
 			k := wc.component + results.LabelWorkload + "=" + wc.workload + "/" + want.metric + "/" + want.stat
 			g, ok := values[k]
@@ -468,10 +468,10 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 		}
 	}
 	// The totals are the sums over the workloads (every pod here belongs to one): the averages add up.
-	for _, c := range []string{results.ComponentApp, results.ComponentSidecar} {
-		wc, _ := results.ByWorkload(c)
-		for _, m := range []string{results.MetricCPU, results.MetricMemory} {
-			sum := values[wc+"workload=Deployment/bench-mesh/a/"+m+"/avg"] + values[wc+"workload=StatefulSet/bench-mesh/b/"+m+"/avg"]
+	for _, c := range []string{string(results.ComponentApp), string(results.ComponentSidecar)} {
+		wc, _ := results.ByWorkload(results.Component(c))
+		for _, m := range []string{string(results.MetricCPU), string(results.MetricMemory)} {
+			sum := values[string(wc)+"workload=Deployment/bench-mesh/a/"+m+"/avg"] + values[string(wc)+"workload=StatefulSet/bench-mesh/b/"+m+"/avg"]
 			if tot := values[c+"/"+m+"/avg"]; math.Abs(sum-tot) > 1e-6*tot {
 				t.Errorf("%s %s: workloads add up to %.6f, total %.6f", c, m, sum, tot)
 			}
@@ -481,7 +481,7 @@ func TestCollectorAgainstRealPrometheus(t *testing.T) {
 
 	// The same window with one signal whose query real Prometheus refuses (an invalid regular expression: bad data,
 	// not retried): the collection fails naming that figure, and the other figures are still returned.
-	broken := append(Catalog(), Signal{Name: "cpu-broken", Metric: results.MetricCPU, Kind: KindCounter, Unit: unitMillicores, Scale: 1000,
+	broken := append(Catalog(), Signal{Name: "cpu-broken", Metric: results.MetricCPU, Kind: KindCounter, Unit: results.UnitMillicores, Scale: 1000,
 		Terms: []Term{{Series: `container_cpu_usage_seconds_total{pod=~"(",$match}`, Sign: 1}}})
 	col.Catalog = broken
 	part, err := col.Collect(ctx, w, sets[:1])

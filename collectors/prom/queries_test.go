@@ -82,11 +82,11 @@ func TestQueriesPerWindowDoNotGrowWithNamespaces(t *testing.T) {
 		cpu := map[string]float64{}
 		for _, s := range got.Samples {
 			if s.Metric == results.MetricCPU && s.Stat == "avg" {
-				cpu[s.Component] = s.Value
+				cpu[string(s.Component)] = s.Value
 			}
 		}
 		// 3 cores per pod.
-		for comp, n := range map[string]int{results.ComponentApp: pods, results.ComponentSidecar: pods, results.ComponentIstiod: 1} {
+		for comp, n := range map[string]int{string(results.ComponentApp): pods, string(results.ComponentSidecar): pods, string(results.ComponentIstiod): 1} {
 			if want := 3000.0 * float64(n); math.Abs(cpu[comp]-want) > 1e-6*want {
 				t.Errorf("%d namespaces: %s CPU %.3f millicores, want %.0f (each of its %d pods once, no other pod)", nss, comp, cpu[comp], want, n)
 			}

@@ -208,7 +208,7 @@ func TestIdleWindowBesideALoadStep(t *testing.T) {
 		ws, we := got.Window.Start.Sub(exp.epoch).Seconds(), got.Window.End.Sub(exp.epoch).Seconds()
 		for _, smp := range got.Samples {
 			if smp.Metric == results.MetricCPU && smp.Stat == "avg" {
-				figs = append(figs, figure{kind, smp.Component, smp.Value, truth(smp.Component, ws, we)})
+				figs = append(figs, figure{kind, string(smp.Component), smp.Value, truth(string(smp.Component), ws, we)})
 			}
 		}
 	}

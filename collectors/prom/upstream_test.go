@@ -64,14 +64,14 @@ func TestPodSetsUpstreamMinors(t *testing.T) {
 				for ns, ps := range s.Pods {
 					pods = append(pods, ns+"/"+strings.Join(ps, ","))
 				}
-				got[s.Component] = strings.Join(pods, " ")
+				got[string(s.Component)] = strings.Join(pods, " ")
 			}
 			want := map[string]string{
-				results.ComponentApp:      "mb-single/chain-0-a",
-				results.ComponentWaypoint: "mb-single/waypoint-7d9",
-				results.ComponentZtunnel:  m.Ztunnel.Namespace + "/ztunnel-a,ztunnel-b", // not node3: no app, load client or waypoint there
-				results.ComponentIstioCNI: m.IstioCNI.Namespace + "/istio-cni-node-a",
-				results.ComponentIstiod:   m.Istiod.Namespace + "/istiod-canary-5f",
+				string(results.ComponentApp):      "mb-single/chain-0-a",
+				string(results.ComponentWaypoint): "mb-single/waypoint-7d9",
+				string(results.ComponentZtunnel):  m.Ztunnel.Namespace + "/ztunnel-a,ztunnel-b", // not node3: no app, load client or waypoint there
+				string(results.ComponentIstioCNI): m.IstioCNI.Namespace + "/istio-cni-node-a",
+				string(results.ComponentIstiod):   m.Istiod.Namespace + "/istiod-canary-5f",
 			}
 			if !maps.Equal(got, want) {
 				t.Errorf("classification:\n got  %v\n want %v", got, want)

@@ -147,10 +147,10 @@ func StatsFrom(samples []results.Sample) (cpu, mem Stat3, err error) {
 		default:
 			continue
 		}
-		found[s.Metric+" "+s.Stat] = true
+		found[string(s.Metric)+" "+string(s.Stat)] = true
 	}
 	var missing []string
-	for _, m := range []string{results.MetricCPU, results.MetricMemory} {
+	for _, m := range []string{string(results.MetricCPU), string(results.MetricMemory)} {
 		for _, st := range []string{"min", "avg", "max"} {
 			if !found[m+" "+st] {
 				missing = append(missing, m+" "+st)

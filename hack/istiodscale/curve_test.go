@@ -11,18 +11,18 @@ import (
 )
 
 func sample(component, metric, stat string, v float64) results.Sample {
-	return results.Sample{Component: component, Metric: metric, Stat: stat, Value: v, Source: "prometheus"}
+	return results.Sample{Component: results.Component(component), Metric: results.Metric(metric), Stat: results.Stat(stat), Value: v, Source: "prometheus"}
 }
 
 func fullSamples() []results.Sample {
 	return []results.Sample{
-		sample(results.ComponentIstiod, results.MetricCPU, "min", 3),
-		sample(results.ComponentIstiod, results.MetricCPU, "avg", 5),
-		sample(results.ComponentIstiod, results.MetricCPU, "max", 9),
-		sample(results.ComponentIstiod, results.MetricMemory, "min", 80),
-		sample(results.ComponentIstiod, results.MetricMemory, "avg", 82.5),
-		sample(results.ComponentIstiod, results.MetricMemory, "max", 85),
-		sample(results.ComponentZtunnel, results.MetricCPU, "avg", 1000), // another component: ignored
+		sample(string(results.ComponentIstiod), string(results.MetricCPU), "min", 3),
+		sample(string(results.ComponentIstiod), string(results.MetricCPU), "avg", 5),
+		sample(string(results.ComponentIstiod), string(results.MetricCPU), "max", 9),
+		sample(string(results.ComponentIstiod), string(results.MetricMemory), "min", 80),
+		sample(string(results.ComponentIstiod), string(results.MetricMemory), "avg", 82.5),
+		sample(string(results.ComponentIstiod), string(results.MetricMemory), "max", 85),
+		sample(string(results.ComponentZtunnel), string(results.MetricCPU), "avg", 1000), // another component: ignored
 	}
 }
 

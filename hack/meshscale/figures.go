@@ -122,7 +122,7 @@ type PodTimes struct {
 // CaseFiguresOf turns a recorded case into its figures; queries are the times of the Prometheus requests. It is
 // pure.
 func CaseFiguresOf(c results.CaseResult, queries []time.Time) CaseFigures {
-	f := CaseFigures{CaseID: c.CaseID, Mode: c.Mode, Status: c.Status, Reason: c.Reason, CollectSeconds: map[string]float64{},
+	f := CaseFigures{CaseID: c.CaseID, Mode: string(c.Mode), Status: string(c.Status), Reason: c.Reason, CollectSeconds: map[string]float64{},
 		CollectWaitSeconds: map[string]float64{}}
 	if a := c.APIRequests; a != nil {
 		f.APIRequests = a.Total
@@ -198,7 +198,7 @@ func SwitchOf(c results.CaseResult, pods []PodTimes, rolledOut []time.Time) (Swi
 	ensure, _ := d("ensure")
 	start := c.Start.Add(ensure)
 	verified := start.Add(sw + wr + vf)
-	f := SwitchFigures{CaseID: c.CaseID, Mode: c.Mode, SwitchSeconds: (sw + wr + vf).Seconds()}
+	f := SwitchFigures{CaseID: c.CaseID, Mode: string(c.Mode), SwitchSeconds: (sw + wr + vf).Seconds()}
 	var first, last time.Time
 	for _, p := range pods {
 		if p.Created.Before(start.Add(-time.Second)) || p.Created.After(verified) { // creationTimestamp has 1 s resolution

@@ -31,7 +31,7 @@ const NodeNotCollected = "node CPU and memory of node "
 
 // PodSet is the pods of one component, found through the Kubernetes API.
 type PodSet struct {
-	Component string
+	Component results.Component
 	// Pods maps namespace -> pod names.
 	Pods map[string][]string
 	// Container is an extra container matcher (e.g. container="istio-proxy"), or "".

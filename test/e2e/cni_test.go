@@ -136,16 +136,16 @@ func TestCNIFullTable(t *testing.T) {
 		}
 		switch scenario.CNITest(row.Test) {
 		case scenario.CNITestTCP:
-			if row.Unit != netbench.UnitGbps || row.Mean < 0.1 || row.Tool != string(nettool.ToolIperf3) {
+			if row.Unit != results.UnitGbps || row.Mean < 0.1 || row.Tool != string(nettool.ToolIperf3) {
 				t.Errorf("%s: %v %s with %s", name, row.Mean, row.Unit, row.Tool)
 			}
 		case scenario.CNITestUDP:
 			loss, ok := secondary["loss value"]
-			if row.Unit != netbench.UnitMbps || !ok || loss.N != 3 || row.Mean > 500*1.01 {
+			if row.Unit != results.UnitMbps || !ok || loss.N != 3 || row.Mean > 500*1.01 {
 				t.Errorf("%s: delivered %v %s (target 500), loss %+v", name, row.Mean, row.Unit, loss)
 			}
 		case scenario.CNITestRR, scenario.CNITestCRR:
-			if row.Unit != netbench.UnitTPS || row.Tool == "" {
+			if row.Unit != results.UnitTPS || row.Tool == "" {
 				t.Errorf("%s: %v %s with %q", name, row.Mean, row.Unit, row.Tool)
 			}
 			if p99, ok := secondary["latency p99"]; !ok || !(p99.Mean > 0) {
@@ -196,7 +196,7 @@ func TestCNIFullTable(t *testing.T) {
 			t.Errorf("%s facts %v (ClusterIP %s, backend %s)", cs.CaseID, cs.Facts, rep.Facts.ServiceClusterIP, backend)
 		}
 		for n := 1; n <= 3; n++ {
-			raw, err := os.ReadFile(filepath.Join(rep.RunDir, cs.Facts[fmt.Sprintf("raw.%d", n)]))
+			raw, err := os.ReadFile(filepath.Join(rep.RunDir, cs.Facts[results.FactKey(fmt.Sprintf("raw.%d", n))]))
 			if err != nil {
 				t.Fatal(err)
 			}

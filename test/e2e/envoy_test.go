@@ -115,7 +115,7 @@ func TestEnvoySidecar(t *testing.T) {
 	if !strings.HasPrefix(cs.Facts[results.FactProxyConfig], "3 of 3 sampled proxies accepted") {
 		t.Errorf("case proxy-config fact %q", cs.Facts[results.FactProxyConfig])
 	}
-	if got := cs.Facts[results.FactDataPlanePrefix+results.ComponentSidecar]; got != string(results.DataPlaneUpstreamEnvoy) {
+	if got := cs.Facts[results.FactDataPlaneOf(results.ComponentSidecar)]; got != string(results.DataPlaneUpstreamEnvoy) {
 		t.Errorf("case sidecar data plane %q, want %q", got, results.DataPlaneUpstreamEnvoy)
 	}
 

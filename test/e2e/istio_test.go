@@ -96,11 +96,11 @@ func (e *IstioEnv) runTour(t *testing.T, prefix string, multi bool) []switchTimi
 			}
 			// What the pods show, per component: the sidecar and the waypoint are real Envoy, ztunnel is the Go
 			// HBONE node proxy (a stand-in).
-			want := map[string]results.DataPlaneKind{}
+			want := map[results.Component]results.DataPlaneKind{}
 			for _, comp := range mesh.ComponentsOfMode(to) {
 				want[comp] = results.DataPlaneStandIn
 			}
-			for _, comp := range []string{results.ComponentSidecar, results.ComponentWaypoint} {
+			for _, comp := range []results.Component{results.ComponentSidecar, results.ComponentWaypoint} {
 				if _, ok := want[comp]; ok {
 					want[comp] = results.DataPlaneUpstreamEnvoy
 				}

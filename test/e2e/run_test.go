@@ -111,7 +111,7 @@ func indexSamples(ss []results.Sample) sampleIndex {
 	idx := sampleIndex{}
 	for _, s := range ss {
 		if s.Labels == nil {
-			idx[s.CaseID+"|"+s.Window.Kind+"|"+s.Component+"|"+s.Metric+"|"+s.Stat] = s.Value
+			idx[fmt.Sprintf("%s|%s|%s|%s|%s", s.CaseID, s.Window.Kind, s.Component, s.Metric, s.Stat)] = s.Value
 		}
 	}
 	return idx
@@ -322,7 +322,7 @@ func TestRunAbsentDataPlaneFailsVerification(t *testing.T) {
 	}
 	status := map[string]results.CaseResult{}
 	for _, cs := range run.Cases {
-		status[cs.Mode] = cs
+		status[string(cs.Mode)] = cs
 	}
 	if f := status[mode]; f.Status != results.StatusFailed || !strings.Contains(f.Reason, "verification of mode "+mode+" failed") || len(f.Windows) != 0 {
 		t.Errorf("%s case: %+v, want failed verification and no measured window", mode, f)
@@ -466,10 +466,10 @@ func TestRunEveryModeIstio(t *testing.T) {
 	if ist == nil || ist.DataPlane != results.DataPlaneStandIn || ist.Revision != "default" || ist.RootNamespace != "istio-system" {
 		t.Fatalf("run.json istio facts %+v, want data plane %q (its least representative component), revision default, root namespace istio-system", ist, results.DataPlaneStandIn)
 	}
-	wantDP := map[string]results.DataPlaneKind{results.ComponentSidecar: results.DataPlaneUpstreamEnvoy,
-		results.ComponentZtunnel: results.DataPlaneStandIn, results.ComponentWaypoint: results.DataPlaneUpstreamEnvoy}
+	wantDP := map[string]results.DataPlaneKind{string(results.ComponentSidecar): results.DataPlaneUpstreamEnvoy,
+		string(results.ComponentZtunnel): results.DataPlaneStandIn, string(results.ComponentWaypoint): results.DataPlaneUpstreamEnvoy}
 	for comp, k := range wantDP {
-		if got, ok := results.DataPlaneOf(ist.DataPlanes, comp); !ok || got.Kind != k {
+		if got, ok := results.DataPlaneOf(ist.DataPlanes, results.Component(comp)); !ok || got.Kind != k {
 			t.Errorf("run.json data plane of %s: %+v, want %q", comp, got, k)
 		}
 	}
@@ -479,7 +479,7 @@ func TestRunEveryModeIstio(t *testing.T) {
 	if d := run.Meta.Cluster.ClusterDomain; d != "cluster.local" {
 		t.Errorf("cluster domain %q: want cluster.local, read from the kubelets' /configz", d)
 	}
-	notes := results.DataPlaneNotes(ist.DataPlanes, []string{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint})
+	notes := results.DataPlaneNotes(ist.DataPlanes, []results.Component{results.ComponentSidecar, results.ComponentZtunnel, results.ComponentWaypoint})
 	if len(notes) != 3 {
 		t.Errorf("data-plane notes %q: want one per component", notes)
 	}
@@ -495,7 +495,7 @@ func TestRunEveryModeIstio(t *testing.T) {
 	modes := map[string]bool{}
 	var switches []string
 	for _, cs := range run.Cases {
-		modes[cs.Mode] = true
+		modes[string(cs.Mode)] = true
 		if cs.Status != results.StatusOK {
 			t.Errorf("case %s: %s %s", cs.CaseID, cs.Status, cs.Reason)
 			continue
@@ -504,8 +504,8 @@ func TestRunEveryModeIstio(t *testing.T) {
 			t.Errorf("case %s: verified pods %q, want 3 (the chain's 3 pods, every one proven)", cs.CaseID, cs.Facts["verified-pods"])
 		}
 		for _, comp := range results.DataPlaneComponentsOfMode(cs.Mode) {
-			if got := cs.Facts[results.FactDataPlanePrefix+comp]; got != string(wantDP[comp]) {
-				t.Errorf("case %s: %s%s fact %q, want %q", cs.CaseID, results.FactDataPlanePrefix, comp, got, wantDP[comp])
+			if got := cs.Facts[results.FactDataPlaneOf(comp)]; got != string(wantDP[string(comp)]) {
+				t.Errorf("case %s: %s%s fact %q, want %q", cs.CaseID, results.FactDataPlanePrefix, comp, got, wantDP[string(comp)])
 			}
 		}
 		if cs.Mode == "sidecar" && !strings.HasPrefix(cs.Facts[results.FactProxyConfig], "3 of 3 sampled proxies accepted") {

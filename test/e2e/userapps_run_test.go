@@ -121,7 +121,7 @@ spec:
 	}
 	modes := map[string]bool{}
 	for _, cs := range run.Cases {
-		modes[cs.Mode] = true
+		modes[string(cs.Mode)] = true
 		if cs.Status != results.StatusOK {
 			t.Errorf("case %s: %s %s", cs.CaseID, cs.Status, cs.Reason)
 			continue
@@ -154,7 +154,7 @@ func checkPerWorkload(t *testing.T, run *results.Run, names []string) {
 		}
 		for _, n := range names {
 			if strings.HasSuffix(w, "/"+n) {
-				got[s.CaseID+"|"+s.Component+"|"+n] = true
+				got[s.CaseID+"|"+string(s.Component)+"|"+n] = true
 			}
 		}
 	}
@@ -163,10 +163,10 @@ func checkPerWorkload(t *testing.T, run *results.Run, names []string) {
 			continue
 		}
 		for _, n := range names {
-			if !got[cs.CaseID+"|"+results.ComponentAppByWorkload+"|"+n] {
+			if !got[cs.CaseID+"|"+string(results.ComponentAppByWorkload)+"|"+n] {
 				t.Errorf("case %s: no per-workload app CPU for %s", cs.CaseID, n)
 			}
-			if cs.Mode == "sidecar" && !got[cs.CaseID+"|"+results.ComponentSidecarByWorkload+"|"+n] {
+			if cs.Mode == "sidecar" && !got[cs.CaseID+"|"+string(results.ComponentSidecarByWorkload)+"|"+n] {
 				t.Errorf("case %s: no per-workload sidecar CPU for %s", cs.CaseID, n)
 			}
 		}

@@ -63,9 +63,9 @@ func TestIstioWaypointEnvoy(t *testing.T) {
 	if got := cs.Facts[results.FactWaypointRequests]; got == "" {
 		t.Errorf("case facts %v: no %s", cs.Facts, results.FactWaypointRequests)
 	}
-	for comp, want := range map[string]results.DataPlaneKind{results.ComponentWaypoint: results.DataPlaneUpstreamEnvoy,
-		results.ComponentZtunnel: results.DataPlaneStandIn} {
-		if got := cs.Facts[results.FactDataPlanePrefix+comp]; got != string(want) {
+	for comp, want := range map[string]results.DataPlaneKind{string(results.ComponentWaypoint): results.DataPlaneUpstreamEnvoy,
+		string(results.ComponentZtunnel): results.DataPlaneStandIn} {
+		if got := cs.Facts[results.FactDataPlaneOf(results.Component(comp))]; got != string(want) {
 			t.Errorf("case %s data plane %q, want %q", comp, got, want)
 		}
 	}

@@ -68,7 +68,7 @@ func recordRunDir(t *testing.T, command, scn string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AppendCase(results.CaseResult{CaseID: "same-node/tcp", Status: results.StatusOK, Facts: map[string]string{"node-a": "node1"}}, nil); err != nil {
+	if err := st.AppendCase(results.CaseResult{CaseID: "same-node/tcp", Status: results.StatusOK, Facts: map[results.FactKey]string{"node-a": "node1"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {
