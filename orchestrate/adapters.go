@@ -102,14 +102,14 @@ func (a *workloadsAdapter) Ensure(ctx context.Context, topo scenario.Topology) (
 }
 
 // targetFacts are the case facts of a deployed app (capacity reads app-pods and chain-depth).
-func targetFacts(w scenario.Workload, topo scenario.Topology, t workloads.Target) map[string]string {
-	facts := map[string]string{
+func targetFacts(w scenario.Workload, topo scenario.Topology, t workloads.Target) map[results.FactKey]string {
+	facts := map[results.FactKey]string{
 		"app": string(t.App), "namespaces": strings.Join(t.Namespaces, ","), "services": strconv.Itoa(len(t.Services)),
-		"replicas": strconv.Itoa(topo.Replicas), "app-pods": strconv.Itoa(t.ExpectedPods()), "entry-url": t.EntryURL,
+		"replicas": strconv.Itoa(topo.Replicas), results.FactAppPods: strconv.Itoa(t.ExpectedPods()), "entry-url": t.EntryURL,
 	}
 	if ch := w.ChainFor(topo); ch != nil && w.App == scenario.AppFortioChain {
-		// capacity.FactChainDepth: the hops below the entry, which capacity.BuildHops fits latency against.
-		facts["chain-depth"] = strconv.Itoa(ch.Depth)
+		// The hops below the entry, which capacity.BuildHops fits latency against.
+		facts[results.FactChainDepth] = strconv.Itoa(ch.Depth)
 	}
 	return facts
 }
@@ -148,12 +148,12 @@ type meshAdapter struct {
 	revision, istioVersion string
 }
 
-func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
+func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
 	tr, err := a.sw.Apply(ctx, t.Target, mode, a.wp)
 	a.last = tr
-	facts := map[string]string{"mode-from": string(tr.From)}
+	facts := map[results.FactKey]string{results.FactModeFrom: string(tr.From)}
 	if len(tr.Restarted) > 0 {
-		facts["restarted"] = strings.Join(tr.Restarted, ",")
+		facts[results.FactRestarted] = strings.Join(tr.Restarted, ",")
 	}
 	var pruned []string
 	for _, w := range tr.Warnings {
@@ -162,14 +162,14 @@ func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.
 		}
 	}
 	if len(pruned) > 0 {
-		facts[string(results.FactWaypointLabelsCopied)] = strings.Join(pruned, ", ")
+		facts[results.FactWaypointLabelsCopied] = strings.Join(pruned, ", ")
 	}
 	return facts, err
 }
 
 // Reconcile restarts the workloads whose ready pods are still not in mode (runner.Reconciler).
 // Only a switch that changed injection can leave such a pod: otherwise no pods are listed again.
-func (a *meshAdapter) Reconcile(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, bool, error) {
+func (a *meshAdapter) Reconcile(ctx context.Context, t runner.Target, mode scenario.Mode) (map[results.FactKey]string, bool, error) {
 	if a.last.From != mesh.ModeMixed && mesh.UsesSidecar(a.last.From) == mesh.UsesSidecar(mode) {
 		return nil, false, nil
 	}
@@ -181,10 +181,10 @@ func (a *meshAdapter) Reconcile(ctx context.Context, t runner.Target, mode scena
 	for i, w := range restarted {
 		names[i] = w.String()
 	}
-	return map[string]string{string(results.FactRestartedAfterReady): strings.Join(names, ",")}, true, err
+	return map[results.FactKey]string{results.FactRestartedAfterReady: strings.Join(names, ",")}, true, err
 }
 
-func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario.Mode) (map[string]string, error) {
+func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
 	var (
 		v   mesh.Verification
 		err error
@@ -195,14 +195,13 @@ func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario
 	} else {
 		v, err = a.sw.Verify(ctx, t.Target, mode, a.wp, a.timeout)
 	}
-	facts := a.last.Timings(&v)
-	for k, d := range facts {
-		delete(facts, k)
-		facts["switch-"+k] = d
+	facts := map[results.FactKey]string{}
+	for k, d := range a.last.Timings(&v) {
+		facts[results.FactSwitchPrefix+results.FactKey(k)] = d
 	}
-	facts["verified-pods"] = strconv.Itoa(len(v.Pods))
+	facts[results.FactVerifiedPods] = strconv.Itoa(len(v.Pods))
 	if len(v.Waypoints) > 0 {
-		facts["waypoints"] = strconv.Itoa(len(v.Waypoints))
+		facts[results.FactWaypoints] = strconv.Itoa(len(v.Waypoints))
 	}
 	if len(v.DataPlanes) > 0 {
 		var all []results.ComponentDataPlane
@@ -210,20 +209,20 @@ func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario
 			a.seen = map[string]results.DataPlaneKind{}
 		}
 		for comp, k := range v.DataPlanes {
-			facts[string(results.FactDataPlaneOf(comp))] = string(k)
+			facts[results.FactDataPlaneOf(comp)] = string(k)
 			all = append(all, results.ComponentDataPlane{Component: comp, Kind: k})
 			prev, ok := a.seen[string(comp)]
 			if !ok || results.LeastRepresentative([]results.ComponentDataPlane{{Kind: prev}, {Kind: k}}) == k {
 				a.seen[string(comp)] = k
 			}
 		}
-		facts[string(results.FactDataPlane)] = string(results.LeastRepresentative(all))
+		facts[results.FactDataPlane] = string(results.LeastRepresentative(all))
 	}
 	if r := a.sw.Revision; r != "" && mesh.NeedsIstio(mode) {
 		facts["istio-revision"] = r
 	}
 	if len(v.ProxyConfig) > 0 {
-		facts[string(results.FactProxyConfig)] = mesh.SummarizeProxyConfig(v.ProxyConfig)
+		facts[results.FactProxyConfig] = mesh.SummarizeProxyConfig(v.ProxyConfig)
 	}
 	facts["mtls"] = a.mtls(ctx, t.Namespaces, mode)
 	if err == nil && !v.OK() {
@@ -243,7 +242,7 @@ func (a *meshAdapter) BeforeLoad(ctx context.Context, t runner.Target, mode scen
 // AfterLoad proves the waypoints served the load: a waypoint case whose waypoints did not measured ambient. A
 // counter that cannot be read (Istio's telemetry off, a stand-in) proves nothing either way: it is recorded, not
 // failed.
-func (a *meshAdapter) AfterLoad(ctx context.Context, t runner.Target, mode scenario.Mode, before runner.PathMark, requests int64) (map[string]string, error) {
+func (a *meshAdapter) AfterLoad(ctx context.Context, t runner.Target, mode scenario.Mode, before runner.PathMark, requests int64) (map[results.FactKey]string, error) {
 	b, ok := before.(mesh.WaypointCount)
 	if mode != scenario.ModeWaypoint || !ok {
 		return nil, nil
@@ -255,9 +254,9 @@ func (a *meshAdapter) AfterLoad(ctx context.Context, t runner.Target, mode scena
 		for _, gw := range slices.Sorted(maps.Keys(after.Unread)) {
 			why = append(why, gw+": "+after.Unread[gw])
 		}
-		return map[string]string{string(results.FactWaypointRequests): "unknown (" + strings.Join(why, "; ") + ")"}, nil
+		return map[results.FactKey]string{results.FactWaypointRequests: "unknown (" + strings.Join(why, "; ") + ")"}, nil
 	}
-	return map[string]string{string(results.FactWaypointRequests): fmt.Sprintf("%.0f served during the load, lead-in and cool-down included; its measured window alone completed %d (%s)", served, requests, after.Counter)}, err
+	return map[results.FactKey]string{results.FactWaypointRequests: fmt.Sprintf("%.0f served during the load, lead-in and cool-down included; its measured window alone completed %d (%s)", served, requests, after.Counter)}, err
 }
 
 // takeCache is the readiness wait's cache of t, nil when there is none (Verify then builds its own).
@@ -360,7 +359,7 @@ func loadSpec(l scenario.LoadSpec, t workloads.Target, login map[string]string, 
 
 // loadFacts are the case facts of a load result: achieved QPS, error rate, every client run and, with several
 // targets, every target's share.
-func loadFacts(res loadgen.Result) map[string]string {
+func loadFacts(res loadgen.Result) map[results.FactKey]string {
 	var clients []string
 	for _, c := range res.Clients {
 		who := c.Client
@@ -369,7 +368,7 @@ func loadFacts(res loadgen.Result) map[string]string {
 		}
 		clients = append(clients, fmt.Sprintf("%s %s..%s %.1f qps", who, c.Start.Format(time.RFC3339Nano), c.End.Format(time.RFC3339Nano), c.ActualQPS))
 	}
-	facts := map[string]string{
+	facts := map[results.FactKey]string{
 		"achieved-qps": strconv.FormatFloat(res.ActualQPS, 'f', 1, 64), "error-rate": strconv.FormatFloat(res.ErrorRate(), 'f', 3, 64) + "%",
 		"load-clients": strings.Join(clients, "; "),
 	}

@@ -29,7 +29,7 @@ type cniWorkloads struct{ b *netbench.Bench }
 // Ensure deploys the test pods; a namespace it created is in the target also on failure, for the finalizer.
 func (a cniWorkloads) Ensure(ctx context.Context, _ scenario.Topology) (runner.Target, error) {
 	facts, err := a.b.Deploy(ctx)
-	t := runner.Target{Facts: facts}
+	t := runner.Target{Facts: factKeys(facts)}
 	if a.b.Created() {
 		t.Target = target.Target{Topology: cniTopology, Namespaces: []string{a.b.Namespace()}}
 	}
@@ -46,7 +46,7 @@ type cniLoad struct{ b *netbench.Bench }
 // saying why, sample by sample.
 func (a cniLoad) Run(ctx context.Context, _ runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
 	m, err := a.b.Measure(ctx, req.Case)
-	lr := runner.LoadResult{Window: m.Window, Windows: m.SampleWindows, Samples: m.Samples, Facts: m.Facts, Warnings: m.Warnings,
+	lr := runner.LoadResult{Window: m.Window, Windows: m.SampleWindows, Samples: m.Samples, Facts: factKeys(m.Facts), Warnings: m.Warnings,
 		Requests: int64(m.Ran), Errors: int64(m.Failed), Partial: m.Partial}
 	if err != nil {
 		return lr, &runner.NotMeasuredError{Err: err}
@@ -62,7 +62,7 @@ type cniCollector struct {
 
 func (a cniCollector) Collect(ctx context.Context, _ runner.Target, c scenario.Case, w results.Window) (runner.Collection, error) {
 	samples, facts := a.b.Resources(ctx, c, w)
-	return runner.Collection{Window: w, Samples: samples, Facts: facts}, nil
+	return runner.Collection{Window: w, Samples: samples, Facts: factKeys(facts)}, nil
 }
 
 func (a cniCollector) LeadIn() time.Duration { return a.b.RateRange() }
@@ -164,4 +164,17 @@ func NewCNIBench(ctx context.Context, nc netbench.Config, d netbench.Deps, recor
 		return b, nil, fmt.Errorf("resume %s: %w", recorded.Dir, err)
 	}
 	return b, done, nil
+}
+
+// factKeys are the bench's case facts as the runner records them: netbench names its own keys (the results.Fact*
+// constants where a reader shares them, raw.<n>, client, server, ...).
+func factKeys(m map[string]string) map[results.FactKey]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[results.FactKey]string, len(m))
+	for k, v := range m {
+		out[results.FactKey(k)] = v
+	}
+	return out
 }

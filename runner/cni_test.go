@@ -20,7 +20,7 @@ type testPods struct{ *calls }
 
 func (f testPods) Ensure(context.Context, scenario.Topology) (Target, error) {
 	f.add("ensure")
-	return Target{Target: target.Target{Topology: "cni", Namespaces: []string{"mb-cni-1"}}, Facts: map[string]string{"node-a": "a"}}, nil
+	return Target{Target: target.Target{Topology: "cni", Namespaces: []string{"mb-cni-1"}}, Facts: map[results.FactKey]string{"node-a": "a"}}, nil
 }
 
 func (f testPods) Teardown(ctx context.Context, t Target) error {
@@ -41,7 +41,7 @@ func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult
 	if err := f.clock.Sleep(ctx, req.Window); err != nil {
 		return LoadResult{}, err
 	}
-	facts := map[string]string{"tool": "iperf3", "raw.1": "raw/" + req.Case.ID + "-1.json"}
+	facts := map[results.FactKey]string{"tool": "iperf3", "raw.1": "raw/" + req.Case.ID + "-1.json"}
 	sample := func(n int) results.Sample {
 		return results.Sample{Repetition: n, Window: results.Window{Kind: results.WindowTest, Start: start, End: f.clock.Now()},
 			Component: results.ComponentCNITest, Metric: "throughput", Stat: "value", Value: 9, Unit: "Gbps"}
@@ -65,7 +65,7 @@ func cniPlan() scenario.Plan {
 		return scenario.Case{ID: scenario.CNICaseID(path, scenario.CNITestTCP), Kind: scenario.CaseCNI, Path: path, Test: scenario.CNITestTCP,
 			Samples: 2, Traffic: scenario.D(2 * time.Second), Skip: skip, Policy: scenario.CasePolicy{
 				Load: &scenario.LoadPolicy{Window: 2 * time.Second, BackToBack: true}, Attempts: 1,
-				Facts: map[string]string{results.CNILabelPath: string(path), results.CNILabelTest: string(scenario.CNITestTCP)},
+				Facts: map[string]string{string(results.FactCNIPath): string(path), string(results.FactCNITest): string(scenario.CNITestTCP)},
 			}}
 	}
 	cases := []scenario.Case{

@@ -20,7 +20,7 @@ import (
 type Target struct {
 	target.Target
 	// Facts are recorded with every case measured on this target (replicas, services, ...).
-	Facts map[string]string
+	Facts map[results.FactKey]string
 }
 
 // Workloads deploys and removes what the cases measure: the app (mesh cases) or the pod network test pods.
@@ -45,10 +45,10 @@ type Mesh interface {
 	// Apply puts the target's namespaces into mode, in the safe order (restarting workloads when sidecar
 	// injection changes, without waiting for their rollout: the runner asks Workloads.WaitReady next). The facts are
 	// recorded with the case.
-	Apply(ctx context.Context, t Target, mode scenario.Mode) (map[string]string, error)
+	Apply(ctx context.Context, t Target, mode scenario.Mode) (map[results.FactKey]string, error)
 	// Verify checks every pod of the target. An error means the mode did not take effect; the case is then not
 	// measured and is recorded failed with the error as its reason.
-	Verify(ctx context.Context, t Target, mode scenario.Mode) (map[string]string, error)
+	Verify(ctx context.Context, t Target, mode scenario.Mode) (map[results.FactKey]string, error)
 	// Restore undoes what Apply changed on namespaces and workloads meshbench did not create (finalizer): the labels,
 	// then the restart annotations of app existing.
 	Restore(ctx context.Context) error
@@ -60,7 +60,7 @@ type Mesh interface {
 // AfterLoad error fails the case with its text as the reason; the case's measurements are kept.
 type PathProver interface {
 	BeforeLoad(ctx context.Context, t Target, mode scenario.Mode) (PathMark, error)
-	AfterLoad(ctx context.Context, t Target, mode scenario.Mode, before PathMark, requests int64) (map[string]string, error)
+	AfterLoad(ctx context.Context, t Target, mode scenario.Mode, before PathMark, requests int64) (map[results.FactKey]string, error)
 }
 
 // PathMark is what a PathProver read before the load; only it reads it back.
@@ -71,7 +71,7 @@ type PathMark any
 // by the namespace's old labels (its webhook namespace selector reads a cache), so a fresh app's first sidecar case
 // found a pod without its sidecar. restarted says whether it restarted anything (the runner then waits again).
 type Reconciler interface {
-	Reconcile(ctx context.Context, t Target, mode scenario.Mode) (facts map[string]string, restarted bool, err error)
+	Reconcile(ctx context.Context, t Target, mode scenario.Mode) (facts map[results.FactKey]string, restarted bool, err error)
 }
 
 // LoadRequest is one load run.
@@ -104,7 +104,7 @@ type LoadResult struct {
 	Partial string
 	// Facts and Notes are recorded with the case (Facts also when Run fails); Warnings are its samples'
 	// (results.CaseResult.SampleWarnings).
-	Facts    map[string]string
+	Facts    map[results.FactKey]string
 	Notes    []string
 	Warnings []string
 }
@@ -143,7 +143,7 @@ type Collection struct {
 	Samples  []results.Sample
 	Warnings []string
 	// Facts are recorded with the case (a cni case: "resources", what was not collected and why).
-	Facts map[string]string
+	Facts map[results.FactKey]string
 	// IngestWait is the part of the collection spent waiting for the window's data to be ingested (recorded as
 	// the timing collect-wait-<kind>, inside collect-<kind>).
 	IngestWait time.Duration

@@ -51,7 +51,7 @@ func TestFailedLoad(t *testing.T) {
 			second := plan.Cases[0]
 			second.ID, second.Index = "same-node/udp", 2
 			plan.Cases = append(plan.Cases, second)
-			lr := LoadResult{Windows: sampleWindows, Facts: map[string]string{"raw.1": "raw/1.json"}}
+			lr := LoadResult{Windows: sampleWindows, Facts: map[results.FactKey]string{"raw.1": "raw/1.json"}}
 			r := &Runner{Plan: plan, RunID: "cni-1", Workloads: testPods{c}, Load: failedLoad{c, lr, tc.err},
 				Collector: fakeCollector{c}, Store: st, Clock: clk}
 			out, err := r.Run(context.Background())

@@ -32,9 +32,9 @@ func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, 
 	// Every window keeps from a phase change: lead before it (the rate range: its first rate point looks back that
 	// far), guard after it (two median sample spacings: the counters are interpolated at its end from the sample after it).
 	lead, guard := max(r.leadIn(), r.guard()), r.guard()
-	cr.res.Facts["collector-lead-in"] = lead.String()
+	cr.res.Facts[results.FactCollectorLeadIn] = lead.String()
 	if guard > 0 {
-		cr.res.Facts[FactGuard] = guard.String()
+		cr.res.Facts[results.FactGuard] = guard.String()
 	}
 	var windows []results.Window
 	if c.Policy.Idle > 0 {
@@ -90,11 +90,11 @@ func loadRequest(cr *caseRun, c scenario.Case, lead, guard time.Duration) LoadRe
 		return req
 	}
 	if req.LeadIn > warm {
-		cr.res.Facts["lead-in"] = fmt.Sprintf("%s (warm-up %s + trim %s raised to the rate range %s: the window's first rate point must see load only)",
+		cr.res.Facts[results.FactLeadIn] = fmt.Sprintf("%s (warm-up %s + trim %s raised to the rate range %s: the window's first rate point must see load only)",
 			req.LeadIn, lp.WarmUp, lp.TrimStart, lead)
 	}
 	if guard > req.CoolDown {
-		cr.res.Facts[FactCoolDown] = fmt.Sprintf("%s (%s raised to the guard %s: the sample after the window's end must see load only)",
+		cr.res.Facts[results.FactCoolDown] = fmt.Sprintf("%s (%s raised to the guard %s: the sample after the window's end must see load only)",
 			guard, req.CoolDown, guard)
 		req.CoolDown = guard
 	}
@@ -150,7 +150,7 @@ func (r *Runner) loadAndCollect(ctx context.Context, st *state, cr *caseRun, t T
 	cr.add(c, lr.Samples, false)
 	var pathErr error
 	if prover != nil {
-		var facts map[string]string
+		var facts map[results.FactKey]string
 		facts, pathErr = prover.AfterLoad(ctx, t, c.Mode, mark, lr.Requests)
 		cr.facts(facts)
 	}

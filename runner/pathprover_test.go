@@ -25,15 +25,15 @@ func (p provingMesh) BeforeLoad(_ context.Context, _ Target, m scenario.Mode) (P
 	return mark{m}, nil
 }
 
-func (p provingMesh) AfterLoad(_ context.Context, _ Target, m scenario.Mode, before PathMark, requests int64) (map[string]string, error) {
+func (p provingMesh) AfterLoad(_ context.Context, _ Target, m scenario.Mode, before PathMark, requests int64) (map[results.FactKey]string, error) {
 	p.add("after-load %s (%d requests)", m, requests)
 	if before.(mark).mode != m {
 		return nil, fmt.Errorf("mark of mode %v handed back for %s", before, m)
 	}
 	if m == p.bypassed {
-		return map[string]string{"waypoint-requests": "0"}, errors.New("waypoint ns/waypoint counted 0 of the load's requests: traffic bypasses it")
+		return map[results.FactKey]string{results.FactWaypointRequests: "0"}, errors.New("waypoint ns/waypoint counted 0 of the load's requests: traffic bypasses it")
 	}
-	return map[string]string{"waypoint-requests": fmt.Sprint(requests)}, nil
+	return map[results.FactKey]string{results.FactWaypointRequests: fmt.Sprint(requests)}, nil
 }
 
 // TestPathProverAroundTheLoad: a Mesh that proves the data path is asked right before and after each case's load;
@@ -57,14 +57,14 @@ func TestPathProverAroundTheLoad(t *testing.T) {
 		switch {
 		case string(c.Mode) == string(scenario.ModeAmbient):
 			if c.Status != results.StatusFailed || !strings.Contains(c.Reason, "not the mode's data path: waypoint ns/waypoint counted 0") ||
-				c.Facts["waypoint-requests"] != "0" {
+				c.Facts[results.FactWaypointRequests] != "0" {
 				t.Errorf("%s: %s %q facts %v: want failed, naming the bypass", c.CaseID, c.Status, c.Reason, c.Facts)
 			}
 			if n := h.store.samplesOf(c.CaseID); n == 0 {
 				t.Errorf("%s: a refuted case's measurements were dropped", c.CaseID)
 			}
 		default:
-			if c.Status != results.StatusOK || c.Facts["waypoint-requests"] == "" {
+			if c.Status != results.StatusOK || c.Facts[results.FactWaypointRequests] == "" {
 				t.Errorf("%s: %s %q facts %v", c.CaseID, c.Status, c.Reason, c.Facts)
 			}
 		}

@@ -16,13 +16,13 @@ type reconcilingMesh struct {
 	pending map[scenario.Mode]bool
 }
 
-func (f reconcilingMesh) Reconcile(_ context.Context, _ Target, m scenario.Mode) (map[string]string, bool, error) {
+func (f reconcilingMesh) Reconcile(_ context.Context, _ Target, m scenario.Mode) (map[results.FactKey]string, bool, error) {
 	f.add("reconcile %s", m)
 	if !f.pending[m] {
 		return nil, false, nil
 	}
 	delete(f.pending, m)
-	return map[string]string{string(results.FactRestartedAfterReady): "Deployment mb-single/chain-1"}, true, nil
+	return map[results.FactKey]string{results.FactRestartedAfterReady: "Deployment mb-single/chain-1"}, true, nil
 }
 
 // TestReconcileWaitsAgainAfterARestart: once the workloads are ready after a switch, the runner asks a Reconciler to

@@ -20,14 +20,6 @@ import (
 // DefaultFinalizeTimeout bounds teardown and label restore after the run (or after Ctrl-C).
 const DefaultFinalizeTimeout = 10 * time.Minute
 
-// Case facts the runner records about a case's timing.
-const (
-	// FactGuard is the collector's guard (Collector.Guard) the case kept between each window and the next phase.
-	FactGuard = "guard"
-	// FactCoolDown says that the load's cool-down was raised to the guard, and from what.
-	FactCoolDown = "cool-down"
-)
-
 // Runner executes a plan case by case, each as its policy (scenario.CasePolicy) says:
 //
 //	switch (topology or mode differs, or the last switch failed):
@@ -126,7 +118,7 @@ type state struct {
 	failedKey   string    // topology/mode whose switch failed, for the rest of its consecutive cases
 	failErr     error     // why (a *SwitchError)
 	quietSince  time.Time // end of the last activity (switch, load) the next idle window must not see
-	targetFacts map[string]string
+	targetFacts map[results.FactKey]string
 	// step is the case step running or last run (caseRun.timed), where an interruption finds the case.
 	step string
 	// downNodes are the nodes a case failed on that no check has seen usable since: the nodes target.FailedNodes
@@ -281,9 +273,9 @@ func (cr *caseRun) timed(step string, f func() error) error {
 	return err
 }
 
-func (cr *caseRun) facts(m map[string]string) {
+func (cr *caseRun) facts(m map[results.FactKey]string) {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		cr.res.Facts[results.FactKey(k)] = m[k]
+		cr.res.Facts[k] = m[k]
 	}
 }
 
@@ -305,7 +297,9 @@ func (r *Runner) newCase(c scenario.Case) *caseRun {
 	cr := &caseRun{clock: clk, res: results.CaseResult{
 		RunID: r.RunID, CaseID: c.ID, Start: clk.Now(), Timings: map[string]string{}, Facts: map[results.FactKey]string{},
 	}}
-	cr.facts(c.Policy.Facts)
+	for k, v := range c.Policy.Facts { // scenario imports no results: its keys are the results.FactKey constants' text
+		cr.res.Facts[results.FactKey(k)] = v
+	}
 	if c.Policy.Named {
 		cr.res.Mode, cr.res.Topology, cr.res.Load, cr.res.Repetition = results.Mode(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
 	}

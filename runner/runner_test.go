@@ -59,7 +59,7 @@ type fakeWorkloads struct {
 func (f fakeWorkloads) Ensure(_ context.Context, topo scenario.Topology) (Target, error) {
 	f.add("ensure %s", topo.Name)
 	return Target{Target: target.Target{Topology: topo.Name, Namespaces: []string{"mb-" + topo.Name}, EntryURL: "http://entry/"},
-		Facts: map[string]string{"replicas": "1"}}, nil
+		Facts: map[results.FactKey]string{"replicas": "1"}}, nil
 }
 
 func (f fakeWorkloads) WaitReady(context.Context, Target) error {
@@ -77,17 +77,17 @@ type fakeMesh struct {
 	absent scenario.Mode // Verify fails for this mode
 }
 
-func (f fakeMesh) Apply(_ context.Context, _ Target, m scenario.Mode) (map[string]string, error) {
+func (f fakeMesh) Apply(_ context.Context, _ Target, m scenario.Mode) (map[results.FactKey]string, error) {
 	f.add("apply %s", m)
-	return map[string]string{"mode-switch": "label"}, nil
+	return map[results.FactKey]string{"mode-switch": "label"}, nil
 }
 
-func (f fakeMesh) Verify(_ context.Context, _ Target, m scenario.Mode) (map[string]string, error) {
+func (f fakeMesh) Verify(_ context.Context, _ Target, m scenario.Mode) (map[results.FactKey]string, error) {
 	f.add("verify %s", m)
 	if m == f.absent {
 		return nil, errNoRedirection
 	}
-	return map[string]string{"verified-pods": "3"}, nil
+	return map[results.FactKey]string{results.FactVerifiedPods: "3"}, nil
 }
 
 func (f fakeMesh) Restore(ctx context.Context) error {
@@ -254,15 +254,15 @@ func TestRunAllCasesWithAnAbsentDataPlane(t *testing.T) {
 	if got := first.Windows[1].Start.Sub(first.Windows[0].End); got != 5*time.Second+20*time.Second+7*time.Millisecond {
 		t.Errorf("load window started %s after the idle window (want the guard 5s + lead-in 20s + the fake's 7ms)", got)
 	}
-	if first.Facts[FactGuard] != "5s" || !strings.Contains(first.Facts[FactCoolDown], "2s raised to the guard 5s") {
-		t.Errorf("guard facts %q %q", first.Facts[FactGuard], first.Facts[FactCoolDown])
+	if first.Facts[results.FactGuard] != "5s" || !strings.Contains(first.Facts[results.FactCoolDown], "2s raised to the guard 5s") {
+		t.Errorf("guard facts %q %q", first.Facts[results.FactGuard], first.Facts[results.FactCoolDown])
 	}
-	if !strings.Contains(first.Facts["lead-in"], "raised to the rate range 20s") || first.Facts["verified-pods"] != "3" ||
+	if !strings.Contains(first.Facts[results.FactLeadIn], "raised to the rate range 20s") || first.Facts[results.FactVerifiedPods] != "3" ||
 		first.Facts["replicas"] != "1" || len(first.CollectorWarnings) == 0 {
 		t.Errorf("facts %v", first.Facts)
 	}
 	// What the resource figures cover is a fact, measured from the collector's window, not the configured length.
-	if first.Facts["resource-window-idle"] != "20s" || first.Facts["resource-window-load"] == "" {
+	if first.Facts[results.FactResourceWindowOf(results.WindowIdle)] != "20s" || first.Facts[results.FactResourceWindowOf(results.WindowLoad)] == "" {
 		t.Errorf("resource window facts %v", first.Facts)
 	}
 	for _, step := range []string{"ensure", "mode-switch", "wait-ready", "verify", "load-clients", "settle", "idle", "load", "collect-idle", "collect-load"} {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -58,7 +59,7 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 	st.mode, st.ready = c.Mode, false
 	t := *st.target
 	for _, s := range r.modeSteps(ctx, t, c.Mode) {
-		var facts map[string]string
+		var facts map[results.FactKey]string
 		err := cr.timed(s.name, func() error {
 			var err error
 			facts, err = s.f()
@@ -81,17 +82,17 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 // words of a failure, and the call.
 type switchStep struct {
 	name, what string
-	f          func() (map[string]string, error)
+	f          func() (map[results.FactKey]string, error)
 }
 
 // modeSteps are the steps that put deployed target t into mode, in order: those the run's adapters have.
 func (r *Runner) modeSteps(ctx context.Context, t Target, mode scenario.Mode) []switchStep {
 	var steps []switchStep
 	if r.Mesh != nil {
-		steps = append(steps, switchStep{"mode-switch", "apply mode " + string(mode), func() (map[string]string, error) { return r.Mesh.Apply(ctx, t, mode) }})
+		steps = append(steps, switchStep{"mode-switch", "apply mode " + string(mode), func() (map[results.FactKey]string, error) { return r.Mesh.Apply(ctx, t, mode) }})
 	}
 	if w, ok := r.Workloads.(ReadyWaiter); ok {
-		steps = append(steps, switchStep{"wait-ready", "workloads not ready after switching to mode " + string(mode), func() (map[string]string, error) {
+		steps = append(steps, switchStep{"wait-ready", "workloads not ready after switching to mode " + string(mode), func() (map[results.FactKey]string, error) {
 			if err := w.WaitReady(ctx, t); err != nil {
 				return nil, err
 			}
@@ -107,12 +108,12 @@ func (r *Runner) modeSteps(ctx context.Context, t Target, mode scenario.Mode) []
 		}})
 	}
 	if r.Mesh != nil {
-		steps = append(steps, switchStep{"verify", "not measured: verification of mode " + string(mode) + " failed", func() (map[string]string, error) {
+		steps = append(steps, switchStep{"verify", "not measured: verification of mode " + string(mode) + " failed", func() (map[results.FactKey]string, error) {
 			return r.Mesh.Verify(ctx, t, mode)
 		}})
 	}
 	if lc, ok := r.Load.(LoadClients); ok {
-		steps = append(steps, switchStep{"load-clients", "load clients not ready in mode " + string(mode), func() (map[string]string, error) {
+		steps = append(steps, switchStep{"load-clients", "load clients not ready in mode " + string(mode), func() (map[results.FactKey]string, error) {
 			return nil, lc.Prepare(ctx, t, mode)
 		}})
 	}
