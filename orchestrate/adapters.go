@@ -104,8 +104,8 @@ func (a *workloadsAdapter) Ensure(ctx context.Context, topo scenario.Topology) (
 // targetFacts are the case facts of a deployed app (capacity reads app-pods and chain-depth).
 func targetFacts(w scenario.Workload, topo scenario.Topology, t workloads.Target) map[results.FactKey]string {
 	facts := map[results.FactKey]string{
-		"app": string(t.App), "namespaces": strings.Join(t.Namespaces, ","), "services": strconv.Itoa(len(t.Services)),
-		"replicas": strconv.Itoa(topo.Replicas), results.FactAppPods: strconv.Itoa(t.ExpectedPods()), "entry-url": t.EntryURL,
+		results.FactApp: string(t.App), results.FactNamespaces: strings.Join(t.Namespaces, ","), results.FactServices: strconv.Itoa(len(t.Services)),
+		results.FactReplicas: strconv.Itoa(topo.Replicas), results.FactAppPods: strconv.Itoa(t.ExpectedPods()), results.FactEntryURL: t.EntryURL,
 	}
 	if ch := w.ChainFor(topo); ch != nil && w.App == scenario.AppFortioChain {
 		// The hops below the entry, which capacity.BuildHops fits latency against.
@@ -219,12 +219,12 @@ func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario
 		facts[results.FactDataPlane] = string(results.LeastRepresentative(all))
 	}
 	if r := a.sw.Revision; r != "" && mesh.NeedsIstio(mode) {
-		facts["istio-revision"] = r
+		facts[results.FactIstioRevision] = r
 	}
 	if len(v.ProxyConfig) > 0 {
 		facts[results.FactProxyConfig] = mesh.SummarizeProxyConfig(v.ProxyConfig)
 	}
-	facts["mtls"] = a.mtls(ctx, t.Namespaces, mode)
+	facts[results.FactMTLS] = a.mtls(ctx, t.Namespaces, mode)
 	if err == nil && !v.OK() {
 		err = fmt.Errorf("%d pods, problems: %s", len(v.Pods), strings.Join(v.Problems, "; "))
 	}
@@ -369,15 +369,15 @@ func loadFacts(res loadgen.Result) map[results.FactKey]string {
 		clients = append(clients, fmt.Sprintf("%s %s..%s %.1f qps", who, c.Start.Format(time.RFC3339Nano), c.End.Format(time.RFC3339Nano), c.ActualQPS))
 	}
 	facts := map[results.FactKey]string{
-		"achieved-qps": strconv.FormatFloat(res.ActualQPS, 'f', 1, 64), "error-rate": strconv.FormatFloat(res.ErrorRate(), 'f', 3, 64) + "%",
-		"load-clients": strings.Join(clients, "; "),
+		results.FactAchievedQPS: strconv.FormatFloat(res.ActualQPS, 'f', 1, 64), results.FactErrorRate: strconv.FormatFloat(res.ErrorRate(), 'f', 3, 64) + "%",
+		results.FactLoadClients: strings.Join(clients, "; "),
 	}
 	if len(res.Targets) > 0 {
 		var ts []string
 		for _, tr := range res.Targets {
 			ts = append(ts, fmt.Sprintf("%s %s weight %d %.1f qps %.3f%% errors", tr.Name, tr.Protocol, tr.Weight, tr.ActualQPS, tr.ErrorRate()))
 		}
-		facts["load-targets"] = strings.Join(ts, "; ")
+		facts[results.FactLoadTargets] = strings.Join(ts, "; ")
 	}
 	return facts
 }
