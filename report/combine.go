@@ -105,14 +105,14 @@ func (r Report) baselineHeadlines() []string {
 	}
 	rows := results.CNIRows(r.baseline.Summary)
 	var items []string
-	for _, path := range []string{"cross-node", "same-node"} {
+	for _, path := range []results.CNIPath{results.CNIPathCrossNode, results.CNIPathSameNode} {
 		var parts []string
 		for _, rw := range rows {
-			if rw.Path != path || rw.N == 0 {
+			if rw.Path != string(path) || rw.N == 0 {
 				continue
 			}
 			p := fmt.Sprintf("%s %s %s", rw.Test, charts.FormatValue(rw.Mean), rw.Unit)
-			if d := rw.Detail(); d != "" && (rw.Test == "rr" || rw.Test == "crr") {
+			if d := rw.Detail(); d != "" && (rw.Test == string(results.CNITestRR) || rw.Test == string(results.CNITestCRR)) {
 				p += " (" + d + ")"
 			}
 			parts = append(parts, p)
@@ -123,11 +123,11 @@ func (r Report) baselineHeadlines() []string {
 	}
 	cpuUnit := r.unitOf(string(charts.MetricCPU))
 	for _, sel := range charts.LatencySelections(r.Summary) {
-		_, modes, unit := r.latencyStatsModes(string(charts.MetricLatency), sel)
+		_, modes, unit := r.latencyStatsModes(charts.MetricLatency, sel)
 		for _, mode := range modes {
 			var parts, lat []string
-			for _, st := range []string{"p50", "p99"} {
-				if x, ok := r.latencySeries(string(charts.MetricLatency), sel.Topology, mode, sel.Load, st); ok {
+			for _, st := range []results.Stat{results.StatP50, results.StatP99} {
+				if x, ok := r.latencySeries(charts.MetricLatency, sel.Topology, mode, sel.Load, st); ok {
 					lat = append(lat, fmt.Sprintf("%s %s %s", st, charts.FormatValue(x.Mean), unit))
 				}
 			}
@@ -135,7 +135,7 @@ func (r Report) baselineHeadlines() []string {
 				parts = append(parts, "app latency "+strings.Join(lat, ", "))
 			}
 			mesh := "no mesh"
-			if x, ok := r.series(results.Key{Topology: sel.Topology, Mode: results.Mode(mode), Load: sel.Load, Window: results.WindowLoad,
+			if x, ok := r.series(results.Key{Topology: sel.Topology, Mode: mode, Load: sel.Load, Window: results.WindowLoad,
 				Component: results.ComponentMesh, Metric: charts.MetricCPU, Stat: charts.StatAvg, Unit: results.Unit(cpuUnit)}); ok {
 				mesh = "mesh CPU " + charts.FormatValue(x.Mean) + " " + cpuUnit
 			}

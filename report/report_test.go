@@ -259,7 +259,7 @@ func TestErrorLatencyTable(t *testing.T) {
 		mean float64
 	}{{"p50", 0.4172}, {"p99", 0.9311}} {
 		sum.Series = append(sum.Series, results.Series{Key: results.Key{Topology: "single", Mode: "sidecar", Load: "1000", Window: results.WindowLoad,
-			Component: results.ComponentLoadgen, Metric: metricErrLatency, Stat: results.Stat(st.stat), Unit: "ms"}, N: 3, Mean: st.mean,
+			Component: results.ComponentLoadgen, Metric: results.MetricErrLatency, Stat: results.Stat(st.stat), Unit: "ms"}, N: 3, Mean: st.mean,
 			CI: &results.Interval{Low: st.mean - 0.01, High: st.mean + 0.01}, Values: []float64{st.mean - 0.01, st.mean, st.mean + 0.01}})
 	}
 	run.Summary = &sum

@@ -17,19 +17,19 @@ func (r Report) latencySection() (section, bool) {
 		return s, false
 	}
 	for _, sel := range sels {
-		stats, modes, unit := r.latencyStatsModes(string(charts.MetricLatency), sel)
+		stats, modes, unit := r.latencyStatsModes(charts.MetricLatency, sel)
 		s.heading(fmt.Sprintf("Topology %s, %s", sel.Topology, windowLabel(results.WindowLoad, sel.Load)))
 		header := []string{"mode", "achieved qps"}
 		numeric := []bool{false, true}
 		for _, st := range stats {
-			header = append(header, st+" ("+unit+")")
+			header = append(header, string(st)+" ("+unit+")")
 			numeric = append(numeric, true)
 		}
 		var rows [][]string
 		for _, mode := range modes {
-			row := []string{mode, r.achievedQPS(sel.Topology, mode, sel.Load)}
+			row := []string{string(mode), r.achievedQPS(sel.Topology, mode, sel.Load)}
 			for _, st := range stats {
-				x, ok := r.latencySeries(string(charts.MetricLatency), sel.Topology, mode, sel.Load, st)
+				x, ok := r.latencySeries(charts.MetricLatency, sel.Topology, mode, sel.Load, st)
 				if !ok {
 					row = append(row, "not measured")
 					continue
@@ -44,12 +44,12 @@ func (r Report) latencySection() (section, bool) {
 		}
 
 		var added [][]string
-		hasNone := slices.Contains(modes, "none")
+		hasNone := slices.Contains(modes, results.ModeNone)
 		for _, mode := range modes {
-			if mode == "none" {
+			if mode == results.ModeNone {
 				continue
 			}
-			row := []string{mode}
+			row := []string{string(mode)}
 			for _, st := range stats {
 				d, ok := r.latencyDelta(sel.Topology, mode, sel.Load, st)
 				switch {
@@ -64,7 +64,10 @@ func (r Report) latencySection() (section, bool) {
 			added = append(added, row)
 		}
 		if len(added) > 0 {
-			h := append([]string{"mode"}, stats...)
+			h := []string{"mode"}
+			for _, st := range stats {
+				h = append(h, string(st))
+			}
 			s.table(table{ID: slug("latency-added", sel.Topology, sel.Load), Caption: "Added latency vs none (difference of means, " + confPct(r.Summary.Confidence) + " CI)", Header: h, Rows: added})
 		}
 		c := charts.LatencyChart(r.Summary, sel)
@@ -75,44 +78,41 @@ func (r Report) latencySection() (section, bool) {
 	return s, true
 }
 
-// metricErrLatency is loadgen's error-latency: the latency of non-2xx answers and connection errors, measured apart
-// from "latency" (2xx only), so that fast error answers never lower the latency percentiles.
-const metricErrLatency = "error-latency"
-
 // latencyStatsModes lists the stats and modes of metric's load-window series in sel, in display order, and their unit.
-func (r Report) latencyStatsModes(metric string, sel charts.LatencySelection) (stats, modes []string, unit string) {
+func (r Report) latencyStatsModes(metric results.Metric, sel charts.LatencySelection) (stats []results.Stat, modes []results.Mode, unit string) {
 	for _, x := range r.Summary.Series {
-		if string(x.Metric) != metric || x.Window != results.WindowLoad || x.Topology != sel.Topology || x.Load != sel.Load || x.Labels != "" || x.Mode == "" {
+		if x.Metric != metric || x.Window != results.WindowLoad || x.Topology != sel.Topology || x.Load != sel.Load || x.Labels != "" || x.Mode == "" {
 			continue
 		}
-		if !slices.Contains(stats, string(x.Stat)) {
-			stats = append(stats, string(x.Stat))
+		if !slices.Contains(stats, x.Stat) {
+			stats = append(stats, x.Stat)
 		}
-		if !slices.Contains(modes, string(x.Mode)) {
-			modes = append(modes, string(x.Mode))
+		if !slices.Contains(modes, x.Mode) {
+			modes = append(modes, x.Mode)
 		}
 		unit = string(x.Unit)
 	}
-	charts.SortStats(stats)
-	charts.SortModes(modes)
+	results.SortPercentiles(stats)
+	results.SortModes(modes)
 	return stats, modes, unit
 }
 
-// errorLatencyTable lists the error answers' latency of the modes that had errors in sel.
+// errorLatencyTable lists the error answers' latency of the modes that had errors in sel: loadgen measures it apart
+// from the 2xx latency, so that fast error answers never lower the latency percentiles.
 func (r Report) errorLatencyTable(sel charts.LatencySelection) (table, bool) {
-	stats, modes, unit := r.latencyStatsModes(metricErrLatency, sel)
+	stats, modes, unit := r.latencyStatsModes(results.MetricErrLatency, sel)
 	if len(stats) == 0 {
 		return table{}, false
 	}
 	header, numeric := []string{"mode"}, []bool{false}
 	for _, st := range stats {
-		header, numeric = append(header, st+" ("+unit+")"), append(numeric, true)
+		header, numeric = append(header, string(st)+" ("+unit+")"), append(numeric, true)
 	}
 	var rows [][]string
 	for _, mode := range modes {
-		row := []string{mode}
+		row := []string{string(mode)}
 		for _, st := range stats {
-			x, ok := r.latencySeries(metricErrLatency, sel.Topology, mode, sel.Load, st)
+			x, ok := r.latencySeries(results.MetricErrLatency, sel.Topology, mode, sel.Load, st)
 			if !ok {
 				row = append(row, "not measured")
 				continue
@@ -125,20 +125,20 @@ func (r Report) errorLatencyTable(sel charts.LatencySelection) (table, bool) {
 		Caption: "Latency of error answers (non-2xx and connection errors), kept out of the table above; only modes that had errors"}, true
 }
 
-func (r Report) latencySeries(metric, topo, mode, load, stat string) (results.Series, bool) {
+func (r Report) latencySeries(metric results.Metric, topo string, mode results.Mode, load string, stat results.Stat) (results.Series, bool) {
 	for _, x := range r.Summary.Series {
-		if string(x.Metric) == metric && x.Window == results.WindowLoad && x.Topology == topo && string(x.Mode) == mode &&
-			x.Load == load && string(x.Stat) == stat && x.Labels == "" {
+		if x.Metric == metric && x.Window == results.WindowLoad && x.Topology == topo && x.Mode == mode &&
+			x.Load == load && x.Stat == stat && x.Labels == "" {
 			return x, true
 		}
 	}
 	return results.Series{}, false
 }
 
-func (r Report) latencyDelta(topo, mode, load, stat string) (results.Delta, bool) {
+func (r Report) latencyDelta(topo string, mode results.Mode, load string, stat results.Stat) (results.Delta, bool) {
 	for _, d := range r.Summary.Deltas {
-		if d.Metric == charts.MetricLatency && d.Base == "none" && string(d.Other) == mode && d.Topology == topo && d.Load == load &&
-			string(d.Stat) == stat && d.Labels == "" && d.Window == results.WindowLoad {
+		if d.Metric == charts.MetricLatency && d.Base == results.ModeNone && d.Other == mode && d.Topology == topo && d.Load == load &&
+			d.Stat == stat && d.Labels == "" && d.Window == results.WindowLoad {
 			return d, true
 		}
 	}
@@ -153,11 +153,11 @@ func loadTargetPart(labels string) bool {
 
 // achievedQPS is the load generator's achieved rate (qps, stat value; the requested rate is stat target), mean ± CI
 // over repetitions; several series (labelled clients) are listed side by side.
-func (r Report) achievedQPS(topo, mode, load string) string {
+func (r Report) achievedQPS(topo string, mode results.Mode, load string) string {
 	var parts []string
 	for _, x := range r.Summary.Series {
-		if x.Metric == "qps" && x.Stat == charts.StatValue && x.Component == results.ComponentLoadgen && x.Topology == topo &&
-			string(x.Mode) == mode && x.Load == load && x.Window == results.WindowLoad && !loadTargetPart(x.Labels) {
+		if x.Metric == results.MetricQPS && x.Stat == charts.StatValue && x.Component == results.ComponentLoadgen && x.Topology == topo &&
+			x.Mode == mode && x.Load == load && x.Window == results.WindowLoad && !loadTargetPart(x.Labels) {
 			parts = append(parts, fmtMean(x))
 		}
 	}

@@ -17,7 +17,7 @@ func (r Report) modesSection() (section, bool) {
 		}
 		change, verdict := deltaPctParts(d, r.deltaN(d))
 		byMetric[string(d.Metric)] = append(byMetric[string(d.Metric)], []string{d.Topology, windowLabel(d.Window, d.Load), string(d.Component),
-			string(d.Other + " vs " + d.Base), charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), change, verdict})
+			string(d.Other) + " vs " + string(d.Base), charts.FormatValue(d.BaseMean), charts.FormatValue(d.OtherMean), change, verdict})
 	}
 	if len(byMetric) == 0 {
 		return s, false

@@ -82,17 +82,17 @@ func (r Report) resourceRow(k results.Key, cpuUnit, memUnit string) (row []strin
 		metric results.Metric
 		unit   string
 	}{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
-		key := func(stat string) results.Key {
+		key := func(stat results.Stat) results.Key {
 			x := k
-			x.Metric, x.Stat, x.Unit = m.metric, results.Stat(stat), results.Unit(m.unit)
+			x.Metric, x.Stat, x.Unit = m.metric, stat, results.Unit(m.unit)
 			return x
 		}
 		impossible := r.avgOutside(key)
 		sparse = sparse || impossible
-		for _, stat := range []string{"min", "max", "avg"} {
+		for _, stat := range []results.Stat{results.StatMin, results.StatMax, results.StatAvg} {
 			x, ok := r.series(key(stat))
 			switch {
-			case ok && stat == "avg":
+			case ok && stat == results.StatAvg:
 				row = append(row, fmtMean(x))
 				n = max(n, x.N)
 			case ok && impossible:
@@ -113,10 +113,10 @@ func (r Report) resourceRow(k results.Key, cpuUnit, memUnit string) (row []strin
 // avgOutside reports an average outside [min, max]: impossible for consistent data (means over repetitions keep the
 // order), so the counter samples were too sparse for min and max. The average covers the whole window and stands;
 // min and max are not shown as figures.
-func (r Report) avgOutside(key func(stat string) results.Key) bool {
-	lo, okLo := r.series(key("min"))
-	hi, okHi := r.series(key("max"))
-	av, okAv := r.series(key("avg"))
+func (r Report) avgOutside(key func(stat results.Stat) results.Key) bool {
+	lo, okLo := r.series(key(results.StatMin))
+	hi, okHi := r.series(key(results.StatMax))
+	av, okAv := r.series(key(results.StatAvg))
 	return okLo && okHi && okAv && results.AvgOutside(av.Mean, lo.Mean, hi.Mean)
 }
 

@@ -106,7 +106,7 @@ func (r Report) workloadFigures() workloadFigures {
 		w.workloads[g] = order
 	}
 	for _, d := range r.Summary.WorkloadDeltas {
-		if d.Base != "none" || d.Component != results.ComponentWorkloadTotal || d.Stat != charts.StatAvg || d.Window != results.WindowLoad {
+		if d.Base != results.ModeNone || d.Component != results.ComponentWorkloadTotal || d.Stat != charts.StatAvg || d.Window != results.WindowLoad {
 			continue
 		}
 		w.hasNone = true
