@@ -13,10 +13,6 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// FactChainDepth is the case fact BuildHops reads: the hops below the fortio chain's entry service (recorded by
-// orchestrate from scenario's Workload.ChainFor, topologies[].chainDepth).
-const FactChainDepth = "chain-depth"
-
 // hopStats are the latency percentiles fitted against the chain depth (loadgen's latency samples, 2xx only, ms).
 var hopStats = []results.Stat{results.StatP50, results.StatP90, results.StatP99}
 
@@ -76,10 +72,10 @@ func chainDepths(run *results.Run) (map[string]int, []int, []string) {
 		if c.Status != results.StatusOK {
 			continue
 		}
-		if _, ok := c.Facts[FactChainDepth]; !ok {
+		if _, ok := c.Facts[results.FactChainDepth]; !ok {
 			continue
 		}
-		d, err := factInt(c, FactChainDepth)
+		d, err := factInt(c, results.FactChainDepth)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("case %q: %v: left out of the per-hop fits", id, err))
 			continue
@@ -103,8 +99,8 @@ func BuildHops(run *results.Run, confidence float64) *Hops {
 	type key struct{ mode, load, stat string }
 	points := map[key][]Point{}
 	for _, s := range run.Samples {
-		if s.Window.Kind != results.WindowLoad || s.Component != results.ComponentLoadgen || s.Metric != "latency" ||
-			s.Unit != "ms" || len(s.Labels) > 0 || !slices.Contains(hopStats, s.Stat) || s.Mode == "" || s.Load == "" {
+		if s.Window.Kind != results.WindowLoad || s.Component != results.ComponentLoadgen || s.Metric != results.MetricLatency ||
+			s.Unit != results.UnitMs || len(s.Labels) > 0 || !slices.Contains(hopStats, s.Stat) || s.Mode == "" || s.Load == "" {
 			continue
 		}
 		d, ok := depth[s.CaseID]
@@ -126,7 +122,7 @@ func BuildHops(run *results.Run, confidence float64) *Hops {
 	for _, k := range keys {
 		pts := points[k]
 		slices.SortStableFunc(pts, func(a, b Point) int { return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Repetition, b.Repetition)) })
-		f := HopFit{Mode: k.mode, Load: k.load, Stat: k.stat, Unit: "ms", Line: FitLine(pts, confidence), Points: pts}
+		f := HopFit{Mode: k.mode, Load: k.load, Stat: k.stat, Unit: string(results.UnitMs), Line: FitLine(pts, confidence), Points: pts}
 		for _, p := range pts {
 			addInt(&f.Depths, int(p.X))
 		}
@@ -137,10 +133,10 @@ func BuildHops(run *results.Run, confidence float64) *Hops {
 		fits[key{f.Mode, f.Load, f.Stat}] = f
 	}
 	for _, k := range keys {
-		if k.mode == "none" {
+		if k.mode == string(results.ModeNone) {
 			continue
 		}
-		h.Added = append(h.Added, addedPerHop(fits[k], fits[key{"none", k.load, k.stat}], confidence))
+		h.Added = append(h.Added, addedPerHop(fits[k], fits[key{string(results.ModeNone), k.load, k.stat}], confidence))
 	}
 	return h
 }

@@ -21,7 +21,7 @@ func hopRun(cs []hopCase) *results.Run {
 	for _, c := range cs {
 		id := fmt.Sprintf("single-d%d.%s.q100.r%d", c.depth, c.mode, c.rep)
 		run.Cases = append(run.Cases, results.CaseResult{CaseID: id, Mode: results.Mode(c.mode), Load: "100", Repetition: c.rep, Status: results.StatusOK,
-			Facts: map[results.FactKey]string{FactChainDepth: strconv.Itoa(c.depth)}})
+			Facts: map[results.FactKey]string{results.FactChainDepth: strconv.Itoa(c.depth)}})
 		run.Samples = append(run.Samples, results.Sample{CaseID: id, Mode: results.Mode(c.mode), Load: "100", Repetition: c.rep,
 			Window: results.Window{Kind: results.WindowLoad}, Component: results.ComponentLoadgen, Metric: "latency", Stat: "p50", Unit: "ms", Value: c.p50})
 	}

@@ -83,7 +83,7 @@ func writeChainFixture(dir string) error {
 					load := results.Window{Kind: results.WindowLoad, Start: clock.Add(30 * time.Second), End: clock.Add(210 * time.Second)}
 					c := results.CaseResult{CaseID: id, Mode: results.Mode(mode), Topology: topo, Load: strconv.Itoa(q), Repetition: rep,
 						Status: results.StatusOK, Start: clock, End: load.End.Add(5 * time.Second), Windows: []results.Window{load},
-						Facts: map[results.FactKey]string{"app-pods": strconv.Itoa(pods), FactChainDepth: strconv.Itoa(depth),
+						Facts: map[results.FactKey]string{"app-pods": strconv.Itoa(pods), results.FactChainDepth: strconv.Itoa(depth),
 							"namespaces": "mb-" + topo, "waypoints": "0"}}
 					achieved := math.Round(float64(q)*(1-0.002*math.Abs(gauss(id+"/qps")))*10) / 10
 					krps := achieved / 1000

@@ -25,13 +25,6 @@ const (
 	PerMesh     = "mesh"     // istiod: the whole control plane, against the number of app pods in the mesh
 )
 
-// Case facts Build reads (recorded by the runner from the workloads and mesh adapters).
-const (
-	FactAppPods   = "app-pods"  // pods of the deployed app
-	FactWaypoints = "waypoints" // waypoints verified in the case
-	FactNodes     = "nodes"     // optional: nodes running ztunnel; default run.json's cluster.nodes
-)
-
 // scaling says per what a component is fitted.
 var scaling = map[string]string{
 	string(results.ComponentApp):      PerPod,
@@ -195,7 +188,7 @@ type runIndex struct {
 	rps       map[string]float64            // each case's achieved rate: its load window's unlabelled qps
 	counted   map[podsKey]int               // the pods a component's figures sum (its allocation samples' pod count)
 	waypoints map[string]int                // the waypoints each case measured (waypointCounts)
-	nodes     int                           // run.json's cluster nodes, unless a case's FactNodes says otherwise
+	nodes     int                           // run.json's cluster nodes, unless a case's results.FactNodes says otherwise
 }
 
 type podsKey struct{ caseID, component string }
@@ -208,7 +201,7 @@ func newRunIndex(run *results.Run) *runIndex {
 	}
 	for _, s := range run.Samples {
 		// Not a load target's part: those are parts of the run's unlabelled qps.
-		if s.Component == results.ComponentLoadgen && s.Metric == "qps" && s.Stat == "value" && s.Unit == "rps" && s.Window.Kind == results.WindowLoad &&
+		if s.Component == results.ComponentLoadgen && s.Metric == results.MetricQPS && s.Stat == results.StatValue && s.Unit == results.UnitRPS && s.Window.Kind == results.WindowLoad &&
 			!results.IsLoadTargetPart(s.Labels) {
 			ix.rps[s.CaseID] += s.Value
 		}
@@ -231,7 +224,7 @@ func fitSample(s results.Sample) (per, kind string, ok bool) {
 		return "", "", false
 	}
 	switch s.Stat {
-	case "avg":
+	case results.StatAvg:
 		return per, KindUsage, true
 	case results.StatRequest:
 		return per, KindReserved, true
@@ -257,16 +250,16 @@ func (ix *runIndex) caseUnits(caseID string) (u caseUnits, leftOut string, ok bo
 	if u.rps <= 0 {
 		return caseUnits{}, fmt.Sprintf("case %q: no achieved rate (loadgen qps samples in the load window): left out", caseID), false
 	}
-	pods, err := factInt(c, FactAppPods)
+	pods, err := factInt(c, results.FactAppPods)
 	if err == nil && pods < 1 {
-		err = fmt.Errorf("fact %q is 0", FactAppPods)
+		err = fmt.Errorf("fact %q is 0", results.FactAppPods)
 	}
 	if err != nil {
 		return caseUnits{}, fmt.Sprintf("case %q: %v: left out", caseID, err), false
 	}
 	u.pods, u.nodes = pods, ix.nodes
-	if _, ok := c.Facts[FactNodes]; ok {
-		if u.nodes, err = factInt(c, FactNodes); err != nil {
+	if _, ok := c.Facts[results.FactNodes]; ok {
+		if u.nodes, err = factInt(c, results.FactNodes); err != nil {
 			return caseUnits{}, fmt.Sprintf("case %q: %v: left out", caseID, err), false
 		}
 	}
@@ -349,7 +342,7 @@ func (m *Model) perUnit(s results.Sample, per string, u caseUnits, ix *runIndex)
 	case PerWaypoint:
 		w, ok := ix.waypoints[s.CaseID]
 		if !ok || w < 1 {
-			return 0, 0, fmt.Sprintf("case %q: %s samples but no waypoint count (fact %q): left out", s.CaseID, s.Component, FactWaypoints)
+			return 0, 0, fmt.Sprintf("case %q: %s samples but no waypoint count (fact %q): left out", s.CaseID, s.Component, results.FactWaypoints)
 		}
 		addInt(&m.Measured.Waypoints, w)
 		units, x = w, krps/float64(w)
@@ -438,9 +431,9 @@ func kindRank(k string) int {
 
 func unitOf(metric string) string {
 	if metric == string(results.MetricMemory) {
-		return "MiB"
+		return string(results.UnitMiB)
 	}
-	return "millicores"
+	return string(results.UnitMillicores)
 }
 
 func loadUnit(per string) string {
@@ -451,14 +444,14 @@ func loadUnit(per string) string {
 }
 
 // waypointCounts is the waypoints each case measured, per case ID. The runner verifies a mode, and records the
-// count (FactWaypoints), on the case that switched to it; the cases after it in the same topology and mode ran on
+// count (results.FactWaypoints), on the case that switched to it; the cases after it in the same topology and mode ran on
 // the same waypoints, so they take the count of the latest case before them that recorded one (cases in file order).
 func waypointCounts(cases []results.CaseResult) map[string]int {
 	out := map[string]int{}
 	last := map[string]int{} // topology/mode -> the count its latest verification recorded
 	for _, c := range cases {
 		key := c.Topology + "/" + string(c.Mode)
-		if n, err := factInt(c, FactWaypoints); err == nil {
+		if n, err := factInt(c, results.FactWaypoints); err == nil {
 			last[key] = n
 		}
 		if n, ok := last[key]; ok {

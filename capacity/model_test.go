@@ -34,7 +34,7 @@ func tinyRun(cases []tinyCase, comps map[string][2]float64, requests bool, noise
 		}
 		facts := c.facts
 		if facts == nil {
-			facts = map[results.FactKey]string{FactAppPods: "4", FactWaypoints: "1"}
+			facts = map[results.FactKey]string{results.FactAppPods: "4", results.FactWaypoints: "1"}
 		}
 		run.Cases = append(run.Cases, results.CaseResult{CaseID: id, Mode: results.Mode(c.mode), Load: fmt.Sprint(c.qps), Repetition: c.rep, Status: results.Status(st), Facts: facts})
 		sample := func(comp, metric, stat string, v float64) {
@@ -346,7 +346,7 @@ func TestWaypointCountsCarryToTheCasesAfterTheSwitch(t *testing.T) {
 	c := func(id, topo, mode, waypoints string) results.CaseResult {
 		cr := results.CaseResult{CaseID: id, Topology: topo, Mode: results.Mode(mode), Facts: map[results.FactKey]string{}}
 		if waypoints != "" {
-			cr.Facts[FactWaypoints] = waypoints
+			cr.Facts[results.FactWaypoints] = waypoints
 		}
 		return cr
 	}

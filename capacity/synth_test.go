@@ -122,7 +122,7 @@ func (sp synthSpec) cases(start time.Time) []synthCase {
 				}
 				c := results.CaseResult{CaseID: id, Mode: results.Mode(mode), Topology: "single", Load: load, Repetition: rep, Status: results.StatusOK,
 					Start: clock, End: w.End.Add(5 * time.Second), Windows: []results.Window{w},
-					Facts: map[results.FactKey]string{FactAppPods: strconv.Itoa(sp.pods), FactWaypoints: wp}}
+					Facts: map[results.FactKey]string{results.FactAppPods: strconv.Itoa(sp.pods), results.FactWaypoints: wp}}
 				share := 1 - 0.002*math.Abs(sp.draw(id+"/qps"))
 				if sp.achieved != nil {
 					share = sp.achieved(mode, q)
