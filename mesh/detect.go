@@ -141,8 +141,7 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // failed reads are listed in Problems.
 func Detect(ctx context.Context, c *kube.Clients, wantRevision string) (IstioInfo, error) {
 	var info IstioInfo
-	kc := c.Kube
-	cp, all, problem, err := DetectControlPlanes(ctx, kc)
+	cp, all, problem, err := DetectControlPlanes(ctx, c.Kube)
 	if err != nil {
 		return info, fmt.Errorf("detect istio: %w", err)
 	}
@@ -155,21 +154,58 @@ func Detect(ctx context.Context, c *kube.Clients, wantRevision string) (IstioInf
 		info.RevisionError = err.Error()
 	}
 	info.Revision, info.RevisionSource = choice.Revision, choice.Source
+	envs := readIstiods(ctx, c.Kube, revisionPods(all, choice.Revision), &info)
+	info.Installed = len(cp.Revisions) > 0
+	useFirstReadyIstiod(&info, envs)
+
+	info.Ztunnel = findDaemonSet(ctx, c.Kube, "app=ztunnel", &info)
+	if info.Ztunnel != nil {
+		info.ZtunnelImage = info.Ztunnel.Image
+	}
+	info.IstioCNI = findDaemonSet(ctx, c.Kube, "k8s-app=istio-cni-node", &info)
+	if info.IstioCNI == nil {
+		info.IstioCNIEvidence = hostCNIEvidence(ctx, c, &info)
+	}
+	if info.Namespace != "" {
+		detectMeshConfig(ctx, c, &info)
+	}
+	if info.Installed && info.RootNamespace == "" {
+		// pkg/config/mesh/mesh.go DefaultMeshConfig and the istio-discovery chart (global.istioNamespace): istio-system,
+		// whatever namespace istiod runs in.
+		info.RootNamespace = "istio-system"
+	}
+	detectNativeSidecars(ctx, c, envs, &info)
+	detectGatewayAPI(ctx, c, &info)
+	detectStandIn(ctx, c, &info)
+	info.AmbientMissing = append(info.AmbientMissing, ambientMissing(info)...)
+	info.AmbientCapable = len(info.AmbientMissing) == 0
+	return info, nil
+}
+
+// revisionPods are the istiod pods of revision (no label: the default revision) that are not terminating, sorted by
+// namespace/name so the first ready one is the same on every call.
+func revisionPods(all []corev1.Pod, revision string) []corev1.Pod {
 	items := make([]corev1.Pod, 0, len(all))
 	for _, p := range all {
 		rev := p.Labels[LabelRevision]
 		if rev == "" {
 			rev = DefaultRevision
 		}
-		if p.DeletionTimestamp == nil && rev == choice.Revision {
+		if p.DeletionTimestamp == nil && rev == revision {
 			items = append(items, p)
 		}
 	}
 	sort.Slice(items, func(i, j int) bool {
 		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
 	})
+	return items
+}
+
+// readIstiods appends each pod to info.Istiods with its image and, when ready, its /version (a failed read goes to
+// info.Problems). It returns the environment of the last pod's discovery container.
+func readIstiods(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod, info *IstioInfo) map[string]string {
 	var envs map[string]string
-	for _, p := range items {
+	for _, p := range pods {
 		d := IstiodInfo{Namespace: p.Namespace, Pod: p.Name, Revision: p.Labels["istio.io/rev"], Ready: podReady(p)}
 		for _, ct := range p.Spec.Containers {
 			if ct.Name == "discovery" || d.Image == "" {
@@ -191,61 +227,50 @@ func Detect(ctx context.Context, c *kube.Clients, wantRevision string) (IstioInf
 		}
 		info.Istiods = append(info.Istiods, d)
 	}
-	info.Installed = len(cp.Revisions) > 0
-	if len(info.Istiods) > 0 {
-		first := info.Istiods[0]
-		for _, d := range info.Istiods {
-			if d.Ready {
-				first = d
-				break
-			}
-		}
-		info.Namespace = first.Namespace
-		info.Version, info.VersionSource = first.Version, "istiod /version"
-		if info.Version == "" {
-			info.Version, info.VersionSource = imageTag(first.Image), "image tag"
-		}
-		info.PilotEnableAmbient = strings.EqualFold(envs["PILOT_ENABLE_AMBIENT"], "true")
-	}
+	return envs
+}
 
-	info.Ztunnel = findDaemonSet(ctx, kc, "app=ztunnel", &info)
-	if info.Ztunnel != nil {
-		info.ZtunnelImage = info.Ztunnel.Image
+// useFirstReadyIstiod takes the namespace and version from the first ready istiod (else the first one; the image tag
+// when /version gave nothing) and PILOT_ENABLE_AMBIENT from envs.
+func useFirstReadyIstiod(info *IstioInfo, envs map[string]string) {
+	if len(info.Istiods) == 0 {
+		return
 	}
-	info.IstioCNI = findDaemonSet(ctx, kc, "k8s-app=istio-cni-node", &info)
-	if info.IstioCNI == nil {
-		info.IstioCNIEvidence = hostCNIEvidence(ctx, c, &info)
+	first := info.Istiods[0]
+	for _, d := range info.Istiods {
+		if d.Ready {
+			first = d
+			break
+		}
 	}
-	if info.Namespace != "" {
-		detectMeshConfig(ctx, c, &info)
+	info.Namespace = first.Namespace
+	info.Version, info.VersionSource = first.Version, "istiod /version"
+	if info.Version == "" {
+		info.Version, info.VersionSource = imageTag(first.Image), "image tag"
 	}
-	if info.Installed && info.RootNamespace == "" {
-		// pkg/config/mesh/mesh.go DefaultMeshConfig and the istio-discovery chart (global.istioNamespace): istio-system,
-		// whatever namespace istiod runs in.
-		info.RootNamespace = "istio-system"
-	}
-	detectNativeSidecars(ctx, c, envs, &info)
-	detectGatewayAPI(ctx, c, &info)
-	detectStandIn(ctx, c, &info)
+	info.PilotEnableAmbient = strings.EqualFold(envs["PILOT_ENABLE_AMBIENT"], "true")
+}
 
+// ambientMissing lists what ambient mode needs and the detection did not find, in the order a user installs it.
+func ambientMissing(info IstioInfo) []string {
+	var missing []string
 	switch {
 	case !info.Installed:
-		info.AmbientMissing = append(info.AmbientMissing, "istiod")
+		missing = append(missing, "istiod")
 	case len(info.Istiods) == 0:
-		info.AmbientMissing = append(info.AmbientMissing, "a chosen istiod revision")
+		missing = append(missing, "a chosen istiod revision")
 	case !info.PilotEnableAmbient:
-		info.AmbientMissing = append(info.AmbientMissing, "PILOT_ENABLE_AMBIENT=true on istiod")
+		missing = append(missing, "PILOT_ENABLE_AMBIENT=true on istiod")
 	}
 	if info.Ztunnel == nil {
-		info.AmbientMissing = append(info.AmbientMissing, "ztunnel DaemonSet (app=ztunnel)")
+		missing = append(missing, "ztunnel DaemonSet (app=ztunnel)")
 	} else if info.Ztunnel.Ready < info.Ztunnel.Desired {
-		info.AmbientMissing = append(info.AmbientMissing, fmt.Sprintf("ztunnel ready on every node (%d of %d)", info.Ztunnel.Ready, info.Ztunnel.Desired))
+		missing = append(missing, fmt.Sprintf("ztunnel ready on every node (%d of %d)", info.Ztunnel.Ready, info.Ztunnel.Desired))
 	}
 	if info.IstioCNI == nil && info.IstioCNIEvidence == "" {
-		info.AmbientMissing = append(info.AmbientMissing, "istio-cni node agent (DaemonSet k8s-app=istio-cni-node)")
+		missing = append(missing, "istio-cni node agent (DaemonSet k8s-app=istio-cni-node)")
 	}
-	info.AmbientCapable = len(info.AmbientMissing) == 0
-	return info, nil
+	return missing
 }
 
 // ParseIstiodVersion reads istiod's :15014/version body: "<version>-<git revision>-<build status>" (BuildInfo.String,

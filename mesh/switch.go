@@ -214,24 +214,55 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 		return tr, err
 	}
 
-	wanted := map[WaypointRef]bool{}
-	if mode == scenario.ModeWaypoint {
-		refs := Waypoints(t, wp)
-		for _, r := range refs {
-			wanted[r] = true
-		}
-		if err := s.step(&tr, "waypoint-create", refsString(refs), func() error {
-			warns, err := s.ensureWaypoints(ctx, t, wp)
-			tr.Warnings = append(tr.Warnings, warns...)
-			return err
-		}); err != nil {
-			return tr, err
-		}
-		if err := s.step(&tr, "waypoint-ready", refsString(refs), func() error { return s.waitWaypoints(ctx, refs) }); err != nil {
+	wanted, err := s.applyWaypoints(ctx, &tr, t, mode, wp)
+	if err != nil {
+		return tr, err
+	}
+	if err := s.applyLabels(ctx, &tr, t, mode, wp, nss); err != nil {
+		return tr, err
+	}
+	restarted, err := s.applyRestarts(ctx, &tr, t, mode)
+	if err != nil {
+		return tr, err
+	}
+	stale, err := s.staleWaypoints(ctx, t, wanted)
+	if err != nil {
+		return tr, err
+	}
+	if len(stale) > 0 {
+		if err := s.step(&tr, "waypoint-delete", refsString(stale), func() error { return s.deleteWaypoints(ctx, stale) }); err != nil {
 			return tr, err
 		}
 	}
+	s.log().Info("mode applied", "from", tr.From, "to", mode, "namespaces", t.Namespaces, "restarted", len(restarted),
+		"elapsed", s.now().Sub(tr.Start).Round(time.Millisecond))
+	return tr, nil
+}
 
+// applyWaypoints is Apply's step 1: in waypoint mode, the waypoints t needs, created and ready. It returns them (none
+// in another mode), so the last step deletes only the others.
+func (s *Switcher) applyWaypoints(ctx context.Context, tr *Transition, t target.Target, mode scenario.Mode, wp scenario.Waypoint) (map[WaypointRef]bool, error) {
+	wanted := map[WaypointRef]bool{}
+	if mode != scenario.ModeWaypoint {
+		return wanted, nil
+	}
+	refs := Waypoints(t, wp)
+	for _, r := range refs {
+		wanted[r] = true
+	}
+	if err := s.step(tr, "waypoint-create", refsString(refs), func() error {
+		warns, err := s.ensureWaypoints(ctx, t, wp)
+		tr.Warnings = append(tr.Warnings, warns...)
+		return err
+	}); err != nil {
+		return wanted, err
+	}
+	return wanted, s.step(tr, "waypoint-ready", refsString(refs), func() error { return s.waitWaypoints(ctx, refs) })
+}
+
+// applyLabels is Apply's steps 2 and 3: the new mode's labels set first, then the other modes' removed, each a step
+// only when it changes something.
+func (s *Switcher) applyLabels(ctx context.Context, tr *Transition, t target.Target, mode scenario.Mode, wp scenario.Waypoint, nss map[string]*corev1.Namespace) error {
 	sets, removes := map[string]map[string]*string{}, map[string]map[string]*string{}
 	for _, ns := range t.Namespaces {
 		for k, v := range LabelChanges(mode, t, ns, wp, s.Revision, nss[ns].Labels) {
@@ -243,18 +274,21 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 		}
 	}
 	if len(sets) > 0 {
-		if err := s.step(&tr, "label", patchesString(t.Namespaces, sets), func() error { return s.patchLabels(ctx, t.Namespaces, nss, sets) }); err != nil {
-			return tr, err
+		if err := s.step(tr, "label", patchesString(t.Namespaces, sets), func() error { return s.patchLabels(ctx, t.Namespaces, nss, sets) }); err != nil {
+			return err
 		}
 	}
 	if len(removes) > 0 {
-		if err := s.step(&tr, "unlabel", patchesString(t.Namespaces, removes), func() error { return s.patchLabels(ctx, t.Namespaces, nss, removes) }); err != nil {
-			return tr, err
-		}
+		return s.step(tr, "unlabel", patchesString(t.Namespaces, removes), func() error { return s.patchLabels(ctx, t.Namespaces, nss, removes) })
 	}
+	return nil
+}
 
+// applyRestarts is Apply's step 4: it restarts the workloads whose pods' sidecar does not match mode and names them
+// in tr.Restarted; the step is recorded only when something restarted or it failed.
+func (s *Switcher) applyRestarts(ctx context.Context, tr *Transition, t target.Target, mode scenario.Mode) ([]target.WorkloadRef, error) {
 	var restarted []target.WorkloadRef
-	err = s.step(&tr, "restart", "workloads whose pods' sidecar does not match the mode", func() error {
+	err := s.step(tr, "restart", "workloads whose pods' sidecar does not match the mode", func() error {
 		var err error
 		restarted, err = s.restartMismatched(ctx, t, mode)
 		return err
@@ -268,22 +302,7 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 			tr.Steps = tr.Steps[:n-1] // nothing restarted: not a step
 		}
 	}
-	if err != nil {
-		return tr, err
-	}
-
-	stale, err := s.staleWaypoints(ctx, t, wanted)
-	if err != nil {
-		return tr, err
-	}
-	if len(stale) > 0 {
-		if err := s.step(&tr, "waypoint-delete", refsString(stale), func() error { return s.deleteWaypoints(ctx, stale) }); err != nil {
-			return tr, err
-		}
-	}
-	s.log().Info("mode applied", "from", tr.From, "to", mode, "namespaces", t.Namespaces, "restarted", len(restarted),
-		"elapsed", s.now().Sub(tr.Start).Round(time.Millisecond))
-	return tr, nil
+	return restarted, err
 }
 
 // LabelChanges is what Apply changes on namespace ns of t, whose labels are cur, to put it in mode: each label to
