@@ -249,44 +249,9 @@ func Steps(o Options) [][]string {
 	return steps
 }
 
+// cronJob runs Steps(o) in one pod, every step but the last as an init container in order (a failed step stops the
+// pod); neither the pod nor the Job is retried.
 func cronJob(o Options, name string, meta metav1.ObjectMeta, labels map[string]string) *batchv1.CronJob {
-	runs := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
-	if o.PVC != "" {
-		runs = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.PVC}}
-	}
-	mounts := []corev1.VolumeMount{
-		{Name: "scenario", MountPath: ScenarioDir, ReadOnly: true},
-		{Name: "runs", MountPath: RunsDir},
-		{Name: "tmp", MountPath: "/tmp"},
-	}
-	if o.PrometheusSecret != "" {
-		mounts = append(mounts, corev1.VolumeMount{Name: "prometheus", MountPath: PrometheusSecretDir, ReadOnly: true})
-	}
-	no, yes := false, true
-	uid := int64(65532)
-	container := func(step []string) corev1.Container {
-		return corev1.Container{
-			Name:         step[0],
-			Image:        o.Image,
-			Args:         step,
-			Env:          []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
-			VolumeMounts: mounts,
-			Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
-			},
-			SecurityContext: &corev1.SecurityContext{
-				AllowPrivilegeEscalation: &no,
-				ReadOnlyRootFilesystem:   &yes,
-				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			},
-		}
-	}
-	steps := Steps(o)
-	var inits []corev1.Container
-	for _, s := range steps[:len(steps)-1] {
-		inits = append(inits, container(s))
-	}
 	deadline := int64(o.Timeout / time.Second)
 	backoff := int32(0)
 	starting := int64(3600)
@@ -307,38 +272,84 @@ func cronJob(o Options, name string, meta metav1.ObjectMeta, labels map[string]s
 					ActiveDeadlineSeconds: &deadline,
 					Template: corev1.PodTemplateSpec{
 						ObjectMeta: metav1.ObjectMeta{Labels: copyMap(labels)},
-						Spec: corev1.PodSpec{
-							ServiceAccountName: ServiceAccountName,
-							RestartPolicy:      corev1.RestartPolicyNever,
-							SecurityContext: &corev1.PodSecurityContext{
-								RunAsNonRoot: &yes, RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid,
-								SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-							},
-							InitContainers: inits,
-							Containers:     []corev1.Container{container(steps[len(steps)-1])},
-							Volumes: []corev1.Volume{
-								{Name: "scenario", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-									LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
-								{Name: "runs", VolumeSource: runs},
-								{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-							},
-						},
+						Spec:       runPodSpec(o, name),
 					},
 				},
 			},
 		},
-	}
-	if o.PrometheusSecret != "" { // referenced, never copied: the token stays in the Secret
-		ps := &cj.Spec.JobTemplate.Spec.Template.Spec
-		mode := int32(0o440)
-		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "prometheus", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: o.PrometheusSecret, DefaultMode: &mode}}})
 	}
 	if o.TimeZone != "" {
 		tz := o.TimeZone
 		cj.Spec.TimeZone = &tz
 	}
 	return cj
+}
+
+// runPodSpec is the pod of one scheduled run: non-root, the scenario from ConfigMap name, the runs volume (o.PVC or
+// an emptyDir) and, when o.PrometheusSecret is set, that Secret referenced, never copied, so the token stays in it.
+func runPodSpec(o Options, name string) corev1.PodSpec {
+	runs := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+	if o.PVC != "" {
+		runs = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.PVC}}
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: "scenario", MountPath: ScenarioDir, ReadOnly: true},
+		{Name: "runs", MountPath: RunsDir},
+		{Name: "tmp", MountPath: "/tmp"},
+	}
+	if o.PrometheusSecret != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: "prometheus", MountPath: PrometheusSecretDir, ReadOnly: true})
+	}
+	steps := Steps(o)
+	var inits []corev1.Container
+	for _, s := range steps[:len(steps)-1] {
+		inits = append(inits, stepContainer(o.Image, s, mounts))
+	}
+	yes := true
+	uid := int64(65532)
+	ps := corev1.PodSpec{
+		ServiceAccountName: ServiceAccountName,
+		RestartPolicy:      corev1.RestartPolicyNever,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot: &yes, RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid,
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		InitContainers: inits,
+		Containers:     []corev1.Container{stepContainer(o.Image, steps[len(steps)-1], mounts)},
+		Volumes: []corev1.Volume{
+			{Name: "scenario", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
+			{Name: "runs", VolumeSource: runs},
+			{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		},
+	}
+	if o.PrometheusSecret != "" {
+		mode := int32(0o440)
+		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "prometheus", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: o.PrometheusSecret, DefaultMode: &mode}}})
+	}
+	return ps
+}
+
+// stepContainer runs one step (its first word names the container) of image, unprivileged, read-only root.
+func stepContainer(image string, step []string, mounts []corev1.VolumeMount) corev1.Container {
+	no, yes := false, true
+	return corev1.Container{
+		Name:         step[0],
+		Image:        image,
+		Args:         step,
+		Env:          []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
+		VolumeMounts: mounts,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+		},
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: &no,
+			ReadOnlyRootFilesystem:   &yes,
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+	}
 }
 
 // YAML renders objects as one multi-document YAML stream, keys sorted, without the null creationTimestamps and the
