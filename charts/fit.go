@@ -68,7 +68,7 @@ func (c FitChart) SVG() []byte {
 	s.text("axis", "middle", f.left+f.plotW/2, f.plotBottom+34, c.XLabel)
 	s.line("base", f.left, f.plotBottom, f.left+f.plotW, f.plotBottom)
 	for i, fs := range c.Series {
-		f.drawSeries(s, fs, SeriesColour(fs.Name, i))
+		f.drawSeries(s, fs, seriesColour(fs.Name, i))
 	}
 	drawCaveats(s, c.Caveats, f.plotBottom+48)
 	return s.bytes()

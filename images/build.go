@@ -44,7 +44,7 @@ type Options struct {
 	// Progress receives a line when each binary starts and ends compiling, and one every Heartbeat while it
 	// compiles (a cold Go cache makes that minutes); nil is silent.
 	Progress io.Writer
-	// Heartbeat is the interval of the "still compiling" lines; 0 is DefaultHeartbeat.
+	// Heartbeat is the interval of the "still compiling" lines; 0 is defaultHeartbeat.
 	Heartbeat time.Duration
 	// Clock times the steps and the heartbeat; nil is the wall clock.
 	Clock clock.WithTicker
@@ -77,7 +77,7 @@ type PlatformInfo struct {
 func (b Built) Index() v1.ImageIndex { return b.index }
 
 // Build compiles every image's binary for every platform and assembles the image indexes in memory. Nothing leaves
-// the machine; Push and WriteArchive publish the result.
+// the machine; Push and writeArchive publish the result.
 func Build(ctx context.Context, o Options) ([]Built, error) {
 	o, err := buildDefaults(o)
 	if err != nil {
@@ -130,7 +130,7 @@ func buildDefaults(o Options) (Options, error) {
 		return o, errors.New("build images: no source directory")
 	}
 	if len(o.Images) == 0 {
-		o.Images = All()
+		o.Images = all()
 	}
 	if len(o.Platforms) == 0 {
 		ps, err := ParsePlatforms(DefaultPlatforms())
@@ -197,7 +197,7 @@ func CheckName(registry, tag string) error {
 	if tag == "" || tag[0] == '.' || tag[0] == '-' {
 		return fmt.Errorf("tag %q: must start with a letter, digit or '_'", tag)
 	}
-	for _, img := range All() {
+	for _, img := range all() {
 		if _, err := name.NewTag(RefOf(registry, img, tag)); err != nil {
 			return fmt.Errorf("registry %q and tag %q do not name an image: %w", registry, tag, err)
 		}
@@ -217,7 +217,7 @@ func compile(ctx context.Context, o Options, img Image, p v1.Platform, out strin
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, o.Go, "build", "-trimpath", "-ldflags", o.Stamp.LDFlags(), "-o", out, img.Package)
+	cmd := exec.CommandContext(ctx, o.Go, "build", "-trimpath", "-ldflags", o.Stamp.ldFlags(), "-o", out, img.Package)
 	cmd.Dir = o.Source
 	cmd.Env = append(os.Environ(), env...) // later entries win: CGO_ENABLED=0 and the target whatever the caller has
 	var output bytes.Buffer
@@ -263,7 +263,7 @@ func BaseLayer(certs []byte) ([]byte, error) {
 			tarEntry{name: strings.TrimPrefix(CACertsPath, "/"), mode: 0o644, data: certs})
 	}
 	es = append(es,
-		dir("home", 0o755), tarEntry{name: "home/nonroot/", mode: 0o700, uid: UID, gid: GID},
+		dir("home", 0o755), tarEntry{name: "home/nonroot/", mode: 0o700, uid: uid, gid: gid},
 		dir("tmp", 0o1777),
 		dir("usr", 0o755), dir("usr/local", 0o755), dir("usr/local/bin", 0o755),
 	)
@@ -332,7 +332,7 @@ func platformImage(base, bin v1.Layer, img Image, p v1.Platform, st Stamp) (v1.I
 	cf.Config = v1.Config{
 		Entrypoint: []string{img.Path},
 		Env:        []string{"PATH=/usr/local/bin:/usr/bin:/bin", "SSL_CERT_FILE=" + CACertsPath},
-		User:       fmt.Sprintf("%d:%d", UID, GID),
+		User:       fmt.Sprintf("%d:%d", uid, gid),
 		WorkingDir: "/",
 		Labels:     Labels(img, st),
 	}

@@ -35,9 +35,9 @@ var dataPlaneComponents = []string{results.ComponentSidecar, results.ComponentZt
 // ComponentsOfMode are the data-plane components mode runs (none: none).
 func ComponentsOfMode(m scenario.Mode) []string { return results.DataPlaneComponentsOfMode(string(m)) }
 
-// DataPlanesFromMarker reads what ran each component from the test bed's marker data; without a marker (nil data)
+// dataPlanesFromMarker reads what ran each component from the test bed's marker data; without a marker (nil data)
 // every component is Istio's own. It is pure.
-func DataPlanesFromMarker(data map[string]string, proxyImage, ztunnelImage string) []results.ComponentDataPlane {
+func dataPlanesFromMarker(data map[string]string, proxyImage, ztunnelImage string) []results.ComponentDataPlane {
 	standIns := splitList(data[markerStandIns])
 	upstream := splitList(data[markerUpstreamEnvoy])
 	for _, c := range splitList(data[markerLegacyList]) {
@@ -55,7 +55,7 @@ func DataPlanesFromMarker(data map[string]string, proxyImage, ztunnelImage strin
 			out = append(out, results.ComponentDataPlane{Component: comp, Kind: results.DataPlaneStandIn, Description: standInDescription(comp, data)})
 		case slices.Contains(upstream, comp):
 			out = append(out, results.ComponentDataPlane{Component: comp, Kind: results.DataPlaneUpstreamEnvoy,
-				Description: UpstreamEnvoyDescription(data[markerEnvoyVersion], data[markerIstioVersion])})
+				Description: upstreamEnvoyDescription(data[markerEnvoyVersion], data[markerIstioVersion])})
 		default:
 			out = append(out, results.ComponentDataPlane{Component: comp, Kind: results.DataPlaneIstio, Description: istioDescription(comp, proxyImage, ztunnelImage)})
 		}
@@ -63,8 +63,8 @@ func DataPlanesFromMarker(data map[string]string, proxyImage, ztunnelImage strin
 	return out
 }
 
-// UpstreamEnvoyDescription names upstream Envoy under pilot-agent as every result shows it.
-func UpstreamEnvoyDescription(envoyVersion, agentVersion string) string {
+// upstreamEnvoyDescription names upstream Envoy under pilot-agent as every result shows it.
+func upstreamEnvoyDescription(envoyVersion, agentVersion string) string {
 	return fmt.Sprintf("upstream Envoy %s (pilot-agent %s; Istio telemetry filters off)", orUnknown(envoyVersion), orUnknown(agentVersion))
 }
 
@@ -84,8 +84,8 @@ func istioDescription(comp, proxyImage, ztunnelImage string) string {
 	return "Istio's proxy (Envoy)" + inParens(proxyImage)
 }
 
-// PodDataPlane is what a pod's proxy is, from its annotations: a stand-in, upstream Envoy, or Istio's own.
-func PodDataPlane(pod *corev1.Pod) results.DataPlaneKind {
+// podDataPlane is what a pod's proxy is, from its annotations: a stand-in, upstream Envoy, or Istio's own.
+func podDataPlane(pod *corev1.Pod) results.DataPlaneKind {
 	switch {
 	case pod.Annotations[StandInAnnotation] == "true":
 		return results.DataPlaneStandIn

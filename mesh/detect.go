@@ -116,7 +116,7 @@ func (i IstioInfo) Facts(profile string) *results.IstioFacts {
 	}
 	dps := i.DataPlanes
 	if len(dps) == 0 { // an IstioInfo not from Detect
-		dps = DataPlanesFromMarker(nil, i.ProxyImage, i.ZtunnelImage)
+		dps = dataPlanesFromMarker(nil, i.ProxyImage, i.ZtunnelImage)
 	}
 	dp := results.LeastRepresentative(dps)
 	if i.StandIn && dp != results.DataPlaneStandIn {
@@ -141,7 +141,7 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // failed reads are listed in Problems.
 func Detect(ctx context.Context, c *kube.Clients, wantRevision string) (IstioInfo, error) {
 	var info IstioInfo
-	cp, all, problem, err := DetectControlPlanes(ctx, c.Kube)
+	cp, all, problem, err := detectControlPlanes(ctx, c.Kube)
 	if err != nil {
 		return info, fmt.Errorf("detect istio: %w", err)
 	}
@@ -149,7 +149,7 @@ func Detect(ctx context.Context, c *kube.Clients, wantRevision string) (IstioInf
 	if problem != "" {
 		info.Problems = append(info.Problems, problem)
 	}
-	choice, err := ResolveRevision(wantRevision, cp)
+	choice, err := resolveRevision(wantRevision, cp)
 	if err != nil {
 		info.RevisionError = err.Error()
 	}
@@ -189,7 +189,7 @@ func revisionPods(all []corev1.Pod, revision string) []corev1.Pod {
 	for _, p := range all {
 		rev := p.Labels[LabelRevision]
 		if rev == "" {
-			rev = DefaultRevision
+			rev = defaultRevision
 		}
 		if p.DeletionTimestamp == nil && rev == revision {
 			items = append(items, p)
@@ -220,7 +220,7 @@ func readIstiods(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod
 			body, err := kube.ProxyGet(vctx, kc, "pods", p.Namespace, p.Name+":15014", "/version", nil)
 			cancel()
 			if err == nil {
-				d.Version = ParseIstiodVersion(string(body))
+				d.Version = parseIstiodVersion(string(body))
 			} else {
 				info.Problems = append(info.Problems, fmt.Sprintf("istiod %s/%s version: %v", p.Namespace, p.Name, err))
 			}
@@ -273,9 +273,9 @@ func ambientMissing(info IstioInfo) []string {
 	return missing
 }
 
-// ParseIstiodVersion reads istiod's :15014/version body: "<version>-<git revision>-<build status>" (BuildInfo.String,
+// parseIstiodVersion reads istiod's :15014/version body: "<version>-<git revision>-<build status>" (BuildInfo.String,
 // e.g. "1.31-dev-eed52ebb66ad-Clean"), or a JSON BuildInfo from other builds. It returns the version.
-func ParseIstiodVersion(body string) string {
+func parseIstiodVersion(body string) string {
 	body = strings.TrimSpace(body)
 	if strings.HasPrefix(body, "{") {
 		var v struct {
@@ -406,7 +406,7 @@ func detectMeshConfig(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 		}
 		return
 	}
-	info.ProxyImage = ProxyImageFromValues(cm.Data["values"])
+	info.ProxyImage = proxyImageFromValues(cm.Data["values"])
 	if strings.Contains(cm.Data["values"], StandInAnnotation) || strings.Contains(cm.Data["config"], StandInAnnotation) {
 		info.StandIn, info.injectsStandIn = true, true
 		info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("ConfigMap %s/%s injects %s", info.Namespace, inj, StandInAnnotation))
@@ -416,9 +416,9 @@ func detectMeshConfig(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	}
 }
 
-// ProxyImageFromValues renders the sidecar image from the injector's Helm values JSON:
+// proxyImageFromValues renders the sidecar image from the injector's Helm values JSON:
 // global.hub/global.proxy.image:global.tag[-global.variant] (an image with a "/" is used as is).
-func ProxyImageFromValues(values string) string {
+func proxyImageFromValues(values string) string {
 	var v struct {
 		Global struct {
 			Hub     string `json:"hub"`
@@ -515,10 +515,10 @@ func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	} else {
 		info.Problems = append(info.Problems, fmt.Sprintf("list stand-in marker ConfigMaps: %v", err))
 	}
-	info.DataPlanes = DataPlanesFromMarker(marker, info.ProxyImage, info.ZtunnelImage)
+	info.DataPlanes = dataPlanesFromMarker(marker, info.ProxyImage, info.ZtunnelImage)
 	if info.injectsUpstreamEnvoy {
 		setDataPlane(info.DataPlanes, results.ComponentSidecar, results.DataPlaneUpstreamEnvoy,
-			UpstreamEnvoyDescription(marker[markerEnvoyVersion], marker[markerIstioVersion]))
+			upstreamEnvoyDescription(marker[markerEnvoyVersion], marker[markerIstioVersion]))
 	}
 	if info.injectsStandIn {
 		setDataPlane(info.DataPlanes, results.ComponentSidecar, results.DataPlaneStandIn, standInDescription(results.ComponentSidecar, marker))
@@ -529,14 +529,14 @@ func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 			continue
 		}
 		for _, p := range pods.Items {
-			switch PodDataPlane(&p) {
+			switch podDataPlane(&p) {
 			case results.DataPlaneStandIn:
 				info.StandIn = true
 				info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("pod %s/%s annotated %s", p.Namespace, p.Name, StandInAnnotation))
 				setDataPlane(info.DataPlanes, sel.component, results.DataPlaneStandIn, standInDescription(sel.component, marker))
 			case results.DataPlaneUpstreamEnvoy:
 				setDataPlane(info.DataPlanes, sel.component, results.DataPlaneUpstreamEnvoy,
-					UpstreamEnvoyDescription(marker[markerEnvoyVersion], marker[markerIstioVersion]))
+					upstreamEnvoyDescription(marker[markerEnvoyVersion], marker[markerIstioVersion]))
 			}
 		}
 	}

@@ -12,12 +12,12 @@ import (
 
 // Observed data-plane states of a pod.
 const (
-	ObservedNone            = "none"
-	ObservedSidecar         = "sidecar"
-	ObservedSidecarNotReady = "sidecar-not-ready"
-	ObservedAmbient         = "ambient"
+	observedNone            = "none"
+	observedSidecar         = "sidecar"
+	observedSidecarNotReady = "sidecar-not-ready"
+	observedAmbient         = "ambient"
 	ObservedAmbientPending  = "ambient-pending"
-	ObservedTerminating     = "terminating"
+	observedTerminating     = "terminating"
 )
 
 // PodProof is the evidence that one pod is (or is not) in the expected mode.
@@ -37,7 +37,7 @@ type PodProof struct {
 	Ready bool `json:"ready"`
 	// StandIn is true when the pod is annotated as running a hack/ stand-in proxy.
 	StandIn bool `json:"standIn,omitempty"`
-	// DataPlane is what the pod's sidecar is (PodDataPlane), when it has one.
+	// DataPlane is what the pod's sidecar is (podDataPlane), when it has one.
 	DataPlane results.DataPlaneKind `json:"dataPlane,omitempty"`
 	// Evidence lists what was seen, e.g. "annotation sidecar.istio.io/status", "istio-proxy native sidecar ready".
 	Evidence []string `json:"evidence,omitempty"`
@@ -53,10 +53,10 @@ func Prove(mode scenario.Mode, pod corev1.Pod) PodProof {
 	p.NativeSidecar = s.proxy.native
 	p.Evidence = s.evidence()
 	if s.sidecar() {
-		p.DataPlane = PodDataPlane(&pod)
+		p.DataPlane = podDataPlane(&pod)
 	}
 	p.Observed = s.observed(pod.DeletionTimestamp != nil)
-	if p.Observed == ObservedTerminating {
+	if p.Observed == observedTerminating {
 		p.Problem = "pod is terminating (old replica of a rollout); wait until it is gone"
 		return p
 	}
@@ -107,17 +107,17 @@ func (s podSigns) evidence() []string {
 func (s podSigns) observed(terminating bool) string {
 	switch {
 	case terminating:
-		return ObservedTerminating
+		return observedTerminating
 	case s.sidecar() && s.hasStatus && s.proxy.found && s.proxy.ready:
-		return ObservedSidecar
+		return observedSidecar
 	case s.sidecar():
-		return ObservedSidecarNotReady
+		return observedSidecarNotReady
 	case s.hasRedirection && s.redirection == RedirectionEnabled:
-		return ObservedAmbient
+		return observedAmbient
 	case s.hasRedirection:
 		return ObservedAmbientPending
 	default:
-		return ObservedNone
+		return observedNone
 	}
 }
 
@@ -130,7 +130,7 @@ func (s podSigns) judge(mode scenario.Mode, observed string, pod corev1.Pod, nod
 		switch {
 		case s.sidecar():
 			return false, "pod has a sidecar, which wins over ambient: it must be re-created (rollout restart) without injection"
-		case observed == ObservedAmbient:
+		case observed == observedAmbient:
 			return true, ""
 		case observed == ObservedAmbientPending:
 			return false, fmt.Sprintf("%s=%s: partially captured, traffic blocked; is ztunnel running on node %s?", AnnotationRedirection, s.redirection, node)
@@ -154,7 +154,7 @@ func (s podSigns) judge(mode scenario.Mode, observed string, pod corev1.Pod, nod
 
 func (s podSigns) judgeSidecar(observed string, pod corev1.Pod, node string) (bool, string) {
 	switch {
-	case observed == ObservedSidecar:
+	case observed == observedSidecar:
 		return true, ""
 	case !s.hasStatus && !s.proxy.found:
 		return false, "no sidecar injected: the pod was created without injection. Is istiod's injection webhook installed " +

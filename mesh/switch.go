@@ -43,17 +43,17 @@ type Switcher struct {
 	// labels or restarts them, nor any scenario.ProtectedNamespace, whatever the target says.
 	Protected []string
 	// ProxySample bounds how many proxies a verification reads Envoy's xDS counters of (ProxyConfig): 0 means
-	// DefaultProxySample, a negative value none.
+	// defaultProxySample, a negative value none.
 	ProxySample int
 }
 
-// DefaultProxySample is how many proxies a verification reads by default: one per workload first, so a rejection
+// defaultProxySample is how many proxies a verification reads by default: one per workload first, so a rejection
 // that an EnvoyFilter on one workload causes is seen, at a bounded cost on large apps.
-const DefaultProxySample = 10
+const defaultProxySample = 10
 
 func (s *Switcher) proxySample() int {
 	if s.ProxySample == 0 {
-		return DefaultProxySample
+		return defaultProxySample
 	}
 	return max(s.ProxySample, 0)
 }
@@ -82,7 +82,7 @@ type SwitchWarningKind string
 // WarningInfrastructurePruned: a waypoint Gateway came back from the API server without spec.infrastructure.labels
 // (Gateway API CRDs of the standard channel before v1.2.0 do not know the field and prune it), so istiod copies all
 // the Gateway's labels, the run labels among them, onto the objects it creates for the waypoint
-// (WaypointRunLabel). The case records it as results.FactWaypointLabelsCopied.
+// (waypointRunLabel). The case records it as results.FactWaypointLabelsCopied.
 const WarningInfrastructurePruned SwitchWarningKind = "waypoint-infrastructure-pruned"
 
 // SwitchWarning is one caveat of a mode switch: its kind, the object, and what it means.
@@ -95,7 +95,7 @@ type SwitchWarning struct {
 // infrastructureKept reports whether a waypoint Gateway as the API server stored it kept the run label meshbench
 // sets in spec.infrastructure.labels.
 func infrastructureKept(gw *gwv1.Gateway) bool {
-	return gw != nil && gw.Spec.Infrastructure != nil && gw.Spec.Infrastructure.Labels[WaypointRunLabel] != ""
+	return gw != nil && gw.Spec.Infrastructure != nil && gw.Spec.Infrastructure.Labels[waypointRunLabel] != ""
 }
 
 // Step is one operation of a transition.
@@ -325,7 +325,7 @@ func LabelChanges(mode scenario.Mode, t target.Target, ns string, wp scenario.Wa
 // with UsesSidecar of the mode to decide a restart.
 func PodHasSidecar(p corev1.Pod) bool {
 	o := Prove(scenario.ModeSidecar, p).Observed
-	return o == ObservedSidecar || o == ObservedSidecarNotReady
+	return o == observedSidecar || o == observedSidecarNotReady
 }
 
 // Restore puts back the labels recorded for namespaces meshbench did not create, then the restart annotations
@@ -396,7 +396,7 @@ func (s *Switcher) checkForeign(nss map[string]*corev1.Namespace) error {
 func fromMode(nss map[string]*corev1.Namespace) scenario.Mode {
 	var from scenario.Mode
 	for _, n := range sortedKeys(nss) {
-		m := ModeOfLabels(nss[n].Labels)
+		m := modeOfLabels(nss[n].Labels)
 		if from == "" {
 			from = m
 		} else if from != m {
@@ -414,7 +414,7 @@ func (s *Switcher) patchLabels(ctx context.Context, order []string, nss map[stri
 			continue
 		}
 		if !target.IsManaged(nss[n]) {
-			if err := s.Record.Remember(n, nss[n].Labels, sortedKeys(p)); err != nil {
+			if err := s.Record.remember(n, nss[n].Labels, sortedKeys(p)); err != nil {
 				return fmt.Errorf("record labels of namespace %s before changing them: %w", n, err)
 			}
 		}

@@ -295,7 +295,7 @@ func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenari
 
 // dataPlaneKinds says what runs each data-plane component of mode, from the pods: the app's sidecars (their
 // proofs), the ztunnels (ambient modes) and the waypoints' pods, which carry the stand-in or upstream-Envoy
-// annotation on the test bed (PodDataPlane); the least representative pod decides. Read once per verification,
+// annotation on the test bed (podDataPlane); the least representative pod decides. Read once per verification,
 // after the wait; a failed read says nothing (the pods' own proofs stand).
 func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs []WaypointRef, proofs []PodProof) map[string]results.DataPlaneKind {
 	kinds := map[string][]results.DataPlaneKind{}
@@ -310,7 +310,7 @@ func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs 
 	if UsesAmbient(mode) {
 		if pods, err := kc.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "app=ztunnel"}); err == nil {
 			for i := range pods.Items {
-				kinds[results.ComponentZtunnel] = append(kinds[results.ComponentZtunnel], PodDataPlane(&pods.Items[i]))
+				kinds[results.ComponentZtunnel] = append(kinds[results.ComponentZtunnel], podDataPlane(&pods.Items[i]))
 			}
 		}
 	}
@@ -318,7 +318,7 @@ func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs 
 		pods, err := kc.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel + "=" + r.Name})
 		if err == nil {
 			for i := range pods.Items {
-				kinds[results.ComponentWaypoint] = append(kinds[results.ComponentWaypoint], PodDataPlane(&pods.Items[i]))
+				kinds[results.ComponentWaypoint] = append(kinds[results.ComponentWaypoint], podDataPlane(&pods.Items[i]))
 			}
 		}
 	}
@@ -339,7 +339,7 @@ func (s *Switcher) explainUnreadyProxies(ctx context.Context, v *Verification) {
 	read := 0
 	for i := range v.Pods {
 		p := &v.Pods[i]
-		if p.Observed != ObservedSidecarNotReady || read == unreadyProxiesRead {
+		if p.Observed != observedSidecarNotReady || read == unreadyProxiesRead {
 			continue
 		}
 		read++

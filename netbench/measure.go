@@ -48,7 +48,7 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) (Measurement, err
 	maps.Copy(m.Facts, tg.facts())
 	r.d.Log.Info("running", "case", c.ID(), "tool", c.Tool, "samples", r.cfg.CNI.Samples, "duration", r.cfg.CNI.Duration.Duration)
 	start := r.d.Clock.Now()
-	var outs []Outcome
+	var outs []outcome
 	for n := 1; n <= r.cfg.CNI.Samples; n++ {
 		o, w, raw := r.sample(ctx, c, tg, n)
 		if ctx.Err() != nil && o.Err != nil {
@@ -60,7 +60,7 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) (Measurement, err
 			m.Facts["raw."+strconv.Itoa(n)] = raw
 		}
 		if o.Result != nil {
-			m.Samples = append(m.Samples, MeasurementSamples(c, n, w, *o.Result)...)
+			m.Samples = append(m.Samples, measurementSamples(c, n, w, *o.Result)...)
 		} else {
 			m.Failed++
 		}
@@ -83,7 +83,7 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) (Measurement, err
 	switch status {
 	case RowFailed:
 		return m, errors.New(reason)
-	case RowPartial:
+	case rowPartial:
 		m.Partial = reason
 	}
 	return m, nil
@@ -129,8 +129,8 @@ type target struct {
 	client    Role
 	container string
 	host      string
-	ports     Ports
-	expect    Expect
+	ports     ports
+	expect    expect
 	server    Role
 }
 
@@ -141,19 +141,19 @@ func (t target) facts() map[string]string {
 
 func (r *Bench) target(c Case) target {
 	roles := r.rolesOf(c)
-	t := target{client: roles[0], server: roles[1], container: ContainerNet, ports: PodPorts}
+	t := target{client: roles[0], server: roles[1], container: ContainerNet, ports: podPorts}
 	if c.Tool == nettool.ToolBuiltin {
-		t.container = ContainerAgent
+		t.container = containerAgent
 	}
 	server := r.pods[t.server]
 	t.host = server.Status.PodIP
-	t.expect = Expect{Dialled: server.Status.PodIP, Backend: server.Status.PodIP}
+	t.expect = expect{Dialled: server.Status.PodIP, Backend: server.Status.PodIP}
 	switch c.Path {
 	case scenario.CNIPathService:
 		t.host = r.service.Spec.ClusterIP
-		t.expect = Expect{Dialled: r.service.Spec.ClusterIP, Backend: server.Status.PodIP, Service: true}
+		t.expect = expect{Dialled: r.service.Spec.ClusterIP, Backend: server.Status.PodIP, Service: true}
 	case scenario.CNIPathHost:
-		t.ports = HostPorts
+		t.ports = hostPorts
 	}
 	return t
 }
@@ -189,10 +189,10 @@ var crrLocalPorts = map[scenario.CNIPath]string{
 const connectRetries = 3
 
 // sample runs sample n of a case: exec, keep the raw output, parse, check the connection.
-func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (Outcome, results.Window, string) {
+func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (outcome, results.Window, string) {
 	spec := r.spec(c, t)
 	if err := spec.Validate(); err != nil {
-		return Outcome{N: n, Err: err}, results.Window{Kind: results.WindowTest}, ""
+		return outcome{N: n, Err: err}, results.Window{Kind: results.WindowTest}, ""
 	}
 	args := nettool.Args(spec)
 	var (
@@ -217,12 +217,12 @@ func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (Outcome, r
 		return err
 	})
 	if err != nil {
-		return Outcome{N: n, Err: err}, w, raw
+		return outcome{N: n, Err: err}, w, raw
 	}
-	if err := CheckConnection(res, t.expect); err != nil {
-		return Outcome{N: n, Err: fmt.Errorf("the connection did not take the %s path: %w", c.Path, err)}, w, raw
+	if err := checkConnection(res, t.expect); err != nil {
+		return outcome{N: n, Err: fmt.Errorf("the connection did not take the %s path: %w", c.Path, err)}, w, raw
 	}
-	return Outcome{N: n, Result: &res}, w, raw
+	return outcome{N: n, Result: &res}, w, raw
 }
 
 // execTest runs the tool and returns the test window (exactly around the exec). Output that parses wins over the

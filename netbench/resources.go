@@ -146,12 +146,12 @@ func (r *Bench) cgroupResources(ctx context.Context, ls labelledSet, w results.W
 		}
 		labels := maps.Clone(ls.labels)
 		labels[results.CNILabelPod] = pod
-		out = append(out, CgroupSamples(w, sum, labels)...)
+		out = append(out, cgroupSamples(w, sum, labels)...)
 		series = append(series, podSeries...)
 	}
 	if complete && len(series) > 0 {
 		if sum, err := cgroupstat.Sum(series, w.Start, w.End); err == nil {
-			all = CgroupSamples(w, sum, ls.labels)
+			all = cgroupSamples(w, sum, ls.labels)
 		}
 	}
 	out = append(all, out...)
@@ -168,7 +168,7 @@ func (r *Bench) cgroupDump(ctx context.Context, role Role, w results.Window) (cg
 		return cgroupstat.Dump{}, errors.New("pod not deployed")
 	}
 	c := p.Spec.Containers[0]
-	cmd := []string{r.objs.AgentIn(c), "cgroups", "dump", "--dir", CgroupsDir,
+	cmd := []string{r.objs.agentIn(c), "cgroups", "dump", "--dir", CgroupsDir,
 		"--since", w.Start.UTC().Format(time.RFC3339Nano), "--until", w.End.UTC().Format(time.RFC3339Nano)}
 	cctx, cancel := context.WithTimeout(ctx, cgroupDumpTimeout)
 	defer cancel()
@@ -195,9 +195,9 @@ func podNames(set podset.PodSet) []string {
 	return out
 }
 
-// CgroupSamples are a cgroup-1s summary's samples: CPU (millicores) and memory (MiB) min, avg and max, min and max
+// cgroupSamples are a cgroup-1s summary's samples: CPU (millicores) and memory (MiB) min, avg and max, min and max
 // only when the summed series shared a second. It is pure.
-func CgroupSamples(w results.Window, sum cgroupstat.Summary, labels map[string]string) []results.Sample {
+func cgroupSamples(w results.Window, sum cgroupstat.Summary, labels map[string]string) []results.Sample {
 	labels = maps.Clone(labels)
 	labels[results.CNILabelSource] = results.CNISourceCgroup
 	var out []results.Sample

@@ -76,7 +76,7 @@ func (c Config) idleWindow() time.Duration {
 type Bench struct {
 	cfg    Config
 	d      Deps
-	objs   Objects
+	objs   objects
 	cases  []Case
 	report *Report
 
@@ -119,18 +119,18 @@ func New(ctx context.Context, cfg Config, d Deps) (*Bench, error) {
 	if err != nil {
 		return r, err
 	}
-	pl, err := ChoosePlacement(r.cfg.CNI.Placement, nodes)
+	pl, err := choosePlacement(r.cfg.CNI.Placement, nodes)
 	r.report.Placement = pl
 	if err != nil {
 		return r, fmt.Errorf("placement: %w", err)
 	}
-	r.cases = Plan(r.cfg.CNI, pl)
+	r.cases = plan(r.cfg.CNI, pl)
 	r.clusterFacts(ctx, nodes, pl)
 	r.nodes = map[string]podset.NodeRef{}
 	for i := range nodes {
 		r.nodes[nodes[i].Name] = podset.NodeRefOf(&nodes[i])
 	}
-	r.objs = Objects{Images: r.cfg.Images, Namespace: r.cfg.Namespace, RunID: r.cfg.RunID, Placement: pl,
+	r.objs = objects{Images: r.cfg.Images, Namespace: r.cfg.Namespace, RunID: r.cfg.RunID, Placement: pl,
 		Host: r.runs(scenario.CNIPathHost), Remote: r.runs(scenario.CNIPathCrossNode), Service: r.runs(scenario.CNIPathService)}
 	return r, nil
 }
@@ -178,7 +178,7 @@ func (r *Bench) Deploy(ctx context.Context) (map[string]string, error) {
 	r.d.Log.Info("creating the run namespace", "namespace", r.cfg.Namespace, "nodeA", pl.ClientNode, "nodeB", pl.ServerNode)
 	// created is kept as soon as the namespace exists, before the ServiceAccount wait can fail (Ctrl-C, a slow
 	// controller-manager); a namespace that already existed (Create failed) is never ours to delete.
-	created, err := createNamespace(ctx, r.d.Clock, r.d.Kube, r.objs.NamespaceObject())
+	created, err := createNamespace(ctx, r.d.Clock, r.d.Kube, r.objs.namespaceObject())
 	r.created = r.created || created
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func (r *Bench) Teardown(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.DeleteTimeout)
 	defer cancel()
 	r.d.Log.Info("deleting the run namespace", "namespace", r.cfg.Namespace)
-	if err := DeleteNamespace(cctx, r.d.Kube, r.cfg.Namespace); err != nil {
+	if err := deleteNamespace(cctx, r.d.Kube, r.cfg.Namespace); err != nil {
 		return fmt.Errorf("cleanup: %w (find leftovers with the label %s=%s)", err, kube.RunLabel, r.cfg.RunID)
 	}
 	r.created = false

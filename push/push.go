@@ -21,23 +21,23 @@ import (
 // Metric names pushed to a Pushgateway (see the package documentation for their labels). Dashboards and alerts depend
 // on them: renaming one is a breaking change.
 const (
-	MetricResourceMean     = "meshbench_resource_mean"
-	MetricResourceCILow    = "meshbench_resource_ci_low"
-	MetricResourceCIHigh   = "meshbench_resource_ci_high"
-	MetricPerKRPSMean      = "meshbench_resource_per_krps_mean"
-	MetricMeasurementMean  = "meshbench_measurement_mean"
-	MetricMeasurementLow   = "meshbench_measurement_ci_low"
-	MetricMeasurementHigh  = "meshbench_measurement_ci_high"
-	MetricDeltaPercent     = "meshbench_delta_percent"
-	MetricDeltaPercentLow  = "meshbench_delta_percent_ci_low"
-	MetricDeltaPercentHigh = "meshbench_delta_percent_ci_high"
-	MetricDeltaSignificant = "meshbench_delta_significant"
-	MetricCasesTotal       = "meshbench_case_total"
-	MetricCasesFailed      = "meshbench_case_failed_total"
-	MetricCasesSkipped     = "meshbench_case_skipped_total"
-	MetricRunInfo          = "meshbench_run_info"
-	MetricRunStart         = "meshbench_run_start_timestamp_seconds"
-	MetricRunEnd           = "meshbench_run_end_timestamp_seconds"
+	metricResourceMean     = "meshbench_resource_mean"
+	metricResourceCILow    = "meshbench_resource_ci_low"
+	metricResourceCIHigh   = "meshbench_resource_ci_high"
+	metricPerKRPSMean      = "meshbench_resource_per_krps_mean"
+	metricMeasurementMean  = "meshbench_measurement_mean"
+	metricMeasurementLow   = "meshbench_measurement_ci_low"
+	metricMeasurementHigh  = "meshbench_measurement_ci_high"
+	metricDeltaPercent     = "meshbench_delta_percent"
+	metricDeltaPercentLow  = "meshbench_delta_percent_ci_low"
+	metricDeltaPercentHigh = "meshbench_delta_percent_ci_high"
+	metricDeltaSignificant = "meshbench_delta_significant"
+	metricCasesTotal       = "meshbench_case_total"
+	metricCasesFailed      = "meshbench_case_failed_total"
+	metricCasesSkipped     = "meshbench_case_skipped_total"
+	metricRunInfo          = "meshbench_run_info"
+	metricRunStart         = "meshbench_run_start_timestamp_seconds"
+	metricRunEnd           = "meshbench_run_end_timestamp_seconds"
 )
 
 var (
@@ -85,8 +85,8 @@ func splitCredentials(u string) (bare string, user *url.Userinfo, err error) {
 	return pu.String(), user, nil
 }
 
-// Registry builds the gauges of a report in a fresh registry (pure: no I/O).
-func Registry(r report.Report) *prometheus.Registry {
+// registry builds the gauges of a report in a fresh registry (pure: no I/O).
+func registry(r report.Report) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	m := newMetrics(reg)
 	m.setSeries(r.Summary)
@@ -125,23 +125,23 @@ func newMetrics(reg *prometheus.Registry) metrics {
 		return c
 	}
 	return metrics{
-		resMean:      gauge(MetricResourceMean, "Mean over repetitions of a per-window CPU or memory statistic.", seriesLabels),
-		resLow:       gauge(MetricResourceCILow, "Lower bound of the confidence interval of meshbench_resource_mean.", seriesLabels),
-		resHigh:      gauge(MetricResourceCIHigh, "Upper bound of the confidence interval of meshbench_resource_mean.", seriesLabels),
-		perK:         gauge(MetricPerKRPSMean, "Mean CPU or memory per 1000 achieved requests per second.", seriesLabels),
-		mMean:        gauge(MetricMeasurementMean, "Mean of a latency, rate or network measurement.", measurementLabels),
-		mLow:         gauge(MetricMeasurementLow, "Lower bound of the confidence interval of meshbench_measurement_mean.", measurementLabels),
-		mHigh:        gauge(MetricMeasurementHigh, "Upper bound of the confidence interval of meshbench_measurement_mean.", measurementLabels),
-		dPct:         gauge(MetricDeltaPercent, "Change from mode base to mode other in percent of the base mean.", deltaLabels),
-		dLow:         gauge(MetricDeltaPercentLow, "Lower bound of the Welch confidence interval of meshbench_delta_percent.", deltaLabels),
-		dHigh:        gauge(MetricDeltaPercentHigh, "Upper bound of the Welch confidence interval of meshbench_delta_percent.", deltaLabels),
-		dSig:         gauge(MetricDeltaSignificant, "1 when the interval of the change excludes 0, else 0.", deltaLabels),
-		info:         gauge(MetricRunInfo, "Facts of the run; value 1.", infoLabels),
-		start:        gauge(MetricRunStart, "Start of the run, Unix seconds.", nil),
-		end:          gauge(MetricRunEnd, "End of the run, Unix seconds (absent when it did not finish).", nil),
-		casesTotal:   counter(MetricCasesTotal, "Cases of the run (latest record per case)."),
-		casesFailed:  counter(MetricCasesFailed, "Cases of the run that failed."),
-		casesSkipped: counter(MetricCasesSkipped, "Cases of the run that were skipped."),
+		resMean:      gauge(metricResourceMean, "Mean over repetitions of a per-window CPU or memory statistic.", seriesLabels),
+		resLow:       gauge(metricResourceCILow, "Lower bound of the confidence interval of meshbench_resource_mean.", seriesLabels),
+		resHigh:      gauge(metricResourceCIHigh, "Upper bound of the confidence interval of meshbench_resource_mean.", seriesLabels),
+		perK:         gauge(metricPerKRPSMean, "Mean CPU or memory per 1000 achieved requests per second.", seriesLabels),
+		mMean:        gauge(metricMeasurementMean, "Mean of a latency, rate or network measurement.", measurementLabels),
+		mLow:         gauge(metricMeasurementLow, "Lower bound of the confidence interval of meshbench_measurement_mean.", measurementLabels),
+		mHigh:        gauge(metricMeasurementHigh, "Upper bound of the confidence interval of meshbench_measurement_mean.", measurementLabels),
+		dPct:         gauge(metricDeltaPercent, "Change from mode base to mode other in percent of the base mean.", deltaLabels),
+		dLow:         gauge(metricDeltaPercentLow, "Lower bound of the Welch confidence interval of meshbench_delta_percent.", deltaLabels),
+		dHigh:        gauge(metricDeltaPercentHigh, "Upper bound of the Welch confidence interval of meshbench_delta_percent.", deltaLabels),
+		dSig:         gauge(metricDeltaSignificant, "1 when the interval of the change excludes 0, else 0.", deltaLabels),
+		info:         gauge(metricRunInfo, "Facts of the run; value 1.", infoLabels),
+		start:        gauge(metricRunStart, "Start of the run, Unix seconds.", nil),
+		end:          gauge(metricRunEnd, "End of the run, Unix seconds (absent when it did not finish).", nil),
+		casesTotal:   counter(metricCasesTotal, "Cases of the run (latest record per case)."),
+		casesFailed:  counter(metricCasesFailed, "Cases of the run that failed."),
+		casesSkipped: counter(metricCasesSkipped, "Cases of the run that were skipped."),
 	}
 }
 
@@ -227,7 +227,7 @@ func Push(ctx context.Context, r report.Report, opts Options) error {
 	if instance == "" {
 		instance = orText(r.ScenarioName(), "default")
 	}
-	reg := Registry(r)
+	reg := registry(r)
 	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second

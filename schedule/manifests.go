@@ -21,7 +21,7 @@ import (
 
 // Paths inside the scheduled pod.
 const (
-	ScenarioDir  = "/etc/meshbench"
+	scenarioDir  = "/etc/meshbench"
 	ScenarioFile = "scenario.yaml"
 	// ManifestsFile holds app manifests' objects as rendered where the schedule was made, next to ScenarioFile: the
 	// scheduled scenario reads them from there (manifests.paths), since the pod cannot read the user's files.
@@ -29,16 +29,16 @@ const (
 	// MaxConfigMapData is what the API server accepts in one ConfigMap's data: the values' bytes summed.
 	MaxConfigMapData = corev1.MaxSecretSize
 	RunsDir          = "/var/lib/meshbench/runs"
-	// ServiceAccountName runs the scheduled pods; ClusterRoleName is its role.
-	ServiceAccountName = "meshbench"
-	ClusterRoleName    = "meshbench-runner"
+	// serviceAccountName runs the scheduled pods; clusterRoleName is its role.
+	serviceAccountName = "meshbench"
+	clusterRoleName    = "meshbench-runner"
 	// DefaultSchedule is 03:00 every day (cluster time zone unless TimeZone is set).
 	DefaultSchedule = "0 3 * * *"
 	// DefaultNamespace holds the CronJob, its ServiceAccount and ConfigMap.
 	DefaultNamespace = "meshbench"
-	// PrometheusSecretDir is where the Secret of Options.PrometheusSecret is mounted: the scheduled scenario's
+	// prometheusSecretDir is where the Secret of Options.PrometheusSecret is mounted: the scheduled scenario's
 	// spec.prometheus.bearerTokenFile is PrometheusTokenKey there and its caFile PrometheusCAKey.
-	PrometheusSecretDir = "/var/run/secrets/meshbench/prometheus"
+	prometheusSecretDir = "/var/run/secrets/meshbench/prometheus"
 	PrometheusTokenKey  = "token"
 	PrometheusCAKey     = "ca.crt"
 )
@@ -47,9 +47,9 @@ const (
 // marks what runs create, and `meshbench cleanup` deletes everything that has it. The schedule is installed
 // infrastructure and must survive a cleanup.
 const (
-	LabelPartOf    = "app.kubernetes.io/part-of"
-	LabelComponent = "app.kubernetes.io/component"
-	LabelSchedule  = "meshbench.dev/schedule"
+	labelPartOf    = "app.kubernetes.io/part-of"
+	labelComponent = "app.kubernetes.io/component"
+	labelSchedule  = "meshbench.dev/schedule"
 )
 
 // Options describe one scheduled benchmark.
@@ -137,10 +137,10 @@ func scheduledScenario(o Options) ([]byte, error) {
 	sc.Spec.Output.Dir = RunsDir
 	// The Prometheus credentials are the mounted Secret's files (Validate requires PrometheusSecret for them).
 	if sc.Spec.Prometheus.BearerTokenFile != "" {
-		sc.Spec.Prometheus.BearerTokenFile = PrometheusSecretDir + "/" + PrometheusTokenKey
+		sc.Spec.Prometheus.BearerTokenFile = prometheusSecretDir + "/" + PrometheusTokenKey
 	}
 	if sc.Spec.Prometheus.CAFile != "" {
-		sc.Spec.Prometheus.CAFile = PrometheusSecretDir + "/" + PrometheusCAKey
+		sc.Spec.Prometheus.CAFile = prometheusSecretDir + "/" + PrometheusCAKey
 	}
 	if m := sc.Spec.Workload.Manifests; m != nil && sc.Spec.Workload.App == scenario.AppManifests {
 		cp := *m
@@ -170,19 +170,19 @@ func Objects(o Options) ([]runtime.Object, error) {
 		data[ManifestsFile] = string(o.Manifests)
 	}
 	name := objectName(o.Scenario.Metadata.Name)
-	labels := map[string]string{LabelPartOf: "meshbench", LabelComponent: "schedule", LabelSchedule: name}
+	labels := map[string]string{labelPartOf: "meshbench", labelComponent: "schedule", labelSchedule: name}
 	meta := func(n, ns string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: n, Namespace: ns, Labels: copyMap(labels)}
 	}
 	objs := []runtime.Object{
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: meta(o.Namespace, "")},
-		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(ServiceAccountName, o.Namespace)},
+		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(serviceAccountName, o.Namespace)},
 		&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-			ObjectMeta: meta(ClusterRoleName, ""), Rules: PolicyRules(RequiredPermissions)},
+			ObjectMeta: meta(clusterRoleName, ""), Rules: policyRules(RequiredPermissions)},
 		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-			ObjectMeta: meta(ClusterRoleName+"-"+o.Namespace, ""),
-			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ClusterRoleName},
-			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: ServiceAccountName, Namespace: o.Namespace}}},
+			ObjectMeta: meta(clusterRoleName+"-"+o.Namespace, ""),
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: clusterRoleName},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: serviceAccountName, Namespace: o.Namespace}}},
 		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(name, o.Namespace),
 			Data: data},
 	}
@@ -220,10 +220,10 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// Steps are the meshbench invocations of one scheduled run, in order: run, report (and push), compare (gates).
-func Steps(o Options) [][]string {
+// steps are the meshbench invocations of one scheduled run, in order: run, report (and push), compare (gates).
+func steps(o Options) [][]string {
 	o = o.withDefaults()
-	steps := [][]string{{"run", "-f", ScenarioDir + "/" + ScenarioFile}}
+	steps := [][]string{{"run", "-f", scenarioDir + "/" + ScenarioFile}}
 	rep := []string{"report", "--latest", RunsDir}
 	if o.Push != "" {
 		rep = append(rep, "--push", o.Push, "--push-job", o.PushJob)
@@ -293,14 +293,14 @@ func runPodSpec(o Options, name string) corev1.PodSpec {
 		runs = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.PVC}}
 	}
 	mounts := []corev1.VolumeMount{
-		{Name: "scenario", MountPath: ScenarioDir, ReadOnly: true},
+		{Name: "scenario", MountPath: scenarioDir, ReadOnly: true},
 		{Name: "runs", MountPath: RunsDir},
 		{Name: "tmp", MountPath: "/tmp"},
 	}
 	if o.PrometheusSecret != "" {
-		mounts = append(mounts, corev1.VolumeMount{Name: "prometheus", MountPath: PrometheusSecretDir, ReadOnly: true})
+		mounts = append(mounts, corev1.VolumeMount{Name: "prometheus", MountPath: prometheusSecretDir, ReadOnly: true})
 	}
-	steps := Steps(o)
+	steps := steps(o)
 	var inits []corev1.Container
 	for _, s := range steps[:len(steps)-1] {
 		inits = append(inits, stepContainer(o.Image, s, mounts))
@@ -308,7 +308,7 @@ func runPodSpec(o Options, name string) corev1.PodSpec {
 	yes := true
 	uid := int64(65532)
 	ps := corev1.PodSpec{
-		ServiceAccountName: ServiceAccountName,
+		ServiceAccountName: serviceAccountName,
 		RestartPolicy:      corev1.RestartPolicyNever,
 		SecurityContext: &corev1.PodSecurityContext{
 			RunAsNonRoot: &yes, RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid,

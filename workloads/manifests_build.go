@@ -40,7 +40,7 @@ func (b *builder) manifests() error {
 	if err != nil {
 		return err
 	}
-	domain := DomainOf(b.s.Spec.Workload)
+	domain := domainOf(b.s.Spec.Workload)
 	for _, o := range objs {
 		if err := b.addManifestObject(o, refs, svcNS, domain); err != nil {
 			return err
@@ -102,7 +102,7 @@ func (b *builder) addManifestObject(o *unstructured.Unstructured, refs manifestR
 				return fmt.Errorf("manifests: %s/%s: set replicas: %w", kind, name, err)
 			}
 		}
-		b.target.Workloads = append(b.target.Workloads, WorkloadRef{Kind: kind, Namespace: o.GetNamespace(), Name: name, Replicas: replicas})
+		b.target.Workloads = append(b.target.Workloads, workloadRef{Kind: kind, Namespace: o.GetNamespace(), Name: name, Replicas: replicas})
 	}
 	b.add(o)
 	return nil
@@ -195,7 +195,7 @@ func rewriteServiceRefs(tmpl map[string]any, refs []string, podNS string, svcNS 
 	rewrite := map[string]string{}
 	for _, svc := range refs {
 		if n, ok := svcNS[svc]; ok && n != podNS {
-			rewrite[svc] = FQDN(svc, n, domain)
+			rewrite[svc] = fqdn(svc, n, domain)
 		}
 	}
 	if len(rewrite) == 0 {

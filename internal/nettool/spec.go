@@ -160,7 +160,7 @@ func (s Spec) sizeProblems() []error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if s.Test == scenario.CNITestUDP {
-		if _, err := ParseBitrate(s.Bitrate); err != nil {
+		if _, err := parseBitrate(s.Bitrate); err != nil {
 			add("udp bitrate: %w", err)
 		}
 	}
@@ -185,9 +185,9 @@ func (s Spec) sizeProblems() []error {
 
 var localPortsRE = regexp.MustCompile(`^[0-9]{4,5}-[0-9]{4,5}$`)
 
-// ParseBitrate reads an iperf3 rate in bit/s with scenario.ParseBitrate, the one bitrate parser (decimal K/M/G/T
+// parseBitrate reads an iperf3 rate in bit/s with scenario.ParseBitrate, the one bitrate parser (decimal K/M/G/T
 // suffixes as iperf3 reads them, "0" = unlimited, at most 1T, whole bit/s), as the float the iperf3 JSON carries.
-func ParseBitrate(s string) (float64, error) {
+func parseBitrate(s string) (float64, error) {
 	v, err := scenario.ParseBitrate(s)
 	return float64(v), err
 }
@@ -218,15 +218,15 @@ func Parse(s Spec, output []byte) (Result, error) {
 	)
 	switch {
 	case s.Tool == ToolIperf3 && s.Test == scenario.CNITestTCP:
-		r, err = ParseIperf3TCP(output, s.Streams)
+		r, err = parseIperf3TCP(output, s.Streams)
 	case s.Tool == ToolIperf3 && s.Test == scenario.CNITestUDP:
 		var want float64
-		want, err = ParseBitrate(s.Bitrate)
+		want, err = parseBitrate(s.Bitrate)
 		if err == nil {
-			r, err = ParseIperf3UDP(output, want)
+			r, err = parseIperf3UDP(output, want)
 		}
 	case s.Tool == ToolNetperf && (s.Test == scenario.CNITestRR || s.Test == scenario.CNITestCRR):
-		r, err = ParseNetperf(output)
+		r, err = parseNetperf(output)
 		r.Test = s.Test
 	case s.Tool == ToolBuiltin && (s.Test == scenario.CNITestRR || s.Test == scenario.CNITestCRR):
 		r, err = ParseBuiltin(output, s.Test)
