@@ -135,7 +135,7 @@ func drawBar(s *svg, c BarChart, b Bar, x, barW float64, y func(float64) float64
 	}
 	top := y(b.Value)
 	s.raw(`<g class="bar" data-series="%s" data-value="%s"><title>%s</title>`, attr(b.Series), strconv.FormatFloat(b.Value, 'g', 6, 64), esc(c.tooltip(b)))
-	s.rect(x+1, top, inner, plotBottom-top, SeriesColour(b.Series, indexOf(c.Series, b.Series)), "")
+	s.rect(x+1, top, inner, plotBottom-top, seriesColour(b.Series, indexOf(c.Series, b.Series)), "")
 	labelY := top - 4
 	if b.CI != nil {
 		lo, hi := y(b.CI.Low), y(b.CI.High)
@@ -194,7 +194,7 @@ func legend(s *svg, series []string, x, y, maxW float64) {
 		if cx+w > x+maxW && cx > x {
 			cx, cy = x, cy+16
 		}
-		s.rect(cx, cy-9, 10, 10, SeriesColour(name, i), `rx="2"`)
+		s.rect(cx, cy-9, 10, 10, seriesColour(name, i), `rx="2"`)
 		s.text("legend", "start", cx+14, cy, name)
 		cx += w
 	}
@@ -210,9 +210,9 @@ func indexOf(list []string, v string) int {
 	return len(list)
 }
 
-// SeriesColour is the fill for a series: fixed colours for the data-plane modes (Okabe–Ito, readable with the
+// seriesColour is the fill for a series: fixed colours for the data-plane modes (Okabe–Ito, readable with the
 // common colour-vision deficiencies), and a fallback palette by position for anything else.
-func SeriesColour(name string, index int) string {
+func seriesColour(name string, index int) string {
 	switch name {
 	case "none":
 		return "#8c8c8c"

@@ -41,8 +41,8 @@ func BandFor(value, baseline float64) (band Band, ratio float64, ok bool) {
 	return bands[len(bands)-1], ratio, true
 }
 
-// HBar is one row of a baseline chart.
-type HBar struct {
+// hBar is one row of a baseline chart.
+type hBar struct {
 	Label   string
 	Value   float64
 	CI      *results.Interval
@@ -58,9 +58,9 @@ type BaselineChart struct {
 	Subtitle      string
 	XLabel        string // axis title with the unit
 	Unit          string
-	Baseline      *HBar // the reference (host path); nil draws no line and colours bars neutrally
+	Baseline      *hBar // the reference (host path); nil draws no line and colours bars neutrally
 	BaselineLabel string
-	Bars          []HBar
+	Bars          []hBar
 	Width         float64 // 0 = 760
 }
 
@@ -146,8 +146,8 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func (c BaselineChart) rows() []HBar {
-	var rows []HBar
+func (c BaselineChart) rows() []hBar {
+	var rows []hBar
 	if c.Baseline != nil {
 		b := *c.Baseline
 		if c.BaselineLabel != "" {
@@ -158,7 +158,7 @@ func (c BaselineChart) rows() []HBar {
 	return append(rows, c.Bars...)
 }
 
-func (c BaselineChart) drawRow(s *svg, r HBar, isBase bool, base, yTop, barH float64, x func(float64) float64) {
+func (c BaselineChart) drawRow(s *svg, r hBar, isBase bool, base, yTop, barH float64, x func(float64) float64) {
 	if r.Missing != "" {
 		s.raw(`<g class="bar missing" data-label="%s"><title>%s</title>`, attr(r.Label), esc(r.Label+": no value: "+r.Missing))
 		s.text("na", "start", x(0)+6, yTop+barH/2+4, truncate("n/a: "+r.Missing, int((c.width()-x(0)-12)/(10.5*charWidth))))
@@ -216,7 +216,7 @@ func (c BaselineChart) bandLegend(s *svg, x, y float64) {
 	s.raw(`</g>`)
 }
 
-func (c BaselineChart) tooltip(r HBar, band string) string {
+func (c BaselineChart) tooltip(r hBar, band string) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s: %s %s", r.Label, FormatValue(r.Value), c.Unit)
 	if r.CI != nil {

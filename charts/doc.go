@@ -4,22 +4,13 @@
 //
 // # Why hand-made SVG and not gonum/plot
 //
-// gonum.org/v1/plot v0.17.0 (vg/vgsvg) was measured on 2026-12-01 with a three-bar chart rendered twice:
-//   - output is byte-stable between renders, so golden tests would be possible;
-//   - without EmbedFonts the file is about 4.8 KB but names the font "Liberation Serif" without shipping it, so the
-//     text metrics it laid out with differ from what a browser without that font draws (labels overlap or drift);
-//   - with EmbedFonts(true) one chart is 529 KB; a report has ten or more charts, i.e. megabytes of base64 fonts;
-//   - it adds eight modules (go-fonts, go-latex, go-pdf, gg, svgo, freetype, x/image, an older x/text) to a CLI
-//     that needs none of them otherwise;
-//   - its SVG has no semantics: text is flipped with transforms, there is no <title>/<desc>, no classes, so tests and
-//     screen readers cannot find a bar or read its value.
-//
-// A hand-written SVG needs about 500 lines, no dependency, and gives what the report needs: a few kilobytes per chart,
-// byte-stable output (coordinates are formatted with a fixed precision, slices are drawn in the order given, no map
-// iteration), a <title> per chart and per bar (the value, its interval and n as a tooltip and for assistive
-// technology), CSS classes and data attributes that the HTML report styles and that tests can assert on, and the
-// browser's own sans-serif font. Text widths are estimated (0.6 em per character), which is enough to place legends
-// and margins.
+// gonum/plot's SVG either names a font it does not ship (a browser without it lays the text out differently) or
+// embeds it (about half a megabyte per chart), adds eight modules, and has no semantics a test or a screen reader can
+// find. The charts here need no dependency and give a few kilobytes per chart, byte-stable output (coordinates
+// formatted with a fixed precision, slices drawn in the order given, no map iteration), a <title> per chart and per
+// bar (the value, its interval and n), CSS classes and data attributes that the HTML report styles and tests assert
+// on, and the browser's own sans-serif font. Text widths are estimated (0.6 em per character), which is enough to
+// place legends and margins.
 //
 // # Colour bands (CNI throughput)
 //

@@ -324,7 +324,7 @@ func CNIChart(s results.Summary, sel CNISelection, missing map[string]string) Ba
 		path := LabelValue(se.Labels, LabelPath)
 		seen[path] = true
 		f := UnitFactor(se.Unit, results.Unit(unit))
-		bar := HBar{Label: path, Value: se.Mean * f, N: se.N}
+		bar := hBar{Label: path, Value: se.Mean * f, N: se.N}
 		if se.CI != nil {
 			bar.CI = &results.Interval{Low: se.CI.Low * f, High: se.CI.High * f}
 		}
@@ -345,11 +345,11 @@ func CNIChart(s results.Summary, sel CNISelection, missing map[string]string) Ba
 			continue
 		}
 		if p == PathHost {
-			c.Baseline = &HBar{Label: p, Missing: missing[p]}
+			c.Baseline = &hBar{Label: p, Missing: missing[p]}
 			c.BaselineLabel = "host (baseline)"
 			continue
 		}
-		c.Bars = append(c.Bars, HBar{Label: p, Missing: missing[p]})
+		c.Bars = append(c.Bars, hBar{Label: p, Missing: missing[p]})
 	}
 	return c
 }

@@ -44,7 +44,7 @@ type Options struct {
 	// Progress receives a line when each binary starts and ends compiling, and one every Heartbeat while it
 	// compiles (a cold Go cache makes that minutes); nil is silent.
 	Progress io.Writer
-	// Heartbeat is the interval of the "still compiling" lines; 0 is DefaultHeartbeat.
+	// Heartbeat is the interval of the "still compiling" lines; 0 is defaultHeartbeat.
 	Heartbeat time.Duration
 	// Clock times the steps and the heartbeat; nil is the wall clock.
 	Clock clock.WithTicker
@@ -77,43 +77,17 @@ type PlatformInfo struct {
 func (b Built) Index() v1.ImageIndex { return b.index }
 
 // Build compiles every image's binary for every platform and assembles the image indexes in memory. Nothing leaves
-// the machine; Push and WriteArchive publish the result.
+// the machine; Push and writeArchive publish the result.
 func Build(ctx context.Context, o Options) ([]Built, error) {
-	if o.Source == "" {
-		return nil, errors.New("build images: no source directory")
-	}
-	if len(o.Images) == 0 {
-		o.Images = All()
-	}
-	if len(o.Platforms) == 0 {
-		ps, err := ParsePlatforms(DefaultPlatforms())
-		if err != nil {
-			return nil, err
-		}
-		o.Platforms = ps
-	}
-	if o.Go == "" {
-		o.Go = "go"
-	}
-	if _, err := exec.LookPath(o.Go); err != nil {
-		return nil, fmt.Errorf("build images: the Go toolchain (%q) is not on PATH: the images are compiled from source, install Go first: %w", o.Go, err)
-	}
-	if err := CheckName(o.Registry, o.Tag); err != nil {
-		return nil, fmt.Errorf("build images: %w", err)
+	o, err := buildDefaults(o)
+	if err != nil {
+		return nil, err
 	}
 	refs := make([]string, len(o.Images))
 	for i, img := range o.Images {
 		refs[i] = RefOf(o.Registry, img, o.Tag)
 	}
-	var certs []byte
-	if o.CACerts != "" {
-		b, err := inputfile.ReadFile(o.CACerts, inputfile.CABundle)
-		if err != nil {
-			return nil, fmt.Errorf("read CA certificates: %w", err)
-		}
-		certs = b
-	}
-	base, err := layerFrom(BaseLayer(certs))
+	base, err := baseLayer(o.CACerts)
 	if err != nil {
 		return nil, err
 	}
@@ -128,27 +102,11 @@ func Build(ctx context.Context, o Options) ([]Built, error) {
 	for i, img := range o.Images {
 		var plats []v1.Image
 		for _, p := range o.Platforms {
-			bin := filepath.Join(tmp, img.Repository+"-"+strings.ReplaceAll(p.String(), "/", "-"))
 			n++
-			what := fmt.Sprintf("compiling %s for %s", img.Package, p)
-			prog.printf("%s (binary %d of %d)\n", what, n, total)
-			start := prog.clk.Now()
-			if err := prog.during(what, nil, func() error { return compile(ctx, o, img, p, bin) }); err != nil {
-				return nil, err
-			}
-			data, err := os.ReadFile(bin)
-			if err != nil {
-				return nil, fmt.Errorf("read %s: %w", bin, err)
-			}
-			_ = os.Remove(bin)
-			prog.printf("compiled %s for %s (%s, %s)\n", img.Package, p, HumanBytes(int64(len(data))), prog.clk.Since(start).Round(100*time.Millisecond))
-			binLayer, err := layerFrom(BinaryLayer(img.Path, data))
+			prog.printf("compiling %s for %s (binary %d of %d)\n", img.Package, p, n, total)
+			pi, err := buildPlatform(ctx, o, prog, base, img, p, filepath.Join(tmp, img.Repository+"-"+strings.ReplaceAll(p.String(), "/", "-")))
 			if err != nil {
 				return nil, err
-			}
-			pi, err := platformImage(base, binLayer, img, p, o.Stamp)
-			if err != nil {
-				return nil, fmt.Errorf("assemble %s for %s: %w", refs[i], p, err)
 			}
 			plats = append(plats, pi)
 		}
@@ -165,6 +123,71 @@ func Build(ctx context.Context, o Options) ([]Built, error) {
 	return out, nil
 }
 
+// buildDefaults fills o's defaults (every image, the default platforms, "go") and refuses what cannot build: no
+// source, no Go toolchain, a registry or tag that cannot name an image.
+func buildDefaults(o Options) (Options, error) {
+	if o.Source == "" {
+		return o, errors.New("build images: no source directory")
+	}
+	if len(o.Images) == 0 {
+		o.Images = all()
+	}
+	if len(o.Platforms) == 0 {
+		ps, err := ParsePlatforms(DefaultPlatforms())
+		if err != nil {
+			return o, err
+		}
+		o.Platforms = ps
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	if _, err := exec.LookPath(o.Go); err != nil {
+		return o, fmt.Errorf("build images: the Go toolchain (%q) is not on PATH: the images are compiled from source, install Go first: %w", o.Go, err)
+	}
+	if err := CheckName(o.Registry, o.Tag); err != nil {
+		return o, fmt.Errorf("build images: %w", err)
+	}
+	return o, nil
+}
+
+// baseLayer is the layer every image shares, with the CA bundle read from caCerts ("": none).
+func baseLayer(caCerts string) (v1.Layer, error) {
+	var certs []byte
+	if caCerts != "" {
+		b, err := inputfile.ReadFile(caCerts, inputfile.CABundle)
+		if err != nil {
+			return nil, fmt.Errorf("read CA certificates: %w", err)
+		}
+		certs = b
+	}
+	return layerFrom(BaseLayer(certs))
+}
+
+// buildPlatform compiles img for p into bin (removed once read) and assembles its image on base.
+func buildPlatform(ctx context.Context, o Options, prog *progress, base v1.Layer, img Image, p v1.Platform, bin string) (v1.Image, error) {
+	what := fmt.Sprintf("compiling %s for %s", img.Package, p)
+	start := prog.clk.Now()
+	if err := prog.during(what, nil, func() error { return compile(ctx, o, img, p, bin) }); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", bin, err)
+	}
+	_ = os.Remove(bin)
+	prog.printf("compiled %s for %s (%s, %s)\n", img.Package, p, HumanBytes(int64(len(data))), prog.clk.Since(start).Round(100*time.Millisecond))
+	binLayer, err := layerFrom(BinaryLayer(img.Path, data))
+	if err != nil {
+		return nil, err
+	}
+	pi, err := platformImage(base, binLayer, img, p, o.Stamp)
+	if err != nil {
+		return nil, fmt.Errorf("assemble %s for %s: %w", RefOf(o.Registry, img, o.Tag), p, err)
+	}
+	return pi, nil
+}
+
 // CheckName reports a registry prefix or tag that cannot name the images: the registry is host[:port][/path],
 // lower-case, without scheme or tag; the tag follows the distribution spec.
 func CheckName(registry, tag string) error {
@@ -174,7 +197,7 @@ func CheckName(registry, tag string) error {
 	if tag == "" || tag[0] == '.' || tag[0] == '-' {
 		return fmt.Errorf("tag %q: must start with a letter, digit or '_'", tag)
 	}
-	for _, img := range All() {
+	for _, img := range all() {
 		if _, err := name.NewTag(RefOf(registry, img, tag)); err != nil {
 			return fmt.Errorf("registry %q and tag %q do not name an image: %w", registry, tag, err)
 		}
@@ -194,7 +217,7 @@ func compile(ctx context.Context, o Options, img Image, p v1.Platform, out strin
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, o.Go, "build", "-trimpath", "-ldflags", o.Stamp.LDFlags(), "-o", out, img.Package)
+	cmd := exec.CommandContext(ctx, o.Go, "build", "-trimpath", "-ldflags", o.Stamp.ldFlags(), "-o", out, img.Package)
 	cmd.Dir = o.Source
 	cmd.Env = append(os.Environ(), env...) // later entries win: CGO_ENABLED=0 and the target whatever the caller has
 	var output bytes.Buffer
@@ -240,7 +263,7 @@ func BaseLayer(certs []byte) ([]byte, error) {
 			tarEntry{name: strings.TrimPrefix(CACertsPath, "/"), mode: 0o644, data: certs})
 	}
 	es = append(es,
-		dir("home", 0o755), tarEntry{name: "home/nonroot/", mode: 0o700, uid: UID, gid: GID},
+		dir("home", 0o755), tarEntry{name: "home/nonroot/", mode: 0o700, uid: uid, gid: gid},
 		dir("tmp", 0o1777),
 		dir("usr", 0o755), dir("usr/local", 0o755), dir("usr/local/bin", 0o755),
 	)
@@ -309,7 +332,7 @@ func platformImage(base, bin v1.Layer, img Image, p v1.Platform, st Stamp) (v1.I
 	cf.Config = v1.Config{
 		Entrypoint: []string{img.Path},
 		Env:        []string{"PATH=/usr/local/bin:/usr/bin:/bin", "SSL_CERT_FILE=" + CACertsPath},
-		User:       fmt.Sprintf("%d:%d", UID, GID),
+		User:       fmt.Sprintf("%d:%d", uid, gid),
 		WorkingDir: "/",
 		Labels:     Labels(img, st),
 	}

@@ -415,10 +415,10 @@ func TestPushInsecure(t *testing.T) {
 func TestArchive(t *testing.T) {
 	_, built := fakeBuilt(t)
 	var a, b bytes.Buffer
-	if err := WriteArchive(&a, built); err != nil {
+	if err := writeArchive(&a, built); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteArchive(&b, built); err != nil {
+	if err := writeArchive(&b, built); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -442,7 +442,7 @@ func TestArchive(t *testing.T) {
 	}
 	for i, m := range im.Manifests {
 		if m.MediaType != types.OCIImageIndex || m.Digest.String() != built[i].Digest ||
-			m.Annotations[AnnotationImageName] != built[i].Ref || m.Annotations[AnnotationRefName] != "v9.8.7_dirty" {
+			m.Annotations[annotationImageName] != built[i].Ref || m.Annotations[annotationRefName] != "v9.8.7_dirty" {
 			t.Errorf("index.json entry %d: %+v", i, m)
 		}
 		child, err := root.ImageIndex(m.Digest)
@@ -563,7 +563,7 @@ func TestCheck(t *testing.T) {
 	if r := Check(ctx, wants[:1], CheckOptions{Keychain: anonymous}); r[0].Status != StatusWarn {
 		t.Errorf("cancelled check: %+v", r[0])
 	}
-	if !Failed([]Result{{Status: StatusOK}, {Status: StatusFail}}) || Failed([]Result{{Status: StatusWarn}}) {
+	if !failed([]Result{{Status: StatusOK}, {Status: StatusFail}}) || failed([]Result{{Status: StatusWarn}}) {
 		t.Error("Failed")
 	}
 }

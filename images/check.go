@@ -282,7 +282,7 @@ func orImage(field string) string {
 	return field
 }
 
-// Failed reports whether any result is a FAIL.
-func Failed(rs []Result) bool {
+// failed reports whether any result is a FAIL.
+func failed(rs []Result) bool {
 	return slices.ContainsFunc(rs, func(r Result) bool { return r.Status == StatusFail })
 }

@@ -29,14 +29,14 @@
 // # Where they go
 //
 // Push writes both indexes to a registry (credentials from the Docker config keychain, plain HTTP only when asked).
-// WriteArchive writes one OCI image layout tarball holding both, with index.json entries annotated
+// writeArchive writes one OCI image layout tarball holding both, with index.json entries annotated
 // io.containerd.image.name=<full reference> and org.opencontainers.image.ref.name=<tag>, which containerd's importer
 // (`ctr -n k8s.io images import`, and so `kind load image-archive`) turns into image records.
 //
 // # Progress
 //
 // Build and Push write a line to Options.Progress (PushOptions.Progress) when each binary starts and ends compiling
-// and each image starts and ends pushing, and one every DefaultHeartbeat (a minute) while a step runs, with the time
+// and each image starts and ends pushing, and one every defaultHeartbeat (a minute) while a step runs, with the time
 // so far and, for a push, the bytes the registry has: a cold compile of the CLI takes minutes on two cores, and the
 // first `make demo` must never look hung.
 //

@@ -9,10 +9,10 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// DefaultHeartbeat is how often Build and Push say that a step is still running: a cold compile of the CLI takes
+// defaultHeartbeat is how often Build and Push say that a step is still running: a cold compile of the CLI takes
 // minutes on two cores, and a newcomer must not take a silent build for a hang (the harness scripts' with_heartbeat
 // uses the same minute).
-const DefaultHeartbeat = time.Minute
+const defaultHeartbeat = time.Minute
 
 // progress writes the progress lines of Build and Push: one when a step starts, one when it ends, and one every
 // interval while it runs. A nil writer is silent.
@@ -28,7 +28,7 @@ func newProgress(w io.Writer, every time.Duration, clk clock.WithTicker) *progre
 		clk = clock.RealClock{}
 	}
 	if every <= 0 {
-		every = DefaultHeartbeat
+		every = defaultHeartbeat
 	}
 	return &progress{w: w, clk: clk, every: every}
 }

@@ -95,9 +95,9 @@ func TestBuildHeartbeat(t *testing.T) {
 	}()
 	waitTicker(t, clk)
 	waitLine(t, out, "compiling ./cmd/meshbench-agent for linux/amd64 (binary 1 of 1)\n")
-	clk.Step(DefaultHeartbeat)
+	clk.Step(defaultHeartbeat)
 	waitLine(t, out, "still compiling ./cmd/meshbench-agent for linux/amd64 (1m0s so far)\n")
-	clk.Step(DefaultHeartbeat + 30*time.Second)
+	clk.Step(defaultHeartbeat + 30*time.Second)
 	waitLine(t, out, "still compiling ./cmd/meshbench-agent for linux/amd64 (2m30s so far)\n")
 	if err := os.WriteFile(release, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestBuildHeartbeat(t *testing.T) {
 	if !strings.Contains(got, "compiled ./cmd/meshbench-agent for linux/amd64 (") || !strings.HasSuffix(got, ", 2m30s)\n") {
 		t.Errorf("no compiled line with the time taken:\n%s", got)
 	}
-	clk.Step(10 * DefaultHeartbeat) // Build has returned: its heartbeat goroutine is gone and prints nothing more
+	clk.Step(10 * defaultHeartbeat) // Build has returned: its heartbeat goroutine is gone and prints nothing more
 	if again := out.String(); again != got || strings.Count(got, "still ") != 2 {
 		t.Errorf("heartbeat lines after the compile ended, or not two while it ran:\n%s", again)
 	}
@@ -150,7 +150,7 @@ func TestPushHeartbeat(t *testing.T) {
 	}()
 	<-tr.started
 	waitTicker(t, clk)
-	clk.Step(DefaultHeartbeat)
+	clk.Step(defaultHeartbeat)
 	ref := pushed[0].Ref
 	waitLine(t, out, "still pushing "+ref+" (1m0s so far, ")
 	if !strings.Contains(out.String(), "pushing "+ref+" (2 platforms, "+HumanBytes(pushed[0].Size)+")\n") ||

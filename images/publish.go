@@ -25,10 +25,10 @@ import (
 
 // Annotations of the archive's index.json entries.
 const (
-	// AnnotationImageName is containerd's image name annotation: the importer names the image record after it.
-	AnnotationImageName = "io.containerd.image.name"
-	// AnnotationRefName is the OCI layout's reference name (the tag), for tools that read only the OCI standard.
-	AnnotationRefName = "org.opencontainers.image.ref.name"
+	// annotationImageName is containerd's image name annotation: the importer names the image record after it.
+	annotationImageName = "io.containerd.image.name"
+	// annotationRefName is the OCI layout's reference name (the tag), for tools that read only the OCI standard.
+	annotationRefName = "org.opencontainers.image.ref.name"
 )
 
 // PushOptions configure Push.
@@ -43,7 +43,7 @@ type PushOptions struct {
 	// Progress receives a line when each image starts and ends pushing, and one every Heartbeat while it pushes,
 	// with the bytes sent or found in the registry so far; nil is silent.
 	Progress io.Writer
-	// Heartbeat is the interval of the "still pushing" lines; 0 is DefaultHeartbeat.
+	// Heartbeat is the interval of the "still pushing" lines; 0 is defaultHeartbeat.
 	Heartbeat time.Duration
 	// Clock times the steps and the heartbeat; nil is the wall clock.
 	Clock clock.WithTicker
@@ -229,9 +229,9 @@ func walkBlobs(idx v1.ImageIndex, seen map[v1.Hash]bool, fn func(blob) error) er
 	return nil
 }
 
-// ArchiveIndex is the index.json of the archive of built: one entry per image index, named for containerd (full
+// archiveIndex is the index.json of the archive of built: one entry per image index, named for containerd (full
 // reference) and for OCI tools (tag). It is pure.
-func ArchiveIndex(built []Built) (v1.IndexManifest, error) {
+func archiveIndex(built []Built) (v1.IndexManifest, error) {
 	im := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
 	for _, b := range built {
 		ref, err := name.NewTag(b.Ref)
@@ -247,20 +247,20 @@ func ArchiveIndex(built []Built) (v1.IndexManifest, error) {
 			return im, err
 		}
 		im.Manifests = append(im.Manifests, v1.Descriptor{MediaType: types.OCIImageIndex, Digest: d, Size: int64(len(raw)),
-			Annotations: map[string]string{AnnotationImageName: ref.Name(), AnnotationRefName: ref.TagStr()}})
+			Annotations: map[string]string{annotationImageName: ref.Name(), annotationRefName: ref.TagStr()}})
 	}
 	return im, nil
 }
 
-// WriteArchive writes one OCI image layout as a tar stream holding every built index: oci-layout, index.json, then
+// writeArchive writes one OCI image layout as a tar stream holding every built index: oci-layout, index.json, then
 // each distinct blob once under blobs/sha256/. Entries have fixed mtimes, so the same images give the same bytes.
 // containerd's importer (`ctr -n k8s.io images import`, `kind load image-archive`) creates one image per index.json
-// entry, named by AnnotationImageName.
-func WriteArchive(w io.Writer, built []Built) error {
+// entry, named by annotationImageName.
+func writeArchive(w io.Writer, built []Built) error {
 	if len(built) == 0 {
 		return errors.New("write archive: no images")
 	}
-	im, err := ArchiveIndex(built)
+	im, err := archiveIndex(built)
 	if err != nil {
 		return fmt.Errorf("write archive: %w", err)
 	}
@@ -353,7 +353,7 @@ func SaveFile(path string, built []Built) (int64, error) {
 	}
 	tmp := f.Name()
 	defer func() { _ = os.Remove(tmp) }() // after the rename there is nothing left to remove
-	if err := WriteArchive(f, built); err != nil {
+	if err := writeArchive(f, built); err != nil {
 		_ = f.Close()
 		return 0, err
 	}

@@ -21,11 +21,11 @@ import (
 const (
 	// ModulePath is the module the source tree must declare.
 	ModulePath = "github.com/meshbench/meshbench"
-	// SourceURL is org.opencontainers.image.source.
-	SourceURL = "https://github.com/meshbench/meshbench"
-	// UID and GID run every container (the schedule's pod and the workloads' securityContext use the same).
-	UID = 65532
-	GID = 65532
+	// sourceURL is org.opencontainers.image.source.
+	sourceURL = "https://github.com/meshbench/meshbench"
+	// uid and gid run every container (the schedule's pod and the workloads' securityContext use the same).
+	uid = 65532
+	gid = 65532
 	// CACertsPath is where the base layer keeps the CA bundle; Go's crypto/x509 reads it first on Linux.
 	CACertsPath = "/etc/ssl/certs/ca-certificates.crt"
 	// DefaultCACerts is the build host's bundle (Debian, Ubuntu, Alpine, Arch keep it there).
@@ -63,8 +63,8 @@ func CLI() Image {
 		Description: "meshbench: measures what an Istio data plane costs on a Kubernetes cluster (scheduled runs)"}
 }
 
-// All are the images `meshbench images` builds, in the order they are printed and pushed.
-func All() []Image { return []Image{Agent(), CLI()} }
+// all are the images `meshbench images` builds, in the order they are printed and pushed.
+func all() []Image { return []Image{Agent(), CLI()} }
 
 // Tag turns a meshbench version into an image tag (the distribution spec's [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}):
 // '+' (semver build metadata, Go's "+dirty") becomes '_', any other character outside the set '-', a leading '.' or
@@ -167,8 +167,8 @@ type Stamp struct {
 	Created time.Time `json:"created"`
 }
 
-// LDFlags are the Makefile's -X stamps with this identity (BuildDate = Created, so rebuilds are identical).
-func (s Stamp) LDFlags() string {
+// ldFlags are the Makefile's -X stamps with this identity (BuildDate = Created, so rebuilds are identical).
+func (s Stamp) ldFlags() string {
 	return strings.Join([]string{
 		"-X", versionPkg + ".Version=" + ldValue(s.Version),
 		"-X", versionPkg + ".Commit=" + ldValue(s.Commit),
@@ -191,7 +191,7 @@ func Labels(img Image, s Stamp) map[string]string {
 		"org.opencontainers.image.description": img.Description,
 		"org.opencontainers.image.version":     s.Version,
 		"org.opencontainers.image.revision":    s.Commit,
-		"org.opencontainers.image.source":      SourceURL,
+		"org.opencontainers.image.source":      sourceURL,
 		"org.opencontainers.image.created":     s.Created.UTC().Format(time.RFC3339),
 	}
 }
@@ -234,7 +234,7 @@ func FindSource(dir string) (string, error) {
 			return "", err
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod in %s or its parents: images are built from meshbench's source; run from a checkout of %s or pass --source DIR", abs, SourceURL)
+			return "", fmt.Errorf("no go.mod in %s or its parents: images are built from meshbench's source; run from a checkout of %s or pass --source DIR", abs, sourceURL)
 		}
 	}
 }

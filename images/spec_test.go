@@ -63,16 +63,16 @@ func TestStampAndLabels(t *testing.T) {
 	st := Stamp{Version: "v0.1.0", Commit: "df4d013", Created: time.Date(2026, 12, 1, 10, 15, 0, 0, time.FixedZone("x", 3600))}
 	want := "-X github.com/meshbench/meshbench/internal/version.Version=v0.1.0 -X github.com/meshbench/meshbench/internal/version.Commit=df4d013" +
 		" -X github.com/meshbench/meshbench/internal/version.BuildDate=2026-12-01T09:15:00Z"
-	if got := st.LDFlags(); got != want {
+	if got := st.ldFlags(); got != want {
 		t.Errorf("LDFlags\n got %s\nwant %s", got, want)
 	}
-	if got := (Stamp{Version: "a b"}).LDFlags(); !strings.Contains(got, "Version=a_b ") || !strings.Contains(got, "Commit=unknown ") {
+	if got := (Stamp{Version: "a b"}).ldFlags(); !strings.Contains(got, "Version=a_b ") || !strings.Contains(got, "Commit=unknown ") {
 		t.Errorf("LDFlags of odd values = %s", got)
 	}
 	l := Labels(Agent(), st)
 	for k, v := range map[string]string{
 		"org.opencontainers.image.title": "meshbench-agent", "org.opencontainers.image.version": "v0.1.0",
-		"org.opencontainers.image.revision": "df4d013", "org.opencontainers.image.source": SourceURL,
+		"org.opencontainers.image.revision": "df4d013", "org.opencontainers.image.source": sourceURL,
 		"org.opencontainers.image.created": "2026-12-01T09:15:00Z",
 	} {
 		if l[k] != v {

@@ -37,9 +37,9 @@ func ComponentsOfMode(m scenario.Mode) []results.Component {
 	return results.DataPlaneComponentsOfMode(results.Mode(m))
 }
 
-// DataPlanesFromMarker reads what ran each component from the test bed's marker data; without a marker (nil data)
+// dataPlanesFromMarker reads what ran each component from the test bed's marker data; without a marker (nil data)
 // every component is Istio's own. It is pure.
-func DataPlanesFromMarker(data map[string]string, proxyImage, ztunnelImage string) []results.ComponentDataPlane {
+func dataPlanesFromMarker(data map[string]string, proxyImage, ztunnelImage string) []results.ComponentDataPlane {
 	standIns := splitList[results.Component](data[markerStandIns])
 	upstream := splitList[results.Component](data[markerUpstreamEnvoy])
 	for _, c := range splitList[string](data[markerLegacyList]) {
@@ -57,7 +57,7 @@ func DataPlanesFromMarker(data map[string]string, proxyImage, ztunnelImage strin
 			out = append(out, results.ComponentDataPlane{Component: comp, Kind: results.DataPlaneStandIn, Description: standInDescription(comp, data)})
 		case slices.Contains(upstream, comp):
 			out = append(out, results.ComponentDataPlane{Component: comp, Kind: results.DataPlaneUpstreamEnvoy,
-				Description: UpstreamEnvoyDescription(data[markerEnvoyVersion], data[markerIstioVersion])})
+				Description: upstreamEnvoyDescription(data[markerEnvoyVersion], data[markerIstioVersion])})
 		default:
 			out = append(out, results.ComponentDataPlane{Component: comp, Kind: results.DataPlaneIstio, Description: istioDescription(comp, proxyImage, ztunnelImage)})
 		}
@@ -65,8 +65,8 @@ func DataPlanesFromMarker(data map[string]string, proxyImage, ztunnelImage strin
 	return out
 }
 
-// UpstreamEnvoyDescription names upstream Envoy under pilot-agent as every result shows it.
-func UpstreamEnvoyDescription(envoyVersion, agentVersion string) string {
+// upstreamEnvoyDescription names upstream Envoy under pilot-agent as every result shows it.
+func upstreamEnvoyDescription(envoyVersion, agentVersion string) string {
 	return fmt.Sprintf("upstream Envoy %s (pilot-agent %s; Istio telemetry filters off)", orUnknown(envoyVersion), orUnknown(agentVersion))
 }
 
@@ -86,8 +86,8 @@ func istioDescription(comp results.Component, proxyImage, ztunnelImage string) s
 	return "Istio's proxy (Envoy)" + inParens(proxyImage)
 }
 
-// PodDataPlane is what a pod's proxy is, from its annotations: a stand-in, upstream Envoy, or Istio's own.
-func PodDataPlane(pod *corev1.Pod) results.DataPlaneKind {
+// podDataPlane is what a pod's proxy is, from its annotations: a stand-in, upstream Envoy, or Istio's own.
+func podDataPlane(pod *corev1.Pod) results.DataPlaneKind {
 	switch {
 	case pod.Annotations[StandInAnnotation] == "true":
 		return results.DataPlaneStandIn

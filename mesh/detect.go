@@ -116,7 +116,7 @@ func (i IstioInfo) Facts(profile string) *results.IstioFacts {
 	}
 	dps := i.DataPlanes
 	if len(dps) == 0 { // an IstioInfo not from Detect
-		dps = DataPlanesFromMarker(nil, i.ProxyImage, i.ZtunnelImage)
+		dps = dataPlanesFromMarker(nil, i.ProxyImage, i.ZtunnelImage)
 	}
 	dp := results.LeastRepresentative(dps)
 	if i.StandIn && dp != results.DataPlaneStandIn {
@@ -141,8 +141,7 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // failed reads are listed in Problems.
 func Detect(ctx context.Context, c *kube.Clients, wantRevision string) (IstioInfo, error) {
 	var info IstioInfo
-	kc := c.Kube
-	cp, all, problem, err := DetectControlPlanes(ctx, kc)
+	cp, all, problem, err := detectControlPlanes(ctx, c.Kube)
 	if err != nil {
 		return info, fmt.Errorf("detect istio: %w", err)
 	}
@@ -150,69 +149,20 @@ func Detect(ctx context.Context, c *kube.Clients, wantRevision string) (IstioInf
 	if problem != "" {
 		info.Problems = append(info.Problems, problem)
 	}
-	choice, err := ResolveRevision(wantRevision, cp)
+	choice, err := resolveRevision(wantRevision, cp)
 	if err != nil {
 		info.RevisionError = err.Error()
 	}
 	info.Revision, info.RevisionSource = choice.Revision, choice.Source
-	items := make([]corev1.Pod, 0, len(all))
-	for _, p := range all {
-		rev := p.Labels[LabelRevision]
-		if rev == "" {
-			rev = DefaultRevision
-		}
-		if p.DeletionTimestamp == nil && rev == choice.Revision {
-			items = append(items, p)
-		}
-	}
-	sort.Slice(items, func(i, j int) bool {
-		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
-	})
-	var envs map[string]string
-	for _, p := range items {
-		d := IstiodInfo{Namespace: p.Namespace, Pod: p.Name, Revision: p.Labels["istio.io/rev"], Ready: podReady(p)}
-		for _, ct := range p.Spec.Containers {
-			if ct.Name == "discovery" || d.Image == "" {
-				d.Image = ct.Image
-				if ct.Name == "discovery" {
-					envs = containerEnv(ct)
-				}
-			}
-		}
-		if d.Ready {
-			vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			body, err := kube.ProxyGet(vctx, kc, "pods", p.Namespace, p.Name+":15014", "/version", nil)
-			cancel()
-			if err == nil {
-				d.Version = ParseIstiodVersion(string(body))
-			} else {
-				info.Problems = append(info.Problems, fmt.Sprintf("istiod %s/%s version: %v", p.Namespace, p.Name, err))
-			}
-		}
-		info.Istiods = append(info.Istiods, d)
-	}
+	envs := readIstiods(ctx, c.Kube, revisionPods(all, choice.Revision), &info)
 	info.Installed = len(cp.Revisions) > 0
-	if len(info.Istiods) > 0 {
-		first := info.Istiods[0]
-		for _, d := range info.Istiods {
-			if d.Ready {
-				first = d
-				break
-			}
-		}
-		info.Namespace = first.Namespace
-		info.Version, info.VersionSource = first.Version, "istiod /version"
-		if info.Version == "" {
-			info.Version, info.VersionSource = imageTag(first.Image), "image tag"
-		}
-		info.PilotEnableAmbient = strings.EqualFold(envs["PILOT_ENABLE_AMBIENT"], "true")
-	}
+	useFirstReadyIstiod(&info, envs)
 
-	info.Ztunnel = findDaemonSet(ctx, kc, "app=ztunnel", &info)
+	info.Ztunnel = findDaemonSet(ctx, c.Kube, "app=ztunnel", &info)
 	if info.Ztunnel != nil {
 		info.ZtunnelImage = info.Ztunnel.Image
 	}
-	info.IstioCNI = findDaemonSet(ctx, kc, "k8s-app=istio-cni-node", &info)
+	info.IstioCNI = findDaemonSet(ctx, c.Kube, "k8s-app=istio-cni-node", &info)
 	if info.IstioCNI == nil {
 		info.IstioCNIEvidence = hostCNIEvidence(ctx, c, &info)
 	}
@@ -227,30 +177,105 @@ func Detect(ctx context.Context, c *kube.Clients, wantRevision string) (IstioInf
 	detectNativeSidecars(ctx, c, envs, &info)
 	detectGatewayAPI(ctx, c, &info)
 	detectStandIn(ctx, c, &info)
-
-	switch {
-	case !info.Installed:
-		info.AmbientMissing = append(info.AmbientMissing, "istiod")
-	case len(info.Istiods) == 0:
-		info.AmbientMissing = append(info.AmbientMissing, "a chosen istiod revision")
-	case !info.PilotEnableAmbient:
-		info.AmbientMissing = append(info.AmbientMissing, "PILOT_ENABLE_AMBIENT=true on istiod")
-	}
-	if info.Ztunnel == nil {
-		info.AmbientMissing = append(info.AmbientMissing, "ztunnel DaemonSet (app=ztunnel)")
-	} else if info.Ztunnel.Ready < info.Ztunnel.Desired {
-		info.AmbientMissing = append(info.AmbientMissing, fmt.Sprintf("ztunnel ready on every node (%d of %d)", info.Ztunnel.Ready, info.Ztunnel.Desired))
-	}
-	if info.IstioCNI == nil && info.IstioCNIEvidence == "" {
-		info.AmbientMissing = append(info.AmbientMissing, "istio-cni node agent (DaemonSet k8s-app=istio-cni-node)")
-	}
+	info.AmbientMissing = append(info.AmbientMissing, ambientMissing(info)...)
 	info.AmbientCapable = len(info.AmbientMissing) == 0
 	return info, nil
 }
 
-// ParseIstiodVersion reads istiod's :15014/version body: "<version>-<git revision>-<build status>" (BuildInfo.String,
+// revisionPods are the istiod pods of revision (no label: the default revision) that are not terminating, sorted by
+// namespace/name so the first ready one is the same on every call.
+func revisionPods(all []corev1.Pod, revision string) []corev1.Pod {
+	items := make([]corev1.Pod, 0, len(all))
+	for _, p := range all {
+		rev := p.Labels[LabelRevision]
+		if rev == "" {
+			rev = defaultRevision
+		}
+		if p.DeletionTimestamp == nil && rev == revision {
+			items = append(items, p)
+		}
+	}
+	sort.Slice(items, func(i, j int) bool {
+		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
+	})
+	return items
+}
+
+// readIstiods appends each pod to info.Istiods with its image and, when ready, its /version (a failed read goes to
+// info.Problems). It returns the environment of the last pod's discovery container.
+func readIstiods(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod, info *IstioInfo) map[string]string {
+	var envs map[string]string
+	for _, p := range pods {
+		d := IstiodInfo{Namespace: p.Namespace, Pod: p.Name, Revision: p.Labels["istio.io/rev"], Ready: podReady(p)}
+		for _, ct := range p.Spec.Containers {
+			if ct.Name == "discovery" || d.Image == "" {
+				d.Image = ct.Image
+				if ct.Name == "discovery" {
+					envs = containerEnv(ct)
+				}
+			}
+		}
+		if d.Ready {
+			vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			body, err := kube.ProxyGet(vctx, kc, "pods", p.Namespace, p.Name+":15014", "/version", nil)
+			cancel()
+			if err == nil {
+				d.Version = parseIstiodVersion(string(body))
+			} else {
+				info.Problems = append(info.Problems, fmt.Sprintf("istiod %s/%s version: %v", p.Namespace, p.Name, err))
+			}
+		}
+		info.Istiods = append(info.Istiods, d)
+	}
+	return envs
+}
+
+// useFirstReadyIstiod takes the namespace and version from the first ready istiod (else the first one; the image tag
+// when /version gave nothing) and PILOT_ENABLE_AMBIENT from envs.
+func useFirstReadyIstiod(info *IstioInfo, envs map[string]string) {
+	if len(info.Istiods) == 0 {
+		return
+	}
+	first := info.Istiods[0]
+	for _, d := range info.Istiods {
+		if d.Ready {
+			first = d
+			break
+		}
+	}
+	info.Namespace = first.Namespace
+	info.Version, info.VersionSource = first.Version, "istiod /version"
+	if info.Version == "" {
+		info.Version, info.VersionSource = imageTag(first.Image), "image tag"
+	}
+	info.PilotEnableAmbient = strings.EqualFold(envs["PILOT_ENABLE_AMBIENT"], "true")
+}
+
+// ambientMissing lists what ambient mode needs and the detection did not find, in the order a user installs it.
+func ambientMissing(info IstioInfo) []string {
+	var missing []string
+	switch {
+	case !info.Installed:
+		missing = append(missing, "istiod")
+	case len(info.Istiods) == 0:
+		missing = append(missing, "a chosen istiod revision")
+	case !info.PilotEnableAmbient:
+		missing = append(missing, "PILOT_ENABLE_AMBIENT=true on istiod")
+	}
+	if info.Ztunnel == nil {
+		missing = append(missing, "ztunnel DaemonSet (app=ztunnel)")
+	} else if info.Ztunnel.Ready < info.Ztunnel.Desired {
+		missing = append(missing, fmt.Sprintf("ztunnel ready on every node (%d of %d)", info.Ztunnel.Ready, info.Ztunnel.Desired))
+	}
+	if info.IstioCNI == nil && info.IstioCNIEvidence == "" {
+		missing = append(missing, "istio-cni node agent (DaemonSet k8s-app=istio-cni-node)")
+	}
+	return missing
+}
+
+// parseIstiodVersion reads istiod's :15014/version body: "<version>-<git revision>-<build status>" (BuildInfo.String,
 // e.g. "1.31-dev-eed52ebb66ad-Clean"), or a JSON BuildInfo from other builds. It returns the version.
-func ParseIstiodVersion(body string) string {
+func parseIstiodVersion(body string) string {
 	body = strings.TrimSpace(body)
 	if strings.HasPrefix(body, "{") {
 		var v struct {
@@ -381,7 +406,7 @@ func detectMeshConfig(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 		}
 		return
 	}
-	info.ProxyImage = ProxyImageFromValues(cm.Data["values"])
+	info.ProxyImage = proxyImageFromValues(cm.Data["values"])
 	if strings.Contains(cm.Data["values"], StandInAnnotation) || strings.Contains(cm.Data["config"], StandInAnnotation) {
 		info.StandIn, info.injectsStandIn = true, true
 		info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("ConfigMap %s/%s injects %s", info.Namespace, inj, StandInAnnotation))
@@ -391,9 +416,9 @@ func detectMeshConfig(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	}
 }
 
-// ProxyImageFromValues renders the sidecar image from the injector's Helm values JSON:
+// proxyImageFromValues renders the sidecar image from the injector's Helm values JSON:
 // global.hub/global.proxy.image:global.tag[-global.variant] (an image with a "/" is used as is).
-func ProxyImageFromValues(values string) string {
+func proxyImageFromValues(values string) string {
 	var v struct {
 		Global struct {
 			Hub     string `json:"hub"`
@@ -490,10 +515,10 @@ func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	} else {
 		info.Problems = append(info.Problems, fmt.Sprintf("list stand-in marker ConfigMaps: %v", err))
 	}
-	info.DataPlanes = DataPlanesFromMarker(marker, info.ProxyImage, info.ZtunnelImage)
+	info.DataPlanes = dataPlanesFromMarker(marker, info.ProxyImage, info.ZtunnelImage)
 	if info.injectsUpstreamEnvoy {
 		setDataPlane(info.DataPlanes, results.ComponentSidecar, results.DataPlaneUpstreamEnvoy,
-			UpstreamEnvoyDescription(marker[markerEnvoyVersion], marker[markerIstioVersion]))
+			upstreamEnvoyDescription(marker[markerEnvoyVersion], marker[markerIstioVersion]))
 	}
 	if info.injectsStandIn {
 		setDataPlane(info.DataPlanes, results.ComponentSidecar, results.DataPlaneStandIn, standInDescription(results.ComponentSidecar, marker))
@@ -507,14 +532,14 @@ func detectStandIn(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 			continue
 		}
 		for _, p := range pods.Items {
-			switch PodDataPlane(&p) {
+			switch podDataPlane(&p) {
 			case results.DataPlaneStandIn:
 				info.StandIn = true
 				info.StandInEvidence = append(info.StandInEvidence, fmt.Sprintf("pod %s/%s annotated %s", p.Namespace, p.Name, StandInAnnotation))
 				setDataPlane(info.DataPlanes, sel.component, results.DataPlaneStandIn, standInDescription(sel.component, marker))
 			case results.DataPlaneUpstreamEnvoy:
 				setDataPlane(info.DataPlanes, sel.component, results.DataPlaneUpstreamEnvoy,
-					UpstreamEnvoyDescription(marker[markerEnvoyVersion], marker[markerIstioVersion]))
+					upstreamEnvoyDescription(marker[markerEnvoyVersion], marker[markerIstioVersion]))
 			}
 		}
 	}

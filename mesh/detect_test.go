@@ -30,7 +30,7 @@ func TestParseIstiodVersion(t *testing.T) {
 		`{"version":"1.29.0","revision":"x"}`: "1.29.0",
 		"weird":                               "weird",
 	} {
-		if got := ParseIstiodVersion(in); got != want {
+		if got := parseIstiodVersion(in); got != want {
 			t.Errorf("ParseIstiodVersion(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -56,7 +56,7 @@ func TestVersionTables(t *testing.T) {
 		{"v1.5.0", CRDBound{Max: "v1.4.1"}, "bundle-version v1.5.0 > v1.4.1, the newest this Istio watches"},
 		{"", CRDBound{Max: "v1.4.1"}, "no bundle-version annotation, istiod needs <= v1.4.1"},
 	} {
-		if got := IstiodIgnoresCRD(tc.have, tc.b); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+		if got := istiodIgnoresCRD(tc.have, tc.b); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("IstiodIgnoresCRD(%q, %+v) = %q, want %q", tc.have, tc.b, got, tc.want)
 		}
 	}
@@ -95,7 +95,7 @@ func TestProxyImageFromValues(t *testing.T) {
 		`{"global":{"proxy":{"image":"registry.example/custom/proxy:7"}}}`:                                         "registry.example/custom/proxy:7",
 		`not json`: "",
 	} {
-		if got := ProxyImageFromValues(values); got != want {
+		if got := proxyImageFromValues(values); got != want {
 			t.Errorf("ProxyImageFromValues(%s) = %q, want %q", values, got, want)
 		}
 	}
@@ -123,7 +123,7 @@ func fakeIstio(t *testing.T, bundleVersion string) *kube.Clients {
 		},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "app", Annotations: map[string]string{AnnotationRedirection: "enabled"}}},
 		func() runtime.Object {
-			wh := injectorMWC("istio-sidecar-injector", DefaultRevision, "", true)
+			wh := injectorMWC("istio-sidecar-injector", defaultRevision, "", true)
 			return &wh
 		}(),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio", Namespace: "istio-system"},

@@ -17,9 +17,9 @@ import (
 // DryRunRunID is the run id printed by `meshbench plan --show-objects` (real runs get a generated one).
 const DryRunRunID = "dry-run"
 
-// AppObjects builds the app's objects of a topology, Namespaces first, and its target: workloads.Objects. The caller
+// appObjects builds the app's objects of a topology, Namespaces first, and its target: workloads.Objects. The caller
 // passes it in, so that mesh does not import workloads (adapters never import each other).
-type AppObjects func(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, target.Target, error)
+type appObjects func(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, target.Target, error)
 
 // CaseObjects returns every object a case in topology topo and mode would apply, in apply order: the Namespaces
 // with the mode's labels, the waypoint Gateways of mode waypoint, then the app's objects (from app). It is pure when
@@ -29,7 +29,7 @@ type AppObjects func(s *scenario.Scenario, topo scenario.Topology, runID string)
 // App existing has no objects: meshbench applies nothing of it (only namespace labels and restart annotations
 // change, see ExistingPlan) and its Target is discovered from the cluster, so CaseObjects returns none and a Target
 // holding only the namespaces.
-func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mode, runID string, app AppObjects) ([]runtime.Object, target.Target, error) {
+func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mode, runID string, app appObjects) ([]runtime.Object, target.Target, error) {
 	if s.Spec.Workload.App == scenario.AppExisting && s.Spec.Workload.Existing != nil {
 		return nil, target.Target{App: scenario.AppExisting, Topology: topo.Name,
 			Namespaces: append([]string(nil), s.Spec.Workload.Existing.Namespaces...)}, nil
@@ -66,7 +66,7 @@ func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mod
 // WriteDryRun writes, for every case of the plan, the objects it would apply, as one YAML stream: a case that switches
 // topology or mode lists all of its objects; a case that does not is a comment (it re-applies the same objects).
 // Output is deterministic (run id DryRunRunID) when app is.
-func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan, app AppObjects) error {
+func WriteDryRun(w io.Writer, s *scenario.Scenario, p scenario.Plan, app appObjects) error {
 	if _, err := fmt.Fprintf(w, "# meshbench plan --show-objects: scenario %q, %d cases, run id %q\n", s.Metadata.Name, len(p.Cases), DryRunRunID); err != nil {
 		return err
 	}

@@ -61,9 +61,9 @@ func TestLabelChanges(t *testing.T) {
 		want     string
 	}{
 		{scenario.ModeSidecar, "", map[string]string{"team": "a"}, "istio-injection=enabled"},
-		{scenario.ModeSidecar, "", map[string]string{LabelInjection: "enabled"}, "(none)"},
-		{scenario.ModeSidecar, "canary", map[string]string{LabelInjection: "enabled"}, "-istio-injection, istio.io/rev=canary"},
-		{scenario.ModeAmbient, "", map[string]string{LabelInjection: "enabled"}, "-istio-injection, istio.io/dataplane-mode=ambient"},
+		{scenario.ModeSidecar, "", map[string]string{labelInjection: "enabled"}, "(none)"},
+		{scenario.ModeSidecar, "canary", map[string]string{labelInjection: "enabled"}, "-istio-injection, istio.io/rev=canary"},
+		{scenario.ModeAmbient, "", map[string]string{labelInjection: "enabled"}, "-istio-injection, istio.io/dataplane-mode=ambient"},
 		{scenario.ModeNone, "", map[string]string{LabelDataplaneMode: "ambient", LabelUseWaypoint: "waypoint", "team": "a"}, "-istio.io/dataplane-mode, -istio.io/use-waypoint"},
 		{scenario.ModeNone, "", nil, "(none)"},
 	} {

@@ -31,17 +31,17 @@ type GatewayAPIInfo struct {
 	WaypointClass bool `json:"waypointClass"`
 	// InfrastructurePruned is true when the Gateway CRD's v1 schema has no spec.infrastructure.labels (standard
 	// channel before v1.2.0): the API server prunes the field, and istiod then copies ALL the Gateway's labels onto
-	// the objects it creates for a waypoint (see WaypointRunLabel).
+	// the objects it creates for a waypoint (see waypointRunLabel).
 	InfrastructurePruned bool `json:"infrastructurePruned,omitempty"`
 }
 
-// HasInfrastructureLabels reports whether a Gateway CRD (unstructured) keeps spec.infrastructure.labels in the schema
+// hasInfrastructureLabels reports whether a Gateway CRD (unstructured) keeps spec.infrastructure.labels in the schema
 // of its v1 version (the version meshbench writes), the storage version when none is named v1. Gateway API added
 // spec.infrastructure to the standard channel in v1.2.0 (kubernetes-sigs/gateway-api
 // config/crd/standard/gateway.networking.k8s.io_gateways.yaml: absent at v1.0.0 ... v1.1.1, present from v1.2.0; the
 // experimental channel has it from v1.0.0). Reading the schema rather than the bundle-version also judges CRDs
 // without the annotation or built otherwise. ok is false when the CRD has no readable schema.
-func HasInfrastructureLabels(crd map[string]any) (has, ok bool) {
+func hasInfrastructureLabels(crd map[string]any) (has, ok bool) {
 	versions, _, _ := unstructured.NestedSlice(crd, "spec", "versions")
 	var chosen map[string]any
 	for _, v := range versions {
@@ -175,11 +175,11 @@ func IstiodCRDBounds(istioVersion string) map[string]CRDBound {
 
 const bundleVersionAnnotation = "gateway.networking.k8s.io/bundle-version"
 
-// IstiodIgnoresCRD says why istiod ignores a CRD it has bounds for ("" when it accepts it): the annotation is
+// istiodIgnoresCRD says why istiod ignores a CRD it has bounds for ("" when it accepts it): the annotation is
 // missing or unparsable, or the version is below the minimum or above the maximum. A prerelease suffix is dropped
 // before comparing, as istiod's minimumVersionFilter and maximumVersionFilter do (v1.5.0-rc.1 counts as v1.5.0). It
 // is pure.
-func IstiodIgnoresCRD(bundleVersion string, b CRDBound) string {
+func istiodIgnoresCRD(bundleVersion string, b CRDBound) string {
 	switch {
 	case bundleVersion == "":
 		return "no bundle-version annotation, istiod needs " + b.String()
@@ -228,7 +228,7 @@ func detectGatewayAPI(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 	ann := crd.GetAnnotations()
 	g.BundleVersion = ann[bundleVersionAnnotation]
 	g.Channel = ann["gateway.networking.k8s.io/channel"]
-	if has, ok := HasInfrastructureLabels(crd.Object); ok {
+	if has, ok := hasInfrastructureLabels(crd.Object); ok {
 		g.InfrastructurePruned = !has
 	}
 	bounds := IstiodCRDBounds(info.Version)
@@ -241,7 +241,7 @@ func detectGatewayAPI(ctx context.Context, c *kube.Clients, info *IstioInfo) {
 			info.Problems = append(info.Problems, fmt.Sprintf("read CRD %s: %v", name, err))
 			continue
 		}
-		if why := IstiodIgnoresCRD(other.GetAnnotations()[bundleVersionAnnotation], bounds[name]); why != "" {
+		if why := istiodIgnoresCRD(other.GetAnnotations()[bundleVersionAnnotation], bounds[name]); why != "" {
 			g.Ignored = append(g.Ignored, name+" ("+why+")")
 		}
 	}

@@ -45,7 +45,7 @@ func gatewayCRD(t *testing.T) map[string]any {
 func TestHasInfrastructureLabels(t *testing.T) {
 	t.Parallel()
 	crd := gatewayCRD(t)
-	if has, ok := HasInfrastructureLabels(crd); !has || !ok {
+	if has, ok := hasInfrastructureLabels(crd); !has || !ok {
 		t.Fatalf("gateway-api v1.6.3 standard Gateway CRD: has %v ok %v, want spec.infrastructure.labels", has, ok)
 	}
 	versions, _, _ := unstructured.NestedSlice(crd, "spec", "versions")
@@ -55,10 +55,10 @@ func TestHasInfrastructureLabels(t *testing.T) {
 	if err := unstructured.SetNestedSlice(crd, versions, "spec", "versions"); err != nil {
 		t.Fatal(err)
 	}
-	if has, ok := HasInfrastructureLabels(crd); has || !ok {
+	if has, ok := hasInfrastructureLabels(crd); has || !ok {
 		t.Errorf("Gateway CRD without spec.infrastructure: has %v ok %v, want pruned", has, ok)
 	}
-	if _, ok := HasInfrastructureLabels(map[string]any{"spec": map[string]any{}}); ok {
+	if _, ok := hasInfrastructureLabels(map[string]any{"spec": map[string]any{}}); ok {
 		t.Error("a CRD without versions must not be judged")
 	}
 }

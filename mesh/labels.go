@@ -7,7 +7,7 @@ import (
 
 // Istio labels and annotations (shared/reference/istio-modes.md).
 const (
-	LabelInjection            = "istio-injection"                 // namespace: enabled | disabled
+	labelInjection            = "istio-injection"                 // namespace: enabled | disabled
 	LabelRevision             = "istio.io/rev"                    // namespace: revision-based injection
 	LabelDataplaneMode        = "istio.io/dataplane-mode"         // namespace/pod: ambient | none
 	LabelUseWaypoint          = "istio.io/use-waypoint"           // namespace/service/pod: <gateway> | none
@@ -17,7 +17,7 @@ const (
 	AnnotationSidecarStatus = "sidecar.istio.io/status"      // set by the injector on injected pods
 	AnnotationRedirection   = "ambient.istio.io/redirection" // set by istio-cni: enabled | pending
 	RedirectionEnabled      = "enabled"
-	RedirectionPending      = "pending"
+	redirectionPending      = "pending"
 
 	// ProxyContainer is the sidecar's (and ztunnel's and waypoints') container name.
 	ProxyContainer = "istio-proxy"
@@ -40,7 +40,7 @@ const (
 )
 
 // modeLabelKeys are every namespace label a mode switch may set or remove.
-var modeLabelKeys = []string{LabelInjection, LabelRevision, LabelDataplaneMode, LabelUseWaypoint, LabelUseWaypointNamespace}
+var modeLabelKeys = []string{labelInjection, LabelRevision, LabelDataplaneMode, LabelUseWaypoint, LabelUseWaypointNamespace}
 
 // NamespaceLabels returns the mode labels namespace ns must carry in mode: a value to set, or nil to remove.
 // Every key of modeLabelKeys is present, except istio.io/rev in sidecar mode without a revision (a revision label
@@ -56,7 +56,7 @@ func NamespaceLabels(mode scenario.Mode, ns string, wp scenario.Waypoint, wpName
 		if revision != "" && revision != "default" {
 			out[LabelRevision] = ptr(revision)
 		} else {
-			out[LabelInjection] = ptr("enabled")
+			out[labelInjection] = ptr("enabled")
 			delete(out, LabelRevision)
 		}
 	case scenario.ModeAmbient:
@@ -71,10 +71,10 @@ func NamespaceLabels(mode scenario.Mode, ns string, wp scenario.Waypoint, wpName
 	return out
 }
 
-// ModeOfLabels infers the mode a namespace is in from its labels (what Apply switches from).
-func ModeOfLabels(l map[string]string) scenario.Mode {
+// modeOfLabels infers the mode a namespace is in from its labels (what Apply switches from).
+func modeOfLabels(l map[string]string) scenario.Mode {
 	switch {
-	case l[LabelInjection] == "enabled" || (l[LabelRevision] != "" && l[LabelInjection] != "disabled"):
+	case l[labelInjection] == "enabled" || (l[LabelRevision] != "" && l[labelInjection] != "disabled"):
 		return scenario.ModeSidecar
 	case l[LabelDataplaneMode] == "ambient" && l[LabelUseWaypoint] != "" && l[LabelUseWaypoint] != "none":
 		return scenario.ModeWaypoint

@@ -23,7 +23,7 @@ func ReadManifests(paths ...string) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read manifest: %w", err)
 		}
-		objs, err := DecodeManifests(b)
+		objs, err := decodeManifests(b)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
@@ -32,8 +32,8 @@ func ReadManifests(paths ...string) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-// DecodeManifests decodes a multi-document YAML (or JSON) stream.
-func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
+// decodeManifests decodes a multi-document YAML (or JSON) stream.
+func decodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var out []*unstructured.Unstructured
 	for i := 0; ; i++ {

@@ -29,7 +29,7 @@ func TestReadManifestsWithoutLeadingSeparator(t *testing.T) {
 	if len(names) != 3 || names[0] != "a" || names[1] != "b" || names[2] != "c" {
 		t.Errorf("objects %v, want [a b c]", names)
 	}
-	if _, err := DecodeManifests([]byte("foo: bar\n")); err == nil {
+	if _, err := decodeManifests([]byte("foo: bar\n")); err == nil {
 		t.Error("a document without apiVersion/kind must be an error")
 	}
 }

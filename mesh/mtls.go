@@ -15,9 +15,9 @@ import (
 
 // mTLS modes of a PeerAuthentication as meshbench records them.
 const (
-	MTLSStrict     = "STRICT"
-	MTLSPermissive = "PERMISSIVE"
-	MTLSDisable    = "DISABLE"
+	mtlsStrict     = "STRICT"
+	mtlsPermissive = "PERMISSIVE"
+	mtlsDisable    = "DISABLE"
 )
 
 // MTLS is the effective PeerAuthentication mode of one namespace and where it comes from.
@@ -56,7 +56,7 @@ func (m MTLS) String() string {
 	return s + ")"
 }
 
-// MTLSView is whose view of the PeerAuthentications EffectiveMTLS takes: the chosen control plane and the data plane
+// MTLSView is whose view of the PeerAuthentications effectiveMTLS takes: the chosen control plane and the data plane
 // that enforces them.
 type MTLSView struct {
 	// Revision is the chosen istiod's revision (IstioInfo.Revision, "default" for a non-revisioned install, which
@@ -95,7 +95,7 @@ func (v MTLSView) countsPeerAuthentication(pa *securityv1.PeerAuthentication) bo
 	return false
 }
 
-// EffectiveMTLS computes a namespace's mode from the PeerAuthentications of the root namespace and of ns, as istiod
+// effectiveMTLS computes a namespace's mode from the PeerAuthentications of the root namespace and of ns, as istiod
 // composes them (istio/istio pilot/pkg/security/authn/policy_applier.go ComposePeerAuthentication, and the ambient
 // index's convertedSelectorPeerAuthentications, same rules 1.24.0-1.31.0-rc.0): namespace-wide (no selector) over
 // mesh-wide (no selector in the root namespace), the oldest policy winning within a level, UNSET inheriting from the
@@ -103,8 +103,8 @@ func (v MTLSView) countsPeerAuthentication(pa *securityv1.PeerAuthentication) bo
 // selector policies in ns are counted, not evaluated. Policies the view's istiod does not read (another revision's)
 // are counted, not used. In the ambient modes the mode is ztunnel's: convertedSelectorPeerAuthentications keeps only
 // whether the effective policy is STRICT (isEffectiveStrictPolicy), so DISABLE is PERMISSIVE there. It is pure.
-func EffectiveMTLS(pas []*securityv1.PeerAuthentication, rootNS, ns string, v MTLSView) MTLS {
-	out := MTLS{Namespace: ns, Mode: MTLSPermissive, Source: "no PeerAuthentication (Istio's default)", Ambient: v.Ambient}
+func effectiveMTLS(pas []*securityv1.PeerAuthentication, rootNS, ns string, v MTLSView) MTLS {
+	out := MTLS{Namespace: ns, Mode: mtlsPermissive, Source: "no PeerAuthentication (Istio's default)", Ambient: v.Ambient}
 	var mesh, nsWide []*securityv1.PeerAuthentication
 	for _, pa := range pas {
 		if pa == nil || pa.DeletionTimestamp != nil || (pa.Namespace != rootNS && pa.Namespace != ns) {
@@ -130,8 +130,8 @@ func EffectiveMTLS(pas []*securityv1.PeerAuthentication, rootNS, ns string, v MT
 	if m, ok := oldestMode(nsWide); ok {
 		out.Mode, out.Source = m.mode, "PeerAuthentication "+m.name+" (namespace-wide)"
 	}
-	if v.Ambient && out.Mode == MTLSDisable {
-		out.Mode, out.Declared = MTLSPermissive, MTLSDisable
+	if v.Ambient && out.Mode == mtlsDisable {
+		out.Mode, out.Declared = mtlsPermissive, mtlsDisable
 	}
 	return out
 }
@@ -153,20 +153,20 @@ func oldestMode(pas []*securityv1.PeerAuthentication) (paMode, bool) {
 	pa := pas[0]
 	switch pa.Spec.GetMtls().GetMode() {
 	case securityv1beta1.PeerAuthentication_MutualTLS_STRICT:
-		return paMode{MTLSStrict, pa.Namespace + "/" + pa.Name}, true
+		return paMode{mtlsStrict, pa.Namespace + "/" + pa.Name}, true
 	case securityv1beta1.PeerAuthentication_MutualTLS_PERMISSIVE:
-		return paMode{MTLSPermissive, pa.Namespace + "/" + pa.Name}, true
+		return paMode{mtlsPermissive, pa.Namespace + "/" + pa.Name}, true
 	case securityv1beta1.PeerAuthentication_MutualTLS_DISABLE:
-		return paMode{MTLSDisable, pa.Namespace + "/" + pa.Name}, true
+		return paMode{mtlsDisable, pa.Namespace + "/" + pa.Name}, true
 	}
 	return paMode{}, false
 }
 
 // DetectMTLS reads the PeerAuthentications of the root namespace and of each namespace and returns their effective
-// modes as the view's istiod and data plane apply them, in the order given. It lists them cluster-wide in one request (a case records the mode of every app
-// namespace: a list per namespace was 61 requests at 60 namespaces, 0.6 s at client-go's 50 qps after every mode
-// switch), and per namespace only where a cluster-wide list is forbidden (a namespaced Role). A cluster without the
-// PeerAuthentication CRD has the default mode everywhere.
+// modes as the view's istiod and data plane apply them, in the order given. It lists them cluster-wide in one request,
+// so a case's reading after every mode switch does not grow with the app's namespaces, and per namespace only where a
+// cluster-wide list is forbidden (a namespaced Role). A cluster without the PeerAuthentication CRD has the default
+// mode everywhere.
 func DetectMTLS(ctx context.Context, ic istioclient.Interface, rootNS string, namespaces []string, v MTLSView) ([]MTLS, error) {
 	if ic == nil {
 		return nil, fmt.Errorf("detect mTLS: no Istio client")
@@ -194,7 +194,7 @@ func DetectMTLS(ctx context.Context, ic istioclient.Interface, rootNS string, na
 	}
 	out := make([]MTLS, len(namespaces))
 	for i, ns := range namespaces {
-		out[i] = EffectiveMTLS(pas, rootNS, ns, v)
+		out[i] = effectiveMTLS(pas, rootNS, ns, v)
 	}
 	return out, nil
 }

@@ -12,12 +12,12 @@ import (
 
 // Observed data-plane states of a pod.
 const (
-	ObservedNone            = "none"
-	ObservedSidecar         = "sidecar"
-	ObservedSidecarNotReady = "sidecar-not-ready"
-	ObservedAmbient         = "ambient"
+	observedNone            = "none"
+	observedSidecar         = "sidecar"
+	observedSidecarNotReady = "sidecar-not-ready"
+	observedAmbient         = "ambient"
 	ObservedAmbientPending  = "ambient-pending"
-	ObservedTerminating     = "terminating"
+	observedTerminating     = "terminating"
 )
 
 // PodProof is the evidence that one pod is (or is not) in the expected mode.
@@ -37,7 +37,7 @@ type PodProof struct {
 	Ready bool `json:"ready"`
 	// StandIn is true when the pod is annotated as running a hack/ stand-in proxy.
 	StandIn bool `json:"standIn,omitempty"`
-	// DataPlane is what the pod's sidecar is (PodDataPlane), when it has one.
+	// DataPlane is what the pod's sidecar is (podDataPlane), when it has one.
 	DataPlane results.DataPlaneKind `json:"dataPlane,omitempty"`
 	// Evidence lists what was seen, e.g. "annotation sidecar.istio.io/status", "istio-proxy native sidecar ready".
 	Evidence []string `json:"evidence,omitempty"`
@@ -49,91 +49,124 @@ type PodProof struct {
 func Prove(mode scenario.Mode, pod corev1.Pod) PodProof {
 	p := PodProof{Namespace: pod.Namespace, Name: pod.Name, Node: pod.Spec.NodeName, Mode: mode, Ready: podReady(pod)}
 	p.StandIn = pod.Annotations[StandInAnnotation] == "true"
-	_, hasStatus := pod.Annotations[AnnotationSidecarStatus]
-	redirection, hasRedirection := pod.Annotations[AnnotationRedirection]
-	proxy := findProxy(pod)
-	p.NativeSidecar = proxy.native
-
-	if hasStatus {
-		p.Evidence = append(p.Evidence, "annotation "+AnnotationSidecarStatus)
+	s := readPodSigns(pod)
+	p.NativeSidecar = s.proxy.native
+	p.Evidence = s.evidence()
+	if s.sidecar() {
+		p.DataPlane = podDataPlane(&pod)
 	}
-	switch {
-	case proxy.found && proxy.native:
-		p.Evidence = append(p.Evidence, fmt.Sprintf("%s native sidecar (init container, restartPolicy Always), ready=%v", ProxyContainer, proxy.ready))
-	case proxy.found:
-		p.Evidence = append(p.Evidence, fmt.Sprintf("%s container, ready=%v", ProxyContainer, proxy.ready))
-	}
-	if hasRedirection {
-		p.Evidence = append(p.Evidence, AnnotationRedirection+"="+redirection)
-	}
-	sidecar := hasStatus || proxy.found
-	if sidecar {
-		p.DataPlane = PodDataPlane(&pod)
-	}
-	switch {
-	case pod.DeletionTimestamp != nil:
-		p.Observed = ObservedTerminating
-	case sidecar && hasStatus && proxy.found && proxy.ready:
-		p.Observed = ObservedSidecar
-	case sidecar:
-		p.Observed = ObservedSidecarNotReady
-	case hasRedirection && redirection == RedirectionEnabled:
-		p.Observed = ObservedAmbient
-	case hasRedirection:
-		p.Observed = ObservedAmbientPending
-	default:
-		p.Observed = ObservedNone
+	p.Observed = s.observed(pod.DeletionTimestamp != nil)
+	if p.Observed == observedTerminating {
+		p.Problem = "pod is terminating (old replica of a rollout); wait until it is gone"
+		return p
 	}
 	node := p.Node
 	if node == "" {
 		node = "(not scheduled)"
 	}
+	p.Proved, p.Problem = s.judge(mode, p.Observed, pod, node)
+	return p
+}
 
-	if p.Observed == ObservedTerminating {
-		p.Problem = "pod is terminating (old replica of a rollout); wait until it is gone"
-		return p
+// podSigns are the marks of a data plane a pod carries: the injector's status annotation, the proxy container, and
+// istio-cni's redirection annotation.
+type podSigns struct {
+	hasStatus, hasRedirection bool
+	redirection               string
+	proxy                     proxyInfo
+}
+
+func readPodSigns(pod corev1.Pod) podSigns {
+	s := podSigns{proxy: findProxy(pod)}
+	_, s.hasStatus = pod.Annotations[AnnotationSidecarStatus]
+	s.redirection, s.hasRedirection = pod.Annotations[AnnotationRedirection]
+	return s
+}
+
+func (s podSigns) sidecar() bool { return s.hasStatus || s.proxy.found }
+
+// evidence says what was seen, in the order status annotation, proxy container, redirection annotation.
+func (s podSigns) evidence() []string {
+	var ev []string
+	if s.hasStatus {
+		ev = append(ev, "annotation "+AnnotationSidecarStatus)
 	}
+	switch {
+	case s.proxy.found && s.proxy.native:
+		ev = append(ev, fmt.Sprintf("%s native sidecar (init container, restartPolicy Always), ready=%v", ProxyContainer, s.proxy.ready))
+	case s.proxy.found:
+		ev = append(ev, fmt.Sprintf("%s container, ready=%v", ProxyContainer, s.proxy.ready))
+	}
+	if s.hasRedirection {
+		ev = append(ev, AnnotationRedirection+"="+s.redirection)
+	}
+	return ev
+}
+
+// observed is the pod's data-plane state; a sidecar wins over an ambient annotation, as in Istio.
+func (s podSigns) observed(terminating bool) string {
+	switch {
+	case terminating:
+		return observedTerminating
+	case s.sidecar() && s.hasStatus && s.proxy.found && s.proxy.ready:
+		return observedSidecar
+	case s.sidecar():
+		return observedSidecarNotReady
+	case s.hasRedirection && s.redirection == RedirectionEnabled:
+		return observedAmbient
+	case s.hasRedirection:
+		return ObservedAmbientPending
+	default:
+		return observedNone
+	}
+}
+
+// judge says whether a pod observed so is in mode, and when not, what is wrong and what to fix.
+func (s podSigns) judge(mode scenario.Mode, observed string, pod corev1.Pod, node string) (bool, string) {
 	switch mode {
 	case scenario.ModeSidecar:
-		switch {
-		case p.Observed == ObservedSidecar:
-			p.Proved = true
-		case !hasStatus && !proxy.found:
-			p.Problem = "no sidecar injected: the pod was created without injection. Is istiod's injection webhook installed " +
-				"(kubectl get mutatingwebhookconfiguration istio-sidecar-injector) and does the namespace carry " +
-				"istio-injection=enabled? Injection happens only at pod creation: restart the workload after labelling"
-		case hasStatus && !proxy.found:
-			p.Problem = fmt.Sprintf("annotation %s present but no %s container (neither in containers nor as a native sidecar in initContainers)", AnnotationSidecarStatus, ProxyContainer)
-		case !hasStatus:
-			p.Problem = fmt.Sprintf("%s container present but no %s annotation: not injected by Istio's webhook", ProxyContainer, AnnotationSidecarStatus)
-		default:
-			p.Problem = fmt.Sprintf("%s is not ready on node %s: check `kubectl logs -n %s %s -c %s` (can it reach istiod?)", ProxyContainer, node, pod.Namespace, pod.Name, ProxyContainer)
-		}
+		return s.judgeSidecar(observed, pod, node)
 	case scenario.ModeAmbient, scenario.ModeWaypoint:
 		switch {
-		case sidecar:
-			p.Problem = "pod has a sidecar, which wins over ambient: it must be re-created (rollout restart) without injection"
-		case p.Observed == ObservedAmbient:
-			p.Proved = true
-		case p.Observed == ObservedAmbientPending:
-			p.Problem = fmt.Sprintf("%s=%s: partially captured, traffic blocked; is ztunnel running on node %s?", AnnotationRedirection, redirection, node)
+		case s.sidecar():
+			return false, "pod has a sidecar, which wins over ambient: it must be re-created (rollout restart) without injection"
+		case observed == observedAmbient:
+			return true, ""
+		case observed == ObservedAmbientPending:
+			return false, fmt.Sprintf("%s=%s: partially captured, traffic blocked; is ztunnel running on node %s?", AnnotationRedirection, s.redirection, node)
 		default:
-			p.Problem = fmt.Sprintf("not captured by ambient (no %s annotation): is istio-cni running on node %s, and does the namespace carry %s=ambient (and the pod no %s=none)?",
+			return false, fmt.Sprintf("not captured by ambient (no %s annotation): is istio-cni running on node %s, and does the namespace carry %s=ambient (and the pod no %s=none)?",
 				AnnotationRedirection, node, LabelDataplaneMode, LabelDataplaneMode)
 		}
 	case scenario.ModeNone:
 		switch {
-		case sidecar:
-			p.Problem = "pod still has a sidecar: it must be re-created (rollout restart) after removing the injection label"
-		case hasRedirection:
-			p.Problem = fmt.Sprintf("still captured by ambient (%s=%s): remove %s from the namespace; istio-cni removes the annotation within seconds", AnnotationRedirection, redirection, LabelDataplaneMode)
+		case s.sidecar():
+			return false, "pod still has a sidecar: it must be re-created (rollout restart) after removing the injection label"
+		case s.hasRedirection:
+			return false, fmt.Sprintf("still captured by ambient (%s=%s): remove %s from the namespace; istio-cni removes the annotation within seconds", AnnotationRedirection, s.redirection, LabelDataplaneMode)
 		default:
-			p.Proved = true
+			return true, ""
 		}
 	default:
-		p.Problem = fmt.Sprintf("unknown mode %q", mode)
+		return false, fmt.Sprintf("unknown mode %q", mode)
 	}
-	return p
+}
+
+func (s podSigns) judgeSidecar(observed string, pod corev1.Pod, node string) (bool, string) {
+	switch {
+	case observed == observedSidecar:
+		return true, ""
+	case !s.hasStatus && !s.proxy.found:
+		return false, "no sidecar injected: the pod was created without injection. Is istiod's injection webhook installed " +
+			"(kubectl get mutatingwebhookconfiguration istio-sidecar-injector) and does the namespace carry " +
+			"istio-injection=enabled? Injection happens only at pod creation: restart the workload after labelling"
+	case s.hasStatus && !s.proxy.found:
+		return false, fmt.Sprintf("annotation %s present but no %s container (neither in containers nor as a native sidecar in initContainers)", AnnotationSidecarStatus, ProxyContainer)
+	case !s.hasStatus:
+		return false, fmt.Sprintf("%s container present but no %s annotation: not injected by Istio's webhook", ProxyContainer, AnnotationSidecarStatus)
+	default:
+		return false, fmt.Sprintf("%s is not ready on node %s: check `kubectl logs -n %s %s -c %s` (can it reach istiod?)", ProxyContainer, node, pod.Namespace, pod.Name, ProxyContainer)
+	}
 }
 
 type proxyInfo struct{ found, native, ready bool }

@@ -25,7 +25,7 @@ func TestProve(t *testing.T) {
 	classic := *podIn(scenario.ModeSidecar, "ns", "web", false)
 	native := *podIn(scenario.ModeSidecar, "ns", "web", true)
 	ambient := *podIn(scenario.ModeAmbient, "ns", "web", false)
-	pending := with(func(p *corev1.Pod) { p.Annotations[AnnotationRedirection] = RedirectionPending })
+	pending := with(func(p *corev1.Pod) { p.Annotations[AnnotationRedirection] = redirectionPending })
 	sidecarInAmbientNS := with(func(p *corev1.Pod) {
 		*p = *podIn(scenario.ModeSidecar, "ns", "web", true)
 		p.Annotations[AnnotationRedirection] = RedirectionEnabled // an ambient namespace does not capture sidecar pods
@@ -58,32 +58,32 @@ func TestProve(t *testing.T) {
 		observed string
 		problem  string // substring
 	}{
-		{"none/plain", scenario.ModeNone, base(), true, ObservedNone, ""},
-		{"none/sidecar left", scenario.ModeNone, classic, false, ObservedSidecar, "still has a sidecar"},
-		{"none/native sidecar left", scenario.ModeNone, native, false, ObservedSidecar, "rollout restart"},
-		{"none/still ambient", scenario.ModeNone, ambient, false, ObservedAmbient, "still captured by ambient"},
+		{"none/plain", scenario.ModeNone, base(), true, observedNone, ""},
+		{"none/sidecar left", scenario.ModeNone, classic, false, observedSidecar, "still has a sidecar"},
+		{"none/native sidecar left", scenario.ModeNone, native, false, observedSidecar, "rollout restart"},
+		{"none/still ambient", scenario.ModeNone, ambient, false, observedAmbient, "still captured by ambient"},
 		{"none/pending", scenario.ModeNone, pending, false, ObservedAmbientPending, "redirection=pending"},
 
-		{"sidecar/classic", scenario.ModeSidecar, classic, true, ObservedSidecar, ""},
-		{"sidecar/native", scenario.ModeSidecar, native, true, ObservedSidecar, ""},
-		{"sidecar/not injected", scenario.ModeSidecar, base(), false, ObservedNone, "no sidecar injected"},
-		{"sidecar/in ambient namespace wins", scenario.ModeSidecar, sidecarInAmbientNS, true, ObservedSidecar, ""},
-		{"sidecar/proxy not ready", scenario.ModeSidecar, proxyNotReady, false, ObservedSidecarNotReady, "istio-proxy is not ready on node node1"},
-		{"sidecar/annotation without container", scenario.ModeSidecar, annotationOnly, false, ObservedSidecarNotReady, "no istio-proxy container"},
-		{"sidecar/init container not native", scenario.ModeSidecar, proxyInitNotNative, false, ObservedSidecarNotReady, "no istio-proxy container"},
-		{"sidecar/native status read from initContainerStatuses", scenario.ModeSidecar, nativeStatusInWrongList, false, ObservedSidecarNotReady, "not ready"},
-		{"sidecar/ambient pod", scenario.ModeSidecar, ambient, false, ObservedAmbient, "no sidecar injected"},
-		{"sidecar/terminating", scenario.ModeSidecar, terminating, false, ObservedTerminating, "terminating"},
+		{"sidecar/classic", scenario.ModeSidecar, classic, true, observedSidecar, ""},
+		{"sidecar/native", scenario.ModeSidecar, native, true, observedSidecar, ""},
+		{"sidecar/not injected", scenario.ModeSidecar, base(), false, observedNone, "no sidecar injected"},
+		{"sidecar/in ambient namespace wins", scenario.ModeSidecar, sidecarInAmbientNS, true, observedSidecar, ""},
+		{"sidecar/proxy not ready", scenario.ModeSidecar, proxyNotReady, false, observedSidecarNotReady, "istio-proxy is not ready on node node1"},
+		{"sidecar/annotation without container", scenario.ModeSidecar, annotationOnly, false, observedSidecarNotReady, "no istio-proxy container"},
+		{"sidecar/init container not native", scenario.ModeSidecar, proxyInitNotNative, false, observedSidecarNotReady, "no istio-proxy container"},
+		{"sidecar/native status read from initContainerStatuses", scenario.ModeSidecar, nativeStatusInWrongList, false, observedSidecarNotReady, "not ready"},
+		{"sidecar/ambient pod", scenario.ModeSidecar, ambient, false, observedAmbient, "no sidecar injected"},
+		{"sidecar/terminating", scenario.ModeSidecar, terminating, false, observedTerminating, "terminating"},
 
-		{"ambient/enabled", scenario.ModeAmbient, ambient, true, ObservedAmbient, ""},
+		{"ambient/enabled", scenario.ModeAmbient, ambient, true, observedAmbient, ""},
 		{"ambient/pending", scenario.ModeAmbient, pending, false, ObservedAmbientPending, "partially captured, traffic blocked; is ztunnel running on node node1?"},
-		{"ambient/not captured", scenario.ModeAmbient, base(), false, ObservedNone, "is istio-cni running on node node1"},
-		{"ambient/sidecar in ambient namespace", scenario.ModeAmbient, sidecarInAmbientNS, false, ObservedSidecar, "sidecar, which wins over ambient"},
-		{"ambient/native sidecar left", scenario.ModeAmbient, native, false, ObservedSidecar, "re-created"},
+		{"ambient/not captured", scenario.ModeAmbient, base(), false, observedNone, "is istio-cni running on node node1"},
+		{"ambient/sidecar in ambient namespace", scenario.ModeAmbient, sidecarInAmbientNS, false, observedSidecar, "sidecar, which wins over ambient"},
+		{"ambient/native sidecar left", scenario.ModeAmbient, native, false, observedSidecar, "re-created"},
 
-		{"waypoint/enabled", scenario.ModeWaypoint, ambient, true, ObservedAmbient, ""},
+		{"waypoint/enabled", scenario.ModeWaypoint, ambient, true, observedAmbient, ""},
 		{"waypoint/pending", scenario.ModeWaypoint, pending, false, ObservedAmbientPending, "ztunnel"},
-		{"waypoint/sidecar", scenario.ModeWaypoint, classic, false, ObservedSidecar, "wins over ambient"},
+		{"waypoint/sidecar", scenario.ModeWaypoint, classic, false, observedSidecar, "wins over ambient"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -141,7 +141,7 @@ func TestProveWaypoint(t *testing.T) {
 		{"programmed but deployment unavailable", progd, unavailable, false, "not available"},
 		{"programmed, no deployment yet", progd, nil, false, "has not created its Deployment"},
 	} {
-		p := ProveWaypoint(ref, tc.gw, tc.dep)
+		p := proveWaypoint(ref, tc.gw, tc.dep)
 		if p.Ready != tc.ready || !strings.Contains(p.Problem, tc.problem) {
 			t.Errorf("%s: ready %v problem %q, want %v %q", tc.name, p.Ready, p.Problem, tc.ready, tc.problem)
 		}
@@ -180,7 +180,7 @@ func TestWaypointGateway(t *testing.T) {
 // waypoint must carry it, or it is never Programmed. And istiod copies the Gateway's labels onto the Deployment, pods,
 // Service and ServiceAccount it creates unless spec.infrastructure.labels is set (extractInfrastructureLabels, 1.24.0 to
 // 1.31.0-rc.0): meshbench's run labels must not reach istiod-owned objects, so infrastructure.labels holds only
-// WaypointRunLabel.
+// waypointRunLabel.
 func TestWaypointGatewayRevisionAndInfrastructureLabels(t *testing.T) {
 	t.Parallel()
 	ref := WaypointRef{Namespace: "ns-a", Name: "waypoint"}
@@ -188,14 +188,14 @@ func TestWaypointGatewayRevisionAndInfrastructureLabels(t *testing.T) {
 	if canary.Labels[LabelRevision] != "canary" {
 		t.Errorf("revisioned waypoint labels %v: want istio.io/rev=canary", canary.Labels)
 	}
-	for _, rev := range []string{"", DefaultRevision} {
+	for _, rev := range []string{"", defaultRevision} {
 		if gw := WaypointGateway(ref, testWaypoint, false, "r1", rev); gw.Labels[LabelRevision] != "" {
 			t.Errorf("revision %q: a default install needs no istio.io/rev label: %v", rev, gw.Labels)
 		}
 	}
 	infra := canary.Spec.Infrastructure
-	if infra == nil || len(infra.Labels) != 1 || infra.Labels[WaypointRunLabel] != "r1" {
-		t.Fatalf("spec.infrastructure.labels %+v: want only %s=r1", infra, WaypointRunLabel)
+	if infra == nil || len(infra.Labels) != 1 || infra.Labels[waypointRunLabel] != "r1" {
+		t.Fatalf("spec.infrastructure.labels %+v: want only %s=r1", infra, waypointRunLabel)
 	}
 	for k := range infra.Labels {
 		if k == "app.kubernetes.io/managed-by" || k == "meshbench.dev/run" {
@@ -213,12 +213,12 @@ func TestNamespaceLabelsAndModeOfLabels(t *testing.T) {
 				l[k] = *v
 			}
 		}
-		if got := ModeOfLabels(l); got != m {
+		if got := modeOfLabels(l); got != m {
 			t.Errorf("ModeOfLabels(NamespaceLabels(%s)) = %s", m, got)
 		}
 	}
 	rev := NamespaceLabels(scenario.ModeSidecar, "ns", testWaypoint, "ns", "1-31")
-	if rev[LabelRevision] == nil || *rev[LabelRevision] != "1-31" || rev[LabelInjection] != nil {
+	if rev[LabelRevision] == nil || *rev[LabelRevision] != "1-31" || rev[labelInjection] != nil {
 		t.Errorf("revisioned sidecar labels %v", rev)
 	}
 	if _, touched := NamespaceLabels(scenario.ModeSidecar, "ns", testWaypoint, "ns", "")[LabelRevision]; touched {

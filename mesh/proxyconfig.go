@@ -22,7 +22,7 @@ import (
 // tools/packaging/common/envoy_bootstrap.json, pkg/config/constants; the same at 1.24.0 and the pin).
 const (
 	EnvoyStatsPort = 15090
-	AgentStatsPort = 15020
+	agentStatsPort = 15020
 	statsPath      = "/stats/prometheus"
 )
 
@@ -43,8 +43,8 @@ const (
 // xdsCounters are every counter a ProxyConfigProof holds, rejections first.
 var xdsCounters = []XDSCounter{LDSRejected, CDSRejected, LDSSuccess, CDSSuccess}
 
-// PromName is the counter's name in Envoy's Prometheus output ("envoy_" + the name with dots as underscores).
-func (c XDSCounter) PromName() string { return "envoy_" + strings.ReplaceAll(string(c), ".", "_") }
+// promName is the counter's name in Envoy's Prometheus output ("envoy_" + the name with dots as underscores).
+func (c XDSCounter) promName() string { return "envoy_" + strings.ReplaceAll(string(c), ".", "_") }
 
 // XDSStats are a proxy's xDS counters; a counter the text did not carry is absent.
 type XDSStats map[XDSCounter]float64
@@ -59,14 +59,14 @@ func ParseXDSStats(text []byte) (XDSStats, error) {
 	}
 	out := XDSStats{}
 	for _, c := range xdsCounters {
-		f, ok := fams[c.PromName()]
+		f, ok := fams[c.promName()]
 		if !ok || len(f.GetMetric()) == 0 {
 			continue
 		}
 		out[c] = metricValue(f.GetMetric()[0])
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("parse proxy stats: none of %s in the text (not Envoy's stats?)", LDSRejected.PromName())
+		return nil, fmt.Errorf("parse proxy stats: none of %s in the text (not Envoy's stats?)", LDSRejected.promName())
 	}
 	return out, nil
 }
@@ -87,7 +87,7 @@ type ProxyConfigProof struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Node      string `json:"node,omitempty"`
-	// Port is where the counters were read (EnvoyStatsPort or AgentStatsPort); 0 when they could not be.
+	// Port is where the counters were read (EnvoyStatsPort or agentStatsPort); 0 when they could not be.
 	Port  int      `json:"port,omitempty"`
 	Stats XDSStats `json:"stats,omitempty"`
 	// ReadError says why the counters could not be read.
@@ -148,10 +148,10 @@ func (e *ProxyConfigError) Error() string {
 	return b.String()
 }
 
-// SampleProxies picks at most n pods to read, deterministically: one per workload first (a bad EnvoyFilter usually
+// sampleProxies picks at most n pods to read, deterministically: one per workload first (a bad EnvoyFilter usually
 // selects workloads), spread over nodes, then more of each in turn. Pods are taken in name order within a group.
 // It is pure.
-func SampleProxies(pods []*corev1.Pod, n int) []*corev1.Pod {
+func sampleProxies(pods []*corev1.Pod, n int) []*corev1.Pod {
 	if n <= 0 || len(pods) == 0 {
 		return nil
 	}
@@ -221,11 +221,11 @@ func workloadOf(p *corev1.Pod) string {
 	return p.Name
 }
 
-// ProxyConfig reads the xDS counters of a bounded sample of pods (SampleProxies) through the pods/proxy
+// ProxyConfig reads the xDS counters of a bounded sample of pods (sampleProxies) through the pods/proxy
 // subresource, Envoy's port first and the agent's second. A proxy whose counters cannot be read is reported as
 // such (ReadError), not as rejecting.
 func (s *Switcher) ProxyConfig(ctx context.Context, pods []*corev1.Pod, sample int) []ProxyConfigProof {
-	picked := SampleProxies(pods, sample)
+	picked := sampleProxies(pods, sample)
 	out := make([]ProxyConfigProof, 0, len(picked))
 	for _, p := range picked {
 		out = append(out, s.readProxyConfig(ctx, p))
@@ -236,7 +236,7 @@ func (s *Switcher) ProxyConfig(ctx context.Context, pods []*corev1.Pod, sample i
 func (s *Switcher) readProxyConfig(ctx context.Context, p *corev1.Pod) ProxyConfigProof {
 	pr := ProxyConfigProof{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName}
 	var errs []string
-	for _, port := range []int{EnvoyStatsPort, AgentStatsPort} {
+	for _, port := range []int{EnvoyStatsPort, agentStatsPort} {
 		body, err := kube.ProxyGet(ctx, s.Clients.Kube, "pods", p.Namespace, fmt.Sprintf("%s:%d", p.Name, port), statsPath, nil)
 		if err == nil {
 			var st XDSStats

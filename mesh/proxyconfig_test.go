@@ -115,7 +115,7 @@ func TestSampleProxies(t *testing.T) {
 		{4, "a/db-h2-1 a/web-h1-1 b/web-h3-1 a/web-h1-2"},
 		{10, "a/db-h2-1 a/web-h1-1 b/web-h3-1 a/web-h1-2 a/web-h1-3"},
 	} {
-		if got := names(SampleProxies(pods, tc.n)); got != tc.want {
+		if got := names(sampleProxies(pods, tc.n)); got != tc.want {
 			t.Errorf("n=%d: got %q, want %q", tc.n, got, tc.want)
 		}
 	}

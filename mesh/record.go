@@ -45,22 +45,22 @@ type LabelRecord struct {
 
 type labelRecordFile struct {
 	SchemaVersion string           `json:"schemaVersion"`
-	Namespaces    []NamespaceLabel `json:"namespaces"`
+	Namespaces    []namespaceLabel `json:"namespaces"`
 	// Workloads is absent in files written before meshbench restarted workloads it did not create.
-	Workloads []WorkloadAnnotations `json:"workloads,omitempty"`
+	Workloads []workloadAnnotations `json:"workloads,omitempty"`
 }
 
-// NamespaceLabel is the original state of the labels meshbench changed on one namespace.
-type NamespaceLabel struct {
+// namespaceLabel is the original state of the labels meshbench changed on one namespace.
+type namespaceLabel struct {
 	Namespace string `json:"namespace"`
 	// Labels maps each changed label to its original value; null means it was absent (restore deletes it).
 	Labels     map[string]*string `json:"labels"`
 	RecordedAt time.Time          `json:"recordedAt"`
 }
 
-// WorkloadAnnotations is the original state of the pod-template annotations meshbench changed on one Deployment or
+// workloadAnnotations is the original state of the pod-template annotations meshbench changed on one Deployment or
 // StatefulSet it did not create (the restart annotation that rolls its pods into a new mode).
-type WorkloadAnnotations struct {
+type workloadAnnotations struct {
 	Kind      string `json:"kind"` // target.KindDeployment | target.KindStatefulSet
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
@@ -71,7 +71,7 @@ type WorkloadAnnotations struct {
 }
 
 // String is "Kind ns/name", as target.WorkloadRef.
-func (w WorkloadAnnotations) String() string { return w.Kind + " " + w.Namespace + "/" + w.Name }
+func (w workloadAnnotations) String() string { return w.Kind + " " + w.Namespace + "/" + w.Name }
 
 // OpenLabelRecord loads the record at path, or starts an empty one when the file does not exist.
 func OpenLabelRecord(path string) (*LabelRecord, error) {
@@ -95,20 +95,20 @@ func OpenLabelRecord(path string) (*LabelRecord, error) {
 	return r, nil
 }
 
-// Entries returns a copy of what is recorded, ordered by namespace.
-func (r *LabelRecord) Entries() []NamespaceLabel {
+// entries returns a copy of what is recorded, ordered by namespace.
+func (r *LabelRecord) entries() []namespaceLabel {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]NamespaceLabel, len(r.file.Namespaces))
+	out := make([]namespaceLabel, len(r.file.Namespaces))
 	copy(out, r.file.Namespaces)
 	return out
 }
 
 // WorkloadEntries returns a copy of the recorded workloads, ordered by namespace, kind and name.
-func (r *LabelRecord) WorkloadEntries() []WorkloadAnnotations {
+func (r *LabelRecord) WorkloadEntries() []workloadAnnotations {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]WorkloadAnnotations, len(r.file.Workloads))
+	out := make([]workloadAnnotations, len(r.file.Workloads))
 	for i, w := range r.file.Workloads {
 		w.Annotations = maps.Clone(w.Annotations)
 		out[i] = w
@@ -116,13 +116,13 @@ func (r *LabelRecord) WorkloadEntries() []WorkloadAnnotations {
 	return out
 }
 
-// RememberWorkload records the current values (from current, the workload's pod-template annotations now) of keys
+// rememberWorkload records the current values (from current, the workload's pod-template annotations now) of keys
 // not yet recorded for the workload, and writes the file. The first recorded value wins: a later restart of the
 // same workload must not overwrite the state before meshbench's first restart with meshbench's own stamp.
-func (r *LabelRecord) RememberWorkload(kind, ns, name string, current map[string]string, keys []string) error {
+func (r *LabelRecord) rememberWorkload(kind, ns, name string, current map[string]string, keys []string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	less := func(w WorkloadAnnotations) bool {
+	less := func(w workloadAnnotations) bool {
 		if w.Namespace != ns {
 			return w.Namespace < ns
 		}
@@ -134,7 +134,7 @@ func (r *LabelRecord) RememberWorkload(kind, ns, name string, current map[string
 	ws := r.file.Workloads
 	i := sort.Search(len(ws), func(i int) bool { return !less(ws[i]) })
 	if i == len(ws) || ws[i].Namespace != ns || ws[i].Kind != kind || ws[i].Name != name {
-		ws = slices.Insert(ws, i, WorkloadAnnotations{Kind: kind, Namespace: ns, Name: name,
+		ws = slices.Insert(ws, i, workloadAnnotations{Kind: kind, Namespace: ns, Name: name,
 			Annotations: map[string]*string{}, RecordedAt: time.Now().UTC()})
 		r.file.Workloads = ws
 	}
@@ -157,16 +157,16 @@ func (r *LabelRecord) RememberWorkload(kind, ns, name string, current map[string
 	return r.writeLocked()
 }
 
-// Remember records the current values (from current, the namespace's labels now) of keys not yet recorded for ns,
+// remember records the current values (from current, the namespace's labels now) of keys not yet recorded for ns,
 // and writes the file. The first recorded value wins: it is the state before meshbench touched the namespace.
-func (r *LabelRecord) Remember(ns string, current map[string]string, keys []string) error {
+func (r *LabelRecord) remember(ns string, current map[string]string, keys []string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	i := sort.Search(len(r.file.Namespaces), func(i int) bool { return r.file.Namespaces[i].Namespace >= ns })
 	if i == len(r.file.Namespaces) || r.file.Namespaces[i].Namespace != ns {
-		r.file.Namespaces = append(r.file.Namespaces, NamespaceLabel{})
+		r.file.Namespaces = append(r.file.Namespaces, namespaceLabel{})
 		copy(r.file.Namespaces[i+1:], r.file.Namespaces[i:])
-		r.file.Namespaces[i] = NamespaceLabel{Namespace: ns, Labels: map[string]*string{}, RecordedAt: time.Now().UTC()}
+		r.file.Namespaces[i] = namespaceLabel{Namespace: ns, Labels: map[string]*string{}, RecordedAt: time.Now().UTC()}
 	}
 	e := &r.file.Namespaces[i]
 	changed := false
@@ -253,7 +253,7 @@ func (r *LabelRecord) RestoreAll(ctx context.Context, kc kubernetes.Interface) (
 	if len(r.file.Namespaces) == 0 && len(r.file.Workloads) == 0 {
 		return res, nil
 	}
-	var keep []NamespaceLabel
+	var keep []namespaceLabel
 	var errs []error
 	failedNS := map[string]bool{}
 	for _, e := range r.file.Namespaces {
@@ -273,7 +273,7 @@ func (r *LabelRecord) RestoreAll(ctx context.Context, kc kubernetes.Interface) (
 		}
 	}
 	r.file.Namespaces = keep
-	var keepW []WorkloadAnnotations
+	var keepW []workloadAnnotations
 	for _, w := range r.file.Workloads {
 		if failedNS[w.Namespace] {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: annotations not restored yet, its namespace's labels could not be restored", w))
@@ -299,7 +299,7 @@ func (r *LabelRecord) RestoreAll(ctx context.Context, kc kubernetes.Interface) (
 }
 
 // restoreWorkload merge-patches the recorded annotations back onto the workload's pod template (nil deletes).
-func restoreWorkload(ctx context.Context, kc kubernetes.Interface, w WorkloadAnnotations) error {
+func restoreWorkload(ctx context.Context, kc kubernetes.Interface, w workloadAnnotations) error {
 	body, err := templateAnnotationPatch(w.Annotations)
 	if err != nil {
 		return err

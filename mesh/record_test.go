@@ -190,7 +190,7 @@ func TestRememberWorkloadFirstValueWins(t *testing.T) {
 		{target.KindStatefulSet, "b", "db", map[string]string{restartAnnotation: "meshbench's"}},
 	}
 	for _, s := range steps {
-		if err := rec.RememberWorkload(s.kind, s.ns, s.name, s.current, []string{restartAnnotation}); err != nil {
+		if err := rec.rememberWorkload(s.kind, s.ns, s.name, s.current, []string{restartAnnotation}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -246,7 +246,7 @@ func TestRestoreWorkloadAnnotations(t *testing.T) {
 		t.Errorf("db had no restart annotation before the run: %v", db)
 	}
 	ns, _ := kc.CoreV1().Namespaces().Get(ctx, "shop", metav1.GetOptions{})
-	if ModeOfLabels(ns.Labels) != scenario.ModeNone || ns.Labels["team"] != "shop" {
+	if modeOfLabels(ns.Labels) != scenario.ModeNone || ns.Labels["team"] != "shop" {
 		t.Errorf("namespace labels %v, want the original (mode none)", ns.Labels)
 	}
 	after := log.entries()[before:]
@@ -257,8 +257,8 @@ func TestRestoreWorkloadAnnotations(t *testing.T) {
 	if nsAt < 0 || wlAt < 0 || nsAt > wlAt {
 		t.Errorf("namespace labels (at %d) must be restored before the annotations (at %d): %v", nsAt, wlAt, after)
 	}
-	if again, _ := OpenLabelRecord(path); len(again.Entries())+len(again.WorkloadEntries()) != 0 {
-		t.Errorf("record not emptied: %+v %+v", again.Entries(), again.WorkloadEntries())
+	if again, _ := OpenLabelRecord(path); len(again.entries())+len(again.WorkloadEntries()) != 0 {
+		t.Errorf("record not emptied: %+v %+v", again.entries(), again.WorkloadEntries())
 	}
 }
 
@@ -309,8 +309,8 @@ func TestRestoreKeepsWorkloadsOfFailedNamespace(t *testing.T) {
 			t.Errorf("a workload was patched although its namespace was not restored: %s", e)
 		}
 	}
-	if len(rec.Entries()) != 1 || len(rec.WorkloadEntries()) != 2 {
-		t.Errorf("entries left %+v %+v, want all kept", rec.Entries(), rec.WorkloadEntries())
+	if len(rec.entries()) != 1 || len(rec.WorkloadEntries()) != 2 {
+		t.Errorf("entries left %+v %+v, want all kept", rec.entries(), rec.WorkloadEntries())
 	}
 }
 
@@ -366,21 +366,21 @@ func TestOpenLabelRecordV1WithoutWorkloads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a v1 file without workloads must load: %v", err)
 	}
-	es := rec.Entries()
+	es := rec.entries()
 	if len(es) != 1 || es[0].Namespace != "shop" || len(rec.WorkloadEntries()) != 0 {
 		t.Fatalf("entries %+v, workloads %+v", es, rec.WorkloadEntries())
 	}
-	if v, ok := es[0].Labels[LabelInjection]; !ok || v != nil {
+	if v, ok := es[0].Labels[labelInjection]; !ok || v != nil {
 		t.Errorf("istio-injection recorded as %v (present %v), want absent (null)", v, ok)
 	}
 	kc := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop",
-		Labels: map[string]string{"team": "shop", LabelInjection: "enabled"}}})
+		Labels: map[string]string{"team": "shop", labelInjection: "enabled"}}})
 	res, err := rec.RestoreAll(ctx, kc)
 	if err != nil || !slices.Equal(res.Namespaces, []string{"shop"}) || len(res.Workloads) != 0 {
 		t.Fatalf("RestoreAll = %+v, %v", res, err)
 	}
 	ns, _ := kc.CoreV1().Namespaces().Get(ctx, "shop", metav1.GetOptions{})
-	if hasKey(ns.Labels, LabelInjection) || ns.Labels["team"] != "shop" {
+	if hasKey(ns.Labels, labelInjection) || ns.Labels["team"] != "shop" {
 		t.Errorf("labels %v after restore", ns.Labels)
 	}
 	written, err := os.ReadFile(path)
@@ -397,7 +397,7 @@ func TestLabelRecordWorkloadsRoundTrip(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), LabelRecordFile)
 	rec, _ := OpenLabelRecord(path)
-	if err := rec.RememberWorkload(target.KindDeployment, "shop", "web", map[string]string{restartAnnotation: "x"}, []string{restartAnnotation, "other"}); err != nil {
+	if err := rec.rememberWorkload(target.KindDeployment, "shop", "web", map[string]string{restartAnnotation: "x"}, []string{restartAnnotation, "other"}); err != nil {
 		t.Fatal(err)
 	}
 	reread, err := OpenLabelRecord(path)

@@ -116,7 +116,7 @@ func (s *Switcher) rememberWorkload(ctx context.Context, w target.WorkloadRef) e
 	if s.Record == nil {
 		return fmt.Errorf("restart %s: it was not created by meshbench and no record is configured to restore its pod template", w)
 	}
-	if err := s.Record.RememberWorkload(w.Kind, w.Namespace, w.Name, annotations, []string{restartAnnotation}); err != nil {
+	if err := s.Record.rememberWorkload(w.Kind, w.Namespace, w.Name, annotations, []string{restartAnnotation}); err != nil {
 		return fmt.Errorf("record the pod template of %s before restarting it: %w", w, err)
 	}
 	return nil

@@ -23,8 +23,8 @@ import (
 //     revisioned injector matches istio.io/rev=<rev> on a namespace WITHOUT istio-injection.
 const (
 	labelIstioTag = "istio.io/tag"
-	// DefaultRevision is the istio.io/rev value of a non-revisioned istiod.
-	DefaultRevision = "default"
+	// defaultRevision is the istio.io/rev value of a non-revisioned istiod.
+	defaultRevision = "default"
 	// defaultInjectorWebhook is the webhook that serves namespaces labelled istio-injection=enabled.
 	defaultInjectorWebhook = "namespace.sidecar-injector.istio.io"
 )
@@ -52,12 +52,12 @@ type RevisionChoice struct {
 
 // Revisioned reports whether the choice is a named revision (istio.io/rev labels are needed), not the default
 // install.
-func (r RevisionChoice) Revisioned() bool { return r.Revision != "" && r.Revision != DefaultRevision }
+func (r RevisionChoice) Revisioned() bool { return r.Revision != "" && r.Revision != defaultRevision }
 
-// ResolveRevision picks the control plane: the scenario's revision (a revision or a tag name) when given, else the only
+// resolveRevision picks the control plane: the scenario's revision (a revision or a tag name) when given, else the only
 // revision installed, else the one behind the default injector. With several control planes and no default it refuses
 // to guess (an error naming them and the fix). It is pure.
-func ResolveRevision(want string, cp ControlPlanes) (RevisionChoice, error) {
+func resolveRevision(want string, cp ControlPlanes) (RevisionChoice, error) {
 	if want != "" {
 		if slices.Contains(cp.Revisions, want) {
 			return RevisionChoice{Revision: want, Source: "spec.istio.revision"}, nil
@@ -95,9 +95,9 @@ func tagsSuffix(tags map[string]string) string {
 	return "; tags " + strings.Join(parts, ", ")
 }
 
-// ControlPlanesFrom derives ControlPlanes from istiod pods and the cluster's MutatingWebhookConfigurations. It is
+// controlPlanesFrom derives ControlPlanes from istiod pods and the cluster's MutatingWebhookConfigurations. It is
 // pure.
-func ControlPlanesFrom(istiods []corev1.Pod, webhooks []admissionregistrationv1.MutatingWebhookConfiguration) ControlPlanes {
+func controlPlanesFrom(istiods []corev1.Pod, webhooks []admissionregistrationv1.MutatingWebhookConfiguration) ControlPlanes {
 	var cp ControlPlanes
 	seen := map[string]bool{}
 	for _, p := range istiods {
@@ -106,7 +106,7 @@ func ControlPlanesFrom(istiods []corev1.Pod, webhooks []admissionregistrationv1.
 		}
 		rev := p.Labels[LabelRevision]
 		if rev == "" {
-			rev = DefaultRevision
+			rev = defaultRevision
 		}
 		if !seen[rev] {
 			seen[rev] = true
@@ -131,9 +131,9 @@ func ControlPlanesFrom(istiods []corev1.Pod, webhooks []admissionregistrationv1.
 	return cp
 }
 
-// DetectControlPlanes lists istiod pods (app=istiod, all namespaces) and the MutatingWebhookConfigurations labelled
+// detectControlPlanes lists istiod pods (app=istiod, all namespaces) and the MutatingWebhookConfigurations labelled
 // istio.io/rev. A failure to list webhooks leaves Tags and DefaultInjector empty and is returned as a problem.
-func DetectControlPlanes(ctx context.Context, kc kubernetes.Interface) (ControlPlanes, []corev1.Pod, string, error) {
+func detectControlPlanes(ctx context.Context, kc kubernetes.Interface) (ControlPlanes, []corev1.Pod, string, error) {
 	pods, err := kc.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "app=istiod"})
 	if err != nil {
 		return ControlPlanes{}, nil, "", fmt.Errorf("list istiod pods: %w", err)
@@ -146,5 +146,5 @@ func DetectControlPlanes(ctx context.Context, kc kubernetes.Interface) (ControlP
 	} else {
 		items = whs.Items
 	}
-	return ControlPlanesFrom(pods.Items, items), pods.Items, problem, nil
+	return controlPlanesFrom(pods.Items, items), pods.Items, problem, nil
 }

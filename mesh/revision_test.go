@@ -45,7 +45,7 @@ func injectorMWC(name, rev, tag string, defaultWebhook bool) admissionregistrati
 // istio.io/rev=<revision|default>; istio=pilot without a revision, istio=istiod with one.
 func istiodPod(ns, name, rev, image string) *corev1.Pod {
 	l := map[string]string{"app": "istiod", LabelRevision: rev, "istio": "pilot"}
-	if rev != DefaultRevision {
+	if rev != defaultRevision {
 		l["istio"] = "istiod"
 	}
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: l},
@@ -66,7 +66,7 @@ func TestResolveRevision(t *testing.T) {
 		{name: "no istio", cp: ControlPlanes{}},
 		{name: "no istio but asked", want: "canary", cp: ControlPlanes{}, err: "no istiod is installed"},
 		{name: "only canary", cp: one, rev: "canary", src: "the only control plane"},
-		{name: "only default", cp: ControlPlanes{Revisions: []string{DefaultRevision}, DefaultInjector: DefaultRevision}, rev: DefaultRevision, src: "the only control plane"},
+		{name: "only default", cp: ControlPlanes{Revisions: []string{defaultRevision}, DefaultInjector: defaultRevision}, rev: defaultRevision, src: "the only control plane"},
 		{name: "two without default refuses to guess", cp: two, err: "2 Istio control planes are installed (revisions 1-29, 1-30; tags stable->1-29) and none is the default: set spec.istio.revision"},
 		{name: "two with default tag", cp: twoDefault, rev: "1-30", src: "the default injector (istio-injection=enabled)"},
 		{name: "scenario names one", want: "1-29", cp: two, rev: "1-29", src: "spec.istio.revision"},
@@ -75,7 +75,7 @@ func TestResolveRevision(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := ResolveRevision(tc.want, tc.cp)
+			got, err := resolveRevision(tc.want, tc.cp)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
@@ -92,18 +92,18 @@ func TestResolveRevision(t *testing.T) {
 func TestControlPlanesFrom(t *testing.T) {
 	t.Parallel()
 	pods := []corev1.Pod{*istiodPod("istio-system", "istiod-canary-1", "canary", ""), *istiodPod("istio-system", "istiod-canary-2", "canary", ""),
-		*istiodPod("istio-system", "istiod-1", DefaultRevision, "")}
+		*istiodPod("istio-system", "istiod-1", defaultRevision, "")}
 	gone := istiodPod("istio-system", "istiod-old", "old", "")
 	gone.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	pods = append(pods, *gone)
-	cp := ControlPlanesFrom(pods, []admissionregistrationv1.MutatingWebhookConfiguration{
+	cp := controlPlanesFrom(pods, []admissionregistrationv1.MutatingWebhookConfiguration{
 		injectorMWC("istio-sidecar-injector-canary", "canary", "", false),
 		injectorMWC("istio-revision-tag-prod", "canary", "prod", false),
 	})
 	if strings.Join(cp.Revisions, ",") != "canary,default" || cp.Tags["prod"] != "canary" || cp.DefaultInjector != "" {
 		t.Errorf("control planes %+v", cp)
 	}
-	cp = ControlPlanesFrom(pods, []admissionregistrationv1.MutatingWebhookConfiguration{injectorMWC("istio-revision-tag-default", "canary", "default", true)})
+	cp = controlPlanesFrom(pods, []admissionregistrationv1.MutatingWebhookConfiguration{injectorMWC("istio-revision-tag-default", "canary", "default", true)})
 	if cp.DefaultInjector != "canary" {
 		t.Errorf("a tag default names the default injector's revision: %+v", cp)
 	}
@@ -160,7 +160,7 @@ func TestNamespaceLabelsForRevision(t *testing.T) {
 	if v := sc[LabelRevision]; v == nil || *v != "canary" {
 		t.Errorf("sidecar: istio.io/rev=canary wanted: %v", sc)
 	}
-	if v, ok := sc[LabelInjection]; !ok || v != nil {
+	if v, ok := sc[labelInjection]; !ok || v != nil {
 		t.Errorf("sidecar with a revision must remove istio-injection: %v", sc)
 	}
 	for _, m := range []scenario.Mode{scenario.ModeAmbient, scenario.ModeWaypoint, scenario.ModeNone} {
@@ -209,12 +209,12 @@ func TestEffectiveMTLS(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := EffectiveMTLS(tc.pas, "istio-system", "app", MTLSView{Revision: DefaultRevision, Version: "1.30.1"}).String(); got != tc.want {
+			if got := effectiveMTLS(tc.pas, "istio-system", "app", MTLSView{Revision: defaultRevision, Version: "1.30.1"}).String(); got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
 		})
 	}
-	if got := SummarizeMTLS([]MTLS{{Namespace: "a", Mode: MTLSStrict, Source: "x"}, {Namespace: "b", Mode: MTLSPermissive, Source: "y"}}); got != "a: STRICT (x); b: PERMISSIVE (y)" {
+	if got := SummarizeMTLS([]MTLS{{Namespace: "a", Mode: mtlsStrict, Source: "x"}, {Namespace: "b", Mode: mtlsPermissive, Source: "y"}}); got != "a: STRICT (x); b: PERMISSIVE (y)" {
 		t.Errorf("summary %q", got)
 	}
 }
@@ -237,7 +237,7 @@ func TestDetectMTLSListsOnce(t *testing.T) {
 				return false, nil, nil
 			})
 		}
-		ms, err := DetectMTLS(context.Background(), ic, "istio-system", []string{"ns-a", "ns-b"}, MTLSView{Revision: DefaultRevision, Version: "1.30.1"})
+		ms, err := DetectMTLS(context.Background(), ic, "istio-system", []string{"ns-a", "ns-b"}, MTLSView{Revision: defaultRevision, Version: "1.30.1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +294,7 @@ func TestEffectiveMTLSAmbientAndRevisions(t *testing.T) {
 			"DISABLE (PeerAuthentication app/mine (namespace-wide); 1 PeerAuthentication(s) of another istio.io/rev ignored)"},
 		{"a tag name is another revision", []*securityv1.PeerAuthentication{withRev(pa("app", "tagged", 0, strict, nil), "prod")}, sidecar,
 			"PERMISSIVE (no PeerAuthentication (Istio's default); 1 PeerAuthentication(s) of another istio.io/rev ignored)"},
-		{"default revision", []*securityv1.PeerAuthentication{withRev(pa("app", "canary", 0, strict, nil), "1-31")}, MTLSView{Revision: DefaultRevision, Version: "1.29.0"},
+		{"default revision", []*securityv1.PeerAuthentication{withRev(pa("app", "canary", 0, strict, nil), "1-31")}, MTLSView{Revision: defaultRevision, Version: "1.29.0"},
 			"PERMISSIVE (no PeerAuthentication (Istio's default); 1 PeerAuthentication(s) of another istio.io/rev ignored)"},
 		{"ambient 1.26.2 reads every revision", []*securityv1.PeerAuthentication{withRev(pa("app", "canary", 0, strict, nil), "1-31")},
 			MTLSView{Revision: "1-26", Version: "1.26.2", Ambient: true}, "STRICT (PeerAuthentication app/canary (namespace-wide))"},
@@ -307,7 +307,7 @@ func TestEffectiveMTLSAmbientAndRevisions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := EffectiveMTLS(tc.pas, "istio-system", "app", tc.v).String(); got != tc.want {
+			if got := effectiveMTLS(tc.pas, "istio-system", "app", tc.v).String(); got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
 		})

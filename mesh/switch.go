@@ -43,17 +43,17 @@ type Switcher struct {
 	// labels or restarts them, nor any scenario.ProtectedNamespace, whatever the target says.
 	Protected []string
 	// ProxySample bounds how many proxies a verification reads Envoy's xDS counters of (ProxyConfig): 0 means
-	// DefaultProxySample, a negative value none.
+	// defaultProxySample, a negative value none.
 	ProxySample int
 }
 
-// DefaultProxySample is how many proxies a verification reads by default: one per workload first, so a rejection
+// defaultProxySample is how many proxies a verification reads by default: one per workload first, so a rejection
 // that an EnvoyFilter on one workload causes is seen, at a bounded cost on large apps.
-const DefaultProxySample = 10
+const defaultProxySample = 10
 
 func (s *Switcher) proxySample() int {
 	if s.ProxySample == 0 {
-		return DefaultProxySample
+		return defaultProxySample
 	}
 	return max(s.ProxySample, 0)
 }
@@ -82,7 +82,7 @@ type SwitchWarningKind string
 // WarningInfrastructurePruned: a waypoint Gateway came back from the API server without spec.infrastructure.labels
 // (Gateway API CRDs of the standard channel before v1.2.0 do not know the field and prune it), so istiod copies all
 // the Gateway's labels, the run labels among them, onto the objects it creates for the waypoint
-// (WaypointRunLabel). The case records it as results.FactWaypointLabelsCopied.
+// (waypointRunLabel). The case records it as results.FactWaypointLabelsCopied.
 const WarningInfrastructurePruned SwitchWarningKind = "waypoint-infrastructure-pruned"
 
 // SwitchWarning is one caveat of a mode switch: its kind, the object, and what it means.
@@ -95,7 +95,7 @@ type SwitchWarning struct {
 // infrastructureKept reports whether a waypoint Gateway as the API server stored it kept the run label meshbench
 // sets in spec.infrastructure.labels.
 func infrastructureKept(gw *gwv1.Gateway) bool {
-	return gw != nil && gw.Spec.Infrastructure != nil && gw.Spec.Infrastructure.Labels[WaypointRunLabel] != ""
+	return gw != nil && gw.Spec.Infrastructure != nil && gw.Spec.Infrastructure.Labels[waypointRunLabel] != ""
 }
 
 // Step is one operation of a transition.
@@ -214,24 +214,55 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 		return tr, err
 	}
 
-	wanted := map[WaypointRef]bool{}
-	if mode == scenario.ModeWaypoint {
-		refs := Waypoints(t, wp)
-		for _, r := range refs {
-			wanted[r] = true
-		}
-		if err := s.step(&tr, "waypoint-create", refsString(refs), func() error {
-			warns, err := s.ensureWaypoints(ctx, t, wp)
-			tr.Warnings = append(tr.Warnings, warns...)
-			return err
-		}); err != nil {
-			return tr, err
-		}
-		if err := s.step(&tr, "waypoint-ready", refsString(refs), func() error { return s.waitWaypoints(ctx, refs) }); err != nil {
+	wanted, err := s.applyWaypoints(ctx, &tr, t, mode, wp)
+	if err != nil {
+		return tr, err
+	}
+	if err := s.applyLabels(ctx, &tr, t, mode, wp, nss); err != nil {
+		return tr, err
+	}
+	restarted, err := s.applyRestarts(ctx, &tr, t, mode)
+	if err != nil {
+		return tr, err
+	}
+	stale, err := s.staleWaypoints(ctx, t, wanted)
+	if err != nil {
+		return tr, err
+	}
+	if len(stale) > 0 {
+		if err := s.step(&tr, "waypoint-delete", refsString(stale), func() error { return s.deleteWaypoints(ctx, stale) }); err != nil {
 			return tr, err
 		}
 	}
+	s.log().Info("mode applied", "from", tr.From, "to", mode, "namespaces", t.Namespaces, "restarted", len(restarted),
+		"elapsed", s.now().Sub(tr.Start).Round(time.Millisecond))
+	return tr, nil
+}
 
+// applyWaypoints is Apply's step 1: in waypoint mode, the waypoints t needs, created and ready. It returns them (none
+// in another mode), so the last step deletes only the others.
+func (s *Switcher) applyWaypoints(ctx context.Context, tr *Transition, t target.Target, mode scenario.Mode, wp scenario.Waypoint) (map[WaypointRef]bool, error) {
+	wanted := map[WaypointRef]bool{}
+	if mode != scenario.ModeWaypoint {
+		return wanted, nil
+	}
+	refs := Waypoints(t, wp)
+	for _, r := range refs {
+		wanted[r] = true
+	}
+	if err := s.step(tr, "waypoint-create", refsString(refs), func() error {
+		warns, err := s.ensureWaypoints(ctx, t, wp)
+		tr.Warnings = append(tr.Warnings, warns...)
+		return err
+	}); err != nil {
+		return wanted, err
+	}
+	return wanted, s.step(tr, "waypoint-ready", refsString(refs), func() error { return s.waitWaypoints(ctx, refs) })
+}
+
+// applyLabels is Apply's steps 2 and 3: the new mode's labels set first, then the other modes' removed, each a step
+// only when it changes something.
+func (s *Switcher) applyLabels(ctx context.Context, tr *Transition, t target.Target, mode scenario.Mode, wp scenario.Waypoint, nss map[string]*corev1.Namespace) error {
 	sets, removes := map[string]map[string]*string{}, map[string]map[string]*string{}
 	for _, ns := range t.Namespaces {
 		for k, v := range LabelChanges(mode, t, ns, wp, s.Revision, nss[ns].Labels) {
@@ -243,18 +274,21 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 		}
 	}
 	if len(sets) > 0 {
-		if err := s.step(&tr, "label", patchesString(t.Namespaces, sets), func() error { return s.patchLabels(ctx, t.Namespaces, nss, sets) }); err != nil {
-			return tr, err
+		if err := s.step(tr, "label", patchesString(t.Namespaces, sets), func() error { return s.patchLabels(ctx, t.Namespaces, nss, sets) }); err != nil {
+			return err
 		}
 	}
 	if len(removes) > 0 {
-		if err := s.step(&tr, "unlabel", patchesString(t.Namespaces, removes), func() error { return s.patchLabels(ctx, t.Namespaces, nss, removes) }); err != nil {
-			return tr, err
-		}
+		return s.step(tr, "unlabel", patchesString(t.Namespaces, removes), func() error { return s.patchLabels(ctx, t.Namespaces, nss, removes) })
 	}
+	return nil
+}
 
+// applyRestarts is Apply's step 4: it restarts the workloads whose pods' sidecar does not match mode and names them
+// in tr.Restarted; the step is recorded only when something restarted or it failed.
+func (s *Switcher) applyRestarts(ctx context.Context, tr *Transition, t target.Target, mode scenario.Mode) ([]target.WorkloadRef, error) {
 	var restarted []target.WorkloadRef
-	err = s.step(&tr, "restart", "workloads whose pods' sidecar does not match the mode", func() error {
+	err := s.step(tr, "restart", "workloads whose pods' sidecar does not match the mode", func() error {
 		var err error
 		restarted, err = s.restartMismatched(ctx, t, mode)
 		return err
@@ -268,22 +302,7 @@ func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mod
 			tr.Steps = tr.Steps[:n-1] // nothing restarted: not a step
 		}
 	}
-	if err != nil {
-		return tr, err
-	}
-
-	stale, err := s.staleWaypoints(ctx, t, wanted)
-	if err != nil {
-		return tr, err
-	}
-	if len(stale) > 0 {
-		if err := s.step(&tr, "waypoint-delete", refsString(stale), func() error { return s.deleteWaypoints(ctx, stale) }); err != nil {
-			return tr, err
-		}
-	}
-	s.log().Info("mode applied", "from", tr.From, "to", mode, "namespaces", t.Namespaces, "restarted", len(restarted),
-		"elapsed", s.now().Sub(tr.Start).Round(time.Millisecond))
-	return tr, nil
+	return restarted, err
 }
 
 // LabelChanges is what Apply changes on namespace ns of t, whose labels are cur, to put it in mode: each label to
@@ -306,7 +325,7 @@ func LabelChanges(mode scenario.Mode, t target.Target, ns string, wp scenario.Wa
 // with UsesSidecar of the mode to decide a restart.
 func PodHasSidecar(p corev1.Pod) bool {
 	o := Prove(scenario.ModeSidecar, p).Observed
-	return o == ObservedSidecar || o == ObservedSidecarNotReady
+	return o == observedSidecar || o == observedSidecarNotReady
 }
 
 // Restore puts back the labels recorded for namespaces meshbench did not create, then the restart annotations
@@ -377,7 +396,7 @@ func (s *Switcher) checkForeign(nss map[string]*corev1.Namespace) error {
 func fromMode(nss map[string]*corev1.Namespace) scenario.Mode {
 	var from scenario.Mode
 	for _, n := range sortedKeys(nss) {
-		m := ModeOfLabels(nss[n].Labels)
+		m := modeOfLabels(nss[n].Labels)
 		if from == "" {
 			from = m
 		} else if from != m {
@@ -395,7 +414,7 @@ func (s *Switcher) patchLabels(ctx context.Context, order []string, nss map[stri
 			continue
 		}
 		if !target.IsManaged(nss[n]) {
-			if err := s.Record.Remember(n, nss[n].Labels, sortedKeys(p)); err != nil {
+			if err := s.Record.remember(n, nss[n].Labels, sortedKeys(p)); err != nil {
 				return fmt.Errorf("record labels of namespace %s before changing them: %w", n, err)
 			}
 		}

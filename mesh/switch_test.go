@@ -241,7 +241,7 @@ func TestApplyAllTransitions(t *testing.T) {
 				// Final namespace labels are exactly the mode's: the other modes' labels are gone.
 				for _, ns := range testTarget.Namespaces {
 					got, _ := clients.Kube.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
-					if m := ModeOfLabels(got.Labels); m != to {
+					if m := modeOfLabels(got.Labels); m != to {
 						t.Errorf("namespace %s ends in mode %s (labels %v)", ns, m, got.Labels)
 					}
 					for k, v := range NamespaceLabels(to, ns, testWaypoint, ns, "") {
@@ -397,7 +397,7 @@ func TestApplyRecordsAndRestoresForeignNamespaceLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	es := reread.Entries()
+	es := reread.entries()
 	if len(es) != 1 || es[0].Namespace != "ns-a" {
 		t.Fatalf("record entries %+v", es)
 	}
@@ -416,8 +416,8 @@ func TestApplyRecordsAndRestoresForeignNamespaceLabels(t *testing.T) {
 	if fmt.Sprint(got.Labels) != fmt.Sprint(want) {
 		t.Errorf("restored labels %v, want %v", got.Labels, want)
 	}
-	if again, _ := OpenLabelRecord(path); len(again.Entries()) != 0 {
-		t.Errorf("record not emptied after restore: %+v", again.Entries())
+	if again, _ := OpenLabelRecord(path); len(again.entries()) != 0 {
+		t.Errorf("record not emptied after restore: %+v", again.entries())
 	}
 }
 
@@ -430,7 +430,7 @@ func TestApplyCreatesMissingNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns, _ := kc.CoreV1().Namespaces().Get(context.Background(), "ns-b", metav1.GetOptions{})
-	if ns.Labels[kube.RunLabel] != testRun || ns.Labels[LabelInjection] != "enabled" {
+	if ns.Labels[kube.RunLabel] != testRun || ns.Labels[labelInjection] != "enabled" {
 		t.Errorf("labels %v", ns.Labels)
 	}
 	if len(tr.Restarted) != 0 {
@@ -538,7 +538,7 @@ func TestApplyWithoutGatewayAPI(t *testing.T) {
 			clients.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 			sw := &Switcher{Clients: clients, RunID: testRun, Timeout: time.Second}
 			_, err := sw.Apply(ctx, testTarget, scenario.ModeWaypoint, testWaypoint)
-			if !errors.Is(err, ErrNoGatewayAPI) || !meta.IsNoMatchError(err) {
+			if !errors.Is(err, errNoGatewayAPI) || !meta.IsNoMatchError(err) {
 				t.Fatalf("want ErrNoGatewayAPI wrapping the mapper's no-match error, got %v", err)
 			}
 			if !strings.Contains(err.Error(), "install the Gateway API CRDs") {
@@ -629,7 +629,7 @@ func TestVerifyReadsAnInformerCache(t *testing.T) {
 	// The namespaces already carry sidecar's label; web-0 is injected only after the verification has started.
 	for _, ns := range testTarget.Namespaces {
 		n, _ := kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		n.Labels[LabelInjection] = "enabled"
+		n.Labels[labelInjection] = "enabled"
 		if _, err := kc.CoreV1().Namespaces().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}

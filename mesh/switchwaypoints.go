@@ -64,13 +64,13 @@ func (s *Switcher) ensureWaypoints(ctx context.Context, t target.Target, wp scen
 	return warns, nil
 }
 
-// ErrNoGatewayAPI means the cluster does not serve gateway.networking.k8s.io/v1 Gateways (no Gateway API CRDs):
+// errNoGatewayAPI means the cluster does not serve gateway.networking.k8s.io/v1 Gateways (no Gateway API CRDs):
 // waypoint mode cannot run.
-var ErrNoGatewayAPI = errors.New("the cluster does not serve gateway.networking.k8s.io/v1 Gateways: install the Gateway API CRDs (standard channel)")
+var errNoGatewayAPI = errors.New("the cluster does not serve gateway.networking.k8s.io/v1 Gateways: install the Gateway API CRDs (standard channel)")
 
 // checkGatewayAPI asks API discovery, through the clients' REST mapper, whether the cluster serves
 // gateway.networking.k8s.io/v1 Gateways. It is a typed answer (meta.IsNoMatchError) where a Gateway call would only
-// fail with a 404 that reads like a missing object. The error wraps ErrNoGatewayAPI and the mapper's
+// fail with a 404 that reads like a missing object. The error wraps errNoGatewayAPI and the mapper's
 // *meta.NoKindMatchError when the kind is not served. Without a mapper (clients built by hand) it returns nil and the
 // Gateway calls themselves fail.
 func (s *Switcher) checkGatewayAPI() error {
@@ -82,7 +82,7 @@ func (s *Switcher) checkGatewayAPI() error {
 	case err == nil:
 		return nil
 	case meta.IsNoMatchError(err):
-		return fmt.Errorf("%w (%w)", ErrNoGatewayAPI, err)
+		return fmt.Errorf("%w (%w)", errNoGatewayAPI, err)
 	default:
 		return fmt.Errorf("discover the Gateway API: %w", err)
 	}
@@ -137,7 +137,7 @@ func (s *Switcher) staleWaypoints(ctx context.Context, t target.Target, wanted m
 	if s.Clients.Gateway == nil {
 		return nil, nil
 	}
-	if err := s.checkGatewayAPI(); errors.Is(err, ErrNoGatewayAPI) {
+	if err := s.checkGatewayAPI(); errors.Is(err, errNoGatewayAPI) {
 		return nil, nil // no Gateway API in the cluster: nothing to delete
 	} else if err != nil {
 		return nil, fmt.Errorf("list waypoints: %w", err)

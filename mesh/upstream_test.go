@@ -40,7 +40,7 @@ func buildUpstreamPods(t *testing.T, m upstreamfixture.Minor, rev string, native
 	var p upstreamPods
 	il := upstreamfixture.PodLabels(m.Istiod, vars, rev)
 	name := m.Istiod.Deployment
-	if rev != DefaultRevision {
+	if rev != defaultRevision {
 		name = strings.ReplaceAll(m.Istiod.DeploymentWithRevision, "$REV", rev)
 	}
 	p.istiod = corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-5f7c", Namespace: m.Istiod.Namespace, Labels: il},
@@ -104,7 +104,7 @@ func TestUpstreamMinors(t *testing.T) {
 			t.Parallel()
 			// The native-sidecar default per minor: off until 1.26, auto (native on kubelets >= 1.33) from 1.27.
 			native := m.Injected.NativeSidecarDefault == "auto" || m.Injected.NativeSidecarDefault == "true"
-			for _, rev := range []string{DefaultRevision, "canary"} {
+			for _, rev := range []string{defaultRevision, "canary"} {
 				p := buildUpstreamPods(t, m, rev, native)
 				objs := []runtime.Object{&p.istiod, &p.ztunnel, &p.cni}
 				for i := range p.daemonSets {
@@ -125,9 +125,9 @@ func TestUpstreamMinors(t *testing.T) {
 				}
 			}
 
-			p := buildUpstreamPods(t, m, DefaultRevision, native)
+			p := buildUpstreamPods(t, m, defaultRevision, native)
 			sc := Prove(scenario.ModeSidecar, p.injected)
-			if !sc.Proved || sc.Observed != ObservedSidecar || sc.NativeSidecar != native {
+			if !sc.Proved || sc.Observed != observedSidecar || sc.NativeSidecar != native {
 				t.Errorf("injected pod (native %v) not proved in sidecar mode: %+v", native, sc)
 			}
 			if amb := Prove(scenario.ModeAmbient, p.injected); amb.Proved {
@@ -141,7 +141,7 @@ func TestUpstreamMinors(t *testing.T) {
 				if got.Proved != want {
 					t.Errorf("ambient pod annotated %s=%s: proved %v, want %v (%+v)", m.Ambient.RedirectionAnnotation, v, got.Proved, want, got)
 				}
-				if v == RedirectionPending && got.Observed != ObservedAmbientPending {
+				if v == redirectionPending && got.Observed != ObservedAmbientPending {
 					t.Errorf("pending: observed %s", got.Observed)
 				}
 			}
@@ -214,13 +214,13 @@ func TestCRDMaximumsMatchUpstream(t *testing.T) {
 		// What detection judges: each bound as istiod applies it.
 		b := IstiodCRDBounds(p.Tag)
 		for crd, maxV := range p.MaximumBundleVersion {
-			if why := IstiodIgnoresCRD(maxV, b[crd]); why != "" {
+			if why := istiodIgnoresCRD(maxV, b[crd]); why != "" {
 				t.Errorf("Istio %s ignores %s at its maximum %s: %s", p.Tag, crd, maxV, why)
 			}
-			if why := IstiodIgnoresCRD("v1.5.0", b[crd]); !strings.Contains(why, "> "+maxV) {
+			if why := istiodIgnoresCRD("v1.5.0", b[crd]); !strings.Contains(why, "> "+maxV) {
 				t.Errorf("Istio %s: %s v1.5.0 above the maximum %s: %q", p.Tag, crd, maxV, why)
 			}
-			if why := IstiodIgnoresCRD("", b[crd]); why == "" {
+			if why := istiodIgnoresCRD("", b[crd]); why == "" {
 				t.Errorf("Istio %s accepts %s without a bundle-version, upstream's maximumVersionFilter ignores it", p.Tag, crd)
 			}
 		}

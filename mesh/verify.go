@@ -134,11 +134,9 @@ type PodSource interface {
 	Namespace(name string) (*corev1.Namespace, error)
 }
 
-// VerifyIn is Verify reading src, a started cache of t's pods and the namespaces. Every check reads that cache:
-// the API requests of a verification are the cache's (one list and one watch per app namespace for the pods, one
-// for all namespaces, made once) and never grow with the pods or with the events of a rollout; on a cache already
-// synced by the readiness wait, the check that follows the last pod Ready costs no request at all (at 1,000 pods
-// in 60 namespaces, re-listing every namespace per event took 2.7 s per check; a cache of its own, 1.0 s).
+// VerifyIn is Verify reading src, a started cache of t's pods and the namespaces. Every check reads that cache, so
+// the API requests of a verification are the cache's own and never grow with the pods or with a rollout's events; on
+// a cache the readiness wait already synced, the check costs no request at all.
 func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
 	start := s.now()
 	if s.Clients == nil {
@@ -148,38 +146,7 @@ func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target,
 	if mode == scenario.ModeWaypoint {
 		refs = Waypoints(t, wp)
 	}
-	var watches []kube.WatchOpener
-	if len(refs) > 0 && s.Clients.Gateway != nil {
-		seen := map[string]bool{}
-		for _, r := range refs {
-			if !seen[r.Namespace] {
-				seen[r.Namespace] = true
-				ns := r.Namespace
-				watches = append(watches, func(ctx context.Context) (watch.Interface, error) {
-					return s.Clients.Gateway.GatewayV1().Gateways(ns).Watch(ctx, metav1.ListOptions{})
-				})
-			}
-		}
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var v Verification
-	err := src.Synced(wctx)
-	if err == nil {
-		err = kube.Wait{Watches: watches, Trigger: src.Changed(), Pace: 200 * time.Millisecond}.Until(wctx, func(ctx context.Context) (bool, error) {
-			snap, err := s.verifyOnce(ctx, t, mode, wp, refs, src)
-			if err != nil {
-				// A check cut off by the deadline returns a partial snapshot: keep the last complete one, which is
-				// what the failure message must show (the pods and what to fix).
-				return false, err
-			}
-			v = snap
-			return v.OK(), nil
-		})
-	}
-	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
-		err = kube.ErrWaitTimeout // our own deadline, not the caller's
-	}
+	v, err := s.waitProved(ctx, src, t, mode, wp, refs, timeout)
 	if v.Mode == "" {
 		v.Mode = mode
 	}
@@ -187,29 +154,8 @@ func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target,
 	for _, k := range v.DataPlanes {
 		v.StandIn = v.StandIn || k == results.DataPlaneStandIn
 	}
-	if err == nil && UsesSidecar(mode) {
-		// Ready proxies got their first config, but a later update (an EnvoyFilter, a skewed proxy) may have been
-		// refused while the pod stays Ready: read the counters before anything is measured.
-		var pods []*corev1.Pod
-		for _, ns := range t.Namespaces {
-			pods = append(pods, src.AppPods(ns)...)
-		}
-		v.ProxyConfig = s.ProxyConfig(ctx, pods, s.proxySample())
-		err = checkProxyConfig(v.ProxyConfig)
-	}
-	if err == nil && len(refs) > 0 {
-		// The waypoints' own proxies too: every one of them (a waypoint is a handful of pods).
-		var pods []*corev1.Pod
-		for _, r := range refs {
-			if list, lerr := s.Clients.Kube.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel + "=" + r.Name}); lerr == nil {
-				for i := range list.Items {
-					pods = append(pods, &list.Items[i])
-				}
-			}
-		}
-		wps := s.ProxyConfig(ctx, pods, len(pods))
-		v.ProxyConfig = append(v.ProxyConfig, wps...)
-		err = checkProxyConfig(wps)
+	if err == nil {
+		err = s.checkAcceptance(ctx, src, t, mode, refs, &v)
 	}
 	v.Start, v.End = start, s.now()
 	v.Elapsed = v.End.Sub(v.Start)
@@ -228,6 +174,81 @@ func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target,
 	default:
 		return v, fmt.Errorf("verify mode %s: %w", mode, err)
 	}
+}
+
+// waitProved checks on every change of src (and of the waypoints' Gateways) until every pod is proved, or timeout:
+// then kube.ErrWaitTimeout, with the last complete snapshot.
+func (s *Switcher) waitProved(ctx context.Context, src PodSource, t target.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef, timeout time.Duration) (Verification, error) {
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var v Verification
+	err := src.Synced(wctx)
+	if err == nil {
+		err = kube.Wait{Watches: s.gatewayWatches(refs), Trigger: src.Changed(), Pace: 200 * time.Millisecond}.Until(wctx, func(ctx context.Context) (bool, error) {
+			snap, err := s.verifyOnce(ctx, t, mode, wp, refs, src)
+			if err != nil {
+				// A check cut off by the deadline returns a partial snapshot: keep the last complete one, which is
+				// what the failure message must show (the pods and what to fix).
+				return false, err
+			}
+			v = snap
+			return v.OK(), nil
+		})
+	}
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		err = kube.ErrWaitTimeout // our own deadline, not the caller's
+	}
+	return v, err
+}
+
+// gatewayWatches watch the Gateways of the namespaces refs are in, one watch per namespace.
+func (s *Switcher) gatewayWatches(refs []WaypointRef) []kube.WatchOpener {
+	var watches []kube.WatchOpener
+	if len(refs) == 0 || s.Clients.Gateway == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if !seen[r.Namespace] {
+			seen[r.Namespace] = true
+			ns := r.Namespace
+			watches = append(watches, func(ctx context.Context) (watch.Interface, error) {
+				return s.Clients.Gateway.GatewayV1().Gateways(ns).Watch(ctx, metav1.ListOptions{})
+			})
+		}
+	}
+	return watches
+}
+
+// checkAcceptance reads the proxies' xDS counters into v.ProxyConfig: the app's sidecars (a sample) in a sidecar
+// mode, then every waypoint pod. Ready proxies got their first config, but a later update (an EnvoyFilter, a skewed
+// proxy) may have been refused while the pod stays Ready: a refusal is a *ProxyConfigError, before anything is
+// measured.
+func (s *Switcher) checkAcceptance(ctx context.Context, src PodSource, t target.Target, mode scenario.Mode, refs []WaypointRef, v *Verification) error {
+	if UsesSidecar(mode) {
+		var pods []*corev1.Pod
+		for _, ns := range t.Namespaces {
+			pods = append(pods, src.AppPods(ns)...)
+		}
+		v.ProxyConfig = s.ProxyConfig(ctx, pods, s.proxySample())
+		if err := checkProxyConfig(v.ProxyConfig); err != nil {
+			return err
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	var pods []*corev1.Pod
+	for _, r := range refs {
+		if list, lerr := s.Clients.Kube.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel + "=" + r.Name}); lerr == nil {
+			for i := range list.Items {
+				pods = append(pods, &list.Items[i])
+			}
+		}
+	}
+	wps := s.ProxyConfig(ctx, pods, len(pods))
+	v.ProxyConfig = append(v.ProxyConfig, wps...)
+	return checkProxyConfig(wps)
 }
 
 // verifyOnce takes one snapshot of the proofs from src (and the waypoints from the API: few, one read each).
@@ -274,7 +295,7 @@ func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenari
 
 // dataPlaneKinds says what runs each data-plane component of mode, from the pods: the app's sidecars (their
 // proofs), the ztunnels (ambient modes) and the waypoints' pods, which carry the stand-in or upstream-Envoy
-// annotation on the test bed (PodDataPlane); the least representative pod decides. Read once per verification,
+// annotation on the test bed (podDataPlane); the least representative pod decides. Read once per verification,
 // after the wait; a failed read says nothing (the pods' own proofs stand).
 func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs []WaypointRef, proofs []PodProof) map[results.Component]results.DataPlaneKind {
 	kinds := map[results.Component][]results.DataPlaneKind{}
@@ -289,7 +310,7 @@ func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs 
 	if UsesAmbient(mode) {
 		if pods, err := kc.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "app=ztunnel"}); err == nil {
 			for i := range pods.Items {
-				kinds[results.ComponentZtunnel] = append(kinds[results.ComponentZtunnel], PodDataPlane(&pods.Items[i]))
+				kinds[results.ComponentZtunnel] = append(kinds[results.ComponentZtunnel], podDataPlane(&pods.Items[i]))
 			}
 		}
 	}
@@ -297,7 +318,7 @@ func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs 
 		pods, err := kc.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: GatewayNameLabel + "=" + r.Name})
 		if err == nil {
 			for i := range pods.Items {
-				kinds[results.ComponentWaypoint] = append(kinds[results.ComponentWaypoint], PodDataPlane(&pods.Items[i]))
+				kinds[results.ComponentWaypoint] = append(kinds[results.ComponentWaypoint], podDataPlane(&pods.Items[i]))
 			}
 		}
 	}
@@ -318,7 +339,7 @@ func (s *Switcher) explainUnreadyProxies(ctx context.Context, v *Verification) {
 	read := 0
 	for i := range v.Pods {
 		p := &v.Pods[i]
-		if p.Observed != ObservedSidecarNotReady || read == unreadyProxiesRead {
+		if p.Observed != observedSidecarNotReady || read == unreadyProxiesRead {
 			continue
 		}
 		read++

@@ -58,12 +58,12 @@ func waypointNamespaceFor(t target.Target, wp scenario.Waypoint, ns string) stri
 	return ns
 }
 
-// WaypointRunLabel is the only label istiod copies from meshbench's waypoint Gateways onto the objects it creates for
+// waypointRunLabel is the only label istiod copies from meshbench's waypoint Gateways onto the objects it creates for
 // them (Deployment, pod template, Service, ServiceAccount), through spec.infrastructure.labels. Without that field
 // istiod copies ALL the Gateway's labels (istio/istio pilot/pkg/config/kube/gateway/deploymentcontroller.go
 // extractInfrastructureLabels, 1.24.0-1.31.0-rc.0), and meshbench's run labels would mark istiod-owned objects as
 // meshbench's: a label-based cleanup would delete them while istiod recreates them.
-const WaypointRunLabel = "meshbench.dev/waypoint-of-run"
+const waypointRunLabel = "meshbench.dev/waypoint-of-run"
 
 // WaypointGateway is the waypoint object (what `istioctl waypoint apply` creates): a Gateway of class
 // istio-waypoint with one HBONE listener on 15008, labelled istio.io/waypoint-for, and istio.io/rev=<revision> when
@@ -81,7 +81,7 @@ func WaypointGateway(ref WaypointRef, wp scenario.Waypoint, shared bool, runID, 
 		l.AllowedRoutes = &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &all}}
 	}
 	lbl := kube.MergeLabels(kube.RunLabels(runID), map[string]string{LabelWaypointFor: forWhat})
-	if revision != "" && revision != DefaultRevision {
+	if revision != "" && revision != defaultRevision {
 		lbl[LabelRevision] = revision
 	}
 	return &gwv1.Gateway{
@@ -89,7 +89,7 @@ func WaypointGateway(ref WaypointRef, wp scenario.Waypoint, shared bool, runID, 
 		ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: ref.Namespace, Labels: lbl},
 		Spec: gwv1.GatewaySpec{
 			GatewayClassName: WaypointClass, Listeners: []gwv1.Listener{l},
-			Infrastructure: &gwv1.GatewayInfrastructure{Labels: map[gwv1.LabelKey]gwv1.LabelValue{WaypointRunLabel: gwv1.LabelValue(runID)}},
+			Infrastructure: &gwv1.GatewayInfrastructure{Labels: map[gwv1.LabelKey]gwv1.LabelValue{waypointRunLabel: gwv1.LabelValue(runID)}},
 		},
 	}
 }
@@ -115,9 +115,9 @@ type WaypointProof struct {
 	Problem             string `json:"problem,omitempty"`
 }
 
-// ProveWaypoint decides from the Gateway and its Deployment (nil when absent) whether the waypoint is ready. It is
+// proveWaypoint decides from the Gateway and its Deployment (nil when absent) whether the waypoint is ready. It is
 // pure.
-func ProveWaypoint(ref WaypointRef, gw *gwv1.Gateway, dep *appsv1.Deployment) WaypointProof {
+func proveWaypoint(ref WaypointRef, gw *gwv1.Gateway, dep *appsv1.Deployment) WaypointProof {
 	p := WaypointProof{Namespace: ref.Namespace, Name: ref.Name}
 	if gw == nil {
 		p.Problem = "Gateway not found"
@@ -181,5 +181,5 @@ func checkWaypoint(ctx context.Context, kc kubernetes.Interface, gc gatewayclien
 	if err != nil {
 		return WaypointProof{}, fmt.Errorf("get waypoint Deployment %s: %w", ref, err)
 	}
-	return ProveWaypoint(ref, gw, dep), nil
+	return proveWaypoint(ref, gw, dep), nil
 }

@@ -21,18 +21,18 @@ type RequestCounter string
 
 // The counters a waypoint's requests are read from, the first present wins.
 const (
-	// IstioRequests is Istio's own request metric, which istio-proxy's stats filter writes with reporter="waypoint"
+	// istioRequests is Istio's own request metric, which istio-proxy's stats filter writes with reporter="waypoint"
 	// (istio/proxy source/extensions/filters/http/istio_stats; Istio's bootstrap keeps the "reporter=" prefix).
-	IstioRequests RequestCounter = `istio_requests_total{reporter="waypoint"}`
-	// EnvoyInboundRequests is Envoy's own count of the requests its inbound HTTP connection managers received (stat
+	istioRequests RequestCounter = `istio_requests_total{reporter="waypoint"}`
+	// envoyInboundRequests is Envoy's own count of the requests its inbound HTTP connection managers received (stat
 	// prefix "inbound_...": istio/istio pilot/pkg/networking/core/listener_waypoint.go, inboundChainConfig
 	// StatPrefix); Istio's default stats matcher drops it, so it exists only where the waypoint's proxyStatsMatcher
 	// keeps http.* (upstream Envoy, which has no Istio stats filter, on the test bed).
-	EnvoyInboundRequests RequestCounter = `envoy_http_downstream_rq_total{http_conn_manager_prefix=~"inbound_.*"}`
+	envoyInboundRequests RequestCounter = `envoy_http_downstream_rq_total{http_conn_manager_prefix=~"inbound_.*"}`
 )
 
-// ParseWaypointRequests reads a waypoint's request count from its Prometheus stats text: IstioRequests summed when
-// present, else EnvoyInboundRequests summed. ok is false when the text has neither. It is pure.
+// ParseWaypointRequests reads a waypoint's request count from its Prometheus stats text: istioRequests summed when
+// present, else envoyInboundRequests summed. ok is false when the text has neither. It is pure.
 func ParseWaypointRequests(text []byte) (n float64, c RequestCounter, ok bool, err error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
@@ -48,7 +48,7 @@ func ParseWaypointRequests(text []byte) (n float64, c RequestCounter, ok bool, e
 			}
 		}
 		if ok {
-			return n, IstioRequests, true, nil
+			return n, istioRequests, true, nil
 		}
 	}
 	if f, has := fams["envoy_http_downstream_rq_total"]; has {
@@ -60,7 +60,7 @@ func ParseWaypointRequests(text []byte) (n float64, c RequestCounter, ok bool, e
 			}
 		}
 		if ok {
-			return n, EnvoyInboundRequests, true, nil
+			return n, envoyInboundRequests, true, nil
 		}
 	}
 	return 0, "", false, nil
@@ -104,7 +104,7 @@ func (s *Switcher) WaypointRequests(ctx context.Context, refs []WaypointRef) Way
 
 func (s *Switcher) readWaypointRequests(ctx context.Context, p *corev1.Pod) (float64, RequestCounter, string) {
 	var whys []string
-	for _, port := range []int{EnvoyStatsPort, AgentStatsPort} {
+	for _, port := range []int{EnvoyStatsPort, agentStatsPort} {
 		body, err := kube.ProxyGet(ctx, s.Clients.Kube, "pods", p.Namespace, fmt.Sprintf("%s:%d", p.Name, port), statsPath, nil)
 		if err != nil {
 			whys = append(whys, fmt.Sprintf(":%d: %v", port, err))
@@ -115,7 +115,7 @@ func (s *Switcher) readWaypointRequests(ctx context.Context, p *corev1.Pod) (flo
 		case err != nil:
 			whys = append(whys, fmt.Sprintf(":%d: %v", port, err))
 		case !ok:
-			whys = append(whys, fmt.Sprintf(":%d: neither %s nor %s", port, IstioRequests, EnvoyInboundRequests))
+			whys = append(whys, fmt.Sprintf(":%d: neither %s nor %s", port, istioRequests, envoyInboundRequests))
 		default:
 			return n, c, ""
 		}
@@ -123,16 +123,16 @@ func (s *Switcher) readWaypointRequests(ctx context.Context, p *corev1.Pod) (flo
 	return 0, "", strings.Join(whys, "; ")
 }
 
-// WaypointBypassedError fails a waypoint case whose waypoints did not serve the load's requests: it measured
+// waypointBypassedError fails a waypoint case whose waypoints did not serve the load's requests: it measured
 // ambient (ztunnel alone), not waypoint.
-type WaypointBypassedError struct {
+type waypointBypassedError struct {
 	Counter  RequestCounter
 	Served   float64 // requests the waypoints served during the load (every Gateway together)
 	Requests int64   // requests the load's measured phase completed
 	Gateways []string
 }
 
-func (e *WaypointBypassedError) Error() string {
+func (e *waypointBypassedError) Error() string {
 	return fmt.Sprintf("waypoint %s served %.0f requests during the load (lead-in and cool-down included) while its measured window alone completed %d (counter %s): traffic bypasses the waypoint, "+
 		"so the case measured ambient, not waypoint. Likely causes: the app's namespace or Services lack %s=<gateway> "+
 		"(or carry %s=none), the Gateway's %s does not cover the traffic (service traffic needs service or all), or the "+
@@ -160,7 +160,7 @@ func WaypointServed(before, after WaypointCount, requests int64) (float64, error
 	}
 	if requests > 0 && served < 0.9*float64(requests) {
 		slices.Sort(gws)
-		return served, &WaypointBypassedError{Counter: after.Counter, Served: served, Requests: requests, Gateways: gws}
+		return served, &waypointBypassedError{Counter: after.Counter, Served: served, Requests: requests, Gateways: gws}
 	}
 	return served, nil
 }

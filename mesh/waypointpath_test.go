@@ -36,8 +36,8 @@ func TestParseWaypointRequests(t *testing.T) {
 		c          RequestCounter
 		ok         bool
 	}{
-		{"istio-proxy", istioWaypointStats, 1203, IstioRequests, true},
-		{"upstream envoy", upstreamEnvoyWaypointStats, 1200, EnvoyInboundRequests, true},
+		{"istio-proxy", istioWaypointStats, 1203, istioRequests, true},
+		{"upstream envoy", upstreamEnvoyWaypointStats, 1200, envoyInboundRequests, true},
 		{"neither", "# TYPE envoy_server_state gauge\nenvoy_server_state 0\n", 0, "", false},
 	} {
 		n, c, ok, err := ParseWaypointRequests([]byte(tc.text))
@@ -53,7 +53,7 @@ func TestParseWaypointRequests(t *testing.T) {
 func TestWaypointServed(t *testing.T) {
 	t.Parallel()
 	count := func(by map[string]float64) WaypointCount {
-		return WaypointCount{Counter: EnvoyInboundRequests, ByGateway: by}
+		return WaypointCount{Counter: envoyInboundRequests, ByGateway: by}
 	}
 	before := count(map[string]float64{"a/waypoint": 100})
 	// A chain of 3 services: every request the load sent crosses the waypoint 3 times.
@@ -61,7 +61,7 @@ func TestWaypointServed(t *testing.T) {
 		t.Errorf("served through the waypoint: %v %v", served, err)
 	}
 	served, err := WaypointServed(before, count(map[string]float64{"a/waypoint": 112}), 1000)
-	var bypass *WaypointBypassedError
+	var bypass *waypointBypassedError
 	if !errors.As(err, &bypass) || served != 12 {
 		t.Fatalf("a bypassed waypoint: %v %v", served, err)
 	}

@@ -15,7 +15,7 @@ func TestCgroupSamples(t *testing.T) {
 	t.Parallel()
 	w := results.Window{Kind: results.WindowTest, Start: time.Unix(0, 0), End: time.Unix(10, 0)}
 	full := cgroupstat.Summary{CPUMillicores: cgroupstat.Figure{Min: 1, Avg: 2, Max: 3, HasMinMax: true}, MemoryMiB: cgroupstat.Figure{Min: 4, Avg: 5, Max: 6, HasMinMax: true}}
-	got := CgroupSamples(w, full, map[string]string{LabelPath: "host"})
+	got := cgroupSamples(w, full, map[string]string{LabelPath: "host"})
 	var keys []string
 	for _, s := range got {
 		if s.Source != results.CNISourceCgroup || s.Labels[results.CNILabelSource] != results.CNISourceCgroup || s.Labels[LabelPath] != "host" || s.Component != results.ComponentCNITest {
@@ -28,7 +28,7 @@ func TestCgroupSamples(t *testing.T) {
 	}
 	// series without a shared second: the averages only
 	avgOnly := cgroupstat.Summary{CPUMillicores: cgroupstat.Figure{Avg: 2}, MemoryMiB: cgroupstat.Figure{Avg: 5}}
-	if got := CgroupSamples(w, avgOnly, map[string]string{}); len(got) != 2 || got[0].Stat != "avg" || got[1].Stat != "avg" || got[0].Value != 2 {
+	if got := cgroupSamples(w, avgOnly, map[string]string{}); len(got) != 2 || got[0].Stat != "avg" || got[1].Stat != "avg" || got[0].Value != 2 {
 		t.Fatalf("avg-only samples %+v", got)
 	}
 }
@@ -38,7 +38,7 @@ func TestCgroupSamples(t *testing.T) {
 func TestPodBrokenInitContainer(t *testing.T) {
 	t.Parallel()
 	p := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{
-		Name: ContainerInstallAgent, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "unknown subcommand \"cgroups\""}},
+		Name: containerInstallAgent, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "unknown subcommand \"cgroups\""}},
 	}}}}
 	if got := podBroken(p); !strings.Contains(got, "init container install-agent exited (Error, code 2): unknown subcommand") {
 		t.Fatalf("podBroken = %q", got)

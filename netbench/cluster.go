@@ -55,9 +55,9 @@ func createNamespace(ctx context.Context, clk clock.Clock, kc kubernetes.Interfa
 	return true, nil
 }
 
-// DeleteNamespace deletes the run namespace and waits (on the wall clock, until ctx ends) until it is gone. ctx
+// deleteNamespace deletes the run namespace and waits (on the wall clock, until ctx ends) until it is gone. ctx
 // should be fresh (the finalizer calls it after the run's context may have been cancelled).
-func DeleteNamespace(ctx context.Context, kc kubernetes.Interface, name string) error {
+func deleteNamespace(ctx context.Context, kc kubernetes.Interface, name string) error {
 	policy := metav1.DeletePropagationForeground
 	cctx, cancel := callCtx(ctx)
 	err := kc.CoreV1().Namespaces().Delete(cctx, name, metav1.DeleteOptions{PropagationPolicy: &policy})

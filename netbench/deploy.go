@@ -23,7 +23,7 @@ import (
 // listening servers. Pods that fail are recorded in r.broken (their cases fail with the reason); an error is
 // returned only when nothing can run.
 func (r *Bench) deploy(ctx context.Context) error {
-	client := r.objs.ClientPod()
+	client := r.objs.clientPod()
 	if err := createPod(ctx, r.d.Kube, client); err != nil {
 		return err
 	}
@@ -41,9 +41,9 @@ func (r *Bench) deploy(ctx context.Context) error {
 	}
 	r.objs.RRTool = tool
 	r.report.RRTool = tool
-	r.cases = WithRRTool(r.cases, tool)
+	r.cases = withRRTool(r.cases, tool)
 
-	roles := r.objs.RolesAfterClient()
+	roles := r.objs.rolesAfterClient()
 	var names []string
 	for _, role := range roles {
 		p := r.objs.Pod(role)
@@ -110,7 +110,7 @@ func (r *Bench) rrTool(ctx context.Context) (nettool.Tool, error) {
 }
 
 func (r *Bench) createService(ctx context.Context) error {
-	svc := r.objs.ServiceObject()
+	svc := r.objs.serviceObject()
 	cctx, cancel := callCtx(ctx)
 	defer cancel()
 	got, err := r.d.Kube.CoreV1().Services(svc.Namespace).Create(cctx, svc, metav1.CreateOptions{FieldManager: "meshbench"})
@@ -133,7 +133,7 @@ func (r *Bench) waitEndpoints(ctx context.Context) error {
 		cctx, cancel := callCtx(ctx)
 		defer cancel()
 		l, err := r.d.Kube.DiscoveryV1().EndpointSlices(r.cfg.Namespace).List(cctx, metav1.ListOptions{
-			LabelSelector: discoveryv1.LabelServiceName + "=" + ServiceName})
+			LabelSelector: discoveryv1.LabelServiceName + "=" + serviceName})
 		if err != nil {
 			last = err.Error()
 			return false, nil
@@ -150,7 +150,7 @@ func (r *Bench) waitEndpoints(ctx context.Context) error {
 		return len(addrs) == 1 && sameAddr(addrs[0], backend.Status.PodIP), nil
 	})
 	if err != nil {
-		return fmt.Errorf("service %s never had server-remote (%s) as its only ready endpoint (%s): %w", ServiceName, backend.Status.PodIP, last, err)
+		return fmt.Errorf("service %s never had server-remote (%s) as its only ready endpoint (%s): %w", serviceName, backend.Status.PodIP, last, err)
 	}
 	return nil
 }
@@ -190,9 +190,9 @@ func (r *Bench) waitServers(ctx context.Context) {
 		if r.pods[role] == nil {
 			continue
 		}
-		ports := PodPorts
+		ports := podPorts
 		if role == RoleHostServer {
-			ports = HostPorts
+			ports = hostPorts
 		}
 		want := []int{ports.Iperf3}
 		if r.objs.RRTool == nettool.ToolNetperf {
@@ -206,7 +206,7 @@ func (r *Bench) waitServers(ctx context.Context) {
 				return false, nil
 			}
 			for _, p := range want {
-				if !Listening(out, p) {
+				if !listening(out, p) {
 					last = fmt.Sprintf("nothing listens on port %d", p)
 					return false, nil
 				}
@@ -244,19 +244,19 @@ func (r *Bench) mtuFacts(ctx context.Context) {
 		if scope == "node" {
 			// The interface towards the other node (its hostNetwork pod IP is the node IP), else the default route.
 			out, err := r.execIn(ctx, role, container, "cat", "/proc/net/route")
-			iface = DefaultRouteInterface(out)
+			iface = defaultRouteInterface(out)
 			if q := r.pods[peer]; q != nil {
-				if i := RouteInterface(out, q.Status.PodIP); i != "" {
+				if i := routeInterface(out, q.Status.PodIP); i != "" {
 					iface = i
 				}
 			}
-			if err != nil || !ValidInterfaceName(iface) {
+			if err != nil || !validInterfaceName(iface) {
 				r.report.Notes = append(r.report.Notes, fmt.Sprintf("node MTU of %s not read: no route found (%v)", p.Spec.NodeName, err))
 				return
 			}
 		}
 		out, err := r.execIn(ctx, role, container, "cat", "/sys/class/net/"+iface+"/mtu")
-		mtu, perr := ParseMTU(out)
+		mtu, perr := parseMTU(out)
 		if err != nil || perr != nil {
 			r.report.Notes = append(r.report.Notes, fmt.Sprintf("MTU of %s in %s not read: %v", iface, role, errors.Join(err, perr)))
 			return
@@ -281,13 +281,13 @@ func (r *Bench) mtuFacts(ctx context.Context) {
 }
 
 // clusterFacts records the Kubernetes version, the nodes used and the CNI (best effort: facts never fail a run).
-func (r *Bench) clusterFacts(ctx context.Context, nodes []corev1.Node, pl Placement) {
+func (r *Bench) clusterFacts(ctx context.Context, nodes []corev1.Node, pl placement) {
 	if v, err := r.d.Kube.Discovery().ServerVersion(); err == nil {
 		r.report.Facts.KubernetesVersion = v.GitVersion
 	}
 	for i := range nodes {
 		if nodes[i].Name == pl.ClientNode || nodes[i].Name == pl.ServerNode {
-			r.report.Facts.Nodes = append(r.report.Facts.Nodes, NodeFacts(&nodes[i]))
+			r.report.Facts.Nodes = append(r.report.Facts.Nodes, nodeFacts(&nodes[i]))
 		}
 	}
 	cctx, cancel := callCtx(ctx)
@@ -296,7 +296,7 @@ func (r *Bench) clusterFacts(ctx context.Context, nodes []corev1.Node, pl Placem
 	if l, err := r.d.Kube.AppsV1().DaemonSets(metav1.NamespaceAll).List(cctx, metav1.ListOptions{}); err == nil {
 		dss = l.Items
 	}
-	r.report.Facts.CNI, r.report.Facts.CNISource = DetectCNI(dss, nodes)
+	r.report.Facts.CNI, r.report.Facts.CNISource = detectCNI(dss, nodes)
 }
 
 // pinNetworkImage records what the client pod's node resolved the network image to (its container status) and makes

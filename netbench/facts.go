@@ -13,9 +13,9 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// Listening reports whether /proc/net/tcp or /proc/net/tcp6 content has a socket in LISTEN state on port. It is
+// listening reports whether /proc/net/tcp or /proc/net/tcp6 content has a socket in LISTEN state on port. It is
 // how the run waits for iperf3 servers without connecting to them (a stray connection can wedge iperf3 3.12).
-func Listening(procNetTCP string, port int) bool {
+func listening(procNetTCP string, port int) bool {
 	want := fmt.Sprintf(":%04X", port)
 	for _, l := range strings.Split(procNetTCP, "\n") {
 		f := strings.Fields(l)
@@ -30,9 +30,9 @@ func Listening(procNetTCP string, port int) bool {
 	return false
 }
 
-// DefaultRouteInterface is the interface of the default IPv4 route in /proc/net/route content ("" if none): the
+// defaultRouteInterface is the interface of the default IPv4 route in /proc/net/route content ("" if none): the
 // node's main interface, seen from a hostNetwork pod.
-func DefaultRouteInterface(procNetRoute string) string {
+func defaultRouteInterface(procNetRoute string) string {
 	for _, l := range strings.Split(procNetRoute, "\n") {
 		f := strings.Fields(l)
 		// Iface Destination Gateway Flags RefCnt Use Metric Mask MTU Window IRTT
@@ -43,10 +43,10 @@ func DefaultRouteInterface(procNetRoute string) string {
 	return ""
 }
 
-// RouteInterface is the interface /proc/net/route content sends dst (an IPv4 address) through: the most specific
+// routeInterface is the interface /proc/net/route content sends dst (an IPv4 address) through: the most specific
 // matching route, the default route last ("" if none). From a hostNetwork pod it is the node interface that
 // carries traffic to the other node, whose MTU matters for cross-node paths.
-func RouteInterface(procNetRoute, dst string) string {
+func routeInterface(procNetRoute, dst string) string {
 	ip, err := netip.ParseAddr(strings.TrimSpace(dst))
 	if err != nil || !ip.Is4() {
 		return ""
@@ -79,8 +79,8 @@ func popcount(v uint32) int {
 	return n
 }
 
-// ValidInterfaceName guards the interface name before it is used in a path inside the pod.
-func ValidInterfaceName(s string) bool {
+// validInterfaceName guards the interface name before it is used in a path inside the pod.
+func validInterfaceName(s string) bool {
 	if s == "" || len(s) > 15 || s == "." || s == ".." {
 		return false
 	}
@@ -92,8 +92,8 @@ func ValidInterfaceName(s string) bool {
 	return true
 }
 
-// ParseMTU reads /sys/class/net/<if>/mtu.
-func ParseMTU(s string) (int, error) {
+// parseMTU reads /sys/class/net/<if>/mtu.
+func parseMTU(s string) (int, error) {
 	v, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || v < 68 || v > 1<<20 {
 		return 0, fmt.Errorf("not an MTU: %q", strings.TrimSpace(s))
@@ -115,10 +115,10 @@ var knownCNIAnnotations = []struct{ prefix, cni string }{
 	{"k8s.ovn.org/", "ovn-kubernetes"},
 }
 
-// DetectCNI names the CNI from DaemonSet names and node annotations, and says how it knows; ("", reason) when
+// detectCNI names the CNI from DaemonSet names and node annotations, and says how it knows; ("", reason) when
 // nothing matches (e.g. a CNI configured statically on each node, like the local test cluster's bridge plugin).
 // It is pure and reads nothing from the nodes' file systems.
-func DetectCNI(daemonSets []appsv1.DaemonSet, nodes []corev1.Node) (cni, how string) {
+func detectCNI(daemonSets []appsv1.DaemonSet, nodes []corev1.Node) (cni, how string) {
 	var found []string
 	for _, k := range knownCNIs {
 		for _, ds := range daemonSets {
@@ -151,8 +151,8 @@ func DetectCNI(daemonSets []appsv1.DaemonSet, nodes []corev1.Node) (cni, how str
 	}
 }
 
-// NodeFacts describes a node for run.json.
-func NodeFacts(n *corev1.Node) results.NodeFacts {
+// nodeFacts describes a node for run.json.
+func nodeFacts(n *corev1.Node) results.NodeFacts {
 	f := results.NodeFacts{
 		Name: n.Name, KubeletVersion: n.Status.NodeInfo.KubeletVersion, KernelVersion: n.Status.NodeInfo.KernelVersion,
 		OSImage: n.Status.NodeInfo.OSImage, ContainerRuntime: n.Status.NodeInfo.ContainerRuntimeVersion,

@@ -20,7 +20,7 @@ const procNetTCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm
 func TestListening(t *testing.T) {
 	t.Parallel()
 	for port, want := range map[int]bool{5201: true, 8080: true, 8078: false /* established, not listening */, 4444: false} {
-		if got := Listening(procNetTCP, port); got != want {
+		if got := listening(procNetTCP, port); got != want {
 			t.Errorf("Listening(%d) = %v, want %v", port, got, want)
 		}
 	}
@@ -37,15 +37,15 @@ eth0	000200C0	00000000	0001	0	0	0	00FFFFFF	0	0	0
 
 func TestRouteInterface(t *testing.T) {
 	t.Parallel()
-	if got := DefaultRouteInterface(procNetRoute); got != "eth0" {
+	if got := defaultRouteInterface(procNetRoute); got != "eth0" {
 		t.Errorf("default route interface %q", got)
 	}
 	for dst, want := range map[string]string{"172.30.0.2": "mbnode2", "10.244.0.7": "mbcni0", "10.244.1.9": "mbnode2", "192.0.2.9": "eth0", "8.8.8.8": "eth0", "fd00::1": "", "x": ""} {
-		if got := RouteInterface(procNetRoute, dst); got != want {
+		if got := routeInterface(procNetRoute, dst); got != want {
 			t.Errorf("RouteInterface(%s) = %q, want %q", dst, got, want)
 		}
 	}
-	if DefaultRouteInterface("Iface\tDestination\n") != "" {
+	if defaultRouteInterface("Iface\tDestination\n") != "" {
 		t.Error("default route from an empty table")
 	}
 }
@@ -53,15 +53,15 @@ func TestRouteInterface(t *testing.T) {
 func TestValidInterfaceNameAndMTU(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string]bool{"eth0": true, "mbnode2": true, "": false, "..": false, "a/b": false, "a b": false, "averyveryverylongname": false} {
-		if ValidInterfaceName(s) != want {
+		if validInterfaceName(s) != want {
 			t.Errorf("ValidInterfaceName(%q) != %v", s, want)
 		}
 	}
-	if v, err := ParseMTU("1450\n"); err != nil || v != 1450 {
+	if v, err := parseMTU("1450\n"); err != nil || v != 1450 {
 		t.Errorf("ParseMTU = %v, %v", v, err)
 	}
 	for _, s := range []string{"", "abc", "0", "-1"} {
-		if _, err := ParseMTU(s); err == nil {
+		if _, err := parseMTU(s); err == nil {
 			t.Errorf("ParseMTU(%q) accepted", s)
 		}
 	}
@@ -87,7 +87,7 @@ func TestDetectCNI(t *testing.T) {
 		{"unknown", []appsv1.DaemonSet{ds("istio-system", "ztunnel")}, nil, ""},
 	}
 	for _, tt := range tests {
-		if got, how := DetectCNI(tt.dss, tt.ns); got != tt.want || how == "" {
+		if got, how := detectCNI(tt.dss, tt.ns); got != tt.want || how == "" {
 			t.Errorf("%s: DetectCNI = %q (%s), want %q", tt.name, got, how, tt.want)
 		}
 	}
@@ -98,7 +98,7 @@ func TestNodeFactsHostIDs(t *testing.T) {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node1"}, Status: corev1.NodeStatus{
 		NodeInfo:  corev1.NodeSystemInfo{MachineID: "4c1f0e9d", BootID: "b0071d00", KernelVersion: "6.18.0"},
 		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "172.30.0.1"}}}}
-	f := NodeFacts(n)
+	f := nodeFacts(n)
 	if f.MachineID != "4c1f0e9d" || f.BootID != "b0071d00" || f.KernelVersion != "6.18.0" || f.InternalIP != "172.30.0.1" {
 		t.Errorf("NodeFacts = %+v: want status.nodeInfo's machineID and bootID with the rest", f)
 	}

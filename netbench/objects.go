@@ -16,7 +16,7 @@ import (
 const (
 	ComponentLabel = "meshbench.dev/component"
 	ComponentValue = "cni-test"
-	RoleLabel      = "meshbench.dev/role"
+	roleLabel      = "meshbench.dev/role"
 )
 
 // Role is one test pod.
@@ -32,32 +32,32 @@ const (
 	RoleHostServer   Role = "host-server"   // node B, hostNetwork
 )
 
-// ServiceName is the ClusterIP Service in front of server-remote.
-const ServiceName = "server-remote"
+// serviceName is the ClusterIP Service in front of server-remote.
+const serviceName = "server-remote"
 
 // Container names.
 const (
 	ContainerNet       = "net"       // network image, idle: iperf3/netperf clients are exec'd into it
-	ContainerAgent     = "agent"     // agent image, idle: built-in rr/crr are exec'd into it
+	containerAgent     = "agent"     // agent image, idle: built-in rr/crr are exec'd into it
 	ContainerIperf3    = "iperf3"    // iperf3 -s
-	ContainerEcho      = "echo"      // meshbench-agent serve (TCP echo for the built-in RR/CRR)
-	ContainerNetserver = "netserver" // netserver -D
-	// ContainerInstallAgent is the init container that copies the agent binary into the pod's meshbench volume,
+	containerEcho      = "echo"      // meshbench-agent serve (TCP echo for the built-in RR/CRR)
+	containerNetserver = "netserver" // netserver -D
+	// containerInstallAgent is the init container that copies the agent binary into the pod's meshbench volume,
 	// for the cgroups wrapper of the network image's containers.
-	ContainerInstallAgent = "install-agent"
+	containerInstallAgent = "install-agent"
 )
 
 // The pod's meshbench volume (an emptyDir mounted in every container): the agent binary the init container copies
 // and the cgroups wrapper's sample files, one per container (see internal/cgroupstat).
 const (
 	volumeMeshbench = "meshbench"
-	MeshbenchDir    = "/meshbench"
-	CopiedAgent     = MeshbenchDir + "/bin/" + nettool.AgentBinary
-	CgroupsDir      = MeshbenchDir + "/cgroups"
+	meshbenchDir    = "/meshbench"
+	CopiedAgent     = meshbenchDir + "/bin/" + nettool.AgentBinary
+	CgroupsDir      = meshbenchDir + "/cgroups"
 )
 
-// Ports are the server ports of one network namespace.
-type Ports struct {
+// ports are the server ports of one network namespace.
+type ports struct {
 	Iperf3      int `json:"iperf3"`
 	Echo        int `json:"echo"`
 	EchoHTTP    int `json:"echoHTTP"` // the agent's HTTP echo, which `serve` always opens
@@ -65,22 +65,22 @@ type Ports struct {
 	NetperfData int `json:"netperfData"`
 }
 
-// PodPorts are used in pod network namespaces (the tools' defaults); HostPorts on hostNetwork pods, where the
+// podPorts are used in pod network namespaces (the tools' defaults); hostPorts on hostNetwork pods, where the
 // defaults may already be taken on the node.
 var (
-	PodPorts  = Ports{Iperf3: nettool.DefaultIperf3Port, Echo: nettool.DefaultEchoPort, EchoHTTP: 8080, Netserver: nettool.DefaultNetserverPort, NetperfData: nettool.DefaultNetperfDataPort}
-	HostPorts = Ports{Iperf3: 25201, Echo: 28078, EchoHTTP: 28080, Netserver: 24444, NetperfData: 24445}
+	podPorts  = ports{Iperf3: nettool.DefaultIperf3Port, Echo: nettool.DefaultEchoPort, EchoHTTP: 8080, Netserver: nettool.DefaultNetserverPort, NetperfData: nettool.DefaultNetperfDataPort}
+	hostPorts = ports{Iperf3: 25201, Echo: 28078, EchoHTTP: 28080, Netserver: 24444, NetperfData: 24445}
 )
 
 // nonRootUID runs every container (the images' files are world-readable; nothing needs root).
 const nonRootUID = 65532
 
-// Objects is what the run deploys besides the namespace.
-type Objects struct {
+// objects is what the run deploys besides the namespace.
+type objects struct {
 	Images    Images
 	Namespace string
 	RunID     string
-	Placement Placement
+	Placement placement
 	// RRTool decides whether the servers get the agent's echo or netserver, and whether client-agent exists; ""
 	// when no rr/crr test runs.
 	RRTool nettool.Tool
@@ -98,29 +98,29 @@ type Images struct {
 }
 
 // Labels for an object of the run.
-func (o Objects) Labels(role Role) map[string]string {
+func (o objects) Labels(role Role) map[string]string {
 	l := kube.MergeLabels(kube.RunLabels(o.RunID), map[string]string{ComponentLabel: ComponentValue})
 	if role != "" {
-		l[RoleLabel] = string(role)
+		l[roleLabel] = string(role)
 	}
 	return l
 }
 
-// NamespaceObject is the run namespace.
-func (o Objects) NamespaceObject() *corev1.Namespace {
+// namespaceObject is the run namespace.
+func (o objects) namespaceObject() *corev1.Namespace {
 	return &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Namespace, Labels: o.Labels("")},
 	}
 }
 
-// ClientPod is the first pod: it also tells which RR tool the network image has.
-func (o Objects) ClientPod() *corev1.Pod {
+// clientPod is the first pod: it also tells which RR tool the network image has.
+func (o objects) clientPod() *corev1.Pod {
 	return o.pod(RoleClient, o.Placement.ClientNode, false, o.netContainer())
 }
 
-// RolesAfterClient are the pods deployed once the RR tool is known, in a stable order.
-func (o Objects) RolesAfterClient() []Role {
+// rolesAfterClient are the pods deployed once the RR tool is known, in a stable order.
+func (o objects) rolesAfterClient() []Role {
 	var rs []Role
 	if o.RRTool == nettool.ToolBuiltin {
 		rs = append(rs, RoleClientAgent)
@@ -136,16 +136,16 @@ func (o Objects) RolesAfterClient() []Role {
 }
 
 // Pod builds the pod of a role.
-func (o Objects) Pod(r Role) *corev1.Pod {
+func (o objects) Pod(r Role) *corev1.Pod {
 	switch r {
 	case RoleClient:
-		return o.ClientPod()
+		return o.clientPod()
 	case RoleClientAgent:
 		return o.pod(r, o.Placement.ClientNode, false, o.agentIdleContainer())
 	case RoleServerLocal:
-		return o.pod(r, o.Placement.ClientNode, false, o.serverContainers(PodPorts)...)
+		return o.pod(r, o.Placement.ClientNode, false, o.serverContainers(podPorts)...)
 	case RoleServerRemote:
-		return o.pod(r, o.Placement.ServerNode, false, o.serverContainers(PodPorts)...)
+		return o.pod(r, o.Placement.ServerNode, false, o.serverContainers(podPorts)...)
 	case RoleHostClient:
 		cs := []corev1.Container{o.netContainer()}
 		if o.RRTool == nettool.ToolBuiltin {
@@ -153,14 +153,14 @@ func (o Objects) Pod(r Role) *corev1.Pod {
 		}
 		return o.pod(r, o.Placement.ClientNode, true, cs...)
 	case RoleHostServer:
-		return o.pod(r, o.Placement.ServerNode, true, o.serverContainers(HostPorts)...)
+		return o.pod(r, o.Placement.ServerNode, true, o.serverContainers(hostPorts)...)
 	}
 	return nil
 }
 
-// ServiceObject is the ClusterIP Service whose only backend is server-remote.
-func (o Objects) ServiceObject() *corev1.Service {
-	p := PodPorts
+// serviceObject is the ClusterIP Service whose only backend is server-remote.
+func (o objects) serviceObject() *corev1.Service {
+	p := podPorts
 	port := func(name string, n int, proto corev1.Protocol) corev1.ServicePort {
 		return corev1.ServicePort{Name: name, Port: int32(n), TargetPort: intstr.FromInt32(int32(n)), Protocol: proto}
 	}
@@ -173,18 +173,18 @@ func (o Objects) ServiceObject() *corev1.Service {
 	}
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: ServiceName, Namespace: o.Namespace, Labels: o.Labels("")},
+		ObjectMeta: metav1.ObjectMeta{Name: serviceName, Namespace: o.Namespace, Labels: o.Labels("")},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{kube.RunLabel: o.RunID, RoleLabel: string(RoleServerRemote)},
+			Selector: map[string]string{kube.RunLabel: o.RunID, roleLabel: string(RoleServerRemote)},
 			Ports:    ports,
 		},
 	}
 }
 
-// AgentIn is the agent binary a container of the pod runs its cgroups wrapper (and `cgroups dump`) with: its own
+// agentIn is the agent binary a container of the pod runs its cgroups wrapper (and `cgroups dump`) with: its own
 // when it runs the agent image, the init container's copy otherwise.
-func (o Objects) AgentIn(c corev1.Container) string {
+func (o objects) agentIn(c corev1.Container) string {
 	if c.Image == o.Images.Agent {
 		return nettool.AgentBinary
 	}
@@ -194,21 +194,21 @@ func (o Objects) AgentIn(c corev1.Container) string {
 // wrapCgroups runs a container's command under `meshbench-agent cgroups`, which samples the container's cgroup
 // every second into CgroupsDir (the resource source of cases too short for Prometheus rates). It reports whether
 // the container needs the init container's copy of the agent.
-func (o Objects) wrapCgroups(c *corev1.Container) bool {
-	agent := o.AgentIn(*c)
+func (o objects) wrapCgroups(c *corev1.Container) bool {
+	agent := o.agentIn(*c)
 	c.Command = append([]string{agent, "cgroups", "--name", c.Name, "--dir", CgroupsDir, "--"}, c.Command...)
 	return agent == CopiedAgent
 }
 
-func (o Objects) pod(r Role, node string, hostNetwork bool, cs ...corev1.Container) *corev1.Pod {
+func (o objects) pod(r Role, node string, hostNetwork bool, cs ...corev1.Container) *corev1.Pod {
 	var inits []corev1.Container
 	needCopy := false
 	for i := range cs {
 		needCopy = o.wrapCgroups(&cs[i]) || needCopy
 	}
 	if needCopy {
-		inits = append(inits, corev1.Container{Name: ContainerInstallAgent, Image: o.Images.Agent,
-			Command: []string{nettool.AgentBinary, "cgroups", "install", "--to", MeshbenchDir + "/bin"}})
+		inits = append(inits, corev1.Container{Name: containerInstallAgent, Image: o.Images.Agent,
+			Command: []string{nettool.AgentBinary, "cgroups", "install", "--to", meshbenchDir + "/bin"}})
 	}
 	o.common(inits)
 	o.common(cs)
@@ -244,13 +244,13 @@ func (o Objects) pod(r Role, node string, hostNetwork bool, cs ...corev1.Contain
 }
 
 // common sets what every container of a test pod shares: least privilege, pull policy, the volumes, requests.
-func (o Objects) common(cs []corev1.Container) {
+func (o objects) common(cs []corev1.Container) {
 	for i := range cs {
 		cs[i].SecurityContext = containerSecurity()
 		cs[i].ImagePullPolicy = corev1.PullPolicy(o.Images.PullPolicy)
 		cs[i].VolumeMounts = []corev1.VolumeMount{
 			{Name: "tmp", MountPath: "/tmp"}, // iperf3 < 3.14 mmaps its buffers from a /tmp file
-			{Name: volumeMeshbench, MountPath: MeshbenchDir},
+			{Name: volumeMeshbench, MountPath: meshbenchDir},
 		}
 		cs[i].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
@@ -273,16 +273,16 @@ func containerSecurity() *corev1.SecurityContext {
 // idleForever keeps a tools container alive without depending on `sleep infinity` support (busybox, coreutils).
 var idleForever = []string{"sleep", "2147483647"}
 
-func (o Objects) netContainer() corev1.Container {
+func (o objects) netContainer() corev1.Container {
 	return corev1.Container{Name: ContainerNet, Image: o.Images.Network, Command: idleForever}
 }
 
-func (o Objects) agentIdleContainer() corev1.Container {
+func (o objects) agentIdleContainer() corev1.Container {
 	// `rr --hold` waits for SIGTERM: a clean, fast shutdown, and proof the image has the rr subcommand.
-	return corev1.Container{Name: ContainerAgent, Image: o.Images.Agent, Command: []string{nettool.AgentBinary, "rr", "--hold"}}
+	return corev1.Container{Name: containerAgent, Image: o.Images.Agent, Command: []string{nettool.AgentBinary, "rr", "--hold"}}
 }
 
-func (o Objects) serverContainers(p Ports) []corev1.Container {
+func (o objects) serverContainers(p ports) []corev1.Container {
 	cs := []corev1.Container{{
 		Name: ContainerIperf3, Image: o.Images.Network,
 		// -J: clients asking --get-server-output receive the server's JSON view (which address it saw).
@@ -296,14 +296,14 @@ func (o Objects) serverContainers(p Ports) []corev1.Container {
 	case "": // no rr/crr test: the servers need only iperf3
 	case nettool.ToolNetperf:
 		cs = append(cs, corev1.Container{
-			Name: ContainerNetserver, Image: o.Images.Network,
+			Name: containerNetserver, Image: o.Images.Network,
 			Command: []string{"netserver", "-D", "-p", strconv.Itoa(p.Netserver)},
 			Ports: []corev1.ContainerPort{{Name: "netperf-control", ContainerPort: int32(p.Netserver)},
 				{Name: "netperf-data", ContainerPort: int32(p.NetperfData)}},
 		})
 	case nettool.ToolBuiltin:
 		cs = append(cs, corev1.Container{
-			Name: ContainerEcho, Image: o.Images.Agent,
+			Name: containerEcho, Image: o.Images.Agent,
 			Command: []string{nettool.AgentBinary, "serve", "--tcp-port", strconv.Itoa(p.Echo), "--udp-port", "",
 				"--http-port", strconv.Itoa(p.EchoHTTP)},
 			Ports: []corev1.ContainerPort{{Name: "echo", ContainerPort: int32(p.Echo)}},

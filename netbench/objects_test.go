@@ -15,11 +15,11 @@ import (
 	"github.com/meshbench/meshbench/internal/nettool"
 )
 
-func testObjects(tool nettool.Tool) Objects {
-	return Objects{
+func testObjects(tool nettool.Tool) objects {
+	return objects{
 		Images:    Images{Network: "meshbench.local/iperf3:dev", Agent: "meshbench.local/agent:dev", PullPolicy: "IfNotPresent"},
 		Namespace: "mb-cni-test", RunID: "cni-test", RRTool: tool, Host: true, Remote: true, Service: true,
-		Placement: Placement{ClientNode: "node1", ServerNode: "node2"},
+		Placement: placement{ClientNode: "node1", ServerNode: "node2"},
 	}
 }
 
@@ -33,12 +33,12 @@ func TestObjectsGolden(t *testing.T) {
 	for _, tool := range []nettool.Tool{nettool.ToolBuiltin, nettool.ToolNetperf} {
 		o := testObjects(tool)
 		var buf bytes.Buffer
-		objs := []any{o.NamespaceObject()}
-		objs = append(objs, o.ClientPod())
-		for _, r := range o.RolesAfterClient() {
+		objs := []any{o.namespaceObject()}
+		objs = append(objs, o.clientPod())
+		for _, r := range o.rolesAfterClient() {
 			objs = append(objs, o.Pod(r))
 		}
-		objs = append(objs, o.ServiceObject())
+		objs = append(objs, o.serviceObject())
 		for _, obj := range objs {
 			b, err := yaml.Marshal(obj)
 			if err != nil {
@@ -55,13 +55,13 @@ func TestObjectsGolden(t *testing.T) {
 func TestLeastPrivilege(t *testing.T) {
 	t.Parallel()
 	o := testObjects(nettool.ToolBuiltin)
-	roles := append([]Role{RoleClient}, o.RolesAfterClient()...)
+	roles := append([]Role{RoleClient}, o.rolesAfterClient()...)
 	if !slices.Equal(roles, []Role{RoleClient, RoleClientAgent, RoleServerLocal, RoleServerRemote, RoleHostClient, RoleHostServer}) {
 		t.Fatalf("roles %v", roles)
 	}
 	for _, r := range roles {
 		p := o.Pod(r)
-		if p.Name != string(r) || p.Labels[kube.RunLabel] != "cni-test" || p.Labels[ComponentLabel] != ComponentValue || p.Labels[RoleLabel] != string(r) {
+		if p.Name != string(r) || p.Labels[kube.RunLabel] != "cni-test" || p.Labels[ComponentLabel] != ComponentValue || p.Labels[roleLabel] != string(r) {
 			t.Errorf("%s: name/labels %s %v", r, p.Name, p.Labels)
 		}
 		wantHost := r == RoleHostClient || r == RoleHostServer
@@ -93,12 +93,12 @@ func TestLeastPrivilege(t *testing.T) {
 			}
 		}
 	}
-	svc := o.ServiceObject()
-	if svc.Spec.Selector[RoleLabel] != string(RoleServerRemote) || svc.Spec.Type != corev1.ServiceTypeClusterIP {
+	svc := o.serviceObject()
+	if svc.Spec.Selector[roleLabel] != string(RoleServerRemote) || svc.Spec.Type != corev1.ServiceTypeClusterIP {
 		t.Errorf("service %+v", svc.Spec)
 	}
 	noRR := testObjects("")
-	if slices.Contains(noRR.RolesAfterClient(), RoleClientAgent) || len(noRR.Pod(RoleServerLocal).Spec.Containers) != 1 {
+	if slices.Contains(noRR.rolesAfterClient(), RoleClientAgent) || len(noRR.Pod(RoleServerLocal).Spec.Containers) != 1 {
 		t.Error("without rr/crr tests the servers should run iperf3 only")
 	}
 }
@@ -108,7 +108,7 @@ func TestLeastPrivilege(t *testing.T) {
 func TestCgroupsWrapper(t *testing.T) {
 	t.Parallel()
 	o := testObjects(nettool.ToolBuiltin)
-	for _, r := range append([]Role{RoleClient}, o.RolesAfterClient()...) {
+	for _, r := range append([]Role{RoleClient}, o.rolesAfterClient()...) {
 		p := o.Pod(r)
 		copied := false
 		for _, c := range p.Spec.Containers {
@@ -119,8 +119,8 @@ func TestCgroupsWrapper(t *testing.T) {
 			if len(c.Command) <= len(want) || !slices.Equal(c.Command[:len(want)], want) {
 				t.Errorf("%s/%s: command %q does not start with %q", r, c.Name, c.Command, want)
 			}
-			if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == MeshbenchDir }) {
-				t.Errorf("%s/%s: %s not mounted", r, c.Name, MeshbenchDir)
+			if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == meshbenchDir }) {
+				t.Errorf("%s/%s: %s not mounted", r, c.Name, meshbenchDir)
 			}
 		}
 		hasInit := len(p.Spec.InitContainers) == 1 && p.Spec.InitContainers[0].Image == o.Images.Agent

@@ -14,8 +14,8 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// Placement is where the test pods run.
-type Placement struct {
+// placement is where the test pods run.
+type placement struct {
 	// ClientNode (node A) runs the clients and the same-node server; ServerNode (node B) the cross-node, Service
 	// and host servers. ServerNode is "" when the cluster has a single usable node.
 	ClientNode string `json:"clientNode"`
@@ -44,10 +44,10 @@ func usable(n *corev1.Node) (bool, string) {
 	return true, ""
 }
 
-// ChoosePlacement picks node A and node B. Explicit nodes must exist and be usable (an error otherwise: the user asked
+// choosePlacement picks node A and node B. Explicit nodes must exist and be usable (an error otherwise: the user asked
 // for something the cluster cannot give); missing ones are chosen automatically among usable nodes, by name. It is
 // pure.
-func ChoosePlacement(want scenario.CNIPlacement, nodes []corev1.Node) (Placement, error) {
+func choosePlacement(want scenario.CNIPlacement, nodes []corev1.Node) (placement, error) {
 	byName := map[string]*corev1.Node{}
 	var cands []string
 	for i := range nodes {
@@ -58,7 +58,7 @@ func ChoosePlacement(want scenario.CNIPlacement, nodes []corev1.Node) (Placement
 		}
 	}
 	slices.Sort(cands)
-	p := Placement{Candidates: cands, Auto: want.ClientNode == "" || want.ServerNode == ""}
+	p := placement{Candidates: cands, Auto: want.ClientNode == "" || want.ServerNode == ""}
 	var errs []error
 	for _, f := range []struct{ field, node string }{{"clientNode", want.ClientNode}, {"serverNode", want.ServerNode}} {
 		if f.node == "" {
@@ -146,18 +146,18 @@ type Case struct {
 // ID is the case ID of the whole path x test ("cross-node/tcp"); samples add "/<n>".
 func (c Case) ID() string { return scenario.CNICaseID(c.Path, c.Test) }
 
-// SampleID is the case ID of sample n (1-based).
-func (c Case) SampleID(n int) string { return c.ID() + "/" + strconv.Itoa(n) }
+// sampleID is the case ID of sample n (1-based).
+func (c Case) sampleID(n int) string { return c.ID() + "/" + strconv.Itoa(n) }
 
 // needsNodeB reports whether the path needs a second node.
 func needsNodeB(p scenario.CNIPath) bool {
 	return p == scenario.CNIPathCrossNode || p == scenario.CNIPathService || p == scenario.CNIPathHost
 }
 
-// Plan is scenario's plan of the cni section (scenario.NewCNIPlan: the cases and IDs `meshbench plan` prints) with
+// plan is scenario's plan of the cni section (scenario.NewCNIPlan: the cases and IDs `meshbench plan` prints) with
 // what the cluster tells: the iperf3 tool of tcp and udp, and the skip reason of a path that needs a second node
 // the cluster does not have. It is pure.
-func Plan(c scenario.CNI, p Placement) []Case {
+func plan(c scenario.CNI, p placement) []Case {
 	var out []Case
 	for _, pc := range scenario.NewCNIPlan(c).Cases {
 		cs := Case{Path: pc.Path, Test: pc.Test}
@@ -175,8 +175,8 @@ func Plan(c scenario.CNI, p Placement) []Case {
 	return out
 }
 
-// WithRRTool sets the request/response tool on the rr and crr cases.
-func WithRRTool(cases []Case, tool nettool.Tool) []Case {
+// withRRTool sets the request/response tool on the rr and crr cases.
+func withRRTool(cases []Case, tool nettool.Tool) []Case {
 	out := slices.Clone(cases)
 	for i := range out {
 		if out[i].Test == scenario.CNITestRR || out[i].Test == scenario.CNITestCRR {

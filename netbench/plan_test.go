@@ -49,7 +49,7 @@ func TestChoosePlacement(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p, err := ChoosePlacement(tt.want, tt.nodes)
+			p, err := choosePlacement(tt.want, tt.nodes)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
@@ -72,7 +72,7 @@ func TestChoosePlacement(t *testing.T) {
 func TestPlan(t *testing.T) {
 	t.Parallel()
 	c := scenario.CNI{Tests: []scenario.CNITest{"udp", "rr"}, Paths: []scenario.CNIPath{"host", "same-node", "service"}}
-	two := Plan(c, Placement{ClientNode: "a", ServerNode: "b"})
+	two := plan(c, placement{ClientNode: "a", ServerNode: "b"})
 	var ids []string
 	for _, cs := range two {
 		ids = append(ids, cs.ID())
@@ -83,13 +83,13 @@ func TestPlan(t *testing.T) {
 	if got := strings.Join(ids, " "); got != "host/udp host/rr same-node/udp same-node/rr service/udp service/rr" {
 		t.Errorf("order %s", got)
 	}
-	one := Plan(c, Placement{ClientNode: "a", SingleNodeReason: "only one node"})
+	one := plan(c, placement{ClientNode: "a", SingleNodeReason: "only one node"})
 	for _, cs := range one {
 		if (cs.Path == scenario.CNIPathSameNode) != (cs.SkipReason == "") {
 			t.Errorf("%s skip reason %q", cs.ID(), cs.SkipReason)
 		}
 	}
-	withTool := WithRRTool(two, nettool.ToolBuiltin)
+	withTool := withRRTool(two, nettool.ToolBuiltin)
 	for _, cs := range withTool {
 		want := nettool.ToolIperf3
 		if cs.Test == scenario.CNITestRR {
@@ -102,7 +102,7 @@ func TestPlan(t *testing.T) {
 	if two[1].Tool != "" {
 		t.Error("WithRRTool modified its input")
 	}
-	if got := two[0].SampleID(2); got != "host/udp/2" {
+	if got := two[0].sampleID(2); got != "host/udp/2" {
 		t.Errorf("SampleID %s", got)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // Row statuses.
 const (
 	RowOK      = results.CNIRowOK
-	RowPartial = results.CNIRowPartial // some samples failed
+	rowPartial = results.CNIRowPartial // some samples failed
 	RowFailed  = results.CNIRowFailed
 	RowSkipped = results.CNIRowSkipped
 )
@@ -26,15 +26,15 @@ type Report struct {
 	RunID     string       `json:"runID"`
 	RunDir    string       `json:"runDir,omitempty"`
 	Namespace string       `json:"namespace"`
-	Placement Placement    `json:"placement"`
+	Placement placement    `json:"placement"`
 	RRTool    nettool.Tool `json:"rrTool,omitempty"`
 	// NetworkImage is the network image the pods ran (the digest its tag resolved to) and its tools' versions.
 	NetworkImage *results.NetworkImage `json:"networkImage,omitempty"`
 	// Confidence of every interval (0.95).
 	Confidence float64       `json:"confidence"`
 	Facts      Facts         `json:"facts"`
-	Rows       []Row         `json:"rows"`
-	Resources  []ResourceRow `json:"resources,omitempty"`
+	Rows       []row         `json:"rows"`
+	Resources  []resourceRow `json:"resources,omitempty"`
 	// NodeTotals add the node rows' averages of Resources over the nodes they name, each host counted once.
 	NodeTotals []NodeTotal    `json:"nodeTotals,omitempty"`
 	Pods       []PodPlacement `json:"pods,omitempty"`
@@ -71,27 +71,27 @@ type MTUFact struct {
 // Stat is one metric's mean over samples with its interval.
 type Stat = results.CNIStat
 
-// Row is one path x test: the headline mean with its confidence interval, or why there is none. It is computed by
+// row is one path x test: the headline mean with its confidence interval, or why there is none. It is computed by
 // results.CNIRows from the run's summary, the same computation the report's pod network section uses.
-type Row = results.CNIRow
+type row = results.CNIRow
 
 // NodeTotal is a whole-node average added up over named nodes, each host counted once (results.CNINodeTotals).
 type NodeTotal = results.CNINodeTotal
 
 // ResourceComponent is a resource row's component as the tables show it: "cni-test pod client" for one pod's
 // cgroup-1s figures.
-func ResourceComponent(rr ResourceRow) string {
+func ResourceComponent(rr resourceRow) string {
 	if rr.Pod != "" {
 		return string(rr.Component) + " pod " + rr.Pod
 	}
 	return string(rr.Component)
 }
 
-// ResourceRow is CPU or memory of one component over the idle window or a case's test window (results.CNIResourceRows).
-type ResourceRow = results.CNIResourceRow
+// resourceRow is CPU or memory of one component over the idle window or a case's test window (results.CNIResourceRows).
+type resourceRow = results.CNIResourceRow
 
-// Outcome is one sample of a case: a parsed result or the reason it failed.
-type Outcome struct {
+// outcome is one sample of a case: a parsed result or the reason it failed.
+type outcome struct {
 	N      int
 	Result *nettool.Result
 	Err    error
@@ -99,7 +99,7 @@ type Outcome struct {
 
 // caseStatus is what a case's samples say about it: ok, partial (some failed: the failures) or failed (why), and
 // the tools' warnings. It is pure; the figures come from the summary (results.CNIRows).
-func caseStatus(outs []Outcome) (status, reason string, warnings []string) {
+func caseStatus(outs []outcome) (status, reason string, warnings []string) {
 	var failures []string
 	for _, o := range outs {
 		switch {
@@ -117,7 +117,7 @@ func caseStatus(outs []Outcome) (status, reason string, warnings []string) {
 	case len(failures) == len(outs):
 		return RowFailed, strings.Join(failures, "; "), warnings
 	case len(failures) > 0:
-		return RowPartial, strings.Join(failures, "; "), warnings
+		return rowPartial, strings.Join(failures, "; "), warnings
 	}
 	return RowOK, "", warnings
 }
@@ -139,7 +139,7 @@ func (r *Report) Table() string {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t%s\t%d\t%s\n", row.Path, row.Test, row.Status, orDash(string(row.Tool)), row.N, oneLine(row.Reason, 160))
 		default:
 			detail := row.Detail()
-			if row.Status == RowPartial {
+			if row.Status == rowPartial {
 				detail = "PARTIAL: " + oneLine(row.Reason, 100) + "; " + detail
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", row.Path, row.Test, num(row.Mean), ciText(row.CI), row.Unit, row.Tool, row.N, detail)

@@ -29,19 +29,19 @@ func TestMeasurementSamples(t *testing.T) {
 	t.Parallel()
 	c := Case{Path: scenario.CNIPathService, Test: scenario.CNITestUDP, Tool: nettool.ToolIperf3}
 	w := results.Window{Kind: results.WindowTest, Start: time.Unix(10, 0), End: time.Unix(20, 0)}
-	got := MeasurementSamples(c, 2, w, nettool.Result{Tool: nettool.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008})
+	got := measurementSamples(c, 2, w, nettool.Result{Tool: nettool.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008})
 	var names []string
 	for _, s := range got {
 		names = append(names, string(s.Metric)+"/"+string(s.Stat)+"="+num(s.Value)+" "+string(s.Unit))
 		if s.Repetition != 2 || s.Window != w || s.Component != results.ComponentCNITest || s.Source != "iperf3" ||
-			s.Labels[LabelPath] != "service" || s.Labels[LabelTest] != "udp" || s.Labels[LabelTool] != "iperf3" {
+			s.Labels[LabelPath] != "service" || s.Labels[LabelTest] != "udp" || s.Labels[labelTool] != "iperf3" {
 			t.Errorf("sample %+v", s)
 		}
 	}
 	if want := "throughput/value=723.0 Mbit/s sent/value=907.0 Mbit/s loss/value=20.20 % jitter/value=0.0008 ms"; strings.Join(names, " ") != want {
 		t.Errorf("samples %s", strings.Join(names, " "))
 	}
-	rr := MeasurementSamples(Case{Path: "host", Test: "crr", Tool: nettool.ToolBuiltin}, 1, w, *rrResult(5000))
+	rr := measurementSamples(Case{Path: "host", Test: "crr", Tool: nettool.ToolBuiltin}, 1, w, *rrResult(5000))
 	if rr[0].Metric != results.MetricCRR || rr[0].Unit != results.UnitTPS || rr[len(rr)-1].Metric != results.MetricErrors {
 		t.Errorf("crr samples %+v", rr)
 	}
@@ -54,11 +54,11 @@ func TestCheckConnection(t *testing.T) {
 			Connected:       []nettool.Endpoint{{LocalHost: "10.244.0.5", RemoteHost: dialled}},
 			ServerConnected: []nettool.Endpoint{{LocalHost: serverLocal, RemoteHost: "10.244.0.5"}}}
 	}
-	svc := Expect{Dialled: "10.96.0.20", Backend: "10.244.1.7", Service: true}
+	svc := expect{Dialled: "10.96.0.20", Backend: "10.244.1.7", Service: true}
 	tests := []struct {
 		name string
 		r    nettool.Result
-		e    Expect
+		e    expect
 		err  string
 	}{
 		{"service ok", res("10.96.0.20", "10.244.1.7"), svc, ""},
@@ -66,12 +66,12 @@ func TestCheckConnection(t *testing.T) {
 		{"service bypassed", res("10.244.1.7", "10.244.1.7"), svc, "not 10.96.0.20"},
 		{"wrong backend answered", res("10.96.0.20", "10.244.1.99"), svc, "not on the backend address 10.244.1.7"},
 		{"no server record", nettool.Result{Tool: nettool.ToolIperf3, Connected: res("10.96.0.20", "").Connected}, svc, "no server-side record"},
-		{"service expectation misconfigured", res("10.244.1.7", "10.244.1.7"), Expect{Dialled: "10.244.1.7", Backend: "10.244.1.7", Service: true}, "directly"},
-		{"pod to pod", res("10.244.1.7", "10.244.1.7"), Expect{Dialled: "10.244.1.7", Backend: "10.244.1.7"}, ""},
+		{"service expectation misconfigured", res("10.244.1.7", "10.244.1.7"), expect{Dialled: "10.244.1.7", Backend: "10.244.1.7", Service: true}, "directly"},
+		{"pod to pod", res("10.244.1.7", "10.244.1.7"), expect{Dialled: "10.244.1.7", Backend: "10.244.1.7"}, ""},
 		{"builtin has no records", nettool.Result{Tool: nettool.ToolBuiltin}, svc, ""},
 	}
 	for _, tt := range tests {
-		err := CheckConnection(tt.r, tt.e)
+		err := checkConnection(tt.r, tt.e)
 		if (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.err)
 		}
@@ -79,7 +79,7 @@ func TestCheckConnection(t *testing.T) {
 }
 
 // recordedCase is a case as runCase records it: its status from the outcomes, its measurement samples.
-func recordedCase(c Case, outs []Outcome) (results.CaseResult, []results.Sample) {
+func recordedCase(c Case, outs []outcome) (results.CaseResult, []results.Sample) {
 	res := results.CaseResult{CaseID: c.ID(), Facts: factsOf(c.Labels()), Status: results.StatusOK}
 	if c.SkipReason != "" {
 		res.Status, res.Reason = results.StatusSkipped, c.SkipReason
@@ -87,7 +87,7 @@ func recordedCase(c Case, outs []Outcome) (results.CaseResult, []results.Sample)
 	}
 	status, reason, warnings := caseStatus(outs)
 	switch status {
-	case RowPartial:
+	case rowPartial:
 		res.Partial = reason
 	case RowFailed:
 		res.Status, res.Reason = results.StatusFailed, reason
@@ -96,7 +96,7 @@ func recordedCase(c Case, outs []Outcome) (results.CaseResult, []results.Sample)
 	var samples []results.Sample
 	for _, o := range outs {
 		if o.Result != nil {
-			for _, s := range MeasurementSamples(c, o.N, results.Window{Kind: results.WindowTest}, *o.Result) {
+			for _, s := range measurementSamples(c, o.N, results.Window{Kind: results.WindowTest}, *o.Result) {
 				s.CaseID = c.ID()
 				samples = append(samples, s)
 			}
@@ -107,11 +107,11 @@ func recordedCase(c Case, outs []Outcome) (results.CaseResult, []results.Sample)
 
 type outcomes struct {
 	c    Case
-	outs []Outcome
+	outs []outcome
 }
 
 // tableOf computes the rows and resource rows as Run does: the recorded cases and samples through results.Summarize.
-func tableOf(conf float64, extra []results.Sample, cs ...outcomes) ([]Row, []ResourceRow) {
+func tableOf(conf float64, extra []results.Sample, cs ...outcomes) ([]row, []resourceRow) {
 	var cases []results.CaseResult
 	var samples []results.Sample
 	for _, c := range cs {
@@ -125,7 +125,7 @@ func tableOf(conf float64, extra []results.Sample, cs ...outcomes) ([]Row, []Res
 func TestCaseRows(t *testing.T) {
 	t.Parallel()
 	c := Case{Path: scenario.CNIPathCrossNode, Test: scenario.CNITestTCP, Tool: nettool.ToolIperf3}
-	rows, _ := tableOf(0.95, nil, outcomes{c, []Outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Result: tcpResult(10)}, {N: 3, Result: tcpResult(11)}}})
+	rows, _ := tableOf(0.95, nil, outcomes{c, []outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Result: tcpResult(10)}, {N: 3, Result: tcpResult(11)}}})
 	row := rows[0]
 	if row.Status != RowOK || row.N != 3 || row.Mean != 10 || row.Unit != results.UnitGbps || row.CI == nil || row.Tool != "iperf3" {
 		t.Fatalf("row %+v", row)
@@ -138,14 +138,14 @@ func TestCaseRows(t *testing.T) {
 		t.Errorf("detail %q", d)
 	}
 	rows, _ = tableOf(0.95, nil,
-		outcomes{c, []Outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Err: errors.New("iperf3: boom")}}},
-		outcomes{Case{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []Outcome{{N: 1, Err: errors.New("x")}}},
+		outcomes{c, []outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Err: errors.New("iperf3: boom")}}},
+		outcomes{Case{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []outcome{{N: 1, Err: errors.New("x")}}},
 		outcomes{Case{Path: "host", Test: "rr", SkipReason: "only one node"}, nil},
 		outcomes{Case{Path: "service", Test: "tcp", Tool: nettool.ToolIperf3}, nil})
 	if len(rows) != 4 {
 		t.Fatalf("rows %+v", rows)
 	}
-	if partial := rows[0]; partial.Status != RowPartial || partial.N != 1 || partial.CI != nil || !strings.Contains(partial.Reason, "sample 2: iperf3: boom") {
+	if partial := rows[0]; partial.Status != rowPartial || partial.N != 1 || partial.CI != nil || !strings.Contains(partial.Reason, "sample 2: iperf3: boom") {
 		t.Errorf("partial %+v", partial)
 	}
 	if failed := rows[1]; failed.Status != RowFailed || failed.Reason != "sample 1: x" || failed.N != 0 {
@@ -191,14 +191,14 @@ func TestReportRendering(t *testing.T) {
 		res("test", "cni-test", "cpu", "avg", 600, "millicores", cg("client")),
 	},
 		outcomes{Case{Path: "host", Test: "tcp", Tool: nettool.ToolIperf3, SkipReason: "only one Ready schedulable node (node1)"}, nil},
-		outcomes{Case{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []Outcome{{N: 1, Result: tcpResult(20)}, {N: 2, Result: tcpResult(21)}, {N: 3, Result: tcpResult(19.5)}}},
-		outcomes{Case{Path: "same-node", Test: "udp", Tool: nettool.ToolIperf3}, []Outcome{{N: 1, Result: &nettool.Result{Tool: nettool.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008}}}},
-		outcomes{Case{Path: "cross-node", Test: "rr", Tool: nettool.ToolBuiltin}, []Outcome{{N: 1, Result: rrResult(21380)}, {N: 2, Result: rrResult(22005)}}},
-		outcomes{Case{Path: "service", Test: "crr", Tool: nettool.ToolBuiltin}, []Outcome{{N: 1, Err: errors.New("no transaction completed")}}},
+		outcomes{Case{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []outcome{{N: 1, Result: tcpResult(20)}, {N: 2, Result: tcpResult(21)}, {N: 3, Result: tcpResult(19.5)}}},
+		outcomes{Case{Path: "same-node", Test: "udp", Tool: nettool.ToolIperf3}, []outcome{{N: 1, Result: &nettool.Result{Tool: nettool.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008}}}},
+		outcomes{Case{Path: "cross-node", Test: "rr", Tool: nettool.ToolBuiltin}, []outcome{{N: 1, Result: rrResult(21380)}, {N: 2, Result: rrResult(22005)}}},
+		outcomes{Case{Path: "service", Test: "crr", Tool: nettool.ToolBuiltin}, []outcome{{N: 1, Err: errors.New("no transaction completed")}}},
 	)
 	rep := &Report{
 		RunID: "cni-20261201-000000-abcd", Namespace: "mb-cni-20261201-000000-abcd", Confidence: conf,
-		Placement: Placement{ClientNode: "node1", ServerNode: "node2"}, RRTool: nettool.ToolBuiltin,
+		Placement: placement{ClientNode: "node1", ServerNode: "node2"}, RRTool: nettool.ToolBuiltin,
 		Facts: Facts{KubernetesVersion: "v1.37.2", CNISource: "no known CNI DaemonSet", ServiceClusterIP: "10.96.0.20",
 			MTU: []MTUFact{{Node: "node1", Scope: "pod", Interface: "eth0", MTU: 1500}, {Node: "node1", Scope: "node", Interface: "mbnode2", MTU: 1500}},
 			// The local cluster: both nodes on one machine (same machine and boot ID).
@@ -219,7 +219,7 @@ func TestReportRendering(t *testing.T) {
 	if len(rep.Resources) != 7 {
 		t.Fatalf("resources %+v", rep.Resources)
 	}
-	byKey := map[string]ResourceRow{}
+	byKey := map[string]resourceRow{}
 	for _, rr := range rep.Resources {
 		byKey[rr.Window+" "+rr.Path+" "+ResourceComponent(rr)+" "+rr.Node+" "+rr.Source+" "+string(rr.Metric)] = rr
 	}

@@ -146,12 +146,12 @@ func (r *Bench) cgroupResources(ctx context.Context, ls labelledSet, w results.W
 		}
 		labels := maps.Clone(ls.labels)
 		labels[results.CNILabelPod] = pod
-		out = append(out, CgroupSamples(w, sum, labels)...)
+		out = append(out, cgroupSamples(w, sum, labels)...)
 		series = append(series, podSeries...)
 	}
 	if complete && len(series) > 0 {
 		if sum, err := cgroupstat.Sum(series, w.Start, w.End); err == nil {
-			all = CgroupSamples(w, sum, ls.labels)
+			all = cgroupSamples(w, sum, ls.labels)
 		}
 	}
 	out = append(all, out...)
@@ -168,7 +168,7 @@ func (r *Bench) cgroupDump(ctx context.Context, role Role, w results.Window) (cg
 		return cgroupstat.Dump{}, errors.New("pod not deployed")
 	}
 	c := p.Spec.Containers[0]
-	cmd := []string{r.objs.AgentIn(c), "cgroups", "dump", "--dir", CgroupsDir,
+	cmd := []string{r.objs.agentIn(c), "cgroups", "dump", "--dir", CgroupsDir,
 		"--since", w.Start.UTC().Format(time.RFC3339Nano), "--until", w.End.UTC().Format(time.RFC3339Nano)}
 	cctx, cancel := context.WithTimeout(ctx, cgroupDumpTimeout)
 	defer cancel()
@@ -195,9 +195,9 @@ func podNames(set podset.PodSet) []string {
 	return out
 }
 
-// CgroupSamples are a cgroup-1s summary's samples: CPU (millicores) and memory (MiB) min, avg and max, min and max
+// cgroupSamples are a cgroup-1s summary's samples: CPU (millicores) and memory (MiB) min, avg and max, min and max
 // only when the summed series shared a second. It is pure.
-func CgroupSamples(w results.Window, sum cgroupstat.Summary, labels map[string]string) []results.Sample {
+func cgroupSamples(w results.Window, sum cgroupstat.Summary, labels map[string]string) []results.Sample {
 	labels = maps.Clone(labels)
 	labels[results.CNILabelSource] = results.CNISourceCgroup
 	var out []results.Sample
@@ -219,4 +219,72 @@ func CgroupSamples(w results.Window, sum cgroupstat.Summary, labels map[string]s
 		}
 	}
 	return out
+}
+
+// caseWindow is the resource window of a case whose traffic ran from start to end, and, when its CPU figures
+// would see more than this case's traffic, why they are left out ("" otherwise).
+//
+// The window starts trim = min(rate range, half the case) after the traffic did. Every CPU rate of the window looks
+// one rate range back from its point, and a window shorter than the rate range has its CPU average stretched to the
+// rate range before its end, so the CPU figures reach back to window start - rate range at the earliest. That stays
+// inside this case (after the previous case's traffic) only when trim >= rate range, that is when the case lasts at
+// least two rate ranges; then the window (case - rate range) is at least one rate range long. Cutting the window to
+// whole seconds only moves its start later and its end earlier, and the stretched average still begins at or after
+// end - 1 s - rate range >= start + rate range - 1 s, inside the case. Memory is a gauge read inside the window and
+// stays attributable, so it is still collected.
+func (r *Bench) caseWindow(start, end time.Time) (*results.Window, string) {
+	rate, elapsed := r.cfg.RateRange, end.Sub(start)
+	trim := min(rate, elapsed/2)
+	w := &results.Window{Kind: results.WindowTest, Start: start.Add(trim).UTC(), End: end.UTC()}
+	if rate <= 0 || r.d.Resources == nil || elapsed >= 2*rate {
+		return w, ""
+	}
+	return w, fmt.Sprintf("case window %s is shorter than the rate range %s: CPU not attributable to this test (it would include earlier traffic; the case needs samples x duration >= %s); lengthen cni.duration or samples",
+		w.End.Sub(w.Start), rate, 2*rate)
+}
+
+// pathRoles are the pods a path's cases may use, for resource use.
+func pathRoles(p scenario.CNIPath) []Role {
+	switch p {
+	case scenario.CNIPathSameNode:
+		return []Role{RoleClient, RoleClientAgent, RoleServerLocal}
+	case scenario.CNIPathHost:
+		return []Role{RoleHostClient, RoleHostServer}
+	default:
+		return []Role{RoleClient, RoleClientAgent, RoleServerRemote}
+	}
+}
+
+// podSet is the path's pods, for resource use.
+func (r *Bench) podSet(p scenario.CNIPath) podset.PodSet {
+	var deployed []string
+	for _, role := range pathRoles(p) {
+		if r.pods[role] != nil {
+			deployed = append(deployed, string(role))
+		}
+	}
+	return podset.PodSet{Component: results.ComponentCNITest, Pods: map[string][]string{r.cfg.Namespace: deployed}}
+}
+
+// nodeSet is the whole-node component of the nodes the deployed pods among roles run on (same-node: node A only;
+// the other paths: A and B), each measured on its own: never the cluster's other nodes.
+func (r *Bench) nodeSet(roles []Role) podset.PodSet {
+	var names []string
+	for _, role := range roles {
+		if p := r.pods[role]; p != nil && p.Spec.NodeName != "" && !slices.Contains(names, p.Spec.NodeName) {
+			names = append(names, p.Spec.NodeName)
+		}
+	}
+	slices.Sort(names)
+	set := podset.NodeSet()
+	for _, n := range names {
+		ref, ok := r.nodes[n]
+		if !ok {
+			ref = podset.NodeRef{Name: n}
+		}
+		set.Nodes = append(set.Nodes, ref)
+	}
+	// Nodes of one host (the local cluster) each report that machine: the case's facts say so.
+	set.Notes = podset.SharedHostNotes(set.Nodes)
+	return set
 }

@@ -109,7 +109,7 @@ func (r *Bench) Resume(ctx context.Context, recorded []results.CaseResult) (map[
 }
 
 // CleanupLeftovers deletes the run namespace when it is still there (a run killed before its finalizer, or one
-// interrupted with --retain), with Teardown's deletion (DeleteNamespace, bounded by DeleteTimeout), so that Deploy
+// interrupted with --retain), with Teardown's deletion (deleteNamespace, bounded by DeleteTimeout), so that Deploy
 // starts from nothing. A namespace of that name that does not carry this run's labels is not meshbench's to
 // delete: an error.
 func (r *Bench) CleanupLeftovers(ctx context.Context) error {
@@ -131,7 +131,7 @@ func (r *Bench) CleanupLeftovers(ctx context.Context) error {
 	r.d.Log.Info("deleting the namespace a previous session of the run left", "namespace", ns.Name)
 	dctx, cancel := context.WithTimeout(ctx, r.cfg.DeleteTimeout)
 	defer cancel()
-	if err := DeleteNamespace(dctx, r.d.Kube, ns.Name); err != nil {
+	if err := deleteNamespace(dctx, r.d.Kube, ns.Name); err != nil {
 		return fmt.Errorf("clean up the previous session: %w (or run meshbench cleanup --run %s)", err, r.cfg.RunID)
 	}
 	return nil

@@ -15,7 +15,7 @@ import (
 const (
 	LabelPath = "path"
 	LabelTest = "test"
-	LabelTool = "tool"
+	labelTool = "tool"
 )
 
 // Headline is the metric a table cell shows for a test (results.CNIHeadline).
@@ -25,11 +25,11 @@ func Headline(t scenario.CNITest) (results.Metric, results.Unit) {
 
 // Labels of a case's samples.
 func (c Case) Labels() map[string]string {
-	return map[string]string{LabelPath: string(c.Path), LabelTest: string(c.Test), LabelTool: string(c.Tool)}
+	return map[string]string{LabelPath: string(c.Path), LabelTest: string(c.Test), labelTool: string(c.Tool)}
 }
 
-// MeasurementSamples turns one parsed sample into results samples. It is pure.
-func MeasurementSamples(c Case, n int, w results.Window, r nettool.Result) []results.Sample {
+// measurementSamples turns one parsed sample into results samples. It is pure.
+func measurementSamples(c Case, n int, w results.Window, r nettool.Result) []results.Sample {
 	var out []results.Sample
 	add := func(metric results.Metric, stat results.Stat, v float64, unit results.Unit) {
 		out = append(out, results.Sample{Repetition: n, Window: w, Source: string(r.Tool), Component: results.ComponentCNITest,
@@ -58,8 +58,8 @@ func MeasurementSamples(c Case, n int, w results.Window, r nettool.Result) []res
 	return out
 }
 
-// Expect is what the connection of a sample must look like.
-type Expect struct {
+// expect is what the connection of a sample must look like.
+type expect struct {
 	// Dialled is the address the client connects to (pod IP, ClusterIP or node IP).
 	Dialled string
 	// Backend is the server's own address: for the Service path the backend pod's IP, never the ClusterIP.
@@ -69,10 +69,10 @@ type Expect struct {
 	Service bool
 }
 
-// CheckConnection verifies, from iperf3's own records, that the connection went where the path says: the client
+// checkConnection verifies, from iperf3's own records, that the connection went where the path says: the client
 // dialled Expect.Dialled and the server that answered saw it on Expect.Backend (which, for the Service path, proves
 // kube-proxy's DNAT to the backend). Results of other tools carry no such records and pass. It is pure.
-func CheckConnection(r nettool.Result, e Expect) error {
+func checkConnection(r nettool.Result, e expect) error {
 	if r.Tool != nettool.ToolIperf3 {
 		return nil
 	}

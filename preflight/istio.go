@@ -15,100 +15,111 @@ import (
 
 // istioChecks judges the detection against what the scenario needs.
 func istioChecks(i mesh.IstioInfo, k8sVersion string, needIstio, needAmbient, needWaypoint bool) []Check {
-	var out []Check
-	sev := func(needed bool) Status {
-		if needed {
-			return StatusFail
-		}
-		return StatusWarn
-	}
 	if !i.Installed {
-		ch := Check{Name: "istio", Status: sev(needIstio), Detail: "no Istio control plane (no pod labelled app=istiod in any namespace)",
+		ch := Check{Name: "istio", Status: severity(needIstio), Detail: "no Istio control plane (no pod labelled app=istiod in any namespace)",
 			Fix: "install Istio (e.g. istioctl install --set profile=ambient), or keep only mode \"none\" in spec.modes"}
 		if !needIstio {
 			ch.Status, ch.Fix = StatusOK, ""
 			ch.Detail += "; only mode none is requested"
 		}
-		return append(out, ch)
+		return []Check{ch}
 	}
+	out := []Check{revisionCheck(i, needIstio)}
+	if i.RevisionError != "" {
+		return out // no control plane chosen: facts of another revision would be wrong
+	}
+	out = append(out, istiodCheck(i, needIstio))
+	if minK := mesh.MinKubernetes(i.Version); minK > 0 && mesh.CompareVersions(k8sVersion, fmt.Sprintf("1.%d.0", minK)) < 0 {
+		out = append(out, Check{Name: "istio-kubernetes", Status: StatusWarn,
+			Detail: fmt.Sprintf("Istio %s needs Kubernetes >= 1.%d (istioctl precheck), cluster is %s", i.Version, minK, k8sVersion),
+			Fix:    "upgrade the cluster or use an older Istio"})
+	}
+	out = append(out, ambientCheck(i, needAmbient))
+	if i.NativeSidecars != nil {
+		out = append(out, Check{Name: "native-sidecars", Status: StatusOK,
+			Detail: fmt.Sprintf("sidecars will be native=%v: %s", *i.NativeSidecars, i.NativeSidecarsReason)})
+	}
+	out = append(out, gatewayAPICheck(i, needWaypoint), dataPlaneCheck(i))
+	if len(i.Problems) > 0 {
+		out = append(out, Check{Name: "istio-detection", Status: StatusWarn, Detail: strings.Join(i.Problems, "; "),
+			Fix: "some facts could not be read (permissions?): the run records them as unknown"})
+	}
+	return out
+}
+
+// severity is how a missing part counts: FAIL when the scenario needs it, else WARN.
+func severity(needed bool) Status {
+	if needed {
+		return StatusFail
+	}
+	return StatusWarn
+}
+
+// istiodCheck says the chosen istiod's version and how many of its pods are ready (none ready: severity(needIstio)).
+func istiodCheck(i mesh.IstioInfo, needIstio bool) Check {
 	ready := 0
 	for _, d := range i.Istiods {
 		if d.Ready {
 			ready++
 		}
 	}
-	out = append(out, revisionCheck(i, needIstio))
-	if i.RevisionError != "" {
-		return out // no control plane chosen: facts of another revision would be wrong
-	}
 	ch := Check{Name: "istio", Status: StatusOK, Detail: fmt.Sprintf("istiod %s (from %s) in %s, %d of %d pods ready",
 		i.Version, i.VersionSource, i.Namespace, ready, len(i.Istiods))}
 	if ready == 0 {
-		ch.Status, ch.Fix = sev(needIstio), "no istiod pod is Ready: check `kubectl -n "+i.Namespace+" get pods -l app=istiod`"
+		ch.Status, ch.Fix = severity(needIstio), "no istiod pod is Ready: check `kubectl -n "+i.Namespace+" get pods -l app=istiod`"
 	}
-	out = append(out, ch)
-	if minK := mesh.MinKubernetes(i.Version); minK > 0 && mesh.CompareVersions(k8sVersion, fmt.Sprintf("1.%d.0", minK)) < 0 {
-		out = append(out, Check{Name: "istio-kubernetes", Status: StatusWarn,
-			Detail: fmt.Sprintf("Istio %s needs Kubernetes >= 1.%d (istioctl precheck), cluster is %s", i.Version, minK, k8sVersion),
-			Fix:    "upgrade the cluster or use an older Istio"})
-	}
+	return ch
+}
 
+// ambientCheck lists the ambient parts found, or what is missing (FAIL only when an ambient mode is requested).
+func ambientCheck(i mesh.IstioInfo, needAmbient bool) Check {
 	amb := Check{Name: "ambient", Status: StatusOK}
-	if i.AmbientCapable {
-		parts := []string{"PILOT_ENABLE_AMBIENT=true"}
-		if i.Ztunnel != nil {
-			parts = append(parts, fmt.Sprintf("ztunnel %s/%s %d/%d ready", i.Ztunnel.Namespace, i.Ztunnel.Name, i.Ztunnel.Ready, i.Ztunnel.Desired))
-		}
-		if i.IstioCNI != nil {
-			parts = append(parts, fmt.Sprintf("istio-cni %s/%s %d/%d ready", i.IstioCNI.Namespace, i.IstioCNI.Name, i.IstioCNI.Ready, i.IstioCNI.Desired))
-		} else {
-			parts = append(parts, "istio-cni: "+i.IstioCNIEvidence)
-		}
-		parts = append(parts, fmt.Sprintf("HBONE in mesh config %v", i.HBONE))
-		amb.Detail = strings.Join(parts, "; ")
-	} else {
-		amb.Status = sev(needAmbient)
+	if !i.AmbientCapable {
+		amb.Status = severity(needAmbient)
 		amb.Detail = "not ambient-capable: missing " + strings.Join(i.AmbientMissing, ", ")
 		amb.Fix = "install the ambient profile (istioctl install --set profile=ambient), or remove ambient and waypoint from spec.modes"
 		if !needAmbient {
 			amb.Status, amb.Fix = StatusOK, ""
 			amb.Detail += " (no ambient mode requested)"
 		}
+		return amb
 	}
-	out = append(out, amb)
-
-	if i.NativeSidecars != nil {
-		out = append(out, Check{Name: "native-sidecars", Status: StatusOK,
-			Detail: fmt.Sprintf("sidecars will be native=%v: %s", *i.NativeSidecars, i.NativeSidecarsReason)})
+	parts := []string{"PILOT_ENABLE_AMBIENT=true"}
+	if i.Ztunnel != nil {
+		parts = append(parts, fmt.Sprintf("ztunnel %s/%s %d/%d ready", i.Ztunnel.Namespace, i.Ztunnel.Name, i.Ztunnel.Ready, i.Ztunnel.Desired))
 	}
-
-	out = append(out, gatewayAPICheck(i, needWaypoint))
-
-	if i.StandIn || results.LeastRepresentative(i.DataPlanes) != results.DataPlaneIstio {
-		var parts []string
-		for _, c := range i.DataPlanes {
-			parts = append(parts, string(c.Component)+": "+c.Description)
-		}
-		detail := "data plane per component: " + strings.Join(parts, "; ")
-		if i.StandIn {
-			detail = "TEST STAND-IN in the data plane; " + detail
-		}
-		if len(parts) == 0 {
-			detail = "data plane is a TEST STAND-IN"
-		}
-		if len(i.StandInEvidence) > 0 {
-			detail += " (evidence: " + strings.Join(i.StandInEvidence, "; ") + ")"
-		}
-		out = append(out, Check{Name: "data-plane", Status: StatusWarn, Detail: detail,
-			Fix: "mode switching is real; figures of a test stand-in are not Istio's, figures of upstream Envoy are a lower bound of istio-proxy's; every result and report says so per component"})
+	if i.IstioCNI != nil {
+		parts = append(parts, fmt.Sprintf("istio-cni %s/%s %d/%d ready", i.IstioCNI.Namespace, i.IstioCNI.Name, i.IstioCNI.Ready, i.IstioCNI.Desired))
 	} else {
-		out = append(out, Check{Name: "data-plane", Status: StatusOK, Detail: "proxy image " + orDash(i.ProxyImage) + ", ztunnel image " + orDash(i.ZtunnelImage)})
+		parts = append(parts, "istio-cni: "+i.IstioCNIEvidence)
 	}
-	if len(i.Problems) > 0 {
-		out = append(out, Check{Name: "istio-detection", Status: StatusWarn, Detail: strings.Join(i.Problems, "; "),
-			Fix: "some facts could not be read (permissions?): the run records them as unknown"})
+	parts = append(parts, fmt.Sprintf("HBONE in mesh config %v", i.HBONE))
+	amb.Detail = strings.Join(parts, "; ")
+	return amb
+}
+
+// dataPlaneCheck warns when a data-plane component is not Istio's own (upstream Envoy, a test stand-in), naming
+// each component's and the evidence.
+func dataPlaneCheck(i mesh.IstioInfo) Check {
+	if !i.StandIn && results.LeastRepresentative(i.DataPlanes) == results.DataPlaneIstio {
+		return Check{Name: "data-plane", Status: StatusOK, Detail: "proxy image " + orDash(i.ProxyImage) + ", ztunnel image " + orDash(i.ZtunnelImage)}
 	}
-	return out
+	var parts []string
+	for _, c := range i.DataPlanes {
+		parts = append(parts, string(c.Component)+": "+c.Description)
+	}
+	detail := "data plane per component: " + strings.Join(parts, "; ")
+	if i.StandIn {
+		detail = "TEST STAND-IN in the data plane; " + detail
+	}
+	if len(parts) == 0 {
+		detail = "data plane is a TEST STAND-IN"
+	}
+	if len(i.StandInEvidence) > 0 {
+		detail += " (evidence: " + strings.Join(i.StandInEvidence, "; ") + ")"
+	}
+	return Check{Name: "data-plane", Status: StatusWarn, Detail: detail,
+		Fix: "mode switching is real; figures of a test stand-in are not Istio's, figures of upstream Envoy are a lower bound of istio-proxy's; every result and report says so per component"}
 }
 
 // revisionCheck says which control plane the run uses and how the modes will reach it.

@@ -186,7 +186,7 @@ func Run(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o Options) 
 	}
 
 	// Permissions.
-	r.Checks = append(r.Checks, PermissionChecks(ctx, c, o.Permissions)...)
+	r.Checks = append(r.Checks, permissionChecks(ctx, c, o.Permissions)...)
 	return r, nil
 }
 
@@ -297,9 +297,9 @@ func prometheusCheck(ctx context.Context, c *kube.Clients, p scenario.Prometheus
 	return ch
 }
 
-// PermissionChecks asks the API server (SelfSubjectAccessReview, cluster-wide) for every verb of every permission.
+// permissionChecks asks the API server (SelfSubjectAccessReview, cluster-wide) for every verb of every permission.
 // One check per permission; FAIL lists the denied verbs and why the run needs them.
-func PermissionChecks(ctx context.Context, c *kube.Clients, perms []schedule.Permission) []Check {
+func permissionChecks(ctx context.Context, c *kube.Clients, perms []schedule.Permission) []Check {
 	if len(perms) == 0 {
 		return []Check{{Name: "permissions", Status: StatusWarn, Detail: "no permission list given: not checked"}}
 	}

@@ -38,7 +38,7 @@ func TestPermissionChecks(t *testing.T) {
 	allowAllBut(kc, func(ra *authorizationv1.ResourceAttributes) bool {
 		return ra.Resource == "namespaces" && ra.Verb == "delete" || ra.Subresource == "exec"
 	})
-	chs := PermissionChecks(context.Background(), &kube.Clients{Kube: kc}, []schedule.Permission{
+	chs := permissionChecks(context.Background(), &kube.Clients{Kube: kc}, []schedule.Permission{
 		{Resource: "pods", Verbs: []string{"get", "list"}, Why: "verify pods"},
 		{Resource: "pods", Subresource: "exec", Verbs: []string{"create"}, Why: "drive load clients"},
 		{Resource: "namespaces", Verbs: []string{"create", "delete"}, Why: "create and delete app namespaces"},
@@ -52,7 +52,7 @@ func TestPermissionChecks(t *testing.T) {
 	if chs[1].Name != "permission pods/exec" || !strings.Contains(chs[1].Fix, "grant create on pods/exec") {
 		t.Errorf("%+v", chs[1])
 	}
-	if chs := PermissionChecks(context.Background(), &kube.Clients{Kube: kc}, nil); len(chs) != 1 || chs[0].Status != StatusWarn {
+	if chs := permissionChecks(context.Background(), &kube.Clients{Kube: kc}, nil); len(chs) != 1 || chs[0].Status != StatusWarn {
 		t.Errorf("no list: %+v", chs)
 	}
 }
@@ -67,7 +67,7 @@ func TestPermissionChecksServicesProxyCreate(t *testing.T) {
 	allowAllBut(kc, func(ra *authorizationv1.ResourceAttributes) bool {
 		return ra.Resource == "services" && ra.Subresource == "proxy" && ra.Verb != "get"
 	})
-	chs := PermissionChecks(context.Background(), &kube.Clients{Kube: kc}, schedule.RequiredPermissions)
+	chs := permissionChecks(context.Background(), &kube.Clients{Kube: kc}, schedule.RequiredPermissions)
 	if len(chs) != 1 || chs[0].Name != "permission services/proxy" || chs[0].Status != StatusFail || !strings.Contains(chs[0].Detail, "denied: create") {
 		t.Fatalf("get-only services/proxy: %+v, want one FAIL naming create on services/proxy", chs)
 	}

@@ -77,16 +77,16 @@ func TestPush(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pushed body is not the text format: %v\n%s", err, req.body)
 	}
-	for _, name := range []string{MetricResourceMean, MetricResourceCILow, MetricResourceCIHigh, MetricPerKRPSMean, MetricMeasurementMean,
-		MetricDeltaPercent, MetricDeltaPercentLow, MetricDeltaPercentHigh, MetricDeltaSignificant, MetricCasesTotal, MetricCasesFailed,
-		MetricCasesSkipped, MetricRunInfo, MetricRunStart, MetricRunEnd} {
+	for _, name := range []string{metricResourceMean, metricResourceCILow, metricResourceCIHigh, metricPerKRPSMean, metricMeasurementMean,
+		metricDeltaPercent, metricDeltaPercentLow, metricDeltaPercentHigh, metricDeltaSignificant, metricCasesTotal, metricCasesFailed,
+		metricCasesSkipped, metricRunInfo, metricRunStart, metricRunEnd} {
 		if fams[name] == nil {
 			t.Errorf("metric %s not pushed", name)
 		}
 	}
 	// One known value with its full label set: the sidecar's mean CPU under load, topology single.
 	found := false
-	for _, m := range fams[MetricResourceMean].GetMetric() {
+	for _, m := range fams[metricResourceMean].GetMetric() {
 		l := map[string]string{}
 		for _, lp := range m.GetLabel() {
 			l[lp.GetName()] = lp.GetValue()
@@ -103,11 +103,11 @@ func TestPush(t *testing.T) {
 	if !found {
 		t.Error("meshbench_resource_mean has no series for the sidecar's CPU under load")
 	}
-	if got := fams[MetricCasesFailed].GetMetric()[0].GetCounter().GetValue(); got != 1 {
-		t.Errorf("%s = %v, want 1", MetricCasesFailed, got)
+	if got := fams[metricCasesFailed].GetMetric()[0].GetCounter().GetValue(); got != 1 {
+		t.Errorf("%s = %v, want 1", metricCasesFailed, got)
 	}
 	pathTest := false
-	for _, m := range fams[MetricMeasurementMean].GetMetric() {
+	for _, m := range fams[metricMeasurementMean].GetMetric() {
 		for _, lp := range m.GetLabel() {
 			if lp.GetName() == "path" && lp.GetValue() == "cross-node" {
 				pathTest = true
@@ -118,12 +118,12 @@ func TestPush(t *testing.T) {
 		t.Error("network measurements lack the path label")
 	}
 	deltaLabels := map[string]bool{}
-	for _, lp := range fams[MetricDeltaPercent].GetMetric()[0].GetLabel() {
+	for _, lp := range fams[metricDeltaPercent].GetMetric()[0].GetLabel() {
 		deltaLabels[lp.GetName()] = true
 	}
 	for _, l := range []string{"base", "other", "topology", "window", "component", "metric"} {
 		if !deltaLabels[l] {
-			t.Errorf("%s lacks label %s", MetricDeltaPercent, l)
+			t.Errorf("%s lacks label %s", metricDeltaPercent, l)
 		}
 	}
 }

@@ -38,7 +38,7 @@
 // that label marks what runs create, and `meshbench cleanup` deletes it all.
 //
 // Credentials never travel in the objects: a scenario's Prometheus bearer token (and CA) are read from a Secret the
-// user creates, mounted at PrometheusSecretDir (Options.PrometheusSecret), and a Pushgateway URL with credentials is
+// user creates, mounted at prometheusSecretDir (Options.PrometheusSecret), and a Pushgateway URL with credentials is
 // refused, since it would sit in the CronJob's arguments.
 //
 // Objects, Steps, YAML and Validate are pure; the CLI applies the objects with internal/kube.Applier.

@@ -21,7 +21,7 @@ import (
 
 // Paths inside the scheduled pod.
 const (
-	ScenarioDir  = "/etc/meshbench"
+	scenarioDir  = "/etc/meshbench"
 	ScenarioFile = "scenario.yaml"
 	// ManifestsFile holds app manifests' objects as rendered where the schedule was made, next to ScenarioFile: the
 	// scheduled scenario reads them from there (manifests.paths), since the pod cannot read the user's files.
@@ -29,16 +29,16 @@ const (
 	// MaxConfigMapData is what the API server accepts in one ConfigMap's data: the values' bytes summed.
 	MaxConfigMapData = corev1.MaxSecretSize
 	RunsDir          = "/var/lib/meshbench/runs"
-	// ServiceAccountName runs the scheduled pods; ClusterRoleName is its role.
-	ServiceAccountName = "meshbench"
-	ClusterRoleName    = "meshbench-runner"
+	// serviceAccountName runs the scheduled pods; clusterRoleName is its role.
+	serviceAccountName = "meshbench"
+	clusterRoleName    = "meshbench-runner"
 	// DefaultSchedule is 03:00 every day (cluster time zone unless TimeZone is set).
 	DefaultSchedule = "0 3 * * *"
 	// DefaultNamespace holds the CronJob, its ServiceAccount and ConfigMap.
 	DefaultNamespace = "meshbench"
-	// PrometheusSecretDir is where the Secret of Options.PrometheusSecret is mounted: the scheduled scenario's
+	// prometheusSecretDir is where the Secret of Options.PrometheusSecret is mounted: the scheduled scenario's
 	// spec.prometheus.bearerTokenFile is PrometheusTokenKey there and its caFile PrometheusCAKey.
-	PrometheusSecretDir = "/var/run/secrets/meshbench/prometheus"
+	prometheusSecretDir = "/var/run/secrets/meshbench/prometheus"
 	PrometheusTokenKey  = "token"
 	PrometheusCAKey     = "ca.crt"
 )
@@ -47,9 +47,9 @@ const (
 // marks what runs create, and `meshbench cleanup` deletes everything that has it. The schedule is installed
 // infrastructure and must survive a cleanup.
 const (
-	LabelPartOf    = "app.kubernetes.io/part-of"
-	LabelComponent = "app.kubernetes.io/component"
-	LabelSchedule  = "meshbench.dev/schedule"
+	labelPartOf    = "app.kubernetes.io/part-of"
+	labelComponent = "app.kubernetes.io/component"
+	labelSchedule  = "meshbench.dev/schedule"
 )
 
 // Options describe one scheduled benchmark.
@@ -137,10 +137,10 @@ func scheduledScenario(o Options) ([]byte, error) {
 	sc.Spec.Output.Dir = RunsDir
 	// The Prometheus credentials are the mounted Secret's files (Validate requires PrometheusSecret for them).
 	if sc.Spec.Prometheus.BearerTokenFile != "" {
-		sc.Spec.Prometheus.BearerTokenFile = PrometheusSecretDir + "/" + PrometheusTokenKey
+		sc.Spec.Prometheus.BearerTokenFile = prometheusSecretDir + "/" + PrometheusTokenKey
 	}
 	if sc.Spec.Prometheus.CAFile != "" {
-		sc.Spec.Prometheus.CAFile = PrometheusSecretDir + "/" + PrometheusCAKey
+		sc.Spec.Prometheus.CAFile = prometheusSecretDir + "/" + PrometheusCAKey
 	}
 	if m := sc.Spec.Workload.Manifests; m != nil && sc.Spec.Workload.App == scenario.AppManifests {
 		cp := *m
@@ -170,19 +170,19 @@ func Objects(o Options) ([]runtime.Object, error) {
 		data[ManifestsFile] = string(o.Manifests)
 	}
 	name := objectName(o.Scenario.Metadata.Name)
-	labels := map[string]string{LabelPartOf: "meshbench", LabelComponent: "schedule", LabelSchedule: name}
+	labels := map[string]string{labelPartOf: "meshbench", labelComponent: "schedule", labelSchedule: name}
 	meta := func(n, ns string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: n, Namespace: ns, Labels: copyMap(labels)}
 	}
 	objs := []runtime.Object{
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: meta(o.Namespace, "")},
-		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(ServiceAccountName, o.Namespace)},
+		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(serviceAccountName, o.Namespace)},
 		&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-			ObjectMeta: meta(ClusterRoleName, ""), Rules: PolicyRules(RequiredPermissions)},
+			ObjectMeta: meta(clusterRoleName, ""), Rules: policyRules(RequiredPermissions)},
 		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-			ObjectMeta: meta(ClusterRoleName+"-"+o.Namespace, ""),
-			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ClusterRoleName},
-			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: ServiceAccountName, Namespace: o.Namespace}}},
+			ObjectMeta: meta(clusterRoleName+"-"+o.Namespace, ""),
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: clusterRoleName},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: serviceAccountName, Namespace: o.Namespace}}},
 		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(name, o.Namespace),
 			Data: data},
 	}
@@ -220,10 +220,10 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// Steps are the meshbench invocations of one scheduled run, in order: run, report (and push), compare (gates).
-func Steps(o Options) [][]string {
+// steps are the meshbench invocations of one scheduled run, in order: run, report (and push), compare (gates).
+func steps(o Options) [][]string {
 	o = o.withDefaults()
-	steps := [][]string{{"run", "-f", ScenarioDir + "/" + ScenarioFile}}
+	steps := [][]string{{"run", "-f", scenarioDir + "/" + ScenarioFile}}
 	rep := []string{"report", "--latest", RunsDir}
 	if o.Push != "" {
 		rep = append(rep, "--push", o.Push, "--push-job", o.PushJob)
@@ -249,44 +249,9 @@ func Steps(o Options) [][]string {
 	return steps
 }
 
+// cronJob runs Steps(o) in one pod, every step but the last as an init container in order (a failed step stops the
+// pod); neither the pod nor the Job is retried.
 func cronJob(o Options, name string, meta metav1.ObjectMeta, labels map[string]string) *batchv1.CronJob {
-	runs := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
-	if o.PVC != "" {
-		runs = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.PVC}}
-	}
-	mounts := []corev1.VolumeMount{
-		{Name: "scenario", MountPath: ScenarioDir, ReadOnly: true},
-		{Name: "runs", MountPath: RunsDir},
-		{Name: "tmp", MountPath: "/tmp"},
-	}
-	if o.PrometheusSecret != "" {
-		mounts = append(mounts, corev1.VolumeMount{Name: "prometheus", MountPath: PrometheusSecretDir, ReadOnly: true})
-	}
-	no, yes := false, true
-	uid := int64(65532)
-	container := func(step []string) corev1.Container {
-		return corev1.Container{
-			Name:         step[0],
-			Image:        o.Image,
-			Args:         step,
-			Env:          []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
-			VolumeMounts: mounts,
-			Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
-			},
-			SecurityContext: &corev1.SecurityContext{
-				AllowPrivilegeEscalation: &no,
-				ReadOnlyRootFilesystem:   &yes,
-				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			},
-		}
-	}
-	steps := Steps(o)
-	var inits []corev1.Container
-	for _, s := range steps[:len(steps)-1] {
-		inits = append(inits, container(s))
-	}
 	deadline := int64(o.Timeout / time.Second)
 	backoff := int32(0)
 	starting := int64(3600)
@@ -307,38 +272,84 @@ func cronJob(o Options, name string, meta metav1.ObjectMeta, labels map[string]s
 					ActiveDeadlineSeconds: &deadline,
 					Template: corev1.PodTemplateSpec{
 						ObjectMeta: metav1.ObjectMeta{Labels: copyMap(labels)},
-						Spec: corev1.PodSpec{
-							ServiceAccountName: ServiceAccountName,
-							RestartPolicy:      corev1.RestartPolicyNever,
-							SecurityContext: &corev1.PodSecurityContext{
-								RunAsNonRoot: &yes, RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid,
-								SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-							},
-							InitContainers: inits,
-							Containers:     []corev1.Container{container(steps[len(steps)-1])},
-							Volumes: []corev1.Volume{
-								{Name: "scenario", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-									LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
-								{Name: "runs", VolumeSource: runs},
-								{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-							},
-						},
+						Spec:       runPodSpec(o, name),
 					},
 				},
 			},
 		},
-	}
-	if o.PrometheusSecret != "" { // referenced, never copied: the token stays in the Secret
-		ps := &cj.Spec.JobTemplate.Spec.Template.Spec
-		mode := int32(0o440)
-		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "prometheus", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: o.PrometheusSecret, DefaultMode: &mode}}})
 	}
 	if o.TimeZone != "" {
 		tz := o.TimeZone
 		cj.Spec.TimeZone = &tz
 	}
 	return cj
+}
+
+// runPodSpec is the pod of one scheduled run: non-root, the scenario from ConfigMap name, the runs volume (o.PVC or
+// an emptyDir) and, when o.PrometheusSecret is set, that Secret referenced, never copied, so the token stays in it.
+func runPodSpec(o Options, name string) corev1.PodSpec {
+	runs := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+	if o.PVC != "" {
+		runs = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.PVC}}
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: "scenario", MountPath: scenarioDir, ReadOnly: true},
+		{Name: "runs", MountPath: RunsDir},
+		{Name: "tmp", MountPath: "/tmp"},
+	}
+	if o.PrometheusSecret != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: "prometheus", MountPath: prometheusSecretDir, ReadOnly: true})
+	}
+	steps := steps(o)
+	var inits []corev1.Container
+	for _, s := range steps[:len(steps)-1] {
+		inits = append(inits, stepContainer(o.Image, s, mounts))
+	}
+	yes := true
+	uid := int64(65532)
+	ps := corev1.PodSpec{
+		ServiceAccountName: serviceAccountName,
+		RestartPolicy:      corev1.RestartPolicyNever,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot: &yes, RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid,
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		InitContainers: inits,
+		Containers:     []corev1.Container{stepContainer(o.Image, steps[len(steps)-1], mounts)},
+		Volumes: []corev1.Volume{
+			{Name: "scenario", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
+			{Name: "runs", VolumeSource: runs},
+			{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		},
+	}
+	if o.PrometheusSecret != "" {
+		mode := int32(0o440)
+		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "prometheus", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: o.PrometheusSecret, DefaultMode: &mode}}})
+	}
+	return ps
+}
+
+// stepContainer runs one step (its first word names the container) of image, unprivileged, read-only root.
+func stepContainer(image string, step []string, mounts []corev1.VolumeMount) corev1.Container {
+	no, yes := false, true
+	return corev1.Container{
+		Name:         step[0],
+		Image:        image,
+		Args:         step,
+		Env:          []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
+		VolumeMounts: mounts,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+		},
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: &no,
+			ReadOnlyRootFilesystem:   &yes,
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+	}
 }
 
 // YAML renders objects as one multi-document YAML stream, keys sorted, without the null creationTimestamps and the

@@ -120,8 +120,8 @@ var RequiredPermissions = []Permission{
 		Why: "app manifests: apply the user's objects of this kind (workloads' placeable kinds, server-side apply)"},
 }
 
-// PolicyRules turns permissions into RBAC rules, one rule per permission, in order.
-func PolicyRules(perms []Permission) []rbacv1.PolicyRule {
+// policyRules turns permissions into RBAC rules, one rule per permission, in order.
+func policyRules(perms []Permission) []rbacv1.PolicyRule {
 	rules := make([]rbacv1.PolicyRule, 0, len(perms))
 	for _, p := range perms {
 		rules = append(rules, rbacv1.PolicyRule{

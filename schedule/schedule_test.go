@@ -184,7 +184,7 @@ func TestScenarioInConfigMapLoads(t *testing.T) {
 
 func TestSteps(t *testing.T) {
 	t.Parallel()
-	got := Steps(Options{Push: "http://pg:9091", PushInstance: "eu", Baseline: "/data/base", FailIf: []string{"cpu.sidecar > +10%"}})
+	got := steps(Options{Push: "http://pg:9091", PushInstance: "eu", Baseline: "/data/base", FailIf: []string{"cpu.sidecar > +10%"}})
 	want := [][]string{
 		{"run", "-f", "/etc/meshbench/scenario.yaml"},
 		{"report", "--latest", RunsDir, "--push", "http://pg:9091", "--push-job", "meshbench", "--push-instance", "eu"},
@@ -278,7 +278,7 @@ func TestManifestsTravelInTheConfigMap(t *testing.T) {
 	if m := sc.Spec.Workload.Manifests; m == nil || m.Kustomization != "" || len(m.Paths) != 1 || m.Paths[0] != ManifestsFile || len(m.Scale) != 1 {
 		t.Errorf("scheduled manifests %+v, want paths [%s] and the scale kept", m, ManifestsFile)
 	}
-	// Both files are in the one volume mounted at ScenarioDir: relative paths of the scenario resolve there.
+	// Both files are in the one volume mounted at scenarioDir: relative paths of the scenario resolve there.
 	vol := cj.Spec.JobTemplate.Spec.Template.Spec.Volumes[0]
 	if vol.ConfigMap == nil || vol.ConfigMap.Name != cm.Name || len(vol.ConfigMap.Items) != 0 {
 		t.Errorf("scenario volume %+v: want the whole ConfigMap %s", vol, cm.Name)

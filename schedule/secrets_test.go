@@ -70,8 +70,8 @@ func TestPrometheusCredentialsBySecretReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p := sc.Spec.Prometheus; p.BearerTokenFile != PrometheusSecretDir+"/token" || p.CAFile != PrometheusSecretDir+"/ca.crt" {
-				t.Errorf("scheduled prometheus %+v, want the token and CA in %s", p, PrometheusSecretDir)
+			if p := sc.Spec.Prometheus; p.BearerTokenFile != prometheusSecretDir+"/token" || p.CAFile != prometheusSecretDir+"/ca.crt" {
+				t.Errorf("scheduled prometheus %+v, want the token and CA in %s", p, prometheusSecretDir)
 			}
 			pod := cj.Spec.JobTemplate.Spec.Template.Spec
 			i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Secret != nil })
@@ -80,14 +80,14 @@ func TestPrometheusCredentialsBySecretReference(t *testing.T) {
 			}
 			for _, c := range append(pod.InitContainers, pod.Containers...) {
 				if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
-					return m.Name == pod.Volumes[i].Name && m.MountPath == PrometheusSecretDir && m.ReadOnly
+					return m.Name == pod.Volumes[i].Name && m.MountPath == prometheusSecretDir && m.ReadOnly
 				}) {
-					t.Errorf("container %s does not mount the Secret read-only at %s: %+v", c.Name, PrometheusSecretDir, c.VolumeMounts)
+					t.Errorf("container %s does not mount the Secret read-only at %s: %+v", c.Name, prometheusSecretDir, c.VolumeMounts)
 				}
 			}
 		})
 	}
-	if got := Steps(Options{Push: "https://pg:9091", PushInsecure: true})[1]; !slices.Contains(got, "--push-insecure") {
+	if got := steps(Options{Push: "https://pg:9091", PushInsecure: true})[1]; !slices.Contains(got, "--push-insecure") {
 		t.Errorf("report step %q: want --push-insecure passed on", got)
 	}
 }

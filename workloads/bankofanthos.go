@@ -16,21 +16,21 @@ import (
 // is upstream's except the differences listed, with their reasons, in bankofanthos_upstream_test.go
 // (deliberateDifferences), which compares each object with the upstream facts field by field.
 const (
-	BoAFrontend           = "frontend"
-	BoAUserService        = "userservice"
-	BoAContacts           = "contacts"
-	BoABalanceReader      = "balancereader"
-	BoALedgerWriter       = "ledgerwriter"
-	BoATransactionHistory = "transactionhistory"
+	boAFrontend           = "frontend"
+	boAUserService        = "userservice"
+	boAContacts           = "contacts"
+	boABalanceReader      = "balancereader"
+	boALedgerWriter       = "ledgerwriter"
+	boATransactionHistory = "transactionhistory"
 	BoAAccountsDB         = "accounts-db"
 	BoALedgerDB           = "ledger-db"
 
-	// BoAUsername and BoAPassword are the demo user the databases are seeded with (demo-data-config).
-	BoAUsername = "testuser"
-	BoAPassword = "bankofanthos"
+	// boAUsername and boAPassword are the demo user the databases are seeded with (demo-data-config).
+	boAUsername = "testuser"
+	boAPassword = "bankofanthos"
 
-	// BoAServiceAccount is the ServiceAccount the six services run as; the databases run as "default".
-	BoAServiceAccount = "bank-of-anthos"
+	// boAServiceAccount is the ServiceAccount the six services run as; the databases run as "default".
+	boAServiceAccount = "bank-of-anthos"
 
 	boaJWTSecret = "jwt-key"
 	boaVersion   = "v0.6.10"
@@ -44,17 +44,17 @@ const (
 // BoAComponents lists the app's services and databases in placement order (the entry service first), the order in
 // which multi topologies spread them round-robin.
 var BoAComponents = []string{
-	BoAFrontend, BoAUserService, BoAContacts, BoABalanceReader, BoALedgerWriter, BoATransactionHistory, BoAAccountsDB, BoALedgerDB,
+	boAFrontend, boAUserService, boAContacts, boABalanceReader, boALedgerWriter, boATransactionHistory, BoAAccountsDB, BoALedgerDB,
 }
 
 // boaTeamTier is each component's upstream team and tier label.
 var boaTeamTier = map[string][2]string{
-	BoAFrontend:           {"frontend", "web"},
-	BoAUserService:        {"accounts", "backend"},
-	BoAContacts:           {"accounts", "backend"},
-	BoABalanceReader:      {"ledger", "backend"},
-	BoALedgerWriter:       {"ledger", "backend"},
-	BoATransactionHistory: {"ledger", "backend"},
+	boAFrontend:           {"frontend", "web"},
+	boAUserService:        {"accounts", "backend"},
+	boAContacts:           {"accounts", "backend"},
+	boABalanceReader:      {"ledger", "backend"},
+	boALedgerWriter:       {"ledger", "backend"},
+	boATransactionHistory: {"ledger", "backend"},
 	BoAAccountsDB:         {"accounts", "db"},
 	BoALedgerDB:           {"ledger", "db"},
 }
@@ -85,16 +85,16 @@ func boaConfigMaps(p placement) []boaConfigMap {
 			"PUB_KEY_PATH":      "/tmp/.ssh/publickey",
 		}},
 		{name: "service-api-config", data: map[string]string{
-			"TRANSACTIONS_API_ADDR": p.addr(BoALedgerWriter, 8080),
-			"BALANCES_API_ADDR":     p.addr(BoABalanceReader, 8080),
-			"HISTORY_API_ADDR":      p.addr(BoATransactionHistory, 8080),
-			"CONTACTS_API_ADDR":     p.addr(BoAContacts, 8080),
-			"USERSERVICE_API_ADDR":  p.addr(BoAUserService, 8080),
+			"TRANSACTIONS_API_ADDR": p.addr(boALedgerWriter, 8080),
+			"BALANCES_API_ADDR":     p.addr(boABalanceReader, 8080),
+			"HISTORY_API_ADDR":      p.addr(boATransactionHistory, 8080),
+			"CONTACTS_API_ADDR":     p.addr(boAContacts, 8080),
+			"USERSERVICE_API_ADDR":  p.addr(boAUserService, 8080),
 		}},
 		{name: "demo-data-config", data: map[string]string{
 			"USE_DEMO_DATA":       "True",
-			"DEMO_LOGIN_USERNAME": BoAUsername,
-			"DEMO_LOGIN_PASSWORD": BoAPassword,
+			"DEMO_LOGIN_USERNAME": boAUsername,
+			"DEMO_LOGIN_PASSWORD": boAPassword,
 		}},
 		{name: "accounts-db-config", labels: BoAAccountsDB, data: map[string]string{
 			"POSTGRES_DB":       "accounts-db",
@@ -119,7 +119,7 @@ func (b *builder) bankOfAnthos(key JWTKey) error {
 	for _, ns := range p.namespaces {
 		b.add(&corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-			ObjectMeta: metav1.ObjectMeta{Name: BoAServiceAccount, Namespace: ns, Labels: b.labels("")},
+			ObjectMeta: metav1.ObjectMeta{Name: boAServiceAccount, Namespace: ns, Labels: b.labels("")},
 		})
 		for _, cm := range boaConfigMaps(p) {
 			l := b.labels("")
@@ -137,25 +137,25 @@ func (b *builder) bankOfAnthos(key JWTKey) error {
 	for _, c := range BoAComponents {
 		ns := p.ns(c)
 		switch c {
-		case BoAFrontend:
+		case boAFrontend:
 			b.boaService(ns, c, "http", 80, 8080, "")
 			b.boaDeployment(ns, c, b.boaFrontend())
-		case BoAUserService:
+		case boAUserService:
 			b.boaService(ns, c, "http", 8080, 8080, "")
 			b.boaDeployment(ns, c, b.boaUserService())
-		case BoAContacts:
+		case boAContacts:
 			b.boaService(ns, c, "http", 8080, 8080, "")
 			b.boaDeployment(ns, c, b.boaContacts())
-		case BoABalanceReader:
+		case boABalanceReader:
 			b.boaService(ns, c, "http", 8080, 8080, "")
 			b.boaDeployment(ns, c, b.boaJava(c, []corev1.EnvVar{env("POLL_MS", "100"), env("CACHE_SIZE", "1000000")},
 				[]string{"environment-config", "ledger-db-config"}, "/healthy", true))
-		case BoATransactionHistory:
+		case boATransactionHistory:
 			b.boaService(ns, c, "http", 8080, 8080, "")
 			b.boaDeployment(ns, c, b.boaJava(c, []corev1.EnvVar{
 				env("POLL_MS", "100"), env("CACHE_SIZE", "1000"), env("CACHE_MINUTES", "60"), env("HISTORY_LIMIT", "100"),
 			}, []string{"environment-config", "ledger-db-config"}, "/healthy", true))
-		case BoALedgerWriter:
+		case boALedgerWriter:
 			b.boaService(ns, c, "http", 8080, 8080, "")
 			b.boaDeployment(ns, c, b.boaJava(c, nil, []string{"environment-config", "service-api-config", "ledger-db-config"}, "/ready", false))
 		case BoAAccountsDB:
@@ -167,9 +167,9 @@ func (b *builder) bankOfAnthos(key JWTKey) error {
 			b.boaStatefulSet(ns, c, b.boaPostgres(c, "postgres", "100m", "512Mi", "250m", "1Gi", "ledger-db-config"))
 		}
 	}
-	b.target.EntryService = BoAFrontend
-	b.target.EntryNamespace = p.ns(BoAFrontend)
-	b.target.EntryURL = "http://" + p.fqdn(BoAFrontend) + ":80" + b.s.Spec.Load.Path
+	b.target.EntryService = boAFrontend
+	b.target.EntryNamespace = p.ns(boAFrontend)
+	b.target.EntryURL = "http://" + p.fqdn(boAFrontend) + ":80" + b.s.Spec.Load.Path
 	return nil
 }
 
@@ -190,9 +190,9 @@ func (b *builder) boaService(ns, name, portName string, port, target int32, prot
 
 func (b *builder) boaDeployment(ns, name string, spec corev1.PodSpec) {
 	r := b.replicas
-	spec.ServiceAccountName = BoAServiceAccount
+	spec.ServiceAccountName = boAServiceAccount
 	spec.NodeSelector = copyMap(b.s.Spec.Workload.NodeSelector)
-	spec.Tolerations = Tolerations(b.s.Spec.Workload.Tolerations)
+	spec.Tolerations = tolerations(b.s.Spec.Workload.Tolerations)
 	grace := int64(5)
 	spec.TerminationGracePeriodSeconds = &grace
 	b.addDeployment(&appsv1.Deployment{
@@ -218,7 +218,7 @@ func (b *builder) boaStatefulSet(ns, name string, spec corev1.PodSpec) {
 	r := int32(1)
 	spec.ServiceAccountName = "default"
 	spec.NodeSelector = copyMap(b.s.Spec.Workload.NodeSelector)
-	spec.Tolerations = Tolerations(b.s.Spec.Workload.Tolerations)
+	spec.Tolerations = tolerations(b.s.Spec.Workload.Tolerations)
 	b.addStatefulSet(&appsv1.StatefulSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: kube.MergeLabels(boaLabels(name, false), b.labels(name))},
@@ -326,7 +326,7 @@ func (b *builder) boaFrontend() corev1.PodSpec {
 	)
 	return boaServicePod(corev1.Container{
 		Name:            "front",
-		Image:           b.boaImage(BoAFrontend),
+		Image:           b.boaImage(boAFrontend),
 		ImagePullPolicy: b.pullPolicy(),
 		Env:             e,
 		EnvFrom:         envFromConfigMaps("environment-config", "service-api-config"),
@@ -339,8 +339,8 @@ func (b *builder) boaFrontend() corev1.PodSpec {
 // boaUserService signs the login tokens (private key) and is the only service upstream declares a port for.
 func (b *builder) boaUserService() corev1.PodSpec {
 	return boaServicePod(corev1.Container{
-		Name:            BoAUserService,
-		Image:           b.boaImage(BoAUserService),
+		Name:            boAUserService,
+		Image:           b.boaImage(boAUserService),
 		ImagePullPolicy: b.pullPolicy(),
 		Ports:           []corev1.ContainerPort{{Name: "http-server", ContainerPort: 8080}},
 		Env: append(boaEnv(false),
@@ -356,8 +356,8 @@ func (b *builder) boaUserService() corev1.PodSpec {
 
 func (b *builder) boaContacts() corev1.PodSpec {
 	return boaServicePod(corev1.Container{
-		Name:            BoAContacts,
-		Image:           b.boaImage(BoAContacts),
+		Name:            boAContacts,
+		Image:           b.boaImage(boAContacts),
 		ImagePullPolicy: b.pullPolicy(),
 		Env:             append(boaEnv(false), env("LOG_LEVEL", "info")),
 		EnvFrom:         envFromConfigMaps("environment-config", "accounts-db-config"),

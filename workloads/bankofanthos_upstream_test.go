@@ -373,7 +373,7 @@ var deliberateDifferences = []deviation{
 		reason: "meshbench's labels: cleanup finds leftovers by managed-by and run, the collectors select the app's pods by them, mesh switches restart one component by meshbench.dev/component",
 		check: func(c cmpCtx, up, mb *string) error {
 			key := strings.TrimSuffix(c.path[strings.LastIndex(c.path, `["`)+2:], `"]`)
-			want := map[string]string{kube.ManagedByLabel: kube.ManagedByValue, kube.RunLabel: c.runID, AppLabel: string(scenario.AppBankOfAnthos)}[key]
+			want := map[string]string{kube.ManagedByLabel: kube.ManagedByValue, kube.RunLabel: c.runID, appLabel: string(scenario.AppBankOfAnthos)}[key]
 			if key == ComponentLabel {
 				if c.kind != "Service" && c.kind != "Deployment" && c.kind != "StatefulSet" {
 					return fmt.Errorf("%s is only for a component's Service and workload", ComponentLabel)
@@ -456,7 +456,7 @@ var deliberateDifferences = []deviation{
 			var u string
 			_ = json.Unmarshal([]byte(*up), &u)
 			for _, comp := range BoAComponents {
-				u = regexp.MustCompile(`\b`+regexp.QuoteMeta(comp)+`:(\d+)`).ReplaceAllString(u, FQDN(comp, c.workloadNS(comp), DomainOf(c.s.Spec.Workload))+":$1")
+				u = regexp.MustCompile(`\b`+regexp.QuoteMeta(comp)+`:(\d+)`).ReplaceAllString(u, fqdn(comp, c.workloadNS(comp), domainOf(c.s.Spec.Workload))+":$1")
 			}
 			return wantMeshbenchChanged(up, mb, u)
 		}},
@@ -758,20 +758,20 @@ func TestUpstreamComparisonCatchesChanges(t *testing.T) {
 			}},
 		{"probe changed", `Deployment mb-single/balancereader spec.template.spec.containers[name=balancereader].readinessProbe.initialDelaySeconds: upstream 60, meshbench 20: undocumented`,
 			func(objs []runtime.Object) {
-				find[*appsv1.Deployment](objs, BoABalanceReader).Spec.Template.Spec.Containers[0].ReadinessProbe.InitialDelaySeconds = 20
+				find[*appsv1.Deployment](objs, boABalanceReader).Spec.Template.Spec.Containers[0].ReadinessProbe.InitialDelaySeconds = 20
 			}},
 		{"annotation dropped", `Deployment mb-single/frontend spec.template.metadata.annotations["proxy.istio.io/config"]: upstream "{ \"holdApplicationUntilProxyStarts\": true }", meshbench (absent): undocumented`,
 			func(objs []runtime.Object) {
-				find[*appsv1.Deployment](objs, BoAFrontend).Spec.Template.Annotations = nil
+				find[*appsv1.Deployment](objs, boAFrontend).Spec.Template.Annotations = nil
 			}},
 		{"env order", `Deployment mb-single/contacts spec.template.spec.containers[name=contacts].env[#order]: upstream "VERSION,PORT,ENABLE_TRACING,LOG_LEVEL", meshbench "LOG_LEVEL,VERSION,PORT,ENABLE_TRACING": undocumented`,
 			func(objs []runtime.Object) {
-				c := &find[*appsv1.Deployment](objs, BoAContacts).Spec.Template.Spec.Containers[0]
+				c := &find[*appsv1.Deployment](objs, boAContacts).Spec.Template.Spec.Containers[0]
 				c.Env = append(c.Env[len(c.Env)-1:], c.Env[:len(c.Env)-1]...)
 			}},
 		{"documented difference with the wrong value", `Deployment mb-single/ledgerwriter spec.template.spec.containers[name=ledgerwriter].env[name=ENABLE_METRICS].value: documented difference`,
 			func(objs []runtime.Object) {
-				find[*appsv1.Deployment](objs, BoALedgerWriter).Spec.Template.Spec.Containers[0].Env[3].Value = "maybe"
+				find[*appsv1.Deployment](objs, boALedgerWriter).Spec.Template.Spec.Containers[0].Env[3].Value = "maybe"
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 // Bookinfo is Istio's sample app as istio/istio ships it in samples/bookinfo/platform/kube/bookinfo.yaml (tag
 // 1.24.0; bookinfo_upstream_test.go pins it). Every service listens on 9080.
-const BookinfoPort = 9080
+const bookinfoPort = 9080
 
 // bookinfoServices are the four Services, in placement order: the entry first, so that it gets the first namespace.
 var bookinfoServices = []string{"productpage", "details", "reviews", "ratings"}
@@ -45,8 +45,8 @@ func (b *builder) bookinfo() error {
 			ObjectMeta: metav1.ObjectMeta{Name: svc, Namespace: ns, Labels: kube.MergeLabels(b.labels(svc), map[string]string{"app": svc, "service": svc})},
 			Spec: corev1.ServiceSpec{
 				Type:     corev1.ServiceTypeClusterIP,
-				Selector: map[string]string{"app": svc, AppLabel: string(b.app)},
-				Ports:    []corev1.ServicePort{httpPort("http", BookinfoPort, BookinfoPort)},
+				Selector: map[string]string{"app": svc, appLabel: string(b.app)},
+				Ports:    []corev1.ServicePort{httpPort("http", bookinfoPort, bookinfoPort)},
 			},
 		})
 	}
@@ -59,7 +59,7 @@ func (b *builder) bookinfo() error {
 	if path == "" {
 		path = "/productpage"
 	}
-	b.target.EntryURL = "http://" + p.fqdn("productpage") + ":" + strconv.Itoa(BookinfoPort) + path
+	b.target.EntryURL = "http://" + p.fqdn("productpage") + ":" + strconv.Itoa(bookinfoPort) + path
 	return nil
 }
 
@@ -69,7 +69,7 @@ func (b *builder) bookinfoDeployment(p placement, d bookinfoDeployment) {
 		Name:            d.service,
 		Image:           b.bookinfoImage(name),
 		ImagePullPolicy: b.pullPolicy(),
-		Ports:           []corev1.ContainerPort{{ContainerPort: BookinfoPort, Protocol: corev1.ProtocolTCP}},
+		Ports:           []corev1.ContainerPort{{ContainerPort: bookinfoPort, Protocol: corev1.ProtocolTCP}},
 		Resources:       b.resources("", "", "", ""), // upstream sets none; spec.workload.resources may
 	}
 	tmp, tmpMount := tmpVolume()
@@ -107,7 +107,7 @@ func (b *builder) bookinfoDeployment(p placement, d bookinfoDeployment) {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: kube.MergeLabels(b.labels(name), upstream)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &r,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.service, "version": d.version, AppLabel: string(b.app)}},
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.service, "version": d.version, appLabel: string(b.app)}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Annotations: annotations,

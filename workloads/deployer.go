@@ -166,7 +166,7 @@ func (d *Deployer) jwtKey(ctx context.Context, namespaces []string) (JWTKey, err
 		if err != nil || sec.Labels[kube.RunLabel] != d.RunID {
 			continue
 		}
-		if k, err := ParseJWTKey(sec.Data["jwtRS256.key"], sec.Data["jwtRS256.key.pub"]); err == nil {
+		if k, err := parseJWTKey(sec.Data["jwtRS256.key"], sec.Data["jwtRS256.key.pub"]); err == nil {
 			d.key = &k
 			d.log().Debug("reusing jwt-key of this run", "namespace", ns)
 			return k, nil

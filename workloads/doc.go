@@ -18,7 +18,7 @@
 //
 // Login is an app's login as data (scenario.Login: a request, what of its answer to capture, which load header
 // carries it), sent through the agent's curl from a load client pod so that it passes the case's data plane;
-// bank-of-anthos' login is BankOfAnthosLogin, one instance that LoginFor picks when the scenario sets none.
+// bank-of-anthos' login is bankOfAnthosLogin, one instance that LoginFor picks when the scenario sets none.
 //
 // App "manifests" (the user's YAML files, directories or kustomization) is read by a Renderer, once per resolved
 // kustomization or set of paths: a Deployer keeps one for its run, preflight and plan --show-objects one per call,

@@ -38,7 +38,7 @@ func loadEndpoint(lt scenario.LoadTarget, ns, domain, defaultPath string) Endpoi
 			port = 80
 		}
 	}
-	host := FQDN(lt.Service, ns, domain) + ":" + strconv.Itoa(port)
+	host := fqdn(lt.Service, ns, domain) + ":" + strconv.Itoa(port)
 	switch e.Protocol {
 	case scenario.ProtocolGRPC:
 		e.URL = host

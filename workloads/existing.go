@@ -18,7 +18,7 @@ import (
 // ExistingAppSelector selects the pods of app "existing" in its namespaces: every pod except meshbench's own (the
 // load clients carry kube.RunLabels, so app.kubernetes.io/managed-by=meshbench) and waypoints (istio labels their
 // pods gateway.networking.k8s.io/gateway-name). The app's pods carry none of meshbench's labels, so a positive
-// selector is not available; per-workload selectors (WorkloadRef.Selector) are exact.
+// selector is not available; per-workload selectors (workloadRef.Selector) are exact.
 var ExistingAppSelector = kube.ManagedByLabel + "!=" + kube.ManagedByValue + ",!gateway.networking.k8s.io/gateway-name"
 
 // Discover reads the Target of app "existing" from the cluster: the Deployments and StatefulSets of
@@ -34,11 +34,11 @@ func Discover(ctx context.Context, kc kubernetes.Interface, s *scenario.Scenario
 		return Target{}, fmt.Errorf("discover existing app: existing.namespaces is empty")
 	}
 	t := Target{App: scenario.AppExisting, Namespaces: append([]string(nil), ex.Namespaces...),
-		AppSelector: ExistingAppSelector, ClusterDomain: DomainOf(s.Spec.Workload)}
+		AppSelector: ExistingAppSelector, ClusterDomain: domainOf(s.Spec.Workload)}
 	if len(s.Spec.Workload.Topologies) > 0 {
 		t.Topology = s.Spec.Workload.Topologies[0].Name
 	}
-	var all []WorkloadRef
+	var all []workloadRef
 	svcs := map[string]map[string]bool{} // namespace -> service names
 	for _, ns := range ex.Namespaces {
 		if _, err := kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
@@ -87,17 +87,17 @@ func Discover(ctx context.Context, kc kubernetes.Interface, s *scenario.Scenario
 	return t, nil
 }
 
-func existingRef(kind, ns, name string, replicas *int32, sel *metav1.LabelSelector) WorkloadRef {
+func existingRef(kind, ns, name string, replicas *int32, sel *metav1.LabelSelector) workloadRef {
 	r := int32(1)
 	if replicas != nil {
 		r = *replicas
 	}
-	return WorkloadRef{Kind: kind, Namespace: ns, Name: name, Replicas: r, Selector: metav1.FormatLabelSelector(sel)}
+	return workloadRef{Kind: kind, Namespace: ns, Name: name, Replicas: r, Selector: metav1.FormatLabelSelector(sel)}
 }
 
 // filterWorkloads keeps the workloads refs names, in cluster order; no refs keeps every workload. A ref that matches
 // nothing is an error naming it.
-func filterWorkloads(all []WorkloadRef, refs []string) ([]WorkloadRef, error) {
+func filterWorkloads(all []workloadRef, refs []string) ([]workloadRef, error) {
 	if len(refs) == 0 {
 		return all, nil
 	}
@@ -124,7 +124,7 @@ func filterWorkloads(all []WorkloadRef, refs []string) ([]WorkloadRef, error) {
 			return nil, fmt.Errorf("existing.workloads %q matches no Deployment or StatefulSet in existing.namespaces", ref)
 		}
 	}
-	var out []WorkloadRef
+	var out []workloadRef
 	for i, w := range all {
 		if keep[i] {
 			out = append(out, w)

@@ -13,15 +13,15 @@ import (
 // fortio-chain ports: meshbench-agent serve's defaults.
 const (
 	ChainHTTPPort = 8080
-	ChainEchoPort = 8078 // TCP and UDP echo
+	chainEchoPort = 8078 // TCP and UDP echo
 )
 
-// ChainName is the Service name of node i of the chain; node 0 is the entry.
-func ChainName(i int) string { return "chain-" + strconv.Itoa(i) }
+// chainName is the Service name of node i of the chain; node 0 is the entry.
+func chainName(i int) string { return "chain-" + strconv.Itoa(i) }
 
-// ChainChildren returns the children of node i in a chain of n nodes with fan-out f, numbered breadth-first
+// chainChildren returns the children of node i in a chain of n nodes with fan-out f, numbered breadth-first
 // (heap order: the children of i are f*i+1 .. f*i+f).
-func ChainChildren(i, n, f int) []int {
+func chainChildren(i, n, f int) []int {
 	var out []int
 	for c := f*i + 1; c <= f*i+f && c < n; c++ {
 		out = append(out, c)
@@ -40,7 +40,7 @@ func (b *builder) fortioChain() error {
 	n := ch.Services()
 	names := make([]string, n)
 	for i := range names {
-		names[i] = ChainName(i)
+		names[i] = chainName(i)
 	}
 	p := newPlacement(b.s.Spec.Workload, b.topo, names)
 	b.namespaces(p.namespaces)
@@ -51,15 +51,15 @@ func (b *builder) fortioChain() error {
 	for i, name := range names {
 		ns := p.ns(name)
 		b.serviceAccount(ns, name)
-		udp := corev1.ServicePort{Name: "udp-echo", Port: ChainEchoPort, TargetPort: tcpPort("", ChainEchoPort).TargetPort, Protocol: corev1.ProtocolUDP}
-		b.service(ns, name, httpPort("http", ChainHTTPPort, ChainHTTPPort), tcpPort("tcp-echo", ChainEchoPort), udp)
-		args := []string{"serve", "--http-port", strconv.Itoa(ChainHTTPPort), "--tcp-port", strconv.Itoa(ChainEchoPort), "--udp-port", strconv.Itoa(ChainEchoPort)}
-		children := ChainChildren(i, n, ch.FanOut)
+		udp := corev1.ServicePort{Name: "udp-echo", Port: chainEchoPort, TargetPort: tcpPort("", chainEchoPort).TargetPort, Protocol: corev1.ProtocolUDP}
+		b.service(ns, name, httpPort("http", ChainHTTPPort, ChainHTTPPort), tcpPort("tcp-echo", chainEchoPort), udp)
+		args := []string{"serve", "--http-port", strconv.Itoa(ChainHTTPPort), "--tcp-port", strconv.Itoa(chainEchoPort), "--udp-port", strconv.Itoa(chainEchoPort)}
+		children := chainChildren(i, n, ch.FanOut)
 		probe := httpProbe("/", ChainHTTPPort, 0, 2, 1, 3)
 		if len(children) > 0 {
 			urls := make([]string, len(children))
 			for j, c := range children {
-				urls[j] = "http://" + p.addr(ChainName(c), ChainHTTPPort)
+				urls[j] = "http://" + p.addr(chainName(c), ChainHTTPPort)
 			}
 			args = append(args, "--forward", strings.Join(urls, ","))
 			if ch.Serial {
@@ -79,8 +79,8 @@ func (b *builder) fortioChain() error {
 				Args:            args,
 				Ports: []corev1.ContainerPort{
 					{Name: "http", ContainerPort: ChainHTTPPort, Protocol: corev1.ProtocolTCP},
-					{Name: "tcp-echo", ContainerPort: ChainEchoPort, Protocol: corev1.ProtocolTCP},
-					{Name: "udp-echo", ContainerPort: ChainEchoPort, Protocol: corev1.ProtocolUDP},
+					{Name: "tcp-echo", ContainerPort: chainEchoPort, Protocol: corev1.ProtocolTCP},
+					{Name: "udp-echo", ContainerPort: chainEchoPort, Protocol: corev1.ProtocolUDP},
 				},
 				ReadinessProbe:  probe,
 				Resources:       b.resources(cpuReq, memReq, "1", "256Mi"),
@@ -90,8 +90,8 @@ func (b *builder) fortioChain() error {
 			Volumes: []corev1.Volume{tmp},
 		})
 	}
-	b.target.EntryService = ChainName(0)
-	b.target.EntryNamespace = p.ns(ChainName(0))
+	b.target.EntryService = chainName(0)
+	b.target.EntryNamespace = p.ns(chainName(0))
 	path := b.s.Spec.Load.Path
 	if path == "" {
 		path = "/"
@@ -99,6 +99,6 @@ func (b *builder) fortioChain() error {
 	if ch.PayloadBytes > 0 {
 		path = withQuery(path, "size="+strconv.Itoa(ch.PayloadBytes))
 	}
-	b.target.EntryURL = "http://" + p.fqdn(ChainName(0)) + ":" + strconv.Itoa(ChainHTTPPort) + path
+	b.target.EntryURL = "http://" + p.fqdn(chainName(0)) + ":" + strconv.Itoa(ChainHTTPPort) + path
 	return nil
 }

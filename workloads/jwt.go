@@ -44,8 +44,8 @@ func GenerateJWTKey(random io.Reader, bits int) (JWTKey, error) {
 	}, nil
 }
 
-// ParseJWTKey checks that a Secret's data is a usable key pair (a matching PEM private and public key).
-func ParseJWTKey(private, public []byte) (JWTKey, error) {
+// parseJWTKey checks that a Secret's data is a usable key pair (a matching PEM private and public key).
+func parseJWTKey(private, public []byte) (JWTKey, error) {
 	b, _ := pem.Decode(private)
 	if b == nil {
 		return JWTKey{}, fmt.Errorf("jwt-key: jwtRS256.key is not PEM")

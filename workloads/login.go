@@ -17,10 +17,10 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// AgentExec runs `meshbench-agent args...` from inside the mesh (the cmd layer wires it to a load client pod of the
+// agentExec runs `meshbench-agent args...` from inside the mesh (the cmd layer wires it to a load client pod of the
 // app's entry namespace, which runs in the case's data-plane mode) and returns its stdout. A non-zero exit is an
 // error.
-type AgentExec func(ctx context.Context, args []string) (stdout []byte, err error)
+type agentExec func(ctx context.Context, args []string) (stdout []byte, err error)
 
 // Bank of Anthos login facts (v0.6.10): userservice's Service port "http" and the cookie the frontend reads the
 // token from (frontend.py TOKEN_NAME); login_test.go cites the upstream files.
@@ -29,27 +29,27 @@ const (
 	boaTokenCookie     = "token"
 )
 
-// BankOfAnthosLogin is bank-of-anthos' built-in login, used when the scenario sets no spec.load.login: the demo
+// bankOfAnthosLogin is bank-of-anthos' built-in login, used when the scenario sets no spec.load.login: the demo
 // user's GET of userservice's /login, whose JSON answer {"token": <JWT>} becomes the Cookie token=<JWT> that the
 // frontend reads on every page (without it the frontend redirects every request to /login and the load measures
 // nothing). It is the general mechanism with Bank of Anthos' facts as data, not code of its own.
-func BankOfAnthosLogin() scenario.Login {
+func bankOfAnthosLogin() scenario.Login {
 	return scenario.Login{
-		Service: BoAUserService, Port: boaUserServicePort, Method: http.MethodGet,
-		Path:    "/login?" + url.Values{"username": {BoAUsername}, "password": {BoAPassword}}.Encode(),
+		Service: boAUserService, Port: boaUserServicePort, Method: http.MethodGet,
+		Path:    "/login?" + url.Values{"username": {boAUsername}, "password": {boAPassword}}.Encode(),
 		Capture: "json:token", SetHeader: "Cookie", Value: boaTokenCookie + "={value}",
 		Timeout: scenario.D(3 * time.Minute),
 	}
 }
 
 // LoginFor is the login load needs: the scenario's spec.load.login when it sets one, else the app's built-in login
-// (bank-of-anthos: BankOfAnthosLogin), else nil (the app needs none).
+// (bank-of-anthos: bankOfAnthosLogin), else nil (the app needs none).
 func LoginFor(app scenario.App, spec *scenario.Login) *scenario.Login {
 	switch {
 	case spec != nil:
 		return spec
 	case app == scenario.AppBankOfAnthos:
-		lg := BankOfAnthosLogin()
+		lg := bankOfAnthosLogin()
 		return &lg
 	}
 	return nil
@@ -69,11 +69,11 @@ const (
 // answers 500 until its database is up), so Login retries every answer that is not a success until ctx ends or
 // spec.Timeout passes; a 2xx answer without the captured field fails at once, since asking again gives the same.
 // Unset fields of spec take scenario's defaults. t is not modified.
-func Login(ctx context.Context, agent AgentExec, t Target, spec scenario.Login) (Target, error) {
+func Login(ctx context.Context, agent agentExec, t Target, spec scenario.Login) (Target, error) {
 	return login(ctx, agent, t, spec, 2*time.Second)
 }
 
-func login(ctx context.Context, agent AgentExec, t Target, spec scenario.Login, retry time.Duration) (Target, error) {
+func login(ctx context.Context, agent agentExec, t Target, spec scenario.Login, retry time.Duration) (Target, error) {
 	spec.SetDefaults()
 	if agent == nil {
 		return t, fmt.Errorf("log in to %s: no way to run meshbench-agent in a load client pod", t.App)
@@ -82,11 +82,11 @@ func login(ctx context.Context, agent AgentExec, t Target, spec scenario.Login, 
 	if err != nil {
 		return t, fmt.Errorf("log in to %s: %w", t.App, err)
 	}
-	req, err := NewLoginRequest(t, spec)
+	req, err := newLoginRequest(t, spec)
 	if err != nil {
 		return t, fmt.Errorf("log in to %s: %w", t.App, err)
 	}
-	args := req.AgentArgs()
+	args := req.agentArgs()
 	var (
 		value    string
 		lastErr  error
@@ -119,8 +119,8 @@ func login(ctx context.Context, agent AgentExec, t Target, spec scenario.Login, 
 	return t, fmt.Errorf("log in to %s (%s %s from a load client pod, attempts: %d): %w", t.App, req.Method, redactURL(req.URL), attempts, err)
 }
 
-// LoginRequest is a login request as the agent sends it.
-type LoginRequest struct {
+// loginRequest is a login request as the agent sends it.
+type loginRequest struct {
 	Method  string
 	URL     string
 	Headers map[string]string
@@ -129,12 +129,12 @@ type LoginRequest struct {
 	HasBody bool
 }
 
-// NewLoginRequest resolves spec (unset fields take scenario's defaults) against the deployed target: spec.URL as
+// newLoginRequest resolves spec (unset fields take scenario's defaults) against the deployed target: spec.URL as
 // given, or http://<service>.<namespace>.svc.<cluster domain>:<port><path>, where the namespace is the Service's in
 // the target (loginNamespace); the content type joins the headers when there is a body or spec names one.
-func NewLoginRequest(t Target, spec scenario.Login) (LoginRequest, error) {
+func newLoginRequest(t Target, spec scenario.Login) (loginRequest, error) {
 	spec.SetDefaults()
-	r := LoginRequest{Method: strings.ToUpper(spec.Method), Headers: maps.Clone(spec.Headers), Body: spec.Body, HasBody: spec.Body != ""}
+	r := loginRequest{Method: strings.ToUpper(spec.Method), Headers: maps.Clone(spec.Headers), Body: spec.Body, HasBody: spec.Body != ""}
 	switch {
 	case spec.URL != "":
 		u, err := url.Parse(spec.URL)
@@ -149,13 +149,13 @@ func NewLoginRequest(t Target, spec scenario.Login) (LoginRequest, error) {
 		}
 		domain := t.ClusterDomain
 		if domain == "" {
-			domain = ClusterDomain
+			domain = clusterDomain
 		}
 		path := spec.Path
 		if path == "" {
 			path = "/"
 		}
-		r.URL = "http://" + FQDN(spec.Service, ns, domain) + ":" + strconv.Itoa(spec.Port) + path
+		r.URL = "http://" + fqdn(spec.Service, ns, domain) + ":" + strconv.Itoa(spec.Port) + path
 	default:
 		return r, errors.New("login sets neither service nor url")
 	}
@@ -208,9 +208,9 @@ func loginNamespace(t Target, spec scenario.Login) (string, error) {
 	return "", fmt.Errorf("login service %q: the target has no namespace", spec.Service)
 }
 
-// AgentArgs is the `meshbench-agent curl` command line of the request: --json (the output Login parses), the
+// agentArgs is the `meshbench-agent curl` command line of the request: --json (the output Login parses), the
 // per-request timeout, -X unless GET, the headers sorted by name, -d with the body, then the URL.
-func (r LoginRequest) AgentArgs() []string {
+func (r loginRequest) agentArgs() []string {
 	args := []string{"curl", "--json", "--timeout", loginRequestTimeout.String()}
 	if r.Method != http.MethodGet {
 		args = append(args, "-X", r.Method)
@@ -333,11 +333,11 @@ func (c loginCapture) value(r agentCurlOutput) (string, error) {
 	if r.BodyBase64 != nil {
 		return "", errors.New("the body is not text, so not JSON")
 	}
-	return JSONField([]byte(r.Body), c.name)
+	return jsonField([]byte(r.Body), c.name)
 }
 
-// JSONField is the string at field of a JSON object body; dots in field descend into nested objects ("data.token").
-func JSONField(body []byte, field string) (string, error) {
+// jsonField is the string at field of a JSON object body; dots in field descend into nested objects ("data.token").
+func jsonField(body []byte, field string) (string, error) {
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
 		return "", fmt.Errorf("body %q is not JSON: %w", truncate(string(body), 200), err)

@@ -46,7 +46,7 @@ func boaTarget(t *testing.T, y string, i int) (Target, string) {
 		t.Fatal(err)
 	}
 	for _, w := range target.Workloads {
-		if w.Name == BoAUserService {
+		if w.Name == boAUserService {
 			return target, w.Namespace
 		}
 	}
@@ -77,11 +77,11 @@ func TestBankOfAnthosLoginArgsPinned(t *testing.T) {
 		{multi, "curl --json --timeout 10s http://userservice." + multiNS + ".svc.cluster.local:8080/login?password=bankofanthos&username=testuser"},
 		{custom, "curl --json --timeout 10s http://userservice." + customNS + ".svc.corp.internal:8080/login?password=bankofanthos&username=testuser"},
 	} {
-		r, err := NewLoginRequest(tc.target, *lg)
+		r, err := newLoginRequest(tc.target, *lg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join(r.AgentArgs(), " "); got != tc.want {
+		if got := strings.Join(r.agentArgs(), " "); got != tc.want {
 			t.Errorf("args %q\nwant %q", got, tc.want)
 		}
 	}
@@ -116,9 +116,9 @@ func TestLoginFor(t *testing.T) {
 func TestNewLoginRequest(t *testing.T) {
 	t.Parallel()
 	one := Target{App: scenario.AppManifests, Namespaces: []string{"shop"}, EntryNamespace: "shop", ClusterDomain: "cluster.local",
-		Workloads: []WorkloadRef{{Kind: "Deployment", Namespace: "shop", Name: "web"}}}
+		Workloads: []workloadRef{{Kind: "Deployment", Namespace: "shop", Name: "web"}}}
 	multi := Target{App: scenario.AppExisting, Namespaces: []string{"shop", "auth"}, EntryNamespace: "shop",
-		Workloads: []WorkloadRef{{Kind: "Deployment", Namespace: "shop", Name: "web"}, {Kind: "Deployment", Namespace: "auth", Name: "sso"}}}
+		Workloads: []workloadRef{{Kind: "Deployment", Namespace: "shop", Name: "web"}, {Kind: "Deployment", Namespace: "auth", Name: "sso"}}}
 	for _, tc := range []struct {
 		name   string
 		target Target
@@ -151,7 +151,7 @@ func TestNewLoginRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			headers := maps.Clone(tc.spec.Headers)
-			r, err := NewLoginRequest(tc.target, tc.spec)
+			r, err := newLoginRequest(tc.target, tc.spec)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want one containing %q", err, tc.err)
@@ -161,7 +161,7 @@ func TestNewLoginRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(r.AgentArgs(), " "); got != tc.args {
+			if got := strings.Join(r.agentArgs(), " "); got != tc.args {
 				t.Errorf("args %q\nwant %q", got, tc.args)
 			}
 			if !maps.Equal(headers, tc.spec.Headers) {

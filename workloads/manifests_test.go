@@ -116,7 +116,7 @@ func TestManifestsMultiRewritesAndLabels(t *testing.T) {
 			t.Errorf("%s: selector changed: %v", d.GetName(), sel)
 		}
 		tl, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
-		if tl[ComponentLabel] != d.GetName() || tl[AppLabel] != "manifests" || tl["app"] != d.GetName() {
+		if tl[ComponentLabel] != d.GetName() || tl[appLabel] != "manifests" || tl["app"] != d.GetName() {
 			t.Errorf("%s: template labels %v", d.GetName(), tl)
 		}
 		ns, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "spec", "nodeSelector")

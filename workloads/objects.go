@@ -58,11 +58,11 @@ func (r *Renderer) build(s *scenario.Scenario, topo scenario.Topology, runID str
 	}
 	b.target.App = b.app
 	b.target.Topology = topo.Name
-	b.target.AppSelector = AppSelector(b.app, runID)
+	b.target.AppSelector = appSelector(b.app, runID)
 	if b.app == scenario.AppExisting {
 		b.target.AppSelector = ExistingAppSelector
 	}
-	b.target.ClusterDomain = DomainOf(s.Spec.Workload)
+	b.target.ClusterDomain = domainOf(s.Spec.Workload)
 	return b.sorted(), b.target, nil
 }
 
@@ -126,7 +126,7 @@ func metaOf(o runtime.Object) metav1.Object {
 
 // labels are the labels of every object of the app.
 func (b *builder) labels(component string) map[string]string {
-	l := AppLabels(b.app, b.runID)
+	l := appLabels(b.app, b.runID)
 	if component != "" {
 		l[ComponentLabel] = component
 	}
@@ -144,7 +144,7 @@ func (b *builder) podLabels(component string) map[string]string {
 
 // selector is the immutable Deployment/StatefulSet selector (no run id: a namespace reused across runs keeps working).
 func (b *builder) selector(component string) *metav1.LabelSelector {
-	return &metav1.LabelSelector{MatchLabels: map[string]string{"app": component, AppLabel: string(b.app)}}
+	return &metav1.LabelSelector{MatchLabels: map[string]string{"app": component, appLabel: string(b.app)}}
 }
 
 func (b *builder) namespaces(names []string) {
@@ -172,7 +172,7 @@ func (b *builder) service(ns, name string, ports ...corev1.ServicePort) {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: b.labels(name)},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{"app": name, AppLabel: string(b.app)},
+			Selector: map[string]string{"app": name, appLabel: string(b.app)},
 			Ports:    ports,
 		},
 	})
@@ -188,7 +188,7 @@ func (b *builder) addService(svc *corev1.Service) {
 func (b *builder) podSpec(name string, spec corev1.PodSpec) corev1.PodSpec {
 	spec.ServiceAccountName = name
 	spec.NodeSelector = copyMap(b.s.Spec.Workload.NodeSelector)
-	spec.Tolerations = Tolerations(b.s.Spec.Workload.Tolerations)
+	spec.Tolerations = tolerations(b.s.Spec.Workload.Tolerations)
 	grace := int64(5)
 	spec.TerminationGracePeriodSeconds = &grace
 	return spec
@@ -213,13 +213,13 @@ func (b *builder) deployment(ns, name string, spec corev1.PodSpec) {
 // addDeployment adds a Deployment and records it in the target.
 func (b *builder) addDeployment(d *appsv1.Deployment) {
 	b.add(d)
-	b.target.Workloads = append(b.target.Workloads, WorkloadRef{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, Replicas: *d.Spec.Replicas})
+	b.target.Workloads = append(b.target.Workloads, workloadRef{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, Replicas: *d.Spec.Replicas})
 }
 
 // addStatefulSet adds a StatefulSet and records it in the target.
 func (b *builder) addStatefulSet(s *appsv1.StatefulSet) {
 	b.add(s)
-	b.target.Workloads = append(b.target.Workloads, WorkloadRef{Kind: "StatefulSet", Namespace: s.Namespace, Name: s.Name, Replicas: *s.Spec.Replicas})
+	b.target.Workloads = append(b.target.Workloads, workloadRef{Kind: "StatefulSet", Namespace: s.Namespace, Name: s.Name, Replicas: *s.Spec.Replicas})
 }
 
 // resources builds requests and limits from the catalog values, overridden field by field by
@@ -323,9 +323,9 @@ func orDefault(v, d string) string {
 	return d
 }
 
-// Tolerations copies spec.workload.tolerations for a pod template (nil when there are none, so templates without
+// tolerations copies spec.workload.tolerations for a pod template (nil when there are none, so templates without
 // them stay as they were).
-func Tolerations(ts []corev1.Toleration) []corev1.Toleration {
+func tolerations(ts []corev1.Toleration) []corev1.Toleration {
 	if len(ts) == 0 {
 		return nil
 	}

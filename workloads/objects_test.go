@@ -197,7 +197,7 @@ func TestBankOfAnthosSpec(t *testing.T) {
 			for _, e := range c.Env {
 				envs[e.Name] = e.Value
 			}
-			java := slices.Contains([]string{BoABalanceReader, BoATransactionHistory, BoALedgerWriter}, v.Name)
+			java := slices.Contains([]string{boABalanceReader, boATransactionHistory, boALedgerWriter}, v.Name)
 			if m, ok := envs["ENABLE_METRICS"]; envs["ENABLE_TRACING"] != "false" || ok != java || (java && m != "false") {
 				t.Errorf("%s: tracing (all) and metrics (the Java services read it) exporters must be off outside GCP: %v", v.Name, envs)
 			}
@@ -216,7 +216,7 @@ func TestBankOfAnthosSpec(t *testing.T) {
 			if tl := v.Spec.Template.Spec.Tolerations; len(tl) != 1 || tl[0].Key != "meshbench.dev/pool" || tl[0].Value != "apps" || tl[0].Effect != corev1.TaintEffectNoSchedule {
 				t.Errorf("%s: tolerations not applied: %+v", v.Name, tl)
 			}
-			if slices.Contains([]string{BoABalanceReader, BoATransactionHistory}, v.Name) {
+			if slices.Contains([]string{boABalanceReader, boATransactionHistory}, v.Name) {
 				if sp := c.StartupProbe; sp == nil || sp.HTTPGet.Path != "/healthy" || sp.FailureThreshold != 30 || sp.PeriodSeconds != 10 {
 					t.Errorf("%s: startup probe must be /healthy 30 x 10 s, got %+v", v.Name, sp)
 				}
@@ -315,7 +315,7 @@ func TestChainChildren(t *testing.T) {
 		{0, 7, 2, []int{1, 2}}, {2, 7, 2, []int{5, 6}}, {3, 7, 2, nil},
 		{0, 1, 3, nil},
 	} {
-		if got := ChainChildren(tc.i, tc.n, tc.f); !slices.Equal(got, tc.want) {
+		if got := chainChildren(tc.i, tc.n, tc.f); !slices.Equal(got, tc.want) {
 			t.Errorf("ChainChildren(%d,%d,%d) = %v, want %v", tc.i, tc.n, tc.f, got, tc.want)
 		}
 	}

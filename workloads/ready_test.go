@@ -66,13 +66,13 @@ func TestCheckReadinessAndWaitTimeout(t *testing.T) {
 	kc := fake.NewClientset()
 	ctx := context.Background()
 	for i, w := range tg.Workloads {
-		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace, Labels: AppLabels(scenario.AppFortioChain, "r1")},
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace, Labels: appLabels(scenario.AppFortioChain, "r1")},
 			Spec:   appsv1.DeploymentSpec{Replicas: &one},
 			Status: appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1, ReadyReplicas: 1}}
 		if _, err := kc.AppsV1().Deployments(w.Namespace).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-abc", Namespace: w.Namespace, Labels: AppLabels(scenario.AppFortioChain, "r1")},
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-abc", Namespace: w.Namespace, Labels: appLabels(scenario.AppFortioChain, "r1")},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
 		if i == 2 {
 			p.Spec.NodeName = "node2"
@@ -126,11 +126,11 @@ func TestJWTKeyRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(k.PrivatePEM, "-----BEGIN RSA PRIVATE KEY-----") || !strings.HasPrefix(k.PublicPEM, "-----BEGIN PUBLIC KEY-----") {
 		t.Fatalf("unexpected PEM: %q / %q", k.PrivatePEM[:40], k.PublicPEM[:30])
 	}
-	if _, err := ParseJWTKey([]byte(k.PrivatePEM), []byte(k.PublicPEM)); err != nil {
+	if _, err := parseJWTKey([]byte(k.PrivatePEM), []byte(k.PublicPEM)); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := GenerateJWTKey(nil, 1024)
-	if _, err := ParseJWTKey([]byte(k.PrivatePEM), []byte(other.PublicPEM)); err == nil {
+	if _, err := parseJWTKey([]byte(k.PrivatePEM), []byte(other.PublicPEM)); err == nil {
 		t.Error("mismatched key pair accepted")
 	}
 }

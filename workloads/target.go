@@ -11,27 +11,27 @@ import (
 
 // Labels meshbench puts on the app's objects and pods (besides kube.RunLabels); their home is internal/target.
 const (
-	// AppLabel names the catalog app on every object and pod of the app (target.AppLabel).
-	AppLabel = target.AppLabel
+	// appLabel names the catalog app on every object and pod of the app (target.AppLabel).
+	appLabel = target.AppLabel
 	// ComponentLabel names the service or database inside the app (target.ComponentLabel).
 	ComponentLabel = target.ComponentLabel
-	// ClusterDomain is the DNS domain of fully qualified service addresses when the scenario names none
+	// clusterDomain is the DNS domain of fully qualified service addresses when the scenario names none
 	// (spec.workload.clusterDomain; `meshbench run` fills it from the kubelets' configuration).
-	ClusterDomain = kube.DefaultClusterDomain
+	clusterDomain = kube.DefaultClusterDomain
 )
 
 // Target is the deployed app as the rest of meshbench needs it; it is defined in the shared client internal/target so
 // that mesh and the runner use it without importing workloads.
 type Target = target.Target
 
-// WorkloadRef names one Deployment or StatefulSet of the app (target.WorkloadRef).
-type WorkloadRef = target.WorkloadRef
+// workloadRef names one Deployment or StatefulSet of the app (target.WorkloadRef).
+type workloadRef = target.WorkloadRef
 
-// AppLabels are the labels on every object of app in run runID; their selector is Target.AppSelector.
-func AppLabels(app scenario.App, runID string) map[string]string { return target.AppLabels(app, runID) }
+// appLabels are the labels on every object of app in run runID; their selector is Target.AppSelector.
+func appLabels(app scenario.App, runID string) map[string]string { return target.AppLabels(app, runID) }
 
-// AppSelector selects the pods and workloads of app in run runID.
-func AppSelector(app scenario.App, runID string) string { return target.AppSelector(app, runID) }
+// appSelector selects the pods and workloads of app in run runID.
+func appSelector(app scenario.App, runID string) string { return target.AppSelector(app, runID) }
 
 // Namespaces returns the namespaces a topology uses, in placement order: "<prefix><name>" for single,
 // "<prefix><name>-<i>" for multi. components is the number of services and databases of the app (multi with
@@ -63,7 +63,7 @@ type placement struct {
 func newPlacement(w scenario.Workload, topo scenario.Topology, components []string) placement {
 	ns := Namespaces(w.NamespacePrefix, topo, len(components))
 	p := placement{namespaces: ns, byName: make(map[string]string, len(components)), multi: topo.Kind == scenario.TopologyMulti,
-		domain: DomainOf(w)}
+		domain: domainOf(w)}
 	for i, c := range components {
 		p.byName[c] = ns[i%len(ns)]
 	}
@@ -81,24 +81,24 @@ func (p placement) host(component string) string {
 }
 
 // fqdn is component's fully qualified Service name.
-func (p placement) fqdn(component string) string { return FQDN(component, p.ns(component), p.domain) }
+func (p placement) fqdn(component string) string { return fqdn(component, p.ns(component), p.domain) }
 
 // addr is host:port.
 func (p placement) addr(component string, port int) string {
 	return fmt.Sprintf("%s:%d", p.host(component), port)
 }
 
-// FQDN is the fully qualified name of a Service in a cluster whose DNS domain is domain.
-func FQDN(service, namespace, domain string) string {
+// fqdn is the fully qualified name of a Service in a cluster whose DNS domain is domain.
+func fqdn(service, namespace, domain string) string {
 	return service + "." + namespace + ".svc." + domain
 }
 
-// DomainOf is the cluster DNS domain of the workload: spec.workload.clusterDomain, else ClusterDomain.
-func DomainOf(w scenario.Workload) string {
+// domainOf is the cluster DNS domain of the workload: spec.workload.clusterDomain, else clusterDomain.
+func domainOf(w scenario.Workload) string {
 	if w.ClusterDomain != "" {
 		return w.ClusterDomain
 	}
-	return ClusterDomain
+	return clusterDomain
 }
 
 // withQuery appends a query parameter to a path that may already carry a query.

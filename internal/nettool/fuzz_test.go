@@ -59,7 +59,7 @@ func checkResult(t *testing.T, r Result) {
 func FuzzParseIperf3TCP(f *testing.F) {
 	addFixtureSeeds(f, "iperf3-")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := ParseIperf3TCP(b, 0)
+		r, err := parseIperf3TCP(b, 0)
 		if err != nil {
 			return
 		}
@@ -74,7 +74,7 @@ func FuzzParseIperf3UDP(f *testing.F) {
 	addFixtureSeeds(f, "iperf3-")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, want := range []float64{0, 1e9, 5e8, iperf3DefaultUDPBitrate} {
-			r, err := ParseIperf3UDP(b, want)
+			r, err := parseIperf3UDP(b, want)
 			if err != nil {
 				continue
 			}
@@ -89,7 +89,7 @@ func FuzzParseIperf3UDP(f *testing.F) {
 func FuzzParseNetperf(f *testing.F) {
 	addFixtureSeeds(f, "netperf-")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := ParseNetperf(b)
+		r, err := parseNetperf(b)
 		if err != nil {
 			return
 		}

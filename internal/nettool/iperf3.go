@@ -157,9 +157,9 @@ func serverEndpoints(d *iperf3Doc) ([]Endpoint, error) {
 	return out, nil
 }
 
-// ParseIperf3TCP reads `iperf3 -J` TCP output: goodput is end.sum_received (what arrived), not end.sum_sent.
+// parseIperf3TCP reads `iperf3 -J` TCP output: goodput is end.sum_received (what arrived), not end.sum_sent.
 // streams is the -P that was asked; 0 skips the check.
-func ParseIperf3TCP(out []byte, streams int) (Result, error) {
+func parseIperf3TCP(out []byte, streams int) (Result, error) {
 	d, err := decodeIperf3(out, "TCP")
 	if err != nil {
 		return Result{}, err
@@ -214,10 +214,10 @@ func ParseIperf3TCP(out []byte, streams int) (Result, error) {
 	return r, nil
 }
 
-// ParseIperf3UDP reads `iperf3 -J -u` output. The delivered rate is end.sum_received (end.sum and end.sum_sent are
+// parseIperf3UDP reads `iperf3 -J -u` output. The delivered rate is end.sum_received (end.sum and end.sum_sent are
 // the SENDER's rate); loss and jitter come from the receiver too. wantBitrate is the -b that was asked (bit/s,
 // 0 = unlimited): output whose target differs, in particular iperf3's 1 Mibit/s default, is refused.
-func ParseIperf3UDP(out []byte, wantBitrate float64) (Result, error) {
+func parseIperf3UDP(out []byte, wantBitrate float64) (Result, error) {
 	d, err := decodeIperf3(out, "UDP")
 	if err != nil {
 		return Result{}, err

@@ -43,10 +43,10 @@ func TestArgs(t *testing.T) {
 			Bitrate: "0", PacketBytes: 1400},
 			"iperf3 -J -c h -p 5201 -t 5 -u -b 0 -l 1400"},
 		{"netperf rr", Spec{Test: scenario.CNITestRR, Tool: ToolNetperf, Host: "10.244.1.7", Duration: 10 * time.Second},
-			"netperf -H 10.244.1.7 -p 4444 -t TCP_RR -l 10 -- -r 100,100 -o " + strings.Join(NetperfSelectors, ",")},
+			"netperf -H 10.244.1.7 -p 4444 -t TCP_RR -l 10 -- -r 100,100 -o " + strings.Join(netperfSelectors, ",")},
 		{"netperf crr through a service pins the remote data port", Spec{Test: scenario.CNITestCRR, Tool: ToolNetperf, Host: "10.96.3.4",
 			Duration: 10 * time.Second, RequestBytes: 1, ResponseBytes: 1024, DataPort: 4445},
-			"netperf -H 10.96.3.4 -p 4444 -t TCP_CRR -l 10 -- -r 1,1024 -o " + strings.Join(NetperfSelectors, ",") + " -P ,4445"},
+			"netperf -H 10.96.3.4 -p 4444 -t TCP_CRR -l 10 -- -r 1,1024 -o " + strings.Join(netperfSelectors, ",") + " -P ,4445"},
 		{"builtin rr", Spec{Test: scenario.CNITestRR, Tool: ToolBuiltin, Host: "10.244.1.7", Duration: 10 * time.Second},
 			"meshbench-agent rr --target 10.244.1.7:8078 --duration 10s --connections 1 --request-bytes 100 --json"},
 		{"builtin crr with a local port range", Spec{Test: scenario.CNITestCRR, Tool: ToolBuiltin, Host: "10.96.0.9", Duration: 10 * time.Second, LocalPorts: "49000-64999"},
@@ -115,12 +115,12 @@ func TestValidate(t *testing.T) {
 func TestParseBitrate(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]float64{"0": 0, "1G": 1e9, "500M": 5e8, "1.5g": 1.5e9, "100k": 1e5, "1048576": 1 << 20, " 2G ": 2e9} {
-		if got, err := ParseBitrate(in); err != nil || got != want {
+		if got, err := parseBitrate(in); err != nil || got != want {
 			t.Errorf("ParseBitrate(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "G", "-1G", "1e9", "NaN", "Inf", "0x10", "1GG", "1,5G"} {
-		if _, err := ParseBitrate(in); err == nil {
+		if _, err := parseBitrate(in); err == nil {
 			t.Errorf("ParseBitrate(%q): no error", in)
 		}
 	}
@@ -217,7 +217,7 @@ func TestParseFacts(t *testing.T) {
 	t.Parallel()
 	t.Run("tcp goodput is sum_received, not sum_sent", func(t *testing.T) {
 		t.Parallel()
-		r, err := ParseIperf3TCP(readFixture(t, "iperf3-tcp-p1.json"), 1)
+		r, err := parseIperf3TCP(readFixture(t, "iperf3-tcp-p1.json"), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,13 +226,13 @@ func TestParseFacts(t *testing.T) {
 		if r.BitsPerSecond != d.End.SumReceived.BitsPerSecond || r.BitsPerSecond == d.End.SumSent.BitsPerSecond {
 			t.Errorf("BitsPerSecond %v, want sum_received %v (sum_sent %v)", r.BitsPerSecond, d.End.SumReceived.BitsPerSecond, d.End.SumSent.BitsPerSecond)
 		}
-		if r.Gbps() < 1 || r.MeanRTTMicros <= 0 || r.CPUHostPercent <= 0 || r.Version != "iperf 3.12" {
+		if r.gbps() < 1 || r.MeanRTTMicros <= 0 || r.CPUHostPercent <= 0 || r.Version != "iperf 3.12" {
 			t.Errorf("implausible: %+v", r)
 		}
 	})
 	t.Run("udp delivered rate and loss come from the receiver", func(t *testing.T) {
 		t.Parallel()
-		r, err := ParseIperf3UDP(readFixture(t, "iperf3-udp-1g.json"), 1e9)
+		r, err := parseIperf3UDP(readFixture(t, "iperf3-udp-1g.json"), 1e9)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +246,7 @@ func TestParseFacts(t *testing.T) {
 	t.Run("iperf3 3.12 omit loss bug is corrected from byte counters", func(t *testing.T) {
 		t.Parallel()
 		raw := readFixture(t, "iperf3-udp-1g-omit-bug.json")
-		r, err := ParseIperf3UDP(raw, 1e9)
+		r, err := parseIperf3UDP(raw, 1e9)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func TestParseFacts(t *testing.T) {
 	t.Run("clusterip: client dialled the VIP, the backend answered", func(t *testing.T) {
 		t.Parallel()
 		for _, f := range []string{"iperf3-tcp-clusterip.json", "iperf3-tcp-clusterip-servertext.json"} {
-			r, err := ParseIperf3TCP(readFixture(t, f), 1)
+			r, err := parseIperf3TCP(readFixture(t, f), 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,7 +289,7 @@ func TestParseFacts(t *testing.T) {
 	})
 	t.Run("netperf latency is converted to ms, p99.9 absent", func(t *testing.T) {
 		t.Parallel()
-		r, err := ParseNetperf(readFixture(t, "netperf-tcp_rr.csv"))
+		r, err := parseNetperf(readFixture(t, "netperf-tcp_rr.csv"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func TestParseFacts(t *testing.T) {
 	})
 	t.Run("netperf without latency statistics", func(t *testing.T) {
 		t.Parallel()
-		r, err := ParseNetperf([]byte("Throughput,Throughput Units,50th Percentile Latency Microseconds\n100.5,Trans/s,-1\n"))
+		r, err := parseNetperf([]byte("Throughput,Throughput Units,50th Percentile Latency Microseconds\n100.5,Trans/s,-1\n"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,8 +14,8 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// NetperfSelectors are the omni output selectors meshbench asks for (netperf 2.7.x, test-specific -o).
-var NetperfSelectors = []string{
+// netperfSelectors are the omni output selectors meshbench asks for (netperf 2.7.x, test-specific -o).
+var netperfSelectors = []string{
 	"THROUGHPUT", "THROUGHPUT_UNITS", "ELAPSED_TIME", "MEAN_LATENCY", "MIN_LATENCY", "MAX_LATENCY",
 	"P50_LATENCY", "P90_LATENCY", "P99_LATENCY", "REQUEST_SIZE", "RESPONSE_SIZE",
 }
@@ -44,7 +44,7 @@ func netperfArgs(s Spec) []string {
 	}
 	a := []string{"netperf", "-H", s.Host, "-p", strconv.Itoa(s.Port), "-t", test, "-l", seconds(s.Duration),
 		"--", "-r", strconv.Itoa(s.RequestBytes) + "," + strconv.Itoa(s.ResponseBytes),
-		"-o", strings.Join(NetperfSelectors, ",")}
+		"-o", strings.Join(netperfSelectors, ",")}
 	if s.DataPort > 0 {
 		// Only the remote data port: CRR opens a new connection per transaction from a fresh local port.
 		a = append(a, "-P", ","+strconv.Itoa(s.DataPort))
@@ -54,7 +54,7 @@ func netperfArgs(s Spec) []string {
 
 var keyvalRE = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
 
-// ParseNetperf reads netperf 2.7.x omni output for TCP_RR/TCP_CRR in either form netperf prints it:
+// parseNetperf reads netperf 2.7.x omni output for TCP_RR/TCP_CRR in either form netperf prints it:
 //
 //   - CSV (test-specific -o): an optional "MIGRATED TCP REQUEST/RESPONSE TEST from ..." banner, a header line of
 //     display names ("Throughput,Throughput Units,Mean Latency Microseconds,..."), and one line of values;
@@ -62,7 +62,7 @@ var keyvalRE = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
 //
 // Latencies are converted from microseconds to milliseconds. Values netperf prints as negative (statistics it did
 // not keep) are left out, never reported as numbers.
-func ParseNetperf(out []byte) (Result, error) {
+func parseNetperf(out []byte) (Result, error) {
 	kv, err := netperfValues(out)
 	if err != nil {
 		return Result{}, classify(ToolNetperf, string(out), err)

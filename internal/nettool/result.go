@@ -96,11 +96,8 @@ type Endpoint struct {
 	RemotePort int    `json:"remotePort"`
 }
 
-// Gbps is the receiver-side rate in Gbit/s.
-func (r Result) Gbps() float64 { return r.BitsPerSecond / 1e9 }
-
-// Mbps is the receiver-side rate in Mbit/s.
-func (r Result) Mbps() float64 { return r.BitsPerSecond / 1e6 }
+// gbps is the receiver-side rate in Gbit/s.
+func (r Result) gbps() float64 { return r.BitsPerSecond / 1e9 }
 
 func ptr(v float64) *float64 { return &v }
 

@@ -106,19 +106,33 @@ func (s Spec) withDefaults() Spec {
 func (s Spec) Validate() error {
 	s = s.withDefaults()
 	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	for _, check := range []func() []error{s.toolProblems, s.targetProblems, s.sizeProblems} {
+		errs = append(errs, check()...)
+	}
+	return errors.Join(errs...)
+}
+
+// toolProblems: the test is known and the tool can run it.
+func (s Spec) toolProblems() []error {
 	switch s.Test {
 	case scenario.CNITestTCP, scenario.CNITestUDP:
 		if s.Tool != ToolIperf3 {
-			add("test %s needs tool iperf3, not %q", s.Test, s.Tool)
+			return []error{fmt.Errorf("test %s needs tool iperf3, not %q", s.Test, s.Tool)}
 		}
 	case scenario.CNITestRR, scenario.CNITestCRR:
 		if s.Tool != ToolNetperf && s.Tool != ToolBuiltin {
-			add("test %s needs tool netperf or %s, not %q", s.Test, ToolBuiltin, s.Tool)
+			return []error{fmt.Errorf("test %s needs tool netperf or %s, not %q", s.Test, ToolBuiltin, s.Tool)}
 		}
 	default:
-		add("unknown test %q", s.Test)
+		return []error{fmt.Errorf("unknown test %q", s.Test)}
 	}
+	return nil
+}
+
+// targetProblems: host, ports, and the timing of the test (whole seconds, the omitted start shorter than the test).
+func (s Spec) targetProblems() []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if strings.TrimSpace(s.Host) == "" || strings.ContainsAny(s.Host, " \t\n") {
 		add("host %q: must be a host name or IP", s.Host)
 	}
@@ -137,8 +151,16 @@ func (s Spec) Validate() error {
 	if s.Streams < 1 || s.Streams > 128 {
 		add("streams %d: must be 1-128", s.Streams)
 	}
+	return errs
+}
+
+// sizeProblems: the UDP rate and datagram, the transaction sizes (equal for the built-in echo), the local port
+// range and the connections.
+func (s Spec) sizeProblems() []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if s.Test == scenario.CNITestUDP {
-		if _, err := ParseBitrate(s.Bitrate); err != nil {
+		if _, err := parseBitrate(s.Bitrate); err != nil {
 			add("udp bitrate: %w", err)
 		}
 	}
@@ -158,14 +180,14 @@ func (s Spec) Validate() error {
 	if s.Connections < 1 || s.Connections > 1024 {
 		add("connections %d: must be 1-1024", s.Connections)
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 var localPortsRE = regexp.MustCompile(`^[0-9]{4,5}-[0-9]{4,5}$`)
 
-// ParseBitrate reads an iperf3 rate in bit/s with scenario.ParseBitrate, the one bitrate parser (decimal K/M/G/T
+// parseBitrate reads an iperf3 rate in bit/s with scenario.ParseBitrate, the one bitrate parser (decimal K/M/G/T
 // suffixes as iperf3 reads them, "0" = unlimited, at most 1T, whole bit/s), as the float the iperf3 JSON carries.
-func ParseBitrate(s string) (float64, error) {
+func parseBitrate(s string) (float64, error) {
 	v, err := scenario.ParseBitrate(s)
 	return float64(v), err
 }
@@ -196,15 +218,15 @@ func Parse(s Spec, output []byte) (Result, error) {
 	)
 	switch {
 	case s.Tool == ToolIperf3 && s.Test == scenario.CNITestTCP:
-		r, err = ParseIperf3TCP(output, s.Streams)
+		r, err = parseIperf3TCP(output, s.Streams)
 	case s.Tool == ToolIperf3 && s.Test == scenario.CNITestUDP:
 		var want float64
-		want, err = ParseBitrate(s.Bitrate)
+		want, err = parseBitrate(s.Bitrate)
 		if err == nil {
-			r, err = ParseIperf3UDP(output, want)
+			r, err = parseIperf3UDP(output, want)
 		}
 	case s.Tool == ToolNetperf && (s.Test == scenario.CNITestRR || s.Test == scenario.CNITestCRR):
-		r, err = ParseNetperf(output)
+		r, err = parseNetperf(output)
 		r.Test = s.Test
 	case s.Tool == ToolBuiltin && (s.Test == scenario.CNITestRR || s.Test == scenario.CNITestCRR):
 		r, err = ParseBuiltin(output, s.Test)

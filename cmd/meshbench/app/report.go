@@ -71,19 +71,9 @@ HTML), e.g. --show headlines,modes as make demo ends; the report files are still
 }
 
 func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFlags, dirs []string) error {
-	if err := g.checkOutput("table", "json", "yaml"); err != nil {
+	sections, err := reportSections(g, f)
+	if err != nil {
 		return err
-	}
-	var sections []report.SectionID
-	if f.show != nil {
-		if g.Output != "table" {
-			return badInput(fmt.Errorf("--show prints text for a terminal: it cannot be combined with --output %s", g.Output))
-		}
-		s, err := report.ParseSections(f.show)
-		if err != nil {
-			return badInput(fmt.Errorf("--show: %w", err))
-		}
-		sections = s
 	}
 	if f.latest && len(dirs) > 1 {
 		return badInput(errors.New("--latest takes one directory of runs; give both run directories without --latest to combine them"))
@@ -91,26 +81,10 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 	if err := checkReportFlags(f); err != nil {
 		return err
 	}
-	if f.latest {
-		latest, err := report.LatestRun(dirs[0])
-		if err != nil {
-			return badInput(err)
-		}
-		dirs = []string{latest}
-	}
-	var runs []*results.Run
-	for _, dir := range dirs {
-		run, err := results.Read(dir)
-		if err != nil {
-			return badInput(fmt.Errorf("report %s: %w", dir, err))
-		}
-		runs = append(runs, run)
-	}
-	rep, err := report.Combine(runs...)
+	rep, err := readReport(f.latest, dirs)
 	if err != nil {
-		return badInput(fmt.Errorf("report %s: %w", strings.Join(dirs, " "), err))
+		return err
 	}
-	dir := rep.Dir
 	if f.show == nil {
 		// --show prints the banner itself, at the top of its text: once is enough on a terminal.
 		for _, line := range rep.Banner() {
@@ -119,26 +93,14 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 	}
 	written := []string{}
 	if !f.noFiles {
-		out := f.out
-		if out == "" {
-			out = filepath.Join(dir, "report")
-			if err := orchestrate.CheckWritableDir(out, "give --output-dir elsewhere (the run directory is not writable here)"); err != nil {
-				return badInput(err)
-			}
-		}
-		if written, err = report.Write(out, rep.Files()); err != nil {
+		if written, err = writeReport(f.out, rep); err != nil {
 			return err
 		}
 	}
 	if f.push != "" {
-		opts := push.Options{URL: f.push, Job: f.pushJob, Instance: f.pushInstance, Insecure: f.pushInsecure}
-		if f.pushInsecure {
-			fmt.Fprintf(streams.ErrOut, "warning: --push-insecure: the TLS certificate of %s is not verified\n", push.RedactURL(f.push))
-		}
-		if err := push.Push(ctx, rep, opts); err != nil {
+		if err := pushReport(ctx, streams, f, rep); err != nil {
 			return err
 		}
-		fmt.Fprintf(streams.ErrOut, "pushed the summary of %s to %s\n", rep.Meta.RunID, push.RedactURL(f.push))
 	}
 	if f.show != nil {
 		text, missing := rep.Text(sections...)
@@ -158,6 +120,74 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 		}
 		return s
 	})
+}
+
+// reportSections checks --output and parses --show (nil: no --show), which prints text and so needs --output table.
+func reportSections(g *GlobalFlags, f *reportFlags) ([]report.SectionID, error) {
+	if err := g.checkOutput("table", "json", "yaml"); err != nil {
+		return nil, err
+	}
+	if f.show == nil {
+		return nil, nil
+	}
+	if g.Output != "table" {
+		return nil, badInput(fmt.Errorf("--show prints text for a terminal: it cannot be combined with --output %s", g.Output))
+	}
+	s, err := report.ParseSections(f.show)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("--show: %w", err))
+	}
+	return s, nil
+}
+
+// readReport reads the run directories (with latest, the run of dirs[0] that started last) into one report; a
+// directory that cannot be read or runs that cannot be combined are bad input.
+func readReport(latest bool, dirs []string) (report.Report, error) {
+	if latest {
+		dir, err := report.LatestRun(dirs[0])
+		if err != nil {
+			return report.Report{}, badInput(err)
+		}
+		dirs = []string{dir}
+	}
+	var runs []*results.Run
+	for _, dir := range dirs {
+		run, err := results.Read(dir)
+		if err != nil {
+			return report.Report{}, badInput(fmt.Errorf("report %s: %w", dir, err))
+		}
+		runs = append(runs, run)
+	}
+	rep, err := report.Combine(runs...)
+	if err != nil {
+		return report.Report{}, badInput(fmt.Errorf("report %s: %w", strings.Join(dirs, " "), err))
+	}
+	return rep, nil
+}
+
+// writeReport writes the report files to out (default: the run directory's report/, which must be writable) and
+// returns their paths.
+func writeReport(out string, rep report.Report) ([]string, error) {
+	if out == "" {
+		out = filepath.Join(rep.Dir, "report")
+		if err := orchestrate.CheckWritableDir(out, "give --output-dir elsewhere (the run directory is not writable here)"); err != nil {
+			return nil, badInput(err)
+		}
+	}
+	return report.Write(out, rep.Files())
+}
+
+// pushReport sends the summary to the Pushgateway of --push, warning first when its certificate is not verified.
+func pushReport(ctx context.Context, streams Streams, f *reportFlags, rep report.Report) error {
+	opts := push.Options{URL: f.push, Job: f.pushJob, Instance: f.pushInstance, Insecure: f.pushInsecure}
+	if f.pushInsecure {
+		fmt.Fprintf(streams.ErrOut, "warning: --push-insecure: the TLS certificate of %s is not verified\n", push.RedactURL(f.push))
+	}
+	if err := push.Push(ctx, rep, opts); err != nil {
+		return err
+	}
+	fmt.Fprintf(streams.ErrOut, "pushed the summary of %s to %s\n", rep.Meta.RunID, push.RedactURL(f.push))
+	return nil
 }
 
 // checkReportFlags lists every bad flag at once (exit 2) before any run is read, rendered, written or pushed: an
