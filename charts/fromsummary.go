@@ -12,17 +12,14 @@ import (
 // Metric, stat and label names the builders read. CNI samples carry the path and test as labels
 // (see internal/nettool): path=same-node|cross-node|service|host, test=tcp|udp|rr|crr.
 const (
-	MetricCPU        = results.MetricCPU
-	MetricMemory     = results.MetricMemory
-	MetricLatency    = results.MetricLatency
-	MetricThroughput = results.MetricThroughput
-	MetricRR         = results.MetricRR
-	MetricCRR        = results.MetricCRR
-	StatAvg          = results.StatAvg
-	StatValue        = results.StatValue
-	LabelPath        = results.CNILabelPath
-	LabelTest        = results.CNILabelTest
-	PathHost         = string(results.CNIPathHost)
+	MetricCPU     = results.MetricCPU
+	MetricMemory  = results.MetricMemory
+	MetricLatency = results.MetricLatency
+	StatAvg       = results.StatAvg
+	StatValue     = results.StatValue
+	LabelPath     = results.CNILabelPath
+	LabelTest     = results.CNILabelTest
+	PathHost      = string(results.CNIPathHost)
 )
 
 // rank orders names by one of results' canonical orders, then unknown names alphabetically.
@@ -37,8 +34,8 @@ func SortModes(modes []string) { slices.SortStableFunc(modes, rank(results.Modes
 // SortComponents sorts components canonically (app, sidecar, ztunnel, waypoint, istiod, ..., mesh).
 func SortComponents(cs []string) { slices.SortStableFunc(cs, rank(results.Components)) }
 
-// SortStats sorts stats as min, p50, ..., p99.9, max.
-func SortStats(ss []string) { slices.SortStableFunc(ss, rank(results.Percentiles)) }
+// sortStats sorts stats as min, p50, ..., p99.9, max.
+func sortStats(ss []string) { slices.SortStableFunc(ss, rank(results.Percentiles)) }
 
 // SortPaths sorts CNI paths as host, same-node, cross-node, service.
 func SortPaths(ps []string) { slices.SortStableFunc(ps, rank(results.CNIPaths)) }
@@ -240,7 +237,7 @@ func LatencyChart(s results.Summary, sel LatencySelection) BarChart {
 		}
 	}
 	groups := distinct(picked, func(se results.Series) string { return string(se.Stat) })
-	SortStats(groups)
+	sortStats(groups)
 	series := distinct(picked, func(se results.Series) string { return string(se.Mode) })
 	SortModes(series)
 	unit := ""
@@ -287,7 +284,7 @@ func cniSeries(s results.Summary) []results.Series {
 		if se.Component != results.ComponentCNITest || LabelValue(se.Labels, LabelPath) == "" {
 			continue
 		}
-		if (se.Metric == MetricThroughput || se.Metric == MetricRR || se.Metric == MetricCRR) && (se.Stat == StatValue || se.Stat == StatAvg) {
+		if (se.Metric == results.MetricThroughput || se.Metric == results.MetricRR || se.Metric == results.MetricCRR) && (se.Stat == StatValue || se.Stat == StatAvg) {
 			out = append(out, se)
 		}
 	}
@@ -356,7 +353,7 @@ func CNIChart(s results.Summary, sel CNISelection, missing map[string]string) Ba
 
 func metricTitle(m results.Metric) string {
 	switch m {
-	case MetricRR, MetricCRR:
+	case results.MetricRR, results.MetricCRR:
 		return "transaction rate"
 	}
 	return string(m)
@@ -380,7 +377,7 @@ func testTitle(t string) string {
 // latencies.
 func DirectionHigherIsBetter(metric results.Metric) bool {
 	switch metric {
-	case MetricThroughput, MetricRR, MetricCRR, results.MetricQPS:
+	case results.MetricThroughput, results.MetricRR, results.MetricCRR, results.MetricQPS:
 		return true
 	}
 	return false

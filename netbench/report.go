@@ -78,9 +78,9 @@ type row = results.CNIRow
 // NodeTotal is a whole-node average added up over named nodes, each host counted once (results.CNINodeTotals).
 type NodeTotal = results.CNINodeTotal
 
-// ResourceComponent is a resource row's component as the tables show it: "cni-test pod client" for one pod's
+// resourceComponent is a resource row's component as the tables show it: "cni-test pod client" for one pod's
 // cgroup-1s figures.
-func ResourceComponent(rr resourceRow) string {
+func resourceComponent(rr resourceRow) string {
 	if rr.Pod != "" {
 		return string(rr.Component) + " pod " + rr.Pod
 	}
@@ -162,7 +162,7 @@ func (r *Report) Table() string {
 			if rr.TooSparse {
 				lo, hi, sparse = results.TooSparse, results.TooSparse, true
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rr.Window, rr.Path, orDash(rr.Test), ResourceComponent(rr), node,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rr.Window, rr.Path, orDash(rr.Test), resourceComponent(rr), node,
 				orDash(rr.Source), rr.Metric, lo, numPtr(rr.Avg), hi, rr.Unit)
 		}
 		_ = tw.Flush()

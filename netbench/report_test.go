@@ -221,7 +221,7 @@ func TestReportRendering(t *testing.T) {
 	}
 	byKey := map[string]resourceRow{}
 	for _, rr := range rep.Resources {
-		byKey[rr.Window+" "+rr.Path+" "+ResourceComponent(rr)+" "+rr.Node+" "+rr.Source+" "+string(rr.Metric)] = rr
+		byKey[rr.Window+" "+rr.Path+" "+resourceComponent(rr)+" "+rr.Node+" "+rr.Source+" "+string(rr.Metric)] = rr
 	}
 	if r := byKey["idle same-node cni-test  prometheus cpu"]; r.Max != nil || r.Avg == nil || *r.Avg != 2 || r.TooSparse {
 		t.Errorf("idle cni-test %+v", r)
