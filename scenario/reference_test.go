@@ -14,14 +14,14 @@ import (
 )
 
 // TestConfigReference keeps docs/config-reference.md in sync with the Go types: every field, its type, its default
-// and the doc comment from types.go. Run `go test ./scenario -run TestConfigReference -update` after changing types.
+// and the doc comment from types.go and types_load.go. Run `go test ./scenario -run TestConfigReference -update` after changing types.
 func TestConfigReference(t *testing.T) {
-	docs := fieldDocs(t, "types.go")
+	docs := fieldDocs(t, "types.go", "types_load.go")
 	def := &Scenario{Spec: Spec{Workload: Workload{App: AppFortioChain}, CNI: CNI{Samples: 3}}}
 	SetDefaults(def)
 	var b strings.Builder
 	b.WriteString("# Scenario configuration reference\n\n")
-	b.WriteString("Generated from `scenario/types.go` by `go test ./scenario -run TestConfigReference -update`; a test fails when it is out of date.\n")
+	b.WriteString("Generated from `scenario/types.go` and `scenario/types_load.go` by `go test ./scenario -run TestConfigReference -update`; a test fails when it is out of date.\n")
 	b.WriteString("Defaults shown are for `profile: default` and `app: fortio-chain` (a cni section's defaults apply only when the section is present).\n")
 	b.WriteString("Durations are Go durations (`30s`, `10m`); unknown fields are errors.\n\n")
 	b.WriteString("| field | type | default | description |\n|---|---|---|---|\n")
@@ -139,7 +139,17 @@ func defaultOf(v reflect.Value) string {
 }
 
 // fieldDocs maps struct name -> field name -> doc comment text (one line) from a Go source file.
-func fieldDocs(t *testing.T, file string) map[string]map[string]string {
+func fieldDocs(t *testing.T, files ...string) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	for _, file := range files {
+		structFieldDocs(t, file, out)
+	}
+	return out
+}
+
+// structFieldDocs adds, per struct type of file, each field's doc comment to out.
+func structFieldDocs(t *testing.T, file string, out map[string]map[string]string) {
 	t.Helper()
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -149,7 +159,6 @@ func fieldDocs(t *testing.T, file string) map[string]map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]map[string]string{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		ts, ok := n.(*ast.TypeSpec)
 		if !ok {
@@ -175,5 +184,4 @@ func fieldDocs(t *testing.T, file string) map[string]map[string]string {
 		out[ts.Name.Name] = m
 		return true
 	})
-	return out
 }

@@ -188,14 +188,8 @@ func kubeletUnreachable(err error) bool {
 }
 
 // need says why the case needs node n, which is not usable ("" when it does not): the app's pods are pinned there,
-// or (t deployed) some of them, or of the run's load clients, still sit there.
-//
-// The load clients count too: loadgen.Cluster.Prepare places them by the same nodeSelector and tolerations, spread
-// over nodes (ScheduleAnyway), so one may sit on the dead node while the app does not, and the case's load would
-// fail on it as the last one did. They are not replaced: Prepare runs only with a switch, its Recreate rollout
-// would wait for the pods on the dead node to be gone, and a pod evicted from there stays terminating while the
-// kubelet is gone (loadgen refuses to run while a client pod is terminating, so those count here). The case is
-// skipped naming them instead; once the node is back, or the pods are gone, it runs.
+// or (t deployed) some of them, or of the run's load clients, still sit there. The clients are not moved (why:
+// docs/reliability.md, the kubelet-stopped row).
 func (g NodeGate) need(ctx context.Context, t *Target, n *corev1.Node) string {
 	if len(g.Selector) > 0 && labels.SelectorFromSet(g.Selector).Matches(labels.Set(n.Labels)) {
 		sel := labels.SelectorFromSet(g.Selector).String()
