@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/mesh"
-	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
@@ -26,15 +26,15 @@ type CNIConfig struct {
 	FinalizeTimeout time.Duration
 }
 
-// CNIResult is what a network benchmark wrote: its directory and netbench's report.
+// CNIResult is what a network benchmark wrote: its directory and cni's report.
 type CNIResult struct {
 	RunID  string
 	Dir    string
-	Report *netbench.Report
+	Report *cni.Report
 }
 
 // CNI runs the pod-network benchmark. The collector is built (and the kubelet sampler calibrated) before the run
-// directory is created; the returned error wraps *netbench.CasesFailedError when some cases failed.
+// directory is created; the returned error wraps *cni.CasesFailedError when some cases failed.
 func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 	s, log, clients := cfg.Scenario, d.Log, d.Clients
 	if err := checkResumeDir(cfg.ResumeDir, results.CommandCNI); err != nil {
@@ -62,9 +62,9 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 	defer sess.close()
 	runID := sess.runID()
 	res := CNIResult{RunID: runID, Dir: sess.dir()}
-	nc := netbench.Config{
+	nc := cni.Config{
 		RunID: runID, Namespace: "mb-" + runID, CNI: s.Spec.CNI, RunDir: sess.dir(), Keep: cfg.Retain,
-		Images:       netbench.Images{Network: s.Spec.Images.Network, Agent: s.Spec.Images.Agent, PullPolicy: s.Spec.Images.PullPolicy},
+		Images:       cni.Images{Network: s.Spec.Images.Network, Agent: s.Spec.Images.Agent, PullPolicy: s.Spec.Images.PullPolicy},
 		ReadyTimeout: cfg.ReadyTimeout, DeleteTimeout: cfg.FinalizeTimeout, RateRange: col.lead,
 	}
 	if ni := sess.meta.NetworkImage; sess.resumed() && ni != nil && ni.Pinned != "" {
@@ -72,7 +72,7 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 		nc.Images.Network = ni.Pinned
 	}
 	var out runner.Outcome
-	b, done, runErr := NewCNIBench(ctx, nc, netbench.Deps{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube},
+	b, done, runErr := NewCNIBench(ctx, nc, cni.Deps{Kube: clients.Kube, Exec: kube.PodExecer{Config: clients.Config, Kube: clients.Kube},
 		Resources: col, Log: log}, sess.recorded)
 	if b == nil || sess.resumed() && runErr != nil {
 		// A refused resume leaves the recorded run as it was (no summary or end time rewritten).

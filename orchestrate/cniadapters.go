@@ -11,9 +11,9 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/target"
-	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
@@ -24,7 +24,7 @@ const cniTopology = "cni"
 
 // cniWorkloads is the bench's test pods as the runner's Workloads. It is no runner.ReadyWaiter: Deploy waits for
 // every test pod and listening server itself.
-type cniWorkloads struct{ b *netbench.Bench }
+type cniWorkloads struct{ b *cni.Bench }
 
 // Ensure deploys the test pods; a namespace it created is in the target also on failure, for the finalizer.
 func (a cniWorkloads) Ensure(ctx context.Context, _ scenario.Topology) (runner.Target, error) {
@@ -40,7 +40,7 @@ func (a cniWorkloads) Teardown(ctx context.Context, _ runner.Target) error { ret
 
 // cniLoad is the bench's samples as the runner's LoadGenerator. It is no runner.LoadClients: the samples run in
 // the test pods cniWorkloads deployed.
-type cniLoad struct{ b *netbench.Bench }
+type cniLoad struct{ b *cni.Bench }
 
 // Run runs the case's samples back to back; a case none of whose samples succeeded is a *runner.NotMeasuredError
 // saying why, sample by sample.
@@ -56,7 +56,7 @@ func (a cniLoad) Run(ctx context.Context, _ runner.Target, req runner.LoadReques
 
 // cniCollector is the bench's resource reading as the runner's Collector.
 type cniCollector struct {
-	b     *netbench.Bench
+	b     *cni.Bench
 	guard time.Duration
 }
 
@@ -71,7 +71,7 @@ func (a cniCollector) LeadIn() time.Duration { return a.b.RateRange() }
 // traffic.
 func (a cniCollector) Guard() time.Duration { return a.guard }
 
-// kubeClock is a k8s.io/utils/clock.Clock (netbench's time) as the runner's Clock, so that one clock drives both.
+// kubeClock is a k8s.io/utils/clock.Clock (cni's time) as the runner's Clock, so that one clock drives both.
 type kubeClock struct{ c clock.Clock }
 
 func (k kubeClock) Now() time.Time { return k.c.Now().UTC() }
@@ -81,7 +81,7 @@ func (k kubeClock) Sleep(ctx context.Context, d time.Duration) error { return ku
 // CNICases is one pod network benchmark's cases run through runner.Runner: the same case loop, recording,
 // interruption and finalizer semantics as meshbench run.
 type CNICases struct {
-	Bench *netbench.Bench
+	Bench *cni.Bench
 	RunID string
 	Store runner.Store
 	// Done are the cases a resumed run keeps (Bench.Resume, through NewCNIBench): the runner does not run them again.
@@ -100,7 +100,7 @@ type CNICases struct {
 }
 
 // RunCNICases runs the bench's cases. The error is the runner's, or wraps context.Canceled when the run was
-// interrupted, or is a *netbench.CasesFailedError naming the cases that failed.
+// interrupted, or is a *cni.CasesFailedError naming the cases that failed.
 func RunCNICases(ctx context.Context, c CNICases) (runner.Outcome, error) {
 	clk := c.Clock
 	if clk == nil {
@@ -126,38 +126,38 @@ func RunCNICases(ctx context.Context, c CNICases) (runner.Outcome, error) {
 			id, _, _ := strings.Cut(f, ": ")
 			ids = append(ids, id)
 		}
-		return out, &netbench.CasesFailedError{Cases: ids}
+		return out, &cni.CasesFailedError{Cases: ids}
 	}
 	return out, nil
 }
 
-// NewCNIBench is netbench.New for a new run (recorded nil) or for the continuation of a recorded one: the kept
+// NewCNIBench is cni.New for a new run (recorded nil) or for the continuation of a recorded one: the kept
 // cases' nodes are pinned as the placement (the resumed cases measure the same path), the plan must still be the
 // recorded run's, what a killed session left in the cluster is deleted and the raw output of the cases that run
-// again is removed (netbench.Bench.Resume). done is what the runner keeps (CNICases.Done). The bench is returned with
+// again is removed (cni.Bench.Resume). done is what the runner keeps (CNICases.Done). The bench is returned with
 // an error too when New returned one (its report holds the refused placement).
-func NewCNIBench(ctx context.Context, nc netbench.Config, d netbench.Deps, recorded *results.Run) (b *netbench.Bench, done map[string]results.CaseResult, err error) {
+func NewCNIBench(ctx context.Context, nc cni.Config, d cni.Deps, recorded *results.Run) (b *cni.Bench, done map[string]results.CaseResult, err error) {
 	if recorded != nil {
-		pin, ok, err := netbench.RecordedPlacement(recorded.DoneCases())
+		pin, ok, err := cni.RecordedPlacement(recorded.DoneCases())
 		if err != nil {
 			return nil, nil, inputError(fmt.Errorf("resume %s: %w", recorded.Dir, err))
 		}
 		if ok {
 			nc.CNI.Placement = pin
 		}
-		b, err = netbench.New(ctx, nc, d)
+		b, err = cni.New(ctx, nc, d)
 		if err != nil && ok {
 			return b, nil, fmt.Errorf("resume %s: the kept cases ran on node-a %q node-b %q: %w; start a new run without --resume",
 				recorded.Dir, pin.ClientNode, pin.ServerNode, err)
 		}
 	} else {
-		b, err = netbench.New(ctx, nc, d)
+		b, err = cni.New(ctx, nc, d)
 	}
 	if err != nil || recorded == nil {
 		return b, nil, err
 	}
 	done, err = b.Resume(ctx, recorded.Cases)
-	if errors.Is(err, netbench.ErrPlanChanged) {
+	if errors.Is(err, cni.ErrPlanChanged) {
 		return b, nil, inputError(fmt.Errorf("resume %s: %w; start a new run (meshbench cni -f SCENARIO, without --resume)", recorded.Dir, err))
 	}
 	if err != nil {
@@ -166,7 +166,7 @@ func NewCNIBench(ctx context.Context, nc netbench.Config, d netbench.Deps, recor
 	return b, done, nil
 }
 
-// factKeys are the bench's case facts as the runner records them: netbench names its own keys (the results.Fact*
+// factKeys are the bench's case facts as the runner records them: cni names its own keys (the results.Fact*
 // constants where a reader shares them, raw.<n>, client, server, ...).
 func factKeys(m map[string]string) map[results.FactKey]string {
 	if m == nil {

@@ -18,7 +18,7 @@ import (
 )
 
 // Collector is the resource collector of a run: Prometheus when configured, else the kubelet sampler running in the
-// background until Stop. It is the runner's Collector and, through Collect, netbench's ResourceCollector.
+// background until Stop. It is the runner's Collector and, through Collect, cni's ResourceCollector.
 type Collector struct {
 	pods         prom.PodLister
 	loadSelector string
@@ -50,7 +50,7 @@ func (c *Collector) Stop() {
 	})
 }
 
-// Collect reads the resources of pod sets over w (netbench's ResourceCollector).
+// Collect reads the resources of pod sets over w (cni's ResourceCollector).
 func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
 	return c.collect(ctx, w, sets)
 }

@@ -1,5 +1,5 @@
 // Package orchestrate is meshbench's wiring: it composes the adapters (mesh, workloads, loadgen, collectors,
-// netbench) behind the runner's interfaces and carries a run from a validated scenario to its written results. It is
+// cni) behind the runner's interfaces and carries a run from a validated scenario to its written results. It is
 // the one package besides cmd/meshbench/app that may import several adapters; only cmd/meshbench/app imports it.
 //
 // The order it keeps is the CLI contract: nothing is created (no run directory, nothing in the cluster) before the

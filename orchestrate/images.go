@@ -9,9 +9,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/images"
 	"github.com/meshbench/meshbench/internal/kube"
-	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/scenario"
 	"github.com/meshbench/meshbench/workloads"
 )
@@ -19,8 +19,8 @@ import (
 // CheckImages resolves every image a run (run) or a cni run (cni) will pull, before anything is created: a FAIL
 // (missing, unauthorized, no image for the nodes' platforms) is an *InputError listing each with its fix; WARN and OK
 // are logged. clients may be nil (the nodes' platforms are then not compared).
-func CheckImages(ctx context.Context, clients *kube.Clients, s *scenario.Scenario, run, cni bool, log *slog.Logger) error {
-	wants, err := ImageWants(s, run, cni)
+func CheckImages(ctx context.Context, clients *kube.Clients, s *scenario.Scenario, run, cniRun bool, log *slog.Logger) error {
+	wants, err := ImageWants(s, run, cniRun)
 	if err != nil {
 		return inputError(err)
 	}
@@ -44,12 +44,12 @@ func CheckImages(ctx context.Context, clients *kube.Clients, s *scenario.Scenari
 }
 
 // ImageWants lists the images a command pulls, each with the scenario field that sets it: for a run the agent (the
-// load clients) and the app's images (workloads.Images); for cni the test pods' (netbench.PulledImages).
-func ImageWants(s *scenario.Scenario, run, cni bool) ([]images.Want, error) {
+// load clients) and the app's images (workloads.Images); for cni the test pods' (cni.PulledImages).
+func ImageWants(s *scenario.Scenario, run, cniRun bool) ([]images.Want, error) {
 	var refs []string
 	switch {
-	case cni:
-		refs = netbench.PulledImages(s) // the agent first: the load clients' image too
+	case cniRun:
+		refs = cni.PulledImages(s) // the agent first: the load clients' image too
 	case run:
 		refs = []string{s.Spec.Images.Agent}
 	}

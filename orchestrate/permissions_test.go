@@ -26,7 +26,7 @@ import (
 
 // runPackages are the packages a `meshbench run`, `cni` and `preflight` execute against the API server (the CLI
 // layer, schedule --apply, images and hack/ are not part of a run).
-var runPackages = []string{"orchestrate", "runner", "mesh", "workloads", "loadgen", "netbench", "collectors/prom", "preflight",
+var runPackages = []string{"orchestrate", "runner", "mesh", "workloads", "loadgen", "cni", "collectors/prom", "preflight",
 	"internal/kube", "internal/target", "internal/podset"}
 
 // clientGroups maps the typed clientsets' group accessors to API groups.

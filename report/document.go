@@ -28,20 +28,20 @@ type SectionID string
 
 // The ids of a report's sections; sectionTable orders them.
 const (
-	sectionFacts           SectionID = "facts"
-	sectionHeadlines       SectionID = "headlines"
-	sectionResources       SectionID = "resources"
-	sectionModes           SectionID = "modes" // change between modes
-	sectionWorkloads       SectionID = "workloads"
-	sectionPerKRPS         SectionID = "per-krps"
-	sectionShared          SectionID = "shared"
-	sectionAllocation      SectionID = "allocation"
-	sectionLatency         SectionID = "latency"
-	sectionCapacity        SectionID = "capacity"
-	sectionNetwork         SectionID = "network"
-	sectionNetworkBaseline SectionID = "network-baseline" // the cni run's network inside a combined report
-	sectionCases           SectionID = "cases"
-	sectionMethod          SectionID = "method"
+	sectionFacts       SectionID = "facts"
+	sectionHeadlines   SectionID = "headlines"
+	sectionResources   SectionID = "resources"
+	sectionModes       SectionID = "modes" // change between modes
+	sectionWorkloads   SectionID = "workloads"
+	sectionPerKRPS     SectionID = "per-krps"
+	sectionShared      SectionID = "shared"
+	sectionAllocation  SectionID = "allocation"
+	sectionLatency     SectionID = "latency"
+	sectionCapacity    SectionID = "capacity"
+	sectionCNI         SectionID = "cni"
+	sectionCNIBaseline SectionID = "cni-baseline" // the cni run's section inside a combined report
+	sectionCases       SectionID = "cases"
+	sectionMethod      SectionID = "method"
 )
 
 // sectionIDs are every section a report can have, in the order it shows them.
@@ -75,8 +75,8 @@ func sectionTable() []sectionEntry {
 		{sectionAllocation, Report.allocationSection},
 		{sectionLatency, Report.latencySection},
 		{sectionCapacity, Report.capacitySection},
-		{sectionNetwork, Report.networkSection},
-		{sectionNetworkBaseline, Report.networkBaselineSection},
+		{sectionCNI, Report.cniSection},
+		{sectionCNIBaseline, Report.cniBaselineSection},
 		{sectionCases, Report.casesSection},
 		{sectionMethod, Report.methodSection},
 	}

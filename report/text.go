@@ -22,13 +22,19 @@ func (r Report) Text(ids ...SectionID) (text []byte, missing []SectionID) {
 	return d.text(ids), missing
 }
 
-// ParseSections reads section ids (comma-separated lists allowed, in any order); "all" gives nil, which Text renders
-// as the whole report. An unknown id is an error that lists the known ones.
+// renamedSections are ids the report used before, still accepted by ParseSections.
+var renamedSections = map[string]SectionID{"network": sectionCNI, "network-baseline": sectionCNIBaseline}
+
+// ParseSections reads section ids (comma-separated lists allowed, in any order; the ids of renamedSections too); "all"
+// gives nil, which Text renders as the whole report. An unknown id is an error that lists the known ones.
 func ParseSections(values []string) ([]SectionID, error) {
 	var out []SectionID
 	for _, v := range values {
 		for _, s := range strings.Split(v, ",") {
 			s = strings.TrimSpace(s)
+			if id, ok := renamedSections[s]; ok {
+				s = string(id)
+			}
 			switch {
 			case s == "":
 			case s == "all":

@@ -9,10 +9,10 @@ import (
 )
 
 // The pod network table (meshbench cni, and the report's "Pod network" section) is computed here, once, from a
-// Summary: its Series of component cni-test (labels path, test, tool) and its Cases. netbench prints it after a run,
+// Summary: its Series of component cni-test (labels path, test, tool) and its Cases. cni prints it after a run,
 // the report renders it from summary.json; neither computes means of its own.
 
-// Labels, metrics and the stat of the pod network samples (netbench writes them).
+// Labels, metrics and the stat of the pod network samples (cni writes them).
 const (
 	CNILabelPath = "path"
 	CNILabelTest = "test"

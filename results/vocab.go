@@ -71,7 +71,7 @@ const (
 
 	// Load generator (loadgen).
 	MetricQPS        Metric = "qps"           // achieved requests per second (stat value), and the requested rate (stat target)
-	MetricLatency    Metric = "latency"       // ms; loadgen: 2xx requests only; netbench: rr/crr transaction latency
+	MetricLatency    Metric = "latency"       // ms; loadgen: 2xx requests only; cni: rr/crr transaction latency
 	MetricErrLatency Metric = "error-latency" // ms, the other requests (when there are any); the same stats
 	MetricRequests   Metric = "requests"      // count of completed requests in the measured phase
 	MetricErrors     Metric = "errors"        // count of non-2xx responses and connection errors; rr/crr failed transactions
@@ -79,7 +79,7 @@ const (
 	MetricResponses  Metric = "responses"     // count per HTTP status (label code)
 	MetricConnection Metric = "connections"   // sockets opened (stat count) and connections asked for (stat target)
 
-	// Pod network (netbench).
+	// Pod network (cni).
 	MetricThroughput  Metric = "throughput"  // tcp goodput, udp delivered rate (receiver side)
 	MetricSent        Metric = "sent"        // udp rate the client sent
 	MetricLoss        Metric = "loss"        // udp datagram loss

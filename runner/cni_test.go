@@ -14,7 +14,7 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// testPods is the pod network's Workloads as orchestrate wires netbench in: Ensure deploys the test pods and waits
+// testPods is the pod network's Workloads as orchestrate wires cni in: Ensure deploys the test pods and waits
 // for them itself (no ReadyWaiter).
 type testPods struct{ *calls }
 
@@ -28,7 +28,7 @@ func (f testPods) Teardown(ctx context.Context, t Target) error {
 	return nil
 }
 
-// cniLoad answers each cni case as netbench's samples would: ok, some samples failed, or none ran (a broken pod).
+// cniLoad answers each cni case as cni's samples would: ok, some samples failed, or none ran (a broken pod).
 // It places no clients of its own (no LoadClients).
 type cniLoad struct {
 	*calls
@@ -46,7 +46,7 @@ func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult
 		return results.Sample{Repetition: n, Window: results.Window{Kind: results.WindowTest, Start: start, End: f.clock.Now()},
 			Component: results.ComponentCNITest, Metric: "throughput", Stat: "value", Value: 9, Unit: "Gbps"}
 	}
-	w := results.Window{Kind: results.WindowTest, Start: start.Add(time.Second), End: f.clock.Now()} // netbench trims min(rate range, half the case)
+	w := results.Window{Kind: results.WindowTest, Start: start.Add(time.Second), End: f.clock.Now()} // cni trims min(rate range, half the case)
 	switch req.Case.Path {
 	case scenario.CNIPathSameNode:
 		return LoadResult{Window: w, Windows: []results.Window{sample(1).Window, sample(2).Window}, Samples: []results.Sample{sample(1), sample(2)},
@@ -59,7 +59,7 @@ func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult
 	}
 }
 
-// cniPlan is a pod network plan with the policies netbench.Bench.Cases gives its cases.
+// cniPlan is a pod network plan with the policies cni.Bench.Cases gives its cases.
 func cniPlan() scenario.Plan {
 	test := func(path scenario.CNIPath, skip string) scenario.Case {
 		return scenario.Case{ID: scenario.CNICaseID(path, scenario.CNITestTCP), Kind: scenario.CaseCNI, Path: path, Test: scenario.CNITestTCP,

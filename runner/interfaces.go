@@ -34,7 +34,7 @@ type Workloads interface {
 
 // ReadyWaiter is Workloads whose Ensure returns before the pods are ready and whose pods a mode switch restarts
 // (the app): the runner waits with it after Mesh.Apply, in the step wait-ready. Workloads that Ensure ready
-// (netbench's test pods) are not one, and their cases have no such step.
+// (cni's test pods) are not one, and their cases have no such step.
 type ReadyWaiter interface {
 	// WaitReady waits until every workload is rolled out and every pod is Ready.
 	WaitReady(ctx context.Context, t Target) error
@@ -127,7 +127,7 @@ type LoadGenerator interface {
 
 // LoadClients is a LoadGenerator that places clients of its own for each target and mode (load client pods in the
 // app's namespace): the runner prepares them after the switch, in the step load-clients, and removes them before
-// the workloads. A generator that runs in the pods Workloads deployed (netbench's) is not one.
+// the workloads. A generator that runs in the pods Workloads deployed (cni's) is not one.
 type LoadClients interface {
 	// Prepare places the load clients for the target in the given mode (same namespace, so the same data plane)
 	// and waits until they are ready and, where the mode says so, captured by the mesh.

@@ -44,7 +44,7 @@ const DefaultFinalizeTimeout = 10 * time.Minute
 //
 // The runner never asks a case's kind: meshbench cni's cases take the same loop with the adapters the pod network
 // has (no Mesh; no ReadyWaiter: Ensure deploys the test pods ready; no LoadClients: the samples run in those pods),
-// their policies (netbench) giving the idle case its window only and each path x test case its samples as a
+// their policies (cni) giving the idle case its window only and each path x test case its samples as a
 // back-to-back load; a case the plan marks Skip is recorded skipped without running.
 type Runner struct {
 	Plan  scenario.Plan

@@ -43,7 +43,7 @@ type Case struct {
 	Traffic Duration `json:"traffic,omitzero"`
 	// Skip, when set, is why the case cannot run on this cluster (a path that needs a second node the cluster does
 	// not have): the runner records it skipped with this reason, without running it. The plan of a scenario
-	// never sets it; what the cluster tells is added before the run (netbench.Bench.Cases).
+	// never sets it; what the cluster tells is added before the run (cni.Bench.Cases).
 	Skip string `json:"skip,omitempty"`
 	// Switch is true when the topology or mode differs from the previous case: the runner applies the mode,
 	// ensures the workload and verifies every pod before measuring.
@@ -55,7 +55,7 @@ type Case struct {
 }
 
 // CasePolicy is how the runner measures and records one case. The code that plans the cases the runner runs sets it
-// (NewPlan for mesh cases, netbench for pod network cases; the CNIPlan that `meshbench plan` prints has none), so
+// (NewPlan for mesh cases, cni for pod network cases; the CNIPlan that `meshbench plan` prints has none), so
 // the runner follows it without asking the case's kind.
 type CasePolicy struct {
 	// Settle is the wait after switching to the case's topology and mode, before its first window.
@@ -125,7 +125,7 @@ const (
 )
 
 // NewCNIPlan expands a cni section into its cases: paths in the configured order, tests in the configured order
-// inside each path. NewPlan uses it, and so does netbench, which adds what only the cluster tells (placement, the
+// inside each path. NewPlan uses it, and so does cni, which adds what only the cluster tells (placement, the
 // RR tool): one planner for both verbs.
 func NewCNIPlan(c CNI) *CNIPlan { return newCNIPlan(c) }
 

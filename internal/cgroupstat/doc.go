@@ -9,6 +9,6 @@
 // mountCgroupV1 with getCgroupMounts' binds). So Open reads the root of the tree it is given; it does not walk
 // /proc/self/cgroup.
 //
-// It is a leaf (no project imports). meshbench-agent's `cgroups` subcommand writes the samples; netbench
+// It is a leaf (no project imports). meshbench-agent's `cgroups` subcommand writes the samples; cni
 // reads them back through `cgroups dump` and Summarize.
 package cgroupstat

@@ -5,7 +5,7 @@
 // files) import no project package and every package may import them; scenario and results import no project
 // package but the foundations; pure leaf packages (internal/...) import only those and each other; the shared
 // clients (internal/kube, internal/target: they talk to the API server) import those and each other; the adapters
-// (mesh, workloads, loadgen, collectors/..., netbench, images, schedule) and the runner import scenario, results,
+// (mesh, workloads, loadgen, collectors/..., cni, images, schedule) and the runner import scenario, results,
 // leaves and the shared clients, never each other; the offline packages (charts, report, compare, capacity) import
 // results, leaves and each other, never a shared client; push sends reports and imports those; composition
 // packages (orchestrate, preflight) and the commands (cmd/...) may import everything but the commands. A package

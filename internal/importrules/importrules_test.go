@@ -90,14 +90,14 @@ func TestCheckFindsForbiddenEdges(t *testing.T) {
 		{"foundation imports core", map[string][]string{m + "/internal/inputfile": {m + "/results"}, m + "/results": nil},
 			"internal/inputfile (foundation) imports results (core): foundation packages import no project package"},
 		{"unclassified package", map[string][]string{m + "/newthing": {"fmt"}}, "newthing: not in the import rule table"},
-		{"netbench reads prom directly", map[string][]string{m + "/netbench": {m + "/collectors/prom"}, m + "/collectors/prom": nil},
-			"netbench (adapter) imports collectors/prom (adapter)"},
+		{"cni reads prom directly", map[string][]string{m + "/cni": {m + "/collectors/prom"}, m + "/collectors/prom": nil},
+			"cni (adapter) imports collectors/prom (adapter)"},
 		{"allowed", map[string][]string{
 			m + "/cmd/meshbench/app": {m + "/orchestrate", m + "/mesh", m + "/runner"}, m + "/orchestrate": {m + "/mesh", m + "/workloads", m + "/runner"},
 			m + "/mesh": {m + "/internal/target", m + "/scenario", "k8s.io/api/core/v1"}, m + "/workloads": {m + "/internal/target"},
 			m + "/runner": {m + "/internal/target", m + "/results"}, m + "/internal/target": {m + "/internal/kube", m + "/scenario"},
 			m + "/internal/kube": nil, m + "/scenario": {m + "/internal/inputfile"}, m + "/results": {m + "/internal/inputfile"}, m + "/internal/inputfile": nil,
-			m + "/netbench": {m + "/internal/nettool", m + "/internal/podset"}, m + "/internal/nettool": nil, m + "/internal/podset": {m + "/results"},
+			m + "/cni": {m + "/internal/nettool", m + "/internal/podset"}, m + "/internal/nettool": nil, m + "/internal/podset": {m + "/results"},
 			m + "/collectors/prom": {m + "/internal/podset", m + "/results"},
 		}, ""},
 	} {

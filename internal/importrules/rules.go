@@ -46,7 +46,7 @@ var Rules = []Rule{
 	{"workloads", Adapter},
 	{"loadgen", Adapter},
 	{"collectors/...", Adapter},
-	{"netbench", Adapter},
+	{"cni", Adapter},
 	{"images", Adapter},
 	{"schedule", Adapter},
 	{"runner", Runner},

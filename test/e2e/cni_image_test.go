@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -48,7 +48,7 @@ func TestCNINetworkImagePinned(t *testing.T) {
 	if err != nil {
 		t.Fatalf("meshbench cni: %v\nstdout:\n%s", err, stdout.String())
 	}
-	var rep netbench.Report
+	var rep cni.Report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, stdout.String())
 	}

@@ -23,8 +23,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/internal/nettool"
-	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -114,7 +114,7 @@ func TestCNIFullTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("meshbench cni: %v\nstdout:\n%s", err, stdout.String())
 	}
-	var rep netbench.Report
+	var rep cni.Report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, stdout.String())
 	}
@@ -126,11 +126,11 @@ func TestCNIFullTable(t *testing.T) {
 	}
 	for _, row := range rep.Rows {
 		name := row.Path + "/" + row.Test
-		if row.Status != netbench.RowOK || row.N != 3 || !(row.Mean > 0) || row.CI == nil {
+		if row.Status != cni.RowOK || row.N != 3 || !(row.Mean > 0) || row.CI == nil {
 			t.Errorf("%s: status %s n=%d mean=%v ci=%v reason %q", name, row.Status, row.N, row.Mean, row.CI, row.Reason)
 			continue
 		}
-		secondary := map[string]netbench.Stat{}
+		secondary := map[string]cni.Stat{}
 		for _, s := range row.Secondary {
 			secondary[s.Name] = s
 		}
@@ -155,18 +155,18 @@ func TestCNIFullTable(t *testing.T) {
 	}
 
 	// Placement as asked and verified: same-node pods share node A, the remote and host servers are on node B.
-	want := map[netbench.Role]string{netbench.RoleClient: c.Nodes[0], netbench.RoleServerLocal: c.Nodes[0], netbench.RoleHostClient: c.Nodes[0],
-		netbench.RoleServerRemote: c.Nodes[1], netbench.RoleHostServer: c.Nodes[1]}
+	want := map[cni.Role]string{cni.RoleClient: c.Nodes[0], cni.RoleServerLocal: c.Nodes[0], cni.RoleHostClient: c.Nodes[0],
+		cni.RoleServerRemote: c.Nodes[1], cni.RoleHostServer: c.Nodes[1]}
 	if rep.RRTool == nettool.ToolBuiltin {
-		want[netbench.RoleClientAgent] = c.Nodes[0]
+		want[cni.RoleClientAgent] = c.Nodes[0]
 	}
-	seen := map[netbench.Role]bool{}
+	seen := map[cni.Role]bool{}
 	for _, p := range rep.Pods {
 		seen[p.Role] = true
 		if p.Node != want[p.Role] {
 			t.Errorf("pod %s ran on %s, want %s", p.Role, p.Node, want[p.Role])
 		}
-		if host := p.Role == netbench.RoleHostClient || p.Role == netbench.RoleHostServer; host != p.HostNetwork {
+		if host := p.Role == cni.RoleHostClient || p.Role == cni.RoleHostServer; host != p.HostNetwork {
 			t.Errorf("pod %s hostNetwork=%v", p.Role, p.HostNetwork)
 		}
 	}
@@ -183,7 +183,7 @@ func TestCNIFullTable(t *testing.T) {
 	}
 	var backend string
 	for _, p := range rep.Pods {
-		if p.Role == netbench.RoleServerRemote {
+		if p.Role == cni.RoleServerRemote {
 			backend = p.IP
 		}
 	}

@@ -30,7 +30,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -736,9 +736,9 @@ func TestFaultKillResumeCNI(t *testing.T) {
 		t.Fatalf("cases recorded before the kill: %v, want idle and same-node up to rr, not cross-node/tcp", kept)
 	}
 	keptRaw := map[string][]byte{}
-	raws, _ := filepath.Glob(filepath.Join(dir, netbench.RawDir, "*"))
+	raws, _ := filepath.Glob(filepath.Join(dir, cni.RawDir, "*"))
 	for _, f := range raws {
-		path, test, _, _, ok := netbench.ParseRawName(f)
+		path, test, _, _, ok := cni.ParseRawName(f)
 		if ok && kept[string(path)+"/"+string(test)] {
 			b, err := os.ReadFile(f)
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
@@ -100,7 +100,7 @@ func runCNI(ctx context.Context, streams Streams, g *GlobalFlags, f *cniFlags) e
 	if errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("cni run %s: %w (continue it with meshbench cni --resume %s)", res.RunID, runErr, res.Dir)
 	}
-	var cf *netbench.CasesFailedError
+	var cf *cni.CasesFailedError
 	if errors.As(runErr, &cf) {
 		return &ExitError{Code: ExitRunFailed, Err: fmt.Errorf("%w; results in %s", runErr, res.Dir)}
 	}
@@ -140,7 +140,7 @@ func cniScenarioOf(f *cniFlags) (*scenario.Scenario, error) {
 	return s, checkOutputDir(s.Spec.Output.Dir)
 }
 
-func printCNIReport(streams Streams, format string, rep *netbench.Report) error {
+func printCNIReport(streams Streams, format string, rep *cni.Report) error {
 	if format == "csv" {
 		out, err := rep.CSV()
 		if err != nil {

@@ -1,4 +1,4 @@
-package netbench_test
+package cni_test
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
@@ -60,7 +60,7 @@ func TestRecordedPlacement(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, ok, err := netbench.RecordedPlacement((&results.Run{Cases: tt.cases}).DoneCases())
+			got, ok, err := cni.RecordedPlacement((&results.Run{Cases: tt.cases}).DoneCases())
 			if got != tt.want || ok != tt.wantOK || (err == nil) != (tt.wantErr == "") || err != nil && err.Error() != tt.wantErr {
 				t.Errorf("got %+v %v %v, want %+v %v %q", got, ok, err, tt.want, tt.wantOK, tt.wantErr)
 			}
@@ -108,9 +108,9 @@ func TestPlanResume(t *testing.T) {
 			if tt.planned != nil {
 				pl = tt.planned
 			}
-			got, err := netbench.PlanResume((&results.Run{Cases: tt.recorded}).DoneCases(), pl)
+			got, err := cni.PlanResume((&results.Run{Cases: tt.recorded}).DoneCases(), pl)
 			if len(tt.wantErr) > 0 {
-				if !errors.Is(err, netbench.ErrPlanChanged) {
+				if !errors.Is(err, cni.ErrPlanChanged) {
 					t.Fatalf("err = %v, want ErrPlanChanged", err)
 				}
 				for _, w := range tt.wantErr {
@@ -137,8 +137,8 @@ func TestPlanResume(t *testing.T) {
 // session is one invocation of meshbench cni on fakes with the real run directory store, wired as orchestrate.CNI
 // wires it: orchestrate.NewCNIBench (recorded != nil: --resume) and the cases through orchestrate.RunCNICases.
 // prepared, when set, sees the state between the bench's preparation and the first case.
-func session(ctx context.Context, cfg netbench.Config, kc *fake.Clientset, ex *fakeExec, st *results.Store, recorded *results.Run, prepared func()) error {
-	b, done, err := orchestrate.NewCNIBench(ctx, cfg, netbench.Deps{Kube: kc, Exec: ex, Resources: fakeResources{}}, recorded)
+func session(ctx context.Context, cfg cni.Config, kc *fake.Clientset, ex *fakeExec, st *results.Store, recorded *results.Run, prepared func()) error {
+	b, done, err := orchestrate.NewCNIBench(ctx, cfg, cni.Deps{Kube: kc, Exec: ex, Resources: fakeResources{}}, recorded)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 // case once and each sample of each case once.
 func TestResumeAfterKill(t *testing.T) {
 	t.Parallel()
-	kc := fakeCluster(t, netbench.Node("node1"), netbench.Node("node2"))
+	kc := fakeCluster(t, cni.Node("node1"), cni.Node("node2"))
 	cascadeNamespaceDelete(kc)
 	cfg := testConfig(t)
 	cfg.CNI.Paths = []scenario.CNIPath{scenario.CNIPathSameNode, scenario.CNIPathCrossNode}
@@ -233,7 +233,7 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Fatalf("session 1 recorded %v, want %v", sortedKeys((kept)), want)
 	}
 	// The nodes the resumed cases must run on come from what the runner recorded with the kept cases.
-	if pin, ok, err := netbench.RecordedPlacement(kept); !ok || err != nil || pin != (scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"}) {
+	if pin, ok, err := cni.RecordedPlacement(kept); !ok || err != nil || pin != (scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"}) {
 		t.Fatalf("recorded placement %+v %v %v, want node1/node2", pin, ok, err)
 	}
 	if _, ok := before[filepath.Join("raw", "cross-node-udp-1.json")]; !ok {
@@ -253,7 +253,7 @@ func TestResumeAfterKill(t *testing.T) {
 	prepared := func() {
 		namespaceGone(t, kc)
 		for _, name := range rawFiles(t, dir) {
-			if p, te, _, _, ok := netbench.ParseRawName(name); ok && scenario.CNICaseID(p, te) == "cross-node/udp" {
+			if p, te, _, _, ok := cni.ParseRawName(name); ok && scenario.CNICaseID(p, te) == "cross-node/udp" {
 				t.Errorf("raw/%s of the case that runs again is still there", name)
 			}
 		}
@@ -300,7 +300,7 @@ func TestResumeAfterKill(t *testing.T) {
 		}
 	}
 	for name, b := range before {
-		p, te, _, _, ok := netbench.ParseRawName(name)
+		p, te, _, _, ok := cni.ParseRawName(name)
 		if !ok || strings.HasPrefix(name, "raw"+string(filepath.Separator)) && scenario.CNICaseID(p, te) == "cross-node/udp" {
 			continue
 		}
@@ -310,7 +310,7 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 	var raws []string
 	for name := range after {
-		if p, te, _, _, ok := netbench.ParseRawName(name); ok && scenario.CNICaseID(p, te) == "cross-node/udp" {
+		if p, te, _, _, ok := cni.ParseRawName(name); ok && scenario.CNICaseID(p, te) == "cross-node/udp" {
 			raws = append(raws, name)
 		}
 	}
@@ -425,10 +425,10 @@ func TestResumeRefused(t *testing.T) {
 		input    bool // an orchestrate.InputError (exit 2)
 		want     string
 	}{
-		{name: "kept node gone", nodes: []corev1.Node{netbench.Node("node1"), netbench.Node("node3")},
+		{name: "kept node gone", nodes: []corev1.Node{cni.Node("node1"), cni.Node("node3")},
 			recorded: []results.CaseResult{caseRec("same-node/tcp", string(results.StatusOK), ab)},
 			want:     `the kept cases ran on node-a "node1" node-b "node2": placement: spec.cni.placement.serverNode: node "node2" does not exist`},
-		{name: "second node now", nodes: []corev1.Node{netbench.Node("node1"), netbench.Node("node2")}, input: true,
+		{name: "second node now", nodes: []corev1.Node{cni.Node("node1"), cni.Node("node2")}, input: true,
 			recorded: []results.CaseResult{caseRec("same-node/tcp", string(results.StatusOK), map[string]string{"node-a": "node1"}), caseRec("host/tcp", string(results.StatusSkipped), nil)},
 			want:     "case host/tcp was recorded skipped (only one node) but the cluster can run it now; start a new run (meshbench cni -f SCENARIO, without --resume)"},
 	}
@@ -438,7 +438,7 @@ func TestResumeRefused(t *testing.T) {
 			kc := fakeCluster(t, tt.nodes...)
 			cfg := testConfig(t)
 			cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
-			_, _, err := orchestrate.NewCNIBench(context.Background(), cfg, netbench.Deps{Kube: kc, Exec: &fakeExec{}, Resources: fakeResources{}},
+			_, _, err := orchestrate.NewCNIBench(context.Background(), cfg, cni.Deps{Kube: kc, Exec: &fakeExec{}, Resources: fakeResources{}},
 				&results.Run{Dir: cfg.RunDir, Cases: tt.recorded})
 			var ie *orchestrate.InputError
 			if err == nil || !strings.Contains(err.Error(), tt.want) || errors.As(err, &ie) != tt.input {
@@ -456,7 +456,7 @@ func TestResumeRefused(t *testing.T) {
 // A namespace of the run's name that is not the run's (other labels) is never deleted by a resume.
 func TestCleanupLeftoversLeavesForeignNamespace(t *testing.T) {
 	t.Parallel()
-	kc := fakeCluster(t, netbench.Node("node1"), netbench.Node("node2"))
+	kc := fakeCluster(t, cni.Node("node1"), cni.Node("node2"))
 	if err := kc.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS, Labels: map[string]string{"team": "net"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +465,7 @@ func TestCleanupLeftoversLeavesForeignNamespace(t *testing.T) {
 		deleted = true
 		return false, nil, nil
 	})
-	b, err := netbench.New(context.Background(), testConfig(t), netbench.Deps{Kube: kc, Exec: &fakeExec{}})
+	b, err := cni.New(context.Background(), testConfig(t), cni.Deps{Kube: kc, Exec: &fakeExec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +475,7 @@ func TestCleanupLeftoversLeavesForeignNamespace(t *testing.T) {
 	}
 	// The run's own leftover is deleted.
 	ns, _ := kc.CoreV1().Namespaces().Get(context.Background(), testNS, metav1.GetOptions{})
-	ns.Labels = map[string]string{"app.kubernetes.io/managed-by": "meshbench", "meshbench.dev/run": "cni-unit", netbench.ComponentLabel: netbench.ComponentValue}
+	ns.Labels = map[string]string{"app.kubernetes.io/managed-by": "meshbench", "meshbench.dev/run": "cni-unit", cni.ComponentLabel: cni.ComponentValue}
 	if _, err := kc.CoreV1().Namespaces().Update(context.Background(), ns, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

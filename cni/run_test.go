@@ -1,4 +1,4 @@
-package netbench_test
+package cni_test
 
 import (
 	"context"
@@ -26,32 +26,32 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/clock"
 
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/collectors/prom"
 	"github.com/meshbench/meshbench/internal/cgroupstat"
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/nettool"
 	"github.com/meshbench/meshbench/internal/podset"
-	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/orchestrate"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// deps are what one bench run of these tests talks to: the bench's own (netbench.Deps) and the store the runner
+// deps are what one bench run of these tests talks to: the bench's own (cni.Deps) and the store the runner
 // records into.
 type deps struct {
 	Kube      *fake.Clientset
 	Exec      kube.Execer
 	Store     *fakeStore
-	Resources netbench.ResourceCollector
+	Resources cni.ResourceCollector
 	Clock     clock.Clock
 }
 
-// Run is meshbench cni's path through the house on fakes: netbench.New, the cases through runner.Runner
+// Run is meshbench cni's path through the house on fakes: cni.New, the cases through runner.Runner
 // (orchestrate.RunCNICases, the wiring the command uses), and the report computed from what the store recorded,
 // as orchestrate.CNI computes it from the run directory.
-func Run(ctx context.Context, cfg netbench.Config, d deps) (*netbench.Report, error) {
-	b, err := netbench.New(ctx, cfg, netbench.Deps{Kube: d.Kube, Exec: d.Exec, Resources: d.Resources, Clock: d.Clock})
+func Run(ctx context.Context, cfg cni.Config, d deps) (*cni.Report, error) {
+	b, err := cni.New(ctx, cfg, cni.Deps{Kube: d.Kube, Exec: d.Exec, Resources: d.Resources, Clock: d.Clock})
 	if err != nil {
 		return b.Report(results.Summary{}), err
 	}
@@ -69,8 +69,8 @@ const (
 )
 
 // podIPs are what the fake "CNI" assigns; hostNetwork pods get their node's IP.
-var podIPs = map[netbench.Role]string{netbench.RoleClient: "10.244.0.10", netbench.RoleClientAgent: "10.244.0.11", netbench.RoleServerLocal: "10.244.0.12",
-	netbench.RoleServerRemote: "10.244.1.20", netbench.RoleHostClient: "172.30.0.1", netbench.RoleHostServer: "172.30.0.2"}
+var podIPs = map[cni.Role]string{cni.RoleClient: "10.244.0.10", cni.RoleClientAgent: "10.244.0.11", cni.RoleServerLocal: "10.244.0.12",
+	cni.RoleServerRemote: "10.244.1.20", cni.RoleHostClient: "172.30.0.1", cni.RoleHostServer: "172.30.0.2"}
 
 // fakeCluster is a client-go fake whose pods become Ready on their affinity node at once, and whose Services get a
 // ClusterIP and an EndpointSlice pointing at server-remote.
@@ -91,7 +91,7 @@ func fakeClusterWith(t *testing.T, mutate func(*corev1.Pod), nodes ...corev1.Nod
 	kc.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
 		p.Spec.NodeName = p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0]
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podIPs[netbench.Role(p.Name)],
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podIPs[cni.Role(p.Name)],
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
 		if mutate != nil {
 			mutate(p)
@@ -104,7 +104,7 @@ func fakeClusterWith(t *testing.T, mutate func(*corev1.Pod), nodes ...corev1.Nod
 		ready := true
 		es := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: s.Name + "-x", Namespace: s.Namespace,
 			Labels: map[string]string{discoveryv1.LabelServiceName: s.Name}},
-			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{podIPs[netbench.RoleServerRemote]}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}}
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{podIPs[cni.RoleServerRemote]}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}}
 		if err := kc.Tracker().Add(es); err != nil {
 			return true, nil, err
 		}
@@ -167,7 +167,7 @@ func isTestExec(call string) bool {
 	return strings.Contains(call, ": iperf3 ") && !strings.HasSuffix(call, strings.Join(nettool.Iperf3VersionArgs, " "))
 }
 
-// fakeExec answers the commands netbench runs, like the real tools would on the paths it asks for.
+// fakeExec answers the commands cni runs, like the real tools would on the paths it asks for.
 type fakeExec struct {
 	mu    sync.Mutex
 	calls []string
@@ -235,7 +235,7 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, cmd []st
 		}
 		return []byte(b.String()), nil, nil
 	case cmd[0] == "cat" && cmd[1] == "/proc/net/route":
-		return []byte(netbench.ProcNetRoute), nil, nil
+		return []byte(cni.ProcNetRoute), nil, nil
 	case cmd[0] == "cat" && strings.HasSuffix(cmd[1], "/mtu"):
 		return []byte("1500\n"), nil, nil
 	case cmd[0] == "iperf3":
@@ -256,8 +256,8 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, cmd []st
 // cgroupsDump answers `meshbench-agent cgroups dump --dir D --since S --until U` like the agent would: two
 // containers per pod, sampled at the window's start, middle and end, each using 100 m of CPU and 8 MiB.
 func (f *fakeExec) cgroupsDump(pod, container string, cmd []string) ([]byte, []byte, error) {
-	want := []string{netbench.CopiedAgent, "cgroups", "dump", "--dir", netbench.CgroupsDir}
-	if pod == string(netbench.RoleClientAgent) {
+	want := []string{cni.CopiedAgent, "cgroups", "dump", "--dir", cni.CgroupsDir}
+	if pod == string(cni.RoleClientAgent) {
 		want[0] = nettool.AgentBinary // the agent image: its own binary
 	}
 	if !slices.Equal(cmd[:len(want)], want) || container == "" {
@@ -291,7 +291,7 @@ func fakeIperf3(cmd []string) string {
 	host := cmd[slices.Index(cmd, "-c")+1]
 	backend := host
 	if host == testClusterIP {
-		backend = podIPs[netbench.RoleServerRemote]
+		backend = podIPs[cni.RoleServerRemote]
 	}
 	proto, target := "TCP", "0"
 	if slices.Contains(cmd, "-u") {
@@ -336,12 +336,12 @@ func (fakeResources) Collect(_ context.Context, w results.Window, sets []podset.
 	return out, nil
 }
 
-func testConfig(t *testing.T) netbench.Config {
-	return netbench.Config{
+func testConfig(t *testing.T) cni.Config {
+	return cni.Config{
 		RunID: "cni-unit", Namespace: testNS, RunDir: t.TempDir(),
 		CNI: scenario.CNI{Tests: scenario.AllCNITests, Paths: scenario.AllCNIPaths, Duration: scenario.D(time.Second),
 			Samples: 2, Streams: 1, UDPBitrate: "1G", RequestBytes: 100, ResponseBytes: 100, RRTool: scenario.RRToolAuto},
-		Images:       netbench.Images{Network: "net:1", Agent: "agent:1", PullPolicy: "IfNotPresent"},
+		Images:       cni.Images{Network: "net:1", Agent: "agent:1", PullPolicy: "IfNotPresent"},
 		ReadyTimeout: 5 * time.Second, DeleteTimeout: 5 * time.Second, IdleWindow: 10 * time.Millisecond,
 	}
 }
@@ -356,7 +356,7 @@ func namespaceGone(t *testing.T, kc *fake.Clientset) {
 
 func TestRunTwoNodes(t *testing.T) {
 	t.Parallel()
-	kc := fakeCluster(t, netbench.Node("node1"), netbench.Node("node2"))
+	kc := fakeCluster(t, cni.Node("node1"), cni.Node("node2"))
 	ex := &fakeExec{}
 	st := &fakeStore{}
 	cfg := testConfig(t)
@@ -369,22 +369,22 @@ func TestRunTwoNodes(t *testing.T) {
 		t.Fatalf("tool %s, %d rows", rep.RRTool, len(rep.Rows))
 	}
 	for _, row := range rep.Rows {
-		if row.Status != netbench.RowOK || row.N != 2 || row.Mean <= 0 {
+		if row.Status != cni.RowOK || row.N != 2 || row.Mean <= 0 {
 			t.Errorf("%s/%s: %s %s n=%d mean=%v", row.Path, row.Test, row.Status, row.Reason, row.N, row.Mean)
 		}
 	}
 	// Placement: same-node pods on node1, cross-node servers on node2. Every deployed pod is listed (the built-in
 	// RR tool adds client-agent; the host path adds host-client and host-server), so an empty list cannot pass.
-	var roles []netbench.Role
+	var roles []cni.Role
 	for _, p := range rep.Pods {
 		roles = append(roles, p.Role)
 	}
-	if want := []netbench.Role{netbench.RoleClient, netbench.RoleClientAgent, netbench.RoleServerLocal, netbench.RoleServerRemote, netbench.RoleHostClient, netbench.RoleHostServer}; !slices.Equal(roles, want) {
+	if want := []cni.Role{cni.RoleClient, cni.RoleClientAgent, cni.RoleServerLocal, cni.RoleServerRemote, cni.RoleHostClient, cni.RoleHostServer}; !slices.Equal(roles, want) {
 		t.Fatalf("pods %v, want %v", roles, want)
 	}
 	for _, p := range rep.Pods {
 		want := "node1"
-		if p.Role == netbench.RoleServerRemote || p.Role == netbench.RoleHostServer {
+		if p.Role == cni.RoleServerRemote || p.Role == cni.RoleHostServer {
 			want = "node2"
 		}
 		if p.Node != want {
@@ -414,7 +414,7 @@ func TestRunTwoNodes(t *testing.T) {
 			svcTCP = &st.cases[i]
 		}
 	}
-	if svcTCP == nil || svcTCP.Status != results.StatusOK || svcTCP.Facts["target"] != testClusterIP || svcTCP.Facts["backend"] != podIPs[netbench.RoleServerRemote] {
+	if svcTCP == nil || svcTCP.Status != results.StatusOK || svcTCP.Facts["target"] != testClusterIP || svcTCP.Facts["backend"] != podIPs[cni.RoleServerRemote] {
 		t.Fatalf("service/tcp case %+v", svcTCP)
 	}
 	raw, err := os.ReadFile(filepath.Join(cfg.RunDir, svcTCP.Facts["raw.2"]))
@@ -423,14 +423,14 @@ func TestRunTwoNodes(t *testing.T) {
 	}
 	var cpu, cgroupCPU, tput int
 	for _, s := range st.samples {
-		if s.Metric == "cpu" && s.Window.Kind == results.WindowTest && s.Labels[netbench.LabelTest] != "" {
+		if s.Metric == "cpu" && s.Window.Kind == results.WindowTest && s.Labels[cni.LabelTest] != "" {
 			if s.Labels[results.CNILabelSource] == results.CNISourceCgroup {
 				cgroupCPU++
 			} else {
 				cpu++
 			}
 		}
-		if s.Metric == results.MetricThroughput && s.Labels[netbench.LabelPath] == "service" && s.Labels[netbench.LabelTest] == "udp" && s.Unit == results.UnitMbps {
+		if s.Metric == results.MetricThroughput && s.Labels[cni.LabelPath] == "service" && s.Labels[cni.LabelTest] == "udp" && s.Unit == results.UnitMbps {
 			tput++
 		}
 	}
@@ -449,7 +449,7 @@ func TestRunTwoNodes(t *testing.T) {
 
 func TestRunSingleNodeSkips(t *testing.T) {
 	t.Parallel()
-	kc := fakeCluster(t, netbench.Node("node1"), netbench.Node("node2", netbench.NotReady))
+	kc := fakeCluster(t, cni.Node("node1"), cni.Node("node2", cni.NotReady))
 	st := &fakeStore{}
 	rep, err := Run(context.Background(), testConfig(t), deps{Kube: kc, Exec: &fakeExec{}, Store: st})
 	if err != nil {
@@ -458,14 +458,14 @@ func TestRunSingleNodeSkips(t *testing.T) {
 	namespaceGone(t, kc)
 	for _, row := range rep.Rows {
 		switch {
-		case scenario.CNIPath(row.Path) == scenario.CNIPathSameNode && row.Status != netbench.RowOK:
+		case scenario.CNIPath(row.Path) == scenario.CNIPathSameNode && row.Status != cni.RowOK:
 			t.Errorf("same-node %s: %s", row.Test, row.Status)
-		case scenario.CNIPath(row.Path) != scenario.CNIPathSameNode && (row.Status != netbench.RowSkipped || !strings.Contains(row.Reason, "only one Ready schedulable node")):
+		case scenario.CNIPath(row.Path) != scenario.CNIPathSameNode && (row.Status != cni.RowSkipped || !strings.Contains(row.Reason, "only one Ready schedulable node")):
 			t.Errorf("%s/%s: %s %q", row.Path, row.Test, row.Status, row.Reason)
 		}
 	}
 	for _, p := range rep.Pods {
-		if p.HostNetwork || p.Role == netbench.RoleServerRemote {
+		if p.HostNetwork || p.Role == cni.RoleServerRemote {
 			t.Errorf("pod %s deployed on a single node", p.Role)
 		}
 	}
@@ -482,7 +482,7 @@ func TestRunSingleNodeSkips(t *testing.T) {
 
 func TestRunInterruptedCleansUp(t *testing.T) {
 	t.Parallel()
-	kc := fakeCluster(t, netbench.Node("node1"), netbench.Node("node2"))
+	kc := fakeCluster(t, cni.Node("node1"), cni.Node("node2"))
 	started := make(chan struct{})
 	ex := &fakeExec{started: started, block: func(pod string, cmd []string) bool {
 		return cmd[0] == "iperf3" && slices.Contains(cmd, "-u") // the udp test never ends
@@ -503,7 +503,7 @@ func TestRunInterruptedCleansUp(t *testing.T) {
 	if !slices.Contains(ids, "same-node/tcp") || slices.Contains(ids, "same-node/udp") {
 		t.Errorf("recorded %v", ids)
 	}
-	if len(rep.Rows) != 1 || rep.Rows[0].Status != netbench.RowOK {
+	if len(rep.Rows) != 1 || rep.Rows[0].Status != cni.RowOK {
 		t.Errorf("rows %+v", rep.Rows)
 	}
 }
@@ -511,24 +511,24 @@ func TestRunInterruptedCleansUp(t *testing.T) {
 func TestRunBrokenPodFailsItsCases(t *testing.T) {
 	t.Parallel()
 	kc := fakeClusterWith(t, func(p *corev1.Pod) {
-		if p.Name == string(netbench.RoleHostServer) {
+		if p.Name == string(cni.RoleHostServer) {
 			p.Status.Phase = corev1.PodPending
 			p.Status.Conditions = nil
-			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: netbench.ContainerIperf3,
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: cni.ContainerIperf3,
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: "hostNetwork forbidden"}}}}
 		}
-	}, netbench.Node("node1"), netbench.Node("node2"))
+	}, cni.Node("node1"), cni.Node("node2"))
 	rep, err := Run(context.Background(), testConfig(t), deps{Kube: kc, Exec: &fakeExec{}, Store: &fakeStore{}})
-	var cf *netbench.CasesFailedError
+	var cf *cni.CasesFailedError
 	if !errors.As(err, &cf) || len(cf.Cases) != 4 {
 		t.Fatalf("err = %v", err)
 	}
 	namespaceGone(t, kc)
 	for _, row := range rep.Rows {
-		if scenario.CNIPath(row.Path) == scenario.CNIPathHost && (row.Status != netbench.RowFailed || !strings.Contains(row.Reason, "host-server")) {
+		if scenario.CNIPath(row.Path) == scenario.CNIPathHost && (row.Status != cni.RowFailed || !strings.Contains(row.Reason, "host-server")) {
 			t.Errorf("host/%s: %s %q", row.Test, row.Status, row.Reason)
 		}
-		if scenario.CNIPath(row.Path) != scenario.CNIPathHost && row.Status != netbench.RowOK {
+		if scenario.CNIPath(row.Path) != scenario.CNIPathHost && row.Status != cni.RowOK {
 			t.Errorf("%s/%s: %s", row.Path, row.Test, row.Status)
 		}
 	}
@@ -537,15 +537,15 @@ func TestRunBrokenPodFailsItsCases(t *testing.T) {
 func TestRunClientPodBrokenFailsEveryCell(t *testing.T) {
 	t.Parallel()
 	kc := fakeClusterWith(t, func(p *corev1.Pod) {
-		if p.Name == string(netbench.RoleClient) {
-			p.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: netbench.ContainerNet,
+		if p.Name == string(cni.RoleClient) {
+			p.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: cni.ContainerNet,
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}}}}}
 		}
-	}, netbench.Node("node1"), netbench.Node("node2"))
+	}, cni.Node("node1"), cni.Node("node2"))
 	st := &fakeStore{}
 	rep, err := Run(context.Background(), testConfig(t), deps{Kube: kc, Exec: &fakeExec{}, Store: st})
 	// Every case is recorded failed (the first with the deploy error, the others as not measured because of it).
-	var cf *netbench.CasesFailedError
+	var cf *cni.CasesFailedError
 	if !errors.As(err, &cf) || len(cf.Cases) != 16 {
 		t.Fatalf("err = %v", err)
 	}
@@ -554,7 +554,7 @@ func TestRunClientPodBrokenFailsEveryCell(t *testing.T) {
 		t.Fatalf("%d rows, %d recorded cases", len(rep.Rows), len(st.cases))
 	}
 	for _, row := range rep.Rows {
-		if row.Status != netbench.RowFailed || !strings.Contains(row.Reason, "ErrImagePull") {
+		if row.Status != cni.RowFailed || !strings.Contains(row.Reason, "ErrImagePull") {
 			t.Errorf("%s/%s: %s %q", row.Path, row.Test, row.Status, row.Reason)
 		}
 	}
@@ -582,7 +582,7 @@ func TestRunResourceWindowsSeeOnlyTheirOwnActivity(t *testing.T) {
 			st := &fakeStore{}
 			cfg := testConfig(t)
 			cfg.RateRange = tt.rateRange
-			rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: ex,
+			rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, cni.Node("node1"), cni.Node("node2")), Exec: ex,
 				Store: st, Resources: fakeResources{}, Clock: clk})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -609,20 +609,20 @@ func TestRunResourceWindowsSeeOnlyTheirOwnActivity(t *testing.T) {
 			var cpu, mem int
 			cgroupCPU := map[string]int{}
 			for _, s := range st.samples {
-				if s.Window.Kind != results.WindowTest || s.Labels[netbench.LabelTest] == "" {
+				if s.Window.Kind != results.WindowTest || s.Labels[cni.LabelTest] == "" {
 					continue
 				}
 				if s.Labels[results.CNILabelSource] == results.CNISourceCgroup {
 					// 1 s samples inside the window: the CPU of every case, whatever the rate range
 					if s.Metric == "cpu" && s.Stat == "avg" && s.Labels[results.CNILabelPod] == "" {
-						cgroupCPU[s.Labels[netbench.LabelPath]+"/"+s.Labels[netbench.LabelTest]]++
+						cgroupCPU[s.Labels[cni.LabelPath]+"/"+s.Labels[cni.LabelTest]]++
 					}
 					continue
 				}
 				if (s.Metric == "cpu" || s.Metric == "memory") && s.Labels[results.CNILabelSource] != prom.SourceKubelet {
 					t.Errorf("collector sample with source label %q", s.Labels[results.CNILabelSource])
 				}
-				id := s.Labels[netbench.LabelPath] + "/" + s.Labels[netbench.LabelTest]
+				id := s.Labels[cni.LabelPath] + "/" + s.Labels[cni.LabelTest]
 				switch s.Metric {
 				case "cpu":
 					cpu++
@@ -684,7 +684,7 @@ func TestRunNamespaceCleanupOnCreateFailure(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			kc := fakeCluster(t, netbench.Node("node1"), netbench.Node("node2"))
+			kc := fakeCluster(t, cni.Node("node1"), cni.Node("node2"))
 			if tt.existing {
 				if err := kc.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}}); err != nil {
 					t.Fatal(err)
@@ -739,7 +739,7 @@ func TestRunInterruptedRetryKeepsRealOutput(t *testing.T) {
 		return false
 	}
 	cfg := testConfig(t)
-	_, err := Run(ctx, cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: ex, Store: &fakeStore{}, Clock: clk})
+	_, err := Run(ctx, cfg, deps{Kube: fakeCluster(t, cni.Node("node1"), cni.Node("node2")), Exec: ex, Store: &fakeStore{}, Clock: clk})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -796,7 +796,7 @@ func TestRunNodeSetsAreTheTestNodes(t *testing.T) {
 			n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
 		}
 	}
-	kc := fakeCluster(t, netbench.Node("node1", withIP("10.0.0.1")), netbench.Node("node2", withIP("10.0.0.2")), netbench.Node("node3", withIP("10.0.0.3")))
+	kc := fakeCluster(t, cni.Node("node1", withIP("10.0.0.1")), cni.Node("node2", withIP("10.0.0.2")), cni.Node("node3", withIP("10.0.0.3")))
 	cfg := testConfig(t)
 	cfg.CNI.Placement = scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"}
 	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
@@ -813,10 +813,10 @@ func TestRunNodeSetsAreTheTestNodes(t *testing.T) {
 		if s.Component != results.ComponentNode {
 			continue
 		}
-		id := s.Labels[netbench.LabelPath] + "/" + s.Labels[netbench.LabelTest]
+		id := s.Labels[cni.LabelPath] + "/" + s.Labels[cni.LabelTest]
 		if s.Window.Kind == results.WindowIdle {
 			id = "idle"
-			if s.Labels[netbench.LabelPath] != "all" {
+			if s.Labels[cni.LabelPath] != "all" {
 				t.Errorf("idle node sample labels %v", s.Labels)
 			}
 		}
@@ -872,7 +872,7 @@ func TestRunNodeAbsentNoteOnce(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
 	st := &fakeStore{}
-	rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: &fakeExec{}, Store: st, Resources: absentNodes{}})
+	rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, cni.Node("node1"), cni.Node("node2")), Exec: &fakeExec{}, Store: st, Resources: absentNodes{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -901,7 +901,7 @@ func TestRunSharedHostCountedOnce(t *testing.T) {
 	cfg.CNI.Placement = scenario.CNIPlacement{ClientNode: "node1", ServerNode: "node2"}
 	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
 	st := &fakeStore{}
-	rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, netbench.Node("node1", oneHost), netbench.Node("node2", oneHost), netbench.Node("node3")),
+	rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, cni.Node("node1", oneHost), cni.Node("node2", oneHost), cni.Node("node3")),
 		Exec: &fakeExec{}, Store: st, Resources: &nodeRecorder{}})
 	if err != nil {
 		t.Fatal(err)
@@ -916,7 +916,7 @@ func TestRunSharedHostCountedOnce(t *testing.T) {
 			t.Errorf("case %s resources fact %q: has the shared-host warning %v, want %v", c.CaseID, c.Facts["resources"], got, both)
 		}
 	}
-	var idle *netbench.NodeTotal
+	var idle *cni.NodeTotal
 	for i, nt := range rep.NodeTotals {
 		if len(nt.Nodes) == 0 {
 			t.Errorf("node total %+v names no node", nt)
@@ -939,7 +939,7 @@ func TestRunSharedHostCountedOnce(t *testing.T) {
 func TestRunCgroupSourceFailureIsANote(t *testing.T) {
 	t.Parallel()
 	ex := &fakeExec{cgroupsFail: func(pod string) error {
-		if pod == string(netbench.RoleServerLocal) {
+		if pod == string(cni.RoleServerLocal) {
 			return errors.New("no sample files in /meshbench/cgroups")
 		}
 		return nil
@@ -948,11 +948,11 @@ func TestRunCgroupSourceFailureIsANote(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.CNI.Paths = []scenario.CNIPath{scenario.CNIPathSameNode}
 	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
-	rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: ex, Store: st, Resources: fakeResources{}})
+	rep, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, cni.Node("node1"), cni.Node("node2")), Exec: ex, Store: st, Resources: fakeResources{}})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if len(rep.Rows) != 1 || rep.Rows[0].Status != netbench.RowOK {
+	if len(rep.Rows) != 1 || rep.Rows[0].Status != cni.RowOK {
 		t.Fatalf("rows %+v", rep.Rows)
 	}
 	var tcp results.CaseResult

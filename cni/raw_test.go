@@ -1,4 +1,4 @@
-package netbench_test
+package cni_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/internal/nettool"
-	"github.com/meshbench/meshbench/netbench"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -31,35 +31,35 @@ func TestRawOutput(t *testing.T) {
 		stdout      []byte
 		err         error
 		interrupted bool
-		wantKind    netbench.RawKind
+		wantKind    cni.RawKind
 		wantKeep    bool
 		wantData    string // exact, or a prefix when wantPrefix
 		wantPrefix  bool
 	}{
-		{name: "iperf3 json", tool: nettool.ToolIperf3, stdout: iperfJSON, wantKind: netbench.RawJSON, wantKeep: true, wantData: string(iperfJSON)},
+		{name: "iperf3 json", tool: nettool.ToolIperf3, stdout: iperfJSON, wantKind: cni.RawJSON, wantKeep: true, wantData: string(iperfJSON)},
 		// iperf3 exits 1 on failures and explains them in its JSON: that is still the tool's report.
-		{name: "iperf3 json with exit 1", tool: nettool.ToolIperf3, stdout: iperfJSON, err: execErr, wantKind: netbench.RawJSON, wantKeep: true, wantData: string(iperfJSON)},
-		{name: "builtin json", tool: nettool.ToolBuiltin, stdout: []byte(`{"tool":"builtin"}`), wantKind: netbench.RawJSON, wantKeep: true, wantData: `{"tool":"builtin"}`},
-		{name: "iperf3 plain-text error", tool: nettool.ToolIperf3, stdout: []byte("iperf3: error - unable to connect"), err: execErr, wantKind: netbench.RawError, wantKeep: true,
+		{name: "iperf3 json with exit 1", tool: nettool.ToolIperf3, stdout: iperfJSON, err: execErr, wantKind: cni.RawJSON, wantKeep: true, wantData: string(iperfJSON)},
+		{name: "builtin json", tool: nettool.ToolBuiltin, stdout: []byte(`{"tool":"builtin"}`), wantKind: cni.RawJSON, wantKeep: true, wantData: `{"tool":"builtin"}`},
+		{name: "iperf3 plain-text error", tool: nettool.ToolIperf3, stdout: []byte("iperf3: error - unable to connect"), err: execErr, wantKind: cni.RawError, wantKeep: true,
 			wantData: "exec failed: command terminated with exit code 1\n--- stdout ---\niperf3: error - unable to connect\n"},
-		{name: "iperf3 truncated json", tool: nettool.ToolIperf3, stdout: []byte(`{"start":{`), wantKind: netbench.RawError, wantKeep: true,
+		{name: "iperf3 truncated json", tool: nettool.ToolIperf3, stdout: []byte(`{"start":{`), wantKind: cni.RawError, wantKeep: true,
 			wantData: "iperf3 printed output that is not its JSON report\n--- stdout ---\n{\"start\":{\n"},
-		{name: "exec failed, nothing printed", tool: nettool.ToolIperf3, err: errors.New("dial tcp: connection refused"), wantKind: netbench.RawError, wantKeep: true,
+		{name: "exec failed, nothing printed", tool: nettool.ToolIperf3, err: errors.New("dial tcp: connection refused"), wantKind: cni.RawError, wantKeep: true,
 			wantData: "exec failed: dial tcp: connection refused\n"},
-		{name: "success, nothing printed", tool: nettool.ToolBuiltin, wantKind: netbench.RawError, wantKeep: true, wantData: "exec succeeded but printed nothing on stdout\n"},
+		{name: "success, nothing printed", tool: nettool.ToolBuiltin, wantKind: cni.RawError, wantKeep: true, wantData: "exec succeeded but printed nothing on stdout\n"},
 		// The issue's case: Ctrl-C mid-sample left raw/*.json holding "exec failed: ... context canceled".
 		{name: "interrupted, nothing printed", tool: nettool.ToolIperf3, err: fmt.Errorf("exec: %w", context.Canceled), interrupted: true, wantKeep: false},
-		{name: "interrupted with json", tool: nettool.ToolIperf3, stdout: iperfJSON, err: context.Canceled, interrupted: true, wantKind: netbench.RawJSON, wantKeep: true, wantData: string(iperfJSON)},
-		{name: "netperf text", tool: nettool.ToolNetperf, stdout: []byte("MIGRATED TCP REQUEST/RESPONSE TEST\n"), wantKind: netbench.RawText, wantKeep: true,
+		{name: "interrupted with json", tool: nettool.ToolIperf3, stdout: iperfJSON, err: context.Canceled, interrupted: true, wantKind: cni.RawJSON, wantKeep: true, wantData: string(iperfJSON)},
+		{name: "netperf text", tool: nettool.ToolNetperf, stdout: []byte("MIGRATED TCP REQUEST/RESPONSE TEST\n"), wantKind: cni.RawText, wantKeep: true,
 			wantData: "MIGRATED TCP REQUEST/RESPONSE TEST\n"},
 		{name: "netperf failed", tool: nettool.ToolNetperf, stdout: []byte("establish control: are you sure there is a netserver listening\n"), err: execErr,
-			wantKind: netbench.RawError, wantKeep: true, wantData: "exec failed: command terminated with exit code 1\n--- stdout ---\nestablish control", wantPrefix: true},
-		{name: "netperf json-looking output is still text", tool: nettool.ToolNetperf, stdout: []byte("{}"), wantKind: netbench.RawText, wantKeep: true, wantData: "{}"},
+			wantKind: cni.RawError, wantKeep: true, wantData: "exec failed: command terminated with exit code 1\n--- stdout ---\nestablish control", wantPrefix: true},
+		{name: "netperf json-looking output is still text", tool: nettool.ToolNetperf, stdout: []byte("{}"), wantKind: cni.RawText, wantKeep: true, wantData: "{}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			kind, data, keep := netbench.RawOutput(tt.tool, tt.stdout, tt.err, tt.interrupted)
+			kind, data, keep := cni.RawOutput(tt.tool, tt.stdout, tt.err, tt.interrupted)
 			if keep != tt.wantKeep || kind != tt.wantKind {
 				t.Fatalf("kind %q keep %v, want %q %v", kind, keep, tt.wantKind, tt.wantKeep)
 			}
@@ -69,7 +69,7 @@ func TestRawOutput(t *testing.T) {
 			if got := string(data); tt.wantPrefix && !strings.HasPrefix(got, tt.wantData) || !tt.wantPrefix && got != tt.wantData {
 				t.Errorf("data %q, want %q", got, tt.wantData)
 			}
-			if kind == netbench.RawJSON && !json.Valid(data) {
+			if kind == cni.RawJSON && !json.Valid(data) {
 				t.Errorf("a %s file that does not parse: %q", kind, data)
 			}
 		})
@@ -83,27 +83,27 @@ func TestRawName(t *testing.T) {
 		path scenario.CNIPath
 		test scenario.CNITest
 		n    int
-		kind netbench.RawKind
+		kind cni.RawKind
 		want string
 	}{
-		{scenario.CNIPathSameNode, scenario.CNITestTCP, 1, netbench.RawJSON, "raw/same-node-tcp-1.json"},
-		{scenario.CNIPathCrossNode, scenario.CNITestUDP, 12, netbench.RawError, "raw/cross-node-udp-12.err.txt"},
-		{scenario.CNIPathService, scenario.CNITestRR, 3, netbench.RawText, "raw/service-rr-3.txt"},
-		{scenario.CNIPathHost, scenario.CNITestCRR, 2, netbench.RawError, "raw/host-crr-2.err.txt"},
+		{scenario.CNIPathSameNode, scenario.CNITestTCP, 1, cni.RawJSON, "raw/same-node-tcp-1.json"},
+		{scenario.CNIPathCrossNode, scenario.CNITestUDP, 12, cni.RawError, "raw/cross-node-udp-12.err.txt"},
+		{scenario.CNIPathService, scenario.CNITestRR, 3, cni.RawText, "raw/service-rr-3.txt"},
+		{scenario.CNIPathHost, scenario.CNITestCRR, 2, cni.RawError, "raw/host-crr-2.err.txt"},
 	}
 	for _, tt := range tests {
-		got := netbench.RawName(tt.path, tt.test, tt.n, tt.kind)
+		got := cni.RawName(tt.path, tt.test, tt.n, tt.kind)
 		if got != filepath.FromSlash(tt.want) {
 			t.Errorf("RawName(%s, %s, %d, %s) = %q, want %q", tt.path, tt.test, tt.n, tt.kind, got, tt.want)
 		}
-		p, te, n, k, ok := netbench.ParseRawName(got)
+		p, te, n, k, ok := cni.ParseRawName(got)
 		if !ok || p != tt.path || te != tt.test || n != tt.n || k != tt.kind {
 			t.Errorf("ParseRawName(%q) = %s %s %d %s %v", got, p, te, n, k, ok)
 		}
 	}
 	for _, bad := range []string{"same-node-tcp.json", "same-node-tcp-0.json", "same-node-tcp-01.json", "same-node-tcp-x.json",
 		"moon-tcp-1.json", "same-node-ping-1.json", "same-node-tcp-1.log", "host-rr-crr-1.json", "node-tcp-1.txt"} {
-		if p, te, n, k, ok := netbench.ParseRawName(bad); ok {
+		if p, te, n, k, ok := cni.ParseRawName(bad); ok {
 			t.Errorf("ParseRawName(%q) = %s %s %d %s, want not a raw name", bad, p, te, n, k)
 		}
 	}
@@ -112,7 +112,7 @@ func TestRawName(t *testing.T) {
 // rawFiles lists raw/ of a run directory.
 func rawFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	es, err := os.ReadDir(filepath.Join(dir, netbench.RawDir))
+	es, err := os.ReadDir(filepath.Join(dir, cni.RawDir))
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestRunRawFilesAreWhatTheirNamesSay(t *testing.T) {
 	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP, scenario.CNITestUDP}
 	cfg.CNI.Samples = 1
 	st := &fakeStore{}
-	_, err := Run(ctx, cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: ex, Store: st, Clock: newFakeClock()})
+	_, err := Run(ctx, cfg, deps{Kube: fakeCluster(t, cni.Node("node1"), cni.Node("node2")), Exec: ex, Store: st, Clock: newFakeClock()})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -198,7 +198,7 @@ func TestRunRawRetryLeavesOneFile(t *testing.T) {
 	cfg.CNI.Paths = []scenario.CNIPath{scenario.CNIPathSameNode}
 	cfg.CNI.Tests = []scenario.CNITest{scenario.CNITestTCP}
 	cfg.CNI.Samples = 1
-	if _, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: ex, Store: &fakeStore{}, Clock: newFakeClock()}); err != nil {
+	if _, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, cni.Node("node1"), cni.Node("node2")), Exec: ex, Store: &fakeStore{}, Clock: newFakeClock()}); err != nil {
 		t.Fatalf("Run: %v\n%s", err, strings.Join(ex.fakeExec.calls, "\n"))
 	}
 	if ex.calls != 2 {
@@ -226,7 +226,7 @@ func TestRemoveRaw(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	removed, err := netbench.RemoveRaw(dir, []string{"same-node/tcp", "host/rr"})
+	removed, err := cni.RemoveRaw(dir, []string{"same-node/tcp", "host/rr"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestRemoveRaw(t *testing.T) {
 	if got, want := rawFiles(t, dir), []string{"host-crr-1.txt", "notes.md", "same-node-udp-1.json"}; !slices.Equal(got, want) {
 		t.Errorf("left %q, want %q", got, want)
 	}
-	if removed, err := netbench.RemoveRaw(t.TempDir(), []string{"same-node/tcp"}); err != nil || removed != nil {
+	if removed, err := cni.RemoveRaw(t.TempDir(), []string{"same-node/tcp"}); err != nil || removed != nil {
 		t.Errorf("no raw dir: %q %v", removed, err)
 	}
 }

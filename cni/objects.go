@@ -1,4 +1,4 @@
-package netbench
+package cni
 
 import (
 	"strconv"

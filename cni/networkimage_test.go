@@ -1,4 +1,4 @@
-package netbench_test
+package cni_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -32,7 +32,7 @@ func TestPinImage(t *testing.T) {
 		// Already pinned: as it is.
 		{"quay.io/cloud-bulldozer/k8s-netperf@" + testDigest, "whatever", testDigest, "quay.io/cloud-bulldozer/k8s-netperf@" + testDigest},
 	} {
-		if d, p := netbench.PinImage(tc.ref, tc.imageID); d != tc.digest || p != tc.pinned {
+		if d, p := cni.PinImage(tc.ref, tc.imageID); d != tc.digest || p != tc.pinned {
 			t.Errorf("PinImage(%q, %q) = %q, %q; want %q, %q", tc.ref, tc.imageID, d, p, tc.digest, tc.pinned)
 		}
 	}
@@ -48,7 +48,7 @@ func TestNetworkImagePinnedAndRecorded(t *testing.T) {
 			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image,
 				ImageID: "quay.io/cloud-bulldozer/k8s-netperf@" + testDigest, Ready: true})
 		}
-	}, netbench.Node("node1"), netbench.Node("node2"))
+	}, cni.Node("node1"), cni.Node("node2"))
 	var images []string
 	kc.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
@@ -70,7 +70,7 @@ func TestNetworkImagePinnedAndRecorded(t *testing.T) {
 		if !strings.Contains(im, "k8s-netperf") {
 			continue // the agent image
 		}
-		if strings.HasPrefix(im, string(netbench.RoleClient)+"/") {
+		if strings.HasPrefix(im, string(cni.RoleClient)+"/") {
 			first = append(first, im)
 		} else {
 			later = append(later, im)

@@ -2,12 +2,12 @@ package report
 
 import "fmt"
 
-// networkBaselineSection is the cni run's pod network table (and charts) inside a combined report.
-func (r Report) networkBaselineSection() (section, bool) {
+// cniBaselineSection is the cni run's pod network table (and charts) inside a combined report.
+func (r Report) cniBaselineSection() (section, bool) {
 	if r.baseline == nil {
 		return section{}, false
 	}
-	s, ok := r.baseline.networkSection()
+	s, ok := r.baseline.cniSection()
 	if !ok {
 		return s, false
 	}

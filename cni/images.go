@@ -1,4 +1,4 @@
-package netbench
+package cni
 
 import "github.com/meshbench/meshbench/scenario"
 

@@ -10,9 +10,9 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// networkSection is study B's table: rows path x test (results.CNIRows, the table meshbench cni prints), with value,
+// cniSection is study B's table: rows path x test (results.CNIRows, the table meshbench cni prints), with value,
 // CI, unit and tool, the host baseline ratio and band, and a reason for every test that did not produce a value.
-func (r Report) networkSection() (section, bool) {
+func (r Report) cniSection() (section, bool) {
 	s := section{Title: "Pod network"}
 	rows := results.CNIRows(r.Summary)
 	if len(rows) == 0 {

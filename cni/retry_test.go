@@ -1,4 +1,4 @@
-package netbench_test
+package cni_test
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshbench/meshbench/netbench"
+	"github.com/meshbench/meshbench/cni"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
 // A sample whose connection was never set up (iperf3's captured "server is busy" and "unable to connect" reports,
 // internal/nettool/testdata/iperf3-error-*.json, typed there as *nettool.SetupError) is retried after a 2 s pause, up
-// to netbench.ConnectRetries attempts; a measurement failure is not retried.
+// to cni.ConnectRetries attempts; a measurement failure is not retried.
 func TestSampleRetriesOnlySetupFailures(t *testing.T) {
 	t.Parallel()
 	const (
@@ -31,7 +31,7 @@ func TestSampleRetriesOnlySetupFailures(t *testing.T) {
 	}{
 		{"busy once then measured", []string{busy}, 2, true},
 		{"refused twice then measured", []string{refused, refused}, 3, true},
-		{"refused every attempt", []string{refused, refused, refused, refused}, netbench.ConnectRetries, false},
+		{"refused every attempt", []string{refused, refused, refused, refused}, cni.ConnectRetries, false},
 		{"not a setup failure", []string{other}, 1, false},
 	}
 	for _, tc := range tests {
@@ -57,7 +57,7 @@ func TestSampleRetriesOnlySetupFailures(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.CNI.Tests, cfg.CNI.Paths, cfg.CNI.Samples = []scenario.CNITest{scenario.CNITestTCP}, []scenario.CNIPath{scenario.CNIPathSameNode}, 1
 			st := &fakeStore{}
-			_, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, netbench.Node("node1"), netbench.Node("node2")), Exec: ex, Store: st, Clock: clk})
+			_, err := Run(context.Background(), cfg, deps{Kube: fakeCluster(t, cni.Node("node1"), cni.Node("node2")), Exec: ex, Store: st, Clock: clk})
 			if n != tc.execs {
 				t.Errorf("%d iperf3 execs, want %d", n, tc.execs)
 			}
@@ -69,7 +69,7 @@ func TestSampleRetriesOnlySetupFailures(t *testing.T) {
 					t.Errorf("pause %v, want 2s", p)
 				}
 			}
-			var failed *netbench.CasesFailedError
+			var failed *cni.CasesFailedError
 			if tc.ok != (err == nil) || (!tc.ok && !errors.As(err, &failed)) {
 				t.Fatalf("Run = %v, want ok=%v", err, tc.ok)
 			}

@@ -1,4 +1,4 @@
-// Package netbench is the pod network benchmark of `meshbench cni` underneath the mesh (study B and the CNI
+// Package cni is the pod network benchmark of `meshbench cni` underneath the mesh (study B and the CNI
 // benchmarks, done so that every cell is either a measurement with its confidence interval or says why it is empty).
 //
 // It has no case loop of its own: a Bench plans the cases on the cluster (scenario's cni plan with placement and
@@ -38,4 +38,4 @@
 // A resumed run (`meshbench cni --resume`, Bench.Resume) keeps the recorded cases and runs the others on the nodes the
 // kept ones used (RecordedPlacement), after checking the plan is the recorded one (PlanResume), deleting the namespace
 // a killed session left (CleanupLeftovers) and removing the raw output of the cases that run again (RemoveRaw).
-package netbench
+package cni

@@ -1,4 +1,4 @@
-package netbench
+package cni
 
 import (
 	"context"
@@ -24,7 +24,7 @@ const apiTimeout = 30 * time.Second
 // pollInterval is how often pod, namespace and endpoint state and the servers' ports are polled.
 const pollInterval = 500 * time.Millisecond
 
-// poll is the netbench form of the one wait helper: check every pollInterval on clk until timeout (0: until ctx ends).
+// poll is the cni form of the one wait helper: check every pollInterval on clk until timeout (0: until ctx ends).
 func poll(clk clock.Clock, timeout time.Duration) kube.Wait {
 	return kube.Wait{Timeout: timeout, Interval: pollInterval, Clock: clk}
 }

@@ -1,7 +1,7 @@
-package netbench
+package cni
 
 // Test helpers of the in-package tests, for the external tests of the bench run through runner.Runner
-// (package netbench_test: it imports orchestrate, which imports netbench).
+// (package cni_test: it imports orchestrate, which imports cni).
 var (
 	Node     = node
 	NotReady = notReady
