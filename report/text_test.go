@@ -125,7 +125,7 @@ func TestParseSections(t *testing.T) {
 	}{
 		{in: []string{"headlines,modes"}, want: []SectionID{sectionHeadlines, sectionModes}},
 		{in: []string{"modes", " headlines ", "modes"}, want: []SectionID{sectionModes, sectionHeadlines}},
-		{in: []string{"headlines,all"}, want: nil}, // the whole report
+		{in: []string{"headlines,all"}, want: nil},                                                           // the whole report
 		{in: []string{"cni,network-baseline", "network"}, want: []SectionID{sectionCNI, sectionCNIBaseline}}, // ids before 33
 		{in: []string{"headline"}, wantErr: `no report section "headline": use all or some of facts, headlines, `},
 		{in: []string{" , "}, wantErr: "no section"},
