@@ -8,7 +8,7 @@
 //
 // One run lives in one namespace labelled with the run labels (and meshbench.dev/component=cni-test), deleted by the
 // runner's finalizer whatever happens (success, failure, Ctrl-C: a fresh context, waiting until the namespace is
-// gone) unless --retain. In it:
+// gone) unless --keep. In it:
 //
 //	client         node A, pod network    network image: iperf3 (and netperf) clients
 //	client-agent   node A, pod network    agent image: built-in TCP_RR/TCP_CRR clients (only with the built-in tool)

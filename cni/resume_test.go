@@ -146,7 +146,7 @@ func session(ctx context.Context, cfg cni.Config, kc *fake.Clientset, ex *fakeEx
 		prepared()
 	}
 	_, err = orchestrate.RunCNICases(ctx, orchestrate.CNICases{Bench: b, RunID: cfg.RunID, Store: st, Done: done, Measured: true,
-		Retain: cfg.Keep, FinalizeTimeout: cfg.DeleteTimeout})
+		Keep: cfg.Keep, DeleteTimeout: cfg.DeleteTimeout})
 	return err
 }
 
@@ -191,7 +191,7 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Session 1: the process dies during sample 2 of cross-node/udp (the last case). Retain stands for the
+	// Session 1: the process dies during sample 2 of cross-node/udp (the last case). Keep stands for the
 	// finalizer that kill -9 never lets run: the namespace and its pods stay.
 	var mu sync.Mutex
 	crossUDP := 0

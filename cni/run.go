@@ -46,7 +46,7 @@ type Config struct {
 	Images    Images
 	// RunDir receives raw/<path>-<test>-<n>.json (.txt, .err.txt: see RawName); "" keeps no raw output.
 	RunDir string
-	// Keep: the runner leaves the namespace in place (--retain, for inspection or the iperf3 comparison script);
+	// Keep: the runner leaves the namespace in place (--keep, for inspection or the iperf3 comparison script);
 	// the report says how to delete it.
 	Keep bool
 	// ReadyTimeout bounds waiting for the pods; DeleteTimeout the namespace deletion.
@@ -254,7 +254,7 @@ func (r *Bench) Notes() []string {
 		}
 	}
 	if cfg.Keep && r.created {
-		notes = append(notes, fmt.Sprintf("namespace %s kept (--retain): delete it with `kubectl delete namespace %s`", cfg.Namespace, cfg.Namespace))
+		notes = append(notes, fmt.Sprintf("namespace %s kept (--keep): delete it with `kubectl delete namespace %s`", cfg.Namespace, cfg.Namespace))
 	}
 	return notes
 }

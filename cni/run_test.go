@@ -56,7 +56,7 @@ func Run(ctx context.Context, cfg cni.Config, d deps) (*cni.Report, error) {
 		return b.Report(results.Summary{}), err
 	}
 	_, err = orchestrate.RunCNICases(ctx, orchestrate.CNICases{Bench: b, RunID: cfg.RunID, Store: d.Store, Measured: d.Resources != nil,
-		Retain: cfg.Keep, FinalizeTimeout: cfg.DeleteTimeout, Clock: d.Clock})
+		Keep: cfg.Keep, DeleteTimeout: cfg.DeleteTimeout, Clock: d.Clock})
 	d.Store.mu.Lock()
 	defer d.Store.mu.Unlock()
 	sum := results.Summarize(results.RunMeta{RunID: cfg.RunID}, d.Store.samples, d.Store.cases, results.SummaryOptions{Confidence: cfg.Confidence})

@@ -20,10 +20,10 @@ type CNIConfig struct {
 	// ResumeDir continues the cni run recorded there (Scenario is then its recorded scenario): its kept cases stay
 	// as they are, the others run.
 	ResumeDir string
-	// Retain keeps the test namespace and pods after the run.
-	Retain          bool
+	// Keep keeps the test namespace and pods after the run.
+	Keep          bool
 	ReadyTimeout    time.Duration
-	FinalizeTimeout time.Duration
+	DeleteTimeout time.Duration
 }
 
 // CNIResult is what a network benchmark wrote: its directory and cni's report.
@@ -63,9 +63,9 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 	runID := sess.runID()
 	res := CNIResult{RunID: runID, Dir: sess.dir()}
 	nc := cni.Config{
-		RunID: runID, Namespace: "mb-" + runID, CNI: s.Spec.CNI, RunDir: sess.dir(), Keep: cfg.Retain,
+		RunID: runID, Namespace: "mb-" + runID, CNI: s.Spec.CNI, RunDir: sess.dir(), Keep: cfg.Keep,
 		Images:       cni.Images{Network: s.Spec.Images.Network, Agent: s.Spec.Images.Agent, PullPolicy: s.Spec.Images.PullPolicy},
-		ReadyTimeout: cfg.ReadyTimeout, DeleteTimeout: cfg.FinalizeTimeout, RateRange: col.lead,
+		ReadyTimeout: cfg.ReadyTimeout, DeleteTimeout: cfg.DeleteTimeout, RateRange: col.lead,
 	}
 	if ni := sess.meta.NetworkImage; sess.resumed() && ni != nil && ni.Pinned != "" {
 		// A --resume runs the digest the recorded run's pods ran, whatever the tag points at now.
@@ -83,9 +83,9 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 	}
 	if runErr == nil {
 		// One runner for both verbs: the bench's cases take the case loop, recording, interruption and finalizer
-		// (namespace deletion, also after Ctrl-C; --retain keeps it) of meshbench run.
-		out, runErr = RunCNICases(ctx, CNICases{Bench: b, RunID: runID, Store: sess.store, Done: done, Measured: true, Guard: col.Guard(), Retain: cfg.Retain,
-			FinalizeTimeout: cfg.FinalizeTimeout, Log: log, Progress: d.Progress})
+		// (namespace deletion, also after Ctrl-C; --keep keeps it) of meshbench run.
+		out, runErr = RunCNICases(ctx, CNICases{Bench: b, RunID: runID, Store: sess.store, Done: done, Measured: true, Guard: col.Guard(), Keep: cfg.Keep,
+			DeleteTimeout: cfg.DeleteTimeout, Log: log, Progress: d.Progress})
 	}
 	sess.meta.Cluster.CNI = b.Facts().CNI
 	if ni := b.NetworkImage(); ni != nil {

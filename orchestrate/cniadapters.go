@@ -90,9 +90,9 @@ type CNICases struct {
 	Measured bool
 	// Guard is the resource collector's guard (Collector.Guard), kept after the idle case's window.
 	Guard time.Duration
-	// Retain keeps the namespace and pods after the run (--retain).
-	Retain          bool
-	FinalizeTimeout time.Duration
+	// Keep keeps the namespace and pods after the run (--keep).
+	Keep          bool
+	DeleteTimeout time.Duration
 	// Clock is the bench's clock (nil: the wall clock).
 	Clock    clock.Clock
 	Log      *slog.Logger
@@ -107,8 +107,8 @@ func RunCNICases(ctx context.Context, c CNICases) (runner.Outcome, error) {
 		clk = clock.RealClock{}
 	}
 	r := &runner.Runner{
-		Plan: scenario.Plan{Cases: c.Bench.Cases()}, RunID: c.RunID, Store: c.Store, Done: c.Done, Retain: c.Retain,
-		FinalizeTimeout: c.FinalizeTimeout, Clock: kubeClock{clk}, Log: c.Log, Progress: c.Progress,
+		Plan: scenario.Plan{Cases: c.Bench.Cases()}, RunID: c.RunID, Store: c.Store, Done: c.Done, Keep: c.Keep,
+		DeleteTimeout: c.DeleteTimeout, Clock: kubeClock{clk}, Log: c.Log, Progress: c.Progress,
 		Workloads: cniWorkloads{c.Bench}, Load: cniLoad{c.Bench},
 	}
 	if c.Measured {

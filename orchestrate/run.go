@@ -84,13 +84,13 @@ func observedDataPlanes(ist *results.IstioFacts, seen map[string]results.DataPla
 type RunConfig struct {
 	Scenario  *scenario.Scenario
 	ResumeDir string
-	// Retain keeps the app, load clients and mode labels after the run.
-	Retain        bool
+	// Keep keeps the app, load clients and mode labels after the run.
+	Keep        bool
 	AllowExisting bool
 	ReadyTimeout  time.Duration
 	VerifyTimeout time.Duration
-	// FinalizeTimeout bounds teardown and label restore (also after Ctrl-C).
-	FinalizeTimeout time.Duration
+	// DeleteTimeout bounds teardown and label restore (also after Ctrl-C).
+	DeleteTimeout time.Duration
 }
 
 // Deps are the live handles a run uses: clients of a reachable API server (Connect) and where humans read progress.
@@ -166,7 +166,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: runID, Log: log, Record: record, Revision: ist.Revision, Protected: protected},
 		wp: s.Spec.Waypoint, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace, revision: ist.Revision, istioVersion: ist.Version, cache: cache}
 	r := &runner.Runner{
-		Plan: plan, RunID: runID, Store: sess.store, Done: sess.done(), Retain: cfg.Retain, FinalizeTimeout: cfg.FinalizeTimeout, Log: log,
+		Plan: plan, RunID: runID, Store: sess.store, Done: sess.done(), Keep: cfg.Keep, DeleteTimeout: cfg.DeleteTimeout, Log: log,
 		Progress:  d.Progress,
 		Workloads: &workloadsAdapter{d: deployer, s: s, timeout: cfg.ReadyTimeout, cache: cache},
 		Mesh:      meshA,
@@ -180,8 +180,8 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	}
 	out, runErr := r.Run(ctx)
 	res.Outcome = out
-	if sess.resumed() && !cfg.Retain {
-		runErr = errors.Join(runErr, sweepEarlierSessions(ctx, clients, runID, cfg.FinalizeTimeout, log))
+	if sess.resumed() && !cfg.Keep {
+		runErr = errors.Join(runErr, sweepEarlierSessions(ctx, clients, runID, cfg.DeleteTimeout, log))
 	}
 	if facts := sess.meta.Cluster.Istio; observedDataPlanes(facts, meshA.seen, s.Spec.Modes) {
 		sess.addNotes(dataPlaneNotes(facts, s.Spec.Modes)...)
@@ -212,7 +212,7 @@ func newRunMeta(ctx context.Context, d Deps, s *scenario.Scenario, plan scenario
 // deployed. It runs with its own budget, also after Ctrl-C.
 func sweepEarlierSessions(ctx context.Context, clients *kube.Clients, runID string, budget time.Duration, log *slog.Logger) error {
 	if budget <= 0 {
-		budget = runner.DefaultFinalizeTimeout
+		budget = runner.DefaultDeleteTimeout
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()

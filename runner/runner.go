@@ -17,8 +17,8 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// DefaultFinalizeTimeout bounds teardown and label restore after the run (or after Ctrl-C).
-const DefaultFinalizeTimeout = 10 * time.Minute
+// DefaultDeleteTimeout bounds teardown and label restore after the run (or after Ctrl-C).
+const DefaultDeleteTimeout = 10 * time.Minute
 
 // Runner executes a plan case by case, each as its policy (scenario.CasePolicy) says:
 //
@@ -40,7 +40,7 @@ const DefaultFinalizeTimeout = 10 * time.Minute
 // needs it, the case is recorded skipped naming the node; once the node is back, or the case no longer needs it,
 // the case runs (a failed group is switched again).
 // Finalizers (load clients, workloads, namespace label restore) run after the last case and after cancellation, with
-// a fresh timeout context; Retain skips them.
+// a fresh timeout context; Keep skips them.
 //
 // The runner never asks a case's kind: meshbench cni's cases take the same loop with the adapters the pod network
 // has (no Mesh; no ReadyWaiter: Ensure deploys the test pods ready; no LoadClients: the samples run in those pods),
@@ -61,10 +61,10 @@ type Runner struct {
 	Store     Store
 	// Done are the cases a resumed run already recorded as ok or skipped (results.Run.DoneCases); they are not run again.
 	Done map[string]results.CaseResult
-	// Retain keeps the app, the load clients and the mode labels after the run.
-	Retain bool
-	// FinalizeTimeout bounds the finalizers (default DefaultFinalizeTimeout).
-	FinalizeTimeout time.Duration
+	// Keep keeps the app, the load clients and the mode labels after the run.
+	Keep bool
+	// DeleteTimeout bounds the finalizers (default DefaultDeleteTimeout).
+	DeleteTimeout time.Duration
 	Clock           Clock
 	Log             *slog.Logger
 	// Progress receives human progress bars for idle windows and load runs (stderr); nil disables them.

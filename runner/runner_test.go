@@ -329,10 +329,10 @@ func TestInterruptRunsFinalizersAndDropsTheCase(t *testing.T) {
 	}
 }
 
-func TestRetainAndAllErrors(t *testing.T) {
+func TestKeepAndAllErrors(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "[none]", "")
-	h.r.Retain = true
+	h.r.Keep = true
 	h.r.Load = fakeLoad{calls: h.calls, clock: h.clock, allErrors: true}
 	out, err := h.r.Run(context.Background())
 	if err != nil {
@@ -343,7 +343,7 @@ func TestRetainAndAllErrors(t *testing.T) {
 	}
 	for _, c := range h.calls.log {
 		if strings.Contains(c, "teardown") || strings.Contains(c, "restore") {
-			t.Errorf("--retain ran %q", c)
+			t.Errorf("--keep ran %q", c)
 		}
 	}
 	if len(h.store.samples) == 0 {

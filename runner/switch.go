@@ -34,7 +34,7 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 		if st.target == nil && st.leftover != nil {
 			st.target, st.leftover = st.leftover, nil // what an earlier failed Ensure left goes first
 		}
-		if st.target != nil && !r.Retain {
+		if st.target != nil && !r.Keep {
 			r.teardown(ctx, st)
 		}
 		var t Target
@@ -135,17 +135,17 @@ func (r *Runner) teardown(ctx context.Context, st *state) {
 	st.target, st.ready = nil, false
 }
 
-// finalize runs after the last case or after cancellation, with a fresh context bounded by FinalizeTimeout.
+// finalize runs after the last case or after cancellation, with a fresh context bounded by DeleteTimeout.
 func (r *Runner) finalize(ctx context.Context, st *state) error {
-	if r.Retain {
+	if r.Keep {
 		if st.target != nil {
-			r.log().Info("retaining resources (--retain)", "topology", st.target.Topology, "namespaces", st.target.Namespaces)
+			r.log().Info("keeping resources (--keep)", "topology", st.target.Topology, "namespaces", st.target.Namespaces)
 		}
 		return nil
 	}
-	d := r.FinalizeTimeout
+	d := r.DeleteTimeout
 	if d <= 0 {
-		d = DefaultFinalizeTimeout
+		d = DefaultDeleteTimeout
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
 	defer cancel()

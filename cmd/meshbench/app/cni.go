@@ -18,9 +18,9 @@ type cniFlags struct {
 	file            string
 	resume          string
 	outputDir       string
-	retain          bool
+	keep          bool
 	readyTimeout    time.Duration
-	finalizeTimeout time.Duration
+	deleteTimeout time.Duration
 	imageRegistry   string
 	skipImages      bool
 }
@@ -38,7 +38,7 @@ proves it went through the Service), host (hostNetwork client on A to hostNetwor
 Tests: iperf3 TCP (goodput, retransmits, RTT), iperf3 UDP at spec.cni.udpBitrate (delivered rate, loss, jitter),
 TCP_RR and TCP_CRR (netperf when the network image has it, else the built-in fortio tool of the agent image).
 
-Everything runs in one namespace, deleted at the end (also on failure and Ctrl-C) unless --retain. Raw tool output
+Everything runs in one namespace, deleted at the end (also on failure and Ctrl-C) unless --keep. Raw tool output
 is kept in RUN_DIR/raw/ (<path>-<test>-<n>.json only when it parses as JSON, .txt netperf text, .err.txt an exec
 error or other output), samples in RUN_DIR/samples.jsonl. The scenario needs a spec.cni section; a bad config or
 flag exits 2 before the cluster is touched, and so do an image its registry does not have or refuses (the agent and
@@ -64,11 +64,11 @@ started) run, after the namespace a killed run left is deleted.
 	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML) with a spec.cni section; with --resume, refused unless it describes the recorded run")
 	fl.StringVar(&f.resume, "resume", "", "continue the cni run in RUN_DIR with its recorded scenario, nodes and kept cases (-f, if given, must describe it)")
 	fl.StringVar(&f.outputDir, "output-dir", "", "directory that receives the run directory (overrides spec.output.dir)")
-	fl.BoolVar(&f.retain, "retain", false, "keep the test namespace and pods after the run (delete them with meshbench cleanup)")
+	fl.BoolVar(&f.keep, "keep", false, "keep the test namespace and pods after the run (delete them with meshbench cleanup)")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 3*time.Minute, "how long the test pods may take to become ready")
-	fl.DurationVar(&f.finalizeTimeout, "finalize-timeout", 3*time.Minute, "bound on deleting the test namespace (also after Ctrl-C)")
-	deprecatedAlias(cmd, streams.ErrOut, "keep", "retain")
-	deprecatedAlias(cmd, streams.ErrOut, "delete-timeout", "finalize-timeout")
+	fl.DurationVar(&f.deleteTimeout, "delete-timeout", 3*time.Minute, "bound on deleting the test namespace (also after Ctrl-C)")
+	deprecatedAlias(cmd, streams.ErrOut, "retain", "keep")
+	deprecatedAlias(cmd, streams.ErrOut, "finalize-timeout", "delete-timeout")
 	addImageRegistryFlag(fl, &f.imageRegistry)
 	addSkipImageCheckFlag(fl, &f.skipImages)
 	return cmd
@@ -89,7 +89,7 @@ func runCNI(ctx context.Context, streams Streams, g *GlobalFlags, f *cniFlags) e
 	if err != nil {
 		return err
 	}
-	res, runErr := orchestrate.CNI(ctx, orchestrate.CNIConfig{Scenario: s, ResumeDir: f.resume, Retain: f.retain, ReadyTimeout: f.readyTimeout, FinalizeTimeout: f.finalizeTimeout},
+	res, runErr := orchestrate.CNI(ctx, orchestrate.CNIConfig{Scenario: s, ResumeDir: f.resume, Keep: f.keep, ReadyTimeout: f.readyTimeout, DeleteTimeout: f.deleteTimeout},
 		orchestrate.Deps{Clients: clients, KubeVersion: kubeVersion, Log: g.Logger(streams.ErrOut), Progress: progressWriter(g, streams.ErrOut)})
 	if res.Report == nil {
 		return runErr
@@ -113,7 +113,7 @@ func cniScenario(f *cniFlags) (*scenario.Scenario, error) {
 	s, err := cniScenarioOf(f)
 	if derr := checkDurations(
 		durationFlag{"ready-timeout", f.readyTimeout, "3m"},
-		durationFlag{"finalize-timeout", f.finalizeTimeout, "3m"},
+		durationFlag{"delete-timeout", f.deleteTimeout, "3m"},
 	); derr != nil {
 		return nil, errors.Join(derr, err)
 	}

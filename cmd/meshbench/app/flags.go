@@ -93,7 +93,7 @@ func runScenario(f *runFlags) (*scenario.Scenario, error) {
 	if derr := checkDurations(
 		durationFlag{"ready-timeout", f.readyTimeout, "10m"},
 		durationFlag{"verify-timeout", f.verifyTimeout, "3m"},
-		durationFlag{"finalize-timeout", f.finalizeTimeout, "5m"},
+		durationFlag{"delete-timeout", f.deleteTimeout, "5m"},
 	); derr != nil {
 		return nil, errors.Join(derr, err)
 	}

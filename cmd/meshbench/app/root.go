@@ -155,7 +155,7 @@ func (v *deprecatedValue) Set(s string) error {
 	return v.Value.Set(s)
 }
 
-// IsBoolFlag keeps a boolean alias usable without a value (--keep), as the flag it replaces was.
+// IsBoolFlag keeps a boolean alias usable without a value (--retain), as the flag it replaces was.
 func (v *deprecatedValue) IsBoolFlag() bool {
 	b, ok := v.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()

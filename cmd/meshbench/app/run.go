@@ -18,13 +18,13 @@ import (
 type runFlags struct {
 	file            string
 	resume          string
-	retain          bool
+	keep          bool
 	allowExisting   bool
 	prometheusURL   string
 	outputDir       string
 	readyTimeout    time.Duration
 	verifyTimeout   time.Duration
-	finalizeTimeout time.Duration
+	deleteTimeout time.Duration
 	imageRegistry   string
 	skipImages      bool
 }
@@ -51,7 +51,7 @@ cluster) before the scenario and flags are valid, every image resolves and the A
 ` + resumeRuleHelp + `
 --prometheus-url may differ (a Prometheus that moved).
 
-Ctrl-C or SIGTERM stops after cleaning up (app namespaces deleted, namespace labels restored) unless --retain,
+Ctrl-C or SIGTERM stops after cleaning up (app namespaces deleted, namespace labels restored) unless --keep,
 marks run.json and the report interrupted (which case, which step, the cases not run) and exits 130 (SIGINT) or
 143 (SIGTERM); a second signal exits at once without cleanup (meshbench cleanup removes what is left).
 
@@ -67,15 +67,17 @@ registry does not have or refuses (--skip-image-check) and an API server that do
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "scenario file (YAML); with --resume, refused unless it describes the recorded run")
 	fl.StringVar(&f.resume, "resume", "", "continue the run in RUN_DIR with its recorded scenario and plan (-f, if given, must describe it)")
-	fl.BoolVar(&f.retain, "retain", false, "keep the app, load clients and mode labels after the run")
+	fl.BoolVar(&f.keep, "keep", false, "keep the app, load clients and mode labels after the run")
 	fl.BoolVar(&f.allowExisting, "allow-existing-namespaces", false, "deploy into app namespaces that already exist (never deleted)")
 	fl.StringVar(&f.prometheusURL, "prometheus-url", "", "Prometheus URL (overrides spec.prometheus)")
 	fl.StringVar(&f.outputDir, "output-dir", "", "directory that receives the run directory (overrides spec.output.dir)")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 10*time.Minute, "how long workloads and load clients may take to become ready")
 	fl.DurationVar(&f.verifyTimeout, "verify-timeout", 3*time.Minute, "how long every pod may take to prove the data-plane mode")
-	fl.DurationVar(&f.finalizeTimeout, "finalize-timeout", runner.DefaultFinalizeTimeout, "bound on teardown and label restore (also after Ctrl-C)")
+	fl.DurationVar(&f.deleteTimeout, "delete-timeout", runner.DefaultDeleteTimeout, "bound on teardown and label restore (also after Ctrl-C)")
 	addImageRegistryFlag(fl, &f.imageRegistry)
 	addSkipImageCheckFlag(fl, &f.skipImages)
+	deprecatedAlias(cmd, streams.ErrOut, "retain", "keep")
+	deprecatedAlias(cmd, streams.ErrOut, "finalize-timeout", "delete-timeout")
 	return cmd
 }
 
@@ -95,8 +97,8 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 	if err != nil {
 		return err
 	}
-	cfg := orchestrate.RunConfig{Scenario: s, ResumeDir: f.resume, Retain: f.retain, AllowExisting: f.allowExisting,
-		ReadyTimeout: f.readyTimeout, VerifyTimeout: f.verifyTimeout, FinalizeTimeout: f.finalizeTimeout}
+	cfg := orchestrate.RunConfig{Scenario: s, ResumeDir: f.resume, Keep: f.keep, AllowExisting: f.allowExisting,
+		ReadyTimeout: f.readyTimeout, VerifyTimeout: f.verifyTimeout, DeleteTimeout: f.deleteTimeout}
 	res, runErr := orchestrate.Run(ctx, cfg, orchestrate.Deps{Clients: clients, KubeVersion: kubeVersion,
 		Log: g.Logger(streams.ErrOut), Progress: progressWriter(g, streams.ErrOut)})
 	return runDone(ctx, streams, g, res, runErr)

@@ -50,7 +50,8 @@ func TestRunBadFlagsExit2(t *testing.T) {
 	}{
 		{"negative ready timeout", []string{"run", "--ready-timeout=-5m"}, []string{"--ready-timeout -5m0s", "positive duration", "e.g. --ready-timeout 10m"}},
 		{"zero verify timeout", []string{"run", "--verify-timeout", "0"}, []string{"--verify-timeout 0s", "positive"}},
-		{"zero finalize timeout", []string{"run", "--finalize-timeout", "0s"}, []string{"--finalize-timeout"}},
+		{"zero delete timeout", []string{"run", "--delete-timeout", "0s"}, []string{"--delete-timeout"}},
+		{"zero finalize timeout (old name)", []string{"run", "--finalize-timeout", "0s"}, []string{"--delete-timeout 0s"}},
 		{"prometheus url", []string{"run", "--prometheus-url", "not a url"}, []string{`--prometheus-url "not a url"`, "http:// or https://", "spec.prometheus.url"}},
 		{"every bad flag at once", []string{"run", "--ready-timeout=-5m", "--verify-timeout", "0", "--prometheus-url", "ftp://x"},
 			[]string{"--ready-timeout -5m0s", "--verify-timeout 0s", `--prometheus-url "ftp://x"`}},
@@ -60,7 +61,7 @@ func TestRunBadFlagsExit2(t *testing.T) {
 		{"output dir with resume", []string{"run", "--resume", dir, "--output-dir", filepath.Join(dir, "elsewhere")},
 			[]string{"with --resume " + dir + ": a resumed run stays in its directory; drop --output-dir"}},
 		{"cni ready timeout", []string{"cni", "--ready-timeout", "0"}, []string{"--ready-timeout 0s"}},
-		{"cni delete timeout (old name)", []string{"cni", "--delete-timeout", "-1s"}, []string{"--finalize-timeout -1s"}},
+		{"cni finalize timeout (old name)", []string{"cni", "--finalize-timeout", "-1s"}, []string{"--delete-timeout -1s"}},
 		{"cni output dir is a file", []string{"cni", "--output-dir", file}, []string{"not a directory"}},
 		{"cleanup timeout", []string{"cleanup", "--all", "--timeout", "0"}, []string{"--timeout 0s"}},
 		{"schedule timeout", []string{"schedule", "--pvc", "r", "--timeout", "-1h"}, []string{"--timeout -1h0m0s"}},
@@ -191,8 +192,10 @@ func TestDeprecatedAliases(t *testing.T) {
 	t.Parallel()
 	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	for _, tc := range []struct{ verb, old, new string }{
-		{"cni", "keep", "retain"},
-		{"cni", "delete-timeout", "finalize-timeout"},
+		{"run", "retain", "keep"},
+		{"run", "finalize-timeout", "delete-timeout"},
+		{"cni", "retain", "keep"},
+		{"cni", "finalize-timeout", "delete-timeout"},
 		{"cleanup", "runs-dir", "output-dir"},
 		{"report", "out", "output-dir"},
 		{"plan", "dry-run", "show-objects"},
@@ -212,10 +215,10 @@ func TestDeprecatedAliases(t *testing.T) {
 	if code != ExitOK || out != want || !strings.Contains(out, "kind: Namespace") || !strings.Contains(stderr, "--dry-run has been deprecated, use --show-objects") {
 		t.Errorf("plan --dry-run: exit %d, same output as --show-objects %v, stderr %q", code, out == want, stderr)
 	}
-	// The old value flag sets the new one: cni --delete-timeout 0 is refused as --finalize-timeout 0s.
-	code, _, stderr = run(t, "cni", "-f", "x.yaml", "--delete-timeout", "0")
-	if code != ExitBadInput || !strings.Contains(stderr, "--finalize-timeout 0s") || !strings.Contains(stderr, "--delete-timeout has been deprecated") {
-		t.Errorf("cni --delete-timeout 0: exit %d, %s", code, stderr)
+	// The old value flag sets the new one: cni --finalize-timeout 0 is refused as --delete-timeout 0s.
+	code, _, stderr = run(t, "cni", "-f", "x.yaml", "--finalize-timeout", "0")
+	if code != ExitBadInput || !strings.Contains(stderr, "--delete-timeout 0s") || !strings.Contains(stderr, "--finalize-timeout has been deprecated") {
+		t.Errorf("cni --finalize-timeout 0: exit %d, %s", code, stderr)
 	}
 }
 
