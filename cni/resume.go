@@ -109,7 +109,7 @@ func (r *Bench) Resume(ctx context.Context, recorded []results.CaseResult) (map[
 }
 
 // CleanupLeftovers deletes the run namespace when it is still there (a run killed before its finalizer, or one
-// interrupted with --retain), with Teardown's deletion (deleteNamespace, bounded by DeleteTimeout), so that Deploy
+// interrupted with --keep), with Teardown's deletion (deleteNamespace, bounded by DeleteTimeout), so that Deploy
 // starts from nothing. A namespace of that name that does not carry this run's labels is not meshbench's to
 // delete: an error.
 func (r *Bench) CleanupLeftovers(ctx context.Context) error {

@@ -22,7 +22,7 @@ type CNIConfig struct {
 	ResumeDir string
 	// Keep keeps the test namespace and pods after the run.
 	Keep          bool
-	ReadyTimeout    time.Duration
+	ReadyTimeout  time.Duration
 	DeleteTimeout time.Duration
 }
 

@@ -85,7 +85,7 @@ type RunConfig struct {
 	Scenario  *scenario.Scenario
 	ResumeDir string
 	// Keep keeps the app, load clients and mode labels after the run.
-	Keep        bool
+	Keep          bool
 	AllowExisting bool
 	ReadyTimeout  time.Duration
 	VerifyTimeout time.Duration

@@ -65,8 +65,8 @@ type Runner struct {
 	Keep bool
 	// DeleteTimeout bounds the finalizers (default DefaultDeleteTimeout).
 	DeleteTimeout time.Duration
-	Clock           Clock
-	Log             *slog.Logger
+	Clock         Clock
+	Log           *slog.Logger
 	// Progress receives human progress bars for idle windows and load runs (stderr); nil disables them.
 	Progress io.Writer
 	// Requests counts the run's API requests; each case records its share (nil: not recorded).

@@ -15,14 +15,14 @@ import (
 )
 
 type cniFlags struct {
-	file            string
-	resume          string
-	outputDir       string
+	file          string
+	resume        string
+	outputDir     string
 	keep          bool
-	readyTimeout    time.Duration
+	readyTimeout  time.Duration
 	deleteTimeout time.Duration
-	imageRegistry   string
-	skipImages      bool
+	imageRegistry string
+	skipImages    bool
 }
 
 // NewCNICommand benchmarks the pod network underneath the mesh.

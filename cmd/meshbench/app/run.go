@@ -16,17 +16,17 @@ import (
 )
 
 type runFlags struct {
-	file            string
-	resume          string
+	file          string
+	resume        string
 	keep          bool
-	allowExisting   bool
-	prometheusURL   string
-	outputDir       string
-	readyTimeout    time.Duration
-	verifyTimeout   time.Duration
+	allowExisting bool
+	prometheusURL string
+	outputDir     string
+	readyTimeout  time.Duration
+	verifyTimeout time.Duration
 	deleteTimeout time.Duration
-	imageRegistry   string
-	skipImages      bool
+	imageRegistry string
+	skipImages    bool
 }
 
 // NewRunCommand runs a scenario end to end: deploy, switch modes, verify, load, collect, summarise.
