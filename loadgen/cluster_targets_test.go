@@ -63,7 +63,7 @@ func TestClusterRunTargets(t *testing.T) {
 	ex := &agentExec{}
 	c := &Cluster{Kube: readyClients(t, "lg-a", "lg-b"), Exec: ex, RunID: "r1", Clients: 2}
 	s := Spec{QPS: 200, Connections: 4, Duration: 500 * time.Millisecond, Clients: 2, Headers: map[string]string{"Cookie": "s=1"},
-		Targets: []Target{
+		Targets: []LoadTarget{
 			{Name: "web", URL: web + "/echo", Protocol: ProtocolHTTP, Weight: 1},
 			{Name: "api", URL: api + "/echo", Protocol: ProtocolHTTP, Weight: 3, Headers: map[string]string{"X-Api": "1"}},
 		}}
@@ -105,7 +105,7 @@ func TestClusterRunRefusesWrongTarget(t *testing.T) {
 	}
 	c := &Cluster{Kube: readyClients(t, "lg-a"), Exec: &replayExec{out: map[string][]byte{"lg-a": b}}, RunID: "r1", Clients: 1}
 	_, err = c.Run(context.Background(), "mb-single", scenario.ModeNone, Spec{QPS: 10, Connections: 2, Duration: time.Second, Clients: 1,
-		Targets: []Target{{Name: "a", URL: "http://a/", Weight: 1}, {Name: "b", URL: "http://b/", Weight: 1}}})
+		Targets: []LoadTarget{{Name: "a", URL: "http://a/", Weight: 1}, {Name: "b", URL: "http://b/", Weight: 1}}})
 	if err == nil || !strings.Contains(err.Error(), "lg-a target a") || !strings.Contains(err.Error(), `report is for target ""`) {
 		t.Errorf("got %v, want the pod, the target and the mismatch named", err)
 	}

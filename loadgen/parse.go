@@ -97,11 +97,11 @@ type Result struct {
 	Latency, ErrorLatency *Histogram
 	Notes                 []string
 	// Targets is each target's own merge (its clients only), in spec order, when the run had more than one target.
-	Targets []TargetResult
+	Targets []LoadTargetResult
 }
 
-// TargetResult is one target's part of a run.
-type TargetResult struct {
+// LoadTargetResult is one target's part of a run.
+type LoadTargetResult struct {
 	Name, Protocol string
 	Weight         int
 	Result
@@ -191,7 +191,7 @@ func MergeTargets(s Spec, clients []ClientResult) (Result, error) {
 			proto = ProtocolHTTP
 		}
 		tr.Notes = nil // the run's notes already cover every client
-		r.Targets = append(r.Targets, TargetResult{Name: t.Name, Protocol: proto, Weight: t.Weight, Result: tr})
+		r.Targets = append(r.Targets, LoadTargetResult{Name: t.Name, Protocol: proto, Weight: t.Weight, Result: tr})
 	}
 	return r, nil
 }

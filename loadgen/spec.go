@@ -22,8 +22,8 @@ const (
 	ProtocolTCP  = "tcp"
 )
 
-// Target is one destination of a load run.
-type Target struct {
+// LoadTarget is one destination of a load run.
+type LoadTarget struct {
 	// Name labels the target's samples (label "target") when a run has more than one target.
 	Name string
 	// URL is http(s)://host:port/path (http), host:port or grpc://host:port (grpc), tcp://host:port (tcp).
@@ -43,7 +43,7 @@ type Spec struct {
 	URL string
 	// Targets share the load by weight: the QPS (unless max, where every target runs at max) and every client's
 	// connections are split between them, and every client runs one fortio run per target at the same time.
-	Targets []Target
+	Targets []LoadTarget
 	// QPS is the total target rate across clients; <= 0 means max.
 	QPS float64
 	// Connections per client (fortio -c; one connection per fortio thread with the fast client).
@@ -142,11 +142,11 @@ type ClientSpec struct {
 }
 
 // targets is Targets, or the one target URL stands for.
-func (s Spec) targets() []Target {
+func (s Spec) targets() []LoadTarget {
 	if len(s.Targets) > 0 {
 		return s.Targets
 	}
-	return []Target{{URL: s.URL, Protocol: ProtocolHTTP, Weight: 1}}
+	return []LoadTarget{{URL: s.URL, Protocol: ProtocolHTTP, Weight: 1}}
 }
 
 // TargetQPS is each target's share of the total QPS by weight (MaxQPS for every target when the spec asks for max).
@@ -156,7 +156,7 @@ func (s Spec) TargetQPS() []float64 {
 	return q
 }
 
-func weights(ts []Target) []int {
+func weights(ts []LoadTarget) []int {
 	w := make([]int, len(ts))
 	for i, t := range ts {
 		w[i] = t.Weight

@@ -75,7 +75,7 @@ func TestSplit(t *testing.T) {
 func TestClientSpecsTargets(t *testing.T) {
 	t.Parallel()
 	s := Spec{QPS: 800, Connections: 4, Duration: time.Minute, Clients: 2, Headers: map[string]string{"Cookie": "a=1", "X-Both": "spec"},
-		Targets: []Target{
+		Targets: []LoadTarget{
 			{Name: "web", URL: "http://web:80/", Protocol: ProtocolHTTP, Weight: 3, Headers: map[string]string{"X-Both": "target"}},
 			{Name: "rpc", URL: "rpc:8079", Protocol: ProtocolGRPC, Weight: 1},
 		}}
@@ -111,15 +111,15 @@ func TestClientSpecsTargets(t *testing.T) {
 
 func TestSpecValidateTargets(t *testing.T) {
 	t.Parallel()
-	ok := Target{Name: "a", URL: "http://a/", Weight: 1}
+	ok := LoadTarget{Name: "a", URL: "http://a/", Weight: 1}
 	for name, s := range map[string]Spec{
-		"url and targets":   {URL: "http://x/", Targets: []Target{ok}},
+		"url and targets":   {URL: "http://x/", Targets: []LoadTarget{ok}},
 		"neither":           {},
-		"weight 0":          {Targets: []Target{{Name: "a", URL: "http://a/"}}},
-		"duplicate names":   {Targets: []Target{ok, ok}},
-		"unknown protocol":  {Targets: []Target{{Name: "a", URL: "udp://a:1", Protocol: "udp", Weight: 1}}},
-		"target url empty":  {Targets: []Target{{Name: "a", Weight: 1}}},
-		"bad target header": {Targets: []Target{{Name: "a", URL: "http://a/", Weight: 1, Headers: map[string]string{"a:b": "c"}}}},
+		"weight 0":          {Targets: []LoadTarget{{Name: "a", URL: "http://a/"}}},
+		"duplicate names":   {Targets: []LoadTarget{ok, ok}},
+		"unknown protocol":  {Targets: []LoadTarget{{Name: "a", URL: "udp://a:1", Protocol: "udp", Weight: 1}}},
+		"target url empty":  {Targets: []LoadTarget{{Name: "a", Weight: 1}}},
+		"bad target header": {Targets: []LoadTarget{{Name: "a", URL: "http://a/", Weight: 1, Headers: map[string]string{"a:b": "c"}}}},
 	} {
 		s.Connections, s.Duration, s.Clients = 1, time.Second, 1
 		if err := s.Validate(); err == nil {
@@ -143,7 +143,7 @@ func fortioHTTP(t *testing.T) string {
 func TestLocalRunWeightedTargets(t *testing.T) {
 	fast, slow := fortioHTTP(t), fortioHTTP(t)
 	s := Spec{QPS: 400, Connections: 4, Duration: time.Second, Clients: 2, Headers: map[string]string{"X-Meshbench": "test"},
-		Targets: []Target{
+		Targets: []LoadTarget{
 			{Name: "fast", URL: fast + "/echo", Protocol: ProtocolHTTP, Weight: 3},
 			// fortio's echo server waits ?delay= before answering: the slow target's latencies are apart from the fast one's.
 			{Name: "slow", URL: slow + "/echo?delay=4ms", Protocol: ProtocolHTTP, Weight: 1, Headers: map[string]string{"X-Target": "slow"}},

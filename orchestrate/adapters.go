@@ -93,16 +93,17 @@ func sameApp(a, b target.Target) bool {
 		slices.Equal(a.Workloads, b.Workloads)
 }
 
-func (a *workloadsAdapter) Ensure(ctx context.Context, topo scenario.Topology) (runner.Target, error) {
+func (a *workloadsAdapter) Ensure(ctx context.Context, topo scenario.Topology) (target.Target, error) {
 	t, err := a.d.Ensure(ctx, a.s, topo)
 	if err != nil {
-		return runner.Target{}, err
+		return target.Target{}, err
 	}
-	return runner.Target{Target: t, Facts: targetFacts(a.s.Spec.Workload, topo, t)}, nil
+	t.Facts = targetFacts(a.s.Spec.Workload, topo, t)
+	return t, nil
 }
 
 // targetFacts are the case facts of a deployed app (capacity reads app-pods and chain-depth).
-func targetFacts(w scenario.Workload, topo scenario.Topology, t workloads.Target) map[results.FactKey]string {
+func targetFacts(w scenario.Workload, topo scenario.Topology, t target.Target) map[results.FactKey]string {
 	facts := map[results.FactKey]string{
 		results.FactApp: string(t.App), results.FactNamespaces: strings.Join(t.Namespaces, ","), results.FactServices: strconv.Itoa(len(t.Services)),
 		results.FactReplicas: strconv.Itoa(topo.Replicas), results.FactAppPods: strconv.Itoa(t.ExpectedPods()), results.FactEntryURL: t.EntryURL,
@@ -114,22 +115,22 @@ func targetFacts(w scenario.Workload, topo scenario.Topology, t workloads.Target
 	return facts
 }
 
-func (a *workloadsAdapter) WaitReady(ctx context.Context, t runner.Target) error {
+func (a *workloadsAdapter) WaitReady(ctx context.Context, t target.Target) error {
 	if a.cache == nil {
-		return a.d.WaitReady(ctx, t.Target, a.timeout)
+		return a.d.WaitReady(ctx, t, a.timeout)
 	}
-	err := a.d.WaitReadyIn(ctx, a.cache.open(ctx, t.Target), a.timeout)
+	err := a.d.WaitReadyIn(ctx, a.cache.open(ctx, t), a.timeout)
 	if err != nil {
 		a.cache.close() // no verification follows a failed wait
 	}
 	return err
 }
 
-func (a *workloadsAdapter) Teardown(ctx context.Context, t runner.Target) error {
+func (a *workloadsAdapter) Teardown(ctx context.Context, t target.Target) error {
 	if a.cache != nil {
 		a.cache.close()
 	}
-	return a.d.Teardown(ctx, t.Target)
+	return a.d.Teardown(ctx, t)
 }
 
 // meshAdapter is mesh.Switcher as the runner's Mesh.
@@ -148,8 +149,8 @@ type meshAdapter struct {
 	revision, istioVersion string
 }
 
-func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
-	tr, err := a.sw.Apply(ctx, t.Target, mode, a.wp)
+func (a *meshAdapter) Apply(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
+	tr, err := a.sw.Apply(ctx, t, mode, a.wp)
 	a.last = tr
 	facts := map[results.FactKey]string{results.FactModeFrom: string(tr.From)}
 	if len(tr.Restarted) > 0 {
@@ -169,11 +170,11 @@ func (a *meshAdapter) Apply(ctx context.Context, t runner.Target, mode scenario.
 
 // Reconcile restarts the workloads whose ready pods are still not in mode (runner.Reconciler).
 // Only a switch that changed injection can leave such a pod: otherwise no pods are listed again.
-func (a *meshAdapter) Reconcile(ctx context.Context, t runner.Target, mode scenario.Mode) (map[results.FactKey]string, bool, error) {
+func (a *meshAdapter) Reconcile(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, bool, error) {
 	if a.last.From != mesh.ModeMixed && mesh.UsesSidecar(a.last.From) == mesh.UsesSidecar(mode) {
 		return nil, false, nil
 	}
-	restarted, err := a.sw.Reconcile(ctx, t.Target, mode)
+	restarted, err := a.sw.Reconcile(ctx, t, mode)
 	if len(restarted) == 0 {
 		return nil, false, err
 	}
@@ -184,16 +185,16 @@ func (a *meshAdapter) Reconcile(ctx context.Context, t runner.Target, mode scena
 	return map[results.FactKey]string{results.FactRestartedAfterReady: strings.Join(names, ",")}, true, err
 }
 
-func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
+func (a *meshAdapter) Verify(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
 	var (
 		v   mesh.Verification
 		err error
 	)
-	if c := a.takeCache(t.Target); c != nil {
-		v, err = a.sw.VerifyIn(ctx, c, t.Target, mode, a.wp, a.timeout)
+	if c := a.takeCache(t); c != nil {
+		v, err = a.sw.VerifyIn(ctx, c, t, mode, a.wp, a.timeout)
 		c.Stop()
 	} else {
-		v, err = a.sw.Verify(ctx, t.Target, mode, a.wp, a.timeout)
+		v, err = a.sw.Verify(ctx, t, mode, a.wp, a.timeout)
 	}
 	facts := map[results.FactKey]string{}
 	for k, d := range a.last.Timings(&v) {
@@ -232,22 +233,22 @@ func (a *meshAdapter) Verify(ctx context.Context, t runner.Target, mode scenario
 }
 
 // BeforeLoad reads the waypoints' request counters before a waypoint case's load (runner.PathProver).
-func (a *meshAdapter) BeforeLoad(ctx context.Context, t runner.Target, mode scenario.Mode) (runner.PathMark, error) {
+func (a *meshAdapter) BeforeLoad(ctx context.Context, t target.Target, mode scenario.Mode) (runner.PathMark, error) {
 	if mode != scenario.ModeWaypoint {
 		return nil, nil
 	}
-	return a.sw.WaypointRequests(ctx, mesh.Waypoints(t.Target, a.wp)), nil
+	return a.sw.WaypointRequests(ctx, mesh.Waypoints(t, a.wp)), nil
 }
 
 // AfterLoad proves the waypoints served the load: a waypoint case whose waypoints did not measured ambient. A
 // counter that cannot be read (Istio's telemetry off, a stand-in) proves nothing either way: it is recorded, not
 // failed.
-func (a *meshAdapter) AfterLoad(ctx context.Context, t runner.Target, mode scenario.Mode, before runner.PathMark, requests int64) (map[results.FactKey]string, error) {
+func (a *meshAdapter) AfterLoad(ctx context.Context, t target.Target, mode scenario.Mode, before runner.PathMark, requests int64) (map[results.FactKey]string, error) {
 	b, ok := before.(mesh.WaypointCount)
 	if mode != scenario.ModeWaypoint || !ok {
 		return nil, nil
 	}
-	after := a.sw.WaypointRequests(ctx, mesh.Waypoints(t.Target, a.wp))
+	after := a.sw.WaypointRequests(ctx, mesh.Waypoints(t, a.wp))
 	served, err := mesh.WaypointServed(b, after, requests)
 	if errors.Is(err, mesh.ErrWaypointUncounted) {
 		var why []string
@@ -300,7 +301,7 @@ type loadAdapter struct {
 	headers map[string]map[string]string
 }
 
-func (a *loadAdapter) Prepare(ctx context.Context, t runner.Target, mode scenario.Mode) error {
+func (a *loadAdapter) Prepare(ctx context.Context, t target.Target, mode scenario.Mode) error {
 	if err := a.c.Prepare(ctx, t.EntryNamespace, mode); err != nil {
 		return err
 	}
@@ -309,7 +310,7 @@ func (a *loadAdapter) Prepare(ctx context.Context, t runner.Target, mode scenari
 	}
 	wt, err := workloads.Login(ctx, func(ctx context.Context, args []string) ([]byte, error) {
 		return a.c.ExecAgent(ctx, t.EntryNamespace, mode, args)
-	}, t.Target, *a.login)
+	}, t, *a.login)
 	if err != nil {
 		return err
 	}
@@ -320,8 +321,8 @@ func (a *loadAdapter) Prepare(ctx context.Context, t runner.Target, mode scenari
 	return nil
 }
 
-func (a *loadAdapter) Run(ctx context.Context, t runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
-	spec := loadSpec(a.spec, t.Target, a.headers[t.Topology], req)
+func (a *loadAdapter) Run(ctx context.Context, t target.Target, req runner.LoadRequest) (runner.LoadResult, error) {
+	spec := loadSpec(a.spec, t, a.headers[t.Topology], req)
 	res, err := a.c.Run(ctx, t.EntryNamespace, req.Case.Mode, spec)
 	if err != nil {
 		return runner.LoadResult{}, err
@@ -338,18 +339,18 @@ func (a *loadAdapter) Run(ctx context.Context, t runner.Target, req runner.LoadR
 // loadSpec is the load run of one case: every load endpoint of the target with its weight and headers, the login
 // headers (login) over the target's own for every request. A single endpoint stays unnamed, so its samples carry no
 // target label and the agent's command line is what it was before targets. It is pure.
-func loadSpec(l scenario.LoadSpec, t workloads.Target, login map[string]string, req runner.LoadRequest) loadgen.Spec {
+func loadSpec(l scenario.LoadSpec, t target.Target, login map[string]string, req runner.LoadRequest) loadgen.Spec {
 	spec := loadgen.Spec{
 		Connections: l.Connections, Duration: req.Window, WarmUp: req.LeadIn, CoolDown: req.CoolDown,
 		PayloadBytes: l.PayloadBytes, Headers: kube.MergeLabels(t.Headers, login), Jitter: l.Jitter, Uniform: l.Uniform, Clients: l.Clients,
 	}
-	eps := t.LoadEndpoints()
+	eps := t.LoadTargetsOrEntry()
 	for _, e := range eps {
 		name := e.Name
 		if len(eps) == 1 {
 			name = ""
 		}
-		spec.Targets = append(spec.Targets, loadgen.Target{Name: name, URL: e.URL, Protocol: e.Protocol, Weight: e.Weight, Headers: e.Headers})
+		spec.Targets = append(spec.Targets, loadgen.LoadTarget{Name: name, URL: e.URL, Protocol: e.Protocol, Weight: e.Weight, Headers: e.Headers})
 	}
 	if !req.Case.QPS.Max {
 		spec.QPS = req.Case.QPS.Value
@@ -382,7 +383,7 @@ func loadFacts(res loadgen.Result) map[results.FactKey]string {
 	return facts
 }
 
-func (a *loadAdapter) Teardown(ctx context.Context, t runner.Target) error {
+func (a *loadAdapter) Teardown(ctx context.Context, t target.Target) error {
 	return a.c.Teardown(ctx, t.EntryNamespace)
 }
 

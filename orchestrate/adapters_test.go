@@ -8,7 +8,6 @@ import (
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/target"
-	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
 	"github.com/meshbench/meshbench/workloads"
 )
@@ -32,7 +31,7 @@ func TestTargetFactsChainDepth(t *testing.T) {
 		}
 	}
 	boa := scenario.Workload{App: scenario.AppBankOfAnthos}
-	if _, ok := targetFacts(boa, scenario.Topology{Name: "single"}, workloads.Target{})["chain-depth"]; ok {
+	if _, ok := targetFacts(boa, scenario.Topology{Name: "single"}, target.Target{})["chain-depth"]; ok {
 		t.Error("bank-of-anthos case has a chain-depth fact")
 	}
 }
@@ -53,7 +52,7 @@ func TestAppCacheLifetime(t *testing.T) {
 		defer cache.mu.Unlock()
 		return cache.c
 	}
-	if err := wa.WaitReady(ctx, runner.Target{Target: tg}); err != nil {
+	if err := wa.WaitReady(ctx, tg); err != nil {
 		t.Fatal(err)
 	}
 	if held() == nil {
@@ -64,10 +63,10 @@ func TestAppCacheLifetime(t *testing.T) {
 	if c := cache.take(other); c != nil || held() != nil {
 		t.Errorf("another app's verification got the cache (%v) or it is still held (%v)", c != nil, held() != nil)
 	}
-	if err := wa.WaitReady(ctx, runner.Target{Target: tg}); err != nil {
+	if err := wa.WaitReady(ctx, tg); err != nil {
 		t.Fatal(err)
 	}
-	if err := wa.Teardown(ctx, runner.Target{Target: tg}); err != nil {
+	if err := wa.Teardown(ctx, tg); err != nil {
 		t.Fatal(err)
 	}
 	if held() != nil {
@@ -77,7 +76,7 @@ func TestAppCacheLifetime(t *testing.T) {
 	missing := tg
 	missing.Workloads = append(slices.Clone(tg.Workloads), target.WorkloadRef{Kind: target.KindDeployment, Namespace: tg.Namespaces[0], Name: "absent", Replicas: 1})
 	wa.timeout = 300 * time.Millisecond
-	if err := wa.WaitReady(ctx, runner.Target{Target: missing}); err == nil {
+	if err := wa.WaitReady(ctx, missing); err == nil {
 		t.Fatal("the wait for a missing workload succeeded")
 	}
 	if held() != nil {

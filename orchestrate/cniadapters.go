@@ -27,16 +27,16 @@ const cniTopology = "cni"
 type cniWorkloads struct{ b *cni.Bench }
 
 // Ensure deploys the test pods; a namespace it created is in the target also on failure, for the finalizer.
-func (a cniWorkloads) Ensure(ctx context.Context, _ scenario.Topology) (runner.Target, error) {
+func (a cniWorkloads) Ensure(ctx context.Context, _ scenario.Topology) (target.Target, error) {
 	facts, err := a.b.Deploy(ctx)
-	t := runner.Target{Facts: factKeys(facts)}
+	t := target.Target{Facts: factKeys(facts)}
 	if a.b.Created() {
-		t.Target = target.Target{Topology: cniTopology, Namespaces: []string{a.b.Namespace()}}
+		t.Topology, t.Namespaces = cniTopology, []string{a.b.Namespace()}
 	}
 	return t, err
 }
 
-func (a cniWorkloads) Teardown(ctx context.Context, _ runner.Target) error { return a.b.Teardown(ctx) }
+func (a cniWorkloads) Teardown(ctx context.Context, _ target.Target) error { return a.b.Teardown(ctx) }
 
 // cniLoad is the bench's samples as the runner's LoadGenerator. It is no runner.LoadClients: the samples run in
 // the test pods cniWorkloads deployed.
@@ -44,7 +44,7 @@ type cniLoad struct{ b *cni.Bench }
 
 // Run runs the case's samples back to back; a case none of whose samples succeeded is a *runner.NotMeasuredError
 // saying why, sample by sample.
-func (a cniLoad) Run(ctx context.Context, _ runner.Target, req runner.LoadRequest) (runner.LoadResult, error) {
+func (a cniLoad) Run(ctx context.Context, _ target.Target, req runner.LoadRequest) (runner.LoadResult, error) {
 	m, err := a.b.Measure(ctx, req.Case)
 	lr := runner.LoadResult{Window: m.Window, Windows: m.SampleWindows, Samples: m.Samples, Facts: factKeys(m.Facts), Warnings: m.Warnings,
 		Requests: int64(m.Ran), Errors: int64(m.Failed), Partial: m.Partial}
@@ -60,7 +60,7 @@ type cniCollector struct {
 	guard time.Duration
 }
 
-func (a cniCollector) Collect(ctx context.Context, _ runner.Target, c scenario.Case, w results.Window) (runner.Collection, error) {
+func (a cniCollector) Collect(ctx context.Context, _ target.Target, c scenario.Case, w results.Window) (runner.Collection, error) {
 	samples, facts := a.b.Resources(ctx, c, w)
 	return runner.Collection{Window: w, Samples: samples, Facts: factKeys(facts)}, nil
 }

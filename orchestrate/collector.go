@@ -75,11 +75,11 @@ func (c *Collector) Guard() time.Duration {
 // collection time.
 type runCollector struct{ *Collector }
 
-func (c runCollector) Collect(ctx context.Context, t runner.Target, cs scenario.Case, w results.Window) (runner.Collection, error) {
+func (c runCollector) Collect(ctx context.Context, t target.Target, cs scenario.Case, w results.Window) (runner.Collection, error) {
 	// Node: each node running the app, load client or waypoint pods, measured on its own (never the whole cluster).
 	// Workloads: the app and sidecar figures also per Deployment and StatefulSet, so a team sees which service pays
 	// most for the mesh.
-	wls, err := scopeWorkloads(t.Target)
+	wls, err := scopeWorkloads(t)
 	if err != nil {
 		return runner.Collection{}, err
 	}
@@ -116,7 +116,7 @@ func scopeWorkloads(t target.Target) ([]prom.Workload, error) {
 
 // meshScope is what serves the app in mode: nothing in none; istiod of the run's revision with a mesh; the node agents
 // (ztunnel, istio-cni) of the app's nodes in ambient modes; the run's own waypoints in waypoint mode.
-func meshScope(t runner.Target, mode scenario.Mode, wp scenario.Waypoint, revision string) prom.MeshScope {
+func meshScope(t target.Target, mode scenario.Mode, wp scenario.Waypoint, revision string) prom.MeshScope {
 	var m prom.MeshScope
 	if !mesh.NeedsIstio(mode) {
 		return m
@@ -124,7 +124,7 @@ func meshScope(t runner.Target, mode scenario.Mode, wp scenario.Waypoint, revisi
 	m.Istiod, m.IstiodRevision = true, revision
 	m.NodeAgents = mesh.UsesAmbient(mode)
 	if mode == scenario.ModeWaypoint {
-		for _, r := range mesh.Waypoints(t.Target, wp) {
+		for _, r := range mesh.Waypoints(t, wp) {
 			m.Waypoints = append(m.Waypoints, prom.NamespacedName{Namespace: r.Namespace, Name: r.Name})
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/meshbench/meshbench/internal/podset"
 	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
-	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -49,7 +48,7 @@ func TestRunCollectorRecordsAllocation(t *testing.T) {
 		got.Samples = append(got.Samples, results.Sample{Window: queried, Component: results.ComponentSidecar, Metric: results.MetricCPU, Stat: "max", Value: 42})
 		return got, nil
 	}}}
-	tg := runner.Target{Target: target.Target{Namespaces: []string{"mb"}, AppSelector: "app=web"}}
+	tg := target.Target{Namespaces: []string{"mb"}, AppSelector: "app=web"}
 	col, err := c.Collect(context.Background(), tg, scenario.Case{Mode: scenario.ModeSidecar}, results.Window{Kind: results.WindowLoad, Start: time.Unix(1000, 500), End: time.Unix(1300, 200)})
 	if err != nil {
 		t.Fatal(err)
@@ -91,10 +90,10 @@ func TestRunCollectorGroupsPodsByWorkload(t *testing.T) {
 		gotSets = sets
 		return measured(w, sets), nil
 	}}}
-	tg := runner.Target{Target: target.Target{Namespaces: []string{"bank"}, AppSelector: "meshbench.dev/app=bank", Workloads: []target.WorkloadRef{
+	tg := target.Target{Namespaces: []string{"bank"}, AppSelector: "meshbench.dev/app=bank", Workloads: []target.WorkloadRef{
 		{Kind: target.KindDeployment, Namespace: "bank", Name: "frontend", Replicas: 1},
 		{Kind: target.KindStatefulSet, Namespace: "bank", Name: "ledger", Replicas: 1, Selector: "tier=ledger"},
-	}}}
+	}}
 	if _, err := c.Collect(context.Background(), tg, scenario.Case{Mode: scenario.ModeNone}, results.Window{Kind: results.WindowIdle, Start: time.Unix(1000, 0), End: time.Unix(1060, 0)}); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +147,7 @@ func TestRunCollectorFailsWithoutAPrimaryFigure(t *testing.T) {
 		Spec:       corev1.PodSpec{NodeName: "node2", Containers: []corev1.Container{{Name: "discovery"}}},
 		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
 	})
-	tg := runner.Target{Target: target.Target{Namespaces: []string{"mb"}, AppSelector: "app=web"}}
+	tg := target.Target{Namespaces: []string{"mb"}, AppSelector: "app=web"}
 	w := results.Window{Kind: results.WindowLoad, Start: time.Unix(1000, 0), End: time.Unix(1060, 0)}
 	for _, tc := range []struct {
 		mode    scenario.Mode

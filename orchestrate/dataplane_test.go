@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/mesh"
-	"github.com/meshbench/meshbench/runner"
 
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
@@ -48,7 +48,7 @@ func TestReconcileOnlyAfterAnInjectionChange(t *testing.T) {
 	for _, c := range [][2]scenario.Mode{{scenario.ModeAmbient, scenario.ModeWaypoint}, {scenario.ModeNone, scenario.ModeAmbient},
 		{scenario.ModeSidecar, scenario.ModeSidecar}} {
 		a := &meshAdapter{last: mesh.Transition{From: c[0]}}
-		facts, restarted, err := a.Reconcile(context.Background(), runner.Target{}, c[1])
+		facts, restarted, err := a.Reconcile(context.Background(), target.Target{}, c[1])
 		if facts != nil || restarted || err != nil {
 			t.Errorf("%s -> %s: %v %v %v, want nothing done", c[0], c[1], facts, restarted, err)
 		}

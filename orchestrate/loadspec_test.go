@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/loadgen"
 	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
-	"github.com/meshbench/meshbench/workloads"
 )
 
 // The load of a case goes to every endpoint with its weight and headers; login headers apply to every request; a
@@ -18,15 +18,15 @@ func TestLoadSpec(t *testing.T) {
 	t.Parallel()
 	l := scenario.LoadSpec{Connections: 4, PayloadBytes: 10, Clients: 2, Jitter: true}
 	req := runner.LoadRequest{Case: scenario.Case{QPS: scenario.QPS{Value: 400}}, LeadIn: time.Second, Window: time.Minute, CoolDown: 2 * time.Second}
-	multi := workloads.Target{EntryURL: "http://web/", Headers: map[string]string{"Host": "shop", "Cookie": "stale"},
-		Endpoints: []workloads.Endpoint{
+	multi := target.Target{EntryURL: "http://web/", Headers: map[string]string{"Host": "shop", "Cookie": "stale"},
+		LoadTargets: []target.LoadTarget{
 			{Name: "web", URL: "http://web/", Protocol: "http", Weight: 3, Headers: map[string]string{"X-A": "1"}},
 			{Name: "rpc", URL: "rpc:8079", Protocol: "grpc", Weight: 1},
 		}}
 	got := loadSpec(l, multi, map[string]string{"Cookie": "session=1"}, req)
 	want := loadgen.Spec{QPS: 400, Connections: 4, Duration: time.Minute, WarmUp: time.Second, CoolDown: 2 * time.Second, PayloadBytes: 10,
 		Jitter: true, Clients: 2, Headers: map[string]string{"Host": "shop", "Cookie": "session=1"},
-		Targets: []loadgen.Target{
+		Targets: []loadgen.LoadTarget{
 			{Name: "web", URL: "http://web/", Protocol: "http", Weight: 3, Headers: map[string]string{"X-A": "1"}},
 			{Name: "rpc", URL: "rpc:8079", Protocol: "grpc", Weight: 1},
 		}}
@@ -38,9 +38,9 @@ func TestLoadSpec(t *testing.T) {
 	}
 
 	req.Case.QPS = scenario.MaxQPS
-	catalog := workloads.Target{EntryService: "frontend", EntryURL: "http://frontend.mb-single.svc.cluster.local:80/home"}
+	catalog := target.Target{EntryService: "frontend", EntryURL: "http://frontend.mb-single.svc.cluster.local:80/home"}
 	got = loadSpec(l, catalog, nil, req)
-	if got.QPS != 0 || len(got.Targets) != 1 || !reflect.DeepEqual(got.Targets[0], loadgen.Target{URL: catalog.EntryURL, Protocol: "http", Weight: 1}) {
+	if got.QPS != 0 || len(got.Targets) != 1 || !reflect.DeepEqual(got.Targets[0], loadgen.LoadTarget{URL: catalog.EntryURL, Protocol: "http", Weight: 1}) {
 		t.Errorf("catalog spec %+v: want max and one unnamed http target at the entry URL", got)
 	}
 	cs := got.ClientSpecs()
@@ -54,7 +54,7 @@ func TestLoadFacts(t *testing.T) {
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	res := loadgen.Result{ActualQPS: 99.5, Requests: 100, Errors: 1,
 		Clients: []loadgen.ClientResult{{Client: "lg-a", Target: "web", Start: at, End: at.Add(time.Minute), ActualQPS: 99.5}},
-		Targets: []loadgen.TargetResult{{Name: "web", Protocol: "http", Weight: 3, Result: loadgen.Result{ActualQPS: 99.5, Requests: 100, Errors: 1}}}}
+		Targets: []loadgen.LoadTargetResult{{Name: "web", Protocol: "http", Weight: 3, Result: loadgen.Result{ActualQPS: 99.5, Requests: 100, Errors: 1}}}}
 	f := loadFacts(res)
 	if f["achieved-qps"] != "99.5" || f["error-rate"] != "1.000%" ||
 		f["load-clients"] != "lg-a web 2026-12-01T10:00:00Z..2026-12-01T10:01:00Z 99.5 qps" ||

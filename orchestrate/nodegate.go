@@ -25,11 +25,7 @@ func newNodeGate(kc kubernetes.Interface, s *scenario.Scenario, clients string) 
 	return nodeGate{g: g}
 }
 
-func (n nodeGate) Check(ctx context.Context, t *runner.Target, nodes []string) runner.NodeCheck {
-	var tt *target.Target
-	if t != nil {
-		tt = &t.Target
-	}
-	c := n.g.Check(ctx, tt, nodes)
+func (n nodeGate) Check(ctx context.Context, t *target.Target, nodes []string) runner.NodeCheck {
+	c := n.g.Check(ctx, t, nodes)
 	return runner.NodeCheck{Recovered: c.Recovered, Skip: c.Skip, Node: c.Node}
 }

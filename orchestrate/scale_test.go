@@ -23,7 +23,6 @@ import (
 	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/results"
-	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
 	"github.com/meshbench/meshbench/workloads"
 )
@@ -195,7 +194,7 @@ func caseRequests(ctx context.Context, tb testing.TB, kc *fake.Clientset, t targ
 	cache := &appCache{kc: kc}
 	wa := &workloadsAdapter{d: &workloads.Deployer{Clients: clients, RunID: scaleRun}, timeout: time.Minute, cache: cache}
 	ma := &meshAdapter{sw: sw, timeout: time.Minute, cache: cache}
-	rt := runner.Target{Target: t}
+	rt := t
 	step("apply", func() error {
 		tr, err := sw.Apply(ctx, t, mode, scenario.Waypoint{})
 		if err == nil && (len(tr.Restarted) > 0 || len(tr.Steps) > 0) {
@@ -220,7 +219,7 @@ func caseRequests(ctx context.Context, tb testing.TB, kc *fake.Clientset, t targ
 	step("pod-sets", func() error {
 		for _, kind := range []string{results.WindowIdle, results.WindowLoad} {
 			w := results.Window{Kind: kind, Start: time.Unix(1000, 0), End: time.Unix(1060, 0)}
-			if _, err := col.Collect(ctx, runner.Target{Target: t}, scenario.Case{Mode: mode}, w); err != nil {
+			if _, err := col.Collect(ctx, t, scenario.Case{Mode: mode}, w); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -26,12 +27,12 @@ func (m apiMesh) do(method, path string) {
 	}
 }
 
-func (m apiMesh) Apply(ctx context.Context, t Target, mode scenario.Mode) (map[results.FactKey]string, error) {
+func (m apiMesh) Apply(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
 	m.do(http.MethodPatch, "/api/v1/namespaces/mb-single")
 	return m.fakeMesh.Apply(ctx, t, mode)
 }
 
-func (m apiMesh) Verify(ctx context.Context, t Target, mode scenario.Mode) (map[results.FactKey]string, error) {
+func (m apiMesh) Verify(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
 	m.do(http.MethodGet, "/api/v1/namespaces/mb-single/pods")
 	m.do(http.MethodGet, "/api/v1/namespaces/mb-single/pods")
 	return m.fakeMesh.Verify(ctx, t, mode)

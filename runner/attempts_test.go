@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -25,7 +26,7 @@ type gappyCollector struct {
 	gaps *int
 }
 
-func (g gappyCollector) Collect(ctx context.Context, t Target, c scenario.Case, w results.Window) (Collection, error) {
+func (g gappyCollector) Collect(ctx context.Context, t target.Target, c scenario.Case, w results.Window) (Collection, error) {
 	col, err := g.fakeCollector.Collect(ctx, t, c, w)
 	if w.Kind == results.WindowLoad && *g.gaps > 0 {
 		*g.gaps--

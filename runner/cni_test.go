@@ -18,12 +18,12 @@ import (
 // for them itself (no ReadyWaiter).
 type testPods struct{ *calls }
 
-func (f testPods) Ensure(context.Context, scenario.Topology) (Target, error) {
+func (f testPods) Ensure(context.Context, scenario.Topology) (target.Target, error) {
 	f.add("ensure")
-	return Target{Target: target.Target{Topology: "cni", Namespaces: []string{"mb-cni-1"}}, Facts: map[results.FactKey]string{"node-a": "a"}}, nil
+	return target.Target{Topology: "cni", Namespaces: []string{"mb-cni-1"}, Facts: map[results.FactKey]string{"node-a": "a"}}, nil
 }
 
-func (f testPods) Teardown(ctx context.Context, t Target) error {
+func (f testPods) Teardown(ctx context.Context, t target.Target) error {
 	f.add("teardown %s (ctx ok: %v)", t.Topology, ctx.Err() == nil)
 	return nil
 }
@@ -35,7 +35,7 @@ type cniLoad struct {
 	clock *fakeClock
 }
 
-func (f cniLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult, error) {
+func (f cniLoad) Run(ctx context.Context, _ target.Target, req LoadRequest) (LoadResult, error) {
 	f.add("load %s lead %s window %s", req.Case.ID, req.LeadIn, req.Window)
 	start := f.clock.Now()
 	if err := f.clock.Sleep(ctx, req.Window); err != nil {
@@ -170,9 +170,9 @@ func checkCNIIdle(t *testing.T, idle results.CaseResult) {
 // leakyWorkloads fails Ensure after creating its namespace.
 type leakyWorkloads struct{ testPods }
 
-func (f leakyWorkloads) Ensure(context.Context, scenario.Topology) (Target, error) {
+func (f leakyWorkloads) Ensure(context.Context, scenario.Topology) (target.Target, error) {
 	f.add("ensure")
-	return Target{Target: target.Target{Topology: "cni", Namespaces: []string{"mb-cni-1"}}}, errors.New("client pod: ErrImagePull")
+	return target.Target{Topology: "cni", Namespaces: []string{"mb-cni-1"}}, errors.New("client pod: ErrImagePull")
 }
 
 // What a failed Ensure created is torn down by the finalizer; the rest of the plan is not measured because of it.

@@ -14,22 +14,13 @@ import (
 // results and leaf packages under internal/, never an adapter). The wiring (cmd/meshbench/app, orchestrate) plugs
 // the real adapters (workloads, mesh, loadgen, collectors/prom) in.
 
-// Target is a deployed topology of the app, as the runner passes it between the adapters: the app's description
-// (namespaces, workloads, entry service; internal/target, a leaf package every adapter shares) and the facts recorded
-// with every case measured on it.
-type Target struct {
-	target.Target
-	// Facts are recorded with every case measured on this target (replicas, services, ...).
-	Facts map[results.FactKey]string
-}
-
 // Workloads deploys and removes what the cases measure: the app (mesh cases) or the pod network test pods.
 type Workloads interface {
 	// Ensure deploys the topology (idempotent) and returns its target. On an error it may return the target of
 	// what it created before failing (Namespaces set): the runner's finalizer tears that down, also after Ctrl-C.
-	Ensure(ctx context.Context, topo scenario.Topology) (Target, error)
+	Ensure(ctx context.Context, topo scenario.Topology) (target.Target, error)
 	// Teardown removes what Ensure created.
-	Teardown(ctx context.Context, t Target) error
+	Teardown(ctx context.Context, t target.Target) error
 }
 
 // ReadyWaiter is Workloads whose Ensure returns before the pods are ready and whose pods a mode switch restarts
@@ -37,7 +28,7 @@ type Workloads interface {
 // (cni's test pods) are not one, and their cases have no such step.
 type ReadyWaiter interface {
 	// WaitReady waits until every workload is rolled out and every pod is Ready.
-	WaitReady(ctx context.Context, t Target) error
+	WaitReady(ctx context.Context, t target.Target) error
 }
 
 // Mesh switches and verifies the data-plane mode. A runner without one (meshbench cni) never switches modes.
@@ -45,10 +36,10 @@ type Mesh interface {
 	// Apply puts the target's namespaces into mode, in the safe order (restarting workloads when sidecar
 	// injection changes, without waiting for their rollout: the runner asks Workloads.WaitReady next). The facts are
 	// recorded with the case.
-	Apply(ctx context.Context, t Target, mode scenario.Mode) (map[results.FactKey]string, error)
+	Apply(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, error)
 	// Verify checks every pod of the target. An error means the mode did not take effect; the case is then not
 	// measured and is recorded failed with the error as its reason.
-	Verify(ctx context.Context, t Target, mode scenario.Mode) (map[results.FactKey]string, error)
+	Verify(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, error)
 	// Restore undoes what Apply changed on namespaces and workloads meshbench did not create (finalizer): the labels,
 	// then the restart annotations of app existing.
 	Restore(ctx context.Context) error
@@ -59,8 +50,8 @@ type Mesh interface {
 // AfterLoad compares them once the load ended, given the requests the load's measured phase completed. An
 // AfterLoad error fails the case with its text as the reason; the case's measurements are kept.
 type PathProver interface {
-	BeforeLoad(ctx context.Context, t Target, mode scenario.Mode) (PathMark, error)
-	AfterLoad(ctx context.Context, t Target, mode scenario.Mode, before PathMark, requests int64) (map[results.FactKey]string, error)
+	BeforeLoad(ctx context.Context, t target.Target, mode scenario.Mode) (PathMark, error)
+	AfterLoad(ctx context.Context, t target.Target, mode scenario.Mode, before PathMark, requests int64) (map[results.FactKey]string, error)
 }
 
 // PathMark is what a PathProver read before the load; only it reads it back.
@@ -71,7 +62,7 @@ type PathMark any
 // by the namespace's old labels (its webhook namespace selector reads a cache), so a fresh app's first sidecar case
 // found a pod without its sidecar. restarted says whether it restarted anything (the runner then waits again).
 type Reconciler interface {
-	Reconcile(ctx context.Context, t Target, mode scenario.Mode) (facts map[results.FactKey]string, restarted bool, err error)
+	Reconcile(ctx context.Context, t target.Target, mode scenario.Mode) (facts map[results.FactKey]string, restarted bool, err error)
 }
 
 // LoadRequest is one load run.
@@ -122,7 +113,7 @@ func (e *NotMeasuredError) Unwrap() error { return e.Err }
 // LoadGenerator runs a case's load.
 type LoadGenerator interface {
 	// Run runs one load: lead-in, measured window, cool-down.
-	Run(ctx context.Context, t Target, req LoadRequest) (LoadResult, error)
+	Run(ctx context.Context, t target.Target, req LoadRequest) (LoadResult, error)
 }
 
 // LoadClients is a LoadGenerator that places clients of its own for each target and mode (load client pods in the
@@ -131,9 +122,9 @@ type LoadGenerator interface {
 type LoadClients interface {
 	// Prepare places the load clients for the target in the given mode (same namespace, so the same data plane)
 	// and waits until they are ready and, where the mode says so, captured by the mesh.
-	Prepare(ctx context.Context, t Target, mode scenario.Mode) error
+	Prepare(ctx context.Context, t target.Target, mode scenario.Mode) error
 	// Teardown removes the load clients of the target.
-	Teardown(ctx context.Context, t Target) error
+	Teardown(ctx context.Context, t target.Target) error
 }
 
 // Collection is what the resource collector read for one window.
@@ -154,7 +145,7 @@ type Collector interface {
 	// Collect reads the window of case c (waiting until its data is complete). The case's mode decides which
 	// shared components serve the app (ztunnel only in ambient modes, waypoints only in waypoint mode, istiod only
 	// with a mesh); a cni case's path decides which test pods and nodes are read.
-	Collect(ctx context.Context, t Target, c scenario.Case, w results.Window) (Collection, error)
+	Collect(ctx context.Context, t target.Target, c scenario.Case, w results.Window) (Collection, error)
 	// LeadIn is how long before a window the measured condition must already hold (the rate range), so that the
 	// first rate point of the window sees no earlier activity.
 	LeadIn() time.Duration
@@ -173,7 +164,7 @@ type Collector interface {
 type NodeGate interface {
 	// Check reads nodes again. t is the deployed target the case runs on, nil when the case deploys another
 	// topology (its pods are placed anew).
-	Check(ctx context.Context, t *Target, nodes []string) NodeCheck
+	Check(ctx context.Context, t *target.Target, nodes []string) NodeCheck
 }
 
 // NodeCheck is what a NodeGate found.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -18,7 +19,7 @@ type failedLoad struct {
 	err error
 }
 
-func (f failedLoad) Run(_ context.Context, _ Target, req LoadRequest) (LoadResult, error) {
+func (f failedLoad) Run(_ context.Context, _ target.Target, req LoadRequest) (LoadResult, error) {
 	f.add("load %s", req.Case.ID)
 	return f.lr, f.err
 }

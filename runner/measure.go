@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -28,7 +29,7 @@ func (r *Runner) guard() time.Duration {
 
 // measure runs case c's windows on target t (switched and verified) as its policy says: the idle window, the load,
 // and the collection of both.
-func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t Target, c scenario.Case) (results.CaseResult, []results.Sample) {
+func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t target.Target, c scenario.Case) (results.CaseResult, []results.Sample) {
 	// Every window keeps from a phase change: lead before it (the rate range: its first rate point looks back that
 	// far), guard after it (two median sample spacings: the counters are interpolated at its end from the sample after it).
 	lead, guard := max(r.leadIn(), r.guard()), r.guard()
@@ -113,7 +114,7 @@ func loadLabel(c scenario.Case, req LoadRequest) (string, time.Duration) {
 
 // loadAndCollect runs case c's load after its idle windows, proves its data path where the mesh can, collects
 // every window and decides the case's status.
-func (r *Runner) loadAndCollect(ctx context.Context, st *state, cr *caseRun, t Target, c scenario.Case, windows []results.Window, lead, guard time.Duration) (results.CaseResult, []results.Sample) {
+func (r *Runner) loadAndCollect(ctx context.Context, st *state, cr *caseRun, t target.Target, c scenario.Case, windows []results.Window, lead, guard time.Duration) (results.CaseResult, []results.Sample) {
 	req := loadRequest(cr, c, lead, guard)
 	prover, _ := r.Mesh.(PathProver)
 	var mark PathMark
@@ -183,7 +184,7 @@ func loadFailure(err error) string {
 }
 
 // collect reads the resource use of the case's windows; its error is the case's failure reason.
-func (r *Runner) collect(ctx context.Context, st *state, cr *caseRun, t Target, c scenario.Case, windows []results.Window) error {
+func (r *Runner) collect(ctx context.Context, st *state, cr *caseRun, t target.Target, c scenario.Case, windows []results.Window) error {
 	if r.Collector == nil {
 		return nil
 	}

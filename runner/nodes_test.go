@@ -19,7 +19,7 @@ type nodeWorkloads struct {
 	err  error
 }
 
-func (w nodeWorkloads) WaitReady(ctx context.Context, t Target) error {
+func (w nodeWorkloads) WaitReady(ctx context.Context, t target.Target) error {
 	if err := w.fakeWorkloads.WaitReady(ctx, t); err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ type scriptedGate struct {
 	asked   []string
 }
 
-func (g *scriptedGate) Check(_ context.Context, t *Target, nodes []string) NodeCheck {
+func (g *scriptedGate) Check(_ context.Context, t *target.Target, nodes []string) NodeCheck {
 	g.asked = append(g.asked, fmt.Sprintf("%v deployed=%v", nodes, t != nil))
 	a := g.answers[0]
 	g.answers = g.answers[1:]
@@ -124,7 +124,7 @@ type nodeLoad struct {
 	err  error
 }
 
-func (l nodeLoad) Run(ctx context.Context, t Target, req LoadRequest) (LoadResult, error) {
+func (l nodeLoad) Run(ctx context.Context, t target.Target, req LoadRequest) (LoadResult, error) {
 	res, err := l.fakeLoad.Run(ctx, t, req)
 	if err == nil && *l.fail > 0 {
 		*l.fail--
@@ -188,7 +188,7 @@ type nodePrepare struct {
 	err  error
 }
 
-func (l nodePrepare) Prepare(ctx context.Context, t Target, m scenario.Mode) error {
+func (l nodePrepare) Prepare(ctx context.Context, t target.Target, m scenario.Mode) error {
 	if err := l.fakeLoad.Prepare(ctx, t, m); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -20,12 +21,12 @@ type provingMesh struct {
 
 type mark struct{ mode scenario.Mode }
 
-func (p provingMesh) BeforeLoad(_ context.Context, _ Target, m scenario.Mode) (PathMark, error) {
+func (p provingMesh) BeforeLoad(_ context.Context, _ target.Target, m scenario.Mode) (PathMark, error) {
 	p.add("before-load %s", m)
 	return mark{m}, nil
 }
 
-func (p provingMesh) AfterLoad(_ context.Context, _ Target, m scenario.Mode, before PathMark, requests int64) (map[results.FactKey]string, error) {
+func (p provingMesh) AfterLoad(_ context.Context, _ target.Target, m scenario.Mode, before PathMark, requests int64) (map[results.FactKey]string, error) {
 	p.add("after-load %s (%d requests)", m, requests)
 	if before.(mark).mode != m {
 		return nil, fmt.Errorf("mark of mode %v handed back for %s", before, m)

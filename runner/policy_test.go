@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -14,7 +15,7 @@ import (
 // numberedLoad is fakeLoad whose samples carry their own repetition (a pod network sample's number).
 type numberedLoad struct{ fakeLoad }
 
-func (f numberedLoad) Run(ctx context.Context, t Target, req LoadRequest) (LoadResult, error) {
+func (f numberedLoad) Run(ctx context.Context, t target.Target, req LoadRequest) (LoadResult, error) {
 	lr, err := f.fakeLoad.Run(ctx, t, req)
 	for i := range lr.Samples {
 		lr.Samples[i].Repetition = 7

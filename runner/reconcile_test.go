@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -16,7 +17,7 @@ type reconcilingMesh struct {
 	pending map[scenario.Mode]bool
 }
 
-func (f reconcilingMesh) Reconcile(_ context.Context, _ Target, m scenario.Mode) (map[results.FactKey]string, bool, error) {
+func (f reconcilingMesh) Reconcile(_ context.Context, _ target.Target, m scenario.Mode) (map[results.FactKey]string, bool, error) {
 	f.add("reconcile %s", m)
 	if !f.pending[m] {
 		return nil, false, nil

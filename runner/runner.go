@@ -109,9 +109,9 @@ func (r *Runner) interrupted(out *Outcome, i int, phase string) {
 
 // state is what the cluster currently holds.
 type state struct {
-	target *Target
+	target *target.Target
 	// leftover is what a failed Ensure created: torn down by the finalizer.
-	leftover    *Target
+	leftover    *target.Target
 	topo        string
 	mode        scenario.Mode
 	ready       bool      // switched, verified and load clients placed for (topo, mode)
@@ -212,7 +212,7 @@ func (r *Runner) nodeSkip(ctx context.Context, st *state, c scenario.Case) NodeC
 	if r.Nodes == nil || len(st.downNodes) == 0 {
 		return NodeCheck{}
 	}
-	var t *Target
+	var t *target.Target
 	if st.target != nil && st.topo == c.Topology.Name {
 		t = st.target
 	}

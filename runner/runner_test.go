@@ -56,18 +56,18 @@ type fakeWorkloads struct {
 	clock *fakeClock
 }
 
-func (f fakeWorkloads) Ensure(_ context.Context, topo scenario.Topology) (Target, error) {
+func (f fakeWorkloads) Ensure(_ context.Context, topo scenario.Topology) (target.Target, error) {
 	f.add("ensure %s", topo.Name)
-	return Target{Target: target.Target{Topology: topo.Name, Namespaces: []string{"mb-" + topo.Name}, EntryURL: "http://entry/"},
+	return target.Target{Topology: topo.Name, Namespaces: []string{"mb-" + topo.Name}, EntryURL: "http://entry/",
 		Facts: map[results.FactKey]string{"replicas": "1"}}, nil
 }
 
-func (f fakeWorkloads) WaitReady(context.Context, Target) error {
+func (f fakeWorkloads) WaitReady(context.Context, target.Target) error {
 	f.add("wait-ready")
 	return f.clock.Sleep(context.Background(), 3*time.Second)
 }
 
-func (f fakeWorkloads) Teardown(ctx context.Context, t Target) error {
+func (f fakeWorkloads) Teardown(ctx context.Context, t target.Target) error {
 	f.add("teardown %s (ctx ok: %v)", t.Topology, ctx.Err() == nil)
 	return nil
 }
@@ -77,12 +77,12 @@ type fakeMesh struct {
 	absent scenario.Mode // Verify fails for this mode
 }
 
-func (f fakeMesh) Apply(_ context.Context, _ Target, m scenario.Mode) (map[results.FactKey]string, error) {
+func (f fakeMesh) Apply(_ context.Context, _ target.Target, m scenario.Mode) (map[results.FactKey]string, error) {
 	f.add("apply %s", m)
 	return map[results.FactKey]string{"mode-switch": "label"}, nil
 }
 
-func (f fakeMesh) Verify(_ context.Context, _ Target, m scenario.Mode) (map[results.FactKey]string, error) {
+func (f fakeMesh) Verify(_ context.Context, _ target.Target, m scenario.Mode) (map[results.FactKey]string, error) {
 	f.add("verify %s", m)
 	if m == f.absent {
 		return nil, errNoRedirection
@@ -103,12 +103,12 @@ type fakeLoad struct {
 	allErrors bool
 }
 
-func (f fakeLoad) Prepare(_ context.Context, _ Target, m scenario.Mode) error {
+func (f fakeLoad) Prepare(_ context.Context, _ target.Target, m scenario.Mode) error {
 	f.add("prepare %s", m)
 	return nil
 }
 
-func (f fakeLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResult, error) {
+func (f fakeLoad) Run(ctx context.Context, _ target.Target, req LoadRequest) (LoadResult, error) {
 	f.add("load %s lead %s window %s cool %s", req.Case.ID, req.LeadIn, req.Window, req.CoolDown)
 	if err := f.clock.Sleep(ctx, req.LeadIn); err != nil {
 		return LoadResult{}, err
@@ -130,14 +130,14 @@ func (f fakeLoad) Run(ctx context.Context, _ Target, req LoadRequest) (LoadResul
 	return res, nil
 }
 
-func (f fakeLoad) Teardown(ctx context.Context, t Target) error {
+func (f fakeLoad) Teardown(ctx context.Context, t target.Target) error {
 	f.add("load-teardown %s (ctx ok: %v)", t.Topology, ctx.Err() == nil)
 	return nil
 }
 
 type fakeCollector struct{ *calls }
 
-func (f fakeCollector) Collect(_ context.Context, _ Target, _ scenario.Case, w results.Window) (Collection, error) {
+func (f fakeCollector) Collect(_ context.Context, _ target.Target, _ scenario.Case, w results.Window) (Collection, error) {
 	f.add("collect %s %s", w.Kind, w.End.Sub(w.Start).Round(time.Second))
 	c := Collection{Window: w, Samples: []results.Sample{
 		{Window: w, Source: "prometheus", Component: results.ComponentApp, Metric: "cpu", Stat: "avg", Value: 42, Unit: "millicores"},
@@ -353,7 +353,7 @@ func TestKeepAndAllErrors(t *testing.T) {
 
 type failingCollector struct{ fakeCollector }
 
-func (failingCollector) Collect(_ context.Context, _ Target, _ scenario.Case, w results.Window) (Collection, error) {
+func (failingCollector) Collect(_ context.Context, _ target.Target, _ scenario.Case, w results.Window) (Collection, error) {
 	return Collection{Window: w, Warnings: []string{"prometheus warning"}}, errors.New("prometheus: connection refused")
 }
 

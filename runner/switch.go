@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -37,7 +38,7 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 		if st.target != nil && !r.Keep {
 			r.teardown(ctx, st)
 		}
-		var t Target
+		var t target.Target
 		if err := cr.timed("ensure", func() error {
 			var err error
 			t, err = r.Workloads.Ensure(ctx, c.Topology)
@@ -86,7 +87,7 @@ type switchStep struct {
 }
 
 // modeSteps are the steps that put deployed target t into mode, in order: those the run's adapters have.
-func (r *Runner) modeSteps(ctx context.Context, t Target, mode scenario.Mode) []switchStep {
+func (r *Runner) modeSteps(ctx context.Context, t target.Target, mode scenario.Mode) []switchStep {
 	var steps []switchStep
 	if r.Mesh != nil {
 		steps = append(steps, switchStep{"mode-switch", "apply mode " + string(mode), func() (map[results.FactKey]string, error) { return r.Mesh.Apply(ctx, t, mode) }})

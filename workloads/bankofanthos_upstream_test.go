@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -322,7 +323,7 @@ func upstreamObjects() []runtime.Object {
 // object and path at hand.
 type cmpCtx struct {
 	s                    *scenario.Scenario
-	t                    Target
+	t                    target.Target
 	runID                string
 	kind, name, ns, path string
 	multi                bool // the topology spreads the components over namespaces
@@ -364,7 +365,7 @@ var deliberateDifferences = []deviation{
 			if c.kind == "ConfigMap" || c.kind == "Secret" || c.kind == "ServiceAccount" {
 				want = c.ns // one copy per namespace
 				if !slices.Contains(c.t.Namespaces, c.ns) {
-					return fmt.Errorf("namespace %q is not one of the target's %v", c.ns, c.t.Namespaces)
+					return fmt.Errorf("namespace %q is not one of the tg's %v", c.ns, c.t.Namespaces)
 				}
 			}
 			return wantMeshbench(up, mb, want)
@@ -620,7 +621,7 @@ func anchored(re string) *regexp.Regexp { return regexp.MustCompile("^(?:" + re 
 
 // compareWithUpstream compares meshbench's objects with upstream's: every difference must be a deliberate one whose
 // check passes. It returns the problems and counts how often each deviation was used.
-func compareWithUpstream(t *testing.T, s *scenario.Scenario, topo scenario.Topology, target Target, runID string, mbObjs []runtime.Object, used map[int]int) []string {
+func compareWithUpstream(t *testing.T, s *scenario.Scenario, topo scenario.Topology, tg target.Target, runID string, mbObjs []runtime.Object, used map[int]int) []string {
 	t.Helper()
 	up := map[string]flatObject{}
 	for _, o := range flattenObjects(t, upstreamObjects()) {
@@ -644,7 +645,7 @@ func compareWithUpstream(t *testing.T, s *scenario.Scenario, topo scenario.Topol
 	present := "present"
 	seen := map[string]bool{}
 	for _, m := range flattenObjects(t, mbObjs) {
-		c := cmpCtx{s: s, t: target, runID: runID, kind: m.kind, name: m.name, ns: m.ns, multi: topo.Kind == scenario.TopologyMulti}
+		c := cmpCtx{s: s, t: tg, runID: runID, kind: m.kind, name: m.name, ns: m.ns, multi: topo.Kind == scenario.TopologyMulti}
 		u, ok := up[m.kind+"/"+m.name]
 		if !ok {
 			c.path = objectPath
@@ -679,7 +680,7 @@ func compareWithUpstream(t *testing.T, s *scenario.Scenario, topo scenario.Topol
 	for _, k := range sortedKeys(up) {
 		if !seen[k] {
 			u := up[k]
-			match(cmpCtx{s: s, t: target, runID: runID, kind: u.kind, name: u.name, path: objectPath}, &present, nil)
+			match(cmpCtx{s: s, t: tg, runID: runID, kind: u.kind, name: u.name, path: objectPath}, &present, nil)
 		}
 	}
 	return problems
@@ -728,11 +729,11 @@ func TestBankOfAnthosMatchesUpstream(t *testing.T) {
 	used := map[int]int{}
 	for _, sc := range upstreamScenarios {
 		s := mustScenario(t, sc.yaml)
-		objs, target, err := Objects(s, s.Spec.Workload.Topologies[0], "upstream-run")
+		objs, tg, err := Objects(s, s.Spec.Workload.Topologies[0], "upstream-run")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range compareWithUpstream(t, s, s.Spec.Workload.Topologies[0], target, "upstream-run", objs, used) {
+		for _, p := range compareWithUpstream(t, s, s.Spec.Workload.Topologies[0], tg, "upstream-run", objs, used) {
 			t.Errorf("%s: %s", sc.name, p)
 		}
 	}
@@ -777,12 +778,12 @@ func TestUpstreamComparisonCatchesChanges(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := mustScenario(t, upstreamScenarios[0].yaml)
-			objs, target, err := Objects(s, s.Spec.Workload.Topologies[0], "upstream-run")
+			objs, tg, err := Objects(s, s.Spec.Workload.Topologies[0], "upstream-run")
 			if err != nil {
 				t.Fatal(err)
 			}
 			tc.mutate(objs)
-			problems := compareWithUpstream(t, s, s.Spec.Workload.Topologies[0], target, "upstream-run", objs, map[int]int{})
+			problems := compareWithUpstream(t, s, s.Spec.Workload.Topologies[0], tg, "upstream-run", objs, map[int]int{})
 			if len(problems) != 1 || !strings.Contains(problems[0], tc.want) {
 				t.Errorf("problems = %q\nwant exactly one containing %q", problems, tc.want)
 			}

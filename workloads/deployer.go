@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -55,30 +56,30 @@ func (d *Deployer) log() *slog.Logger {
 // Ensure creates the app's namespaces (labelled with the run) and server-side-applies every object. It is
 // idempotent: calling it again for the same topology changes nothing (mode labels and restart annotations belong to
 // other field managers and are kept).
-func (d *Deployer) Ensure(ctx context.Context, s *scenario.Scenario, topo scenario.Topology) (Target, error) {
+func (d *Deployer) Ensure(ctx context.Context, s *scenario.Scenario, topo scenario.Topology) (target.Target, error) {
 	if d.Clients == nil {
-		return Target{}, errors.New("deploy workload: no Kubernetes clients")
+		return target.Target{}, errors.New("deploy workload: no Kubernetes clients")
 	}
 	if s != nil && s.Spec.Workload.App == scenario.AppExisting {
 		return d.ensureExisting(ctx, s)
 	}
 	_, t, err := d.renderer.Objects(s, topo, d.RunID) // cheap: learn the namespaces before generating a key
 	if err != nil {
-		return Target{}, err
+		return target.Target{}, err
 	}
 	foreign, err := CheckNamespaces(ctx, d.Clients.Kube, t.Namespaces, d.RunID, d.AllowExisting, d.Protected...)
 	if err != nil {
-		return Target{}, err
+		return target.Target{}, err
 	}
 	key := placeholderKey
 	if s.Spec.Workload.App == scenario.AppBankOfAnthos && !d.DryRun {
 		if key, err = d.jwtKey(ctx, t.Namespaces); err != nil {
-			return Target{}, err
+			return target.Target{}, err
 		}
 	}
 	objs, t, err := d.renderer.build(s, topo, d.RunID, key)
 	if err != nil {
-		return Target{}, err
+		return target.Target{}, err
 	}
 	ap := kube.Applier{Dynamic: d.Clients.Dynamic, Mapper: d.Clients.Mapper, DryRun: d.DryRun}
 	start := time.Now()
@@ -184,7 +185,7 @@ func (d *Deployer) jwtKey(ctx context.Context, namespaces []string) (JWTKey, err
 
 // Teardown deletes the app: namespaces meshbench created for this run are deleted (and waited for); in namespaces
 // it did not create, only the objects labelled with this run are deleted.
-func (d *Deployer) Teardown(ctx context.Context, t Target) error {
+func (d *Deployer) Teardown(ctx context.Context, t target.Target) error {
 	if t.App == scenario.AppExisting {
 		// meshbench created nothing of an existing app; its mode labels and restart annotations are restored by
 		// mesh.Restore from the record, not here.
@@ -204,21 +205,21 @@ func (d *Deployer) Teardown(ctx context.Context, t Target) error {
 var ErrExistingNeedsFlag = errors.New("workload.app existing changes namespaces and workloads meshbench did not create: pass --allow-existing-namespaces")
 
 // ensureExisting discovers app existing and applies nothing: its objects belong to the user.
-func (d *Deployer) ensureExisting(ctx context.Context, s *scenario.Scenario) (Target, error) {
+func (d *Deployer) ensureExisting(ctx context.Context, s *scenario.Scenario) (target.Target, error) {
 	if !d.AllowExisting {
-		return Target{}, ErrExistingNeedsFlag
+		return target.Target{}, ErrExistingNeedsFlag
 	}
 	if e := s.Spec.Workload.Existing; e != nil {
 		if err := scenario.RefuseProtected(e.Namespaces, d.Protected...); err != nil {
-			return Target{}, err
+			return target.Target{}, err
 		}
 	}
 	t, err := Discover(ctx, d.Clients.Kube, s)
 	if err != nil {
-		return Target{}, err
+		return target.Target{}, err
 	}
 	if err := scenario.RefuseProtected(t.Namespaces, d.Protected...); err != nil { // what the mode switch would label
-		return Target{}, err
+		return target.Target{}, err
 	}
 	d.log().Info("existing app discovered (nothing applied)", "namespaces", t.Namespaces, "workloads", len(t.Workloads),
 		"services", len(t.Services))

@@ -25,15 +25,15 @@ var ExistingAppSelector = kube.ManagedByLabel + "!=" + kube.ManagedByValue + ",!
 // existing.namespaces (one List per namespace and kind), narrowed to existing.workloads when set, and the Services
 // of those namespaces. It creates and changes nothing. A namespace that does not exist and a workload ref that
 // matches nothing are errors naming them: a typo must not silently benchmark a smaller app.
-func Discover(ctx context.Context, kc kubernetes.Interface, s *scenario.Scenario) (Target, error) {
+func Discover(ctx context.Context, kc kubernetes.Interface, s *scenario.Scenario) (target.Target, error) {
 	if s == nil || s.Spec.Workload.Existing == nil {
-		return Target{}, fmt.Errorf("discover existing app: spec.workload.existing is not set")
+		return target.Target{}, fmt.Errorf("discover existing app: spec.workload.existing is not set")
 	}
 	ex := s.Spec.Workload.Existing
 	if len(ex.Namespaces) == 0 {
-		return Target{}, fmt.Errorf("discover existing app: existing.namespaces is empty")
+		return target.Target{}, fmt.Errorf("discover existing app: existing.namespaces is empty")
 	}
-	t := Target{App: scenario.AppExisting, Namespaces: append([]string(nil), ex.Namespaces...),
+	t := target.Target{App: scenario.AppExisting, Namespaces: append([]string(nil), ex.Namespaces...),
 		AppSelector: ExistingAppSelector, ClusterDomain: domainOf(s.Spec.Workload)}
 	if len(s.Spec.Workload.Topologies) > 0 {
 		t.Topology = s.Spec.Workload.Topologies[0].Name
@@ -43,13 +43,13 @@ func Discover(ctx context.Context, kc kubernetes.Interface, s *scenario.Scenario
 	for _, ns := range ex.Namespaces {
 		if _, err := kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
 			if apierrors.IsNotFound(err) {
-				return Target{}, fmt.Errorf("discover existing app: namespace %q (existing.namespaces) does not exist", ns)
+				return target.Target{}, fmt.Errorf("discover existing app: namespace %q (existing.namespaces) does not exist", ns)
 			}
-			return Target{}, fmt.Errorf("discover existing app: get namespace %q: %w", ns, err)
+			return target.Target{}, fmt.Errorf("discover existing app: get namespace %q: %w", ns, err)
 		}
 		deps, err := kc.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return Target{}, fmt.Errorf("discover existing app: list deployments in %q: %w", ns, err)
+			return target.Target{}, fmt.Errorf("discover existing app: list deployments in %q: %w", ns, err)
 		}
 		for i := range deps.Items {
 			d := &deps.Items[i]
@@ -57,7 +57,7 @@ func Discover(ctx context.Context, kc kubernetes.Interface, s *scenario.Scenario
 		}
 		sts, err := kc.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return Target{}, fmt.Errorf("discover existing app: list statefulsets in %q: %w", ns, err)
+			return target.Target{}, fmt.Errorf("discover existing app: list statefulsets in %q: %w", ns, err)
 		}
 		for i := range sts.Items {
 			st := &sts.Items[i]
@@ -65,7 +65,7 @@ func Discover(ctx context.Context, kc kubernetes.Interface, s *scenario.Scenario
 		}
 		sl, err := kc.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return Target{}, fmt.Errorf("discover existing app: list services in %q: %w", ns, err)
+			return target.Target{}, fmt.Errorf("discover existing app: list services in %q: %w", ns, err)
 		}
 		svcs[ns] = map[string]bool{}
 		names := make([]string, 0, len(sl.Items))
@@ -78,11 +78,11 @@ func Discover(ctx context.Context, kc kubernetes.Interface, s *scenario.Scenario
 	}
 	ws, err := filterWorkloads(all, ex.Workloads)
 	if err != nil {
-		return Target{}, fmt.Errorf("discover existing app: %w", err)
+		return target.Target{}, fmt.Errorf("discover existing app: %w", err)
 	}
 	t.Workloads = ws
 	if err := existingEntry(&t, s, svcs); err != nil {
-		return Target{}, fmt.Errorf("discover existing app: %w", err)
+		return target.Target{}, fmt.Errorf("discover existing app: %w", err)
 	}
 	return t, nil
 }
@@ -133,14 +133,14 @@ func filterWorkloads(all []workloadRef, refs []string) ([]workloadRef, error) {
 	return out, nil
 }
 
-// existingEntry sets the load endpoints from spec.load.targets, every one of them: a Service in its Namespace, else
+// existingEntry sets the load targets from spec.load.targets, every one of them: a Service in its Namespace, else
 // in the first of existing.namespaces that has it; or a URL. The first is the entry.
-func existingEntry(t *Target, s *scenario.Scenario, svcs map[string]map[string]bool) error {
+func existingEntry(t *target.Target, s *scenario.Scenario, svcs map[string]map[string]bool) error {
 	ts := s.Spec.Load.Targets
 	if len(ts) == 0 {
 		return fmt.Errorf("spec.load.targets is required for app existing")
 	}
-	var es []Endpoint
+	var es []target.LoadTarget
 	firstNS := ""
 	for i, lt := range ts {
 		ns := ""
@@ -161,9 +161,9 @@ func existingEntry(t *Target, s *scenario.Scenario, svcs map[string]map[string]b
 		if i == 0 {
 			firstNS = ns
 		}
-		es = append(es, loadEndpoint(lt, ns, t.ClusterDomain, s.Spec.Load.Path))
+		es = append(es, loadTargetOf(lt, ns, t.ClusterDomain, s.Spec.Load.Path))
 	}
-	setEndpoints(t, es, ts[0], firstNS)
+	setLoadTargets(t, es, ts[0], firstNS)
 	return nil
 }
 

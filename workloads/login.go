@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -69,11 +70,11 @@ const (
 // answers 500 until its database is up), so Login retries every answer that is not a success until ctx ends or
 // spec.Timeout passes; a 2xx answer without the captured field fails at once, since asking again gives the same.
 // Unset fields of spec take scenario's defaults. t is not modified.
-func Login(ctx context.Context, agent agentExec, t Target, spec scenario.Login) (Target, error) {
+func Login(ctx context.Context, agent agentExec, t target.Target, spec scenario.Login) (target.Target, error) {
 	return login(ctx, agent, t, spec, 2*time.Second)
 }
 
-func login(ctx context.Context, agent agentExec, t Target, spec scenario.Login, retry time.Duration) (Target, error) {
+func login(ctx context.Context, agent agentExec, t target.Target, spec scenario.Login, retry time.Duration) (target.Target, error) {
 	spec.SetDefaults()
 	if agent == nil {
 		return t, fmt.Errorf("log in to %s: no way to run meshbench-agent in a load client pod", t.App)
@@ -132,7 +133,7 @@ type loginRequest struct {
 // newLoginRequest resolves spec (unset fields take scenario's defaults) against the deployed target: spec.URL as
 // given, or http://<service>.<namespace>.svc.<cluster domain>:<port><path>, where the namespace is the Service's in
 // the target (loginNamespace); the content type joins the headers when there is a body or spec names one.
-func newLoginRequest(t Target, spec scenario.Login) (loginRequest, error) {
+func newLoginRequest(t target.Target, spec scenario.Login) (loginRequest, error) {
 	spec.SetDefaults()
 	r := loginRequest{Method: strings.ToUpper(spec.Method), Headers: maps.Clone(spec.Headers), Body: spec.Body, HasBody: spec.Body != ""}
 	switch {
@@ -188,7 +189,7 @@ func headerKey(h map[string]string, name string) string {
 // placement puts both in one namespace: bank-of-anthos' userservice); else the target's only namespace. Several
 // namespaces and no such workload cannot be told apart: an error rather than a guess that would retry until the
 // timeout on a name that does not resolve.
-func loginNamespace(t Target, spec scenario.Login) (string, error) {
+func loginNamespace(t target.Target, spec scenario.Login) (string, error) {
 	if spec.Namespace != "" {
 		return spec.Namespace, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -38,20 +39,20 @@ func answer(out string, err error) func() ([]byte, error) {
 }
 
 // boaTarget is bank-of-anthos' target in topology i of boaScenario and the namespace of its userservice.
-func boaTarget(t *testing.T, y string, i int) (Target, string) {
+func boaTarget(t *testing.T, y string, i int) (target.Target, string) {
 	t.Helper()
 	s := mustScenario(t, y)
-	_, target, err := Objects(s, s.Spec.Workload.Topologies[i], "r1")
+	_, tg, err := Objects(s, s.Spec.Workload.Topologies[i], "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range target.Workloads {
+	for _, w := range tg.Workloads {
 		if w.Name == boAUserService {
-			return target, w.Namespace
+			return tg, w.Namespace
 		}
 	}
 	t.Fatal("no userservice in the target")
-	return target, ""
+	return tg, ""
 }
 
 // The built-in bank-of-anthos login is the general one with Bank of Anthos' facts: the agent command is exactly the
@@ -70,14 +71,14 @@ func TestBankOfAnthosLoginArgsPinned(t *testing.T) {
 		t.Fatal("bank-of-anthos without spec.load.login has no login")
 	}
 	for _, tc := range []struct {
-		target Target
-		want   string
+		tg   target.Target
+		want string
 	}{
 		{single, "curl --json --timeout 10s http://userservice." + singleNS + ".svc.cluster.local:8080/login?password=bankofanthos&username=testuser"},
 		{multi, "curl --json --timeout 10s http://userservice." + multiNS + ".svc.cluster.local:8080/login?password=bankofanthos&username=testuser"},
 		{custom, "curl --json --timeout 10s http://userservice." + customNS + ".svc.corp.internal:8080/login?password=bankofanthos&username=testuser"},
 	} {
-		r, err := newLoginRequest(tc.target, *lg)
+		r, err := newLoginRequest(tc.tg, *lg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,16 +116,16 @@ func TestLoginFor(t *testing.T) {
 
 func TestNewLoginRequest(t *testing.T) {
 	t.Parallel()
-	one := Target{App: scenario.AppManifests, Namespaces: []string{"shop"}, EntryNamespace: "shop", ClusterDomain: "cluster.local",
+	one := target.Target{App: scenario.AppManifests, Namespaces: []string{"shop"}, EntryNamespace: "shop", ClusterDomain: "cluster.local",
 		Workloads: []workloadRef{{Kind: "Deployment", Namespace: "shop", Name: "web"}}}
-	multi := Target{App: scenario.AppExisting, Namespaces: []string{"shop", "auth"}, EntryNamespace: "shop",
+	multi := target.Target{App: scenario.AppExisting, Namespaces: []string{"shop", "auth"}, EntryNamespace: "shop",
 		Workloads: []workloadRef{{Kind: "Deployment", Namespace: "shop", Name: "web"}, {Kind: "Deployment", Namespace: "auth", Name: "sso"}}}
 	for _, tc := range []struct {
-		name   string
-		target Target
-		spec   scenario.Login
-		args   string // AgentArgs joined by spaces
-		err    string
+		name string
+		tg   target.Target
+		spec scenario.Login
+		args string // AgentArgs joined by spaces
+		err  string
 	}{
 		{"defaults (an undefaulted spec: port 80, GET)", one, scenario.Login{Service: "web"},
 			"curl --json --timeout 10s http://web.shop.svc.cluster.local:80/", ""},
@@ -151,7 +152,7 @@ func TestNewLoginRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			headers := maps.Clone(tc.spec.Headers)
-			r, err := newLoginRequest(tc.target, tc.spec)
+			r, err := newLoginRequest(tc.tg, tc.spec)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want one containing %q", err, tc.err)
@@ -227,13 +228,13 @@ func TestLoginAnswer(t *testing.T) {
 // captured value goes into the load headers through the value template.
 func TestLoginRetriesUntilSuccess(t *testing.T) {
 	t.Parallel()
-	target, ns := boaTarget(t, boaScenario, 1)
+	tg, ns := boaTarget(t, boaScenario, 1)
 	fa := &fakeAgent{answers: []func() ([]byte, error){
 		answer("", errors.New("command terminated with exit code 1 (stderr: connection refused)")),
 		answer(`{"status": 500, "headers": {}, "body": "failed to retrieve user information", "durationSeconds": 0.01}`, nil),
 		answer(`{"status": 200, "headers": {"Content-Type": ["application/json"]}, "body": "{\"token\": \"eyJhbGciOiJSUzI1NiJ9.e30.sig\"}\n", "durationSeconds": 0.02}`, nil),
 	}}
-	out, err := login(context.Background(), fa.exec, target, *LoginFor(target.App, nil), time.Millisecond)
+	out, err := login(context.Background(), fa.exec, tg, *LoginFor(tg.App, nil), time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,13 +247,13 @@ func TestLoginRetriesUntilSuccess(t *testing.T) {
 			t.Errorf("command %d: %q\nwant %q", i, got, want)
 		}
 	}
-	if target.Headers != nil {
+	if tg.Headers != nil {
 		t.Error("Login must not modify its argument")
 	}
 
 	// A scenario's login, not defaulted (Login applies scenario's defaults): a cookie capture sent back as that
 	// cookie; a header capture into another header through the template; existing headers kept.
-	app := Target{App: scenario.AppManifests, Namespaces: []string{"shop"}, EntryNamespace: "shop", ClusterDomain: "cluster.local",
+	app := target.Target{App: scenario.AppManifests, Namespaces: []string{"shop"}, EntryNamespace: "shop", ClusterDomain: "cluster.local",
 		Headers: map[string]string{"X-Load": "1"}}
 	for _, tc := range []struct {
 		spec   scenario.Login
@@ -277,8 +278,8 @@ func TestLoginRetriesUntilSuccess(t *testing.T) {
 
 func TestLoginFailures(t *testing.T) {
 	t.Parallel()
-	target, _ := boaTarget(t, boaScenario, 0)
-	boa := *LoginFor(target.App, nil)
+	tg, _ := boaTarget(t, boaScenario, 0)
+	boa := *LoginFor(tg.App, nil)
 	boa.Timeout = scenario.D(50 * time.Millisecond)
 	for _, tc := range []struct {
 		name    string
@@ -298,7 +299,7 @@ func TestLoginFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fa := &fakeAgent{answers: []func() ([]byte, error){tc.answer}}
-			_, err := login(context.Background(), fa.exec, target, boa, 5*time.Millisecond)
+			_, err := login(context.Background(), fa.exec, tg, boa, 5*time.Millisecond)
 			if err == nil || !tc.calls(len(fa.cmds)) {
 				t.Fatalf("err %v after %d calls", err, len(fa.cmds))
 			}
@@ -316,14 +317,14 @@ func TestLoginFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	fa := &fakeAgent{answers: []func() ([]byte, error){answer("", context.Canceled)}}
-	if _, err := login(ctx, fa.exec, target, boa, time.Minute); !errors.Is(err, context.Canceled) {
+	if _, err := login(ctx, fa.exec, tg, boa, time.Minute); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
-	if _, err := Login(context.Background(), nil, target, boa); err == nil {
+	if _, err := Login(context.Background(), nil, tg, boa); err == nil {
 		t.Error("no agent exec must be an error")
 	}
 	none := &fakeAgent{}
-	if _, err := Login(context.Background(), none.exec, target, scenario.Login{Service: "web", Capture: "query:x"}); err == nil || len(none.cmds) != 0 {
+	if _, err := Login(context.Background(), none.exec, tg, scenario.Login{Service: "web", Capture: "query:x"}); err == nil || len(none.cmds) != 0 {
 		t.Errorf("bad capture: %v after %d commands", err, len(none.cmds))
 	}
 }

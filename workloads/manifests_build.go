@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -50,7 +51,7 @@ func (b *builder) manifests() error {
 		wi, wj := b.target.Workloads[i], b.target.Workloads[j]
 		return wi.Namespace+"/"+wi.Kind+"/"+wi.Name < wj.Namespace+"/"+wj.Kind+"/"+wj.Name
 	})
-	return b.manifestEndpoints(svcNS, domain)
+	return b.manifestLoadTargets(svcNS, domain)
 }
 
 // placeObjects sets each object's namespace from the placement (in a single-namespace topology, the first of ns)
@@ -108,10 +109,10 @@ func (b *builder) addManifestObject(o *unstructured.Unstructured, refs manifestR
 	return nil
 }
 
-// manifestEndpoints sets the target's load endpoints: every load target, not only the first, since load is shared
+// manifestLoadTargets sets the target's load targets: every one, not only the first, since load is shared
 // between them by weight; a target's service must be a Service of the manifests.
-func (b *builder) manifestEndpoints(svcNS map[string]string, domain string) error {
-	var es []Endpoint
+func (b *builder) manifestLoadTargets(svcNS map[string]string, domain string) error {
+	var es []target.LoadTarget
 	firstNS := ""
 	for i, t := range b.s.Spec.Load.Targets {
 		n := ""
@@ -124,10 +125,10 @@ func (b *builder) manifestEndpoints(svcNS map[string]string, domain string) erro
 		if i == 0 {
 			firstNS = n
 		}
-		es = append(es, loadEndpoint(t, n, domain, b.s.Spec.Load.Path))
+		es = append(es, loadTargetOf(t, n, domain, b.s.Spec.Load.Path))
 	}
 	if len(es) > 0 {
-		setEndpoints(&b.target, es, b.s.Spec.Load.Targets[0], firstNS)
+		setLoadTargets(&b.target, es, b.s.Spec.Load.Targets[0], firstNS)
 	}
 	return nil
 }

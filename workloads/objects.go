@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -19,19 +20,19 @@ import (
 // ServiceAccounts, ConfigMaps, Secrets, Services, StatefulSets, Deployments; by namespace and name within a kind),
 // and the Target describing it. It is pure: the jwt-key Secret of bank-of-anthos carries placeholder text that
 // Deployer.Ensure replaces with a generated RSA key.
-func Objects(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, Target, error) {
+func Objects(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, target.Target, error) {
 	return new(Renderer).Objects(s, topo, runID)
 }
 
-func (r *Renderer) build(s *scenario.Scenario, topo scenario.Topology, runID string, key JWTKey) ([]runtime.Object, Target, error) {
+func (r *Renderer) build(s *scenario.Scenario, topo scenario.Topology, runID string, key JWTKey) ([]runtime.Object, target.Target, error) {
 	if s == nil {
-		return nil, Target{}, fmt.Errorf("build workload objects: no scenario")
+		return nil, target.Target{}, fmt.Errorf("build workload objects: no scenario")
 	}
 	if runID == "" {
-		return nil, Target{}, fmt.Errorf("build workload objects: empty run id")
+		return nil, target.Target{}, fmt.Errorf("build workload objects: empty run id")
 	}
 	if topo.Name == "" {
-		return nil, Target{}, fmt.Errorf("build workload objects: topology without a name (scenario defaults not applied?)")
+		return nil, target.Target{}, fmt.Errorf("build workload objects: topology without a name (scenario defaults not applied?)")
 	}
 	b := &builder{s: s, topo: topo, runID: runID, app: s.Spec.Workload.App, renderer: r}
 	b.replicas = int32(topo.Replicas)
@@ -54,7 +55,7 @@ func (r *Renderer) build(s *scenario.Scenario, topo scenario.Topology, runID str
 		err = fmt.Errorf("unknown app %q: use one of %v", b.app, scenario.Apps)
 	}
 	if err != nil {
-		return nil, Target{}, err
+		return nil, target.Target{}, err
 	}
 	b.target.App = b.app
 	b.target.Topology = topo.Name
@@ -74,7 +75,7 @@ type builder struct {
 	app      scenario.App
 	replicas int32
 	objs     []runtime.Object
-	target   Target
+	target   target.Target
 	// renderer reads app manifests' files (once per Renderer).
 	renderer *Renderer
 }

@@ -15,7 +15,7 @@ import (
 // (target.WaitReady: informers on the app's pods and workloads), drawing a progress bar on d.Progress. On timeout
 // the error is a *target.NotReadyError naming every pod that is not ready and why (image pull failures, crash loops
 // with the last termination reason, scheduling failures with the scheduler's message).
-func (d *Deployer) WaitReady(ctx context.Context, t Target, timeout time.Duration) error {
+func (d *Deployer) WaitReady(ctx context.Context, t target.Target, timeout time.Duration) error {
 	if d.Clients == nil {
 		return errors.New("wait for workload: no Kubernetes clients")
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -33,7 +34,7 @@ type manifestRead struct {
 }
 
 // Objects is the package's Objects with r's one reading of the manifests.
-func (r *Renderer) Objects(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, Target, error) {
+func (r *Renderer) Objects(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, target.Target, error) {
 	return r.build(s, topo, runID, placeholderKey)
 }
 

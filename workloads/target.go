@@ -20,10 +20,6 @@ const (
 	clusterDomain = kube.DefaultClusterDomain
 )
 
-// Target is the deployed app as the rest of meshbench needs it; it is defined in the shared client internal/target so
-// that mesh and the runner use it without importing workloads.
-type Target = target.Target
-
 // workloadRef names one Deployment or StatefulSet of the app (target.WorkloadRef).
 type workloadRef = target.WorkloadRef
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 	"github.com/meshbench/meshbench/workloads"
 )
@@ -83,7 +84,7 @@ func TestLoginThroughAgentCurl(t *testing.T) {
 		err := curlMain(ctx, args[1:], &out, io.Discard)
 		return out.Bytes(), err
 	}
-	target := workloads.Target{App: scenario.AppManifests, Namespaces: []string{"shop"}, EntryNamespace: "shop"}
+	target := target.Target{App: scenario.AppManifests, Namespaces: []string{"shop"}, EntryNamespace: "shop"}
 	for _, tc := range []struct {
 		spec         scenario.Login
 		header, want string

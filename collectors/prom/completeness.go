@@ -16,18 +16,18 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// TargetKey is the scrape target a series came from, by the labels Prometheus attaches both to every series it
+// scrapeTargetKey is the scrape target a series came from, by the labels Prometheus attaches both to every series it
 // scrapes from a target and to that target's up series: job and instance, and metrics_path where the series carry
 // it (kube-prometheus-stack scrapes a kubelet's /metrics/cadvisor, /metrics/resource and /metrics/probes under one
 // job and instance and tells them apart by that label). No job name is assumed: they are read off the series.
-type TargetKey struct{ Job, Instance, MetricsPath string }
+type scrapeTargetKey struct{ Job, Instance, MetricsPath string }
 
 // targetOf is the target of a series' labels. It is pure.
-func targetOf(m model.Metric) TargetKey {
-	return TargetKey{Job: string(m["job"]), Instance: string(m["instance"]), MetricsPath: string(m["metrics_path"])}
+func targetOf(m model.Metric) scrapeTargetKey {
+	return scrapeTargetKey{Job: string(m["job"]), Instance: string(m["instance"]), MetricsPath: string(m["metrics_path"])}
 }
 
-func (k TargetKey) String() string {
+func (k scrapeTargetKey) String() string {
 	s := "job=" + strconv.Quote(k.Job) + " instance=" + strconv.Quote(k.Instance)
 	if k.MetricsPath != "" {
 		s += " metrics_path=" + strconv.Quote(k.MetricsPath)
@@ -94,7 +94,7 @@ func fromSeconds(sec float64) time.Time {
 // the component is (e.g. "3 pods"), and the target with the most time missing (of Targets with gaps).
 type Incomplete struct {
 	Component, Figure, What string
-	Target                  TargetKey
+	Target                  scrapeTargetKey
 	Spacing                 time.Duration // the target's scrape spacing
 	Gaps                    []Gap
 	Targets                 int // targets of the figure with a gap
@@ -154,12 +154,12 @@ func seconds(d time.Duration) string {
 // figureRef is one figure of a Collect and the targets its series came from.
 type figureRef struct {
 	component, figure, what string
-	targets                 []TargetKey
+	targets                 []scrapeTargetKey
 }
 
 // noteTargets records the targets of a figure's series for the completeness check.
 func (t *tally) noteTargets(component results.Component, figure, what string, ss []Series) {
-	var ts []TargetKey
+	var ts []scrapeTargetKey
 	for _, s := range ss {
 		if !slices.Contains(ts, s.Target) {
 			ts = append(ts, s.Target)
@@ -188,9 +188,9 @@ func (c *Collector) checkScrapes(ctx context.Context, out *podset.Collected, t *
 	}
 	when, rng := p.Span(out.Window.End)
 	suffix := "[" + strconv.FormatInt(int64(ceilSecond(rng)/time.Second), 10) + "s]"
-	up := map[TargetKey]*upSeries{}
-	var failedJobs []string                   // their figures are already missing from the check as failed queries
-	byInstance := map[[2]string][]TargetKey{} // job, instance -> up targets
+	up := map[scrapeTargetKey]*upSeries{}
+	var failedJobs []string                         // their figures are already missing from the check as failed queries
+	byInstance := map[[2]string][]scrapeTargetKey{} // job, instance -> up targets
 	for _, job := range jobs {
 		t.queries++
 		v, _, err := query(ctx, c.API, c.Retry, "up{job="+strconv.Quote(job)+"}"+suffix, when)
@@ -227,7 +227,7 @@ func (c *Collector) checkScrapes(ctx context.Context, out *podset.Collected, t *
 	}
 	// lookup is the up series of a target: the exact one, else (series without metrics_path where the up series
 	// have it, e.g. a relabelling that kept it on up only) every up series of its job and instance merged.
-	lookup := func(k TargetKey) (*upSeries, bool) {
+	lookup := func(k scrapeTargetKey) (*upSeries, bool) {
 		if u, ok := up[k]; ok {
 			return u, true
 		}

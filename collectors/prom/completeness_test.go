@@ -123,7 +123,7 @@ func TestIncompleteErrorIsBounded(t *testing.T) {
 	start := time.Date(2026, 12, 3, 13, 1, 50, 0, time.UTC)
 	e := &IncompleteError{Window: results.Window{Kind: results.WindowIdle, Start: start, End: start.Add(time.Minute)}}
 	for _, c := range []string{"app", "sidecar", "ztunnel", "waypoint", "istiod"} {
-		e.Figures = append(e.Figures, Incomplete{Component: c, Figure: "cpu", What: "1 pods", Target: TargetKey{Job: "kubelet", Instance: "n:10250", MetricsPath: "/metrics/cadvisor"},
+		e.Figures = append(e.Figures, Incomplete{Component: c, Figure: "cpu", What: "1 pods", Target: scrapeTargetKey{Job: "kubelet", Instance: "n:10250", MetricsPath: "/metrics/cadvisor"},
 			Spacing: 30 * time.Second, Gaps: []Gap{{start, start.Add(time.Minute)}}, Targets: 2})
 	}
 	msg := e.Error()

@@ -16,7 +16,7 @@ type Series struct {
 	Namespace, Pod string
 	// Target is the scrape target the series came from (see targetOf): whether Prometheus scraped it all through
 	// the window is read from that target's up series.
-	Target TargetKey
+	Target scrapeTargetKey
 	Sign   float64
 	T, V   []float64
 }

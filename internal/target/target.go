@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
 )
 
@@ -29,11 +30,11 @@ type Target struct {
 	EntryService   string `json:"entryService"`
 	EntryNamespace string `json:"entryNamespace"`
 	// EntryURL is the in-cluster URL load clients request, including the path (and, for fortio-chain, ?size=). With
-	// Endpoints it is the first endpoint's URL.
+	// LoadTargets it is the first load target's URL.
 	EntryURL string `json:"entryURL"`
-	// Endpoints are where load goes, each with its share (load.targets of apps manifests and existing). Empty for the
-	// catalog apps: their one endpoint is EntryURL (see LoadEndpoints).
-	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	// LoadTargets are where load goes, each with its share (load.targets of apps manifests and existing). Empty for the
+	// catalog apps: their one load target is EntryURL (see LoadTargetsOrEntry).
+	LoadTargets []LoadTarget `json:"loadTargets,omitempty"`
 	// Headers are sent with every load request (bank-of-anthos: the Cookie Login returns).
 	Headers map[string]string `json:"headers,omitempty"`
 	// AppSelector is the label selector of the app's pods (and of its Deployments and StatefulSets).
@@ -44,27 +45,29 @@ type Target struct {
 	Workloads []WorkloadRef `json:"workloads"`
 	// ClusterDomain is the DNS domain of the app's fully qualified service names.
 	ClusterDomain string `json:"clusterDomain,omitempty"`
+	// Facts are recorded with every case measured on this target (replicas, services, ...); the runner writes them.
+	Facts map[results.FactKey]string `json:"-"`
 }
 
-// Endpoint is one destination of load.
-type Endpoint struct {
-	// Name labels the endpoint's samples.
+// LoadTarget is one destination of load.
+type LoadTarget struct {
+	// Name labels the load target's samples.
 	Name string `json:"name"`
 	// URL is http://host:port/path (http), host:port (grpc) or tcp://host:port (tcp).
 	URL string `json:"url"`
 	// Protocol is scenario.ProtocolHTTP, ProtocolGRPC or ProtocolTCP.
 	Protocol string `json:"protocol"`
-	// Weight is the endpoint's relative share of the load (>= 1).
+	// Weight is the load target's relative share of the load (>= 1).
 	Weight int `json:"weight"`
-	// Headers are sent with the endpoint's requests besides Target.Headers.
+	// Headers are sent with the load target's requests besides Target.Headers.
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-// LoadEndpoints are Endpoints, or the one http endpoint EntryURL stands for (named after the entry service), for a
+// LoadTargetsOrEntry are LoadTargets, or the one http load target EntryURL stands for (named after the entry service), for a
 // target without them.
-func (t Target) LoadEndpoints() []Endpoint {
-	if len(t.Endpoints) > 0 {
-		return t.Endpoints
+func (t Target) LoadTargetsOrEntry() []LoadTarget {
+	if len(t.LoadTargets) > 0 {
+		return t.LoadTargets
 	}
 	if t.EntryURL == "" {
 		return nil
@@ -73,7 +76,7 @@ func (t Target) LoadEndpoints() []Endpoint {
 	if name == "" {
 		name = "entry"
 	}
-	return []Endpoint{{Name: name, URL: t.EntryURL, Protocol: scenario.ProtocolHTTP, Weight: 1}}
+	return []LoadTarget{{Name: name, URL: t.EntryURL, Protocol: scenario.ProtocolHTTP, Weight: 1}}
 }
 
 // Workload kinds of WorkloadRef.Kind.

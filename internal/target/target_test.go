@@ -26,21 +26,21 @@ func TestPodSelector(t *testing.T) {
 	}
 }
 
-// A catalog app's target has no Endpoints: its one endpoint is the entry URL, at full weight, over http.
-func TestLoadEndpoints(t *testing.T) {
+// A catalog app's target has no LoadTargets: its one load target is the entry URL, at full weight, over http.
+func TestLoadTargetsOrEntry(t *testing.T) {
 	t.Parallel()
 	catalog := Target{EntryService: "frontend", EntryURL: "http://frontend.mb-single.svc.cluster.local:80/home"}
-	if got, want := catalog.LoadEndpoints(), []Endpoint{{Name: "frontend", URL: catalog.EntryURL, Protocol: "http", Weight: 1}}; !reflect.DeepEqual(got, want) {
+	if got, want := catalog.LoadTargetsOrEntry(), []LoadTarget{{Name: "frontend", URL: catalog.EntryURL, Protocol: "http", Weight: 1}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("catalog endpoints %+v, want %+v", got, want)
 	}
-	if got := (Target{EntryURL: "http://x/"}).LoadEndpoints(); len(got) != 1 || got[0].Name != "entry" {
+	if got := (Target{EntryURL: "http://x/"}).LoadTargetsOrEntry(); len(got) != 1 || got[0].Name != "entry" {
 		t.Errorf("endpoints of a URL-only target %+v, want one named entry", got)
 	}
-	own := []Endpoint{{Name: "a", URL: "http://a/", Protocol: "http", Weight: 3}, {Name: "b", URL: "b:8079", Protocol: "grpc", Weight: 1}}
-	if got := (Target{EntryURL: "http://a/", Endpoints: own}).LoadEndpoints(); !reflect.DeepEqual(got, own) {
+	own := []LoadTarget{{Name: "a", URL: "http://a/", Protocol: "http", Weight: 3}, {Name: "b", URL: "b:8079", Protocol: "grpc", Weight: 1}}
+	if got := (Target{EntryURL: "http://a/", LoadTargets: own}).LoadTargetsOrEntry(); !reflect.DeepEqual(got, own) {
 		t.Errorf("endpoints %+v, want the target's own %+v", got, own)
 	}
-	if got := (Target{}).LoadEndpoints(); got != nil {
+	if got := (Target{}).LoadTargetsOrEntry(); got != nil {
 		t.Errorf("a target without entry has endpoints %+v", got)
 	}
 }

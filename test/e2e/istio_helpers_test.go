@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/scenario"
 	"github.com/meshbench/meshbench/workloads"
@@ -198,7 +199,7 @@ func chainScenario(prefix string, multi bool) (*scenario.Scenario, scenario.Topo
 
 // deployChain deploys the chain with meshbench's own workloads.Deployer and waits until it is ready; the app is
 // torn down when the test ends.
-func (e *IstioEnv) deployChain(t *testing.T, prefix string, multi bool) (*scenario.Scenario, workloads.Target) {
+func (e *IstioEnv) deployChain(t *testing.T, prefix string, multi bool) (*scenario.Scenario, target.Target) {
 	t.Helper()
 	s, topo := chainScenario(prefix, multi)
 	d := &workloads.Deployer{Clients: e.Clients, RunID: e.RunID}
@@ -230,7 +231,7 @@ func (e *IstioEnv) deployChain(t *testing.T, prefix string, multi bool) (*scenar
 // injector (its injectedAnnotations, the proxyv2 image, native sidecar, status annotation naming istio-proxy), the
 // istio-cni node agent (the redirection annotation written by field manager install-cni), istiod's waypoint
 // controller (Deployment labelled gateway.istio.io/managed, owned by the Gateway).
-func (e *IstioEnv) realIstioEvidence(ctx context.Context, target workloads.Target, mode scenario.Mode) error {
+func (e *IstioEnv) realIstioEvidence(ctx context.Context, target target.Target, mode scenario.Mode) error {
 	var problems []string
 	for _, ns := range target.Namespaces {
 		pods, err := e.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: target.AppSelector})
@@ -341,7 +342,7 @@ func annotationWrittenBy(p corev1.Pod, key, manager string) bool {
 
 // chainTraffic sends one request through the whole chain: wget to the entry Service from inside the last chain pod
 // (so in ambient modes the request leaves a captured pod), retrying for up to a minute.
-func (e *IstioEnv) chainTraffic(ctx context.Context, target workloads.Target) (string, error) {
+func (e *IstioEnv) chainTraffic(ctx context.Context, target target.Target) (string, error) {
 	last := target.Services[len(target.Services)-1]
 	var from corev1.Pod
 	for _, ns := range target.Namespaces {

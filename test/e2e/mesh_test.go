@@ -23,6 +23,7 @@ import (
 
 	"github.com/meshbench/meshbench/cmd/meshbench/app"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/preflight"
 	"github.com/meshbench/meshbench/scenario"
@@ -123,7 +124,7 @@ func TestMeshWaypointGatewayIsValid(t *testing.T) {
 		t.Skipf("Gateway API CRDs not served (TestMeshGatewayAPICRDs installs them): %v", err)
 	}
 	ns1, ns2 := c.CreateNamespace(t, "e2e-wp"), c.CreateNamespace(t, "e2e-wp")
-	target := workloads.Target{Namespaces: []string{ns1, ns2}, EntryNamespace: ns1}
+	target := target.Target{Namespaces: []string{ns1, ns2}, EntryNamespace: ns1}
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: mesh.FieldManager}
 	for _, wp := range []scenario.Waypoint{
 		{Scope: scenario.WaypointPerNamespace, Name: "waypoint", For: "service"},

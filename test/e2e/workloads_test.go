@@ -19,6 +19,7 @@ import (
 
 	"github.com/meshbench/meshbench/cmd/meshbench/app"
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/scenario"
 	"github.com/meshbench/meshbench/workloads"
@@ -59,7 +60,7 @@ func wlChainScenario(t *testing.T, depth, fanOut, payload int, topo scenario.Top
 }
 
 // wlDeploy deploys and waits, and tears the app down (checking the namespaces are gone) when the test ends.
-func wlDeploy(t *testing.T, d *workloads.Deployer, s *scenario.Scenario) workloads.Target {
+func wlDeploy(t *testing.T, d *workloads.Deployer, s *scenario.Scenario) target.Target {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -98,7 +99,7 @@ func wlDeploy(t *testing.T, d *workloads.Deployer, s *scenario.Scenario) workloa
 
 // wlGet requests url from inside a pod of the target (with the agent's own curl: the image has no shell) and returns
 // the body.
-func wlGet(ctx context.Context, t *testing.T, c *Cluster, target workloads.Target, ns, url string) string {
+func wlGet(ctx context.Context, t *testing.T, c *Cluster, target target.Target, ns, url string) string {
 	t.Helper()
 	pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: target.AppSelector})
 	if err != nil || len(pods.Items) == 0 {

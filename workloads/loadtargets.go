@@ -7,14 +7,11 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// Endpoint is one destination of load (target.Endpoint).
-type Endpoint = target.Endpoint
-
-// loadEndpoint is load target lt as an endpoint: its URL as given, or the address of its Service in namespace ns
+// loadTargetOf is spec load target lt as the target's: its URL as given, or the address of its Service in namespace ns
 // in the protocol's form (http://fqdn:port/path, fqdn:port for gRPC, tcp://fqdn:port). defaultPath is load.path,
 // for an http target without a path. It is pure.
-func loadEndpoint(lt scenario.LoadTarget, ns, domain, defaultPath string) Endpoint {
-	e := Endpoint{Name: lt.Name, URL: lt.URL, Protocol: lt.Protocol, Weight: lt.Weight, Headers: lt.Headers}
+func loadTargetOf(lt scenario.LoadTarget, ns, domain, defaultPath string) target.LoadTarget {
+	e := target.LoadTarget{Name: lt.Name, URL: lt.URL, Protocol: lt.Protocol, Weight: lt.Weight, Headers: lt.Headers}
 	if e.Protocol == "" {
 		e.Protocol = scenario.ProtocolHTTP
 	}
@@ -57,10 +54,10 @@ func loadEndpoint(lt scenario.LoadTarget, ns, domain, defaultPath string) Endpoi
 	return e
 }
 
-// setEndpoints sets t's endpoints, and its entry (URL, and service and namespace when the first is a Service) from
+// setLoadTargets sets t's load targets, and its entry (URL, and service and namespace when the first is a Service) from
 // the first of them.
-func setEndpoints(t *Target, es []Endpoint, first scenario.LoadTarget, firstNS string) {
-	t.Endpoints = es
+func setLoadTargets(t *target.Target, es []target.LoadTarget, first scenario.LoadTarget, firstNS string) {
+	t.LoadTargets = es
 	if len(es) == 0 {
 		return
 	}

@@ -8,28 +8,29 @@ import (
 
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/scenario"
 )
 
-func TestLoadEndpoint(t *testing.T) {
+func TestLoadTargetOf(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		lt   scenario.LoadTarget
-		want Endpoint
+		want target.LoadTarget
 	}{
 		{"http service", scenario.LoadTarget{Name: "web", Service: "web", Port: 8080, Path: "/x", Protocol: "http", Weight: 3, Headers: map[string]string{"X-A": "1"}},
-			Endpoint{Name: "web", URL: "http://web.shop.svc.cluster.local:8080/x", Protocol: "http", Weight: 3, Headers: map[string]string{"X-A": "1"}}},
+			target.LoadTarget{Name: "web", URL: "http://web.shop.svc.cluster.local:8080/x", Protocol: "http", Weight: 3, Headers: map[string]string{"X-A": "1"}}},
 		{"http default path and port", scenario.LoadTarget{Service: "web"},
-			Endpoint{Name: "web", URL: "http://web.shop.svc.cluster.local:80/home", Protocol: "http", Weight: 1}},
+			target.LoadTarget{Name: "web", URL: "http://web.shop.svc.cluster.local:80/home", Protocol: "http", Weight: 1}},
 		{"grpc service", scenario.LoadTarget{Name: "rpc", Service: "rpc", Protocol: "grpc", Weight: 1},
-			Endpoint{Name: "rpc", URL: "rpc.shop.svc.cluster.local:8079", Protocol: "grpc", Weight: 1}},
+			target.LoadTarget{Name: "rpc", URL: "rpc.shop.svc.cluster.local:8079", Protocol: "grpc", Weight: 1}},
 		{"tcp service", scenario.LoadTarget{Name: "echo", Service: "echo", Port: 9000, Protocol: "tcp", Weight: 2},
-			Endpoint{Name: "echo", URL: "tcp://echo.shop.svc.cluster.local:9000", Protocol: "tcp", Weight: 2}},
+			target.LoadTarget{Name: "echo", URL: "tcp://echo.shop.svc.cluster.local:9000", Protocol: "tcp", Weight: 2}},
 		{"url as given", scenario.LoadTarget{Name: "ext", URL: "http://example:9/x", Protocol: "http", Weight: 1},
-			Endpoint{Name: "ext", URL: "http://example:9/x", Protocol: "http", Weight: 1}},
+			target.LoadTarget{Name: "ext", URL: "http://example:9/x", Protocol: "http", Weight: 1}},
 	} {
-		if got := loadEndpoint(tc.lt, "shop", "cluster.local", "/home"); !reflect.DeepEqual(got, tc.want) {
+		if got := loadTargetOf(tc.lt, "shop", "cluster.local", "/home"); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
@@ -45,13 +46,13 @@ func TestDiscoverEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Endpoint{
+	want := []target.LoadTarget{
 		{Name: "web", URL: "http://web.shop.svc.cluster.local:8080/", Protocol: "http", Weight: 3},
 		{Name: "pg", URL: "tcp://pg.db.svc.cluster.local:5432", Protocol: "tcp", Weight: 1},
 		{Name: "ext", URL: "ext:8079", Protocol: "grpc", Weight: 1, Headers: map[string]string{"X-B": "2"}},
 	}
-	if !reflect.DeepEqual(got.Endpoints, want) {
-		t.Errorf("endpoints %+v\nwant %+v", got.Endpoints, want)
+	if !reflect.DeepEqual(got.LoadTargets, want) {
+		t.Errorf("endpoints %+v\nwant %+v", got.LoadTargets, want)
 	}
 	if got.EntryURL != want[0].URL || got.EntryService != "web" || got.EntryNamespace != "shop" {
 		t.Errorf("entry %s %s/%s, want the first endpoint", got.EntryURL, got.EntryNamespace, got.EntryService)
@@ -74,12 +75,12 @@ func TestManifestsEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Endpoint{
+	want := []target.LoadTarget{
 		{Name: "frontend", URL: "http://frontend.mb-multi3-0.svc.cluster.local:8080/echo", Protocol: "http", Weight: 3},
 		{Name: "store", URL: "store.mb-multi3-2.svc.cluster.local:8079", Protocol: "grpc", Weight: 1, Headers: map[string]string{"x-t": "s"}},
 	}
-	if !reflect.DeepEqual(got.Endpoints, want) {
-		t.Errorf("endpoints %+v\nwant %+v", got.Endpoints, want)
+	if !reflect.DeepEqual(got.LoadTargets, want) {
+		t.Errorf("endpoints %+v\nwant %+v", got.LoadTargets, want)
 	}
 	if got.EntryURL != want[0].URL || got.EntryService != "frontend" {
 		t.Errorf("entry %s (%s), want the first endpoint", got.EntryURL, got.EntryService)
