@@ -337,11 +337,9 @@ func (r *Bench) toolVersions(ctx context.Context) {
 	}
 }
 
-// PinImage is ref's repository at the registry digest in imageID, a container status's imageID
-// ("<repository>@sha256:<hex>" from containerd and CRI-O, "docker-pullable://<repository>@sha256:<hex>" from
-// cri-dockerd): digest is "sha256:<hex>" and pinned "<ref's repository>@sha256:<hex>". A ref that names a digest
-// itself is pinned as it is. Both are "" when imageID holds no registry digest (a local image ID "sha256:<hex>" is
-// the image's config, not something a registry serves) or ref is not an image reference. It is pure.
+// PinImage is ref's repository at the registry digest of imageID, a container status's imageID: digest
+// "sha256:<hex>" and pinned "<repository>@sha256:<hex>" (a ref that names a digest is kept as it is). Both are "" when
+// imageID holds no registry digest (a local image ID) or ref is no image reference (docs/cni.md). It is pure.
 func PinImage(ref, imageID string) (digest, pinned string) {
 	r, err := name.ParseReference(ref, name.WeakValidation)
 	if err != nil {

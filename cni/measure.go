@@ -32,11 +32,9 @@ type Measurement struct {
 	Partial     string
 }
 
-// Measure runs the samples of one case back to back (one resource window covers them): exec, keep the raw output,
-// parse, check the connection, retry a connection that was never set up. A sample interrupted by ctx is not a
-// measurement; the runner does not record an interrupted case. The error says why the case measured nothing (a pod
-// it needs is broken, no sample ran, every sample failed: each one's failure); the Measurement then still holds
-// what the samples left (facts, raw output, their windows).
+// Measure runs the samples of one case back to back (one resource window covers them) and keeps their raw output. A
+// sample interrupted by ctx is not a measurement. The error says why the case measured nothing (a broken pod, no
+// sample ran, every sample failed); the Measurement then still holds what the samples left.
 func (r *Bench) Measure(ctx context.Context, pc scenario.Case) (Measurement, error) {
 	c, ok := r.caseOf(pc.ID)
 	if !ok {

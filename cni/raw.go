@@ -81,10 +81,9 @@ func ParseRawName(name string) (p scenario.CNIPath, t scenario.CNITest, n int, k
 	return "", "", 0, "", false
 }
 
-// RawOutput is what to keep of one exec of a test: the kind of the file and its bytes, or keep=false when there
-// is nothing worth a file (an exec interrupted by Ctrl-C that printed nothing: no measurement, and the case is
-// not recorded). JSON tools' stdout is RawJSON only when it parses as JSON (iperf3 exits 1 on failures but explains
-// them in its JSON, which is kept as such); anything else is RawError, the error first. It is pure.
+// RawOutput is what to keep of one exec of a test: its kind and bytes, or keep=false for an exec Ctrl-C interrupted
+// that printed nothing. stdout is RawJSON only when the tool's output parses as JSON; else RawError, the error
+// first. It is pure.
 func RawOutput(tool nettool.Tool, stdout []byte, execErr error, interrupted bool) (kind RawKind, data []byte, keep bool) {
 	if len(stdout) > 0 {
 		if tool == nettool.ToolNetperf {
@@ -140,9 +139,7 @@ func writeRaw(runDir string, p scenario.CNIPath, t scenario.CNITest, n int, kind
 }
 
 // RemoveRaw deletes the raw output files of the given case IDs (<path>/<test>) from runDir/raw and returns their
-// paths relative to runDir. A resumed run calls it for the cases it runs again: their files are of an attempt no
-// kept record counts (killed or interrupted mid-case, or failed and re-run), and a re-run that keeps fewer samples
-// or other kinds must not leave them next to its own.
+// paths relative to runDir: a resumed run's re-run cases must not leave an earlier attempt's files beside their own.
 func RemoveRaw(runDir string, caseIDs []string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(runDir, RawDir))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -117,9 +117,8 @@ func (r *Bench) noteNodes(warnings []string) {
 // cgroupDumpTimeout bounds one `cgroups dump` exec.
 const cgroupDumpTimeout = 30 * time.Second
 
-// cgroupResources reads the window's cgroup-1s samples of the set's pods (one `meshbench-agent cgroups dump` exec
-// per pod: the pod's containers share the sample directory) and turns them into CPU and memory min/avg/max per pod
-// and for the pods together. A pod whose samples cannot be read leaves the total out (it would be a part only);
+// cgroupResources reads the window's cgroup-1s samples of the set's pods (one `meshbench-agent cgroups dump` per pod)
+// as CPU and memory min/avg/max per pod and for the pods together. A pod that cannot be read leaves the total out;
 // the reason is the returned note, never a failure of the case.
 func (r *Bench) cgroupResources(ctx context.Context, ls labelledSet, w results.Window) ([]results.Sample, string) {
 	var out, all []results.Sample
@@ -221,17 +220,9 @@ func cgroupSamples(w results.Window, sum cgroupstat.Summary, labels map[string]s
 	return out
 }
 
-// caseWindow is the resource window of a case whose traffic ran from start to end, and, when its CPU figures
-// would see more than this case's traffic, why they are left out ("" otherwise).
-//
-// The window starts trim = min(rate range, half the case) after the traffic did. Every CPU rate of the window looks
-// one rate range back from its point, and a window shorter than the rate range has its CPU average stretched to the
-// rate range before its end, so the CPU figures reach back to window start - rate range at the earliest. That stays
-// inside this case (after the previous case's traffic) only when trim >= rate range, that is when the case lasts at
-// least two rate ranges; then the window (case - rate range) is at least one rate range long. Cutting the window to
-// whole seconds only moves its start later and its end earlier, and the stretched average still begins at or after
-// end - 1 s - rate range >= start + rate range - 1 s, inside the case. Memory is a gauge read inside the window and
-// stays attributable, so it is still collected.
+// caseWindow is the resource window of a case whose traffic ran from start to end, and, when its CPU figures would
+// reach back into the previous case's traffic (a case shorter than two rate ranges), why they are left out ("" when
+// not). The derivation of the trim: docs/cni.md ("Resource windows").
 func (r *Bench) caseWindow(start, end time.Time) (*results.Window, string) {
 	rate, elapsed := r.cfg.RateRange, end.Sub(start)
 	trim := min(rate, elapsed/2)

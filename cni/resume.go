@@ -15,10 +15,9 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// RecordedPlacement is the placement the recorded cases measured on: their node-a and node-b facts (Deploy's),
-// pinned as spec.cni.placement so that the resumed cases run on the same nodes as the kept ones. ok is false when
-// no kept case names its nodes (nothing was measured: the resumed run places afresh). Kept cases that name different
-// nodes (a run resumed before on other nodes) are an error: no placement can continue both.
+// RecordedPlacement is the placement the kept cases measured on (their node-a and node-b facts), so the resumed
+// cases run on the same nodes. ok is false when no kept case names its nodes; kept cases on different nodes are an
+// error.
 func RecordedPlacement(done map[string]results.CaseResult) (p scenario.CNIPlacement, ok bool, err error) {
 	var from string
 	for _, id := range slices.Sorted(maps.Keys(done)) {
@@ -43,10 +42,9 @@ func RecordedPlacement(done map[string]results.CaseResult) (p scenario.CNIPlacem
 // ErrPlanChanged marks a resume refused because the plan on this cluster is not the recorded run's.
 var ErrPlanChanged = errors.New("the plan differs from the recorded run's")
 
-// PlanResume is which of the planned cases a resumed run runs, in plan order: those without a kept record (done:
-// the latest record of each case, ok or skipped, results.Run.DoneCases). A kept case the plan does not hold, or a
-// planned case the recorded run skipped but the cluster can run now (or the reverse), means the plan is not the
-// recorded run's: an error naming the cases. It is pure.
+// PlanResume is the planned cases without a kept record (done: results.Run.DoneCases), in plan order. A kept case
+// the plan does not hold, or a skip that differs from the record's, means the plan is not the recorded run's: an
+// error naming the cases. It is pure.
 func PlanResume(done map[string]results.CaseResult, planned []scenario.Case) ([]scenario.Case, error) {
 	var run []scenario.Case
 	var errs []error
@@ -108,10 +106,8 @@ func (r *Bench) Resume(ctx context.Context, recorded []results.CaseResult) (map[
 	return done, nil
 }
 
-// CleanupLeftovers deletes the run namespace when it is still there (a run killed before its finalizer, or one
-// interrupted with --keep), with Teardown's deletion (deleteNamespace, bounded by DeleteTimeout), so that Deploy
-// starts from nothing. A namespace of that name that does not carry this run's labels is not meshbench's to
-// delete: an error.
+// CleanupLeftovers deletes the run namespace a killed session (or --keep) left, with Teardown's deletion, so that
+// Deploy starts from nothing. A namespace of that name without this run's labels is not meshbench's: an error.
 func (r *Bench) CleanupLeftovers(ctx context.Context) error {
 	cctx, cancel := callCtx(ctx)
 	ns, err := r.d.Kube.CoreV1().Namespaces().Get(cctx, r.cfg.Namespace, metav1.GetOptions{})

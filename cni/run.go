@@ -69,10 +69,9 @@ func (c Config) idleWindow() time.Duration {
 	return time.Duration(c.CNI.Samples) * c.CNI.Duration.Duration
 }
 
-// Bench is one pod network benchmark on a cluster: its cases with what the cluster tells (placement, skips, the
-// RR tool) and the steps runner.Runner orders through the wiring's adapters (orchestrate): Deploy (the runner's
-// Workloads.Ensure), Measure (LoadGenerator.Run: one case's samples), Resources (Collector.Collect) and Teardown
-// (the finalizer, also after Ctrl-C). The runner calls them one at a time.
+// Bench is one pod network benchmark on a cluster: its cases (placement, skips, the RR tool) and the steps
+// runner.Runner orders through orchestrate's adapters: Deploy, Measure, Resources and Teardown (also after Ctrl-C),
+// called one at a time.
 type Bench struct {
 	cfg    Config
 	d      Deps
@@ -135,10 +134,9 @@ func New(ctx context.Context, cfg Config, d Deps) (*Bench, error) {
 	return r, nil
 }
 
-// Cases are the bench's plan in the runner's Case shape: the idle window first (when resource use is measured:
-// pods deployed, no traffic, Traffic its length), then every path x test in scenario's order, Skip set where the
-// cluster cannot run it. Their policy: no settle, one attempt; the idle case its window only, a path x test case
-// its samples back to back as its load, recorded under its path and test.
+// Cases are the bench's plan in the runner's Case shape: the idle window first (when resource use is measured), then
+// every path x test in scenario's order, Skip set where the cluster cannot run it; each with its policy (one
+// attempt; the idle case its window only, a path x test its samples back to back as its load).
 func (r *Bench) Cases() []scenario.Case {
 	var out []scenario.Case
 	if r.d.Resources != nil {

@@ -300,9 +300,7 @@ func CNIResourceRows(sum Summary) []CNIResourceRow {
 }
 
 // AvgOutside reports whether avg lies outside [lo, hi] by more than rounding (1e-9 relative). Consistent data cannot
-// give that (a mean over repetitions keeps the order of the per-window statistics): the usage counter was sampled
-// too sparsely for min and max over the window. The average covers the whole window and stands; min and max must not
-// be shown as figures.
+// give that: the counter was sampled too sparsely for min and max, which must then not be shown (avg stands).
 func AvgOutside(avg, lo, hi float64) bool {
 	eps := 1e-9 * max(math.Abs(lo), math.Abs(hi), math.Abs(avg))
 	return avg < lo-eps || avg > hi+eps

@@ -7,10 +7,8 @@ import (
 	"strings"
 )
 
-// HostGroup is the nodes that run on one host: the same machine ID and boot ID (status.nodeInfo). Nodes of a local
-// cluster (kind, the local harness) are processes or containers of one machine, and each one's whole-node figures
-// (the root cgroup, the kubelet's node_* series, node-exporter) are that machine's: added up, the host is counted
-// once per node (2615 m on a 2-CPU machine that sar saw at 1316 m).
+// HostGroup is the nodes that run on one host: the same machine ID and boot ID (status.nodeInfo). The nodes of a
+// local cluster (kind) share one machine, so their whole-node figures added up would count the host once per node.
 type HostGroup struct {
 	// MachineID and BootID identify the host; both are "" for a group of one node whose IDs are unknown.
 	MachineID string `json:"machineID,omitempty"`
@@ -22,10 +20,9 @@ type HostGroup struct {
 // Shared reports whether several nodes run on the group's host.
 func (g HostGroup) Shared() bool { return len(g.Nodes) > 1 }
 
-// HostGroups groups nodes by machine ID and boot ID, in order of the groups' first node name. Both IDs must be set
-// and equal: the machine ID alone is also equal on machines cloned from one image, the boot ID alone could be equal
-// by chance only, and a node without either is never grouped (its host is unknown: a group of its own). A name
-// listed twice counts once. It is pure.
+// HostGroups groups nodes by machine ID and boot ID together (the machine ID alone is equal on cloned machines), in
+// order of the groups' first node name; a node without either ID is a group of its own, a name listed twice counts
+// once. It is pure.
 func HostGroups(nodes []NodeFacts) []HostGroup {
 	type host struct{ machine, boot string }
 	var out []HostGroup
@@ -85,10 +82,9 @@ type NodeTotal struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// SumNodes adds the figures (node name -> value) counting each host of HostGroups(nodes) once: the figure of the
-// host's first node (by name) that has one stands for the host. A figure of a node missing from nodes counts as its
-// own host (unknown IDs). Only additive figures belong here (averages, not maxima: nodes peak at different moments).
-// It is pure.
+// SumNodes adds figures (node name -> value) counting each host of HostGroups(nodes) once, by the figure of its first
+// node (by name) that has one; a node missing from nodes is its own host. Only for additive figures (averages, never
+// maxima: nodes peak at different moments). It is pure.
 func SumNodes(figures map[string]float64, nodes []NodeFacts) NodeTotal {
 	known := map[string]bool{}
 	for _, n := range nodes {

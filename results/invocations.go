@@ -6,10 +6,9 @@ import (
 	"time"
 )
 
-// Took is the run's active time: the sum of its invocations' spans (each start to its end), so the hours between an
-// interruption and its --resume do not count. ok is false when no span is known, or when one ends before it starts
-// (a clock set back, an edited run.json: Read warns of it). Runs recorded before invocations existed give
-// End - Start.
+// Took is the run's active time: the sum of its invocations' spans, so the time between an interruption and its
+// --resume does not count (End - Start for runs recorded without invocations). ok is false when no span is known or
+// one ends before it starts.
 func (m RunMeta) Took() (d time.Duration, ok bool) {
 	if len(m.Invocations) == 0 {
 		if m.End == nil || m.End.Before(m.Start) {
@@ -52,10 +51,9 @@ func (in Interruption) Text() string {
 	return s
 }
 
-// StartInvocation is meta as a new invocation (a --resume at now) begins on a run that cases already recorded:
-// invocations that never wrote their end are closed as crashed at their last case record (or their start); a run
-// recorded before invocations existed gets its first one from Start and End; the new invocation is appended and
-// End is cleared while it runs. The interruption mark stays until the invocation ends (EndInvocation).
+// StartInvocation is meta as a new invocation (a --resume at now) begins: invocations that never wrote their end are
+// closed as crashed at their last case record (or their start), the new one is appended and End is cleared while it
+// runs. The interruption mark stays until the invocation ends (EndInvocation).
 func StartInvocation(meta RunMeta, cases []CaseResult, now time.Time) RunMeta {
 	invs := slices.Clone(meta.Invocations)
 	if len(invs) == 0 && !meta.Start.IsZero() {

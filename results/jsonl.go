@@ -23,11 +23,9 @@ type logInfo struct {
 	warnings       []ReadWarning
 }
 
-// readLog calls decode for every non-blank line of the JSONL file at path, in order, with its line number. A missing
-// file is empty. A line that decode rejects is an error naming path:line, unless it is the last non-blank line: that
-// is what a crash mid-write leaves behind, so it is skipped with a warning. The file follows inputfile's rule for
-// kind (a regular file under its cap, each line under its line cap: an *inputfile.Error otherwise), so neither a
-// FIFO nor /dev/zero nor a line without end can hang or exhaust the reader.
+// readLog calls decode for every non-blank line of the JSONL file at path, in order, with its line number; a missing
+// file is empty. A rejected line is an error naming path:line, unless it is the last one (what a crash mid-write
+// leaves): that is skipped with a warning. The file follows inputfile's rule for kind (no FIFO or endless line).
 func readLog(path string, kind inputfile.Kind, decode func(line []byte, lineNo int) error) (logInfo, error) {
 	var info logInfo
 	f, err := inputfile.Open(path, kind)

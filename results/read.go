@@ -37,15 +37,8 @@ type Run struct {
 }
 
 // Read loads a run directory: run.json (required), samples.jsonl and cases.jsonl (missing means empty) and
-// summary.json (optional). A truncated or corrupt last line of a JSONL file (a crash mid-write) is ignored with a
-// warning in Run.Warnings; a corrupt line elsewhere is an error naming file:line. Files of an unknown schema major are
-// refused.
-//
-// Read keeps only what a measurement can be: a sample without a number, beyond MaxSampleValue (or float64) or with
-// negative CPU or memory is left out with a warning naming its line; a line that repeats an earlier one exactly is
-// read once with a warning naming both; a case line with an unknown status, or a second record of the same sample or
-// case attempt with other content, is a *RecordError naming the lines. An end before the start in run.json is a
-// warning (RunMeta.Took then has no duration).
+// summary.json (optional). It keeps only what a measurement can be and warns of what it left out, naming file:line;
+// the rules are in docs/results.md ("What readers accept"). An unknown schema major is refused.
 func Read(dir string) (*Run, error) {
 	rr, err := readRun(dir)
 	if err != nil {
@@ -311,10 +304,8 @@ func clockWarnings(path string, m RunMeta) []ReadWarning {
 	return out
 }
 
-// decodeSample decodes one samples.jsonl line. encoding/json leaves a float64 at 0 for "value": null (what JSON
-// encoders other than Go's write for NaN) and for a line without "value"; such a sample is returned with why set,
-// for the caller to leave out, never to use as 0. A number beyond float64's range is returned as ±Inf (for
-// outsidePhysics to name), not as a corrupt line.
+// decodeSample decodes one samples.jsonl line. A "value" that is null (other encoders' NaN) or absent is returned with
+// why set, for the caller to leave out (encoding/json would give 0); a number beyond float64 is returned as ±Inf.
 func decodeSample(line []byte) (Sample, string, error) {
 	var raw struct {
 		Sample

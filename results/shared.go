@@ -30,10 +30,9 @@ func sharedServes(component Component) (string, bool) {
 	return "", false
 }
 
-// SharedCost splits the average usage of a shared component in one topology, mode and load level into its fixed
-// part (the idle window: app deployed, no load) and the part that grows with the load this run drove (the load
-// window's average minus the idle window's of the same case). Fixed + Incremental is the load window's average:
-// neither is the app's cost alone, since the component serves more than the app (Serves).
+// SharedCost splits the average usage of a shared component in one topology, mode and load level into its fixed part
+// (the idle window's average) and the part that grows with the load (the load window's average minus the idle one).
+// Neither is the app's cost alone: the component serves more than the app (Serves).
 type SharedCost struct {
 	Topology  string    `json:"topology,omitempty"`
 	Mode      Mode      `json:"mode,omitempty"`
@@ -64,10 +63,8 @@ type Estimate struct {
 // sharedCosts computes Summary.Shared; see Summarize. rps is the achieved request rate of a load-window sample's
 // case (ok=false when unknown).
 func (sz *summarizer) sharedCosts(kept []item, rank *ranker, rps func(*Sample) (float64, bool)) []SharedCost {
-	// One window's total per topology, mode, repetition, load level (the idle window has none), component and
-	// metric: the labelled samples of a component partition it (e.g. per node), like the mesh total's parts. The
-	// idle window is measured once per topology, mode and repetition (before its first load level), so each load
-	// level of the repetition is split against it.
+	// One window's total per topology, mode, repetition, load level (none for idle), component and metric; the
+	// idle window is measured once per repetition, so each load level of the repetition is split against it.
 	type winKey struct {
 		topology  string
 		mode      Mode

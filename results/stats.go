@@ -11,14 +11,9 @@ import (
 // DefaultConfidence is the confidence level Summarize uses when SummaryOptions.Confidence is zero.
 const DefaultConfidence = 0.95
 
-// MeanCI returns the sample mean, the sample standard deviation (n-1 denominator) and the two-sided Student t
-// confidence interval of the mean at the given confidence level (e.g. 0.95):
-//
-//	mean ± t(1-(1-confidence)/2; n-1) · stddev / √n
-//
-// For n < 2 the standard deviation is 0 and ci is nil (for n == 0 the mean is NaN). When all values are equal the
-// interval collapses to the mean. It panics when confidence is not in (0, 1): that is a programming error, Summarize
-// validates the level it is given.
+// MeanCI returns the sample mean, the sample standard deviation (n-1 denominator) and the two-sided Student t interval
+// of the mean at confidence (e.g. 0.95). For n < 2 the deviation is 0 and ci is nil (the mean is NaN for n == 0). It
+// panics when confidence is not in (0, 1): a programming error, Summarize validates its level.
 func MeanCI(values []float64, confidence float64) (mean, stddev float64, ci *Interval) {
 	mustConfidence(confidence)
 	return meanCI(values, func(df float64) float64 { return tQuantile(confidence, df) })
@@ -42,15 +37,9 @@ func meanCI(values []float64, tq func(df float64) float64) (mean, stddev float64
 	return mean, stddev, &Interval{Low: mean - half, High: mean + half}
 }
 
-// Welch compares two independent samples with unequal variances: diff is mean(other) - mean(base), ci the
-// Welch–Satterthwaite t interval of diff at the given confidence, df the Welch–Satterthwaite degrees of freedom
-//
-//	df = (sb + so)² / (sb²/(nb-1) + so²/(no-1)),  sb = varb/nb, so = varo/no
-//
-// and p the two-sided p-value of Welch's t-test (H0: equal means). When either sample has fewer than 2 values, ci and
-// p are nil and df is 0 (diff is NaN when either is empty). When both variances are zero df is undefined (returned as
-// 0): the interval collapses to diff, and p is 0 when diff != 0 and 1 otherwise. It panics when confidence is not in
-// (0, 1).
+// Welch compares two independent samples of unequal variances: diff = mean(other) - mean(base), its Welch–Satterthwaite
+// t interval ci and degrees of freedom df, and the two-sided p of Welch's t-test; ci and p are nil (df 0) when a side
+// has fewer than 2 values. It panics when confidence is not in (0, 1).
 func Welch(base, other []float64, confidence float64) (diff float64, ci *Interval, df float64, p *float64) {
 	mustConfidence(confidence)
 	return welch(base, other, func(df float64) float64 { return tQuantile(confidence, df) })

@@ -31,12 +31,9 @@ const schemaPrefix = "meshbench.dev/results/v"
 // tempPattern names the temporary files of atomic writes; Resume removes leftovers of a crash.
 const tempPattern = ".tmp-*"
 
-// Store appends the results of one run to its directory. One Store is the only writer of a run directory at a time;
-// its methods are safe for concurrent use.
-//
-// Durability: AppendCase writes a case's samples to samples.jsonl and fsyncs, then its CaseResult to cases.jsonl and
-// fsyncs. The case line is the commit record: readers ignore samples whose case line never made it (a crash between
-// the two writes), so one case is one durable unit.
+// Store appends the results of one run to its directory; it is the only writer of a run directory at a time and safe
+// for concurrent use. A case is one durable unit: its samples are written and fsynced before its case line, the commit
+// record readers go by.
 type Store struct {
 	dir string
 
@@ -82,13 +79,9 @@ func Create(dir string, meta RunMeta) (*Store, error) {
 	return s, nil
 }
 
-// Resume opens an existing run for appending and returns what it already holds (as Read does). It repairs what a
-// crash can leave behind before anything is appended: a truncated or corrupt last line of samples.jsonl or cases.jsonl
-// is cut back to the last complete line (a complete last line without its newline gets one), and leftover temporary
-// files of atomic writes are removed. Each repair is reported in Run.Warnings.
-//
-// Samples written by an interrupted case (no case line) stay in samples.jsonl but are ignored by Read; the re-run
-// of that case gets a new Attempt number so they can never be mistaken for its samples.
+// Resume opens an existing run for appending and returns what it holds (as Read). Before anything is appended it
+// repairs what a crash leaves (a torn last line cut back, temporary files of atomic writes removed), each repair in
+// Run.Warnings; a re-run case gets a new Attempt, so an interrupted attempt's samples are never taken for its own.
 func Resume(dir string) (*Store, *Run, error) {
 	rr, err := readRun(dir)
 	if err != nil {
@@ -154,13 +147,9 @@ func (s *Store) UpdateMeta(meta RunMeta) error {
 	return nil
 }
 
-// AppendCase durably records one finished case: its samples are appended to samples.jsonl and fsynced, then res is
-// appended to cases.jsonl and fsynced. Empty RunID and CaseID fields of res and the samples are filled in (from the run
-// and from res); a sample of another run or case is an error, and so is an unknown res.Status. Attempt is set on res and
-// every sample (the caller's values are not modified).
-//
-// A failed write is rolled back to the last complete line when possible; otherwise the store refuses further
-// appends and the run must be resumed.
+// AppendCase durably records one finished case: samples to samples.jsonl, fsync, then res to cases.jsonl, fsync. It
+// fills empty RunID and CaseID fields, sets Attempt (on copies), and refuses samples of another run or case and an
+// unknown status. A failed write is rolled back to the last complete line, or else the store refuses further appends.
 func (s *Store) AppendCase(res CaseResult, samples []Sample) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

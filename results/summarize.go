@@ -9,12 +9,8 @@ import (
 	"time"
 )
 
-// Allocation: what the pods of a component asked the scheduler for, read from their specs (Source SourcePodSpec), in
-// the unit of the usage samples beside them (metric cpu in millicores, memory in MiB) and summed over the component's
-// containers in the window. StatRequest is the requests' sum (what the scheduler reserves). StatLimit is the limits'
-// sum, written only when every container of the component has a limit; otherwise StatNoLimit counts the containers
-// without one (unit UnitContainers), so "no limit" is never mistaken for a limit of 0. MetricPods/StatCount is the
-// number of pods the component had.
+// SourcePodSpec is the source of allocation samples: what a component's pods asked for, read from their specs, in
+// the unit of the usage beside them (StatRequest, StatLimit, StatNoLimit; docs/results.md).
 const SourcePodSpec = "pod-spec"
 
 // UsageStat reports whether a cpu or memory sample's stat is a usage statistic (min, max, avg) rather than an
@@ -84,61 +80,9 @@ type SummaryOptions struct {
 	Pairs []ModePair
 }
 
-// Summarize computes summary.json from samples and case records alone; it is pure and deterministic: the same input
-// gives the same Summary, never depending on map iteration order.
-//
-// Samples: a sample whose case's latest record (the last one in cases for its CaseID) is failed or skipped is left
-// out with a warning (a failed case may have measured only part of its windows); a sample without any case record is
-// used. Samples with a non-finite value and input samples of the derived component "mesh" are left out with a warning.
-//
-// Series: samples are grouped by Key (topology, mode, load, window kind, component, metric, stat, unit and the
-// canonical "k=v,k=v" of their labels, sorted by key); every sample is one observation, so repetitions (or several
-// samples of one repetition, as CNI tests give) make up a Series' values, ordered by repetition, then window start,
-// then input order. Mean, standard deviation and interval come from MeanCI.
-//
-// Series order (a total order on Key): topology, mode and load in order of first appearance in samples; window kind
-// idle, load, test, then others alphabetically; component in the order of the Component constants (app, sidecar,
-// ztunnel, waypoint, istiod, istio-cni, loadgen, cni-test, node, mesh), then others alphabetically; metric, stat,
-// unit and labels in order of first appearance.
-//
-// Mesh total: for metric cpu and memory, a derived sample of component "mesh" is added per case, attempt and window:
-// the sum of the "avg" samples of sidecar, ztunnel, waypoint and istiod in that window (whatever their labels, so
-// labelled samples must partition a component, e.g. per node, not repeat an aggregate). Only averages are summed: the
-// mean of a sum is the sum of the means over the same window, but the maximum (or minimum, or a percentile) of a sum
-// is not the sum of the maxima, since components peak at different moments; summed maxima would overstate the peak.
-// A window whose parts disagree on the unit gets no total (warning); a mesh series whose repetitions are made of
-// different components (e.g. istiod missing from one) is kept with a warning.
-//
-// Deltas: for every pair (SummaryOptions.Pairs) and every Key present in both modes, in pair order then Series order
-// of the base: Welch's difference Other - Base with its interval, degrees of freedom and p-value;
-// Percent = 100·Diff/BaseMean and PercentCI = DiffCI·100/BaseMean (nil when BaseMean is 0); Significant when DiffCI
-// excludes 0 and each side has at least MinIntervalN observations (the interval from fewer is kept as data, but a
-// "significant" from it would be luck).
-//
-// PerKRPS: the "avg" cpu and memory samples of app, sidecar, ztunnel, waypoint and mesh in load windows, divided per
-// observation by the case's achieved request rate in thousands: the sum of its loadgen "qps" "value" samples in
-// "rps" (one per load client) in the same window, or in the case's only qps window when the windows differ. Unit
-// becomes e.g. "millicores/krps"; MeanCI over the observations as for Series, same order. PerKRPSDeltas compares
-// them like Deltas.
-//
-// Shared: for every shared component (SharedComponents: ztunnel, waypoint, istiod, istio-cni) and metric cpu and
-// memory, per topology, mode and load level, the split of its average into a fixed part (the idle window's average,
-// app deployed, no load) and the part that grows with the load the run drove (the load window's average minus the
-// idle window's of the same case attempt), each with MeanCI over the cases that measured both windows, and the
-// load-driven part per 1000 achieved rps (as PerKRPS). A window's figure is the sum of the component's "avg" samples
-// in it, whatever their labels (as for the mesh total). A case with a load but no idle average gets no split
-// (warning). Order: Series order of the load window's key.
-//
-// Allocation samples (stats request, limit, no-limit; metric pods) are grouped into Series like any other; nothing
-// above derives from them (see StatRequest).
-//
-// Workloads: the per-workload samples (components app-by-workload and sidecar-by-workload, label workload) repeat,
-// split up, what the app and sidecar totals count, so none of the above sees them: they are grouped into Workloads
-// like Series (same keys, statistics and order), with the derived workload-total (app + sidecar "avg" of one
-// workload per window, cpu and memory) beside them, and compared between modes in WorkloadDeltas like Deltas (same
-// pairs). Input samples of workload-total are left out with a warning.
-//
-// Cases: the latest record of every case ID, in order of the ID's first appearance in cases.
+// Summarize computes summary.json from samples and case records alone. It is pure and deterministic (never depends
+// on map order). What it keeps, the series order, the mesh total, deltas, perKRPS, the shared split and the
+// per-workload series are specified in docs/results.md ("How Summarize computes it").
 func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryOptions) Summary {
 	sz := summarizer{warned: map[string]bool{}}
 	conf := opts.Confidence

@@ -6,10 +6,9 @@ import (
 	"strings"
 )
 
-// The vocabulary of the results files: modes, components, metrics, stats, units and case fact keys are typed and
-// defined here once, each with its one canonical order. Typed strings marshal as the plain strings they always were,
-// so run directories read and write byte for byte as before. A test (vocab_test.go) rejects their literals in
-// product code outside this package.
+// The vocabulary of the results files (modes, components, metrics, stats, units, case fact keys), typed and defined
+// here once with its canonical order; the strings are those the files hold. vocab_test.go rejects their literals
+// in product code outside this package.
 
 // Mode is an Istio data-plane mode as the results record it (Sample.Mode, CaseResult.Mode, Key.Mode; "" for cni).
 // scenario.Mode is the same set as configured; scenario's test pins its order to Modes.
@@ -38,10 +37,8 @@ const (
 	ComponentIstiod   Component = "istiod"    // control plane
 	ComponentIstioCNI Component = "istio-cni" // node agent
 	ComponentLoadgen  Component = "loadgen"   // fortio clients
-	// ComponentLoadgenProxy is the load clients' own proxies: their istio-proxy sidecars (sidecar mode) and the
-	// ztunnels of nodes that run load clients but no app or waypoint pod (ambient modes). The client is in the mesh
-	// so that its requests take the app's data path, but its proxy is the benchmark's: never in the app's sidecar
-	// figure, the mesh total or a capacity fit.
+	// ComponentLoadgenProxy is the load clients' own proxies (their sidecars; ambient: the ztunnels of nodes with
+	// clients but no app or waypoint pod): the benchmark's, never in the app's figures, the mesh total or a fit.
 	ComponentLoadgenProxy Component = "loadgen-proxy"
 	ComponentCNITest      Component = "cni-test" // iperf3 / RR / CRR client and server pods
 	ComponentNode         Component = "node"     // whole node (host) CPU and memory

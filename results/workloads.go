@@ -6,11 +6,8 @@ import (
 	"strings"
 )
 
-// Per-workload breakdown: the app and sidecar figures of each of the app's Deployments and StatefulSets. They repeat,
-// split up, what the app and sidecar totals already count, so they are recorded under components of their own: a
-// consumer that sums a component's samples across labels (per-node samples are summed that way, and so are the mesh
-// total, the shared split and capacity's per-pod fits) never meets them, and the totals stay what they were.
-// Summarize keeps them out of Series and Deltas too (Summary.Workloads, Summary.WorkloadDeltas).
+// Per-workload figures repeat, split up, the app and sidecar totals, so they have components of their own: nothing
+// that sums a component's samples across labels meets them, and Summarize keeps them out of Series and Deltas.
 const (
 	// LabelWorkload names the workload of a per-workload sample: WorkloadKey's "Kind/namespace/name".
 	LabelWorkload = "workload"

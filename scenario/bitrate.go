@@ -17,13 +17,9 @@ const maxBitrate = 1_000_000_000_000
 // arithmetic (13 integer digits reach 1e12), so nothing can overflow.
 var bitrateRE = regexp.MustCompile(`^([0-9]{1,13})(\.[0-9]{1,12})?([kKmMgGtT]?)$`)
 
-// ParseBitrate reads an iperf3 --bitrate (-b) value in bit/s, as iperf3 does (src/units.c unit_atof_rate in
-// esnet/iperf): a decimal number with an optional suffix K, M, G or T in either case, DECIMAL multiples (1K = 1000,
-// 1M = 10^6, 1G = 10^9, 1T = 10^12 bit/s; the binary 1024 multiples are iperf3's byte sizes, not its rates); "0"
-// means unlimited. iperf3 computes number x multiple in double precision and keeps whole bit/s (a uint64), so a
-// value that is not a whole number of bit/s ("1.0005K") is refused: iperf3 would silently truncate it. Surrounding
-// spaces are ignored. Not accepted: iperf3's "/burst" suffix, exponents, signs, hex, and anything above maxBitrate.
-// An empty string is an error: iperf3's own UDP default (1 Mibit/s) is not a measurement.
+// ParseBitrate reads an iperf3 --bitrate (-b) value in bit/s as iperf3 does (esnet/iperf src/units.c
+// unit_atof_rate): decimal K/M/G/T multiples, "0" unlimited; a fraction of a bit/s, an empty value and anything
+// above maxBitrate are refused (docs/scenario.md).
 func ParseBitrate(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {

@@ -40,10 +40,9 @@ const (
 	maxNodes = 100000
 )
 
-// Struct tag `mb` options on Scenario's fields:
-//   - defaulted: SetDefaults replaces the zero value (0, "", an empty list), so writing it explicitly would
-//     silently mean the default; the decoder refuses an explicit zero, empty string, empty list or null.
-//   - max=N: the field's own string length limit in bytes (instead of maxStringBytes).
+// tagName is the struct tag of Scenario's fields: "defaulted" (SetDefaults replaces the zero value, so the decoder
+// refuses an explicit zero, "", empty list or null, which would silently mean the default) and "max=N" (the field's
+// string length limit in bytes instead of maxStringBytes).
 const tagName = "mb"
 
 var (

@@ -8,10 +8,8 @@ import (
 	"time"
 )
 
-// Default images. meshbench's own images (agent, CLI) are <Images.Registry>/<repository>:<Images.Tag>, built and
-// pushed by `meshbench images push`; the tag defaults to the loading meshbench's version (LoadOptions.ImageTag), so
-// the constants below hold DefaultImageTag. The "default" profile uses public registries; "localcluster" uses the
-// registry the project's local cluster harness (hack/localcluster) runs where its nodes can reach it.
+// Default images: meshbench's own are <Images.Registry>/<repository>:<Images.Tag> (the tag defaults to the loading
+// meshbench's version, DefaultImageTag here); profile "default" uses public registries, "localcluster" the harness's.
 const (
 	// DefaultRegistry holds meshbench's published images (profile default).
 	DefaultRegistry = "ghcr.io/meshbench"
@@ -29,10 +27,8 @@ const (
 	DefaultNetworkImage     = "quay.io/cloud-bulldozer/k8s-netperf:latest" // iperf3 + netperf + uperf (k8s-netperf)
 	DefaultBankOfAnthosRepo = "us-central1-docker.pkg.dev/bank-of-anthos-ci/bank-of-anthos"
 	DefaultBankOfAnthosTag  = "v0.6.10"
-	// DefaultBookinfoRepo and DefaultBookinfoTag are the images istio/istio 1.30.0 ships in
-	// samples/bookinfo/platform/kube/bookinfo.yaml (registry.istio.io, since Docker Hub rate-limits anonymous
-	// pulls; 1.27.0 ... 1.29.x ship the same tag from docker.io/istio, which spec.images.bookinfo.registry restores;
-	// workloads/bookinfo_upstream_test.go).
+	// DefaultBookinfoRepo and DefaultBookinfoTag: istio/istio 1.30.0 samples/bookinfo/platform/kube/bookinfo.yaml
+	// (registry.istio.io: Docker Hub rate-limits anonymous pulls; workloads/bookinfo_upstream_test.go pins it).
 	DefaultBookinfoRepo    = "registry.istio.io/release"
 	DefaultBookinfoTag     = "1.20.3"
 	LocalClusterAgentImage = localClusterRegistry + "/" + AgentRepository + ":" + DefaultImageTag
@@ -189,9 +185,8 @@ func setLoadDefaults(l *LoadSpec, app App) {
 	setDefault(&l.Clients, 1)
 }
 
-// SetDefaults fills the unset fields of a login: method GET, port 80 (service addressing), SetHeader Cookie, Value
-// "<cookie name>={value}" for a cookie capture carried in Cookie (the load then sends the cookie back as the browser
-// would) else "{value}", timeout 3 minutes. It is exported so that workloads can default a login built in Go (an
+// SetDefaults fills a login's unset fields: method GET, port 80, SetHeader Cookie, Value "<cookie name>={value}" for
+// a cookie capture else "{value}", timeout 3 minutes. Exported so that workloads defaults a login built in Go (an
 // app's built-in login) by the same rules as one read from a scenario.
 func (lg *Login) SetDefaults() {
 	setDefault(&lg.Method, "GET")

@@ -12,9 +12,8 @@ import (
 )
 
 // Load reads a scenario file strictly, applies defaults and validates it. Bad input returns Problems listing every
-// problem at once: syntax, a second document, unknown, repeated and mistyped fields with their path and line, then
-// validation problems. A path that is no regular file, or a file larger than maxFileBytes, is an *inputfile.Error
-// (checked before the file is opened, so a FIFO cannot block it; nothing past the cap is read).
+// problem at once with its path (and line); a path that is no regular file or is over maxFileBytes is an
+// *inputfile.Error, checked before the file is opened.
 func Load(path string) (*Scenario, error) { return LoadWith(path, LoadOptions{}) }
 
 // LoadWith is Load with the options applied between decoding and defaults.

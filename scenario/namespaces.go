@@ -7,10 +7,9 @@ import (
 	"strings"
 )
 
-// ProtectedNamespace reports namespaces meshbench never creates, labels, restarts or deletes: the cluster's own
-// (default, kube-system, kube-public, kube-node-lease and any kube-*), Istio's (istio-system, the default Istio root
-// namespace, and any istio-*) and the local-path provisioner's. A custom Istio root namespace is only known from the
-// cluster's mesh config: preflight and the run refuse it there (mesh.Info.RootNamespace).
+// ProtectedNamespace reports namespaces meshbench never creates, labels, restarts or deletes: default, any kube-*,
+// any istio-* and the local-path provisioner's. A custom Istio root namespace is known only from the cluster's mesh
+// config, so preflight and the run refuse it there (mesh.Info.RootNamespace).
 func ProtectedNamespace(ns string) bool {
 	return ns == "default" || protectedPrefix(ns) || ns == "local-path-storage"
 }

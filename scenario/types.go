@@ -136,13 +136,9 @@ type Workload struct {
 	ClusterDomain string `json:"clusterDomain,omitempty"`
 }
 
-// Manifests is the user's own app as Kubernetes YAML. Exactly one of Paths and Kustomization is set. Every object
-// must be namespaced and of a kind meshbench can place (cluster-scoped objects, CRDs and webhooks are refused at
-// validation, before anything is applied). Its workloads are Deployments and StatefulSets, the kinds meshbench tracks
-// (readiness, scale, mode proof, collection): DaemonSets, Jobs, CronJobs, bare Pods, ReplicaSets and
-// ReplicationControllers are refused the same way. meshbench applies the objects with server-side apply into each
-// topology's namespaces (their own metadata.namespace is replaced), labels them with the run, scales the workloads
-// Scale names and waits for readiness by the objects' own conditions.
+// Manifests is the user's own app as Kubernetes YAML: namespaced objects whose workloads are Deployments and
+// StatefulSets, applied into each topology's namespaces (the kinds refused and what meshbench changes:
+// docs/scenario.md).
 type Manifests struct {
 	// Paths are YAML or JSON files, or directories whose *.yaml, *.yml and *.json files are read (not recursive),
 	// relative to the scenario file's directory. Multi-document YAML is read document by document.
@@ -176,10 +172,9 @@ func (m Manifests) Resolve(path string) string {
 	return filepath.Join(m.BaseDir, path)
 }
 
-// Existing is an app already deployed. meshbench never creates, scales or deletes its objects: it changes only the
-// namespaces' mode labels and the workloads' restart annotations, records every change (namespace-labels.json in
-// the run directory) before making it, and restores them at the end, after a failure and after Ctrl-C (and
-// `meshbench cleanup` from the record). Requires --allow-existing-namespaces.
+// Existing is an app already deployed: meshbench changes only its namespaces' mode labels and workloads' restart
+// annotations, records each change before making it and restores them (docs/scenario.md). Needs
+// --allow-existing-namespaces.
 type Existing struct {
 	// Namespaces holding the app, the entry namespace first.
 	Namespaces []string `json:"namespaces"`

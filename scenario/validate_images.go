@@ -51,10 +51,8 @@ func validRegistry(c *collector, p *field.Path, reg string) bool {
 }
 
 // CheckImageRef parses an image reference with go-containerregistry's name package, then applies the distribution
-// reference grammar it leaves out (github.com/distribution/reference v0.5.0 regexp.go: path components are lower-case alphanumerics
-// joined by '.', '_', '__' or dashes; a tag starts with a word character; a registry is a host name or IP with an
-// optional port 1-65535), so "a//b", "-x/y" and "x/y:-tag", which name accepts and no runtime pulls, are refused.
-// A reference without tag or digest means ":latest", as to the container runtime.
+// reference grammar it leaves out (github.com/distribution/reference v0.5.0 regexp.go; docs/scenario.md), so
+// references no runtime pulls ("a//b", "x/y:-tag") are refused.
 func CheckImageRef(ref string) error {
 	r, err := name.ParseReference(ref)
 	if err != nil {

@@ -79,11 +79,9 @@ func validatePort(c *collector, p *field.Path, port string) {
 	}
 }
 
-// CheckHTTPURL checks the URL of an HTTP endpoint meshbench sends requests to (Prometheus, a Pushgateway): it parses,
-// its scheme is http or https, it names a host, and its port, when given, is 1 to 65535. The error is the hint
-// ("must be ...") without the field's name, for the caller to prefix with its field or flag; example is a URL of the
-// right shape for the hint. It never echoes a password: a URL that does not parse is not shown at all (it may hold
-// one), the others are shown redacted. Whether credentials are allowed in the URL is the caller's policy.
+// CheckHTTPURL checks the URL of an HTTP endpoint meshbench sends requests to: http or https, a host, a port 1-65535.
+// The error is the hint without the field's name (example: a URL of the right shape); it never echoes a password
+// (an unparsable URL is not shown, others redacted). Whether credentials are allowed is the caller's policy.
 func CheckHTTPURL(raw, example string) error {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -14,12 +14,9 @@ type resourceField struct {
 	memory      bool
 }
 
-// validateResources checks spec.workload.resources as the API server checks a container's requests and limits
-// (k8s.io/kubernetes pkg/apis/core/validation ValidateResourceRequirements: a quantity that parses, is not negative,
-// and a request not above its limit), so a bad value is refused here and not after the run's namespaces exist. A
-// memory quantity with a fraction of a byte ("128m" is 0.128 bytes) is refused too: the API server accepts it, the
-// kubelet rounds it up to one byte, and it is always a typo of "128Mi". The catalog's own values for the fields the
-// scenario leaves unset are workloads.CheckResources' to compare (they differ per container).
+// validateResources checks spec.workload.resources as the API server checks a container's (k8s.io/kubernetes
+// pkg/apis/core/validation ValidateResourceRequirements), so a bad value is refused before the namespaces exist;
+// a fraction of a memory byte ("128m") is refused too, a typo of "128Mi" (docs/scenario.md).
 func validateResources(c *collector, p *field.Path, r *Resources, app App) {
 	if app == AppManifests {
 		c.add(p, "is not used with app \"manifests\": meshbench applies your manifests' own requests and limits; set them there and remove workload.resources")

@@ -159,10 +159,8 @@ func validateNodeSelector(c *collector, p *field.Path, sel map[string]string) {
 	}
 }
 
-// validateTolerations checks what the API server would refuse at apply time, after the run has started (the rules
-// of k8s.io/api core/v1 Toleration's field docs, enforced by the API server's pod validation): a key is a qualified
-// name and needs operator Exists when empty; Exists takes no value; Equal's value is a label value; effect is one of
-// the taint effects or empty (all); tolerationSeconds needs effect NoExecute.
+// validateTolerations checks what the API server would refuse at apply time, after the run started (k8s.io/api
+// core/v1 Toleration's field docs; docs/scenario.md).
 func validateTolerations(c *collector, p *field.Path, ts []corev1.Toleration) {
 	ops := []corev1.TolerationOperator{"", corev1.TolerationOpEqual, corev1.TolerationOpExists}
 	effects := []corev1.TaintEffect{"", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}

@@ -64,11 +64,9 @@ func addPod(a *podset.Allocation, p corev1.Pod, keep containerFilter) {
 	}
 }
 
-// reservationNote says when the scheduler reserves more for p than its running containers ask for: a one-shot init
-// container asking for more than the containers running beside it (the pod's effective request is the larger of
-// the two, Kubernetes' rule for init containers and native sidecars), or a RuntimeClass overhead. Those reserve
-// capacity no component's figure shows, so the figures stay what the containers asked for and the note says what
-// is missing. "" when neither applies. It is pure.
+// reservationNote says when the scheduler reserves more for p than its running containers ask for (a one-shot init
+// container asking for more, Kubernetes' effective-request rule, or a RuntimeClass overhead): capacity no figure
+// shows. "" when neither applies. It is pure.
 func reservationNote(p corev1.Pod) string {
 	var notes []string
 	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {

@@ -9,13 +9,9 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// Signal is one catalog entry: the series one metric of one component is summed from, fetched raw over the window
-// (a range selector, never a PromQL aggregate) so that min, max and avg are computed in Go from the same samples
-// (see WindowStats).
-//
-// Each term's Series is rendered once per selector (a pod set has one across its namespaces, a node one per group
-// of series counted together) and gets the fetch range appended. Placeholders: $sel (a label selector with braces), $match (the same matchers
-// without braces, for templates that add their own: {mode!~"idle",$match}).
+// Signal is one catalog entry: the series one metric of one component is summed from, fetched raw (a range
+// selector, never a PromQL aggregate) so that min, max and avg come from the same samples. Each term's Series is
+// rendered per selector with $sel (a selector with braces) or $match (its matchers without them).
 type Signal struct {
 	Name   string         `json:"name"`   // cpu | memory
 	Metric results.Metric `json:"metric"` // results.MetricCPU | results.MetricMemory
@@ -67,16 +63,12 @@ type Params struct {
 	Guard     time.Duration // how far beyond the window its samples are its own (Interval.Guard)
 }
 
-// after is how far beyond a window's end its samples are fetched: two steps (the sample after the end, which
-// cAdvisor may stamp up to a spacing after it), and at least one step beyond the guard, so that a series whose next
-// sample lies beyond the guard (clipped: the edge is reached at the rate of its own samples) is told from one that
-// ended inside the window (no sample after it at all).
+// after is how far beyond a window's end its samples are fetched: the sample after the end, and past the guard far
+// enough to tell a series clipped there from one that ended inside the window (docs/measurement.md).
 func (p Params) after() time.Duration { return max(2*p.Step, p.Guard+p.Step) }
 
-// Span is what the raw samples are fetched over for a window ending at end: the summarised window (at least one
-// rate range, so a short window still has a CPU rate point), one rate range and one step before it (a sample
-// before the start to interpolate from, however sparse the samples), and after the end what after says. The range
-// selector is evaluated at at and reaches rng back.
+// Span is the range selector's evaluation time at and range rng for a window ending at end: the window (at least
+// one rate range), a rate range and a step before it, and after() past its end (docs/measurement.md).
 func (p Params) Span(end time.Time) (at time.Time, rng time.Duration) {
 	return end.Add(p.after()), max(p.Window, p.Rate) + p.Rate + p.Step + p.after()
 }

@@ -123,10 +123,8 @@ func NewAPI(c ClientConfig) (promv1.API, error) {
 	return promv1.NewAPI(cl), nil
 }
 
-// tokenFile is the bearer token file as prometheus/common's credentials: config.FileSecret reads the file on every
-// Fetch, so a rotated projected service account token is used from the next request on. It adds what FileSecret
-// leaves out: an empty file is an error (it would send "Bearer " and read as a refused token), and the error names
-// the file as the bearer token file.
+// tokenFile is the bearer token file as prometheus/common's config.FileSecret, read on every request so a rotated
+// token is used at once; an empty file is an error naming the file (it would send "Bearer " and read as refused).
 type tokenFile struct{ path string }
 
 func (f tokenFile) Fetch(ctx context.Context) (string, error) {

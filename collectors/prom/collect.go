@@ -25,10 +25,8 @@ const (
 	SourceKubelet    = "kubelet-resource"
 )
 
-// QueryWindow cuts a measured window to the milliseconds inside it (Prometheus' timestamp resolution). The figures
-// are computed from raw samples interpolated at the window's edges, so the window is measured as it ran: cutting
-// it to whole seconds (which subquery step alignment needed) shortened a 20 s window to 19 s. A window shorter than
-// one second is refused. It is pure.
+// QueryWindow cuts a measured window to the milliseconds inside it (Prometheus' timestamp resolution): the figures
+// are interpolated at the edges, so the window is measured as it ran. A window under one second is refused. It is pure.
 func QueryWindow(w results.Window) (results.Window, error) {
 	start := w.Start.Truncate(time.Millisecond)
 	if start.Before(w.Start) {
@@ -65,10 +63,9 @@ func (c *Collector) ReadyAt(end time.Time) time.Time {
 	return end.Add(d)
 }
 
-// QueryErrors is Collect's error when queries failed (after their retries) or gave an unusable answer: the figures
-// they stand for are missing, so the case is not measured, even though Collected still holds the samples of the
-// queries that worked (they are kept for the record). A query that answers with no data is not one of these: that
-// is a warning, and CheckRequired decides whether the case can do without it.
+// QueryErrors is Collect's error when queries failed (after their retries) or gave an unusable answer: the case is
+// not measured, though Collected keeps the other queries' samples for the record. A query without data is only a
+// warning (CheckRequired decides).
 type QueryErrors struct {
 	// Kind is the window kind (idle, load).
 	Kind string
@@ -95,11 +92,9 @@ func (e *QueryErrors) Error() string {
 // Unwrap gives the failures to errors.Is and errors.As.
 func (e *QueryErrors) Unwrap() []error { return e.Failed }
 
-// Collect waits until the window's data is stored, then runs one query per component and catalog term, whatever the
-// number of namespaces and pods (test nodes are measured each on its own: per node, one query per term more).
-// Components whose queries return nothing are reported in Warnings, as are Prometheus' own warnings. When any query failed, the
-// error is a *QueryErrors (with the samples of the others in Collected): a case must not pass with a figure silently
-// missing.
+// Collect waits until the window's data is stored, then runs one query per component and catalog term (per test
+// node, one more per term). Components without data and Prometheus' own warnings are Warnings; any failed query
+// makes the error a *QueryErrors, so a case never passes with a figure silently missing.
 func (c *Collector) Collect(ctx context.Context, w results.Window, sets []podset.PodSet) (podset.Collected, error) {
 	qw, err := QueryWindow(w)
 	if err != nil {
@@ -193,14 +188,9 @@ func (c *Collector) direct(t *tally) fetcher {
 	}
 }
 
-// runCatalog fetches (with fetch) the raw series of every signal of cat with p (one range selector per term and
-// selector: a pod set has one across its namespaces, of whose series only those of pods count; node sets have nil
-// pods) and appends its min, max and avg (with a copy of labels), all three from the same interpolated samples (CounterStats,
-// gaugeStats). A signal without data becomes a warning naming the component and what (e.g. "3 pods"), and so does
-// every pod of pods (nil for node sets) that is running but has no sample in the window; a failed query is an entry
-// of t.failed. With workloads (podset.PodSet.Workloads), the same series also give each workload's figures
-// (ByWorkload): no query more, and the totals stay the sums over every pod. Only a render error or the end of ctx stop
-// it.
+// runCatalog appends min, max and avg of every signal of cat from one fetch of raw series per term and selector (of a
+// pod set only its pods' series; per workload too when workloads is set). Missing data is a warning, a failed query
+// an entry of t.failed; only a render error or the end of ctx stops it.
 func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *tally, fetch fetcher, cat []Signal, p Params, component results.Component, what string, labels map[string]string, kind string, pods map[string][]string, workloads map[string]string) error {
 	at, _ := p.Span(out.Window.End)
 	var members map[string]bool
@@ -294,10 +284,8 @@ func podKeys(pods map[string][]string) map[string]bool {
 	return keys
 }
 
-// inSet keeps the series of the set's pods (members: podset.PodKey) in namespace order, in place. The one selector
-// across a set's namespaces (podset.PodSet.Selector) also matches a pod of the same name in another of them, which
-// is not the set's; and ordering by namespace (stable, so Prometheus' order within one stays) sums the series in the
-// order the queries per namespace gave them. It is pure.
+// inSet keeps the series of the set's pods (members: podset.PodKey), in place and stably in namespace order: the
+// one selector across a set's namespaces also matches a same-named pod in another of them. It is pure.
 func inSet(ss []Series, members map[string]bool) []Series {
 	out := ss[:0]
 	for _, s := range ss {

@@ -16,10 +16,8 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// scrapeTargetKey is the scrape target a series came from, by the labels Prometheus attaches both to every series it
-// scrapes from a target and to that target's up series: job and instance, and metrics_path where the series carry
-// it (kube-prometheus-stack scrapes a kubelet's /metrics/cadvisor, /metrics/resource and /metrics/probes under one
-// job and instance and tells them apart by that label). No job name is assumed: they are read off the series.
+// scrapeTargetKey is the scrape target a series came from: job, instance and, where the series carry it, metrics_path
+// (one kubelet's cadvisor, resource and probes endpoints share job and instance). Read off the series, never assumed.
 type scrapeTargetKey struct{ Job, Instance, MetricsPath string }
 
 // targetOf is the target of a series' labels. It is pure.
@@ -41,20 +39,14 @@ type Gap struct{ From, To time.Time }
 // Duration is the gap's length.
 func (g Gap) Duration() time.Duration { return g.To.Sub(g.From) }
 
-// gapFactor is how many scrape spacings apart two successful scrapes may be before the time between them counts
-// as a gap. Prometheus writes an up sample at every scrape it attempts, 0 when the scrape failed, at the scrape's
-// own timestamp (prometheus/prometheus docs/concepts/jobs_instances.md, v2.42.0: "For each instance scrape,
-// Prometheus stores a sample ... up ... 1 if the instance is healthy ... or 0 if the scrape failed"), and a
-// target's scrapes keep their offset in the interval. One scrape missed or failed (a slow kubelet's timeout)
-// spaces two successful ones 2 intervals apart: the figures bridge that as they bridge cAdvisor's sparse
-// housekeeping (a gauge holds for two spacings, a CPU rate point spans four). Two or more in a row are a hole.
+// gapFactor is how many scrape spacings apart two successful scrapes may be before the time between them is a gap:
+// one missed scrape (2 spacings) is bridged like sparse housekeeping, two in a row are a hole. Prometheus writes an
+// up sample per attempted scrape (prometheus/prometheus docs/concepts/jobs_instances.md, v2.42.0; docs/measurement.md).
 const gapFactor = 2.5
 
-// scrapeGaps are the stretches of [start, end] without a successful scrape of a target: ok holds the times of its
-// successful scrapes (seconds since the epoch, sorted: up == 1), all holds every up sample's time (its scrape
-// spacing is their lower quartile spacing, robust to an outage that removed most of them; fallback when there are
-// fewer than two). The window's edges count as scrapes, so a gap at either edge is measured from the edge. A target
-// without any successful scrape in the window is one gap over the whole window. It is pure.
+// scrapeGaps are the stretches of [start, end] without a successful scrape (ok: times of up == 1, sorted; all: every
+// up sample's time, whose lower-quartile spacing is the scrape spacing, fallback with fewer than two). The edges
+// count as scrapes; no successful scrape is one gap over the window. It is pure.
 func scrapeGaps(ok, all []float64, start, end time.Time, fallback time.Duration) (gaps []Gap, spacing time.Duration) {
 	spacing = fallback
 	if len(all) >= 2 {
@@ -109,10 +101,9 @@ func (m Incomplete) Missing() time.Duration {
 	return d
 }
 
-// IncompleteError is Collect's error when Prometheus has no samples for part of a window (it was down, paused or
-// restarting, or a target was not scraped): the figures would cover a shorter window than the one measured, or
-// none of a burst, so the window is incomplete and the case is not measured. Collected still holds the samples, for
-// the record.
+// IncompleteError is Collect's error when Prometheus has no samples for part of a window (down, paused, restarting,
+// a target not scraped): the figures would cover less than was measured, so the case is not measured. Collected
+// still holds the samples, for the record.
 type IncompleteError struct {
 	Window  results.Window
 	Figures []Incomplete
@@ -173,10 +164,8 @@ func (t *tally) noteTargets(component results.Component, figure, what string, ss
 // upSeries are the up samples of one target: all of them, and those of successful scrapes.
 type upSeries struct{ all, ok []float64 }
 
-// checkScrapes reads the up series of every job the window's figures came from (one query per job, however many
-// targets and components) and returns the figures whose targets have gaps in the window. A figure whose series
-// carry no job label, or whose target has no up series, cannot be checked: that is a warning. A failed query is an
-// entry of t.failed.
+// checkScrapes reads the up series of every job the window's figures came from (one query per job) and returns the
+// figures whose targets have gaps in the window; a figure it cannot check is a warning, a failed query in t.failed.
 func (c *Collector) checkScrapes(ctx context.Context, out *podset.Collected, t *tally, p Params) ([]Incomplete, error) {
 	var jobs []string
 	for _, f := range t.figures {

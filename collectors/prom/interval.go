@@ -92,11 +92,9 @@ func parseScrapeConfig(cfgYAML string) ([]ScrapeJob, error) {
 	return jobs, nil
 }
 
-// CadvisorJob picks the job that scrapes cAdvisor. Among the jobs known to export container_cpu_usage_seconds_total
-// (jobsWithMetric, from the data) it prefers one whose metrics path or name mentions cadvisor: a kubelet's
-// /metrics/resource exports the same metric names, so a Prometheus may hold both. Without data it picks by path or
-// name alone. The job label is never hard-coded: Istio's sample uses kubernetes-nodes-cadvisor, kube-prometheus uses
-// kubelet with metrics_path /metrics/cadvisor. It is pure.
+// CadvisorJob picks the job that scrapes cAdvisor, preferring among jobsWithMetric one whose path or name mentions
+// cadvisor (a kubelet's /metrics/resource exports the same names); without data by path or name alone. The job
+// name is never hard-coded. It is pure.
 func CadvisorJob(jobs []ScrapeJob, jobsWithMetric []string) (ScrapeJob, bool) {
 	looksCadvisor := func(j ScrapeJob) bool {
 		return strings.Contains(j.MetricsPath, "cadvisor") || strings.Contains(j.Name, "cadvisor")
@@ -124,10 +122,8 @@ func CadvisorJob(jobs []ScrapeJob, jobsWithMetric []string) (ScrapeJob, bool) {
 	return ScrapeJob{}, false
 }
 
-// DetectInterval finds the cAdvisor resolution. override > 0 (spec.prometheus.scrapeInterval) is used as the scrape
-// interval; otherwise the Prometheus configuration (/api/v1/status/config) gives it. Independently, the median
-// number of samples per container series over the last 10 scrape intervals (at least 2 minutes) gives the real
-// spacing; Effective is the scrape interval unless the samples are clearly (1.5x) sparser.
+// DetectInterval finds the cAdvisor resolution: the scrape interval (override > 0, else Prometheus' configuration) and
+// the real sample spacing from the data; Effective is the interval unless the samples are clearly sparser.
 func DetectInterval(ctx context.Context, a API, r Retry, override time.Duration, now time.Time) (Interval, error) {
 	iv := Interval{Scrape: override, Source: "configured"}
 	var jobsWithMetric []string

@@ -114,11 +114,9 @@ func setMatches(s podset.PodSet, k SeriesKey) bool {
 	return true
 }
 
-// Stats computes min/max/avg of CPU (cores) and memory (bytes) of the series over [start, end] with the same rules
-// as the Prometheus collector (CounterStats, gaugeStats: the counters interpolated at the window's edges from
-// readings no further than guard beyond them, resets handled, rate points of range rateRange every step inside the
-// window; gauges interpolated and held for lookback), so the average lies within [min, max]. ok is false for a
-// metric without data. It is pure.
+// Stats computes min/max/avg of CPU (cores) and memory (bytes) of the series over [start, end] by the Prometheus
+// collector's rules (CounterStats, gaugeStats), so the average lies within [min, max]; ok is false for a metric
+// without data. It is pure.
 func Stats(series map[SeriesKey][]Point, start, end time.Time, step, rateRange, lookback, guard time.Duration) (cpu, mem Summary3) {
 	var cpuSeries, memSeries []Series
 	for _, k := range slices.SortedFunc(maps.Keys(series), func(a, b SeriesKey) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) }) {

@@ -134,11 +134,9 @@ func (p NodePick) MaxSamples() int {
 	return n
 }
 
-// chooseNodeSeries picks, for every test node, the first source (in cands' order) with series that identify that
-// node (NodeRef.IdentifiedBy) and no other test node, and of those the groups of one job (the first by name: two
-// jobs scraping one target would count it twice). A node no source identifies gets a note that says, per source,
-// why: no series at all (with the usual cause), series of other targets only (named), or a failed query. Nothing is
-// ever summed over nodes. It is pure and deterministic.
+// chooseNodeSeries picks for every test node the first source (cands' order) whose series identify it and no other
+// test node, of one job; a node none identifies gets a note saying why per source. Nothing is summed over nodes. It
+// is pure and deterministic.
 func chooseNodeSeries(nodes []podset.NodeRef, cands []NodeCandidates) ([]NodePick, []string) {
 	var picks []NodePick
 	var notes []string
@@ -239,11 +237,8 @@ func groupsOf(v model.Value) []NodeGroup {
 	return out
 }
 
-// nodeParams adapts the query parameters to a node source whose samples are sparser than the cAdvisor step
-// (node-exporter is often scraped at Prometheus' global interval, 30 s, while kube-prometheus-stack scrapes
-// cAdvisor every 10 s): samples counted over look give their spacing, and when it is clearly (1.5x) wider than the
-// step, the step becomes that spacing and the rate range 4 of them. The note says so, and when the wider rate
-// range is longer than the window (the CPU figures then cover the rate range up to the window's end). It is pure.
+// nodeParams adapts p to a node source sparser than the cAdvisor step (node-exporter at a global 30 s): when the
+// samples' spacing is clearly (1.5x) wider, the step becomes it and the rate range 4 of it, with a note. It is pure.
 func nodeParams(p Params, look time.Duration, samples int) (Params, string) {
 	if samples <= 0 {
 		return p, ""
@@ -318,12 +313,9 @@ func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *
 	return nil
 }
 
-// nodeBatches is the fetcher of the picks' exact selectors that asks Prometheus once per source, query parameters
-// and term for all the nodes picked alike (a selector matching every value of each identity label that one of
-// them has), and answers each pick's selector with the series whose identity labels are exactly its group's: a
-// window's node queries do not grow with the test nodes (50 nodes took 100). A query's failure is each of its
-// nodes' (every node names it; t counts every selector answered, as if it had been asked), its warnings are
-// reported once.
+// nodeBatches is the fetcher that asks Prometheus once per source, parameters and term for all the picked nodes and
+// answers each pick's selector with the series whose identity labels are exactly its group's, so a window's node
+// queries do not grow with the nodes. A failed query is each of its nodes'; its warnings are reported once.
 func (c *Collector) nodeBatches(t *tally, srcs []nodeSource, picks []NodePick, params []Params) fetcher {
 	type part struct {
 		union string

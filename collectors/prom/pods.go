@@ -49,10 +49,8 @@ type MeshScope struct {
 	// NodeAgents counts ztunnel and istio-cni (ambient modes), on the test nodes only: a ztunnel serves every
 	// ambient pod of its node, so it is shared, and a node without the app runs none of its traffic.
 	NodeAgents bool
-	// Waypoints are the waypoint Gateways the run created (waypoint mode). Their pods are selected by
-	// gateway.networking.k8s.io/gateway-name, which every waypoint pod carries from Istio 1.24 on
-	// (the GatewayClass label reaches waypoint pods only from 1.28: istio/istio manifests/charts/istio-control/
-	// istio-discovery/files/waypoint.yaml, PR 57585). A listed Gateway without pods is an error: waypoint mode would read like ambient.
+	// Waypoints are the waypoint Gateways the run created; their pods are selected by gateway-name (every Istio
+	// 1.24+ waypoint pod has it; testdata/upstream/istio.yaml). A Gateway without pods is an error.
 	Waypoints []NamespacedName
 }
 
@@ -158,14 +156,9 @@ func splitter(appSelector, loadgenSelector string) (func(ctx context.Context, l 
 	}, nil
 }
 
-// PodSets finds every component's pods: app containers and sidecars in the app's pods, load clients, ztunnel,
-// waypoints, istiod, istio-cni. The load clients are in the mesh like the app (their requests take the app's data
-// path), but their proxies are the benchmark's, so they are a component of their own, loadgen-proxy, and never in the
-// app's sidecar figure: the clients' istio-proxy sidecars (sidecar mode), and in ambient modes the ztunnels of the
-// nodes that run load clients but no app or waypoint pod. A ztunnel on a node with both carries the client's
-// traffic and the app's together and stays ztunnel, with a note saying so. With Scope.Node, the node set of the
-// nodes the app, load client and waypoint pods run on. Components without pods are left out. Pods that ended
-// (Succeeded, Failed) are ignored; pods being deleted are kept, as they ran during the window.
+// PodSets finds every component's pods by label (the sets and why the load clients' proxies are loadgen-proxy:
+// docs/measurement.md), and with Scope.Node the nodes the app, load client and waypoint pods run on. Components
+// without pods are left out; ended pods are ignored, pods being deleted kept (they ran during the window).
 func PodSets(ctx context.Context, l PodLister, sc Scope) ([]podset.PodSet, error) {
 	b := newSetBuilder(len(sc.Workloads) > 0)
 	split, err := splitter(sc.AppSelector, sc.LoadgenSelector)
@@ -365,11 +358,9 @@ func istiodSet(ctx context.Context, l PodLister, revision string) (podset.PodSet
 	return clusterPods(ctx, l, results.ComponentIstiod, sel, nil)
 }
 
-// splitClientZtunnels sorts the ztunnel pods: those on nodes that run load clients (clientPods: node -> their
-// namespace/name) but no app or waypoint pod (appNodes) carry the benchmark's traffic only and are the loadgen-proxy
-// set; the others are the ztunnel set. A ztunnel on a node with both stays in the ztunnel set, with a note: its
-// figure holds the clients' outbound proxying too, which sidecar mode counts apart (the clients' own sidecars). It
-// is pure.
+// splitClientZtunnels splits the ztunnel pods: those on nodes with load clients (clientPods: node -> namespace/name)
+// but no app or waypoint pod (appNodes) are the loadgen-proxy set, the others the ztunnel set; a ztunnel serving both
+// stays ztunnel, with a note. It is pure.
 func splitClientZtunnels(pods []corev1.Pod, appNodes map[string]bool, clientPods map[string][]string) (app, client podset.PodSet) {
 	var appPods, clientOnly []corev1.Pod
 	var notes []string
@@ -466,11 +457,9 @@ func hasProxy(p corev1.Pod) bool {
 	return false
 }
 
-// CheckRequired fails when a Required set (the app, its sidecars, the ztunnels of ambient modes, the waypoints; see
-// PodSets) got no figure of its own in a window: no memory average, or no CPU statistic at all (a waypoint case
-// without waypoint samples passes for plain ambient, a case without the app's CPU for a measured one). A missing CPU average alone
-// is not fatal: cAdvisor's dynamic housekeeping spaces the samples of an idle container up to 15 s apart, so a short
-// window may hold one sample (no increase) while min/max have their points; the collector warns about it. It is pure.
+// CheckRequired fails when a Required set got no figure of its own in a window (no memory average, or no CPU
+// statistic): a waypoint case without waypoint samples would pass for ambient. A missing CPU average alone is only a
+// warning (an idle container's sparse samples). It is pure.
 func CheckRequired(sets []podset.PodSet, samples []results.Sample) error {
 	var missing []string
 	for _, set := range sets {

@@ -23,10 +23,8 @@ type Probe struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// ProbeCAdvisor runs CAdvisorQuery once, with timeout (0 = 30 s), against the Prometheus c reaches (the same client
-// the collector uses: URL with TLS settings and bearer token file, or a Service through the API server). It is one
-// attempt, not the collector's retries: preflight must answer quickly when Prometheus is down. The error says
-// Prometheus could not be queried.
+// ProbeCAdvisor runs CAdvisorQuery once with timeout (0 = 30 s), through the collector's own client, without its
+// retries: preflight must answer quickly when Prometheus is down. The error says Prometheus could not be queried.
 func ProbeCAdvisor(ctx context.Context, c ClientConfig, timeout time.Duration) (Probe, error) {
 	addr, err := c.Address()
 	if err != nil {

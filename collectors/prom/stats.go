@@ -21,10 +21,8 @@ type Series struct {
 	T, V   []float64
 }
 
-// SeriesOf reads a range-selector result. Counter values are made monotonic (a drop is a reset to zero, as
-// Prometheus' rate() treats it: the value after the drop is all increase; prometheus/prometheus
-// promql/functions.go, extrapolatedRate, v2.42.0: "if currPoint.V < prevValue { resultValue += prevValue }"). It is
-// pure.
+// SeriesOf reads a range-selector result. Counters are made monotonic, a drop being a reset to zero as rate() treats
+// it (prometheus/prometheus promql/functions.go extrapolatedRate, v2.42.0). It is pure.
 func SeriesOf(v model.Value, sign float64, counter bool) []Series {
 	m, _ := v.(model.Matrix)
 	out := make([]Series, 0, len(m))
@@ -105,11 +103,7 @@ type windowCounter struct {
 }
 
 // clip keeps the samples of s (times relative to the window [0, e]) inside the window and up to guard beyond its
-// edges. A sample further out is never read for the window: the condition the window measures is only known to
-// hold up to guard beyond it (the run keeps a guard of two median sample spacings between a window and a load's start or
-// stop), and cAdvisor's spacing varies, so the sample after an edge may lie past the phase change; the edge is
-// then reached at the rate of the kept samples, which all lie inside the condition. A series with fewer than two
-// samples kept has no rate of its own there and is read whole.
+// edges, where the window's condition is known to hold; a series with fewer than two samples kept is read whole.
 func clip(s Series, e, guard float64) windowCounter {
 	lo, _ := slices.BinarySearch(s.T, -guard)
 	hi, found := slices.BinarySearch(s.T, e+guard)
@@ -131,22 +125,9 @@ func clip(s Series, e, guard float64) windowCounter {
 	return w
 }
 
-// CounterStats summarises summed counters over [start, end] as rates per second:
-//
-//   - Avg is the increase between the counters interpolated at both edges, over the window. No extrapolation
-//     (increase() extrapolates the span its samples cover to the range's edges: off by up to 1.7 % at some window
-//     phases); the error left is how far the counter bends between the two samples around each edge.
-//   - Only samples inside the window and up to guard beyond its edges are read (clip): the window's condition is
-//     known to hold that far (the run keeps at least two median sample spacings between a window and a load's start or
-//     stop), not further, so no sample from across a phase change bends an edge. Where the sample after an edge
-//     (or before it) lies further out, as cAdvisor's varying spacing makes it now and then, the series reaches the
-//     edge at the rate of its own samples inside.
-//   - Min and Max are over rate points of range rng every step back from end, every range inside the window, and
-//     over the tiles the average is the length-weighted mean of (end back to the start in steps of rng, the
-//     remainder joined to the first tile): the average therefore always lies within [Min, Max].
-//
-// A window shorter than rng starts rng before end. ok is false without a series of two samples or more that
-// overlaps the window. It is pure.
+// CounterStats summarises summed counters over [start, end] as rates per second: Avg the increase between the edges
+// (interpolated, no extrapolation, samples clipped to the guard), Min and Max over rate points and tiles, so Avg lies
+// within them (docs/measurement.md). ok is false without a series of two samples overlapping the window. It is pure.
 func CounterStats(ss []Series, start, end time.Time, rng, step, guard time.Duration) (WindowStats, bool) {
 	if end.Sub(start) < rng {
 		start = end.Add(-rng)
@@ -195,10 +176,8 @@ func CounterStats(ss []Series, start, end time.Time, rng, step, guard time.Durat
 	return out, true
 }
 
-// hold is how long a gauge series keeps its last value: the longer of fresh and two of its own median sample
-// spacings (cAdvisor's housekeeping spaces samples 8-15 s apart under load whatever the scrape interval, and a
-// live pod must not drop out between two of them); a stopped container's series ends that long after its last
-// sample.
+// hold is how long a gauge series keeps its last value: the longer of fresh and two of its median sample spacings,
+// so a live pod never drops out between two sparse cAdvisor samples.
 func (s Series) hold(fresh float64) float64 {
 	if len(s.T) < 2 {
 		return fresh
@@ -211,16 +190,9 @@ func (s Series) hold(fresh float64) float64 {
 	return math.Max(fresh, 2*gaps[len(gaps)/2])
 }
 
-// gaugeStats summarises summed gauges over [start, end]: each series is interpolated linearly between its samples,
-// holds its last value for hold (see Series.hold, at least fresh) and is absent before its first sample. Avg is the
-// exact time average of the sum over the part of the window some series covers; Min and Max are the sum's extremes
-// there (a piecewise-linear function takes them at its breakpoints), so Avg lies within [Min, Max]. ok is false
-// when no series covers any of the window. It is pure.
-//
-// Between two consecutive breakpoints of any series (the cuts) the sum is one straight line, the sum of each
-// present series' line there. Each piece of a series (a segment between two samples, or its held last value) spans
-// a run of cuts, so it is added where the run starts and taken off where it ends, and a running sum gives every
-// interval's line: the work grows with the samples, not with samples times series.
+// gaugeStats summarises summed gauges over [start, end] (each interpolated, held for hold): Avg the exact time average
+// of the sum where some series covers the window, Min and Max its extremes; ok is false when none covers it. A
+// running sum over the cuts keeps the work linear in the samples (docs/measurement.md). It is pure.
 func gaugeStats(ss []Series, start, end time.Time, fresh time.Duration) (WindowStats, bool) {
 	s0, e := float64(start.UnixMilli())/1000, float64(end.UnixMilli())/1000
 	type span struct {

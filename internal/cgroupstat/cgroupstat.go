@@ -98,10 +98,9 @@ func (r *Reader) readV1() (Stat, error) {
 	return Stat{CPUNs: cpu, MemBytes: workingSet(usage, inactive)}, nil
 }
 
-// workingSet is cAdvisor's container_memory_working_set_bytes, which the kubelet and `kubectl top` report and
-// the Prometheus source of meshbench reads: usage minus the inactive file cache, floored at 0
-// (google/cadvisor container/libcontainer/handler.go, setMemoryStats: total_inactive_file on v1, inactive_file
-// when cgroups.IsCgroup2UnifiedMode()).
+// workingSet is cAdvisor's container_memory_working_set_bytes (what the kubelet, kubectl top and the Prometheus
+// source report): usage minus the inactive file cache, floored at 0 (google/cadvisor
+// container/libcontainer/handler.go, setMemoryStats).
 func workingSet(usage, inactiveFile uint64) uint64 {
 	if usage < inactiveFile {
 		return 0

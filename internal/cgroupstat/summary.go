@@ -41,15 +41,9 @@ func Summarize(s []Sample, since, until time.Time) (Summary, error) {
 	return Sum([][]Sample{s}, since, until)
 }
 
-// Sum is the resource use of several series (the containers of a pod, the pods of a path) over [since, until],
-// as if they were one cgroup. Only samples inside the window count, so every rate is inside it.
-//
-// CPU: each pair of consecutive samples gives a rate (counter delta / time delta); the average of a series is its
-// whole counter delta over its time span (the time-weighted mean of its rates), and the average of the sum is the
-// sum of the averages. A pair whose counter went down (a restarted cgroup) is dropped. Memory: the mean of the
-// series' working sets, summed. Min and max of the sum add up the series' values that fall into the same
-// wall-clock second (each sample's time rounded to the second; the wrappers sample every second but not in phase),
-// over the seconds every series has a value for.
+// Sum is the resource use of several series (a pod's containers, a path's pods) over [since, until] as if they were
+// one cgroup, from the samples inside the window only: averages summed, min and max over the wall-clock seconds every
+// series has a value for; a counter that went down is dropped (docs/cni.md).
 func Sum(series [][]Sample, since, until time.Time) (Summary, error) {
 	if len(series) == 0 {
 		return Summary{}, errors.New("no cgroup series")

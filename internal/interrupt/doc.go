@@ -1,7 +1,4 @@
-// Package interrupt is the process's answer to SIGINT and SIGTERM: the first signal cancels the context with a
-// *SignalError cause, so everything downstream can tell "the user stopped it" from "it failed" and main can exit with
-// the shell's 128+signal code; a second signal, while cleanup still runs, is the user insisting: OnSecond exits at once.
-//
-// Leaf: it imports no project package, so the cobra layer and the composition packages (orchestrate writes the
-// signal into run.json) share one type.
+// Package interrupt turns SIGINT and SIGTERM into a context cause (*SignalError), so everything downstream tells
+// "the user stopped it" from "it failed" and main exits with 128+signal; a second signal during cleanup exits at
+// once (OnSecond). Leaf: the cobra layer and orchestrate share one type.
 package interrupt

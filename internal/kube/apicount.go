@@ -58,13 +58,9 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// VerbResource names a request the way the API server's audit log and apiserver_request_total do: the Kubernetes
-// verb (get, list, watch, create, update, patch, delete, deletecollection) and the resource, qualified by its API
-// group when it has one and followed by the subresource ("pods/exec", "deployments.apps",
-// "pods/proxy"). The path grammar is the API server's (k8s.io/apiserver pkg/endpoints/request/requestinfo.go):
-// /api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUBRESOURCE]] and /apis/GROUP/VERSION/...; a namespace itself is
-// /api/v1/namespaces/NAME. Anything else (discovery, /version, /openapi) is "get" of its first path segment, e.g.
-// "get /apis" or "get /version". It is pure.
+// VerbResource names a request as the API server's audit log does: the verb and the resource, qualified by its
+// group and followed by its subresource ("list pods", "patch deployments.apps", "create pods/exec"), by the path
+// grammar of k8s.io/apiserver pkg/endpoints/request/requestinfo.go; anything else is "get /<first segment>". Pure.
 func VerbResource(method, path, watch string) string {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	var group string

@@ -36,10 +36,8 @@ type Clients struct {
 	Requests *RequestCounter
 }
 
-// LoadConfig resolves a rest.Config the way kubectl does: explicit path, else $KUBECONFIG, else ~/.kube/config,
-// else in-cluster; context "" means the current context. Every kubeconfig file it would read follows inputfile's
-// rule first (an *inputfile.Error otherwise): client-go reads them whole, so a FIFO would block it for ever and
-// /dev/zero exhaust the memory.
+// LoadConfig resolves a rest.Config as kubectl does (explicit path, $KUBECONFIG, ~/.kube/config, in-cluster; context
+// "" is the current one). Every kubeconfig file follows inputfile's rule first: client-go reads them whole.
 func LoadConfig(kubeconfig, context string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if kubeconfig != "" {

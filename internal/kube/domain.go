@@ -33,10 +33,9 @@ func ParseKubeletConfigz(body []byte) (string, error) {
 	return d, nil
 }
 
-// DetectClusterDomain asks the kubelets (through the API server's nodes/proxy subresource, the permission the run
-// already needs for the kubelet resource metrics) for their clusterDomain. Istio does not detect it either: it takes
-// global.proxy.clusterDomain, default cluster.local; a cluster with another domain needs the real one in every FQDN.
-// Nodes that disagree are an error naming both; a node that cannot be read is skipped.
+// DetectClusterDomain asks the kubelets (nodes/proxy, which the run already needs) for their clusterDomain: Istio
+// does not detect it either (global.proxy.clusterDomain, default cluster.local). Nodes that disagree are an error
+// naming both; a node that cannot be read is skipped.
 func DetectClusterDomain(ctx context.Context, kc kubernetes.Interface) (string, error) {
 	lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()

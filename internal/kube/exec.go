@@ -56,14 +56,9 @@ func (e PodExecer) Exec(ctx context.Context, namespace, pod, container string, c
 	return stdout.Bytes(), stderr.Bytes(), nil
 }
 
-// ExecPathFailed reports whether err, an Exec error, is the exec's way to the pod failing rather than an answer: an
-// exec goes from the API server to the kubelet of the pod's node, and a kubelet that is gone refuses the connection
-// ("error dialing backend: ... connection refused", a 5xx of the API server) or breaks the stream (EOF, a reset, a
-// websocket close). Not a path failure: a non-zero exit of the command (client-go's util/exec.ExitError: the
-// kubelet ran it), a refusal of the API server (a 4xx status: forbidden, unauthorized, the pod not found), an ended
-// context (the caller stopped the exec). An error stream message of the kubelet's own (a container not found)
-// counts as a path failure: it cannot be told apart from a broken stream, and a node check that finds the kubelet
-// answering clears it.
+// ExecPathFailed reports whether err, an Exec error, is the exec's way to the pod (API server to kubelet) failing
+// rather than an answer: a refused dial or a broken stream, not a non-zero exit, a 4xx or an ended context
+// (docs/reliability.md). A kubelet's own error stream message counts: it cannot be told from a broken stream.
 func ExecPathFailed(err error) bool {
 	if err == nil {
 		return false

@@ -10,17 +10,12 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// DefaultRequestTimeout bounds every ordinary Kubernetes API request (get, list, create, update, patch, delete,
-// proxy GETs), reading the response body included: a hung PATCH fails after this long instead of waiting as long
-// as the run. Streaming requests (watch, exec, attach, port-forward, logs -f) are not bounded: they live as long as
-// their context. kubectl's --request-timeout is the same idea, but it sets rest.Config.Timeout (http.Client.Timeout),
-// which also cuts watches and log streams.
+// DefaultRequestTimeout bounds every ordinary API request, its body included, so a hung PATCH fails instead of
+// waiting as long as the run; streams (watch, exec, port-forward, logs -f) live as long as their context.
 const DefaultRequestTimeout = 30 * time.Second
 
-// WithRequestTimeout returns a copy of cfg whose transport gives every non-streaming request a deadline of d
-// (d <= 0: cfg is copied unchanged). The deadline is the request's context, so the caller's own shorter deadline
-// still wins. Executors built from the copy (remotecommand, portforward) pass through the same wrapper and are
-// recognised as streams.
+// WithRequestTimeout returns a copy of cfg whose transport gives every non-streaming request a deadline of d (d <= 0:
+// unchanged) through the request's context, so a shorter deadline of the caller still wins.
 func WithRequestTimeout(cfg *rest.Config, d time.Duration) *rest.Config {
 	out := rest.CopyConfig(cfg)
 	if d > 0 {
@@ -64,10 +59,9 @@ func (c *cancelOnClose) Close() error {
 	return err
 }
 
-// Streaming reports whether req is a long-lived stream that a per-request deadline must not cut: a watch
-// (?watch=true, which client-go's Watch sets), a followed log (?follow=true), an upgrade (SPDY exec, attach,
-// port-forward: Connection: Upgrade) or the exec, attach and portforward subresources (the WebSocket executor
-// dials with these paths and sets its upgrade headers below the RoundTripper). It is pure.
+// Streaming reports whether req is a long-lived stream a per-request deadline must not cut: a watch, a followed log,
+// an upgrade, or the exec, attach and portforward subresources (the WebSocket executor upgrades below the
+// RoundTripper). It is pure.
 func Streaming(req *http.Request) bool {
 	q := req.URL.Query()
 	if isTrue(q.Get("watch")) || isTrue(q.Get("follow")) {

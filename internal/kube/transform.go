@@ -9,10 +9,8 @@ import (
 	"k8s.io/client-go/informers"
 )
 
-// StripManagedFields is an informer transform (informers.WithTransform) that drops metadata.managedFields before
-// an object enters the cache: nothing in meshbench reads them, and on pods they are a large share of the object
-// (every controller, kubelet and injector that wrote the pod adds an entry), so at thousands of pods they are most
-// of what an informer holds. Objects that are not metav1.Object (cache.DeletedFinalStateUnknown) pass unchanged.
+// StripManagedFields is an informer transform that drops metadata.managedFields before an object enters the cache:
+// nothing reads them, and at thousands of pods they are most of what an informer holds. Non-objects pass unchanged.
 func StripManagedFields(obj any) (any, error) {
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
@@ -20,13 +18,9 @@ func StripManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// SlimPod is the informer transform of the pod cache a case's readiness wait and mode verification share: StripManagedFields, and on a
-// Pod also the parts of its spec that no readiness check or mode proof reads: volumes, and per container its
-// command, args, env, envFrom, volume mounts and devices, probes, lifecycle and resources. What those read stays:
-// metadata (labels, annotations such as sidecar.istio.io/status and ambient.istio.io/redirection, owner
-// references, deletion timestamp), spec.nodeName, container names and restart policies (a native sidecar), and
-// the whole status. An injected sidecar's env, mounts and projected-token volumes are most of an app pod's spec:
-// at 5,000 pods in a rollout (old and new pods cached) that is tens of megabytes held for nothing.
+// SlimPod is the transform of the pod cache a case's readiness wait and mode verification share: StripManagedFields,
+// and on a Pod the spec parts neither reads (volumes; per container command, args, env, mounts, probes, lifecycle,
+// resources). Metadata, nodeName, container names and restart policies, and the whole status stay.
 func SlimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {

@@ -19,14 +19,9 @@ type WatchOpener func(ctx context.Context) (watch.Interface, error)
 // resync bounds how long a watched wait trusts a quiet watch: it re-checks at least this often.
 const resync = 5 * time.Second
 
-// Wait is the one way meshbench waits for a condition (design.md convention 4: waits use watches, respect ctx).
-// check runs at once, after every event of the Watches and at least every Interval, until it reports done, ctx
-// ends (its error is returned) or Timeout passes (ErrWaitTimeout). The watches only trigger re-checks: check reads
-// the truth, so a missed or coalesced event costs at most one Interval. A wait without watches is a plain poll.
-//
-// An error from check ends the wait at once (a permanent failure such as Forbidden), unless it only says the
-// deadline is reached; a check that tolerates transient errors returns (false, nil) and keeps the last error for
-// its own message.
+// Wait is the one way meshbench waits for a condition: check runs at once, after every event of the Watches and at
+// least every Interval, until it is done, ctx ends or Timeout passes (ErrWaitTimeout). Watches only trigger re-checks,
+// so a missed event costs at most one Interval. An error from check ends the wait at once unless it is a deadline's.
 type Wait struct {
 	// Timeout bounds the wait; 0 leaves it to ctx. It is a context deadline (wall time), so it also ends a check
 	// that hangs in a call.
@@ -113,10 +108,8 @@ func (w Wait) pace(ctx context.Context) error {
 	return Sleep(ctx, w.Clock, w.Pace)
 }
 
-// deadlineErr reports whether err means "the deadline is (about to be) reached". client-go's rate limiter
-// (golang.org/x/time/rate via k8s.io/client-go/util/flowcontrol) refuses a request whose wait would pass the context
-// deadline before the deadline has passed, with an untyped error that does not wrap context.DeadlineExceeded: that
-// is a timeout, not a failure of the check. Its text is the only mark it has.
+// deadlineErr reports whether err means "the deadline is (about to be) reached", including client-go's rate limiter
+// refusing a request whose wait would pass the deadline: an untyped error, so its text is the only mark.
 func deadlineErr(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "would exceed context deadline")
 }

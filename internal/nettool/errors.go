@@ -5,10 +5,8 @@ import (
 	"strings"
 )
 
-// SetupError is a test that never got a connection to measure over: the server was busy with another test or not
-// listening, there was no route, or not one transaction completed. Nothing was measured, so a caller may retry it.
-// The parsers return it (wrapped by Parse) where they read the tool's own report; callers decide on
-// errors.As(err, new(*SetupError)) and never on the message text.
+// SetupError is a test that never got a connection to measure over (server busy or not listening, no route, not one
+// transaction): nothing was measured, so a caller may retry it. Callers decide by errors.As, never by the message.
 type SetupError struct {
 	Tool Tool
 	// Err is the failure in the tool's words; Error() is its text unchanged.
@@ -24,10 +22,8 @@ func IsSetupFailure(err error) bool {
 	return errors.As(err, &se)
 }
 
-// setupMarkers are how the tools word a connection that was never set up (lower case). iperf3 (esnet/iperf
-// src/iperf_error.c, iperf_strerror; captured from 3.12 in testdata/iperf3-error-*.json): IEACCESSDENIED "the server
-// is busy running a test. try again later", IECONNECT "unable to connect to server: <strerror>"; netperf and the
-// agent print the socket error ("Connection refused", "No route to host") with their own prefix.
+// setupMarkers are how the tools word a connection never set up, lower case: iperf3's IEACCESSDENIED and IECONNECT
+// (esnet/iperf src/iperf_error.c; testdata/iperf3-error-*.json) and the socket errors netperf and the agent print.
 var setupMarkers = []string{"server is busy", "unable to connect", "connection refused", "no route to host"}
 
 // classify returns err as a *SetupError of tool when msg, the tool's own report, says that the connection was never

@@ -54,14 +54,8 @@ func netperfArgs(s Spec) []string {
 
 var keyvalRE = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
 
-// parseNetperf reads netperf 2.7.x omni output for TCP_RR/TCP_CRR in either form netperf prints it:
-//
-//   - CSV (test-specific -o): an optional "MIGRATED TCP REQUEST/RESPONSE TEST from ..." banner, a header line of
-//     display names ("Throughput,Throughput Units,Mean Latency Microseconds,..."), and one line of values;
-//   - keyval (-k): NAME=value lines (THROUGHPUT=21380.13).
-//
-// Latencies are converted from microseconds to milliseconds. Values netperf prints as negative (statistics it did
-// not keep) are left out, never reported as numbers.
+// parseNetperf reads netperf 2.7.x omni output for TCP_RR/TCP_CRR, CSV (-o) or keyval (-k), latencies in ms. Values
+// netperf prints as negative (statistics it did not keep) are left out, never reported as numbers.
 func parseNetperf(out []byte) (Result, error) {
 	kv, err := netperfValues(out)
 	if err != nil {

@@ -1,14 +1,6 @@
-// Package nettool builds the command lines of meshbench's pod network tests and parses their output. Everything here is
-// pure: Args(spec) gives the argv to exec in a pod, Parse(spec, output) turns what the tool printed into a Result and
-// refuses output that does not match what was asked (wrong protocol, iperf3's silent 1 Mibit/s UDP default, an
-// iperf3 error, a run without a single successful transaction).
-//
-// Tools:
-//   - iperf3 (3.x, -J): TCP goodput from end.sum_received, retransmits, mean RTT, CPU; UDP delivered rate from
-//     end.sum_received (end.sum is the SENDER rate), loss and jitter, always with an explicit -b.
-//   - netperf (2.7.x omni output): TCP_RR and TCP_CRR transactions/s and mean/p50/p90/p99 latency.
-//   - builtin-fortio: `meshbench-agent rr|crr --json`, the same tests on fortio's periodic engine; works with any
-//     image that has the agent, which is why it is the fallback when the network image has no netperf.
+// Package nettool builds the command lines of meshbench's pod network tests (iperf3, netperf, the agent's
+// builtin RR/CRR) and parses their output, purely: Args(spec) gives the argv, Parse(spec, output) a Result, refusing
+// output that does not match what was asked. What each tool reports: docs/cni.md ("Tools").
 package nettool
 
 import (

@@ -45,10 +45,8 @@ type PodSet struct {
 	// Allocation is what the set's containers asked for, read from the same pod objects as Pods (nil when the set
 	// was not built from pod specs, e.g. the node set).
 	Allocation *Allocation
-	// Workloads maps "namespace/pod" (PodKey) to the workload (results.WorkloadKey) a pod of the set belongs to, for
-	// the app and sidecar sets when the scope names the app's workloads (nil otherwise). The collectors then add, from
-	// the series the totals are summed from, the figures of each workload under results.ByWorkload(Component): the
-	// totals stay as they are, and a pod of no workload is only in them.
+	// Workloads maps PodKey to the pod's workload (results.WorkloadKey) for the app and sidecar sets when the scope
+	// names the app's workloads (nil otherwise); the collectors add per-workload figures from the same series.
 	Workloads map[string]string
 	// Required sets must give their CPU and memory averages: without them the case is not measured (the app, its
 	// sidecars, the ztunnels of ambient modes, the waypoints: a waypoint case without waypoint figures would pass for
@@ -88,16 +86,9 @@ func (s PodSet) PodCount() int {
 	return n
 }
 
-// Selector renders the set's one label selector across its namespaces ("" for the node set, whose series are
-// found per node): namespace="ns" (namespace=~"a|b" for several), pod=~"a|b" (the union of the names, escaped,
-// sorted), container!="",container!="POD", the set's container matcher and the extra matchers (e.g.
-// job="kubelet-cadvisor": a kubelet's /metrics/resource exports the same metric names, and a Prometheus scraping both
-// would double count). One selector, not one per namespace, so that a window's queries grow with the components, not
-// with the namespaces (60 namespaces made about 250 queries per window). cAdvisor's series carry no pod labels, only
-// namespace and pod (kubernetes/kubernetes pkg/kubelet/server/server.go, containerPrometheusLabelsFunc), so no shared
-// label can stand in for the names. Pod names are unique only within a namespace: with several namespaces the
-// selector may also match a pod of the same name in another of them, which the caller drops by namespace and pod.
-// It is pure and deterministic.
+// Selector renders the set's one label selector across its namespaces ("" for the node set): namespace, pod=~ the
+// sorted escaped names, container!="",container!="POD", the set's container matcher and extra. It may match a same-
+// named pod in another namespace, which the caller drops. It is pure and deterministic (docs/measurement.md).
 func (s PodSet) Selector(extra ...string) string {
 	var nss, pods []string
 	for _, ns := range slices.Sorted(maps.Keys(s.Pods)) {
@@ -185,11 +176,8 @@ func NodeRefOf(n *corev1.Node) NodeRef {
 	return r
 }
 
-// IdentifiedBy reports whether a series' labels name this node. A node label (prometheus-operator sets it from
-// the Endpoints' Node target; the local harness sets it statically) decides alone. Otherwise the host part of
-// instance may be the node's name (Prometheus' role: node sets instance to the node name) or one of its addresses
-// (instance="10.0.0.5:10250" of Endpoints-discovered targets), or nodename / kubernetes_io_hostname may be its name
-// or hostname. It is pure.
+// IdentifiedBy reports whether a series' labels name this node: a node label alone, else instance's host as its name
+// or an address, or nodename / kubernetes_io_hostname (docs/measurement.md). It is pure.
 func (r NodeRef) IdentifiedBy(labels map[string]string) bool {
 	if n := labels["node"]; n != "" {
 		return n == r.Name

@@ -18,15 +18,9 @@ import (
 	"github.com/meshbench/meshbench/internal/kube"
 )
 
-// Cache is the informer cache of one deployed app that a case's readiness wait and its mode verification read in
-// turn (the runner's order: wait-ready, then verify): per app namespace the app's Deployments and StatefulSets and
-// its pods (t.AppSelector, slimmed by kube.SlimPod), and the cluster's namespaces, whose labels are part of a
-// mode's proof. It costs one list and one watch per namespace and kind, once per case: the verification starts on
-// the synced cache the wait leaves, so the check that follows the last pod Ready sends no request. (With a cache
-// each, the verification listed and watched every namespace again after the wait: 1.0 s at 1,000 pods in 60
-// namespaces and 1.9 s at 5,000, client-go's 50 qps, between the rollout's end and "verified".)
-//
-// Objects read from a Cache are the informers' own: read only.
+// Cache is the informer cache of one deployed app that a case's readiness wait and then its mode verification read:
+// its Deployments, StatefulSets and slimmed pods per namespace, and the cluster's namespaces (their labels are part
+// of a mode's proof). One list and watch per namespace and kind per case; objects read from it are read only.
 type Cache struct {
 	// Clock times the re-evaluations of WaitReady and the age of node conditions (nil = the wall clock); set it
 	// before WaitReady.

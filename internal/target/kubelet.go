@@ -5,12 +5,9 @@ import (
 	"slices"
 )
 
-// KubeletError is an operation through node Node's kubelet that failed on its way (an exec, a log or a proxy call to
-// a pod goes from the API server to the kubelet of the pod's node): the connection was refused, the stream broke,
-// the API server's proxy could not reach it. It is not the command's own answer (a non-zero exit) or a refusal of
-// the API server. A kubelet that is gone fails such calls at once, while the node controller marks its node not
-// Ready only after its grace period (40 s by default, then NodeGrace here), so this error is how the runner learns
-// which node to check before the next case. Its text is Err's: the message users read does not change.
+// KubeletError is an operation through node Node's kubelet (exec, logs, proxy) that failed on its way, not the
+// command's answer: the runner learns from it which node to check before the next case, since the node stays Ready
+// for its grace (docs/reliability.md). Its text is Err's.
 type KubeletError struct {
 	Node string
 	Err  error

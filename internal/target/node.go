@@ -72,12 +72,9 @@ func nodeProblems(ctx context.Context, kc kubernetes.Interface, clk clock.Passiv
 	return out
 }
 
-// NodeGate decides whether a case may run while nodes an earlier case failed on may still be unusable. It reads
-// each named node (one GET) and, while its Ready condition still holds, probes its kubelet through the API server: a
-// kubelet that is gone fails a load client's exec at once, but its node stays Ready for the node controller's grace
-// (40 s by default) and NodeGrace after it. Only for a node still unusable does it ask whether the case needs it
-// (the nodes matching Selector, the app's pods and the load clients on it: one LIST each, per namespace), so its
-// requests grow with the nodes named and the app's namespaces, never with pods.
+// NodeGate decides whether a case may run while nodes an earlier case failed on may still be unusable: a GET per
+// node and, while it is still Ready, a kubelet probe; only for a node still unusable does it ask whether the case
+// needs it, so its requests never grow with pods (docs/reliability.md).
 type NodeGate struct {
 	Kube kubernetes.Interface
 	// Selector is spec.workload.nodeSelector: every app and load-client pod must land on a matching node. Nil for
@@ -171,10 +168,8 @@ func (g NodeGate) kubeletSilent(ctx context.Context, name string) string {
 	return "kubelet does not answer (" + msg + ")"
 }
 
-// kubeletUnreachable reports whether err, a probe's error, shows that the kubelet does not answer: connection
-// refused or reset, a timeout, a 5xx of the API server's proxy (502, 503 "error trying to reach service"). A 4xx
-// answer (forbidden, unauthorized, not found, method not supported, too many requests) says nothing about the
-// kubelet: the API server refused the probe, or the kubelet answered it; the condition alone decides. Pure.
+// kubeletUnreachable reports whether err, a probe's error, shows the kubelet does not answer (refused, reset, a
+// timeout, a 5xx of the proxy). A 4xx says nothing about the kubelet: the condition alone decides. Pure.
 func kubeletUnreachable(err error) bool {
 	if err == nil {
 		return false

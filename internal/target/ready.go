@@ -30,14 +30,9 @@ func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout t
 	return c.WaitReady(ctx, timeout, progress)
 }
 
-// WaitReady waits until every Deployment and StatefulSet of the cache's app is rolled out (the latest spec
-// observed, every replica updated, no old replica left, all available: the workload's status says so, or for a
-// Deployment its pods already show it, PodsRolledOut) and every app pod is Ready. It reads the
-// cache (started by the caller), so the API requests of a wait grow with the namespaces, never with pods or with
-// the events of a rollout; each event re-evaluates the cached state, at most every pace. progress, when set, sees
-// every snapshot. It returns the last snapshot; on timeout the error is a *NotReadyError naming every pod that is
-// not ready and why, and a *NodeNotReadyError ends it early when pods sit on a node that has been not Ready past
-// NodeGrace.
+// WaitReady waits until every workload of the cache's app is rolled out and available and every app pod is Ready,
+// reading the cache (the caller starts it), so its requests never grow with pods; progress sees every snapshot. On
+// timeout a *NotReadyError names each pod and why; a *NodeNotReadyError ends it early (docs/reliability.md).
 func (c *Cache) WaitReady(ctx context.Context, timeout time.Duration, progress func(Readiness)) (Readiness, error) {
 	t := c.t
 	wctx, cancel := context.WithTimeout(ctx, timeout)
@@ -140,15 +135,9 @@ func (c *Cache) readiness(down map[string]string) (Readiness, []string) {
 	return readinessOf(c.t, get, pods, down)
 }
 
-// readinessOf says what of t is not ready: get reports a workload's state, pods are the app's pods per namespace,
-// down the nodes known to be not Ready (name to why; nil when none was read). It also returns the nodes of pods the
-// node controller marked not ready (markedByNode) that still count, sorted. Pure.
-//
-// A pod that is terminating on a down node never finishes while the node's kubelet is gone (nobody confirms the
-// containers stopped). Once every workload of t reports rolled out and available, its controller has replaced it
-// elsewhere: such a pod is then left out of the problems (Readiness.Stranded), so an app rescheduled onto healthy
-// nodes is ready. Without the workloads' word (a StatefulSet keeps a pod's name until the old one is gone) it counts.
-// pods are read only (they are the informer cache's objects).
+// readinessOf says what of t is not ready (pods per namespace, down: not-Ready nodes and why), and the sorted nodes of
+// pods the node controller marked that still count. A pod terminating on a down node is left out once every workload
+// reports rolled out (Readiness.Stranded). Pure; pods are the cache's, read only.
 func readinessOf(t Target, get func(WorkloadRef) (bool, string), pods map[string][]*corev1.Pod, down map[string]string) (Readiness, []string) {
 	r := Readiness{ExpectedPods: t.ExpectedPods()}
 	for _, w := range t.Workloads {
@@ -280,18 +269,9 @@ func DeploymentReady(d *appsv1.Deployment) (bool, string) {
 	return true, ""
 }
 
-// PodsRolledOut reports whether Deployment d's pods themselves show its latest spec rolled out, before its status
-// says so: the controller has seen the spec, and exactly spec.replicas pods match its selector, none terminating,
-// each Ready and made from the current template (its labels, its kubectl.kubernetes.io/restartedAt and its
-// containers' images; other annotations are left out, since admission webhooks rewrite them: Istio's injector
-// replaces prometheus.io/* for metrics merging). pods are the namespace's pods (read only).
-//
-// A rollout's status reaches the Deployment only after the ReplicaSet controller and then the Deployment controller
-// have synced it: at 5,000 pods on 2 vCPUs the last Deployment reported rolled out 4 s, once 85 s, after its last
-// pod was Ready, while nothing in the app changed any more. minReadySeconds (available only after that long Ready)
-// is the controller's to judge: such a Deployment waits for its status. The pods are the physical fact the measurement needs
-// (no old replica left running or terminating); the status is a report of it. A rollout that changes only a
-// container's environment or resources is not told apart this way; it waits for the status, as do StatefulSets.
+// PodsRolledOut reports whether Deployment d's pods (the namespace's, read only) show its latest spec rolled out
+// before its status does, which can lag the pods by many seconds at scale: spec.replicas pods, none terminating, each
+// Ready and from the current template (labels, restartedAt, images; docs/reliability.md).
 func PodsRolledOut(d *appsv1.Deployment, pods []*corev1.Pod) bool {
 	if d.Status.ObservedGeneration < d.Generation || d.Spec.Selector == nil || d.Spec.Paused || d.Spec.MinReadySeconds > 0 {
 		return false
@@ -436,10 +416,8 @@ func containerProblem(cs corev1.ContainerStatus) string {
 	}
 }
 
-// markedByNode reports a pod whose containers all run and are ready while the pod is not Ready: what the node
-// lifecycle controller leaves when a node stops posting status (kubernetes v1.37.2
-// pkg/controller/util/node/controller_utils.go MarkPodsNotReady sets only the pod's Ready condition to False).
-// Only such pods make CheckReadiness read their node.
+// markedByNode reports a pod whose containers all run and are ready while the pod is not: what the node lifecycle
+// controller leaves (kubernetes v1.37.2 pkg/controller/util/node/controller_utils.go MarkPodsNotReady).
 func markedByNode(p corev1.Pod) bool {
 	if podReady(p) || len(p.Status.ContainerStatuses) == 0 {
 		return false

@@ -1,10 +1,6 @@
 // Package upstreamfixture loads testdata/upstream/istio.yaml: per Istio minor 1.24 ... 1.31, the labels, annotations
-// and container names that the pods of istiod, ztunnel, istio-cni, waypoints and injected apps really carry, read from
-// that tag's charts and code in istio/istio (the file's header says how). Tests build pods from it and run meshbench's
-// selection, proof and classification over them, so a fact that differs between minors (the waypoint pods'
-// GatewayClass label exists only from 1.28) cannot slip through again.
-//
-// It is imported by tests only.
+// and container names of istiod, ztunnel, istio-cni, waypoint and injected pods, read from istio/istio at each tag,
+// so tests catch a fact that differs between minors. It is imported by tests only.
 package upstreamfixture
 
 import (
