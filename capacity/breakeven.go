@@ -12,12 +12,9 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// breakEven solves p·(a_s + b_s·r/p) = a_z + b_z·r for p (pods per node), with r the shape's krps per node, from the
-// sidecar fit of mode sidecar and the ztunnel fit of mode ambient; its interval is the delta method's over the two
-// fits' coefficient covariances (independent fits), at the smaller of their degrees of freedom. istiod is left out:
-// the same control plane runs in both modes. It carries the caveats of the two fits where it uses them (the ztunnel
-// at r, the sidecar at r/p for the break-even and for the shape's pods per node), and a fit without a slope used
-// away from its load leaves it without an interval, as it leaves a figure.
+// breakEven solves for the pods per node at which sidecar (mode sidecar) and ztunnel (mode ambient) cost the same
+// at the shape's load, with a delta-method interval over the two fits and their caveats (istiod is left out: the
+// same in both modes). The formula and its caveats: docs/capacity.md.
 func breakEven(m *Model, sh Shape, metric, kind string) (BreakEven, bool) {
 	s := m.Find(string(scenario.ModeSidecar), string(results.ComponentSidecar), metric, kind)
 	z := m.Find(string(scenario.ModeAmbient), string(results.ComponentZtunnel), metric, kind)

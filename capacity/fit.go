@@ -17,12 +17,9 @@ import (
 // trust, and it matches results.MinIntervalN).
 const minIntervalPoints = 3
 
-// MinLoadSpan is the spread of load a slope needs: the highest load per unit at least 1.5 times the lowest. Closer
-// levels (one configured twice, levels 1 % apart, or levels a saturated mode could not tell apart) measure the
-// scatter of the repetitions more than the line: their slope can take any sign, and a projection at 10 times the
-// load would rest on it. Such a load fit is a constant (TrustConstant, Line.NarrowSpan) and is not projected away
-// from its load with an interval (CaveatNoSlope). Fits against chain depth or an istiod curve's sizes, whose x is
-// exact, have no minimum.
+// MinLoadSpan is the spread of load a slope needs (highest load per unit / lowest): closer levels measure the
+// repetitions' scatter more than the line, so such a fit is a constant, not projected with an interval (CaveatNoSlope).
+// Fits against exact x (chain depth, istiod curve sizes) have no minimum.
 const MinLoadSpan = 1.5
 
 // Point is one observation: X is the load per unit, Y the cost per unit, Level groups the repetitions of one

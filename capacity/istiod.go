@@ -278,10 +278,8 @@ func fitIstiodCurve(c *IstiodCurve, file string, confidence float64) IstiodCurve
 	return f
 }
 
-// UseIstiodCurve replaces the run's istiod usage fits (cpu and memory, in every mode that measured istiod) by the
-// curve's: the run measured istiod at its own mesh size only, the curve at several. Reserved fits stay the run's:
-// requests do not follow the mesh size. file names the curve in the output. It is an error when the run has no
-// istiod usage fits to replace.
+// UseIstiodCurve replaces the run's istiod usage fits (cpu and memory, every mode) by the curve's, measured at several
+// mesh sizes; reserved fits stay the run's. file names the curve in the output. No istiod usage fits is an error.
 func (m *Model) UseIstiodCurve(c *IstiodCurve, file string) error {
 	cf := fitIstiodCurve(c, file, m.Confidence)
 	cf.RunCheck = runCheck(m, cf)

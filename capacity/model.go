@@ -148,10 +148,8 @@ func (m *Model) Missing(mode string) []Missing {
 	return out
 }
 
-// Build fits run's load windows at the confidence level (0 means results.DefaultConfidence) in three steps: filter
-// (fitSample, caseUnits: the cpu and memory samples of the scaled components in ok cases with an achieved rate),
-// group (group: one point per sample, per unit of its component, keyed by mode, component, metric and kind) and fit
-// (fitAll). Cases left out get a warning. It is pure and deterministic.
+// Build fits run's load windows at the confidence level (0: results.DefaultConfidence) in three steps, filter
+// (fitSample, caseUnits), group (group) and fit (fitAll); cases left out get a warning. Pure and deterministic.
 func Build(run *results.Run, confidence float64) (*Model, error) {
 	if confidence == 0 {
 		confidence = results.DefaultConfidence

@@ -8,12 +8,9 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// ScatterCheck tests the intervals' assumption that the scatter between repetitions is the same at every load, at
-// one level (the top one: where noise that grows with the load shows first, and the projection's extrapolation
-// starts). Per usage fit with repetitions there and at other levels, F is the variance of the level's points over
-// the pooled variance within the other levels, and its one-sided p-value says how likely a ratio that large is
-// with constant noise; Fisher's method combines the fits (taken as independent) into one p-value. Its power and
-// false alarms in the synthetic study: docs/capacity.md.
+// ScatterCheck tests, at the top load level, the intervals' assumption that the repetitions' scatter is the same at
+// every load: an F ratio per usage fit, combined by Fisher's method (docs/capacity.md, with its power and false
+// alarms in the synthetic study).
 type ScatterCheck struct {
 	Level string `json:"level"`
 	Fits  int    `json:"fits"` // fits with repetitions at the level and within other levels

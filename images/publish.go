@@ -252,10 +252,9 @@ func archiveIndex(built []Built) (v1.IndexManifest, error) {
 	return im, nil
 }
 
-// writeArchive writes one OCI image layout as a tar stream holding every built index: oci-layout, index.json, then
-// each distinct blob once under blobs/sha256/. Entries have fixed mtimes, so the same images give the same bytes.
-// containerd's importer (`ctr -n k8s.io images import`, `kind load image-archive`) creates one image per index.json
-// entry, named by annotationImageName.
+// writeArchive writes one OCI image layout as a tar stream holding every built index, each blob once, with fixed
+// mtimes (same images, same bytes); containerd's importer creates one image per index.json entry, named by
+// annotationImageName.
 func writeArchive(w io.Writer, built []Built) error {
 	if len(built) == 0 {
 		return errors.New("write archive: no images")

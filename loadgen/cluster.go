@@ -351,10 +351,9 @@ func (c *Cluster) ExecAgent(ctx context.Context, ns string, mode scenario.Mode, 
 	return stdout, nil
 }
 
-// throughKubelet is err, a client pod's failed exec, as a *target.KubeletError naming the pod's node when the exec's
-// way through that node's kubelet failed (kube.ExecPathFailed: refused, the stream broken) while ctx, the exec's
-// context, was still running: the runner then checks the node before the next case. A non-zero exit of the agent,
-// the API server's refusal, an exec stopped by its context or an unknown node leave err as it is. The text is err's.
+// throughKubelet is err, a client pod's failed exec, as a *target.KubeletError naming node when the exec's way
+// through the kubelet failed while ctx still ran, so the runner checks the node before the next case; any other
+// failure is returned as it is. The text is err's.
 func throughKubelet(ctx context.Context, node string, err error) error {
 	if node == "" || ctx.Err() != nil || !kube.ExecPathFailed(err) {
 		return err

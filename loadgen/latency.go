@@ -14,12 +14,8 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Latency histogram geometry, the same in every agent and in meshbench (Parse refuses any other): integer
-// microseconds from 1 µs to 60 s with 4 significant figures. Every value below 32.768 ms has its own bucket (1 µs),
-// buckets are 2 µs wide up to 65 ms, 4 µs up to 131 ms, 8 µs up to 262 ms, and at most 0.01 % of the value above
-// that: Bank of Anthos' 10-200 ms latencies are resolved to better than 0.01 ms, sub-millisecond ones to 1 µs.
-// fortio's own histogram (fortio.org/fortio/stats) has fixed buckets that are 10 ms wide between 10 and 50 ms at
-// the 10 µs resolution meshbench used before, so it could not show the few milliseconds a data plane adds there.
+// Latency histogram geometry, the same in every agent and in meshbench (Parse refuses any other): integer µs from
+// 1 µs to 60 s, 4 significant figures, fine enough for the few ms a data plane adds (docs/measurement.md).
 const (
 	latencyUnit       = "us"
 	latencySigFigs    = 4
@@ -29,10 +25,8 @@ const (
 	latencyRecordInfo = "meshbench latency histograms (2xx and errors)"
 )
 
-// Histogram is the latency distribution of a set of requests: an HDR histogram (sparse, see latencySigFigs) plus
-// the exact count, sum, minimum and maximum of the recorded values, all in integer microseconds. Values above
-// latencyHighestUS are recorded as latencyHighestUS. The zero value is not usable; get one from a recorder, from
-// JSON or from MergeHistograms.
+// Histogram is an HDR latency histogram (sparse) with the exact count, sum, min and max, in integer µs; values above
+// latencyHighestUS count as latencyHighestUS. Get one from a recorder, JSON or MergeHistograms.
 type Histogram struct {
 	p *hdrhistogram.PackedHistogram
 	m moments
@@ -241,14 +235,9 @@ func (l *Latencies) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// recorder is fortio's periodic.AccessLogger for one phase: fortio's runner calls Report after every request of
-// every connection (periodic.runOne), with the request's latency in seconds, and for HTTP the status code as details
-// (fhttp.HTTPRunnerResults.Run returns strconv.Itoa(code)). The recorder sorts each latency by that code with
-// codeOK, the same rule as the Errors count. It does not use fortio's status flag, which fhttp's codeIsOK also
-// sets for 418 (and meshbench counts 418 as an error).
-//
-// Recording goes into dense HDR histograms (constant time; about 1.7 MB each) under one mutex; Latencies packs them
-// into sparse Histograms when the phase is over.
+// recorder is fortio's periodic.AccessLogger for one phase: it sorts each request's latency by status code with
+// codeOK (not fortio's status flag, which counts 418 as OK) into dense HDR histograms under one mutex; Latencies
+// packs them when the phase is over (docs/measurement.md).
 type recorder struct {
 	// byStatus sorts by fortio's status flag instead (gRPC: SERVING; tcp: the echo matched), for protocols whose
 	// details are not an HTTP code.

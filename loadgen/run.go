@@ -67,14 +67,9 @@ type Phase struct {
 	Errors    int64     `json:"errors"`
 }
 
-// RunClient runs one client's phases (warm-up, measured, cool-down) back to back with fortio's runner for the
-// client's protocol (fhttp, fgrpc, tcprunner) and returns the report. Cancelling ctx aborts the current phase; the
-// error is then ctx's.
-//
-// Latencies are recorded per request in the measured phase (see recorder), not taken from fortio's histogram. fortio
-// pitfalls handled here: QPS <= 0 is sent as -1 (0 would mean 8 qps); the text report goes to io.Discard; each phase
-// gets its own Aborter, which also keeps fortio from installing its global SIGINT handler (the caller owns signals,
-// through ctx).
+// RunClient runs one client's phases (warm-up, measured, cool-down) back to back with fortio's runner for its
+// protocol and returns the report, latencies recorded per request (recorder). Cancelling ctx aborts the current phase
+// with ctx's error; fortio never installs its own SIGINT handler (the fortio pitfalls: docs/measurement.md).
 func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 	if c.URL == "" || c.Connections < 1 || c.Duration <= 0 {
 		return nil, errors.New("run load: url, connections >= 1 and duration > 0 are required")

@@ -164,10 +164,8 @@ func weights(ts []LoadTarget) []int {
 	return w
 }
 
-// Split divides a total QPS and a connection count between targets by weight. QPS <= 0 (max) gives every target
-// MaxQPS: weights then only shape the connections. Connections are apportioned by largest remainder so that they
-// sum to connections, except that every target gets at least one (so with fewer connections than targets the sum is
-// the number of targets). Weights < 1 count as 1 (Validate refuses them). It is pure.
+// Split divides a total QPS and a connection count between targets by weight: QPS <= 0 gives every target MaxQPS;
+// connections by largest remainder, at least one per target (weights < 1 count as 1). It is pure.
 func Split(qps float64, connections int, weights []int) ([]float64, []int) {
 	n := len(weights)
 	qs, cs := make([]float64, n), make([]int, n)

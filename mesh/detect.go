@@ -132,13 +132,9 @@ func (i IstioInfo) Facts(profile string) *results.IstioFacts {
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// Detect reads what Istio is installed: the control planes (istiod pods app=istiod in all namespaces, revision tags,
-// the default injector), then, for the revision wantRevision (spec.istio.revision; "" = the only one, or the default
-// injector's), that istiod's version (GET :15014/version through the pods/proxy subresource), PILOT_ENABLE_AMBIENT,
-// mesh config (HBONE, rootNamespace) and injector values, plus the ztunnel (app=ztunnel) and istio-cni
-// (k8s-app=istio-cni-node) DaemonSets or a host-process istio-cni, native sidecars, the Gateway API CRDs and stand-in
-// markers. Only a failure to list istiod pods is an error; a revision that cannot be chosen is RevisionError, other
-// failed reads are listed in Problems.
+// Detect reads what Istio is installed, for revision wantRevision ("" for the only or default one; what it reads:
+// docs/modes.md). Only a failed istiod list is an error; an unchoosable revision is a RevisionError; other failed
+// reads are listed in Problems.
 func Detect(ctx context.Context, c *kube.Clients, wantRevision string) (IstioInfo, error) {
 	var info IstioInfo
 	cp, all, problem, err := detectControlPlanes(ctx, c.Kube)

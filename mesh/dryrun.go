@@ -21,14 +21,9 @@ const DryRunRunID = "dry-run"
 // passes it in, so that mesh does not import workloads (adapters never import each other).
 type appObjects func(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, target.Target, error)
 
-// CaseObjects returns every object a case in topology topo and mode would apply, in apply order: the Namespaces
-// with the mode's labels, the waypoint Gateways of mode waypoint, then the app's objects (from app). It is pure when
-// app is (offline: the revision is spec.istio.revision as written, not the one a run would detect; workloads.Objects
-// puts placeholder text in the jwt-key Secret).
-//
-// App existing has no objects: meshbench applies nothing of it (only namespace labels and restart annotations
-// change, see ExistingPlan) and its Target is discovered from the cluster, so CaseObjects returns none and a Target
-// holding only the namespaces.
+// CaseObjects returns every object a case in topology topo and mode would apply, in apply order (Namespaces with
+// the mode's labels, waypoint Gateways, then app's objects), and the Target. Pure when app is; app existing has no
+// objects (only labels and restart annotations change: ExistingPlan), so its Target holds only the namespaces.
 func CaseObjects(s *scenario.Scenario, topo scenario.Topology, mode scenario.Mode, runID string, app appObjects) ([]runtime.Object, target.Target, error) {
 	if s.Spec.Workload.App == scenario.AppExisting && s.Spec.Workload.Existing != nil {
 		return nil, target.Target{App: scenario.AppExisting, Topology: topo.Name,

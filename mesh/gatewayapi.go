@@ -35,12 +35,9 @@ type GatewayAPIInfo struct {
 	InfrastructurePruned bool `json:"infrastructurePruned,omitempty"`
 }
 
-// hasInfrastructureLabels reports whether a Gateway CRD (unstructured) keeps spec.infrastructure.labels in the schema
-// of its v1 version (the version meshbench writes), the storage version when none is named v1. Gateway API added
-// spec.infrastructure to the standard channel in v1.2.0 (kubernetes-sigs/gateway-api
-// config/crd/standard/gateway.networking.k8s.io_gateways.yaml: absent at v1.0.0 ... v1.1.1, present from v1.2.0; the
-// experimental channel has it from v1.0.0). Reading the schema rather than the bundle-version also judges CRDs
-// without the annotation or built otherwise. ok is false when the CRD has no readable schema.
+// hasInfrastructureLabels reports whether a Gateway CRD keeps spec.infrastructure.labels in the schema of its v1
+// version (else its storage version): the schema, not the bundle-version, so unannotated CRDs are judged too
+// (standard channel from gateway-api v1.2.0; docs/modes.md). ok is false when the CRD has no readable schema.
 func hasInfrastructureLabels(crd map[string]any) (has, ok bool) {
 	versions, _, _ := unstructured.NestedSlice(crd, "spec", "versions")
 	var chosen map[string]any
@@ -70,11 +67,9 @@ func hasInfrastructureLabels(crd map[string]any) (has, ok bool) {
 	return has, true
 }
 
-// istiodMinimumCRDs are the Gateway API CRDs istiod ignores when their gateway.networking.k8s.io/bundle-version is
-// missing or below a minimum, from the Istio minor that introduced each: istio/istio pkg/kube/kclient/crdwatcher.go
-// (minimumCRDVersions, 1.24.0-1.30.0) and pkg/config/schema/gatewayapi/minimumversions.go (from 1.30.1). Every other
-// CRD, Gateway and GatewayClass included, is accepted whatever its annotation. Pinned per minor by
-// testdata/upstream/istio.yaml and per release tag by testdata/upstream/istio-patches.yaml.
+// istiodMinimumCRDs are the Gateway API CRDs istiod ignores when their bundle-version is missing or below a
+// minimum, per Istio minor (istio/istio pkg/kube/kclient/crdwatcher.go, gatewayapi/minimumversions.go; pinned in
+// testdata/upstream/istio.yaml and istio-patches.yaml; docs/modes.md).
 var istiodMinimumCRDs = []struct {
 	sinceMinor int
 	crd, min   string
@@ -86,11 +81,8 @@ var istiodMinimumCRDs = []struct {
 }
 
 // istiodMaximumCRDs are the CRDs istiod ignores when their bundle-version is missing or above a maximum (inclusive),
-// from the patch release that set each within its minor: istio/istio pkg/kube/kclient/crdwatcher.go
-// MaximumCRDVersions and maximumVersionFilter, read at every release tag (testdata/upstream/istio-patches.yaml):
-// 1.27.9 and 1.28.6 and 1.29.2 keep the v1alpha2 TLSRoute they watch off bundles that no longer serve it (v1.4.0);
-// 1.28.7 and 1.29.3 raised it to v1.4.1. No other tag has a maximum; a later patch of these minors keeps the last
-// entry (the release branches' heads, 2026-04 ... 2026-08, do).
+// per patch release that set it (crdwatcher.go MaximumCRDVersions at every tag, testdata/upstream/istio-patches.yaml);
+// a later patch of these minors keeps the last entry (docs/modes.md).
 var istiodMaximumCRDs = []struct {
 	minor, sincePatch int
 	crd, max          string
@@ -175,10 +167,8 @@ func IstiodCRDBounds(istioVersion string) map[string]CRDBound {
 
 const bundleVersionAnnotation = "gateway.networking.k8s.io/bundle-version"
 
-// istiodIgnoresCRD says why istiod ignores a CRD it has bounds for ("" when it accepts it): the annotation is
-// missing or unparsable, or the version is below the minimum or above the maximum. A prerelease suffix is dropped
-// before comparing, as istiod's minimumVersionFilter and maximumVersionFilter do (v1.5.0-rc.1 counts as v1.5.0). It
-// is pure.
+// istiodIgnoresCRD says why istiod ignores a CRD it has bounds for ("" when it accepts it): annotation missing or
+// unparsable, or version outside the bounds, a prerelease suffix dropped as istiod's version filters do. Pure.
 func istiodIgnoresCRD(bundleVersion string, b CRDBound) string {
 	switch {
 	case bundleVersion == "":

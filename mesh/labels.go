@@ -42,10 +42,9 @@ const (
 // modeLabelKeys are every namespace label a mode switch may set or remove.
 var modeLabelKeys = []string{labelInjection, LabelRevision, LabelDataplaneMode, LabelUseWaypoint, LabelUseWaypointNamespace}
 
-// NamespaceLabels returns the mode labels namespace ns must carry in mode: a value to set, or nil to remove.
-// Every key of modeLabelKeys is present, except istio.io/rev in sidecar mode without a revision (a revision label
-// someone else set is left alone there; istio-injection wins over it). wpNamespace is where the waypoint of ns lives
-// (its own namespace for per-namespace scope).
+// NamespaceLabels returns the mode labels namespace ns must carry in mode: a value to set, or nil to remove, for every
+// key of modeLabelKeys except istio.io/rev in sidecar mode without a revision (left alone: istio-injection wins).
+// wpNamespace is where ns's waypoint lives.
 func NamespaceLabels(mode scenario.Mode, ns string, wp scenario.Waypoint, wpNamespace, revision string) map[string]*string {
 	out := map[string]*string{}
 	for _, k := range modeLabelKeys {

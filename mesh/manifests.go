@@ -12,10 +12,9 @@ import (
 	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
-// ReadManifests reads YAML files (each one or more documents) into objects, in file order. Every file is decoded on
-// its own: the Gateway API CRD files have no leading "---", so a naive concatenation would merge documents and
-// silently keep only the last object. Empty documents are skipped; an object without apiVersion or kind is an error.
-// Each file follows inputfile's rule (a regular file of at most inputfile.MaxManifest).
+// ReadManifests reads YAML files (each one or more documents) into objects, in file order, each file decoded on its
+// own (the Gateway API CRD files have no leading "---": concatenated, documents would merge). Empty documents are
+// skipped; an object without apiVersion or kind is an error; every file follows inputfile's rule.
 func ReadManifests(paths ...string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, p := range paths {

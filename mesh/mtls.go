@@ -68,18 +68,14 @@ type MTLSView struct {
 	Ambient bool
 }
 
-// ambientFiltersByRevisionSince is, per minor, the first patch whose ambient index reads only the PeerAuthentications
-// of istiod's own revision (istio/istio pilot/pkg/serviceregistry/kube/controller/ambient/ambientindex.go, from 1.30.0
-// pilot/pkg/serviceregistry/ambient/ambientindex.go: the PeerAuthentication informer's configFilter with
-// a.inRevision; PR #56477, backported to 1.25.4 and 1.26.3; testdata/upstream/istio-patches.yaml). 1.24 never does;
-// minors after 1.26 always do.
+// ambientFiltersByRevisionSince is, per minor, the first patch whose ambient index reads only its own revision's
+// PeerAuthentications (istio/istio PR #56477, ambientindex.go; pinned in testdata/upstream/istio-patches.yaml): 1.24
+// never does, minors after 1.26 always do.
 var ambientFiltersByRevisionSince = map[int]int{24: -1, 25: 4, 26: 3}
 
-// countsPeerAuthentication reports whether the chosen istiod reads pa for the view's data plane. istiod's config
-// store keeps an object without istio.io/rev, or with istio.io/rev equal to its revision, and drops the rest
-// (pkg/config/model.go LabelsInRevision, used by pilot/pkg/config/kube/crdclient/client.go inRevision at every tag
-// 1.24.0 ... 1.31.0-rc.0: a revision tag's name is not resolved, it is another revision here too); the ambient index
-// does the same only from the releases in ambientFiltersByRevisionSince.
+// countsPeerAuthentication reports whether the chosen istiod reads pa for the view's data plane: its config store
+// keeps pa without istio.io/rev or with its own revision (a tag's name is not resolved), the ambient index only from
+// ambientFiltersByRevisionSince (docs/modes.md).
 func (v MTLSView) countsPeerAuthentication(pa *securityv1.PeerAuthentication) bool {
 	rev, labelled := pa.Labels[LabelRevision]
 	if !labelled || v.Revision == "" || rev == v.Revision {
@@ -95,14 +91,9 @@ func (v MTLSView) countsPeerAuthentication(pa *securityv1.PeerAuthentication) bo
 	return false
 }
 
-// effectiveMTLS computes a namespace's mode from the PeerAuthentications of the root namespace and of ns, as istiod
-// composes them (istio/istio pilot/pkg/security/authn/policy_applier.go ComposePeerAuthentication, and the ambient
-// index's convertedSelectorPeerAuthentications, same rules 1.24.0-1.31.0-rc.0): namespace-wide (no selector) over
-// mesh-wide (no selector in the root namespace), the oldest policy winning within a level, UNSET inheriting from the
-// level above, PERMISSIVE when nothing sets a mode. Selector policies in the root namespace are ignored by istiod;
-// selector policies in ns are counted, not evaluated. Policies the view's istiod does not read (another revision's)
-// are counted, not used. In the ambient modes the mode is ztunnel's: convertedSelectorPeerAuthentications keeps only
-// whether the effective policy is STRICT (isEffectiveStrictPolicy), so DISABLE is PERMISSIVE there. It is pure.
+// effectiveMTLS computes a namespace's mode from the PeerAuthentications of the root namespace and of ns, composed
+// as istiod does (namespace-wide over mesh-wide, oldest first, UNSET inherits, PERMISSIVE by default; in the ambient
+// modes only STRICT or not: docs/modes.md). Selector policies are counted, not evaluated. Pure.
 func effectiveMTLS(pas []*securityv1.PeerAuthentication, rootNS, ns string, v MTLSView) MTLS {
 	out := MTLS{Namespace: ns, Mode: mtlsPermissive, Source: "no PeerAuthentication (Istio's default)", Ambient: v.Ambient}
 	var mesh, nsWide []*securityv1.PeerAuthentication
@@ -162,11 +153,9 @@ func oldestMode(pas []*securityv1.PeerAuthentication) (paMode, bool) {
 	return paMode{}, false
 }
 
-// DetectMTLS reads the PeerAuthentications of the root namespace and of each namespace and returns their effective
-// modes as the view's istiod and data plane apply them, in the order given. It lists them cluster-wide in one request,
-// so a case's reading after every mode switch does not grow with the app's namespaces, and per namespace only where a
-// cluster-wide list is forbidden (a namespaced Role). A cluster without the PeerAuthentication CRD has the default
-// mode everywhere.
+// DetectMTLS returns the effective modes of the namespaces, in the order given, as the view's istiod and data plane
+// apply them. One cluster-wide list (so the cost does not grow with the app's namespaces), per namespace only where
+// that is forbidden; without the PeerAuthentication CRD every mode is the default.
 func DetectMTLS(ctx context.Context, ic istioclient.Interface, rootNS string, namespaces []string, v MTLSView) ([]MTLS, error) {
 	if ic == nil {
 		return nil, fmt.Errorf("detect mTLS: no Istio client")

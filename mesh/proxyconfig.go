@@ -16,19 +16,16 @@ import (
 	"github.com/meshbench/meshbench/internal/kube"
 )
 
-// Where a proxy's own counters are read through the pods/proxy subresource: Envoy's Prometheus listener, which
-// Istio's bootstrap template declares on 15090 (container port http-envoy-prom of every injected sidecar and
-// waypoint), and pilot-agent's merged stats on 15020 as the fallback (istio/istio
-// tools/packaging/common/envoy_bootstrap.json, pkg/config/constants; the same at 1.24.0 and the pin).
+// Where a proxy's own counters are read through pods/proxy: Envoy's Prometheus listener (15090), pilot-agent's merged
+// stats (15020) as the fallback (istio/istio tools/packaging/common/envoy_bootstrap.json, pkg/config/constants).
 const (
 	EnvoyStatsPort = 15090
 	agentStatsPort = 15020
 	statsPath      = "/stats/prometheus"
 )
 
-// XDSCounter is one of Envoy's counters of the configuration updates it received (Envoy's subscription stats,
-// envoy/config/subscription.h ALL_SUBSCRIPTION_STATS), named as Envoy's admin /stats shows it. Istio's bootstrap
-// always keeps them: its stats matcher includes the prefixes cluster_manager and listener_manager
+// XDSCounter is one of Envoy's counters of the config updates it received, named as admin /stats shows it
+// (envoyproxy/envoy envoy/config/subscription.h ALL_SUBSCRIPTION_STATS); Istio's stats matcher always keeps them
 // (pkg/bootstrap/config.go requiredEnvoyStatsMatcherInclusionPrefixes).
 type XDSCounter string
 

@@ -30,11 +30,9 @@ const LabelRecordFile = "namespace-labels.json"
 // restores the namespace labels and ignores the workloads (encoding/json drops unknown fields).
 const labelRecordSchema = "meshbench.dev/namespace-labels/v1"
 
-// LabelRecord remembers the original values of the labels meshbench changes on namespaces it did not create, and of
-// the pod-template annotations (the restart annotation) it changes on workloads it did not create (app existing),
-// so they can be restored at the end of the run or by `meshbench cleanup`. Every change is written to the file
-// BEFORE the label or annotation is changed: a crash between the two leaves a record of a change that did not
-// happen, which restores to the same values and is harmless.
+// LabelRecord remembers the original namespace labels and pod-template restart annotations meshbench changes on what
+// it did not create, for restore at the end of the run or by `meshbench cleanup`. Each change is recorded BEFORE it
+// is made: a crash in between leaves a harmless record of a change that did not happen.
 type LabelRecord struct {
 	// Path of the JSON file; "" keeps the record in memory only.
 	Path string
@@ -237,15 +235,9 @@ func (r *LabelRecord) Restore(ctx context.Context, kc kubernetes.Interface) ([]s
 	return res.Namespaces, err
 }
 
-// RestoreAll puts every recorded label back to its original value (deleting labels that were absent), then every
-// recorded pod-template annotation (deleting it where it was absent), and empties the record of what it restored.
-// Namespaces and workloads that no longer exist are skipped (a workload with a note).
-//
-// The order matters: putting the annotation back changes the pod template again, so the workload rolls out once
-// more, and its new pods are injected (or not) by the namespace labels in force at that moment. With the labels
-// restored first, that rollout brings the pods back in the app's original mode (e.g. without the sidecar meshbench's
-// mode had injected). A workload whose namespace could not be restored stays recorded, unrestored, for a later
-// `meshbench cleanup`: rolling it now would only recreate its pods in meshbench's mode.
+// RestoreAll puts back every recorded label (deleting those that were absent), then every annotation, and empties
+// the record of what it restored. Labels first, so the rollout an annotation causes brings pods back in their
+// original mode; a workload whose namespace could not be restored stays recorded for `meshbench cleanup`.
 func (r *LabelRecord) RestoreAll(ctx context.Context, kc kubernetes.Interface) (Restored, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

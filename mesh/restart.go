@@ -17,9 +17,8 @@ import (
 )
 
 // Reconcile restarts, once the target's workloads are ready after Apply, every workload that still has a pod whose
-// sidecar presence differs from what mode needs: a pod created in the moment Apply relabelled its namespace was
-// admitted by the API server's cached view of the old labels (a fresh app's first sidecar case met one without its
-// sidecar on the local cluster). The caller waits for the restarted workloads to roll out.
+// sidecar presence differs from mode's: admission may have judged a pod created mid-relabel by the namespace's old
+// labels. The caller waits for the restarted workloads.
 func (s *Switcher) Reconcile(ctx context.Context, t target.Target, mode scenario.Mode) ([]target.WorkloadRef, error) {
 	restarted, err := s.restartMismatched(ctx, t, mode)
 	if len(restarted) > 0 {
@@ -84,10 +83,8 @@ func (s *Switcher) restartMismatched(ctx context.Context, t target.Target, mode 
 	return out, nil
 }
 
-// rememberWorkload records, before the restart patch, the original restart annotation of a workload meshbench did
-// not create (app existing: the user's Deployments and StatefulSets lack kube.ManagedByLabel), so that the record
-// can put it back: the record keeps the first value, so the value before meshbench's first restart survives later
-// restarts. The catalog apps' workloads carry meshbench's labels and go away with the run: nothing is recorded.
+// rememberWorkload records, before the restart patch, the original restart annotation of a workload meshbench did not
+// create, so the record can put it back (the first value recorded wins). Catalog workloads go with the run: none.
 func (s *Switcher) rememberWorkload(ctx context.Context, w target.WorkloadRef) error {
 	var (
 		labels, annotations map[string]string

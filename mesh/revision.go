@@ -13,14 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// Istio revision facts (istio/istio, checked at 1.24.0, 1.30.3 and 1.31.0-rc.0):
-//   - istiod pods carry label istio.io/rev=<revision>, "default" for a non-revisioned install
-//     (manifests/charts/istio-control/istio-discovery/templates/deployment.yaml);
-//   - a revision tag is a MutatingWebhookConfiguration istio-revision-tag-<tag> labelled istio.io/tag=<tag> and
-//     istio.io/rev=<revision> (templates/revision-tags.yaml, revision-tags-mwc.yaml from 1.28);
-//   - `istio-injection=enabled` reaches an injector only through the webhook named namespace.sidecar-injector.istio.io,
-//     rendered for the non-revisioned install and for the tag "default" only (templates/mutatingwebhook.yaml); a
-//     revisioned injector matches istio.io/rev=<rev> on a namespace WITHOUT istio-injection.
+// Istio's revision labels and webhook names (istio/istio at 1.24.0, 1.30.3 and 1.31.0-rc.0, pinned by
+// revision_test.go; the facts: docs/modes.md).
 const (
 	labelIstioTag = "istio.io/tag"
 	// defaultRevision is the istio.io/rev value of a non-revisioned istiod.

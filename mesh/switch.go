@@ -79,10 +79,9 @@ type Transition struct {
 // SwitchWarningKind names a caveat of a mode switch.
 type SwitchWarningKind string
 
-// WarningInfrastructurePruned: a waypoint Gateway came back from the API server without spec.infrastructure.labels
-// (Gateway API CRDs of the standard channel before v1.2.0 do not know the field and prune it), so istiod copies all
-// the Gateway's labels, the run labels among them, onto the objects it creates for the waypoint
-// (waypointRunLabel). The case records it as results.FactWaypointLabelsCopied.
+// WarningInfrastructurePruned: a waypoint Gateway came back without spec.infrastructure.labels (CRDs before Gateway
+// API v1.2.0 prune it), so istiod copies all its labels, run labels included, onto the waypoint's objects. The case
+// records it as results.FactWaypointLabelsCopied.
 const WarningInfrastructurePruned SwitchWarningKind = "waypoint-infrastructure-pruned"
 
 // SwitchWarning is one caveat of a mode switch: its kind, the object, and what it means.
@@ -175,23 +174,9 @@ func (s *Switcher) step(tr *Transition, name, detail string, fn func() error) er
 	return err
 }
 
-// Apply switches the target's namespaces to mode in the safe order:
-//
-//  1. waypoint mode: create the waypoint Gateway(s) and wait until each is Programmed=True AND its Deployment is
-//     available, before anything is labelled to use them;
-//  2. label: set the new mode's namespace labels (the new data plane is enabled before the old one is removed);
-//  3. unlabel: remove the other modes' labels;
-//  4. restart the Deployments and StatefulSets whose pods' sidecar does not match the mode (sidecar <-> anything:
-//     injection happens only at pod creation);
-//  5. leaving waypoint mode: delete this run's waypoints, now that no namespace label points at them, and wait
-//     until their pods are gone.
-//
-// Apply does not wait for the restarted workloads to roll out (Transition.Restarted names them): waiting for the
-// app is the caller's one step (the runner's wait-ready, target.WaitReady), and Verify checks every pod afterwards.
-// Nor does it wait for ambient capture, which istio-cni does asynchronously: Verify does.
-//
-// Namespaces that do not exist yet are created (labelled with the run), so Apply may run before the app is deployed:
-// pods are then created in the right mode and nothing restarts.
+// Apply switches the target's namespaces to mode in the safe order (waypoints ready, new labels on, old off, restart
+// what changes sidecar involvement, delete unused waypoints: docs/modes.md), creating missing namespaces. It waits
+// neither for rollouts (Transition.Restarted; the caller waits, then Verify) nor for ambient capture.
 func (s *Switcher) Apply(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint) (tr Transition, err error) {
 	tr = Transition{To: mode, Namespaces: append([]string(nil), t.Namespaces...), Start: s.now()}
 	defer func() { tr.End = s.now() }() // named result: the caller sees End
@@ -328,10 +313,8 @@ func PodHasSidecar(p corev1.Pod) bool {
 	return o == observedSidecar || o == observedSidecarNotReady
 }
 
-// Restore puts back the labels recorded for namespaces meshbench did not create, then the restart annotations
-// recorded for workloads it did not create (LabelRecord.RestoreAll: labels first, so the rollout the annotation
-// triggers brings the pods back in their original mode). It returns the namespaces restored. The runner calls it
-// at the end of a run, after a failure and after Ctrl-C (its finalizer); `meshbench cleanup` restores from the file.
+// Restore restores what the record holds (LabelRecord.RestoreAll: labels, then annotations) and returns the
+// namespaces restored; the runner's finalizer calls it, also after a failure or Ctrl-C.
 func (s *Switcher) Restore(ctx context.Context) ([]string, error) {
 	if s.Record == nil {
 		return nil, nil

@@ -68,11 +68,9 @@ func (s *Switcher) ensureWaypoints(ctx context.Context, t target.Target, wp scen
 // waypoint mode cannot run.
 var errNoGatewayAPI = errors.New("the cluster does not serve gateway.networking.k8s.io/v1 Gateways: install the Gateway API CRDs (standard channel)")
 
-// checkGatewayAPI asks API discovery, through the clients' REST mapper, whether the cluster serves
-// gateway.networking.k8s.io/v1 Gateways. It is a typed answer (meta.IsNoMatchError) where a Gateway call would only
-// fail with a 404 that reads like a missing object. The error wraps errNoGatewayAPI and the mapper's
-// *meta.NoKindMatchError when the kind is not served. Without a mapper (clients built by hand) it returns nil and the
-// Gateway calls themselves fail.
+// checkGatewayAPI asks API discovery (the clients' REST mapper) whether gateway.networking.k8s.io/v1 Gateways are
+// served: a typed answer where a Gateway call would fail with a 404 that reads like a missing object. The error wraps
+// errNoGatewayAPI; without a mapper it returns nil.
 func (s *Switcher) checkGatewayAPI() error {
 	if s.Clients.Mapper == nil {
 		return nil

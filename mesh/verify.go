@@ -107,10 +107,9 @@ func (e *VerifyError) Error() string {
 	return b.String()
 }
 
-// Verify watches the target's pods (and waypoints) until every app pod proves the mode and is ready, the expected
-// number of pods exists (no old replicas left), every waypoint is ready, and the namespace labels are still the
-// mode's, or until timeout, on a target.Cache of its own (see VerifyIn). The returned Verification holds the last
-// proofs either way; on failure the error is a *VerifyError naming the pods and what to fix.
+// Verify watches the target's pods and waypoints, on a target.Cache of its own (see VerifyIn), until every app pod
+// proves the mode and is ready, no old replicas are left, every waypoint is ready and the labels are still the
+// mode's, or timeout. The Verification holds the last proofs; a failure is a *VerifyError naming pods and fix.
 func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
 	if s.Clients == nil {
 		return Verification{Mode: mode}, errors.New("verify mode: no Kubernetes clients")
@@ -220,10 +219,8 @@ func (s *Switcher) gatewayWatches(refs []WaypointRef) []kube.WatchOpener {
 	return watches
 }
 
-// checkAcceptance reads the proxies' xDS counters into v.ProxyConfig: the app's sidecars (a sample) in a sidecar
-// mode, then every waypoint pod. Ready proxies got their first config, but a later update (an EnvoyFilter, a skewed
-// proxy) may have been refused while the pod stays Ready: a refusal is a *ProxyConfigError, before anything is
-// measured.
+// checkAcceptance reads the proxies' xDS counters into v.ProxyConfig (a sample of the sidecars, every waypoint pod):
+// a ready proxy may still have refused a later update, which is a *ProxyConfigError before anything is measured.
 func (s *Switcher) checkAcceptance(ctx context.Context, src PodSource, t target.Target, mode scenario.Mode, refs []WaypointRef, v *Verification) error {
 	if UsesSidecar(mode) {
 		var pods []*corev1.Pod
@@ -293,10 +290,8 @@ func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenari
 	return v, nil
 }
 
-// dataPlaneKinds says what runs each data-plane component of mode, from the pods: the app's sidecars (their
-// proofs), the ztunnels (ambient modes) and the waypoints' pods, which carry the stand-in or upstream-Envoy
-// annotation on the test bed (podDataPlane); the least representative pod decides. Read once per verification,
-// after the wait; a failed read says nothing (the pods' own proofs stand).
+// dataPlaneKinds says what runs each data-plane component of mode (Istio's, upstream Envoy or a stand-in), from the
+// pods; the least representative pod decides. A failed read says nothing (the pods' own proofs stand).
 func (s *Switcher) dataPlaneKinds(ctx context.Context, mode scenario.Mode, refs []WaypointRef, proofs []PodProof) map[results.Component]results.DataPlaneKind {
 	kinds := map[results.Component][]results.DataPlaneKind{}
 	if UsesSidecar(mode) {

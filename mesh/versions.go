@@ -5,10 +5,8 @@ import (
 	"strings"
 )
 
-// istioctlMinKubernetes is istioctl's minimum Kubernetes minor from the Istio release that set it: istio/istio
-// istioctl/pkg/install/k8sversion/version.go MinK8SVersion, read at every release tag 1.24.0 ... 1.30.3 and
-// 1.31.0-rc.0 (testdata/upstream/istio-patches.yaml, TestPatchLevelFactsMatchUpstream). It moves within minors:
-// 1.25.1 and 1.28.2 raised it.
+// istioctlMinKubernetes is istioctl's minimum Kubernetes minor from the Istio release that set it (it moves within
+// minors): istioctl/pkg/install/k8sversion/version.go, pinned in testdata/upstream/istio-patches.yaml.
 var istioctlMinKubernetes = []struct {
 	since string
 	minor int

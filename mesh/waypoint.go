@@ -58,18 +58,14 @@ func waypointNamespaceFor(t target.Target, wp scenario.Waypoint, ns string) stri
 	return ns
 }
 
-// waypointRunLabel is the only label istiod copies from meshbench's waypoint Gateways onto the objects it creates for
-// them (Deployment, pod template, Service, ServiceAccount), through spec.infrastructure.labels. Without that field
-// istiod copies ALL the Gateway's labels (istio/istio pilot/pkg/config/kube/gateway/deploymentcontroller.go
-// extractInfrastructureLabels, 1.24.0-1.31.0-rc.0), and meshbench's run labels would mark istiod-owned objects as
-// meshbench's: a label-based cleanup would delete them while istiod recreates them.
+// waypointRunLabel is the only label istiod copies from meshbench's waypoint Gateways onto the objects it creates
+// (through spec.infrastructure.labels): copied run labels would make a label-based cleanup delete istiod-owned
+// objects (deploymentcontroller.go extractInfrastructureLabels; docs/modes.md).
 const waypointRunLabel = "meshbench.dev/waypoint-of-run"
 
-// WaypointGateway is the waypoint object (what `istioctl waypoint apply` creates): a Gateway of class
-// istio-waypoint with one HBONE listener on 15008, labelled istio.io/waypoint-for, and istio.io/rev=<revision> when
-// the control plane is a named revision (istiod's deployment controller only takes Gateways whose istio.io/rev, or
-// else their namespace's, names its revision or tag; an unlabelled one needs a default: istio/istio
-// pkg/revisions/tag_watcher.go IsMine). A shared waypoint admits routes from every namespace.
+// WaypointGateway is the waypoint object `istioctl waypoint apply` creates: class istio-waypoint, one HBONE listener
+// on 15008, istio.io/waypoint-for, and istio.io/rev for a named revision (istiod only takes its own: tag_watcher.go
+// IsMine). A shared waypoint admits routes from every namespace.
 func WaypointGateway(ref WaypointRef, wp scenario.Waypoint, shared bool, runID, revision string) *gwv1.Gateway {
 	forWhat := wp.For
 	if forWhat == "" {

@@ -24,10 +24,8 @@ const (
 	// istioRequests is Istio's own request metric, which istio-proxy's stats filter writes with reporter="waypoint"
 	// (istio/proxy source/extensions/filters/http/istio_stats; Istio's bootstrap keeps the "reporter=" prefix).
 	istioRequests RequestCounter = `istio_requests_total{reporter="waypoint"}`
-	// envoyInboundRequests is Envoy's own count of the requests its inbound HTTP connection managers received (stat
-	// prefix "inbound_...": istio/istio pilot/pkg/networking/core/listener_waypoint.go, inboundChainConfig
-	// StatPrefix); Istio's default stats matcher drops it, so it exists only where the waypoint's proxyStatsMatcher
-	// keeps http.* (upstream Envoy, which has no Istio stats filter, on the test bed).
+	// envoyInboundRequests is Envoy's count of requests its inbound HTTP connection managers received
+	// (listener_waypoint.go StatPrefix "inbound_..."); only where the waypoint's stats matcher keeps http.* (docs/modes.md).
 	envoyInboundRequests RequestCounter = `envoy_http_downstream_rq_total{http_conn_manager_prefix=~"inbound_.*"}`
 )
 

@@ -41,10 +41,9 @@ type workloadsAdapter struct {
 	cache *appCache
 }
 
-// appCache hands the informer cache of a case's readiness wait to the mode verification that follows it (the
-// runner's order: wait-ready, then verify), so that the verification starts on a synced cache instead of listing
-// and watching every app namespace again (target.Cache). The wait opens it; the verification, a failed wait, the
-// next wait or the target's teardown stop it: informers never run through a measured window.
+// appCache hands the informer cache of a case's readiness wait to the mode verification that follows, so it starts
+// synced instead of listing and watching again (target.Cache). The wait opens it; the verification, a failed wait,
+// the next wait or teardown stop it: informers never run through a measured window.
 type appCache struct {
 	kc kubernetes.Interface
 	mu sync.Mutex
@@ -292,10 +291,8 @@ func (a *meshAdapter) Restore(ctx context.Context) error {
 type loadAdapter struct {
 	c    *loadgen.Cluster
 	spec scenario.LoadSpec
-	// login is the request whose answer supplies the headers load needs (workloads.LoginFor: spec.load.login, or the
-	// app's built-in one, such as bank-of-anthos' session cookie, without which its frontend redirects every request
-	// to /login and the load measures nothing); nil when none. Prepare sends it from a load client pod: through the
-	// data plane of the mode, as the load goes.
+	// login is the request whose answer supplies the headers load needs (workloads.LoginFor; nil when none), which
+	// Prepare sends from a load client pod, through the mode's data plane as the load goes.
 	login *scenario.Login
 	// headers are login's headers per topology, taken after every mode switch (pods restarted, data plane new).
 	headers map[string]map[string]string

@@ -63,10 +63,9 @@ func ServerVersion(ctx context.Context, kc kubernetes.Interface, timeout time.Du
 	return info.GitVersion, nil
 }
 
-// ResolveCluster reads, before anything is changed, what the run must know of the cluster: the Istio control plane
-// serving the app (spec.istio.revision, or the only/default one; with several and no default the run refuses to
-// guess: *InputError) and the cluster DNS domain for the app's FQDNs (spec.workload.clusterDomain, else the kubelets'
-// clusterDomain, else cluster.local with a warning), which it sets in s.
+// ResolveCluster reads, before anything is changed, the Istio control plane serving the app (several and no default:
+// *InputError) and the cluster DNS domain for the app's FQDNs (the scenario's, else the kubelets', else cluster.local
+// with a warning), which it sets in s.
 func ResolveCluster(ctx context.Context, clients *kube.Clients, s *scenario.Scenario, plan scenario.Plan, log *slog.Logger) (mesh.IstioInfo, error) {
 	info, err := mesh.Detect(ctx, clients, s.Spec.Istio.Revision)
 	if err != nil {

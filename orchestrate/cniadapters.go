@@ -131,11 +131,9 @@ func RunCNICases(ctx context.Context, c CNICases) (runner.Outcome, error) {
 	return out, nil
 }
 
-// NewCNIBench is cni.New for a new run (recorded nil) or for the continuation of a recorded one: the kept
-// cases' nodes are pinned as the placement (the resumed cases measure the same path), the plan must still be the
-// recorded run's, what a killed session left in the cluster is deleted and the raw output of the cases that run
-// again is removed (cni.Bench.Resume). done is what the runner keeps (CNICases.Done). The bench is returned with
-// an error too when New returned one (its report holds the refused placement).
+// NewCNIBench is cni.New for a new run (recorded nil) or a resumed one (kept cases' nodes pinned, the plan checked
+// against the record, a killed session's leftovers removed: cni.Bench.Resume); done is what the runner keeps. The
+// bench is returned with New's error too (its report holds the refused placement).
 func NewCNIBench(ctx context.Context, nc cni.Config, d cni.Deps, recorded *results.Run) (b *cni.Bench, done map[string]results.CaseResult, err error) {
 	if recorded != nil {
 		pin, ok, err := cni.RecordedPlacement(recorded.DoneCases())

@@ -31,11 +31,9 @@ type ResumeRequest struct {
 	Load func(file, imageRegistry string) (*scenario.Scenario, error)
 }
 
-// ResumeScenario is the scenario a --resume runs: the one recorded in RUN_DIR's run.json, so a resumed run repeats
-// what ran. Nothing is written and nothing is contacted. Every refusal is an *InputError naming the flag and the fix:
-// a flag that would move the run (--output-dir other than RUN_DIR's parent, --image-registry without -f), a directory
-// of the other verb's run, and -f (with its flags applied) that differs from the recorded run in a field the verb's
-// plan or measurements depend on (each such field listed with both values).
+// ResumeScenario is the scenario a --resume runs: the one recorded in RUN_DIR's run.json. It writes and contacts
+// nothing; each refusal is an *InputError naming the flag and the fix (the rule: docs/architecture.md, One run
+// flow).
 func ResumeScenario(r ResumeRequest) (*scenario.Scenario, error) {
 	if err := r.checkFlags(); err != nil {
 		return nil, err
@@ -105,12 +103,9 @@ func checkResumeDir(dir, command string) error {
 	return nil
 }
 
-// resumeConflicts lists, one line per field, where a scenario given to a resumed run of command (-f, with the flags
-// applied) differs from the recorded one in what makes that verb's plan or its measurements, in a stable order. For
-// `meshbench cni`: spec.cni and the images the test pods run. For `meshbench run`: spec.workload, modes, waypoint,
-// istio, load, windows and the images the app and load clients run. Anything else (metadata, the output directory,
-// Prometheus, the other verb's section) may differ: the recorded scenario runs. Nil means the given scenario repeats
-// the recorded run. It is pure.
+// resumeConflicts lists, one line per field in a stable order, where a scenario given to a resumed run of command
+// differs from the recorded one in what that verb's plan or measurements depend on (the fields: docs/architecture.md);
+// nil when it repeats the recorded run. Pure.
 func resumeConflicts(command string, recorded, given *scenario.Scenario) []string {
 	var out []string
 	for _, part := range resumeParts(command) {

@@ -32,10 +32,8 @@ func dataPlaneNotes(ist *results.IstioFacts, modes []scenario.Mode) []string {
 	return results.DataPlaneNotes(ist.DataPlanes, comps)
 }
 
-// runDataPlane is the least representative kind among the components the run's modes run: a none-and-sidecar run
-// on the test bed is an upstream-Envoy run, not a stand-in one because the cluster also has a ztunnel stand-in that
-// no case used. A run whose modes run no proxy, or whose data planes were not recorded per component, keeps the
-// kind recorded.
+// runDataPlane is the least representative kind among the components the run's modes run (a stand-in no case used
+// does not count); a run whose modes run no proxy, or without per-component records, keeps the kind recorded.
 func runDataPlane(ist *results.IstioFacts, modes []scenario.Mode) results.DataPlaneKind {
 	var used []results.ComponentDataPlane
 	for _, m := range modes {
@@ -206,10 +204,8 @@ func newRunMeta(ctx context.Context, d Deps, s *scenario.Scenario, plan scenario
 	return meta, nil
 }
 
-// sweepEarlierSessions removes, after a resumed run's own finalizers, every object still labelled with the run's ID:
-// what a killed earlier session left in a topology this session did not deploy again, or everything it left when
-// no case was left to run (killed in its teardown or report). The runner tears down only what its own session
-// deployed. It runs with its own budget, also after Ctrl-C.
+// sweepEarlierSessions removes, after a resumed run's own finalizers, every object still labelled with the run's ID
+// (what killed earlier sessions left; the runner tears down only its own session's). Own budget, also after Ctrl-C.
 func sweepEarlierSessions(ctx context.Context, clients *kube.Clients, runID string, budget time.Duration, log *slog.Logger) error {
 	if budget <= 0 {
 		budget = runner.DefaultDeleteTimeout

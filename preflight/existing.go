@@ -28,13 +28,9 @@ type existingWorkload struct {
 	Sidecar, Plain int
 }
 
-// existingChanges lists what a run of app existing will change in the user's namespaces, following the plan's mode
-// switches in order (switches: the mode of every case that switches) from the cluster's state now. For each mode,
-// at its first switch: the label patch of each namespace (mesh.LabelChanges, what Switcher.Apply sends) and the
-// workloads restarted (those with a pod whose sidecar presence differs from what the mode needs: Apply's decision).
-// After a switch every pod of a restarted workload is taken to be in the mode, as the runner waits for the rollout.
-// Then a line with the plan's totals and one with what the end of the run restores. It returns the lines and the
-// workloads restarted at least once. Pure.
+// existingChanges lists what a run of app existing will change, following the plan's switches from the cluster's
+// state now: per mode, each namespace's label patch and the workloads Apply would restart, then totals and what the
+// end restores. It returns the lines and the workloads restarted at least once. Pure.
 func existingChanges(switches []scenario.Mode, t target.Target, wp scenario.Waypoint, revision string, nss []existingNamespace, ws []existingWorkload) ([]string, []string) {
 	labels := map[string]map[string]string{}
 	for _, ns := range nss {
@@ -115,10 +111,8 @@ func planSwitches(s *scenario.Scenario) []scenario.Mode {
 	return out
 }
 
-// existingCheck shows, for app existing, exactly what the run will change in the user's namespaces (existingChanges):
-// WARN when the user's workloads will be restarted, OK when only namespace labels change. It only reads: the
-// namespaces, the app's workloads (workloads.Discover) and their pods. A discovery error is a FAIL: the run would
-// stop on it before changing anything.
+// existingCheck shows, for app existing, what the run will change (existingChanges): WARN when the user's workloads
+// will be restarted, OK when only labels change, FAIL when discovery fails (the run would stop there). Read-only.
 func existingCheck(ctx context.Context, c *kube.Clients, s *scenario.Scenario, revision string, protected ...string) Check {
 	const name = "existing app changes"
 	t, err := workloads.Discover(ctx, c.Kube, s)

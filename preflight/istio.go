@@ -149,10 +149,8 @@ func revisionCheck(i mesh.IstioInfo, needIstio bool) Check {
 	return ch
 }
 
-// gatewayAPICheck mirrors what istiod checks: the Gateway CRD must be served for waypoints (any bundle-version: istiod
-// accepts it without one); CRDs istiod has bounds for (a minimum per minor, a TLSRoute maximum in some patch
-// releases: mesh.IstiodCRDBounds) and ignores outside them are a WARN (meshbench uses none of them, other workloads
-// might).
+// gatewayAPICheck mirrors istiod: waypoints need the Gateway CRD served (any bundle-version); CRDs istiod ignores
+// outside its bounds (mesh.IstiodCRDBounds) are a WARN, since meshbench uses none of them but other workloads might.
 func gatewayAPICheck(i mesh.IstioInfo, needWaypoint bool) Check {
 	g := i.GatewayAPI
 	gw := Check{Name: "gateway-api", Status: StatusOK}
@@ -200,11 +198,9 @@ func gatewayAPICheck(i mesh.IstioInfo, needWaypoint bool) Check {
 	return gw
 }
 
-// mtlsCheck records the PeerAuthentication mode the app's namespaces will have (mesh-wide policy in the root
-// namespace, namespace-wide ones in existing app namespaces) as the chosen istiod reads them (its revision's and
-// unlabelled ones) and as the requested modes' data plane applies them: sidecars as written, ztunnel only STRICT or
-// not. It never blocks: STRICT is what many production meshes run, and meshbench's load clients and logins run
-// inside the mesh.
+// mtlsCheck records the PeerAuthentication mode the app's namespaces will have, as the chosen istiod reads them and
+// the requested modes' data plane applies them (mesh.DetectMTLS). It never blocks: STRICT is common, and meshbench's
+// load clients and logins run inside the mesh.
 func mtlsCheck(ctx context.Context, c *kube.Clients, i mesh.IstioInfo, namespaces []string, modes []scenario.Mode) Check {
 	if len(namespaces) == 0 {
 		return Check{Name: "mtls", Status: StatusOK, Detail: "no app namespaces (root namespace " + i.RootNamespace + ")"}

@@ -112,11 +112,9 @@ func (r Report) Table() string {
 	return b.String()
 }
 
-// Run checks, without changing anything, whether scenario s can run on the cluster: Kubernetes and nodes,
-// Istio presence and version, ambient capability, native sidecars, Gateway API CRDs, the stand-in marker, the app's
-// namespaces (app existing: what the run changes in them, existingCheck), the images (o.Images), Prometheus and every permission. A check fails only when it blocks what s asks
-// for (e.g. no Istio with mode sidecar). The error is for the report's own failure (cluster unreachable), not for
-// failed checks.
+// Run checks, without changing anything, whether scenario s can run on the cluster. A check fails only when it
+// blocks what s asks for (e.g. no Istio with mode sidecar); the error is for the report's own failure (cluster
+// unreachable), not for failed checks.
 func Run(ctx context.Context, c *kube.Clients, s *scenario.Scenario, o Options) (Report, error) {
 	r := Report{Scenario: s.Metadata.Name, Modes: s.Spec.Modes}
 	needIstio, needAmbient, needWaypoint := false, false, false

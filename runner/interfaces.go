@@ -45,10 +45,9 @@ type Mesh interface {
 	Restore(ctx context.Context) error
 }
 
-// PathProver is a Mesh that can prove, around a case's load, that the mode's proxies carried it (a waypoint that
-// traffic bypasses measures ambient, not waypoint). BeforeLoad takes its counters just before the load starts;
-// AfterLoad compares them once the load ended, given the requests the load's measured phase completed. An
-// AfterLoad error fails the case with its text as the reason; the case's measurements are kept.
+// PathProver is a Mesh that proves, around a case's load, that the mode's proxies carried it: BeforeLoad takes its
+// counters just before the load, AfterLoad compares them with the requests the measured phase completed. An AfterLoad
+// error fails the case (its text the reason); the measurements are kept.
 type PathProver interface {
 	BeforeLoad(ctx context.Context, t target.Target, mode scenario.Mode) (PathMark, error)
 	AfterLoad(ctx context.Context, t target.Target, mode scenario.Mode, before PathMark, requests int64) (map[results.FactKey]string, error)
@@ -57,10 +56,8 @@ type PathProver interface {
 // PathMark is what a PathProver read before the load; only it reads it back.
 type PathMark any
 
-// Reconciler is a Mesh that puts right, once the workloads are ready, the pods a mode switch could not reach: pods
-// their controllers created in the moment the namespaces were relabelled, which the API server's admission judged
-// by the namespace's old labels (its webhook namespace selector reads a cache), so a fresh app's first sidecar case
-// found a pod without its sidecar. restarted says whether it restarted anything (the runner then waits again).
+// Reconciler is a Mesh that puts right, once the workloads are ready, pods a mode switch could not reach (admitted
+// by the namespace's old labels); restarted says whether it restarted anything, and the runner then waits again.
 type Reconciler interface {
 	Reconcile(ctx context.Context, t target.Target, mode scenario.Mode) (facts map[results.FactKey]string, restarted bool, err error)
 }
@@ -100,10 +97,9 @@ type LoadResult struct {
 	Warnings []string
 }
 
-// NotMeasuredError is a load that ran but measured nothing the case can count, in the generator's own words (a
-// back-to-back load that could run none of its runs, or whose every run failed: each one's failure). The case fails
-// as on any load error, keeping the result's facts and windows; its reason is the error's text alone, which
-// already says what failed, where other load errors are recorded after "load: ".
+// NotMeasuredError is a load that ran but measured nothing the case can count, in the generator's own words. The
+// case fails as on any load error, keeping its facts and windows; its reason is the error's text alone, without
+// "load: ".
 type NotMeasuredError struct{ Err error }
 
 func (e *NotMeasuredError) Error() string { return e.Err.Error() }
@@ -149,18 +145,14 @@ type Collector interface {
 	// LeadIn is how long before a window the measured condition must already hold (the rate range), so that the
 	// first rate point of the window sees no earlier activity.
 	LeadIn() time.Duration
-	// Guard is how long the measured condition must still hold after a window ends, before the next phase (the
-	// load's start after an idle window, its stop after the load window): two median sample spacings. The collector
-	// interpolates the counters at a window's edges from the samples around them, and reads those up to Guard
-	// beyond the edges as the window's own.
+	// Guard is how long the measured condition must still hold after a window ends (two median sample spacings):
+	// the collector reads samples up to Guard beyond a window's edges as the window's own.
 	Guard() time.Duration
 }
 
-// NodeGate decides whether a case can run while nodes an earlier case of the run failed on may still be unusable.
-// A step's error blames nodes through target.FailedNodes: a *target.NodeNotReadyError (a wait met app pods on a
-// node not Ready past target.NodeGrace) or a *target.KubeletError (a call through the node's kubelet failed: a load
-// client's exec breaks the moment the kubelet is gone, long before the node controller marks the node). The runner
-// asks it only after such a failure, so a run without one sends no request for it.
+// NodeGate decides whether a case can run while nodes an earlier case failed on (target.FailedNodes: a wait's
+// *target.NodeNotReadyError or a *target.KubeletError) may still be unusable. The runner asks it only after such a
+// failure, so a run without one sends no request for it.
 type NodeGate interface {
 	// Check reads nodes again. t is the deployed target the case runs on, nil when the case deploys another
 	// topology (its pods are placed anew).

@@ -20,32 +20,9 @@ import (
 // DefaultDeleteTimeout bounds teardown and label restore after the run (or after Ctrl-C).
 const DefaultDeleteTimeout = 10 * time.Minute
 
-// Runner executes a plan case by case, each as its policy (scenario.CasePolicy) says:
-//
-//	switch (topology or mode differs, or the last switch failed):
-//	    workloads.Ensure (new topology) -> mesh.Apply -> workloads.WaitReady -> mesh.Verify -> load clients ready -> settle
-//	idle window (policy.Idle)   after a quiet lead-in of at least the collector's rate range, then one guard
-//	load (policy.Load)          lead-in (warm-up, trim, >= rate range) -> measured window -> cool-down (>= guard),
-//	                            or a back-to-back load that is its window alone
-//	collect                     resources over the idle and load windows
-//	store.AppendCase            at once: a crash loses nothing, --resume skips what is recorded
-//
-// A case whose switch, verification, load or collection fails is recorded failed with its reason and the run goes on.
-// A collection that finds a window incomplete (an error with WindowIncomplete() true: Prometheus has no samples for
-// part of it) first measures the case again, idle and load windows, up to the policy's attempts; the
-// discarded measurements leave their reasons (results.FactAttemptPrefix) and lengths, not their samples.
-// After a case failed on nodes (a step's error blames them: a *target.NodeNotReadyError of a wait, pods on a node not
-// Ready, or a *target.KubeletError, such as a load client's exec broken through its node's kubelet; see
-// target.FailedNodes), Nodes is asked before each later case: while such a node is still not usable and the case
-// needs it, the case is recorded skipped naming the node; once the node is back, or the case no longer needs it,
-// the case runs (a failed group is switched again).
-// Finalizers (load clients, workloads, namespace label restore) run after the last case and after cancellation, with
-// a fresh timeout context; Keep skips them.
-//
-// The runner never asks a case's kind: meshbench cni's cases take the same loop with the adapters the pod network
-// has (no Mesh; no ReadyWaiter: Ensure deploys the test pods ready; no LoadClients: the samples run in those pods),
-// their policies (cni) giving the idle case its window only and each path x test case its samples as a
-// back-to-back load; a case the plan marks Skip is recorded skipped without running.
+// Runner executes a plan case by case as each case's policy (scenario.CasePolicy) says, never asking its kind, and
+// records each case at once (a crash loses nothing); a failed case keeps its reason and the run goes on. The loop,
+// retries, node skips and finalizers: docs/architecture.md (The case loop).
 type Runner struct {
 	Plan  scenario.Plan
 	RunID string
@@ -203,11 +180,9 @@ func (r *Runner) Run(ctx context.Context) (out Outcome, err error) {
 	return out, nil
 }
 
-// nodeSkip says why case c is skipped because a node an earlier case failed on (state.downNodes: a wait met it not
-// Ready, or a call through its kubelet failed, as a load client's exec does the moment the kubelet is gone) is
-// still not usable and the case needs it (Skip empty when it runs). Only after such a failure does it ask r.Nodes.
-// When the case runs, a group whose switch failed on those nodes is switched again instead of failing on the
-// earlier error: the node is back, or the case no longer needs it (pods rescheduled onto healthy nodes).
+// nodeSkip says why case c is skipped because a node an earlier case failed on (state.downNodes) is still not
+// usable and c needs it (Skip empty when it runs); it asks r.Nodes only after such a failure. When c runs, a group
+// whose switch failed on those nodes is switched again.
 func (r *Runner) nodeSkip(ctx context.Context, st *state, c scenario.Case) NodeCheck {
 	if r.Nodes == nil || len(st.downNodes) == 0 {
 		return NodeCheck{}

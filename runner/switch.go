@@ -24,11 +24,9 @@ func (e *SwitchError) Error() string { return e.What + ": " + e.Err.Error() }
 
 func (e *SwitchError) Unwrap() error { return e.Err }
 
-// switchTo deploys the case's topology if needed and puts it into the case's mode, in the one order of the house:
-// Workloads.Ensure (new topology) -> Mesh.Apply (labels, restarts) -> ReadyWaiter.WaitReady (the only wait for the
-// app's rollout) -> Mesh.Verify (every pod) -> LoadClients.Prepare -> settle. A step whose adapter the run does not
-// have (no Mesh, Workloads that Ensure ready, a load without clients of its own) is not taken. It returns nil on
-// success, else a *SwitchError saying why the case cannot be measured.
+// switchTo deploys the case's topology if needed and puts it into the case's mode in the one order: Ensure -> Apply ->
+// WaitReady -> Verify -> Prepare -> settle, skipping steps whose adapter the run lacks. It returns nil on success,
+// else a *SwitchError saying why the case cannot be measured.
 func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *caseRun) error {
 	clk := r.clock()
 	if st.target == nil || st.topo != c.Topology.Name {

@@ -73,10 +73,9 @@ type Options struct {
 	PushInstance string
 	// PushInsecure passes --push-insecure to the report step (no TLS verification of the Pushgateway).
 	PushInsecure bool
-	// PrometheusSecret names a Secret in Namespace with the Prometheus bearer token (key PrometheusTokenKey) and,
-	// when the scenario sets caFile, its CA (key PrometheusCAKey). Required when the scenario sets
-	// spec.prometheus.bearerTokenFile or caFile: those are files on the machine the schedule is made on, and a token
-	// must never travel in the ConfigMap or the pod's arguments, only by reference to a Secret.
+	// PrometheusSecret names a Secret in Namespace with the Prometheus bearer token (key PrometheusTokenKey) and CA
+	// (PrometheusCAKey); required when the scenario sets bearerTokenFile or caFile, since a token must never travel
+	// in the ConfigMap or the pod's arguments.
 	PrometheusSecret string
 	// Baseline is a run directory on the PVC (absolute, or relative to RunsDir) that FailIf gates compare against.
 	Baseline string

@@ -23,10 +23,8 @@ func (p Permission) ResourceName() string {
 	return p.Resource + "/" + p.Subresource
 }
 
-// RequiredPermissions is every API permission a run needs, cluster-wide (the app's namespaces are created by the
-// run, so a namespaced Role cannot be bound in advance). Treat it as read-only.
-//
-// Server-side apply of an object that does not exist yet needs both create and patch; waits use watches.
+// RequiredPermissions is every API permission a run needs, cluster-wide (the run creates the app's namespaces, so a
+// namespaced Role cannot be bound in advance). Treat it as read-only; docs/in-cluster.md says how it is used.
 var RequiredPermissions = []Permission{
 	{Group: "", Resource: "namespaces", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"},
 		Why: "create the app namespaces, label them for the data-plane mode (istio-injection, istio.io/dataplane-mode, istio.io/use-waypoint), delete them at teardown and wait until they are gone"},

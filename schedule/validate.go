@@ -50,10 +50,8 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// ValidateFlags reports every problem of the options that does not need the scenario, each naming the flag of
-// `meshbench schedule` that sets it, so the command lists them together with a scenario's own problems. The checks
-// are the API server's where the value ends up in an object (the cron schedule and time zone of the CronJob, names,
-// quantities), so nothing is applied that the API server would refuse half-way.
+// ValidateFlags reports every problem of the options that does not need the scenario, each naming its flag. Where a
+// value ends up in an object the checks are the API server's, so nothing is applied that it would refuse half-way.
 func (o Options) ValidateFlags() error {
 	o = o.withDefaults()
 	var errs []error

@@ -392,10 +392,8 @@ func (b *builder) boaJava(name string, extra []corev1.EnvVar, envFrom []string, 
 	return boaServicePod(c, false)
 }
 
-// boaPostgres is accounts-db or ledger-db: upstream's postgres image with init scripts that seed the demo data
-// into an emptyDir (a restart re-seeds). No securityContext, as upstream: the official postgres entrypoint starts
-// as root, creates and chowns PGDATA (the subPath directory the kubelet creates root-owned) and then drops to the
-// postgres user. Running it as a non-root uid makes initdb fail on that directory.
+// boaPostgres is accounts-db or ledger-db: upstream's postgres image seeding the demo data into an emptyDir. No
+// securityContext, as upstream: its entrypoint must start as root to chown PGDATA (docs/apps.md).
 func (b *builder) boaPostgres(name, container, cpuReq, memReq, cpuLim, memLim, config string) corev1.PodSpec {
 	data := corev1.Volume{Name: "postgresdb", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
 	return corev1.PodSpec{

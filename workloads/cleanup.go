@@ -181,11 +181,8 @@ func (c Cleaner) deleteLabelled(ctx context.Context, gvr schema.GroupVersionReso
 		if skipNS[it.GetNamespace()] || it.GetDeletionTimestamp() != nil {
 			continue
 		}
-		// An object with an owner goes with its owner (garbage collection): meshbench's ReplicaSets and pods with its
-		// Deployments, and what istiod creates for a waypoint Gateway (Deployment, Service, ServiceAccount, owned by
-		// the Gateway, without controller=true) with the Gateway, which is swept first. Deleting those directly while
-		// the Gateway exists would only make istiod recreate them. Objects istiod manages without an owner
-		// (gateway.istio.io/managed) are never meshbench's to delete.
+		// An object with an owner goes with it (garbage collection; deleting what istiod made for a waypoint before its
+		// Gateway only makes istiod recreate it); what istiod manages without an owner is never meshbench's.
 		if len(it.GetOwnerReferences()) > 0 || it.GetLabels()[istioManagedLabel] != "" {
 			continue
 		}

@@ -101,14 +101,9 @@ func (d *Deployer) Ensure(ctx context.Context, s *scenario.Scenario, topo scenar
 // ErrAnotherRunsNamespace is CheckNamespaces refusing a namespace that another meshbench run created.
 var ErrAnotherRunsNamespace = errors.New("namespace of another meshbench run")
 
-// CheckNamespaces checks the namespaces run runID's app would use ("" for a run not started yet: preflight).
-// System namespaces (scenario.RefuseProtected, with protected: the cluster's own, such as the Istio root namespace)
-// are refused, even with allowExisting. Missing namespaces and namespaces this run created (they carry
-// app.kubernetes.io/managed-by=meshbench and its run ID: a resumed run) are fine. A namespace another meshbench run
-// created is refused whatever allowExisting says (ErrAnotherRunsNamespace): that run may still be measuring in it,
-// and taking it over would mix both runs' pods and leave its teardown to the wrong run; the error names the run and
-// how to remove what it left. Other existing namespaces are refused unless allowExisting; the returned set names
-// them. A namespace still terminating (a previous cleanup) is an error that says to wait.
+// CheckNamespaces checks the namespaces run runID's app would use ("" before a run: preflight) and returns the
+// existing ones allowExisting admits. Protected namespaces are refused even with allowExisting, another run's always
+// (ErrAnotherRunsNamespace), a terminating one with an error that says to wait (docs/apps.md).
 func CheckNamespaces(ctx context.Context, kc kubernetes.Interface, namespaces []string, runID string, allowExisting bool, protected ...string) (map[string]bool, error) {
 	if err := scenario.RefuseProtected(namespaces, protected...); err != nil {
 		return nil, err

@@ -15,16 +15,13 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// ExistingAppSelector selects the pods of app "existing" in its namespaces: every pod except meshbench's own (the
-// load clients carry kube.RunLabels, so app.kubernetes.io/managed-by=meshbench) and waypoints (istio labels their
-// pods gateway.networking.k8s.io/gateway-name). The app's pods carry none of meshbench's labels, so a positive
-// selector is not available; per-workload selectors (workloadRef.Selector) are exact.
+// ExistingAppSelector selects the pods of app "existing" in its namespaces: every pod except meshbench's own (load
+// clients) and waypoints, since the app's pods carry none of meshbench's labels.
 var ExistingAppSelector = kube.ManagedByLabel + "!=" + kube.ManagedByValue + ",!gateway.networking.k8s.io/gateway-name"
 
-// Discover reads the Target of app "existing" from the cluster: the Deployments and StatefulSets of
-// existing.namespaces (one List per namespace and kind), narrowed to existing.workloads when set, and the Services
-// of those namespaces. It creates and changes nothing. A namespace that does not exist and a workload ref that
-// matches nothing are errors naming them: a typo must not silently benchmark a smaller app.
+// Discover reads the Target of app "existing" from the cluster (Deployments, StatefulSets and Services of its
+// namespaces, narrowed to its workloads) and changes nothing. A missing namespace or a ref that matches nothing is an
+// error: a typo must not silently benchmark a smaller app.
 func Discover(ctx context.Context, kc kubernetes.Interface, s *scenario.Scenario) (target.Target, error) {
 	if s == nil || s.Spec.Workload.Existing == nil {
 		return target.Target{}, fmt.Errorf("discover existing app: spec.workload.existing is not set")

@@ -30,10 +30,8 @@ const (
 	boaTokenCookie     = "token"
 )
 
-// bankOfAnthosLogin is bank-of-anthos' built-in login, used when the scenario sets no spec.load.login: the demo
-// user's GET of userservice's /login, whose JSON answer {"token": <JWT>} becomes the Cookie token=<JWT> that the
-// frontend reads on every page (without it the frontend redirects every request to /login and the load measures
-// nothing). It is the general mechanism with Bank of Anthos' facts as data, not code of its own.
+// bankOfAnthosLogin is bank-of-anthos' built-in login: userservice's /login JSON token becomes the Cookie
+// token=<JWT> the frontend needs (without it every request redirects to /login). Bank of Anthos' facts as data.
 func bankOfAnthosLogin() scenario.Login {
 	return scenario.Login{
 		Service: boAUserService, Port: boaUserServicePort, Method: http.MethodGet,
@@ -63,13 +61,9 @@ const (
 	loginExecTimeout    = 30 * time.Second
 )
 
-// Login sends spec's request from inside the mesh (agent runs `meshbench-agent curl --json` in a load client pod, so
-// the request passes the data plane of the case's mode like the load does, and is accepted under STRICT mTLS),
-// captures the credential of the answer (spec.Capture) and returns the target with Headers[spec.SetHeader] =
-// spec.Value with {value} replaced by it. The app's backends may still be starting (Bank of Anthos' userservice
-// answers 500 until its database is up), so Login retries every answer that is not a success until ctx ends or
-// spec.Timeout passes; a 2xx answer without the captured field fails at once, since asking again gives the same.
-// Unset fields of spec take scenario's defaults. t is not modified.
+// Login sends spec's request from a load client pod (through the case's data plane, as the load goes), captures the
+// credential and returns t with Headers[spec.SetHeader] set; t is not modified. Unsuccessful answers are retried
+// until ctx ends or spec.Timeout (backends may still be starting); a 2xx without the captured field fails at once.
 func Login(ctx context.Context, agent agentExec, t target.Target, spec scenario.Login) (target.Target, error) {
 	return login(ctx, agent, t, spec, 2*time.Second)
 }
@@ -184,11 +178,8 @@ func headerKey(h map[string]string, name string) string {
 	return ""
 }
 
-// loginNamespace is the namespace of the login Service: spec.Namespace (app existing); else that of the target's
-// workload named like the Service (the catalog apps, and most manifests, name a Deployment after its Service, and
-// placement puts both in one namespace: bank-of-anthos' userservice); else the target's only namespace. Several
-// namespaces and no such workload cannot be told apart: an error rather than a guess that would retry until the
-// timeout on a name that does not resolve.
+// loginNamespace is the login Service's namespace: spec.Namespace, else that of the workload named like the Service,
+// else the target's only namespace; else an error, not a guess that would retry on a name that does not resolve.
 func loginNamespace(t target.Target, spec scenario.Login) (string, error) {
 	if spec.Namespace != "" {
 		return spec.Namespace, nil

@@ -23,10 +23,9 @@ type manifestObject struct {
 
 func (m manifestObject) ref() string { return m.obj.GetKind() + "/" + m.obj.GetName() }
 
-// placeableKinds are the kinds meshbench can place into a topology's namespaces, decided without a cluster (the
-// scenario is checked before anything connects): the namespaced kinds of the built-in groups apps use, and Istio's
-// networking and security kinds (all namespaced CRDs). Anything else, cluster-scoped or unknown, is refused: the
-// run could not delete it, and applying it would reach beyond the run's namespaces.
+// placeableKinds are the kinds meshbench can place into a topology's namespaces, decided without a cluster: the
+// built-in namespaced kinds apps use and Istio's namespaced CRDs. Anything else could reach beyond the run's
+// namespaces and could not be deleted by the run.
 var placeableKinds = func() map[schema.GroupKind]bool {
 	out := map[schema.GroupKind]bool{}
 	for group, kinds := range map[string][]string{
@@ -57,10 +56,8 @@ func PlaceableKinds() []schema.GroupKind {
 	return out
 }
 
-// untrackedPodKinds run pods but are not Deployments or StatefulSets. They are namespaced, yet refused: meshbench
-// waits for readiness, scales, proves the data-plane mode and collects per workload only for Deployments and
-// StatefulSets, so their pods would run unseen (a DaemonSet on every node, a Job finishing or never finishing
-// beside a sidecar) and skew what is measured without showing up in the results.
+// untrackedPodKinds run pods but are not Deployments or StatefulSets, the only kinds meshbench waits for, scales,
+// proves and measures: their pods would skew the figures unseen, so they are refused.
 var untrackedPodKinds = map[schema.GroupKind]bool{
 	{Group: "", Kind: "Pod"}:                   true,
 	{Group: "", Kind: "ReplicationController"}: true,
@@ -75,12 +72,8 @@ var manifestsPath = field.NewPath("spec", "workload", "manifests")
 
 func isWorkloadKind(kind string) bool { return kind == "Deployment" || kind == "StatefulSet" }
 
-// CheckManifests reads the manifests of app "manifests" and returns every problem only reading them can tell: a
-// file that cannot be read or parsed, a kustomization kustomize refuses, cluster-scoped or unknown kinds, kinds
-// that run pods but are no Deployment or StatefulSet (meshbench would not track their pods), an object without kind
-// or name, a scale entry naming no Deployment or StatefulSet, a placement key naming no object, and manifests
-// without any Deployment or StatefulSet. Nil for the other apps. It touches no cluster: commands call it with
-// scenario validation, so a bad manifest exits 2 before anything connects.
+// CheckManifests returns every problem of app "manifests" that reading them can tell (docs/apps.md lists them); nil
+// for the other apps. It touches no cluster, so a bad manifest exits 2 with scenario validation.
 func CheckManifests(s *scenario.Scenario) scenario.Problems { return new(Renderer).CheckManifests(s) }
 
 // CheckManifests is the package's CheckManifests with r's one rendering of the manifests.

@@ -24,10 +24,8 @@ import (
 // manifestExts are the file names read from a directory of workload.manifests.paths.
 var manifestExts = []string{".yaml", ".yml", ".json"}
 
-// readManifests reads every object of m: the kustomization built with kustomize's library, or the files and
-// directories of Paths, document by document (Lists expanded, empty documents skipped). Every file that cannot be
-// read is a problem; reading goes on with the others. Every file follows inputfile's rule (a regular file of at most
-// inputfile.MaxManifest, checked before it is opened: a FIFO or /dev/zero is refused, never read), and all of them
+// readManifests reads every object of m (the kustomization built, or Paths document by document), going on past
+// unreadable files, each a problem. Every file follows inputfile's rule (checked before it is opened), and all of them
 // together are at most inputfile.MaxManifests.
 func readManifests(m *scenario.Manifests) ([]manifestObject, scenario.Problems) {
 	var out []manifestObject

@@ -16,10 +16,8 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// Objects returns every object the app needs in topology topo for run runID, in apply order (Namespaces,
-// ServiceAccounts, ConfigMaps, Secrets, Services, StatefulSets, Deployments; by namespace and name within a kind),
-// and the Target describing it. It is pure: the jwt-key Secret of bank-of-anthos carries placeholder text that
-// Deployer.Ensure replaces with a generated RSA key.
+// Objects returns every object the app needs in topology topo for run runID, in apply order, and its Target. Pure:
+// the jwt-key Secret carries placeholder text that Deployer.Ensure replaces with a generated RSA key.
 func Objects(s *scenario.Scenario, topo scenario.Topology, runID string) ([]runtime.Object, target.Target, error) {
 	return new(Renderer).Objects(s, topo, runID)
 }

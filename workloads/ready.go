@@ -11,10 +11,8 @@ import (
 	"github.com/meshbench/meshbench/internal/target"
 )
 
-// WaitReady waits until every Deployment and StatefulSet of the target is rolled out and every app pod is Ready
-// (target.WaitReady: informers on the app's pods and workloads), drawing a progress bar on d.Progress. On timeout
-// the error is a *target.NotReadyError naming every pod that is not ready and why (image pull failures, crash loops
-// with the last termination reason, scheduling failures with the scheduler's message).
+// WaitReady waits until the target's workloads are rolled out and every app pod is Ready (target.WaitReady), drawing
+// a progress bar on d.Progress. On timeout the error is a *target.NotReadyError naming every pod not ready and why.
 func (d *Deployer) WaitReady(ctx context.Context, t target.Target, timeout time.Duration) error {
 	if d.Clients == nil {
 		return errors.New("wait for workload: no Kubernetes clients")

@@ -14,12 +14,9 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// Renderer builds app objects and reads the user's manifests (app "manifests": a kustomization built, or files
-// parsed) once per kustomization or set of paths, however often a scenario's objects are built: a Deployer builds
-// them twice per Ensure and once more per case, plan --show-objects once per case. A kustomize build of a real app
-// takes long enough to matter, and reading once also means every build of a run sees the same objects. The zero
-// value is ready; it must not be copied after use. The package's Objects and CheckManifests use a new Renderer per
-// call.
+// Renderer builds app objects and reads the user's manifests once per kustomization or set of paths, however often
+// objects are built (a kustomize build is slow, and a run must see the same objects). The zero value is ready; it
+// must not be copied after use.
 type Renderer struct {
 	mu    sync.Mutex
 	reads map[string]manifestRead
@@ -38,10 +35,8 @@ func (r *Renderer) Objects(s *scenario.Scenario, topo scenario.Topology, runID s
 	return r.build(s, topo, runID, placeholderKey)
 }
 
-// ManifestsYAML is the objects of app "manifests" as read, one YAML stream in the order read (no placement, labels
-// or scaling: reading the stream back as manifests.paths gives the same objects). meshbench schedule carries it to
-// the scheduled pod, which cannot read the user's files. Nil for the other apps; the manifests' problems as the
-// error.
+// ManifestsYAML is the objects of app "manifests" as read, one YAML stream (reading it back as manifests.paths gives
+// the same objects), for `meshbench schedule`'s pod. Nil for the other apps; the manifests' problems as the error.
 func (r *Renderer) ManifestsYAML(s *scenario.Scenario) ([]byte, error) {
 	objs, _, ps := r.checkManifests(s)
 	if len(ps) > 0 {

@@ -17,13 +17,9 @@ import (
 // checkRunID names the objects CheckResources builds to read their containers; nothing is applied.
 const checkRunID = "resources-check"
 
-// CheckResources reports spec.workload.resources values that, merged field by field with the catalog's own requests
-// and limits of each container (they differ per container: Bank of Anthos' frontend and its databases, the
-// fortio-chain services), give a container a request above its limit. The API server refuses such a Deployment or
-// StatefulSet, after the run's namespaces exist; here the problem names the field the scenario sets, the containers
-// and the catalog's value, and says which field to set too. Pure. A pair the scenario sets both halves of is
-// scenario.Validate's (the same for every container); nil for apps without catalog containers and without
-// workload.resources. Call it on a scenario that validated.
+// CheckResources reports spec.workload.resources values that, merged with the catalog's per-container requests and
+// limits, give a container a request above its limit (which the API server would refuse after the namespaces exist),
+// naming the field to set too. Pure; call it on a scenario that validated.
 func CheckResources(s *scenario.Scenario) scenario.Problems {
 	w := s.Spec.Workload
 	if w.Resources == nil || !slices.Contains(scenario.CatalogApps, w.App) || len(w.Topologies) == 0 {

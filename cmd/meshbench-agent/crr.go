@@ -20,14 +20,8 @@ import (
 
 const crrHelp = "TCP_CRR: connect, request, response, close per transaction to a TCP echo server (fortio periodic engine); --json prints one result"
 
-// Local ports the CRR client binds explicitly, as netperf's TCP_CRR does. A client that lets the kernel pick
-// ephemeral ports runs out of them after ~28k transactions, because each closed connection sits in TIME_WAIT for
-// 60 s; an explicitly bound port whose only user is a TIME_WAIT socket (SO_REUSEADDR, TCP timestamps on) is reused
-// at once. The range avoids the default NodePort range (30000-32767), which matters with hostNetwork.
-//
-// --local-ports narrows the range. Runs towards the same backend through different paths (pod IP, then a ClusterIP
-// DNATed to that pod) must use disjoint ranges: a DNATed connection whose reply tuple equals a direct connection's
-// still in conntrack TIME_WAIT fails to insert (insert_failed), its SYN is dropped and costs a 1 s retransmit.
+// Local ports the CRR client binds explicitly, as netperf's TCP_CRR does (kernel-picked ports run out in TIME_WAIT),
+// outside the NodePort range; --local-ports narrows it, disjoint per path (docs/measurement.md, TCP_CRR).
 const (
 	crrPortMin = 33000
 	crrPortMax = 65000 // exclusive

@@ -1,9 +1,6 @@
-// Command meshbench-agent is the small binary meshbench runs INSIDE the cluster: the fortio-based servers of the
-// demo apps, the test clients (load, request/response) whose results meshbench reads back, and a one-request HTTP
-// client (curl) for requests that must come from inside the mesh. It is packed into the image named by
-// spec.images.agent (the local cluster harness builds it from this source).
-//
-// Usage: meshbench-agent <subcommand> [flags]. Subcommands are listed in the table below; each lives in its own file.
+// Command meshbench-agent is the binary meshbench runs inside the cluster (image spec.images.agent): the apps'
+// fortio servers, the test clients whose results meshbench reads back, and curl for requests from inside the mesh.
+// Usage: meshbench-agent <subcommand> [flags]; subcommands() lists them, each in its own file.
 package main
 
 import (

@@ -16,11 +16,9 @@ func main() {
 	os.Exit(app.Main())
 }
 
-// quietKlog routes klog, which client-go logs through, into slog at debug level. Without it klog writes straight to
-// stderr, and every Ctrl-C during an exec or port-forward prints library lines ("Copying stderr failed ... use of
-// closed network connection", "Websocket Ping failed") that mean nothing to a user: the run already reports what
-// was interrupted. The records go to slog.Default() as it is when they are logged, so they appear only where the
-// process's default slog logger enables debug; by default they are dropped.
+// quietKlog routes client-go's klog into slog at debug level, so library lines printed on Ctrl-C during an exec or
+// port-forward ("use of closed network connection") do not reach the user; they show only where slog.Default()
+// enables debug.
 func quietKlog() {
 	klog.SetSlogLogger(slog.New(debugHandler{}))
 }

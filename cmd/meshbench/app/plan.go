@@ -89,10 +89,9 @@ func newPlanView(p scenario.Plan) planView {
 	return v
 }
 
-// loadScenario loads and validates a scenario with this binary's image tag and the --image-registry override
-// (scenarioLoadOptions); every problem is bad input (exit 2). App manifests' files are read and checked here too
-// (workloads.CheckManifests), and workload.resources against the catalog's containers (workloads.CheckResources), so
-// plan, preflight, schedule and run refuse a bad manifest or a request above a limit before anything connects.
+// loadScenario loads and validates a scenario with this binary's image tag and --image-registry, then checks app
+// manifests and workload.resources against the catalog, so every verb refuses bad input (exit 2) before anything
+// connects.
 func loadScenario(path, imageRegistry string) (*scenario.Scenario, error) {
 	return loadScenarioWith(path, imageRegistry, new(workloads.Renderer))
 }

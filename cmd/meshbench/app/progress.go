@@ -28,10 +28,9 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// lineWriter writes whole lines, each prefixed with the UTC time. A line keeps only what follows its last carriage
-// return (what a terminal would finally show), and text never ended by a newline is dropped: a progress bar that
-// redraws itself with \r leaves nothing in a log, its clear-on-finish leaves nothing either. Through PlainProgress
-// it also tells the runner to announce the start and end of a wait in a line instead of drawing a bar.
+// lineWriter writes whole lines prefixed with the UTC time, keeping what follows a line's last \r and dropping text
+// never ended by a newline, so a redrawn progress bar leaves nothing in a log. Through PlainProgress it has the runner
+// announce waits in lines instead of bars.
 type lineWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
