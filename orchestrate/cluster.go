@@ -24,10 +24,17 @@ import (
 const DefaultConnectTimeout = 15 * time.Second
 
 // Connect builds the Kubernetes clients from the kubeconfig and context and checks that the API server answers
-// (GET /version within timeout). A kubeconfig that cannot be loaded or an API server that does not answer is an
-// *InputError: nothing has been created or changed yet. It returns the clients and the server's version.
+// (Reach). It returns the clients and the server's version.
 func Connect(ctx context.Context, kubeconfig, kubeContext string, timeout time.Duration) (*kube.Clients, string, error) {
 	clients, err := kube.NewClients(kubeconfig, kubeContext)
+	return Reach(ctx, clients, err, timeout)
+}
+
+// Reach checks clients that kube.NewClients returned with err, for a caller that used them before (run and cni
+// resolve the images with them first): the API server must answer GET /version within timeout. A kubeconfig that
+// could not be loaded (err) or an API server that does not answer is an *InputError: nothing has been created or
+// changed yet. It returns the same clients and the server's version.
+func Reach(ctx context.Context, clients *kube.Clients, err error, timeout time.Duration) (*kube.Clients, string, error) {
 	if err != nil {
 		return nil, "", inputError(fmt.Errorf("%w (nothing was changed)", err))
 	}

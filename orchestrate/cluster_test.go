@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/meshbench/meshbench/internal/kube"
 )
 
 func kubeconfigFor(t *testing.T, server string) string {
@@ -77,5 +79,21 @@ func TestServerVersionFake(t *testing.T) {
 	v, err := ServerVersion(context.Background(), fake.NewClientset(), time.Second)
 	if err != nil || v == "" {
 		t.Errorf("version %q, err %v", v, err)
+	}
+}
+
+// TestReach: the clients a caller built are checked and handed back as they are (run and cni build them once); the
+// error of building them is an *InputError.
+func TestReach(t *testing.T) {
+	t.Parallel()
+	clients := &kube.Clients{Kube: fake.NewClientset()}
+	got, v, err := Reach(context.Background(), clients, nil, time.Second)
+	if got != clients || v == "" || err != nil {
+		t.Errorf("Reach = %p, %q, %v; want the same clients %p and a version", got, v, err, clients)
+	}
+	var ie *InputError
+	if _, _, err := Reach(context.Background(), nil, errors.New("load kubeconfig: bad"), time.Second); !errors.As(err, &ie) ||
+		err.Error() != "load kubeconfig: bad (nothing was changed)" {
+		t.Errorf("a kubeconfig that did not load: %v; want an InputError saying nothing was changed", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/scenario"
@@ -158,16 +157,16 @@ func (r *Runner) finalize(ctx context.Context, st *state) error {
 		// An API server that restarts or is overloaded right now must not leave the run's objects behind: each
 		// step is retried while its error is transient, within the finalize budget.
 		if lc, ok := r.Load.(LoadClients); ok {
-			if err := kube.RetryTransient(fctx, func() error { return lc.Teardown(fctx, t) }); err != nil {
+			if err := r.retryTransient(fctx, func() error { return lc.Teardown(fctx, t) }); err != nil {
 				errs = append(errs, fmt.Errorf("tear down load clients: %w", err))
 			}
 		}
-		if err := kube.RetryTransient(fctx, func() error { return r.Workloads.Teardown(fctx, t) }); err != nil {
+		if err := r.retryTransient(fctx, func() error { return r.Workloads.Teardown(fctx, t) }); err != nil {
 			errs = append(errs, fmt.Errorf("tear down workloads: %w", err))
 		}
 	}
 	if r.Mesh != nil {
-		if err := kube.RetryTransient(fctx, func() error { return r.Mesh.Restore(fctx) }); err != nil {
+		if err := r.retryTransient(fctx, func() error { return r.Mesh.Restore(fctx) }); err != nil {
 			errs = append(errs, fmt.Errorf("restore namespace labels and workload annotations: %w", err))
 		}
 	}

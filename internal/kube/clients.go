@@ -43,16 +43,26 @@ func LoadConfig(kubeconfig, context string) (*rest.Config, error) {
 	if kubeconfig != "" {
 		rules.ExplicitPath = kubeconfig
 	}
+	return loadConfig(rules, context)
+}
+
+// loadConfig is LoadConfig with the loading rules given (a test counts their loads). The files are parsed once:
+// client-go's deferred loader keeps what RawConfig loaded for ClientConfig, which adds its in-cluster fallback (an
+// empty or default config inside a pod: the CronJob of meshbench schedule), so the loader stays client-go's. A load
+// that fails is reported from RawConfig: ClientConfig would load again and return the same error.
+func loadConfig(rules clientcmd.ClientConfigLoader, context string) (*rest.Config, error) {
 	if err := checkKubeconfigs(rules); err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	if raw, err := loader.RawConfig(); err == nil {
-		if err := checkReferencedFiles(raw, context); err != nil {
-			return nil, fmt.Errorf("load kubeconfig: %w", err)
-		}
-	} // else ClientConfig below reports the same error with its hint
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig (use --kubeconfig/--context or $KUBECONFIG): %w", err)
+	}
+	if err := checkReferencedFiles(raw, context); err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
 	cfg, err := loader.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig (use --kubeconfig/--context or $KUBECONFIG): %w", err)
@@ -66,7 +76,7 @@ func LoadConfig(kubeconfig, context string) (*rest.Config, error) {
 // checkKubeconfigs applies inputfile's rule to each file client-go would read: the explicit path, else every file
 // of $KUBECONFIG, else ~/.kube/config (rules' loading precedence). A missing file is left to client-go, which skips
 // it (or, named explicitly, says so).
-func checkKubeconfigs(rules *clientcmd.ClientConfigLoadingRules) error {
+func checkKubeconfigs(rules clientcmd.ConfigAccess) error {
 	for _, p := range rules.GetLoadingPrecedence() {
 		if _, err := inputfile.Check(p, inputfile.Kubeconfig); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

@@ -9,6 +9,9 @@ import (
 	"syscall"
 	"testing"
 
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
 	"github.com/meshbench/meshbench/internal/inputfile"
 )
 
@@ -155,5 +158,49 @@ func TestLoadConfigChecksReferencedFiles(t *testing.T) {
 	}
 	if _, err := LoadConfig(kc, ""); err == nil || !strings.Contains(err.Error(), fifo) {
 		t.Errorf("current context two, whose tokenFile is a FIFO: %v; want it refused", err)
+	}
+}
+
+// countingRules are the default loading rules, counting how often client-go loads (parses) the kubeconfig files.
+type countingRules struct {
+	*clientcmd.ClientConfigLoadingRules
+	loads int
+}
+
+func (r *countingRules) Load() (*clientcmdapi.Config, error) {
+	r.loads++
+	return r.ClientConfigLoadingRules.Load()
+}
+
+// TestLoadConfigParsesOnce: the kubeconfig is parsed once, whether it loads or not (a file that does not parse or
+// does not exist is reported with the flags' hint, from that one load).
+func TestLoadConfigParsesOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good, broken := filepath.Join(dir, "good"), filepath.Join(dir, "broken")
+	if err := os.WriteFile(good, []byte(kubeconfigFixture), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(broken, []byte("apiVersion: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, wantErr string }{
+		{good, ""},
+		{broken, "did not find expected node content"},
+		{filepath.Join(dir, "missing"), "no such file or directory"},
+	} {
+		rules := &countingRules{ClientConfigLoadingRules: clientcmd.NewDefaultClientConfigLoadingRules()}
+		rules.ExplicitPath = tc.path
+		cfg, err := loadConfig(rules, "")
+		switch {
+		case tc.wantErr == "" && (err != nil || cfg.Host != "https://127.0.0.1:1"):
+			t.Errorf("%s: %v", tc.path, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) ||
+			!strings.Contains(err.Error(), "use --kubeconfig/--context or $KUBECONFIG")):
+			t.Errorf("%s: %v; want %q with the flags' hint", tc.path, err, tc.wantErr)
+		}
+		if rules.loads != 1 {
+			t.Errorf("%s: parsed %d times, want once", tc.path, rules.loads)
+		}
 	}
 }

@@ -77,9 +77,3 @@ func (r Retry) Do(ctx context.Context, f func() error) (int, error) {
 		}
 	}
 }
-
-// RetryTransient is TransientRetry on the wall clock: f's last error once it succeeds, fails for good or ctx ends.
-func RetryTransient(ctx context.Context, f func() error) error {
-	_, err := TransientRetry(nil).Do(ctx, f)
-	return err
-}

@@ -51,20 +51,8 @@ func TestEnvoySidecar(t *testing.T) {
 	// namespace as the app's) and a plaintext client outside the mesh.
 	sfx := randomSuffix(4)
 	ns, meshed, plain := "mb-e2e-envoy-"+sfx, "mb-e2e-envoyc-"+sfx, "mb-e2e-plain-"+sfx
-	for name, labels := range map[string]map[string]string{ns: {"istio-injection": "enabled"}, meshed: {"istio-injection": "enabled"},
-		plain: {"istio-injection": "disabled"}} {
-		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if t.Failed() {
-				c.DumpNamespace(t, name)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			_ = c.DeleteNamespace(ctx, name)
-		})
-	}
+	c.CreateNamespaces(ctx, t, map[string]map[string]string{ns: {"istio-injection": "enabled"}, meshed: {"istio-injection": "enabled"},
+		plain: {"istio-injection": "disabled"}})
 	userAppWith(ctx, t, c, ns, map[string]string{"proxy.istio.io/config": inboundStatsConfig})
 	client := loadClientPod(ctx, t, c, meshed, "client")
 	outsider := loadClientPod(ctx, t, c, plain, "outsider")

@@ -43,19 +43,7 @@ func TestIstioAmbientHBONE(t *testing.T) {
 	sfx := randomSuffix(4)
 	ns, meshed, plain := "mb-e2e-hbone-"+sfx, "mb-e2e-hbonec-"+sfx, "mb-e2e-hbonep-"+sfx
 	ambient := map[string]string{mesh.LabelDataplaneMode: "ambient"}
-	for name, labels := range map[string]map[string]string{ns: ambient, meshed: ambient, plain: {}} {
-		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if t.Failed() {
-				c.DumpNamespace(t, name)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			_ = c.DeleteNamespace(ctx, name)
-		})
-	}
+	c.CreateNamespaces(ctx, t, map[string]map[string]string{ns: ambient, meshed: ambient, plain: {}})
 	// frontend on one node, backend on the other, store back on the first: every hop crosses nodes.
 	chainOnNodes(ctx, t, c, ns, map[string]string{"frontend": n0, "backend": n1, "store": n0})
 	client := loadClientPod(ctx, t, c, meshed, "client")

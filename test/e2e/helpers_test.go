@@ -70,6 +70,25 @@ func (c *Cluster) CreateNamespace(t testing.TB, prefix string) string {
 	return name
 }
 
+// CreateNamespaces creates each namespace with its labels (as given: no run labels) and deletes it when the test
+// ends, without waiting for it to go; on failure it first logs the namespace's pods and events.
+func (c *Cluster) CreateNamespaces(ctx context.Context, t testing.TB, labels map[string]map[string]string) {
+	t.Helper()
+	for name, labels := range labels {
+		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if t.Failed() {
+				c.DumpNamespace(t, name)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			_ = c.DeleteNamespace(ctx, name)
+		})
+	}
+}
+
 // DeleteNamespace deletes a namespace (foreground) and waits until it is gone.
 func (c *Cluster) DeleteNamespace(ctx context.Context, name string) error {
 	policy := metav1.DeletePropagationForeground

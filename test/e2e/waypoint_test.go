@@ -33,19 +33,7 @@ func TestIstioWaypointEnvoy(t *testing.T) {
 	n0, n1 := twoNodes(ctx, t, c)
 	sfx := randomSuffix(4)
 	ns, meshed := "mb-e2e-wp-"+sfx, "mb-e2e-wpc-"+sfx
-	for name, labels := range map[string]map[string]string{ns: {}, meshed: {mesh.LabelDataplaneMode: "ambient"}} {
-		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if t.Failed() {
-				c.DumpNamespace(t, name)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			_ = c.DeleteNamespace(ctx, name)
-		})
-	}
+	c.CreateNamespaces(ctx, t, map[string]map[string]string{ns: {}, meshed: {mesh.LabelDataplaneMode: "ambient"}})
 	chainOnNodes(ctx, t, c, ns, map[string]string{"frontend": n0, "backend": n1, "store": n0})
 	client := loadClientPod(ctx, t, c, meshed, "client")
 

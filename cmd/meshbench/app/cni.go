@@ -82,10 +82,7 @@ func runCNI(ctx context.Context, streams Streams, g *GlobalFlags, f *cniFlags) e
 	if err != nil {
 		return err
 	}
-	if err := checkRunImages(ctx, g, streams, nil, s, false, true, f.skipImages); err != nil {
-		return err
-	}
-	clients, kubeVersion, err := orchestrate.Connect(ctx, g.Kubeconfig, g.Context, orchestrate.DefaultConnectTimeout)
+	clients, kubeVersion, err := connectRun(ctx, g, streams, s, false, true, f.skipImages)
 	if err != nil {
 		return err
 	}

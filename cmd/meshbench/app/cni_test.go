@@ -101,14 +101,9 @@ func dirBytes(t *testing.T, dir string) map[string]string {
 // stops there, "nothing was changed"). The run directory is left byte for byte as it was.
 func TestCNIResume(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	scn := filepath.Join(dir, "s.yaml")
-	writeFile(t, scn, runScenarioYAML)
-	more := filepath.Join(dir, "more.yaml")
-	writeFile(t, more, strings.Replace(runScenarioYAML, "cni: {tests: [tcp], paths: [same-node]}", "cni: {tests: [tcp], paths: [same-node, host], samples: 5}", 1))
-	renamed := filepath.Join(dir, "renamed.yaml")
-	writeFile(t, renamed, strings.Replace(runScenarioYAML, "metadata: {name: flags}", "metadata: {name: other}", 1))
-	kc := unreachableKubeconfig(t, dir)
+	dir, scn, kc := scenarioFixture(t)
+	more := scenarioVariant(t, dir, "more.yaml", "cni: {tests: [tcp], paths: [same-node]}", "cni: {tests: [tcp], paths: [same-node, host], samples: 5}")
+	renamed := scenarioVariant(t, dir, "renamed.yaml", "metadata: {name: flags}", "metadata: {name: other}")
 	runResumeCases(t, "cni", scn, kc, []resumeCase{
 		{name: "recorded scenario", command: "cni", want: []string{"nothing was changed"}},
 		{name: "same file", command: "cni", args: []string{"-f", scn}, want: []string{"nothing was changed"}},

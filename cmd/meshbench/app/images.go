@@ -257,22 +257,29 @@ func addSkipImageCheckFlag(fl *pflag.FlagSet, p *bool) {
 	fl.BoolVar(p, "skip-image-check", false, "do not resolve the images from here first (when only the nodes can reach or authenticate to the registry)")
 }
 
+// connectRun builds the clients of a run or cni once, for both checks before anything is created, in this order:
+// the images (checkRunImages; a kubeconfig file refused by inputfile's rule is said before any registry is asked),
+// then the API server (orchestrate.Reach). It returns the clients and the server's version.
+func connectRun(ctx context.Context, g *GlobalFlags, streams Streams, s *scenario.Scenario, run, cni, skip bool) (*kube.Clients, string, error) {
+	clients, err := kube.NewClients(g.Kubeconfig, g.Context)
+	if ierr := checkRunImages(ctx, g, streams, clients, err, s, run, cni, skip); ierr != nil {
+		return nil, "", ierr
+	}
+	return orchestrate.Reach(ctx, clients, err, orchestrate.DefaultConnectTimeout)
+}
+
 // checkRunImages resolves every image a run (or cni) will pull before anything is created (orchestrate.CheckImages:
-// a FAIL is bad input, exit 2). clients may be nil: they are then built here, and without them the nodes' platforms
-// are not compared.
-func checkRunImages(ctx context.Context, g *GlobalFlags, streams Streams, clients *kube.Clients, s *scenario.Scenario, run, cni, skip bool) error {
+// a FAIL is bad input, exit 2). clients are kube.NewClients' with its error clientsErr: a kubeconfig file that is no
+// regular file or above its cap is bad input, said before any registry is asked; without clients for another reason
+// the nodes' platforms are not compared (and the run reports why itself).
+func checkRunImages(ctx context.Context, g *GlobalFlags, streams Streams, clients *kube.Clients, clientsErr error, s *scenario.Scenario, run, cni, skip bool) error {
 	log := g.Logger(streams.ErrOut)
 	if skip {
 		log.Warn("image check skipped (--skip-image-check)")
 		return nil
 	}
-	if clients == nil {
-		var err error
-		// nil clients: no platform comparison, and the run reports why itself; but a kubeconfig file that is no
-		// regular file or above its cap is bad input, said before any registry is asked.
-		if clients, err = kube.NewClients(g.Kubeconfig, g.Context); errors.As(err, new(*inputfile.Error)) {
-			return err
-		}
+	if errors.As(clientsErr, new(*inputfile.Error)) {
+		return clientsErr
 	}
 	return orchestrate.CheckImages(ctx, clients, s, run, cni, log)
 }

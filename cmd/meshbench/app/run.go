@@ -90,10 +90,7 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 		return err
 	}
 	// Every image is resolved, and the API server must answer, before anything is created.
-	if err := checkRunImages(ctx, g, streams, nil, s, true, false, f.skipImages); err != nil {
-		return err
-	}
-	clients, kubeVersion, err := orchestrate.Connect(ctx, g.Kubeconfig, g.Context, orchestrate.DefaultConnectTimeout)
+	clients, kubeVersion, err := connectRun(ctx, g, streams, s, true, false, f.skipImages)
 	if err != nil {
 		return err
 	}

@@ -33,16 +33,31 @@ func unreachableKubeconfig(t *testing.T, dir string) string {
 	return kc
 }
 
+// scenarioFixture is a temporary directory holding runScenarioYAML (scn) and a kubeconfig whose API server refuses
+// connections (kc): what the flag and resume tests vary.
+func scenarioFixture(t *testing.T) (dir, scn, kc string) {
+	t.Helper()
+	dir = t.TempDir()
+	scn = filepath.Join(dir, "s.yaml")
+	writeFile(t, scn, runScenarioYAML)
+	return dir, scn, unreachableKubeconfig(t, dir)
+}
+
+// scenarioVariant writes runScenarioYAML with old replaced by new to dir/name and returns its path.
+func scenarioVariant(t *testing.T, dir, name, old, new string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	writeFile(t, p, strings.Replace(runScenarioYAML, old, new, 1))
+	return p
+}
+
 // TestRunBadFlagsExit2: flags are checked like the file, before anything is written or contacted: exit 2, the
 // message names the flag and the fix, and no run directory exists afterwards.
 func TestRunBadFlagsExit2(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	scn := filepath.Join(dir, "s.yaml")
-	writeFile(t, scn, runScenarioYAML)
+	dir, scn, kc := scenarioFixture(t)
 	file := filepath.Join(dir, "a-file")
 	writeFile(t, file, "")
-	kc := unreachableKubeconfig(t, dir)
 	tests := []struct {
 		name string
 		args []string
@@ -109,16 +124,10 @@ func TestRunBadFlagsExit2(t *testing.T) {
 // may differ (a Prometheus that moved). The run directory is left byte for byte as it was.
 func TestRunResume(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	scn := filepath.Join(dir, "s.yaml")
-	writeFile(t, scn, runScenarioYAML)
-	more := filepath.Join(dir, "more.yaml")
-	writeFile(t, more, strings.Replace(runScenarioYAML, "modes: [none]", "modes: [none, sidecar]", 1))
-	otherCNI := filepath.Join(dir, "other-cni.yaml")
-	writeFile(t, otherCNI, strings.Replace(runScenarioYAML, "paths: [same-node]", "paths: [host]", 1))
-	renamed := filepath.Join(dir, "renamed.yaml")
-	writeFile(t, renamed, strings.Replace(runScenarioYAML, "metadata: {name: flags}", "metadata: {name: other}", 1))
-	kc := unreachableKubeconfig(t, dir)
+	dir, scn, kc := scenarioFixture(t)
+	more := scenarioVariant(t, dir, "more.yaml", "modes: [none]", "modes: [none, sidecar]")
+	otherCNI := scenarioVariant(t, dir, "other-cni.yaml", "paths: [same-node]", "paths: [host]")
+	renamed := scenarioVariant(t, dir, "renamed.yaml", "metadata: {name: flags}", "metadata: {name: other}")
 	runResumeCases(t, "run", scn, kc, []resumeCase{
 		{name: "recorded scenario", command: "run", want: []string{"nothing was changed"}},
 		{name: "same file", command: "run", args: []string{"-f", scn}, want: []string{"nothing was changed"}},
