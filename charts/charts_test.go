@@ -258,7 +258,7 @@ func TestChartsCarryDataPlaneCaveats(t *testing.T) {
 	sidecar := "data plane: sidecar is upstream Envoy 1.40.0 (pilot-agent 1.31-dev; Istio telemetry filters off): a lower bound of Istio's own sidecar cost, not Istio's figure"
 	ztunnel := "data plane: ztunnel is a test stand-in (hack/localistio/cmd/hbone-node): its figures are not ztunnel's"
 	for _, c := range []BarChart{
-		ResourceChart(s, ResourceSelection{Topology: "single", Load: "1000", Window: "load", Metric: MetricCPU}),
+		ResourceChart(s, ResourceSelection{Topology: "single", Load: "1000", Window: "load", Metric: results.MetricCPU}),
 		LatencyChart(s, LatencySelection{Topology: "single", Load: "1000"}),
 	} {
 		svg := string(c.SVG())
@@ -284,7 +284,7 @@ func TestChartsCarryDataPlaneCaveats(t *testing.T) {
 	}
 	// Istio's own proxies: no caveat at all.
 	s.DataPlane, s.DataPlanes = results.DataPlaneIstio, []results.ComponentDataPlane{{Component: results.ComponentSidecar, Kind: results.DataPlaneIstio}}
-	if c := ResourceChart(s, ResourceSelection{Topology: "single", Load: "1000", Window: "load", Metric: MetricCPU}); len(c.Caveats) != 0 {
+	if c := ResourceChart(s, ResourceSelection{Topology: "single", Load: "1000", Window: "load", Metric: results.MetricCPU}); len(c.Caveats) != 0 {
 		t.Errorf("caveats on Istio's own data plane: %q", c.Caveats)
 	}
 }

@@ -9,19 +9,6 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// Metric, stat and label names the builders read. CNI samples carry the path and test as labels
-// (see internal/nettool): path=same-node|cross-node|service|host, test=tcp|udp|rr|crr.
-const (
-	MetricCPU     = results.MetricCPU
-	MetricMemory  = results.MetricMemory
-	MetricLatency = results.MetricLatency
-	StatAvg       = results.StatAvg
-	StatValue     = results.StatValue
-	LabelPath     = results.CNILabelPath
-	LabelTest     = results.CNILabelTest
-	PathHost      = string(results.CNIPathHost)
-)
-
 // rank orders names by one of results' canonical orders, then unknown names alphabetically.
 func rank[T ~string](order []T) func(a, b string) int {
 	o := results.Order(order)
@@ -100,7 +87,7 @@ func ResourceSelections(s results.Summary) []ResourceSelection {
 	type tw struct{ topo, window, load string }
 	var combos []tw
 	for _, se := range s.Series {
-		if (se.Metric != MetricCPU && se.Metric != MetricMemory) || se.Stat != StatAvg || !resourceComponent(se.Component) {
+		if (se.Metric != results.MetricCPU && se.Metric != results.MetricMemory) || se.Stat != results.StatAvg || !resourceComponent(se.Component) {
 			continue
 		}
 		c := tw{se.Topology, se.Window, se.Load}
@@ -115,7 +102,7 @@ func ResourceSelections(s results.Summary) []ResourceSelection {
 	})
 	var out []ResourceSelection
 	for _, c := range combos {
-		for _, m := range []results.Metric{MetricCPU, MetricMemory} {
+		for _, m := range []results.Metric{results.MetricCPU, results.MetricMemory} {
 			out = append(out, ResourceSelection{Topology: c.topo, Load: c.load, Window: c.window, Metric: m})
 		}
 	}
@@ -156,7 +143,7 @@ func ResourceChart(s results.Summary, sel ResourceSelection) BarChart {
 	var picked []results.Series
 	for _, se := range s.Series {
 		if se.Topology == sel.Topology && se.Load == sel.Load && se.Window == sel.Window && se.Metric == sel.Metric &&
-			se.Stat == StatAvg && se.Labels == "" && resourceComponent(se.Component) {
+			se.Stat == results.StatAvg && se.Labels == "" && resourceComponent(se.Component) {
 			picked = append(picked, se)
 		}
 	}
@@ -170,7 +157,7 @@ func ResourceChart(s results.Summary, sel ResourceSelection) BarChart {
 		unit = string(se.Unit)
 		bars = append(bars, Bar{Group: string(se.Component), Series: string(se.Mode), Value: se.Mean, CI: se.CI, N: se.N})
 	}
-	what := map[results.Metric]string{MetricCPU: "CPU", MetricMemory: "Memory"}[sel.Metric]
+	what := map[results.Metric]string{results.MetricCPU: "CPU", results.MetricMemory: "Memory"}[sel.Metric]
 	return BarChart{
 		ID:       sel.ID(),
 		Title:    fmt.Sprintf("%s per component and mode — %s", what, windowTitle(sel.Window, sel.Load)),
@@ -212,7 +199,7 @@ type LatencySelection struct {
 func LatencySelections(s results.Summary) []LatencySelection {
 	var out []LatencySelection
 	for _, se := range s.Series {
-		if se.Metric != MetricLatency || se.Window != results.WindowLoad || se.Mode == "" {
+		if se.Metric != results.MetricLatency || se.Window != results.WindowLoad || se.Mode == "" {
 			continue
 		}
 		sel := LatencySelection{Topology: se.Topology, Load: se.Load}
@@ -231,7 +218,7 @@ func LatencySelections(s results.Summary) []LatencySelection {
 func LatencyChart(s results.Summary, sel LatencySelection) BarChart {
 	var picked []results.Series
 	for _, se := range s.Series {
-		if se.Metric == MetricLatency && se.Window == results.WindowLoad && se.Topology == sel.Topology &&
+		if se.Metric == results.MetricLatency && se.Window == results.WindowLoad && se.Topology == sel.Topology &&
 			se.Load == sel.Load && se.Mode != "" && se.Labels == "" && strings.HasPrefix(string(se.Stat), "p") {
 			picked = append(picked, se)
 		}
@@ -269,7 +256,7 @@ type CNISelection struct {
 func CNISelections(s results.Summary) []CNISelection {
 	var out []CNISelection
 	for _, se := range cniSeries(s) {
-		sel := CNISelection{Metric: se.Metric, Test: LabelValue(se.Labels, LabelTest)}
+		sel := CNISelection{Metric: se.Metric, Test: LabelValue(se.Labels, results.CNILabelTest)}
 		if !slices.Contains(out, sel) {
 			out = append(out, sel)
 		}
@@ -281,10 +268,10 @@ func CNISelections(s results.Summary) []CNISelection {
 func cniSeries(s results.Summary) []results.Series {
 	var out []results.Series
 	for _, se := range s.Series {
-		if se.Component != results.ComponentCNITest || LabelValue(se.Labels, LabelPath) == "" {
+		if se.Component != results.ComponentCNITest || LabelValue(se.Labels, results.CNILabelPath) == "" {
 			continue
 		}
-		if (se.Metric == results.MetricThroughput || se.Metric == results.MetricRR || se.Metric == results.MetricCRR) && (se.Stat == StatValue || se.Stat == StatAvg) {
+		if (se.Metric == results.MetricThroughput || se.Metric == results.MetricRR || se.Metric == results.MetricCRR) && (se.Stat == results.StatValue || se.Stat == results.StatAvg) {
 			out = append(out, se)
 		}
 	}
@@ -296,12 +283,12 @@ func cniSeries(s results.Summary) []results.Series {
 func CNIChart(s results.Summary, sel CNISelection, missing map[string]string) BaselineChart {
 	var picked []results.Series
 	for _, se := range cniSeries(s) {
-		if se.Metric == sel.Metric && LabelValue(se.Labels, LabelTest) == sel.Test {
+		if se.Metric == sel.Metric && LabelValue(se.Labels, results.CNILabelTest) == sel.Test {
 			picked = append(picked, se)
 		}
 	}
 	slices.SortStableFunc(picked, func(a, b results.Series) int {
-		return rank(results.CNIPaths)(LabelValue(a.Labels, LabelPath), LabelValue(b.Labels, LabelPath))
+		return rank(results.CNIPaths)(LabelValue(a.Labels, results.CNILabelPath), LabelValue(b.Labels, results.CNILabelPath))
 	})
 	c := BaselineChart{
 		ID:       slug("cni", sel.Test, string(sel.Metric)),
@@ -318,14 +305,14 @@ func CNIChart(s results.Summary, sel CNISelection, missing map[string]string) Ba
 	c.XLabel = metricTitle(sel.Metric) + " (" + unit + ")"
 	seen := map[string]bool{}
 	for _, se := range picked {
-		path := LabelValue(se.Labels, LabelPath)
+		path := LabelValue(se.Labels, results.CNILabelPath)
 		seen[path] = true
 		f := UnitFactor(se.Unit, results.Unit(unit))
 		bar := hBar{Label: path, Value: se.Mean * f, N: se.N}
 		if se.CI != nil {
 			bar.CI = &results.Interval{Low: se.CI.Low * f, High: se.CI.High * f}
 		}
-		if path == PathHost {
+		if path == string(results.CNIPathHost) {
 			c.Baseline = &bar
 			c.BaselineLabel = "host (baseline)"
 			continue
@@ -341,7 +328,7 @@ func CNIChart(s results.Summary, sel CNISelection, missing map[string]string) Ba
 		if seen[p] {
 			continue
 		}
-		if p == PathHost {
+		if p == string(results.CNIPathHost) {
 			c.Baseline = &hBar{Label: p, Missing: missing[p]}
 			c.BaselineLabel = "host (baseline)"
 			continue

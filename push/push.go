@@ -165,7 +165,7 @@ func (m metrics) setSeries(sum results.Summary) {
 				m.resHigh.WithLabelValues(lv...).Set(s.CI.High)
 			}
 		default:
-			lv := append(keyValues(s.Key), charts.LabelValue(s.Labels, charts.LabelPath), charts.LabelValue(s.Labels, charts.LabelTest))
+			lv := append(keyValues(s.Key), charts.LabelValue(s.Labels, results.CNILabelPath), charts.LabelValue(s.Labels, results.CNILabelTest))
 			m.mMean.WithLabelValues(lv...).Set(s.Mean)
 			if s.CI != nil {
 				m.mLow.WithLabelValues(lv...).Set(s.CI.Low)
@@ -215,7 +215,7 @@ func (m metrics) setRun(r report.Report) {
 }
 
 func isResourceMetric(m string) bool {
-	return m == string(charts.MetricCPU) || m == string(charts.MetricMemory)
+	return m == string(results.MetricCPU) || m == string(results.MetricMemory)
 }
 
 // Push replaces the metrics of the grouping key {job, instance} on the Pushgateway with the report's (HTTP PUT), in

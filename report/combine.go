@@ -121,13 +121,13 @@ func (r Report) baselineHeadlines() []string {
 			items = append(items, fmt.Sprintf("Pod network underneath, pod to pod %s (cni run %s): %s", path, r.baseline.Meta.RunID, strings.Join(parts, "; ")))
 		}
 	}
-	cpuUnit := r.unitOf(string(charts.MetricCPU))
+	cpuUnit := r.unitOf(string(results.MetricCPU))
 	for _, sel := range charts.LatencySelections(r.Summary) {
-		_, modes, unit := r.latencyStatsModes(charts.MetricLatency, sel)
+		_, modes, unit := r.latencyStatsModes(results.MetricLatency, sel)
 		for _, mode := range modes {
 			var parts, lat []string
 			for _, st := range []results.Stat{results.StatP50, results.StatP99} {
-				if x, ok := r.latencySeries(charts.MetricLatency, sel.Topology, mode, sel.Load, st); ok {
+				if x, ok := r.latencySeries(results.MetricLatency, sel.Topology, mode, sel.Load, st); ok {
 					lat = append(lat, fmt.Sprintf("%s %s %s", st, charts.FormatValue(x.Mean), unit))
 				}
 			}
@@ -136,7 +136,7 @@ func (r Report) baselineHeadlines() []string {
 			}
 			mesh := "no mesh"
 			if x, ok := r.series(results.Key{Topology: sel.Topology, Mode: mode, Load: sel.Load, Window: results.WindowLoad,
-				Component: results.ComponentMesh, Metric: charts.MetricCPU, Stat: charts.StatAvg, Unit: results.Unit(cpuUnit)}); ok {
+				Component: results.ComponentMesh, Metric: results.MetricCPU, Stat: results.StatAvg, Unit: results.Unit(cpuUnit)}); ok {
 				mesh = "mesh CPU " + charts.FormatValue(x.Mean) + " " + cpuUnit
 			}
 			parts = append(parts, mesh)

@@ -299,7 +299,7 @@ func isResource(s results.Series) bool {
 
 // isUsage is a total CPU or memory series of an idle or load window, whatever its component.
 func isUsage(s results.Series) bool {
-	return (s.Metric == charts.MetricCPU || s.Metric == charts.MetricMemory) && s.Labels == "" &&
+	return (s.Metric == results.MetricCPU || s.Metric == results.MetricMemory) && s.Labels == "" &&
 		(s.Window == results.WindowIdle || s.Window == results.WindowLoad)
 }
 

@@ -11,7 +11,7 @@ import (
 // isAllocation is a series of the requests, limits or pod count the collector read from the pod specs.
 func isAllocation(s results.Series) bool {
 	return s.Labels == "" && (s.Window == results.WindowIdle || s.Window == results.WindowLoad) &&
-		(((s.Metric == charts.MetricCPU || s.Metric == charts.MetricMemory) &&
+		(((s.Metric == results.MetricCPU || s.Metric == results.MetricMemory) &&
 			(s.Stat == results.StatRequest || s.Stat == results.StatLimit || s.Stat == results.StatNoLimit)) ||
 			(s.Metric == results.MetricPods && s.Stat == results.StatCount))
 }
@@ -27,7 +27,7 @@ func (r Report) allocationSection() (section, bool) {
 		return s, false
 	}
 	s.para("What the measured pods asked for, read from their specs when each window was collected (regular containers and native sidecars; one-shot init containers have ended), summed per component: the request is what the scheduler reserves on the nodes (request x pods), whatever the pods use. Used is the window's average usage (mean over repetitions), and used / request how much of the reservation it fills. \"no limit\" means at least one container has none, so the component as a whole is not capped.")
-	cpuUnit, memUnit := r.unitOf(string(charts.MetricCPU)), r.unitOf(string(charts.MetricMemory))
+	cpuUnit, memUnit := r.unitOf(string(results.MetricCPU)), r.unitOf(string(results.MetricMemory))
 	for _, topo := range topos {
 		inTopo := func(x results.Series) bool { return isAllocation(x) && x.Topology == topo }
 		var rows [][]string
@@ -82,7 +82,7 @@ func (r Report) allocationRow(key func(comp, metric, stat, unit string) results.
 	if podsOK {
 		row[3] = fmtCount(pods)
 	}
-	for _, m := range []struct{ metric, unit string }{{string(charts.MetricCPU), cpuUnit}, {string(charts.MetricMemory), memUnit}} {
+	for _, m := range []struct{ metric, unit string }{{string(results.MetricCPU), cpuUnit}, {string(results.MetricMemory), memUnit}} {
 		req, reqOK := 0.0, true
 		for _, c := range parts {
 			x, ok := r.series(key(c, m.metric, string(results.StatRequest), m.unit))
@@ -98,7 +98,7 @@ func (r Report) allocationRow(key func(comp, metric, stat, unit string) results.
 			row = append(row, "not read")
 		}
 		row = append(row, limit)
-		used, usedOK := r.series(key(name, m.metric, string(charts.StatAvg), m.unit))
+		used, usedOK := r.series(key(name, m.metric, string(results.StatAvg), m.unit))
 		row = append(row, orText(valueIf(used, usedOK), "not measured"))
 		switch {
 		case reqOK && usedOK && req > 0:

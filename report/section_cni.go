@@ -26,7 +26,7 @@ func (r Report) cniSection() (section, bool) {
 	})
 	host := map[string]results.CNIRow{} // test -> the host path's row
 	for _, rw := range rows {
-		if rw.Path == charts.PathHost && rw.N > 0 {
+		if rw.Path == string(results.CNIPathHost) && rw.N > 0 {
 			host[rw.Test] = rw
 		}
 	}
@@ -83,7 +83,7 @@ func (r Report) cniSection() (section, bool) {
 // colour band (charts.BandFor).
 func vsHost(rw, base results.CNIRow, ok bool) (ratio, band string) {
 	switch {
-	case rw.Path == charts.PathHost:
+	case rw.Path == string(results.CNIPathHost):
 		return "baseline", "baseline"
 	case !charts.DirectionHigherIsBetter(rw.Metric):
 		return "n/a: lower is better", "n/a"
@@ -141,7 +141,7 @@ func cniResourceTable(rrs []results.CNIResourceRow, unlabelled string) (table, b
 // toolOf names the tool of a path x test from its samples' source, for runs whose samples carry no "tool" label.
 func (r Report) toolOf(path, test string) string {
 	for _, smp := range r.samples {
-		if smp.Component == results.ComponentCNITest && smp.Labels[charts.LabelPath] == path && smp.Labels[charts.LabelTest] == test && smp.Source != "" {
+		if smp.Component == results.ComponentCNITest && smp.Labels[results.CNILabelPath] == path && smp.Labels[results.CNILabelTest] == test && smp.Source != "" {
 			return smp.Source
 		}
 	}

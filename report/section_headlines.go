@@ -15,8 +15,8 @@ func (r Report) headlinesSection() (section, bool) {
 	s := section{Title: "Headlines"}
 	var items []string
 	for _, d := range r.Summary.Deltas {
-		if d.Component != results.ComponentMesh || d.Stat != charts.StatAvg || d.Window != results.WindowLoad || d.Labels != "" ||
-			d.Base != results.ModeSidecar || (d.Metric != charts.MetricCPU && d.Metric != charts.MetricMemory) {
+		if d.Component != results.ComponentMesh || d.Stat != results.StatAvg || d.Window != results.WindowLoad || d.Labels != "" ||
+			d.Base != results.ModeSidecar || (d.Metric != results.MetricCPU && d.Metric != results.MetricMemory) {
 			continue
 		}
 		items = append(items, fmt.Sprintf("%s vs %s, topology %s, %s: mesh %s %s → %s %s, %s%s", d.Other, d.Base, d.Topology,
@@ -24,7 +24,7 @@ func (r Report) headlinesSection() (section, bool) {
 			r.headlineCaveat(string(d.Base), string(d.Other))))
 	}
 	for _, d := range r.Summary.Deltas {
-		if d.Metric != charts.MetricLatency || d.Base != results.ModeNone || d.Stat != results.StatP99 || d.Labels != "" {
+		if d.Metric != results.MetricLatency || d.Base != results.ModeNone || d.Stat != results.StatP99 || d.Labels != "" {
 			continue
 		}
 		items = append(items, fmt.Sprintf("%s adds %s to p99 latency (topology %s, %s)%s", d.Other, fmtDeltaAbs(d, r.deltaN(d)), d.Topology,

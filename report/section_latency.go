@@ -17,7 +17,7 @@ func (r Report) latencySection() (section, bool) {
 		return s, false
 	}
 	for _, sel := range sels {
-		stats, modes, unit := r.latencyStatsModes(charts.MetricLatency, sel)
+		stats, modes, unit := r.latencyStatsModes(results.MetricLatency, sel)
 		s.heading(fmt.Sprintf("Topology %s, %s", sel.Topology, windowLabel(results.WindowLoad, sel.Load)))
 		header := []string{"mode", "achieved qps"}
 		numeric := []bool{false, true}
@@ -29,7 +29,7 @@ func (r Report) latencySection() (section, bool) {
 		for _, mode := range modes {
 			row := []string{string(mode), r.achievedQPS(sel.Topology, mode, sel.Load)}
 			for _, st := range stats {
-				x, ok := r.latencySeries(charts.MetricLatency, sel.Topology, mode, sel.Load, st)
+				x, ok := r.latencySeries(results.MetricLatency, sel.Topology, mode, sel.Load, st)
 				if !ok {
 					row = append(row, "not measured")
 					continue
@@ -137,7 +137,7 @@ func (r Report) latencySeries(metric results.Metric, topo string, mode results.M
 
 func (r Report) latencyDelta(topo string, mode results.Mode, load string, stat results.Stat) (results.Delta, bool) {
 	for _, d := range r.Summary.Deltas {
-		if d.Metric == charts.MetricLatency && d.Base == results.ModeNone && d.Other == mode && d.Topology == topo && d.Load == load &&
+		if d.Metric == results.MetricLatency && d.Base == results.ModeNone && d.Other == mode && d.Topology == topo && d.Load == load &&
 			d.Stat == stat && d.Labels == "" && d.Window == results.WindowLoad {
 			return d, true
 		}
@@ -156,7 +156,7 @@ func loadTargetPart(labels string) bool {
 func (r Report) achievedQPS(topo string, mode results.Mode, load string) string {
 	var parts []string
 	for _, x := range r.Summary.Series {
-		if x.Metric == results.MetricQPS && x.Stat == charts.StatValue && x.Component == results.ComponentLoadgen && x.Topology == topo &&
+		if x.Metric == results.MetricQPS && x.Stat == results.StatValue && x.Component == results.ComponentLoadgen && x.Topology == topo &&
 			x.Mode == mode && x.Load == load && x.Window == results.WindowLoad && !loadTargetPart(x.Labels) {
 			parts = append(parts, fmtMean(x))
 		}

@@ -11,7 +11,7 @@ func (r Report) modesSection() (section, bool) {
 	s := section{Title: "Change between modes"}
 	byMetric := map[string][][]string{}
 	for _, d := range r.Summary.Deltas {
-		if d.Stat != charts.StatAvg || d.Labels != "" || (d.Metric != charts.MetricCPU && d.Metric != charts.MetricMemory) ||
+		if d.Stat != results.StatAvg || d.Labels != "" || (d.Metric != results.MetricCPU && d.Metric != results.MetricMemory) ||
 			(d.Component != results.ComponentMesh && d.Component != results.ComponentApp) {
 			continue
 		}
@@ -23,13 +23,13 @@ func (r Report) modesSection() (section, bool) {
 		return s, false
 	}
 	s.para("Other mode minus base mode, in percent of the base mean, with the %s confidence interval of the change (Welch); significant means the interval excludes 0. Every component and the per-1000-rps comparisons are in deltas.csv.", confPct(r.Summary.Confidence))
-	for _, metric := range []string{string(charts.MetricCPU), string(charts.MetricMemory)} {
+	for _, metric := range []string{string(results.MetricCPU), string(results.MetricMemory)} {
 		rows := byMetric[metric]
 		if len(rows) == 0 {
 			continue
 		}
 		unit := r.unitOf(metric)
-		title := map[string]string{string(charts.MetricCPU): "CPU", string(charts.MetricMemory): "Memory"}[metric]
+		title := map[string]string{string(results.MetricCPU): "CPU", string(results.MetricMemory): "Memory"}[metric]
 		s.heading(title + " (" + unit + ")")
 		s.table(table{ID: "mode-deltas-" + metric, Header: []string{"topology", "window", "component", "comparison", "base", "other", "change [CI]", "verdict"},
 			Numeric: []bool{false, false, false, false, true, true, true, false}, Rows: rows})

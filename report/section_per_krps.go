@@ -1,7 +1,6 @@
 package report
 
 import (
-	"github.com/meshbench/meshbench/charts"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -12,7 +11,7 @@ func (r Report) perKRPSSection() (section, bool) {
 	var order []rowKey
 	cells := map[rowKey]map[results.Metric]results.Series{}
 	for _, x := range r.Summary.PerKRPS {
-		if x.Stat != charts.StatAvg || x.Labels != "" {
+		if x.Stat != results.StatAvg || x.Labels != "" {
 			continue
 		}
 		k := rowKey{x.Topology, x.Load, string(x.Mode), string(x.Component)}
@@ -30,13 +29,13 @@ func (r Report) perKRPSSection() (section, bool) {
 	cpuUnit, memUnit := "", ""
 	for _, k := range order {
 		row := []string{k.topo, k.load, k.mode, k.comp}
-		for _, metric := range []results.Metric{charts.MetricCPU, charts.MetricMemory} {
+		for _, metric := range []results.Metric{results.MetricCPU, results.MetricMemory} {
 			x, ok := cells[k][metric]
 			if !ok {
 				row = append(row, "not measured")
 				continue
 			}
-			if metric == charts.MetricCPU {
+			if metric == results.MetricCPU {
 				cpuUnit = string(x.Unit)
 			} else {
 				memUnit = string(x.Unit)

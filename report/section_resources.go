@@ -18,7 +18,7 @@ func (r Report) resourcesSection() (section, bool) {
 	}
 	s.para("Min, max and average CPU and memory of every component over fixed idle and load windows, per data-plane mode: the measurement of the published Istio ambient vs sidecar comparison on Bank of Anthos (Grafana min/max/avg over 10-minute windows, one namespace and eight namespaces; examples/study-a-*.yaml reproduce it).")
 	s.para("Each figure is the mean over repetitions of the per-window statistic (min, max or average of the component's usage over the window); avg is shown ± the half width of its %s confidence interval. n is the number of repetitions behind the average.", confPct(r.Summary.Confidence))
-	cpuUnit, memUnit := r.unitOf(string(charts.MetricCPU)), r.unitOf(string(charts.MetricMemory))
+	cpuUnit, memUnit := r.unitOf(string(results.MetricCPU)), r.unitOf(string(results.MetricMemory))
 	nodeTotals := results.ModeNodeTotals(r.Summary, r.Meta.Cluster.Nodes)
 	for _, topo := range topos {
 		s.heading("Topology " + topo)
@@ -81,7 +81,7 @@ func (r Report) resourceRow(k results.Key, cpuUnit, memUnit string) (row []strin
 	for _, m := range []struct {
 		metric results.Metric
 		unit   string
-	}{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
+	}{{results.MetricCPU, cpuUnit}, {results.MetricMemory, memUnit}} {
 		key := func(stat results.Stat) results.Key {
 			x := k
 			x.Metric, x.Stat, x.Unit = m.metric, stat, results.Unit(m.unit)
@@ -125,7 +125,7 @@ func (r Report) avgOutside(key func(stat results.Stat) results.Key) bool {
 // total, since they are not the app's cost. ok is false when the run recorded no such figure.
 func (r Report) benchmarkTable(topo, cpuUnit, memUnit string) (table, bool) {
 	own := func(x results.Series) bool {
-		return isUsage(x) && results.IsBenchmarkComponent(x.Component) && x.Topology == topo && x.Stat == charts.StatAvg
+		return isUsage(x) && results.IsBenchmarkComponent(x.Component) && x.Topology == topo && x.Stat == results.StatAvg
 	}
 	type row struct{ mode, window, load, component string }
 	var keys []row
@@ -144,9 +144,9 @@ func (r Report) benchmarkTable(topo, cpuUnit, memUnit string) (table, bool) {
 		for _, m := range []struct {
 			metric results.Metric
 			unit   string
-		}{{charts.MetricCPU, cpuUnit}, {charts.MetricMemory, memUnit}} {
+		}{{results.MetricCPU, cpuUnit}, {results.MetricMemory, memUnit}} {
 			x, ok := r.series(results.Key{Topology: topo, Mode: results.Mode(k.mode), Load: k.load, Window: k.window, Component: results.Component(k.component),
-				Metric: m.metric, Stat: charts.StatAvg, Unit: results.Unit(m.unit)})
+				Metric: m.metric, Stat: results.StatAvg, Unit: results.Unit(m.unit)})
 			if !ok {
 				out = append(out, "not measured")
 				continue

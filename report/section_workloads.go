@@ -3,7 +3,6 @@ package report
 import (
 	"slices"
 
-	"github.com/meshbench/meshbench/charts"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -16,7 +15,7 @@ func (r Report) workloadsSection() (section, bool) {
 	if len(w.groups) == 0 {
 		return s, false
 	}
-	cpuUnit, memUnit := orText(string(w.units[charts.MetricCPU]), "?"), orText(string(w.units[charts.MetricMemory]), "?")
+	cpuUnit, memUnit := orText(string(w.units[results.MetricCPU]), "?"), orText(string(w.units[results.MetricMemory]), "?")
 	s.para("Average usage of each workload's pods in the load window, mean ± half the %s confidence interval over the repetitions: the application containers, their istio-proxy sidecars (sidecar mode only) and the memory of both. These split the app and sidecar rows of the other tables, which they do not add to; the load clients' proxies are the benchmark's ("+string(results.ComponentLoadgenProxy)+"), in no workload and no total. Ranked by sidecar CPU in sidecar mode.", confPct(r.Summary.Confidence))
 	header := []string{"workload", "mode", "app CPU (" + cpuUnit + ")", "sidecar CPU (" + cpuUnit + ")", "memory (" + memUnit + ")"}
 	numeric := []bool{false, false, true, true, true}
@@ -73,7 +72,7 @@ func (r Report) workloadFigures() workloadFigures {
 	w := workloadFigures{workloads: map[workloadGroup][]string{}, cells: map[workloadCell]results.Series{}, units: map[results.Metric]results.Unit{},
 		deltas: map[workloadCell]results.Delta{}}
 	for _, x := range r.Summary.Workloads {
-		if x.Stat != charts.StatAvg || x.Window != results.WindowLoad || (x.Metric != charts.MetricCPU && x.Metric != charts.MetricMemory) {
+		if x.Stat != results.StatAvg || x.Window != results.WindowLoad || (x.Metric != results.MetricCPU && x.Metric != results.MetricMemory) {
 			continue
 		}
 		g := workloadGroup{x.Topology, x.Load}
@@ -106,7 +105,7 @@ func (r Report) workloadFigures() workloadFigures {
 		w.workloads[g] = order
 	}
 	for _, d := range r.Summary.WorkloadDeltas {
-		if d.Base != results.ModeNone || d.Component != results.ComponentWorkloadTotal || d.Stat != charts.StatAvg || d.Window != results.WindowLoad {
+		if d.Base != results.ModeNone || d.Component != results.ComponentWorkloadTotal || d.Stat != results.StatAvg || d.Window != results.WindowLoad {
 			continue
 		}
 		w.hasNone = true
@@ -124,9 +123,9 @@ func (r Report) workloadRow(w workloadFigures, at workloadCell) (row []string, o
 		x, ok := w.cells[c]
 		return x, ok
 	}
-	app, okApp := get(results.ComponentAppByWorkload, charts.MetricCPU)
-	side, okSide := get(results.ComponentSidecarByWorkload, charts.MetricCPU)
-	mem, okMem := get(results.ComponentWorkloadTotal, charts.MetricMemory)
+	app, okApp := get(results.ComponentAppByWorkload, results.MetricCPU)
+	side, okSide := get(results.ComponentSidecarByWorkload, results.MetricCPU)
+	mem, okMem := get(results.ComponentWorkloadTotal, results.MetricMemory)
 	if !okApp && !okSide && !okMem {
 		return nil, false
 	}
@@ -143,7 +142,7 @@ func (r Report) workloadRow(w workloadFigures, at workloadCell) (row []string, o
 	if !w.hasNone {
 		return row, true
 	}
-	for _, metric := range []results.Metric{charts.MetricCPU, charts.MetricMemory} {
+	for _, metric := range []results.Metric{results.MetricCPU, results.MetricMemory} {
 		if at.mode == results.ModeNone {
 			row = append(row, "baseline")
 			continue
