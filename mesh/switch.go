@@ -140,9 +140,6 @@ func (t Transition) Timings(v *Verification) map[string]string {
 	return out
 }
 
-// ModeMixed is Transition.From when the namespaces were in different modes.
-const ModeMixed scenario.Mode = "mixed"
-
 func (s *Switcher) log() *slog.Logger {
 	if s.Log != nil {
 		return s.Log
@@ -383,7 +380,7 @@ func fromMode(nss map[string]*corev1.Namespace) scenario.Mode {
 		if from == "" {
 			from = m
 		} else if from != m {
-			return ModeMixed
+			return scenario.ModeMixed
 		}
 	}
 	return from

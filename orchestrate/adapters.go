@@ -170,7 +170,7 @@ func (a *meshAdapter) Apply(ctx context.Context, t target.Target, mode scenario.
 // Reconcile restarts the workloads whose ready pods are still not in mode (runner.Reconciler).
 // Only a switch that changed injection can leave such a pod: otherwise no pods are listed again.
 func (a *meshAdapter) Reconcile(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, bool, error) {
-	if a.last.From != mesh.ModeMixed && mesh.UsesSidecar(a.last.From) == mesh.UsesSidecar(mode) {
+	if a.last.From != scenario.ModeMixed && mesh.UsesSidecar(a.last.From) == mesh.UsesSidecar(mode) {
 		return nil, false, nil
 	}
 	restarted, err := a.sw.Reconcile(ctx, t, mode)

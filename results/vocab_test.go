@@ -20,12 +20,13 @@ import (
 	"testing"
 )
 
-// vocabularyTypes are the typed vocabulary: a string literal of one of them belongs here, in results.
-var vocabularyTypes = []string{"Mode", "Component", "Metric", "Stat", "Unit", "FactKey", "Status", "CNITest", "CNIPath"}
-
-// notYetConverted is a TEMPORARY allowlist: packages (module-relative) that still spell vocabulary values as
-// literals. Issue 33 converts them one by one; a package leaves the list in the commit that converts it.
-var notYetConverted = []string{"scenario"}
+// vocabularyHomes are the typed vocabulary by the package (module-relative) that spells it: a string literal of one
+// of these types belongs in its home. results is the recorded vocabulary; scenario, which may import no project
+// package, spells the configured modes and pod network tests and paths (TestVocabularyOrders pins them to results').
+var vocabularyHomes = map[string][]string{
+	"results":  {"Mode", "Component", "Metric", "Stat", "Unit", "FactKey", "Status", "CNITest", "CNIPath"},
+	"scenario": {"Mode", "CNITest", "CNIPath"},
+}
 
 // outsideProduct are module-relative path prefixes that are not product code.
 var outsideProduct = []string{"hack/", "test/", "docs"}
@@ -69,18 +70,23 @@ func goListExport(t *testing.T, root string) (module string, pkgs []listedPackag
 }
 
 // vocabularyOf is the name of the vocabulary type t is ("" for none).
-func vocabularyOf(t types.Type, resultsPath string) string {
+func vocabularyOf(t types.Type, module string) (home, name string) {
 	n, ok := t.(*types.Named)
-	if !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != resultsPath || !slices.Contains(vocabularyTypes, n.Obj().Name()) {
-		return ""
+	if !ok || n.Obj().Pkg() == nil {
+		return "", ""
 	}
-	return n.Obj().Name()
+	home = strings.TrimPrefix(n.Obj().Pkg().Path(), module+"/")
+	if !slices.Contains(vocabularyHomes[home], n.Obj().Name()) {
+		return "", ""
+	}
+	return home, n.Obj().Name()
 }
 
 // vocabularyLiterals type-checks one package and returns every non-empty string literal it spells as a vocabulary
 // value: typed as one by the context (Stat: "avg", s.Metric == "cpu", []results.Mode{"none"}) or converted to one
 // (results.Unit("ms")).
-func vocabularyLiterals(fset *token.FileSet, imp types.Importer, p listedPackage, resultsPath string) ([]string, error) {
+func vocabularyLiterals(fset *token.FileSet, imp types.Importer, p listedPackage, module string) ([]string, error) {
+	self := strings.TrimPrefix(p.ImportPath, module+"/") // a home spells its own vocabulary
 	var files []*ast.File
 	for _, name := range p.GoFiles {
 		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, 0)
@@ -95,15 +101,15 @@ func vocabularyLiterals(fset *token.FileSet, imp types.Importer, p listedPackage
 	}
 	var out []string
 	report := func(lit *ast.BasicLit, typ string) {
-		out = append(out, fmt.Sprintf("%s: %s literal %s: use the results.%s constant", fset.Position(lit.Pos()), typ, lit.Value, typ))
+		out = append(out, fmt.Sprintf("%s: %s literal %s: use the %s constant", fset.Position(lit.Pos()), typ, lit.Value, typ))
 	}
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			// A converted literal (results.Unit("ms")) is recorded with the type it converts to, as one the
 			// context types (Stat: "avg"); "" is no value (s.Mode == "": a cni sample), not a spelling of one.
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && lit.Value != `""` {
-				if typ := vocabularyOf(info.Types[lit].Type, resultsPath); typ != "" {
-					report(lit, typ)
+				if home, name := vocabularyOf(info.Types[lit].Type, module); name != "" && home != self {
+					report(lit, home+"."+name)
 				}
 			}
 			return true
@@ -112,9 +118,9 @@ func vocabularyLiterals(fset *token.FileSet, imp types.Importer, p listedPackage
 	return out, nil
 }
 
-// TestVocabularyLivesInResults rejects vocabulary literals in product code outside results: a mode, component,
-// metric, stat, unit, fact key, case status, pod network test or path is spelled once, as a results constant.
-func TestVocabularyLivesInResults(t *testing.T) {
+// TestVocabularyLivesInItsHome rejects vocabulary literals in product code outside their home (vocabularyHomes): a
+// mode, component, metric, stat, unit, fact key, case status, pod network test or path is spelled once, as a constant.
+func TestVocabularyLivesInItsHome(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks the module")
 	}
@@ -123,7 +129,6 @@ func TestVocabularyLivesInResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	module, pkgs, exports := goListExport(t, root)
-	resultsPath := module + "/results"
 	fset := token.NewFileSet()
 	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
 		if e := exports[path]; e != "" {
@@ -135,12 +140,12 @@ func TestVocabularyLivesInResults(t *testing.T) {
 	var found []string
 	for _, p := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
-		if rel == "results" || slices.Contains(notYetConverted, rel) || slices.ContainsFunc(outsideProduct, func(pre string) bool {
+		if slices.ContainsFunc(outsideProduct, func(pre string) bool {
 			return rel == strings.TrimSuffix(pre, "/") || strings.HasPrefix(rel, pre)
 		}) {
 			continue
 		}
-		lits, err := vocabularyLiterals(fset, imp, p, resultsPath)
+		lits, err := vocabularyLiterals(fset, imp, p, module)
 		if err != nil {
 			t.Fatalf("%s: %v", p.ImportPath, err)
 		}
@@ -169,12 +174,16 @@ func TestVocabularyLiteralsFound(t *testing.T) {
 	dir := t.TempDir()
 	src := `package x
 
-import "` + module + `/results"
+import (
+	"` + module + `/results"
+	"` + module + `/scenario"
+)
 
 var s = results.Sample{Stat: "avg", Metric: results.MetricCPU}
 var u = results.Unit("ms")
 var ok = s.Component == results.ComponentApp
 var label = map[string]string{"app": "x"}
+var m = []scenario.Mode{scenario.ModeNone, "ambient"}
 `
 	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o600); err != nil {
 		t.Fatal(err)
@@ -186,11 +195,12 @@ var label = map[string]string{"app": "x"}
 		}
 		return nil, fmt.Errorf("no export data for %s", path)
 	})
-	got, err := vocabularyLiterals(fset, imp, listedPackage{ImportPath: "example.com/x", Dir: dir, GoFiles: []string{"x.go"}}, module+"/results")
+	got, err := vocabularyLiterals(fset, imp, listedPackage{ImportPath: "example.com/x", Dir: dir, GoFiles: []string{"x.go"}}, module)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || !strings.Contains(got[0], `Stat literal "avg"`) || !strings.Contains(got[1], `Unit literal "ms"`) {
-		t.Errorf("found %q, want the Stat literal \"avg\" and the Unit literal \"ms\" only", got)
+	if len(got) != 3 || !strings.Contains(got[0], `results.Stat literal "avg"`) || !strings.Contains(got[1], `results.Unit literal "ms"`) ||
+		!strings.Contains(got[2], `scenario.Mode literal "ambient"`) {
+		t.Errorf("found %q, want the Stat literal \"avg\", the Unit literal \"ms\" and the Mode literal \"ambient\" only", got)
 	}
 }

@@ -273,6 +273,8 @@ const (
 	ModeSidecar  Mode = "sidecar"  // Envoy sidecar per pod
 	ModeAmbient  Mode = "ambient"  // ztunnel per node (L4)
 	ModeWaypoint Mode = "waypoint" // ztunnel + waypoint proxies (L4 + L7)
+	// ModeMixed is what namespaces in different modes are found in (mesh.Transition.From); never a scenario's.
+	ModeMixed Mode = "mixed"
 )
 
 // AllModes lists the valid modes in their canonical order.
