@@ -305,11 +305,13 @@ func TestRunClientSplitsLatencyByStatus(t *testing.T) {
 	if ratio := float64(bad.Count()) / float64(cr.Requests()); math.Abs(ratio-0.25) > 0.02 {
 		t.Errorf("error ratio %.3f, want 0.25 (every 4th answer)", ratio)
 	}
-	if p50 := ok.Percentile(50); p50 < 20*time.Millisecond || p50 > 26*time.Millisecond {
-		t.Errorf("success p50 %s, want about 20 ms", p50)
+	// Lower bounds are the server's sleeps; the upper bound is a relation, not a time: a loaded machine stretches
+	// both, but an error histogram holding successes would have its median at 20 ms or more.
+	if p50 := ok.Percentile(50); p50 < 20*time.Millisecond {
+		t.Errorf("success p50 %s, want at least 20 ms", p50)
 	}
-	if p50 := bad.Percentile(50); p50 < 2*time.Millisecond || p50 > 8*time.Millisecond {
-		t.Errorf("error p50 %s, want about 2 ms", p50)
+	if p50 := bad.Percentile(50); p50 < 2*time.Millisecond || p50 >= ok.Percentile(50) || p50 >= 20*time.Millisecond {
+		t.Errorf("error p50 %s, want at least 2 ms and below 20 ms and the success p50 %s", p50, ok.Percentile(50))
 	}
 	if ok.Min() < 20*time.Millisecond {
 		t.Errorf("success min %s: a 2 ms error latency leaked into the successful requests' percentiles", ok.Min())
