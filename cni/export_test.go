@@ -5,9 +5,12 @@ package cni
 var (
 	Node     = node
 	NotReady = notReady
+	CaseRec  = caseRec
+	RawFiles = rawFiles
 )
 
 const (
 	ProcNetRoute   = procNetRoute
 	ConnectRetries = connectRetries
+	TestDigest     = testDigest
 )
