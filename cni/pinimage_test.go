@@ -23,7 +23,7 @@ func TestPinImage(t *testing.T) {
 		// Already pinned: as it is.
 		{"quay.io/cloud-bulldozer/k8s-netperf@" + testDigest, "whatever", testDigest, "quay.io/cloud-bulldozer/k8s-netperf@" + testDigest},
 	} {
-		if d, p := PinImage(tc.ref, tc.imageID); d != tc.digest || p != tc.pinned {
+		if d, p := pinImage(tc.ref, tc.imageID); d != tc.digest || p != tc.pinned {
 			t.Errorf("PinImage(%q, %q) = %q, %q; want %q, %q", tc.ref, tc.imageID, d, p, tc.digest, tc.pinned)
 		}
 	}

@@ -31,30 +31,30 @@ func TestRawOutput(t *testing.T) {
 		wantData    string // exact, or a prefix when wantPrefix
 		wantPrefix  bool
 	}{
-		{name: "iperf3 json", tool: nettool.ToolIperf3, stdout: iperfJSON, wantKind: RawJSON, wantKeep: true, wantData: string(iperfJSON)},
+		{name: "iperf3 json", tool: nettool.ToolIperf3, stdout: iperfJSON, wantKind: rawJSON, wantKeep: true, wantData: string(iperfJSON)},
 		// iperf3 exits 1 on failures and explains them in its JSON: that is still the tool's report.
-		{name: "iperf3 json with exit 1", tool: nettool.ToolIperf3, stdout: iperfJSON, err: execErr, wantKind: RawJSON, wantKeep: true, wantData: string(iperfJSON)},
-		{name: "builtin json", tool: nettool.ToolBuiltin, stdout: []byte(`{"tool":"builtin"}`), wantKind: RawJSON, wantKeep: true, wantData: `{"tool":"builtin"}`},
-		{name: "iperf3 plain-text error", tool: nettool.ToolIperf3, stdout: []byte("iperf3: error - unable to connect"), err: execErr, wantKind: RawError, wantKeep: true,
+		{name: "iperf3 json with exit 1", tool: nettool.ToolIperf3, stdout: iperfJSON, err: execErr, wantKind: rawJSON, wantKeep: true, wantData: string(iperfJSON)},
+		{name: "builtin json", tool: nettool.ToolBuiltin, stdout: []byte(`{"tool":"builtin"}`), wantKind: rawJSON, wantKeep: true, wantData: `{"tool":"builtin"}`},
+		{name: "iperf3 plain-text error", tool: nettool.ToolIperf3, stdout: []byte("iperf3: error - unable to connect"), err: execErr, wantKind: rawError, wantKeep: true,
 			wantData: "exec failed: command terminated with exit code 1\n--- stdout ---\niperf3: error - unable to connect\n"},
-		{name: "iperf3 truncated json", tool: nettool.ToolIperf3, stdout: []byte(`{"start":{`), wantKind: RawError, wantKeep: true,
+		{name: "iperf3 truncated json", tool: nettool.ToolIperf3, stdout: []byte(`{"start":{`), wantKind: rawError, wantKeep: true,
 			wantData: "iperf3 printed output that is not its JSON report\n--- stdout ---\n{\"start\":{\n"},
-		{name: "exec failed, nothing printed", tool: nettool.ToolIperf3, err: errors.New("dial tcp: connection refused"), wantKind: RawError, wantKeep: true,
+		{name: "exec failed, nothing printed", tool: nettool.ToolIperf3, err: errors.New("dial tcp: connection refused"), wantKind: rawError, wantKeep: true,
 			wantData: "exec failed: dial tcp: connection refused\n"},
-		{name: "success, nothing printed", tool: nettool.ToolBuiltin, wantKind: RawError, wantKeep: true, wantData: "exec succeeded but printed nothing on stdout\n"},
+		{name: "success, nothing printed", tool: nettool.ToolBuiltin, wantKind: rawError, wantKeep: true, wantData: "exec succeeded but printed nothing on stdout\n"},
 		// The issue's case: Ctrl-C mid-sample left raw/*.json holding "exec failed: ... context canceled".
 		{name: "interrupted, nothing printed", tool: nettool.ToolIperf3, err: fmt.Errorf("exec: %w", context.Canceled), interrupted: true, wantKeep: false},
-		{name: "interrupted with json", tool: nettool.ToolIperf3, stdout: iperfJSON, err: context.Canceled, interrupted: true, wantKind: RawJSON, wantKeep: true, wantData: string(iperfJSON)},
-		{name: "netperf text", tool: nettool.ToolNetperf, stdout: []byte("MIGRATED TCP REQUEST/RESPONSE TEST\n"), wantKind: RawText, wantKeep: true,
+		{name: "interrupted with json", tool: nettool.ToolIperf3, stdout: iperfJSON, err: context.Canceled, interrupted: true, wantKind: rawJSON, wantKeep: true, wantData: string(iperfJSON)},
+		{name: "netperf text", tool: nettool.ToolNetperf, stdout: []byte("MIGRATED TCP REQUEST/RESPONSE TEST\n"), wantKind: rawText, wantKeep: true,
 			wantData: "MIGRATED TCP REQUEST/RESPONSE TEST\n"},
 		{name: "netperf failed", tool: nettool.ToolNetperf, stdout: []byte("establish control: are you sure there is a netserver listening\n"), err: execErr,
-			wantKind: RawError, wantKeep: true, wantData: "exec failed: command terminated with exit code 1\n--- stdout ---\nestablish control", wantPrefix: true},
-		{name: "netperf json-looking output is still text", tool: nettool.ToolNetperf, stdout: []byte("{}"), wantKind: RawText, wantKeep: true, wantData: "{}"},
+			wantKind: rawError, wantKeep: true, wantData: "exec failed: command terminated with exit code 1\n--- stdout ---\nestablish control", wantPrefix: true},
+		{name: "netperf json-looking output is still text", tool: nettool.ToolNetperf, stdout: []byte("{}"), wantKind: rawText, wantKeep: true, wantData: "{}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			kind, data, keep := RawOutput(tt.tool, tt.stdout, tt.err, tt.interrupted)
+			kind, data, keep := rawOutput(tt.tool, tt.stdout, tt.err, tt.interrupted)
 			if keep != tt.wantKeep || kind != tt.wantKind {
 				t.Fatalf("kind %q keep %v, want %q %v", kind, keep, tt.wantKind, tt.wantKeep)
 			}
@@ -64,7 +64,7 @@ func TestRawOutput(t *testing.T) {
 			if got := string(data); tt.wantPrefix && !strings.HasPrefix(got, tt.wantData) || !tt.wantPrefix && got != tt.wantData {
 				t.Errorf("data %q, want %q", got, tt.wantData)
 			}
-			if kind == RawJSON && !json.Valid(data) {
+			if kind == rawJSON && !json.Valid(data) {
 				t.Errorf("a %s file that does not parse: %q", kind, data)
 			}
 		})
@@ -81,13 +81,13 @@ func TestRawName(t *testing.T) {
 		kind RawKind
 		want string
 	}{
-		{scenario.CNIPathSameNode, scenario.CNITestTCP, 1, RawJSON, "raw/same-node-tcp-1.json"},
-		{scenario.CNIPathCrossNode, scenario.CNITestUDP, 12, RawError, "raw/cross-node-udp-12.err.txt"},
-		{scenario.CNIPathService, scenario.CNITestRR, 3, RawText, "raw/service-rr-3.txt"},
-		{scenario.CNIPathHost, scenario.CNITestCRR, 2, RawError, "raw/host-crr-2.err.txt"},
+		{scenario.CNIPathSameNode, scenario.CNITestTCP, 1, rawJSON, "raw/same-node-tcp-1.json"},
+		{scenario.CNIPathCrossNode, scenario.CNITestUDP, 12, rawError, "raw/cross-node-udp-12.err.txt"},
+		{scenario.CNIPathService, scenario.CNITestRR, 3, rawText, "raw/service-rr-3.txt"},
+		{scenario.CNIPathHost, scenario.CNITestCRR, 2, rawError, "raw/host-crr-2.err.txt"},
 	}
 	for _, tt := range tests {
-		got := RawName(tt.path, tt.test, tt.n, tt.kind)
+		got := rawName(tt.path, tt.test, tt.n, tt.kind)
 		if got != filepath.FromSlash(tt.want) {
 			t.Errorf("RawName(%s, %s, %d, %s) = %q, want %q", tt.path, tt.test, tt.n, tt.kind, got, tt.want)
 		}
@@ -116,7 +116,7 @@ func TestRemoveRaw(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	removed, err := RemoveRaw(dir, []string{"same-node/tcp", "host/rr"})
+	removed, err := removeRaw(dir, []string{"same-node/tcp", "host/rr"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestRemoveRaw(t *testing.T) {
 	if got, want := rawFiles(t, dir), []string{"host-crr-1.txt", "notes.md", "same-node-udp-1.json"}; !slices.Equal(got, want) {
 		t.Errorf("left %q, want %q", got, want)
 	}
-	if removed, err := RemoveRaw(t.TempDir(), []string{"same-node/tcp"}); err != nil || removed != nil {
+	if removed, err := removeRaw(t.TempDir(), []string{"same-node/tcp"}); err != nil || removed != nil {
 		t.Errorf("no raw dir: %q %v", removed, err)
 	}
 }

@@ -363,7 +363,7 @@ func TestCleanupLeftoversLeavesForeignNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = b.CleanupLeftovers(context.Background())
+	err = cni.CleanupLeftovers(b, context.Background())
 	if err == nil || !strings.Contains(err.Error(), "namespace mb-cni-unit exists but is not run cni-unit's") || deleted {
 		t.Errorf("err = %v, deleted %v", err, deleted)
 	}
@@ -373,11 +373,11 @@ func TestCleanupLeftoversLeavesForeignNamespace(t *testing.T) {
 	if _, err := kc.CoreV1().Namespaces().Update(context.Background(), ns, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.CleanupLeftovers(context.Background()); err != nil || !deleted {
+	if err := cni.CleanupLeftovers(b, context.Background()); err != nil || !deleted {
 		t.Errorf("own leftover: err %v, deleted %v", err, deleted)
 	}
 	namespaceGone(t, kc)
-	if err := b.CleanupLeftovers(context.Background()); err != nil {
+	if err := cni.CleanupLeftovers(b, context.Background()); err != nil {
 		t.Errorf("nothing left: %v", err)
 	}
 }

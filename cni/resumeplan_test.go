@@ -86,7 +86,7 @@ func TestPlanResume(t *testing.T) {
 			if tt.planned != nil {
 				pl = tt.planned
 			}
-			got, err := PlanResume((&results.Run{Cases: tt.recorded}).DoneCases(), pl)
+			got, err := planResume((&results.Run{Cases: tt.recorded}).DoneCases(), pl)
 			if len(tt.wantErr) > 0 {
 				if !errors.Is(err, ErrPlanChanged) {
 					t.Fatalf("err = %v, want ErrPlanChanged", err)
