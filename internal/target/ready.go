@@ -438,14 +438,3 @@ func podReady(p corev1.Pod) bool {
 	}
 	return false
 }
-
-// appPods lists t's app pods in ns sorted by name, so that problem lists and proofs come in a stable order.
-func appPods(ctx context.Context, kc kubernetes.Interface, t Target, ns string) ([]corev1.Pod, error) {
-	pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: t.AppSelector})
-	if err != nil {
-		return nil, fmt.Errorf("list app pods in %s: %w", ns, err)
-	}
-	items := pods.Items
-	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
-	return items, nil
-}
