@@ -15,10 +15,10 @@ func TestCgroupSamples(t *testing.T) {
 	t.Parallel()
 	w := results.Window{Kind: results.WindowTest, Start: time.Unix(0, 0), End: time.Unix(10, 0)}
 	full := cgroupstat.Summary{CPUMillicores: cgroupstat.Figure{Min: 1, Avg: 2, Max: 3, HasMinMax: true}, MemoryMiB: cgroupstat.Figure{Min: 4, Avg: 5, Max: 6, HasMinMax: true}}
-	got := cgroupSamples(w, full, map[string]string{LabelPath: "host"})
+	got := cgroupSamples(w, full, map[string]string{labelPath: "host"})
 	var keys []string
 	for _, s := range got {
-		if s.Source != results.CNISourceCgroup || s.Labels[results.CNILabelSource] != results.CNISourceCgroup || s.Labels[LabelPath] != "host" || s.Component != results.ComponentCNITest {
+		if s.Source != results.CNISourceCgroup || s.Labels[results.CNILabelSource] != results.CNISourceCgroup || s.Labels[labelPath] != "host" || s.Component != results.ComponentCNITest {
 			t.Errorf("sample %+v", s)
 		}
 		keys = append(keys, string(s.Metric)+"/"+string(s.Stat)+"/"+string(s.Unit))

@@ -46,7 +46,7 @@ func (r *Bench) deploy(ctx context.Context) error {
 	roles := r.objs.rolesAfterClient()
 	var names []string
 	for _, role := range roles {
-		p := r.objs.Pod(role)
+		p := r.objs.rolePod(role)
 		if err := createPod(ctx, r.d.Kube, p); err != nil {
 			r.broken[role] = err
 			continue
@@ -84,7 +84,7 @@ func (r *Bench) deploy(ctx context.Context) error {
 
 // rrTool resolves spec.cni.rrTool: auto takes netperf when the network image has netperf and netserver.
 func (r *Bench) rrTool(ctx context.Context) (nettool.Tool, error) {
-	hasRR := slices.ContainsFunc(r.cases, func(c Case) bool {
+	hasRR := slices.ContainsFunc(r.cases, func(c pathTest) bool {
 		return c.Test == scenario.CNITestRR || c.Test == scenario.CNITestCRR
 	})
 	if !hasRR {
@@ -94,7 +94,7 @@ func (r *Bench) rrTool(ctx context.Context) (nettool.Tool, error) {
 	if want == scenario.RRToolBuiltin {
 		return nettool.ToolBuiltin, nil
 	}
-	out, err := r.execIn(ctx, RoleClient, ContainerNet, "which", "netperf", "netserver")
+	out, err := r.execIn(ctx, RoleClient, containerNet, "which", "netperf", "netserver")
 	found := err == nil && len(strings.Fields(out)) == 2
 	switch {
 	case found:
@@ -200,7 +200,7 @@ func (r *Bench) waitServers(ctx context.Context) {
 		}
 		var last string
 		err := poll(r.d.Clock, 30*time.Second).Until(ctx, func(ctx context.Context) (bool, error) {
-			out, err := r.execIn(ctx, role, ContainerIperf3, "cat", "/proc/net/tcp", "/proc/net/tcp6")
+			out, err := r.execIn(ctx, role, containerIperf3, "cat", "/proc/net/tcp", "/proc/net/tcp6")
 			if err != nil {
 				last = err.Error()
 				return false, nil
@@ -236,9 +236,9 @@ func (r *Bench) mtuFacts(ctx context.Context) {
 		if p == nil {
 			return
 		}
-		container := ContainerNet
+		container := containerNet
 		if role == RoleServerRemote || role == RoleHostServer {
-			container = ContainerIperf3
+			container = containerIperf3
 		}
 		iface := "eth0"
 		if scope == "node" {
@@ -305,11 +305,11 @@ func (r *Bench) clusterFacts(ctx context.Context, nodes []corev1.Node, pl placem
 func (r *Bench) pinNetworkImage(p *corev1.Pod) {
 	ni := &results.NetworkImage{Ref: r.cfg.Images.Network}
 	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == ContainerNet {
+		if cs.Name == containerNet {
 			ni.ImageID = cs.ImageID
 		}
 	}
-	ni.Digest, ni.Pinned = PinImage(ni.Ref, ni.ImageID)
+	ni.Digest, ni.Pinned = pinImage(ni.Ref, ni.ImageID)
 	if ni.Pinned != "" {
 		r.objs.Images.Network = ni.Pinned
 	} else {
@@ -323,24 +323,24 @@ func (r *Bench) pinNetworkImage(p *corev1.Pod) {
 // toolVersions asks the client pod's tools for their versions (a tool that is absent or does not answer stays "").
 func (r *Bench) toolVersions(ctx context.Context) {
 	ni := r.report.NetworkImage
-	if out, err := r.execIn(ctx, RoleClient, ContainerNet, nettool.Iperf3VersionArgs...); err == nil {
+	if out, err := r.execIn(ctx, RoleClient, containerNet, nettool.Iperf3VersionArgs...); err == nil {
 		if v, err := nettool.ParseIperf3Version([]byte(out)); err == nil {
 			ni.Iperf3 = v
 		} else {
 			r.d.Log.Warn("iperf3 version", "err", err)
 		}
 	}
-	if out, err := r.execIn(ctx, RoleClient, ContainerNet, nettool.NetperfVersionArgs...); err == nil {
+	if out, err := r.execIn(ctx, RoleClient, containerNet, nettool.NetperfVersionArgs...); err == nil {
 		if v, err := nettool.ParseNetperfVersion([]byte(out)); err == nil {
 			ni.Netperf = v
 		}
 	}
 }
 
-// PinImage is ref's repository at the registry digest of imageID, a container status's imageID: digest
+// pinImage is ref's repository at the registry digest of imageID, a container status's imageID: digest
 // "sha256:<hex>" and pinned "<repository>@sha256:<hex>" (a ref that names a digest is kept as it is). Both are "" when
 // imageID holds no registry digest (a local image ID) or ref is no image reference (docs/cni.md). It is pure.
-func PinImage(ref, imageID string) (digest, pinned string) {
+func pinImage(ref, imageID string) (digest, pinned string) {
 	r, err := name.ParseReference(ref, name.WeakValidation)
 	if err != nil {
 		return "", ""

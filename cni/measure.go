@@ -40,13 +40,13 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) (Measurement, err
 	if !ok {
 		return Measurement{}, fmt.Errorf("case %s is not in the bench's plan", pc.ID)
 	}
-	m := Measurement{Facts: c.Labels()}
+	m := Measurement{Facts: c.labels()}
 	if err := r.caseBroken(c); err != nil {
 		return m, err
 	}
 	tg := r.target(c)
 	maps.Copy(m.Facts, tg.facts())
-	r.d.Log.Info("running", "case", c.ID(), "tool", c.Tool, "samples", r.cfg.CNI.Samples, "duration", r.cfg.CNI.Duration.Duration)
+	r.d.Log.Info("running", "case", c.id(), "tool", c.Tool, "samples", r.cfg.CNI.Samples, "duration", r.cfg.CNI.Duration.Duration)
 	start := r.d.Clock.Now()
 	var outs []outcome
 	for n := 1; n <= r.cfg.CNI.Samples; n++ {
@@ -73,13 +73,13 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) (Measurement, err
 		m.Window = *w
 		if noCPU != "" {
 			warnings = append(warnings, noCPU)
-			r.cpuLeftOut = append(r.cpuLeftOut, c.ID())
-			r.noCPU[c.ID()] = noCPU
+			r.cpuLeftOut = append(r.cpuLeftOut, c.id())
+			r.noCPU[c.id()] = noCPU
 		}
 	}
 	m.Warnings = warnings
 	switch status {
-	case RowFailed:
+	case rowFailed:
 		return m, errors.New(reason)
 	case rowPartial:
 		m.Partial = reason
@@ -88,7 +88,7 @@ func (r *Bench) Measure(ctx context.Context, pc scenario.Case) (Measurement, err
 }
 
 // caseBroken says why a case cannot run although it was planned (a pod it needs is broken).
-func (r *Bench) caseBroken(c Case) error {
+func (r *Bench) caseBroken(c pathTest) error {
 	var errs []error
 	for _, role := range r.rolesOf(c) {
 		if err := r.broken[role]; err != nil {
@@ -107,7 +107,7 @@ func (r *Bench) caseBroken(c Case) error {
 }
 
 // rolesOf are the pods a case uses: client first, server second.
-func (r *Bench) rolesOf(c Case) []Role {
+func (r *Bench) rolesOf(c pathTest) []Role {
 	client := RoleClient
 	if c.Tool == nettool.ToolBuiltin {
 		client = RoleClientAgent
@@ -137,9 +137,9 @@ func (t target) facts() map[string]string {
 		"backend": t.expect.Backend}
 }
 
-func (r *Bench) target(c Case) target {
+func (r *Bench) target(c pathTest) target {
 	roles := r.rolesOf(c)
-	t := target{client: roles[0], server: roles[1], container: ContainerNet, ports: podPorts}
+	t := target{client: roles[0], server: roles[1], container: containerNet, ports: podPorts}
 	if c.Tool == nettool.ToolBuiltin {
 		t.container = containerAgent
 	}
@@ -157,7 +157,7 @@ func (r *Bench) target(c Case) target {
 }
 
 // spec is the internal/nettool invocation of one case.
-func (r *Bench) spec(c Case, t target) nettool.Spec {
+func (r *Bench) spec(c pathTest, t target) nettool.Spec {
 	n := r.cfg.CNI
 	s := nettool.Spec{Test: c.Test, Tool: c.Tool, Host: t.host, Duration: n.Duration.Duration, Omit: n.Omit.Duration,
 		Streams: n.Streams, Bitrate: n.UDPBitrate, PacketBytes: n.UDPPacketBytes, RequestBytes: n.RequestBytes,
@@ -187,7 +187,7 @@ var crrLocalPorts = map[scenario.CNIPath]string{
 const connectRetries = 3
 
 // sample runs sample n of a case: exec, keep the raw output, parse, check the connection.
-func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (outcome, results.Window, string) {
+func (r *Bench) sample(ctx context.Context, c pathTest, t target, n int) (outcome, results.Window, string) {
 	spec := r.spec(c, t)
 	if err := spec.Validate(); err != nil {
 		return outcome{N: n, Err: err}, results.Window{Kind: results.WindowTest}, ""
@@ -203,7 +203,7 @@ func (r *Bench) sample(ctx context.Context, c Case, t target, n int) (outcome, r
 	// overwrite the raw output of the attempt that really failed.
 	retry := kube.Retry{Backoff: kube.Backoff{Initial: 2 * time.Second}, Attempts: connectRetries, Retryable: retryable, Clock: r.d.Clock,
 		OnRetry: func(attempt int, err error) {
-			r.d.Log.Warn("connection setup failed, retrying", "case", c.ID(), "sample", n, "attempt", attempt, "err", err)
+			r.d.Log.Warn("connection setup failed, retrying", "case", c.id(), "sample", n, "attempt", attempt, "err", err)
 		}}
 	_, err := retry.Do(ctx, func() error {
 		var err error
@@ -255,13 +255,13 @@ func retryable(err error) bool {
 	return nettool.IsSetupFailure(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH)
 }
 
-// keepRaw keeps the raw output of a sample's exec under the name that says what it is (RawOutput, RawName) and
+// keepRaw keeps the raw output of a sample's exec under the name that says what it is (rawOutput, rawName) and
 // returns its path relative to the run directory ("" when nothing was kept).
-func (r *Bench) keepRaw(ctx context.Context, c Case, n int, tool nettool.Tool, stdout []byte, execErr error) string {
+func (r *Bench) keepRaw(ctx context.Context, c pathTest, n int, tool nettool.Tool, stdout []byte, execErr error) string {
 	if r.cfg.RunDir == "" {
 		return ""
 	}
-	kind, data, keep := RawOutput(tool, stdout, execErr, ctx.Err() != nil)
+	kind, data, keep := rawOutput(tool, stdout, execErr, ctx.Err() != nil)
 	if !keep {
 		return ""
 	}

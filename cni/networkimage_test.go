@@ -14,30 +14,6 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-const testDigest = "sha256:0d5c8f1f9a5a9f0c6e1e3d6b7a2f4c8e9b0a1d2c3e4f5a6b7c8d9e0f1a2b3c4d"
-
-func TestPinImage(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ ref, imageID, digest, pinned string }{
-		// containerd and CRI-O report the repository digest the tag resolved to.
-		{"quay.io/cloud-bulldozer/k8s-netperf:latest", "quay.io/cloud-bulldozer/k8s-netperf@" + testDigest, testDigest,
-			"quay.io/cloud-bulldozer/k8s-netperf@" + testDigest},
-		{"172.30.0.1:5000/meshbench/iperf3:dev", "172.30.0.1:5000/meshbench/iperf3@" + testDigest, testDigest, "172.30.0.1:5000/meshbench/iperf3@" + testDigest},
-		// cri-dockerd; a mirror's name in the status: the configured repository is kept.
-		{"quay.io/cloud-bulldozer/k8s-netperf:latest", "docker-pullable://mirror.example/k8s-netperf@" + testDigest, testDigest,
-			"quay.io/cloud-bulldozer/k8s-netperf@" + testDigest},
-		// A local image ID is the config's digest, which no registry serves: not pinned.
-		{"quay.io/cloud-bulldozer/k8s-netperf:latest", testDigest, "", ""},
-		{"quay.io/cloud-bulldozer/k8s-netperf:latest", "", "", ""},
-		// Already pinned: as it is.
-		{"quay.io/cloud-bulldozer/k8s-netperf@" + testDigest, "whatever", testDigest, "quay.io/cloud-bulldozer/k8s-netperf@" + testDigest},
-	} {
-		if d, p := cni.PinImage(tc.ref, tc.imageID); d != tc.digest || p != tc.pinned {
-			t.Errorf("PinImage(%q, %q) = %q, %q; want %q, %q", tc.ref, tc.imageID, d, p, tc.digest, tc.pinned)
-		}
-	}
-}
-
 // Issue 29 section 1 item 7: the network image's tag (the default's :latest) moves. The client pod's node resolves
 // it; every later test pod runs that digest, and the report (run.json's networkImage) records it with the tools'
 // versions. Before, every pod resolved the tag itself and nothing recorded what ran.
@@ -46,7 +22,7 @@ func TestNetworkImagePinnedAndRecorded(t *testing.T) {
 	kc := fakeClusterWith(t, func(p *corev1.Pod) {
 		for _, c := range p.Spec.Containers {
 			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image,
-				ImageID: "quay.io/cloud-bulldozer/k8s-netperf@" + testDigest, Ready: true})
+				ImageID: "quay.io/cloud-bulldozer/k8s-netperf@" + cni.TestDigest, Ready: true})
 		}
 	}, cni.Node("node1"), cni.Node("node2"))
 	var images []string
@@ -64,7 +40,7 @@ func TestNetworkImagePinnedAndRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinned := "quay.io/cloud-bulldozer/k8s-netperf@" + testDigest
+	pinned := "quay.io/cloud-bulldozer/k8s-netperf@" + cni.TestDigest
 	var first, later []string
 	for _, im := range images {
 		if !strings.Contains(im, "k8s-netperf") {
@@ -85,7 +61,7 @@ func TestNetworkImagePinnedAndRecorded(t *testing.T) {
 		}
 	}
 	ni := rep.NetworkImage
-	if ni == nil || ni.Ref != cfg.Images.Network || ni.Digest != testDigest || ni.Pinned != pinned || ni.Iperf3 != "3.12" || ni.Netperf != "" {
+	if ni == nil || ni.Ref != cfg.Images.Network || ni.Digest != cni.TestDigest || ni.Pinned != pinned || ni.Iperf3 != "3.12" || ni.Netperf != "" {
 		t.Errorf("recorded network image %+v", ni)
 	}
 	if slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "not pinned") }) {

@@ -14,8 +14,8 @@ import (
 
 // Labels of the run's objects (besides kube.RunLabels).
 const (
-	ComponentLabel = "meshbench.dev/component"
-	ComponentValue = "cni-test"
+	componentLabel = "meshbench.dev/component"
+	componentValue = "cni-test"
 	roleLabel      = "meshbench.dev/role"
 )
 
@@ -37,9 +37,9 @@ const serviceName = "server-remote"
 
 // Container names.
 const (
-	ContainerNet       = "net"       // network image, idle: iperf3/netperf clients are exec'd into it
+	containerNet       = "net"       // network image, idle: iperf3/netperf clients are exec'd into it
 	containerAgent     = "agent"     // agent image, idle: built-in rr/crr are exec'd into it
-	ContainerIperf3    = "iperf3"    // iperf3 -s
+	containerIperf3    = "iperf3"    // iperf3 -s
 	containerEcho      = "echo"      // meshbench-agent serve (TCP echo for the built-in RR/CRR)
 	containerNetserver = "netserver" // netserver -D
 	// containerInstallAgent is the init container that copies the agent binary into the pod's meshbench volume,
@@ -52,8 +52,8 @@ const (
 const (
 	volumeMeshbench = "meshbench"
 	meshbenchDir    = "/meshbench"
-	CopiedAgent     = meshbenchDir + "/bin/" + nettool.AgentBinary
-	CgroupsDir      = meshbenchDir + "/cgroups"
+	copiedAgent     = meshbenchDir + "/bin/" + nettool.AgentBinary
+	cgroupsDir      = meshbenchDir + "/cgroups"
 )
 
 // ports are the server ports of one network namespace.
@@ -97,9 +97,9 @@ type Images struct {
 	PullPolicy string `json:"pullPolicy"`
 }
 
-// Labels for an object of the run.
-func (o objects) Labels(role Role) map[string]string {
-	l := kube.MergeLabels(kube.RunLabels(o.RunID), map[string]string{ComponentLabel: ComponentValue})
+// labels for an object of the run.
+func (o objects) labels(role Role) map[string]string {
+	l := kube.MergeLabels(kube.RunLabels(o.RunID), map[string]string{componentLabel: componentValue})
 	if role != "" {
 		l[roleLabel] = string(role)
 	}
@@ -110,7 +110,7 @@ func (o objects) Labels(role Role) map[string]string {
 func (o objects) namespaceObject() *corev1.Namespace {
 	return &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: o.Namespace, Labels: o.Labels("")},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Namespace, Labels: o.labels("")},
 	}
 }
 
@@ -135,8 +135,8 @@ func (o objects) rolesAfterClient() []Role {
 	return rs
 }
 
-// Pod builds the pod of a role.
-func (o objects) Pod(r Role) *corev1.Pod {
+// rolePod builds the pod of a role.
+func (o objects) rolePod(r Role) *corev1.Pod {
 	switch r {
 	case RoleClient:
 		return o.clientPod()
@@ -173,7 +173,7 @@ func (o objects) serviceObject() *corev1.Service {
 	}
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: serviceName, Namespace: o.Namespace, Labels: o.Labels("")},
+		ObjectMeta: metav1.ObjectMeta{Name: serviceName, Namespace: o.Namespace, Labels: o.labels("")},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: map[string]string{kube.RunLabel: o.RunID, roleLabel: string(RoleServerRemote)},
@@ -188,16 +188,16 @@ func (o objects) agentIn(c corev1.Container) string {
 	if c.Image == o.Images.Agent {
 		return nettool.AgentBinary
 	}
-	return CopiedAgent
+	return copiedAgent
 }
 
 // wrapCgroups runs a container's command under `meshbench-agent cgroups`, which samples the container's cgroup
-// every second into CgroupsDir (the resource source of cases too short for Prometheus rates). It reports whether
+// every second into cgroupsDir (the resource source of cases too short for Prometheus rates). It reports whether
 // the container needs the init container's copy of the agent.
 func (o objects) wrapCgroups(c *corev1.Container) bool {
 	agent := o.agentIn(*c)
-	c.Command = append([]string{agent, "cgroups", "--name", c.Name, "--dir", CgroupsDir, "--"}, c.Command...)
-	return agent == CopiedAgent
+	c.Command = append([]string{agent, "cgroups", "--name", c.Name, "--dir", cgroupsDir, "--"}, c.Command...)
+	return agent == copiedAgent
 }
 
 func (o objects) pod(r Role, node string, hostNetwork bool, cs ...corev1.Container) *corev1.Pod {
@@ -215,7 +215,7 @@ func (o objects) pod(r Role, node string, hostNetwork bool, cs ...corev1.Contain
 	grace := int64(2)
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: string(r), Namespace: o.Namespace, Labels: o.Labels(r)},
+		ObjectMeta: metav1.ObjectMeta{Name: string(r), Namespace: o.Namespace, Labels: o.labels(r)},
 		Spec: corev1.PodSpec{
 			InitContainers:                inits,
 			Containers:                    cs,
@@ -274,7 +274,7 @@ func containerSecurity() *corev1.SecurityContext {
 var idleForever = []string{"sleep", "2147483647"}
 
 func (o objects) netContainer() corev1.Container {
-	return corev1.Container{Name: ContainerNet, Image: o.Images.Network, Command: idleForever}
+	return corev1.Container{Name: containerNet, Image: o.Images.Network, Command: idleForever}
 }
 
 func (o objects) agentIdleContainer() corev1.Container {
@@ -284,7 +284,7 @@ func (o objects) agentIdleContainer() corev1.Container {
 
 func (o objects) serverContainers(p ports) []corev1.Container {
 	cs := []corev1.Container{{
-		Name: ContainerIperf3, Image: o.Images.Network,
+		Name: containerIperf3, Image: o.Images.Network,
 		// -J: clients asking --get-server-output receive the server's JSON view (which address it saw).
 		Command: []string{"iperf3", "-s", "-p", strconv.Itoa(p.Iperf3), "-J"},
 		Ports: []corev1.ContainerPort{

@@ -36,7 +36,7 @@ func TestObjectsGolden(t *testing.T) {
 		objs := []any{o.namespaceObject()}
 		objs = append(objs, o.clientPod())
 		for _, r := range o.rolesAfterClient() {
-			objs = append(objs, o.Pod(r))
+			objs = append(objs, o.rolePod(r))
 		}
 		objs = append(objs, o.serviceObject())
 		for _, obj := range objs {
@@ -60,8 +60,8 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Fatalf("roles %v", roles)
 	}
 	for _, r := range roles {
-		p := o.Pod(r)
-		if p.Name != string(r) || p.Labels[kube.RunLabel] != "cni-test" || p.Labels[ComponentLabel] != ComponentValue || p.Labels[roleLabel] != string(r) {
+		p := o.rolePod(r)
+		if p.Name != string(r) || p.Labels[kube.RunLabel] != "cni-test" || p.Labels[componentLabel] != componentValue || p.Labels[roleLabel] != string(r) {
 			t.Errorf("%s: name/labels %s %v", r, p.Name, p.Labels)
 		}
 		wantHost := r == RoleHostClient || r == RoleHostServer
@@ -98,7 +98,7 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Errorf("service %+v", svc.Spec)
 	}
 	noRR := testObjects("")
-	if slices.Contains(noRR.rolesAfterClient(), RoleClientAgent) || len(noRR.Pod(RoleServerLocal).Spec.Containers) != 1 {
+	if slices.Contains(noRR.rolesAfterClient(), RoleClientAgent) || len(noRR.rolePod(RoleServerLocal).Spec.Containers) != 1 {
 		t.Error("without rr/crr tests the servers should run iperf3 only")
 	}
 }
@@ -109,12 +109,12 @@ func TestCgroupsWrapper(t *testing.T) {
 	t.Parallel()
 	o := testObjects(nettool.ToolBuiltin)
 	for _, r := range append([]Role{RoleClient}, o.rolesAfterClient()...) {
-		p := o.Pod(r)
+		p := o.rolePod(r)
 		copied := false
 		for _, c := range p.Spec.Containers {
-			want := []string{nettool.AgentBinary, "cgroups", "--name", c.Name, "--dir", CgroupsDir, "--"}
+			want := []string{nettool.AgentBinary, "cgroups", "--name", c.Name, "--dir", cgroupsDir, "--"}
 			if c.Image == o.Images.Network {
-				want[0], copied = CopiedAgent, true
+				want[0], copied = copiedAgent, true
 			}
 			if len(c.Command) <= len(want) || !slices.Equal(c.Command[:len(want)], want) {
 				t.Errorf("%s/%s: command %q does not start with %q", r, c.Name, c.Command, want)
@@ -128,7 +128,7 @@ func TestCgroupsWrapper(t *testing.T) {
 			t.Errorf("%s: init containers %v, network-image containers %v", r, p.Spec.InitContainers, copied)
 		}
 	}
-	if len(o.Pod(RoleClientAgent).Spec.InitContainers) != 0 {
+	if len(o.rolePod(RoleClientAgent).Spec.InitContainers) != 0 {
 		t.Error("client-agent runs the agent image only: no copy needed")
 	}
 }

@@ -133,8 +133,8 @@ func describeNodes(nodes []corev1.Node) string {
 	return strings.Join(parts, ", ")
 }
 
-// Case is one path x test of the plan.
-type Case struct {
+// pathTest is one path x test of the plan.
+type pathTest struct {
 	Path scenario.CNIPath `json:"path"`
 	Test scenario.CNITest `json:"test"`
 	// Tool is filled once the RR tool is known (iperf3 for tcp/udp).
@@ -143,11 +143,11 @@ type Case struct {
 	SkipReason string `json:"skipReason,omitempty"`
 }
 
-// ID is the case ID of the whole path x test ("cross-node/tcp"); samples add "/<n>".
-func (c Case) ID() string { return scenario.CNICaseID(c.Path, c.Test) }
+// id is the case ID of the whole path x test ("cross-node/tcp"); samples add "/<n>".
+func (c pathTest) id() string { return scenario.CNICaseID(c.Path, c.Test) }
 
 // sampleID is the case ID of sample n (1-based).
-func (c Case) sampleID(n int) string { return c.ID() + "/" + strconv.Itoa(n) }
+func (c pathTest) sampleID(n int) string { return c.id() + "/" + strconv.Itoa(n) }
 
 // needsNodeB reports whether the path needs a second node.
 func needsNodeB(p scenario.CNIPath) bool {
@@ -157,10 +157,10 @@ func needsNodeB(p scenario.CNIPath) bool {
 // plan is scenario's plan of the cni section (scenario.NewCNIPlan: the cases and IDs `meshbench plan` prints) with
 // what the cluster tells: the iperf3 tool of tcp and udp, and the skip reason of a path that needs a second node
 // the cluster does not have. It is pure.
-func plan(c scenario.CNI, p placement) []Case {
-	var out []Case
+func plan(c scenario.CNI, p placement) []pathTest {
+	var out []pathTest
 	for _, pc := range scenario.NewCNIPlan(c).Cases {
-		cs := Case{Path: pc.Path, Test: pc.Test}
+		cs := pathTest{Path: pc.Path, Test: pc.Test}
 		if cs.Test == scenario.CNITestTCP || cs.Test == scenario.CNITestUDP {
 			cs.Tool = nettool.ToolIperf3
 		}
@@ -176,7 +176,7 @@ func plan(c scenario.CNI, p placement) []Case {
 }
 
 // withRRTool sets the request/response tool on the rr and crr cases.
-func withRRTool(cases []Case, tool nettool.Tool) []Case {
+func withRRTool(cases []pathTest, tool nettool.Tool) []pathTest {
 	out := slices.Clone(cases)
 	for i := range out {
 		if out[i].Test == scenario.CNITestRR || out[i].Test == scenario.CNITestCRR {

@@ -75,9 +75,9 @@ func TestPlan(t *testing.T) {
 	two := plan(c, placement{ClientNode: "a", ServerNode: "b"})
 	var ids []string
 	for _, cs := range two {
-		ids = append(ids, cs.ID())
+		ids = append(ids, cs.id())
 		if cs.SkipReason != "" {
-			t.Errorf("%s skipped with two nodes", cs.ID())
+			t.Errorf("%s skipped with two nodes", cs.id())
 		}
 	}
 	if got := strings.Join(ids, " "); got != "host/udp host/rr same-node/udp same-node/rr service/udp service/rr" {
@@ -86,7 +86,7 @@ func TestPlan(t *testing.T) {
 	one := plan(c, placement{ClientNode: "a", SingleNodeReason: "only one node"})
 	for _, cs := range one {
 		if (cs.Path == scenario.CNIPathSameNode) != (cs.SkipReason == "") {
-			t.Errorf("%s skip reason %q", cs.ID(), cs.SkipReason)
+			t.Errorf("%s skip reason %q", cs.id(), cs.SkipReason)
 		}
 	}
 	withTool := withRRTool(two, nettool.ToolBuiltin)
@@ -96,7 +96,7 @@ func TestPlan(t *testing.T) {
 			want = nettool.ToolBuiltin
 		}
 		if cs.Tool != want {
-			t.Errorf("%s tool %q", cs.ID(), cs.Tool)
+			t.Errorf("%s tool %q", cs.id(), cs.Tool)
 		}
 	}
 	if two[1].Tool != "" {

@@ -22,37 +22,37 @@ const RawDir = "raw"
 type RawKind string
 
 const (
-	// RawJSON is the tool's own JSON report (iperf3 -J, the built-in RR/CRR tool): the bytes parse as JSON.
-	RawJSON RawKind = "json"
-	// RawText is netperf's own text output of a run that exited 0.
-	RawText RawKind = "text"
-	// RawError is not the tool's report: why the exec failed, then whatever the tool printed (stdout that is not
+	// rawJSON is the tool's own JSON report (iperf3 -J, the built-in RR/CRR tool): the bytes parse as JSON.
+	rawJSON RawKind = "json"
+	// rawText is netperf's own text output of a run that exited 0.
+	rawText RawKind = "text"
+	// rawError is not the tool's report: why the exec failed, then whatever the tool printed (stdout that is not
 	// its JSON, netperf text of a failed run).
-	RawError RawKind = "error"
+	rawError RawKind = "error"
 )
 
 // rawKinds in the order ParseRawName tries their extensions (".err.txt" before ".txt").
-var rawKinds = []RawKind{RawError, RawJSON, RawText}
+var rawKinds = []RawKind{rawError, rawJSON, rawText}
 
 func (k RawKind) ext() string {
 	switch k {
-	case RawJSON:
+	case rawJSON:
 		return ".json"
-	case RawText:
+	case rawText:
 		return ".txt"
 	default:
 		return ".err.txt"
 	}
 }
 
-// RawName is where sample n of a path x test keeps its raw output of kind k, relative to the run directory:
+// rawName is where sample n of a path x test keeps its raw output of kind k, relative to the run directory:
 // raw/<path>-<test>-<n>.json, .txt or .err.txt. It is pure.
-func RawName(p scenario.CNIPath, t scenario.CNITest, n int, k RawKind) string {
+func rawName(p scenario.CNIPath, t scenario.CNITest, n int, k RawKind) string {
 	return filepath.Join(RawDir, fmt.Sprintf("%s-%s-%d%s", p, t, n, k.ext()))
 }
 
-// ParseRawName is RawName's inverse on a file name (with or without the raw/ folder); ok is false for a name
-// RawName never gives (unknown path or test, no sample number, another extension). It is pure.
+// ParseRawName is rawName's inverse on a file name (with or without the raw/ folder); ok is false for a name
+// rawName never gives (unknown path or test, no sample number, another extension). It is pure.
 func ParseRawName(name string) (p scenario.CNIPath, t scenario.CNITest, n int, k RawKind, ok bool) {
 	base := filepath.Base(name)
 	for _, kind := range rawKinds {
@@ -81,17 +81,17 @@ func ParseRawName(name string) (p scenario.CNIPath, t scenario.CNITest, n int, k
 	return "", "", 0, "", false
 }
 
-// RawOutput is what to keep of one exec of a test: its kind and bytes, or keep=false for an exec Ctrl-C interrupted
-// that printed nothing. stdout is RawJSON only when the tool's output parses as JSON; else RawError, the error
+// rawOutput is what to keep of one exec of a test: its kind and bytes, or keep=false for an exec Ctrl-C interrupted
+// that printed nothing. stdout is rawJSON only when the tool's output parses as JSON; else rawError, the error
 // first. It is pure.
-func RawOutput(tool nettool.Tool, stdout []byte, execErr error, interrupted bool) (kind RawKind, data []byte, keep bool) {
+func rawOutput(tool nettool.Tool, stdout []byte, execErr error, interrupted bool) (kind RawKind, data []byte, keep bool) {
 	if len(stdout) > 0 {
 		if tool == nettool.ToolNetperf {
 			if execErr == nil {
-				return RawText, stdout, true
+				return rawText, stdout, true
 			}
 		} else if json.Valid(stdout) {
-			return RawJSON, stdout, true
+			return rawJSON, stdout, true
 		}
 	}
 	if interrupted && len(stdout) == 0 {
@@ -113,7 +113,7 @@ func RawOutput(tool nettool.Tool, stdout []byte, execErr error, interrupted bool
 			b.WriteByte('\n')
 		}
 	}
-	return RawError, []byte(b.String()), true
+	return rawError, []byte(b.String()), true
 }
 
 // writeRaw writes one sample's raw output under runDir and removes the sample's files of the other kinds (an
@@ -123,7 +123,7 @@ func writeRaw(runDir string, p scenario.CNIPath, t scenario.CNITest, n int, kind
 	if err := os.MkdirAll(filepath.Join(runDir, RawDir), 0o755); err != nil {
 		return "", err
 	}
-	rel := RawName(p, t, n, kind)
+	rel := rawName(p, t, n, kind)
 	if err := os.WriteFile(filepath.Join(runDir, rel), data, 0o644); err != nil {
 		return "", err
 	}
@@ -131,16 +131,16 @@ func writeRaw(runDir string, p scenario.CNIPath, t scenario.CNITest, n int, kind
 		if other == kind {
 			continue
 		}
-		if err := os.Remove(filepath.Join(runDir, RawName(p, t, n, other))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(filepath.Join(runDir, rawName(p, t, n, other))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return rel, err
 		}
 	}
 	return rel, nil
 }
 
-// RemoveRaw deletes the raw output files of the given case IDs (<path>/<test>) from runDir/raw and returns their
+// removeRaw deletes the raw output files of the given case IDs (<path>/<test>) from runDir/raw and returns their
 // paths relative to runDir: a resumed run's re-run cases must not leave an earlier attempt's files beside their own.
-func RemoveRaw(runDir string, caseIDs []string) ([]string, error) {
+func removeRaw(runDir string, caseIDs []string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(runDir, RawDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

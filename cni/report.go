@@ -17,8 +17,8 @@ import (
 const (
 	RowOK      = results.CNIRowOK
 	rowPartial = results.CNIRowPartial // some samples failed
-	RowFailed  = results.CNIRowFailed
-	RowSkipped = results.CNIRowSkipped
+	rowFailed  = results.CNIRowFailed
+	rowSkipped = results.CNIRowSkipped
 )
 
 // Report is what `meshbench cni` prints (-o table|json|yaml|csv).
@@ -36,7 +36,7 @@ type Report struct {
 	Rows       []row         `json:"rows"`
 	Resources  []resourceRow `json:"resources,omitempty"`
 	// NodeTotals add the node rows' averages of Resources over the nodes they name, each host counted once.
-	NodeTotals []NodeTotal    `json:"nodeTotals,omitempty"`
+	NodeTotals []nodeTotal    `json:"nodeTotals,omitempty"`
 	Pods       []PodPlacement `json:"pods,omitempty"`
 	Notes      []string       `json:"notes,omitempty"`
 }
@@ -75,8 +75,8 @@ type Stat = results.CNIStat
 // results.CNIRows from the run's summary, the same computation the report's pod network section uses.
 type row = results.CNIRow
 
-// NodeTotal is a whole-node average added up over named nodes, each host counted once (results.CNINodeTotals).
-type NodeTotal = results.CNINodeTotal
+// nodeTotal is a whole-node average added up over named nodes, each host counted once (results.CNINodeTotals).
+type nodeTotal = results.CNINodeTotal
 
 // resourceComponent is a resource row's component as the tables show it: "cni-test pod client" for one pod's
 // cgroup-1s figures.
@@ -113,9 +113,9 @@ func caseStatus(outs []outcome) (status, reason string, warnings []string) {
 	}
 	switch {
 	case len(outs) == 0:
-		return RowFailed, "no sample ran (interrupted?)", warnings
+		return rowFailed, "no sample ran (interrupted?)", warnings
 	case len(failures) == len(outs):
-		return RowFailed, strings.Join(failures, "; "), warnings
+		return rowFailed, strings.Join(failures, "; "), warnings
 	case len(failures) > 0:
 		return rowPartial, strings.Join(failures, "; "), warnings
 	}
@@ -135,7 +135,7 @@ func (r *Report) Table() string {
 	fmt.Fprintln(tw, "PATH\tTEST\tVALUE\t95% CI\tUNIT\tTOOL\tN\tDETAIL")
 	for _, row := range r.Rows {
 		switch row.Status {
-		case RowSkipped, RowFailed:
+		case rowSkipped, rowFailed:
 			fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t%s\t%d\t%s\n", row.Path, row.Test, row.Status, orDash(string(row.Tool)), row.N, oneLine(row.Reason, 160))
 		default:
 			detail := row.Detail()

@@ -27,21 +27,21 @@ func rrResult(tps float64) *nettool.Result {
 
 func TestMeasurementSamples(t *testing.T) {
 	t.Parallel()
-	c := Case{Path: scenario.CNIPathService, Test: scenario.CNITestUDP, Tool: nettool.ToolIperf3}
+	c := pathTest{Path: scenario.CNIPathService, Test: scenario.CNITestUDP, Tool: nettool.ToolIperf3}
 	w := results.Window{Kind: results.WindowTest, Start: time.Unix(10, 0), End: time.Unix(20, 0)}
 	got := measurementSamples(c, 2, w, nettool.Result{Tool: nettool.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008})
 	var names []string
 	for _, s := range got {
 		names = append(names, string(s.Metric)+"/"+string(s.Stat)+"="+num(s.Value)+" "+string(s.Unit))
 		if s.Repetition != 2 || s.Window != w || s.Component != results.ComponentCNITest || s.Source != "iperf3" ||
-			s.Labels[LabelPath] != "service" || s.Labels[LabelTest] != "udp" || s.Labels[labelTool] != "iperf3" {
+			s.Labels[labelPath] != "service" || s.Labels[labelTest] != "udp" || s.Labels[labelTool] != "iperf3" {
 			t.Errorf("sample %+v", s)
 		}
 	}
 	if want := "throughput/value=723.0 Mbit/s sent/value=907.0 Mbit/s loss/value=20.20 % jitter/value=0.0008 ms"; strings.Join(names, " ") != want {
 		t.Errorf("samples %s", strings.Join(names, " "))
 	}
-	rr := measurementSamples(Case{Path: "host", Test: "crr", Tool: nettool.ToolBuiltin}, 1, w, *rrResult(5000))
+	rr := measurementSamples(pathTest{Path: "host", Test: "crr", Tool: nettool.ToolBuiltin}, 1, w, *rrResult(5000))
 	if rr[0].Metric != results.MetricCRR || rr[0].Unit != results.UnitTPS || rr[len(rr)-1].Metric != results.MetricErrors {
 		t.Errorf("crr samples %+v", rr)
 	}
@@ -79,8 +79,8 @@ func TestCheckConnection(t *testing.T) {
 }
 
 // recordedCase is a case as runCase records it: its status from the outcomes, its measurement samples.
-func recordedCase(c Case, outs []outcome) (results.CaseResult, []results.Sample) {
-	res := results.CaseResult{CaseID: c.ID(), Facts: factsOf(c.Labels()), Status: results.StatusOK}
+func recordedCase(c pathTest, outs []outcome) (results.CaseResult, []results.Sample) {
+	res := results.CaseResult{CaseID: c.id(), Facts: factsOf(c.labels()), Status: results.StatusOK}
 	if c.SkipReason != "" {
 		res.Status, res.Reason = results.StatusSkipped, c.SkipReason
 		return res, nil
@@ -89,7 +89,7 @@ func recordedCase(c Case, outs []outcome) (results.CaseResult, []results.Sample)
 	switch status {
 	case rowPartial:
 		res.Partial = reason
-	case RowFailed:
+	case rowFailed:
 		res.Status, res.Reason = results.StatusFailed, reason
 	}
 	res.SampleWarnings = warnings
@@ -97,7 +97,7 @@ func recordedCase(c Case, outs []outcome) (results.CaseResult, []results.Sample)
 	for _, o := range outs {
 		if o.Result != nil {
 			for _, s := range measurementSamples(c, o.N, results.Window{Kind: results.WindowTest}, *o.Result) {
-				s.CaseID = c.ID()
+				s.CaseID = c.id()
 				samples = append(samples, s)
 			}
 		}
@@ -106,7 +106,7 @@ func recordedCase(c Case, outs []outcome) (results.CaseResult, []results.Sample)
 }
 
 type outcomes struct {
-	c    Case
+	c    pathTest
 	outs []outcome
 }
 
@@ -124,7 +124,7 @@ func tableOf(conf float64, extra []results.Sample, cs ...outcomes) ([]row, []res
 
 func TestCaseRows(t *testing.T) {
 	t.Parallel()
-	c := Case{Path: scenario.CNIPathCrossNode, Test: scenario.CNITestTCP, Tool: nettool.ToolIperf3}
+	c := pathTest{Path: scenario.CNIPathCrossNode, Test: scenario.CNITestTCP, Tool: nettool.ToolIperf3}
 	rows, _ := tableOf(0.95, nil, outcomes{c, []outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Result: tcpResult(10)}, {N: 3, Result: tcpResult(11)}}})
 	row := rows[0]
 	if row.Status != RowOK || row.N != 3 || row.Mean != 10 || row.Unit != results.UnitGbps || row.CI == nil || row.Tool != "iperf3" {
@@ -139,22 +139,22 @@ func TestCaseRows(t *testing.T) {
 	}
 	rows, _ = tableOf(0.95, nil,
 		outcomes{c, []outcome{{N: 1, Result: tcpResult(9)}, {N: 2, Err: errors.New("iperf3: boom")}}},
-		outcomes{Case{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []outcome{{N: 1, Err: errors.New("x")}}},
-		outcomes{Case{Path: "host", Test: "rr", SkipReason: "only one node"}, nil},
-		outcomes{Case{Path: "service", Test: "tcp", Tool: nettool.ToolIperf3}, nil})
+		outcomes{pathTest{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []outcome{{N: 1, Err: errors.New("x")}}},
+		outcomes{pathTest{Path: "host", Test: "rr", SkipReason: "only one node"}, nil},
+		outcomes{pathTest{Path: "service", Test: "tcp", Tool: nettool.ToolIperf3}, nil})
 	if len(rows) != 4 {
 		t.Fatalf("rows %+v", rows)
 	}
 	if partial := rows[0]; partial.Status != rowPartial || partial.N != 1 || partial.CI != nil || !strings.Contains(partial.Reason, "sample 2: iperf3: boom") {
 		t.Errorf("partial %+v", partial)
 	}
-	if failed := rows[1]; failed.Status != RowFailed || failed.Reason != "sample 1: x" || failed.N != 0 {
+	if failed := rows[1]; failed.Status != rowFailed || failed.Reason != "sample 1: x" || failed.N != 0 {
 		t.Errorf("failed %+v", failed)
 	}
-	if skipped := rows[2]; skipped.Status != RowSkipped || skipped.Reason != "only one node" || skipped.Metric != results.MetricRR {
+	if skipped := rows[2]; skipped.Status != rowSkipped || skipped.Reason != "only one node" || skipped.Metric != results.MetricRR {
 		t.Errorf("skipped %+v", skipped)
 	}
-	if none := rows[3]; none.Status != RowFailed || none.Reason == "" {
+	if none := rows[3]; none.Status != rowFailed || none.Reason == "" {
 		t.Errorf("no samples %+v", none)
 	}
 }
@@ -165,9 +165,9 @@ func TestReportRendering(t *testing.T) {
 	res := func(kind, comp, metric, stat string, v float64, unit string, labels map[string]string) results.Sample {
 		return results.Sample{CaseID: "idle", Window: results.Window{Kind: kind}, Component: results.Component(comp), Metric: results.Metric(metric), Stat: results.Stat(stat), Value: v, Unit: results.Unit(unit), Labels: labels}
 	}
-	sameNode := map[string]string{LabelPath: "same-node", results.CNILabelSource: prom.SourcePrometheus}
+	sameNode := map[string]string{labelPath: "same-node", results.CNILabelSource: prom.SourcePrometheus}
 	cg := func(pod string) map[string]string {
-		l := map[string]string{LabelPath: "same-node", LabelTest: "tcp", results.CNILabelSource: results.CNISourceCgroup}
+		l := map[string]string{labelPath: "same-node", labelTest: "tcp", results.CNILabelSource: results.CNISourceCgroup}
 		if pod != "" {
 			l[results.CNILabelPod] = pod
 		}
@@ -177,12 +177,12 @@ func TestReportRendering(t *testing.T) {
 		res("idle", "cni-test", "cpu", "min", 1, "millicores", sameNode),
 		res("idle", "cni-test", "cpu", "avg", 2, "millicores", sameNode),
 		// The demo's impossible row: avg above max (sparse counter samples). Min and max are not figures.
-		res("idle", "node", "cpu", "min", 492, "millicores", map[string]string{LabelPath: "all", prom.LabelNode: "node1"}),
-		res("idle", "node", "cpu", "avg", 549, "millicores", map[string]string{LabelPath: "all", prom.LabelNode: "node1"}),
-		res("idle", "node", "cpu", "max", 528, "millicores", map[string]string{LabelPath: "all", prom.LabelNode: "node1"}),
-		res("test", "node", "memory", "max", 12345, "MiB", map[string]string{LabelPath: "same-node", LabelTest: "tcp", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesNodeExporter}),
-		res("test", "node", "cpu", "avg", 1500, "millicores", map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesCadvisor}),
-		res("test", "node", "cpu", "avg", 900, "millicores", map[string]string{LabelPath: "cross-node", LabelTest: "rr", prom.LabelNode: "node2", prom.LabelSeries: prom.NodeSeriesCadvisor}),
+		res("idle", "node", "cpu", "min", 492, "millicores", map[string]string{labelPath: "all", prom.LabelNode: "node1"}),
+		res("idle", "node", "cpu", "avg", 549, "millicores", map[string]string{labelPath: "all", prom.LabelNode: "node1"}),
+		res("idle", "node", "cpu", "max", 528, "millicores", map[string]string{labelPath: "all", prom.LabelNode: "node1"}),
+		res("test", "node", "memory", "max", 12345, "MiB", map[string]string{labelPath: "same-node", labelTest: "tcp", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesNodeExporter}),
+		res("test", "node", "cpu", "avg", 1500, "millicores", map[string]string{labelPath: "cross-node", labelTest: "rr", prom.LabelNode: "node1", prom.LabelSeries: prom.NodeSeriesCadvisor}),
+		res("test", "node", "cpu", "avg", 900, "millicores", map[string]string{labelPath: "cross-node", labelTest: "rr", prom.LabelNode: "node2", prom.LabelSeries: prom.NodeSeriesCadvisor}),
 		res("test", "node", "latency", "max", 1, "ms", nil),
 		// cgroup-1s: the path's pods together and one pod, beside the collector's figures
 		res("test", "cni-test", "cpu", "min", 800, "millicores", cg("")),
@@ -190,11 +190,11 @@ func TestReportRendering(t *testing.T) {
 		res("test", "cni-test", "cpu", "max", 1100, "millicores", cg("")),
 		res("test", "cni-test", "cpu", "avg", 600, "millicores", cg("client")),
 	},
-		outcomes{Case{Path: "host", Test: "tcp", Tool: nettool.ToolIperf3, SkipReason: "only one Ready schedulable node (node1)"}, nil},
-		outcomes{Case{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []outcome{{N: 1, Result: tcpResult(20)}, {N: 2, Result: tcpResult(21)}, {N: 3, Result: tcpResult(19.5)}}},
-		outcomes{Case{Path: "same-node", Test: "udp", Tool: nettool.ToolIperf3}, []outcome{{N: 1, Result: &nettool.Result{Tool: nettool.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008}}}},
-		outcomes{Case{Path: "cross-node", Test: "rr", Tool: nettool.ToolBuiltin}, []outcome{{N: 1, Result: rrResult(21380)}, {N: 2, Result: rrResult(22005)}}},
-		outcomes{Case{Path: "service", Test: "crr", Tool: nettool.ToolBuiltin}, []outcome{{N: 1, Err: errors.New("no transaction completed")}}},
+		outcomes{pathTest{Path: "host", Test: "tcp", Tool: nettool.ToolIperf3, SkipReason: "only one Ready schedulable node (node1)"}, nil},
+		outcomes{pathTest{Path: "same-node", Test: "tcp", Tool: nettool.ToolIperf3}, []outcome{{N: 1, Result: tcpResult(20)}, {N: 2, Result: tcpResult(21)}, {N: 3, Result: tcpResult(19.5)}}},
+		outcomes{pathTest{Path: "same-node", Test: "udp", Tool: nettool.ToolIperf3}, []outcome{{N: 1, Result: &nettool.Result{Tool: nettool.ToolIperf3, BitsPerSecond: 723e6, SenderBitsPerSecond: 907e6, LossPercent: 20.2, JitterMs: 0.0008}}}},
+		outcomes{pathTest{Path: "cross-node", Test: "rr", Tool: nettool.ToolBuiltin}, []outcome{{N: 1, Result: rrResult(21380)}, {N: 2, Result: rrResult(22005)}}},
+		outcomes{pathTest{Path: "service", Test: "crr", Tool: nettool.ToolBuiltin}, []outcome{{N: 1, Err: errors.New("no transaction completed")}}},
 	)
 	rep := &Report{
 		RunID: "cni-20261201-000000-abcd", Namespace: "mb-cni-20261201-000000-abcd", Confidence: conf,
@@ -233,7 +233,7 @@ func TestReportRendering(t *testing.T) {
 		t.Errorf("node2 %+v", r)
 	}
 	// cross-node/rr: node1 1500 and node2 900 are one machine's: the total is node1's, not 2400.
-	var cross *NodeTotal
+	var cross *nodeTotal
 	for i, nt := range rep.NodeTotals {
 		if nt.Path == "cross-node" && nt.Metric == "cpu" {
 			cross = &rep.NodeTotals[i]

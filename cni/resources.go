@@ -34,17 +34,17 @@ func (r *Bench) sets(pc scenario.Case) []labelledSet {
 		var all []Role
 		for _, p := range r.cfg.CNI.Paths {
 			if r.runs(p) {
-				sets = append(sets, labelledSet{set: r.podSet(p), labels: map[string]string{LabelPath: string(p)}})
+				sets = append(sets, labelledSet{set: r.podSet(p), labels: map[string]string{labelPath: string(p)}})
 				all = append(all, pathRoles(p)...)
 			}
 		}
-		return append(sets, labelledSet{set: r.nodeSet(all), labels: map[string]string{LabelPath: "all"}})
+		return append(sets, labelledSet{set: r.nodeSet(all), labels: map[string]string{labelPath: "all"}})
 	}
 	c, ok := r.caseOf(pc.ID)
 	if !ok {
 		return nil
 	}
-	return []labelledSet{{set: r.podSet(c.Path), labels: c.Labels()}, {set: r.nodeSet(pathRoles(c.Path)), labels: c.Labels()}}
+	return []labelledSet{{set: r.podSet(c.Path), labels: c.labels()}, {set: r.nodeSet(pathRoles(c.Path)), labels: c.labels()}}
 }
 
 // Resources reads the resource use of a case's window (the idle window or Measure's resource window) for each of
@@ -167,7 +167,7 @@ func (r *Bench) cgroupDump(ctx context.Context, role Role, w results.Window) (cg
 		return cgroupstat.Dump{}, errors.New("pod not deployed")
 	}
 	c := p.Spec.Containers[0]
-	cmd := []string{r.objs.agentIn(c), "cgroups", "dump", "--dir", CgroupsDir,
+	cmd := []string{r.objs.agentIn(c), "cgroups", "dump", "--dir", cgroupsDir,
 		"--since", w.Start.UTC().Format(time.RFC3339Nano), "--until", w.End.UTC().Format(time.RFC3339Nano)}
 	cctx, cancel := context.WithTimeout(ctx, cgroupDumpTimeout)
 	defer cancel()

@@ -42,10 +42,10 @@ func RecordedPlacement(done map[string]results.CaseResult) (p scenario.CNIPlacem
 // ErrPlanChanged marks a resume refused because the plan on this cluster is not the recorded run's.
 var ErrPlanChanged = errors.New("the plan differs from the recorded run's")
 
-// PlanResume is the planned cases without a kept record (done: results.Run.DoneCases), in plan order. A kept case
+// planResume is the planned cases without a kept record (done: results.Run.DoneCases), in plan order. A kept case
 // the plan does not hold, or a skip that differs from the record's, means the plan is not the recorded run's: an
 // error naming the cases. It is pure.
-func PlanResume(done map[string]results.CaseResult, planned []scenario.Case) ([]scenario.Case, error) {
+func planResume(done map[string]results.CaseResult, planned []scenario.Case) ([]scenario.Case, error) {
 	var run []scenario.Case
 	var errs []error
 	inPlan := map[string]bool{}
@@ -78,15 +78,15 @@ func PlanResume(done map[string]results.CaseResult, planned []scenario.Case) ([]
 }
 
 // Resume prepares the bench to continue the recorded run whose case lines are recorded (cases.jsonl): it plans
-// which cases run (PlanResume), deletes what a killed run of this run ID left in the cluster (CleanupLeftovers) and
-// removes the raw output of the cases that run again (RemoveRaw). It returns the kept cases for the runner's Done.
+// which cases run (planResume), deletes what a killed run of this run ID left in the cluster (cleanupLeftovers) and
+// removes the raw output of the cases that run again (removeRaw). It returns the kept cases for the runner's Done.
 func (r *Bench) Resume(ctx context.Context, recorded []results.CaseResult) (map[string]results.CaseResult, error) {
 	done := (&results.Run{Cases: recorded}).DoneCases()
-	run, err := PlanResume(done, r.Cases())
+	run, err := planResume(done, r.Cases())
 	if err != nil {
 		return nil, err
 	}
-	if err := r.CleanupLeftovers(ctx); err != nil {
+	if err := r.cleanupLeftovers(ctx); err != nil {
 		return nil, err
 	}
 	if r.cfg.RunDir != "" {
@@ -94,7 +94,7 @@ func (r *Bench) Resume(ctx context.Context, recorded []results.CaseResult) (map[
 		for _, c := range run {
 			ids = append(ids, c.ID)
 		}
-		removed, err := RemoveRaw(r.cfg.RunDir, ids)
+		removed, err := removeRaw(r.cfg.RunDir, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -106,9 +106,9 @@ func (r *Bench) Resume(ctx context.Context, recorded []results.CaseResult) (map[
 	return done, nil
 }
 
-// CleanupLeftovers deletes the run namespace a killed session (or --keep) left, with Teardown's deletion, so that
+// cleanupLeftovers deletes the run namespace a killed session (or --keep) left, with Teardown's deletion, so that
 // Deploy starts from nothing. A namespace of that name without this run's labels is not meshbench's: an error.
-func (r *Bench) CleanupLeftovers(ctx context.Context) error {
+func (r *Bench) cleanupLeftovers(ctx context.Context) error {
 	cctx, cancel := callCtx(ctx)
 	ns, err := r.d.Kube.CoreV1().Namespaces().Get(cctx, r.cfg.Namespace, metav1.GetOptions{})
 	cancel()
@@ -118,7 +118,7 @@ func (r *Bench) CleanupLeftovers(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("look for leftovers of run %s: %w", r.cfg.RunID, err)
 	}
-	for k, v := range r.objs.Labels("") {
+	for k, v := range r.objs.labels("") {
 		if ns.Labels[k] != v {
 			return fmt.Errorf("namespace %s exists but is not run %s's (label %s=%q, want %q): delete or rename it, then resume again",
 				ns.Name, r.cfg.RunID, k, ns.Labels[k], v)

@@ -44,7 +44,7 @@ type Config struct {
 	Namespace string
 	CNI       scenario.CNI
 	Images    Images
-	// RunDir receives raw/<path>-<test>-<n>.json (.txt, .err.txt: see RawName); "" keeps no raw output.
+	// RunDir receives raw/<path>-<test>-<n>.json (.txt, .err.txt: see rawName); "" keeps no raw output.
 	RunDir string
 	// Keep: the runner leaves the namespace in place (--keep, for inspection or the iperf3 comparison script);
 	// the report says how to delete it.
@@ -76,7 +76,7 @@ type Bench struct {
 	cfg    Config
 	d      Deps
 	objs   objects
-	cases  []Case
+	cases  []pathTest
 	report *Report
 
 	created bool                      // the namespace was created by this bench (Teardown deletes it)
@@ -146,7 +146,7 @@ func (r *Bench) Cases() []scenario.Case {
 	}
 	traffic := time.Duration(r.cfg.CNI.Samples) * r.cfg.CNI.Duration.Duration
 	for _, c := range r.cases {
-		out = append(out, scenario.Case{ID: c.ID(), Kind: scenario.CaseCNI, Path: c.Path, Test: c.Test, Samples: r.cfg.CNI.Samples,
+		out = append(out, scenario.Case{ID: c.id(), Kind: scenario.CaseCNI, Path: c.Path, Test: c.Test, Samples: r.cfg.CNI.Samples,
 			Traffic: scenario.D(traffic), Skip: c.SkipReason, Policy: scenario.CasePolicy{
 				Load: &scenario.LoadPolicy{Window: traffic, BackToBack: true}, Attempts: 1,
 				Facts: map[string]string{string(results.FactCNIPath): string(c.Path), string(results.FactCNITest): string(c.Test)},
@@ -278,11 +278,11 @@ func (r *Bench) listNodes(ctx context.Context) ([]corev1.Node, error) {
 }
 
 // caseOf is the bench's case of a plan case (with its tool, known after Deploy).
-func (r *Bench) caseOf(id string) (Case, bool) {
+func (r *Bench) caseOf(id string) (pathTest, bool) {
 	for _, c := range r.cases {
-		if c.ID() == id {
+		if c.id() == id {
 			return c, true
 		}
 	}
-	return Case{}, false
+	return pathTest{}, false
 }

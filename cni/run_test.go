@@ -460,7 +460,7 @@ func TestRunSingleNodeSkips(t *testing.T) {
 		switch {
 		case scenario.CNIPath(row.Path) == scenario.CNIPathSameNode && row.Status != cni.RowOK:
 			t.Errorf("same-node %s: %s", row.Test, row.Status)
-		case scenario.CNIPath(row.Path) != scenario.CNIPathSameNode && (row.Status != cni.RowSkipped || !strings.Contains(row.Reason, "only one Ready schedulable node")):
+		case scenario.CNIPath(row.Path) != scenario.CNIPathSameNode && (row.Status != results.CNIRowSkipped || !strings.Contains(row.Reason, "only one Ready schedulable node")):
 			t.Errorf("%s/%s: %s %q", row.Path, row.Test, row.Status, row.Reason)
 		}
 	}
@@ -525,7 +525,7 @@ func TestRunBrokenPodFailsItsCases(t *testing.T) {
 	}
 	namespaceGone(t, kc)
 	for _, row := range rep.Rows {
-		if scenario.CNIPath(row.Path) == scenario.CNIPathHost && (row.Status != cni.RowFailed || !strings.Contains(row.Reason, "host-server")) {
+		if scenario.CNIPath(row.Path) == scenario.CNIPathHost && (row.Status != results.CNIRowFailed || !strings.Contains(row.Reason, "host-server")) {
 			t.Errorf("host/%s: %s %q", row.Test, row.Status, row.Reason)
 		}
 		if scenario.CNIPath(row.Path) != scenario.CNIPathHost && row.Status != cni.RowOK {
@@ -554,7 +554,7 @@ func TestRunClientPodBrokenFailsEveryCell(t *testing.T) {
 		t.Fatalf("%d rows, %d recorded cases", len(rep.Rows), len(st.cases))
 	}
 	for _, row := range rep.Rows {
-		if row.Status != cni.RowFailed || !strings.Contains(row.Reason, "ErrImagePull") {
+		if row.Status != results.CNIRowFailed || !strings.Contains(row.Reason, "ErrImagePull") {
 			t.Errorf("%s/%s: %s %q", row.Path, row.Test, row.Status, row.Reason)
 		}
 	}
@@ -916,7 +916,7 @@ func TestRunSharedHostCountedOnce(t *testing.T) {
 			t.Errorf("case %s resources fact %q: has the shared-host warning %v, want %v", c.CaseID, c.Facts["resources"], got, both)
 		}
 	}
-	var idle *cni.NodeTotal
+	var idle *results.CNINodeTotal
 	for i, nt := range rep.NodeTotals {
 		if len(nt.Nodes) == 0 {
 			t.Errorf("node total %+v names no node", nt)

@@ -13,27 +13,27 @@ import (
 
 // Label keys of every sample.
 const (
-	LabelPath = "path"
-	LabelTest = "test"
+	labelPath = "path"
+	labelTest = "test"
 	labelTool = "tool"
 )
 
-// Headline is the metric a table cell shows for a test (results.CNIHeadline).
-func Headline(t scenario.CNITest) (results.Metric, results.Unit) {
+// headline is the metric a table cell shows for a test (results.CNIHeadline).
+func headline(t scenario.CNITest) (results.Metric, results.Unit) {
 	return results.CNIHeadline(string(t))
 }
 
-// Labels of a case's samples.
-func (c Case) Labels() map[string]string {
-	return map[string]string{LabelPath: string(c.Path), LabelTest: string(c.Test), labelTool: string(c.Tool)}
+// labels of a case's samples.
+func (c pathTest) labels() map[string]string {
+	return map[string]string{labelPath: string(c.Path), labelTest: string(c.Test), labelTool: string(c.Tool)}
 }
 
 // measurementSamples turns one parsed sample into results samples. It is pure.
-func measurementSamples(c Case, n int, w results.Window, r nettool.Result) []results.Sample {
+func measurementSamples(c pathTest, n int, w results.Window, r nettool.Result) []results.Sample {
 	var out []results.Sample
 	add := func(metric results.Metric, stat results.Stat, v float64, unit results.Unit) {
 		out = append(out, results.Sample{Repetition: n, Window: w, Source: string(r.Tool), Component: results.ComponentCNITest,
-			Metric: metric, Stat: stat, Value: v, Unit: unit, Labels: c.Labels()})
+			Metric: metric, Stat: stat, Value: v, Unit: unit, Labels: c.labels()})
 	}
 	switch c.Test {
 	case scenario.CNITestTCP:
@@ -48,7 +48,7 @@ func measurementSamples(c Case, n int, w results.Window, r nettool.Result) []res
 		add(results.MetricLoss, results.StatValue, r.LossPercent, results.UnitPct)
 		add(results.MetricJitter, results.StatValue, r.JitterMs, results.UnitMs)
 	case scenario.CNITestRR, scenario.CNITestCRR:
-		metric, unit := Headline(c.Test)
+		metric, unit := headline(c.Test)
 		add(metric, results.StatValue, r.TransactionsPerSecond, unit)
 		for _, s := range r.Latency.Stats() {
 			add(results.MetricLatency, results.Stat(s.Name), s.Value, results.UnitMs)

@@ -206,7 +206,7 @@ func (c *Cluster) readyPods(ctx context.Context, ns string, mode scenario.Mode) 
 			problems = append(problems, fmt.Errorf("pod %s is from an earlier preparation", p.Name))
 			continue
 		}
-		if err := CheckClientPod(p, mode); err != nil {
+		if err := checkClientPod(p, mode); err != nil {
 			problems = append(problems, err)
 			continue
 		}
@@ -221,9 +221,9 @@ func (c *Cluster) readyPods(ctx context.Context, ns string, mode scenario.Mode) 
 	return nil, errors.Join(problems...)
 }
 
-// CheckClientPod reports why a client pod is not usable in mode: not Ready, or missing (or wrongly carrying) the
+// checkClientPod reports why a client pod is not usable in mode: not Ready, or missing (or wrongly carrying) the
 // mesh's per-pod markers. It is pure.
-func CheckClientPod(p corev1.Pod, mode scenario.Mode) error {
+func checkClientPod(p corev1.Pod, mode scenario.Mode) error {
 	ready := false
 	for _, cond := range p.Status.Conditions {
 		if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
@@ -316,7 +316,7 @@ func (c *Cluster) Run(ctx context.Context, ns string, mode scenario.Mode, s Spec
 				cr.Client = j.pod
 			}
 			if cr.Target != j.spec.Target {
-				// Merge sorts reports by target; one that names another would land in the wrong target's numbers.
+				// merge sorts reports by target; one that names another would land in the wrong target's numbers.
 				errs[i] = fmt.Errorf("client %s: report is for target %q", who, cr.Target)
 				return
 			}
@@ -327,7 +327,7 @@ func (c *Cluster) Run(ctx context.Context, ns string, mode scenario.Mode, s Spec
 	if err := errors.Join(errs...); err != nil {
 		return Result{}, err
 	}
-	return MergeTargets(s, outs)
+	return mergeTargets(s, outs)
 }
 
 // ExecAgent runs `meshbench-agent args...` in the first ready client pod of namespace ns (prepared for mode, so the

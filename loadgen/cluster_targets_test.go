@@ -19,7 +19,7 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// agentExec runs `meshbench-agent load ...` in this process, as the agent does (ParseArgs, RunClient, the JSON
+// agentExec runs `meshbench-agent load ...` in this process, as the agent does (parseArgs, RunClient, the JSON
 // report), so a cluster run goes through the real command line and real fortio clients.
 type agentExec struct {
 	mu   sync.Mutex
@@ -30,7 +30,7 @@ func (a *agentExec) Exec(ctx context.Context, _, pod, _ string, cmd []string, _ 
 	a.mu.Lock()
 	a.cmds = append(a.cmds, pod+" "+strings.Join(cmd[2:], " "))
 	a.mu.Unlock()
-	c, _, err := ParseArgs(cmd[2:])
+	c, _, err := parseArgs(cmd[2:])
 	if err != nil {
 		return nil, []byte(err.Error()), err
 	}

@@ -80,7 +80,7 @@ func TestCheckClientPod(t *testing.T) {
 		{"ambient with sidecar", clientPod("a", "ambient", map[string]string{redirectionAnnotation: "enabled", sidecarStatusAnnotation: "{}"}, []string{"loadgen", "istio-proxy"}, nil, true), scenario.ModeAmbient, false},
 		{"none but captured", clientPod("a", "none", captured, []string{"loadgen"}, nil, true), scenario.ModeNone, false},
 	} {
-		if err := CheckClientPod(tc.pod, tc.mode); (err == nil) != tc.ok {
+		if err := checkClientPod(tc.pod, tc.mode); (err == nil) != tc.ok {
 			t.Errorf("%s: err %v", tc.name, err)
 		}
 	}

@@ -26,7 +26,7 @@ const (
 )
 
 // Histogram is an HDR latency histogram (sparse) with the exact count, sum, min and max, in integer µs; values above
-// latencyHighestUS count as latencyHighestUS. Get one from a recorder, JSON or MergeHistograms.
+// latencyHighestUS count as latencyHighestUS. Get one from a recorder, JSON or mergeHistograms.
 type Histogram struct {
 	p *hdrhistogram.PackedHistogram
 	m moments
@@ -68,8 +68,8 @@ func newPacked() *hdrhistogram.PackedHistogram {
 	return hdrhistogram.NewPacked(latencyLowestUS, latencyHighestUS, latencySigFigs)
 }
 
-// NewHistogram returns an empty histogram.
-func NewHistogram() *Histogram { return &Histogram{p: newPacked()} }
+// newHistogram returns an empty histogram.
+func newHistogram() *Histogram { return &Histogram{p: newPacked()} }
 
 // micros converts a latency in seconds (fortio's unit) to the recorded integer microseconds, clamped to the range.
 func micros(seconds float64) int64 {
@@ -125,11 +125,11 @@ func (h *Histogram) Max() time.Duration {
 	return time.Duration(h.m.max) * time.Microsecond
 }
 
-// MergeHistograms returns the histogram of the union of the inputs' requests (nil inputs are skipped). It is exact:
+// mergeHistograms returns the histogram of the union of the inputs' requests (nil inputs are skipped). It is exact:
 // every agent records with the same geometry, so buckets add index to index, and count, sum, min and max combine
 // exactly. The inputs are not modified.
-func MergeHistograms(hs ...*Histogram) *Histogram {
-	out := NewHistogram()
+func mergeHistograms(hs ...*Histogram) *Histogram {
+	out := newHistogram()
 	for _, h := range hs {
 		if h == nil {
 			continue
@@ -210,10 +210,10 @@ type latenciesJSON struct {
 func (l Latencies) MarshalJSON() ([]byte, error) {
 	w := latenciesJSON{Unit: latencyUnit, SignificantFigures: latencySigFigs, Highest: latencyHighestUS, OK: l.OK, Errors: l.Errors}
 	if w.OK == nil {
-		w.OK = NewHistogram()
+		w.OK = newHistogram()
 	}
 	if w.Errors == nil {
-		w.Errors = NewHistogram()
+		w.Errors = newHistogram()
 	}
 	return json.Marshal(w)
 }
@@ -292,7 +292,7 @@ func (r *recorder) Latencies() Latencies {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	pack := func(d *hdrhistogram.Histogram, m moments) *Histogram {
-		h := NewHistogram()
+		h := newHistogram()
 		h.p.MergeFrom(d)
 		h.m = m
 		return h

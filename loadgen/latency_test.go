@@ -165,7 +165,7 @@ func TestHistogramStats(t *testing.T) {
 		}
 	}
 	var empty *Histogram
-	if empty.Count() != 0 || empty.Percentile(50) != 0 || empty.Mean() != 0 || empty.Max() != 0 || NewHistogram().Percentile(99) != 0 {
+	if empty.Count() != 0 || empty.Percentile(50) != 0 || empty.Mean() != 0 || empty.Max() != 0 || newHistogram().Percentile(99) != 0 {
 		t.Error("an empty or nil histogram must report zeros")
 	}
 }
@@ -237,19 +237,19 @@ func TestMergeHistogramsIsExact(t *testing.T) {
 			}
 			before := mustJSON(t, hs[0])
 			union := mustJSON(t, record(all))
-			for name, got := range map[string]*Histogram{"merged": MergeHistograms(hs...), "merged from JSON": MergeHistograms(wire...)} {
+			for name, got := range map[string]*Histogram{"merged": mergeHistograms(hs...), "merged from JSON": mergeHistograms(wire...)} {
 				if g := mustJSON(t, got); g != union {
 					t.Errorf("%s differs from the histogram of the union:\n got %.300s\nwant %.300s", name, g, union)
 				}
 				u := record(all)
-				for _, p := range append(Percentiles(), 0, 100) {
+				for _, p := range append(percentiles(), 0, 100) {
 					if got.Percentile(p) != u.Percentile(p) {
 						t.Errorf("%s p%g = %s, union %s", name, p, got.Percentile(p), u.Percentile(p))
 					}
 				}
 			}
 			if mustJSON(t, hs[0]) != before {
-				t.Error("MergeHistograms modified its input")
+				t.Error("mergeHistograms modified its input")
 			}
 		})
 	}

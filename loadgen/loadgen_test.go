@@ -64,9 +64,9 @@ func TestClientSpecsSplitAndArgsRoundTrip(t *testing.T) {
 					t.Errorf("client QPS = %v, want %v", c.QPS, tt.wantQPS)
 				}
 				sum += c.QPS
-				got, jsonOut, err := ParseArgs(c.Args())
+				got, jsonOut, err := parseArgs(c.Args())
 				if err != nil {
-					t.Fatalf("ParseArgs(%q): %v", c.Args(), err)
+					t.Fatalf("parseArgs(%q): %v", c.Args(), err)
 				}
 				if !jsonOut {
 					t.Error("Args must ask for --json")
@@ -92,11 +92,11 @@ func TestParseArgsRejects(t *testing.T) {
 		{"--url", "http://a/", "--header", "novalue"},
 		{"--url", "http://a/", "extra"},
 	} {
-		if _, _, err := ParseArgs(args); err == nil {
-			t.Errorf("ParseArgs(%q) succeeded, want an error", args)
+		if _, _, err := parseArgs(args); err == nil {
+			t.Errorf("parseArgs(%q) succeeded, want an error", args)
 		}
 	}
-	c, _, err := ParseArgs([]string{"--url", "http://a/", "--qps", "max"})
+	c, _, err := parseArgs([]string{"--url", "http://a/", "--qps", "max"})
 	if err != nil || c.QPS != MaxQPS {
 		t.Errorf("--qps max: got %v, %v; want %v", c.QPS, err, MaxQPS)
 	}
@@ -127,7 +127,7 @@ func TestParseMergeSamplesGolden(t *testing.T) {
 		}
 		clients = append(clients, cr)
 	}
-	res, err := Merge(400, clients)
+	res, err := merge(400, clients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestLocalRun(t *testing.T) {
 		t.Errorf("window %s..%s (%s): want the measured phase of about 1s", res.Start, res.End, d)
 	}
 	prev := res.Latency.Min()
-	for _, p := range Percentiles() {
+	for _, p := range percentiles() {
 		v := res.Latency.Percentile(p)
 		if v <= 0 || v < prev || v > res.Latency.Max() {
 			t.Errorf("p%g = %s: want > 0, non-decreasing, within [min %s, max %s]", p, v, res.Latency.Min(), res.Latency.Max())
@@ -335,7 +335,7 @@ func BenchmarkMergeHistograms(b *testing.B) {
 		hs = append(hs, r.Latencies().OK)
 	}
 	for b.Loop() {
-		MergeHistograms(hs...)
+		mergeHistograms(hs...)
 	}
 }
 

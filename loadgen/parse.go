@@ -115,8 +115,8 @@ func (r Result) ErrorRate() float64 {
 	return 100 * float64(r.Errors) / float64(r.Requests)
 }
 
-// Merge combines the clients of one load run. requestedQPS is the spec's total (<= 0 for max). It is pure.
-func Merge(requestedQPS float64, clients []ClientResult) (Result, error) {
+// merge combines the clients of one load run. requestedQPS is the spec's total (<= 0 for max). It is pure.
+func merge(requestedQPS float64, clients []ClientResult) (Result, error) {
 	if len(clients) == 0 {
 		return Result{}, errors.New("merge load results: no clients")
 	}
@@ -159,18 +159,18 @@ func Merge(requestedQPS float64, clients []ClientResult) (Result, error) {
 	} else if skew := r.Start.Sub(first) + last.Sub(r.End); skew > time.Second {
 		r.Notes = append(r.Notes, fmt.Sprintf("load clients started or ended up to %s apart; the window is the part all of them covered", skew.Round(time.Millisecond)))
 	}
-	r.Latency, r.ErrorLatency = MergeHistograms(oks...), MergeHistograms(errs...)
+	r.Latency, r.ErrorLatency = mergeHistograms(oks...), mergeHistograms(errs...)
 	if r.Sockets > int64(r.Connections) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d sockets for %d connections: connections were not kept alive (server closes, or errors)", r.Sockets, r.Connections))
 	}
 	return r, nil
 }
 
-// MergeTargets merges the clients of a run of spec s (every client's report for every target): over all targets as
-// Merge does (latency histograms merged exactly, never percentiles averaged; QPS, requests and errors summed), and,
+// mergeTargets merges the clients of a run of spec s (every client's report for every target): over all targets as
+// merge does (latency histograms merged exactly, never percentiles averaged; QPS, requests and errors summed), and,
 // with more than one target, each target on its own into Result.Targets. It is pure.
-func MergeTargets(s Spec, clients []ClientResult) (Result, error) {
-	r, err := Merge(s.QPS, clients)
+func mergeTargets(s Spec, clients []ClientResult) (Result, error) {
+	r, err := merge(s.QPS, clients)
 	if err != nil || len(s.Targets) < 2 {
 		return r, err
 	}
@@ -182,7 +182,7 @@ func MergeTargets(s Spec, clients []ClientResult) (Result, error) {
 				mine = append(mine, c)
 			}
 		}
-		tr, err := Merge(tq[i], mine)
+		tr, err := merge(tq[i], mine)
 		if err != nil {
 			return Result{}, fmt.Errorf("merge load results of target %s: %w", t.Name, err)
 		}

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc/metadata"
 )
 
-// Percentiles are the latency percentiles every run computes, in percent.
-func Percentiles() []float64 { return []float64{50, 75, 90, 99, 99.9} }
+// percentiles are the latency percentiles every run computes, in percent.
+func percentiles() []float64 { return []float64{50, 75, 90, 99, 99.9} }
 
 // Phase names in a Report.
 const (
@@ -253,7 +253,7 @@ func statusCodes[M ~map[string]int64](m M, ok string) map[int]int64 {
 func codeOK(code int) bool { return code >= 200 && code < 300 }
 
 // Local runs every client in this process (goroutines), for tests and benchmarks. The reports go through Parse and
-// Merge exactly like the in-cluster clients' output.
+// merge exactly like the in-cluster clients' output.
 type Local struct{}
 
 // Run runs the spec and returns the merged result.
@@ -295,5 +295,5 @@ func (Local) Run(ctx context.Context, s Spec) (Result, error) {
 		}
 		clients[i] = cr
 	}
-	return MergeTargets(s, clients)
+	return mergeTargets(s, clients)
 }

@@ -54,7 +54,7 @@ func (r Result) samples(base results.Sample, extra map[string]string) []results.
 		if h.Count() == 0 {
 			return
 		}
-		for _, p := range Percentiles() {
+		for _, p := range percentiles() {
 			add(metric, results.Stat("p"+strconv.FormatFloat(p, 'f', -1, 64)), ms(h.Percentile(p)), results.UnitMs, nil)
 		}
 		add(metric, results.StatAvg, ms(h.Mean()), results.UnitMs, nil)

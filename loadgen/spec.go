@@ -152,7 +152,7 @@ func (s Spec) targets() []LoadTarget {
 // TargetQPS is each target's share of the total QPS by weight (MaxQPS for every target when the spec asks for max).
 func (s Spec) TargetQPS() []float64 {
 	ts := s.targets()
-	q, _ := Split(s.QPS, 1, weights(ts))
+	q, _ := split(s.QPS, 1, weights(ts))
 	return q
 }
 
@@ -164,9 +164,9 @@ func weights(ts []LoadTarget) []int {
 	return w
 }
 
-// Split divides a total QPS and a connection count between targets by weight: QPS <= 0 gives every target MaxQPS;
+// split divides a total QPS and a connection count between targets by weight: QPS <= 0 gives every target MaxQPS;
 // connections by largest remainder, at least one per target (weights < 1 count as 1). It is pure.
-func Split(qps float64, connections int, weights []int) ([]float64, []int) {
+func split(qps float64, connections int, weights []int) ([]float64, []int) {
 	n := len(weights)
 	qs, cs := make([]float64, n), make([]int, n)
 	if n == 0 {
@@ -216,11 +216,11 @@ func Split(qps float64, connections int, weights []int) ([]float64, []int) {
 
 // ClientSpecs splits the spec over its clients and targets: [client][target]. Each target gets its weight's share of
 // the QPS (max stays max), divided evenly between the clients, and its weight's share of every client's connections
-// (see Split); every other setting is as is. A target's headers are added to (and override) the spec's.
+// (see split); every other setting is as is. A target's headers are added to (and override) the spec's.
 func (s Spec) ClientSpecs() [][]ClientSpec {
 	n := max(s.Clients, 1)
 	ts := s.targets()
-	tq, tc := Split(s.QPS, s.Connections, weights(ts))
+	tq, tc := split(s.QPS, s.Connections, weights(ts))
 	out := make([][]ClientSpec, n)
 	for i := range out {
 		out[i] = make([]ClientSpec, len(ts))
@@ -354,8 +354,8 @@ func (c *ClientSpec) RegisterFlags(fs *flag.FlagSet, jsonOut *bool) {
 	}
 }
 
-// ParseArgs is the inverse of Args: it reads a `meshbench-agent load` command line.
-func ParseArgs(args []string) (ClientSpec, bool, error) {
+// parseArgs is the inverse of Args: it reads a `meshbench-agent load` command line.
+func parseArgs(args []string) (ClientSpec, bool, error) {
 	var c ClientSpec
 	var jsonOut bool
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)

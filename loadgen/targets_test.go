@@ -44,9 +44,9 @@ func TestSplit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			q, c := Split(tt.qps, tt.connections, tt.weights)
+			q, c := split(tt.qps, tt.connections, tt.weights)
 			if len(q) != len(tt.wantQPS) || len(c) != len(tt.wantConns) {
-				t.Fatalf("Split = %v, %v; want %v, %v", q, c, tt.wantQPS, tt.wantConns)
+				t.Fatalf("split = %v, %v; want %v, %v", q, c, tt.wantQPS, tt.wantConns)
 			}
 			for i := range q {
 				if math.Abs(q[i]-tt.wantQPS[i]) > 1e-9 {
@@ -95,7 +95,7 @@ func TestClientSpecsTargets(t *testing.T) {
 			t.Errorf("rpc = %+v", rpc)
 		}
 		for _, c := range perTarget {
-			back, _, err := ParseArgs(c.Args())
+			back, _, err := parseArgs(c.Args())
 			if err != nil || !reflect.DeepEqual(back, c) {
 				t.Errorf("round trip of %q: %+v, %v; want %+v", c.Args(), back, err, c)
 			}
@@ -171,11 +171,11 @@ func TestLocalRunWeightedTargets(t *testing.T) {
 	if res.Connections != 8 || f.Connections != 6 || sl.Connections != 2 {
 		t.Errorf("connections %d = %d + %d, want 8 = 6 + 2", res.Connections, f.Connections, sl.Connections)
 	}
-	merged := MergeHistograms(f.Latency, sl.Latency)
+	merged := mergeHistograms(f.Latency, sl.Latency)
 	if res.Latency.Count() != merged.Count() {
 		t.Errorf("run latency holds %d, targets %d", res.Latency.Count(), merged.Count())
 	}
-	for _, p := range Percentiles() {
+	for _, p := range percentiles() {
 		if got, want := res.Latency.Percentile(p), merged.Percentile(p); got != want {
 			t.Errorf("p%g = %s, want the merged histogram's %s", p, got, want)
 		}

@@ -32,7 +32,7 @@ const (
 	StandInAnnotation = "meshbench.dev/test-standin"
 
 	// restartAnnotation is what `kubectl rollout restart` sets on the pod template; the readiness wait reads it
-	// too (target.PodsRolledOut).
+	// too (target.podsRolledOut).
 	restartAnnotation = target.RestartedAtAnnotation
 	// FieldManager owns the mode labels and restart annotations, apart from the workload's own field manager, so
 	// that re-applying the workload keeps them.

@@ -68,7 +68,7 @@ type Transition struct {
 	// Steps in the order they ran.
 	Steps []Step `json:"steps"`
 	// Restarted workloads ("Deployment ns/name"), because their pods' sidecar did not match the mode. Apply does not
-	// wait for their rollout: the caller does (the runner's wait-ready step, target.WaitReady).
+	// wait for their rollout: the caller does (the runner's wait-ready step, target.waitReady).
 	Restarted []string  `json:"restarted,omitempty"`
 	Start     time.Time `json:"start"`
 	End       time.Time `json:"end"`

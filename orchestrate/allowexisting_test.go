@@ -27,7 +27,7 @@ func TestRunRefusesExistingWithoutFlag(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := *s
 			sc.Spec.Workload.App = tc.app
-			err := CheckAllowExisting(RunConfig{Scenario: &sc, AllowExisting: tc.allow})
+			err := checkAllowExisting(RunConfig{Scenario: &sc, AllowExisting: tc.allow})
 			if (err != nil) != tc.want {
 				t.Fatalf("err = %v, want error %v", err, tc.want)
 			}

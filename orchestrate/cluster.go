@@ -38,7 +38,7 @@ func Reach(ctx context.Context, clients *kube.Clients, err error, timeout time.D
 	if err != nil {
 		return nil, "", inputError(fmt.Errorf("%w (nothing was changed)", err))
 	}
-	v, err := ServerVersion(ctx, clients.Kube, timeout)
+	v, err := serverVersion(ctx, clients.Kube, timeout)
 	if err != nil {
 		return nil, "", inputError(fmt.Errorf("the Kubernetes API server %s does not answer: %w; check --kubeconfig/--context or $KUBECONFIG (nothing was changed)",
 			clients.Config.Host, err))
@@ -46,9 +46,9 @@ func Reach(ctx context.Context, clients *kube.Clients, err error, timeout time.D
 	return clients, v, nil
 }
 
-// ServerVersion reads the API server's GitVersion with ctx and a timeout (client-go's Discovery().ServerVersion takes
+// serverVersion reads the API server's GitVersion with ctx and a timeout (client-go's Discovery().ServerVersion takes
 // no context and waits as long as the transport does).
-func ServerVersion(ctx context.Context, kc kubernetes.Interface, timeout time.Duration) (string, error) {
+func serverVersion(ctx context.Context, kc kubernetes.Interface, timeout time.Duration) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	rc := kc.Discovery().RESTClient()
@@ -70,10 +70,10 @@ func ServerVersion(ctx context.Context, kc kubernetes.Interface, timeout time.Du
 	return info.GitVersion, nil
 }
 
-// ResolveCluster reads, before anything is changed, the Istio control plane serving the app (several and no default:
+// resolveCluster reads, before anything is changed, the Istio control plane serving the app (several and no default:
 // *InputError) and the cluster DNS domain for the app's FQDNs (the scenario's, else the kubelets', else cluster.local
 // with a warning), which it sets in s.
-func ResolveCluster(ctx context.Context, clients *kube.Clients, s *scenario.Scenario, plan scenario.Plan, log *slog.Logger) (mesh.IstioInfo, error) {
+func resolveCluster(ctx context.Context, clients *kube.Clients, s *scenario.Scenario, plan scenario.Plan, log *slog.Logger) (mesh.IstioInfo, error) {
 	info, err := mesh.Detect(ctx, clients, s.Spec.Istio.Revision)
 	if err != nil {
 		log.Warn("detect istio", "err", err)

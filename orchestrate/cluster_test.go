@@ -76,7 +76,7 @@ func TestConnect(t *testing.T) {
 
 func TestServerVersionFake(t *testing.T) {
 	t.Parallel()
-	v, err := ServerVersion(context.Background(), fake.NewClientset(), time.Second)
+	v, err := serverVersion(context.Background(), fake.NewClientset(), time.Second)
 	if err != nil || v == "" {
 		t.Errorf("version %q, err %v", v, err)
 	}

@@ -42,7 +42,7 @@ func CNI(ctx context.Context, cfg CNIConfig, d Deps) (CNIResult, error) {
 	}
 	// Kubelet fallback: sample at most every 5 s (cAdvisor's own stamps are ~10 s apart) so short tests get data.
 	s.Spec.Prometheus.KubeletSampleInterval.Duration = min(s.Spec.Prometheus.KubeletSampleInterval.Duration, 5*time.Second)
-	col, err := NewCollector(ctx, clients, s, log)
+	col, err := newCollector(ctx, clients, s, log)
 	if err != nil {
 		return CNIResult{}, err
 	}

@@ -131,10 +131,10 @@ func meshScope(t target.Target, mode scenario.Mode, wp scenario.Waypoint, revisi
 	return m
 }
 
-// NewCollector builds the resource collector: Prometheus when configured (scrape interval detected now), else the
+// newCollector builds the resource collector: Prometheus when configured (scrape interval detected now), else the
 // kubelet sampler, started now and running until Stop. A Prometheus configuration that cannot be used is an
 // *InputError. It creates nothing, so it runs before the run directory exists.
-func NewCollector(ctx context.Context, clients *kube.Clients, s *scenario.Scenario, log *slog.Logger) (*Collector, error) {
+func newCollector(ctx context.Context, clients *kube.Clients, s *scenario.Scenario, log *slog.Logger) (*Collector, error) {
 	pc := s.Spec.Prometheus
 	retry := prom.DefaultRetry()
 	retry.Timeout = pc.Timeout.Duration

@@ -19,9 +19,9 @@ func inputError(err error) error {
 	return &InputError{Err: err}
 }
 
-// CheckAllowExisting refuses app existing without --allow-existing-namespaces before anything is contacted or
+// checkAllowExisting refuses app existing without --allow-existing-namespaces before anything is contacted or
 // changed (an InputError: exit 2): the run relabels and restarts workloads meshbench did not create.
-func CheckAllowExisting(cfg RunConfig) error {
+func checkAllowExisting(cfg RunConfig) error {
 	if cfg.Scenario != nil && cfg.Scenario.Spec.Workload.App == scenario.AppExisting && !cfg.AllowExisting {
 		return inputError(workloads.ErrExistingNeedsFlag)
 	}

@@ -114,14 +114,14 @@ type RunResult struct {
 // error is the runner's (or the writing of the results); failed and interrupted cases are in RunResult.Outcome.
 func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	s, log := cfg.Scenario, d.Log
-	if err := CheckAllowExisting(cfg); err != nil {
+	if err := checkAllowExisting(cfg); err != nil {
 		return RunResult{}, err
 	}
 	if err := checkResumeDir(cfg.ResumeDir, results.CommandRun); err != nil {
 		return RunResult{}, err
 	}
 	plan := scenario.NewPlan(s)
-	ist, err := ResolveCluster(ctx, d.Clients, s, plan, log)
+	ist, err := resolveCluster(ctx, d.Clients, s, plan, log)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -133,7 +133,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 			return RunResult{}, inputError(err)
 		}
 	}
-	col, err := NewCollector(ctx, d.Clients, s, log)
+	col, err := newCollector(ctx, d.Clients, s, log)
 	if err != nil {
 		return RunResult{}, err
 	}

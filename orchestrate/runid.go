@@ -21,10 +21,10 @@ import (
 // the same random suffix): 4 hex digits make a collision 1 in 65536, three in a row practically impossible.
 const runIDAttempts = 3
 
-// NewRunID is <prefix>-<UTC start as YYYYMMDD-HHMMSS>-<4 hex digits from rnd>. The random suffix keeps runs started in
+// newRunID is <prefix>-<UTC start as YYYYMMDD-HHMMSS>-<4 hex digits from rnd>. The random suffix keeps runs started in
 // the same second apart (the scheduled CronJob and a manual run, or a script starting several). The ID is also a label
 // value and, for cni, part of a namespace name: with a prefix of at most 40 characters it stays within 63.
-func NewRunID(prefix string, start time.Time, rnd io.Reader) (string, error) {
+func newRunID(prefix string, start time.Time, rnd io.Reader) (string, error) {
 	b := make([]byte, 2)
 	if _, err := io.ReadFull(rnd, b); err != nil {
 		return "", fmt.Errorf("run id: random suffix: %w", err)
@@ -32,7 +32,7 @@ func NewRunID(prefix string, start time.Time, rnd io.Reader) (string, error) {
 	return prefix + "-" + start.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b), nil
 }
 
-// CheckRunID refuses a text that cannot be a run ID before it selects anything: NewRunID's IDs are DNS labels
+// CheckRunID refuses a text that cannot be a run ID before it selects anything: newRunID's IDs are DNS labels
 // (lower-case letters, digits and '-', starting and ending alphanumeric, at most 63 characters), as the run label's
 // value and a cni run's namespace name need.
 func CheckRunID(id string) error {
@@ -55,7 +55,7 @@ func createRun(outputDir, prefix string, meta results.RunMeta, rnd io.Reader) (*
 		return nil, meta, outputDirError(outputDir, err, outputDirFix)
 	}
 	for range runIDAttempts {
-		id, err := NewRunID(prefix, meta.Start, rnd)
+		id, err := newRunID(prefix, meta.Start, rnd)
 		if err != nil {
 			return nil, meta, err
 		}

@@ -17,14 +17,14 @@ import (
 func TestNewRunIDFormat(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 12, 1, 10, 15, 0, 0, time.FixedZone("CET", 3600))
-	id, err := NewRunID("quickstart", start, bytes.NewReader([]byte{0x3f, 0xa2}))
+	id, err := newRunID("quickstart", start, bytes.NewReader([]byte{0x3f, 0xa2}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if id != "quickstart-20261201-091500-3fa2" { // UTC
 		t.Errorf("id %q", id)
 	}
-	if _, err := NewRunID("x", start, bytes.NewReader(nil)); err == nil {
+	if _, err := newRunID("x", start, bytes.NewReader(nil)); err == nil {
 		t.Error("no error without randomness")
 	}
 }
@@ -35,7 +35,7 @@ func TestRunIDsInOneSecondDiffer(t *testing.T) {
 	start := time.Date(2026, 12, 1, 10, 15, 0, 0, time.UTC)
 	ids := map[string]bool{}
 	for range 3 {
-		id, err := NewRunID("quickstart", start, rand.Reader)
+		id, err := newRunID("quickstart", start, rand.Reader)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,13 +138,13 @@ func TestCheckOutputDir(t *testing.T) {
 	}
 }
 
-// TestCheckRunID: every ID NewRunID draws passes (the longest prefix a scenario name may be, and cni's), and what is
+// TestCheckRunID: every ID newRunID draws passes (the longest prefix a scenario name may be, and cni's), and what is
 // not a DNS label is refused before it selects anything.
 func TestCheckRunID(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 12, 1, 10, 15, 0, 0, time.UTC)
 	for _, prefix := range []string{"cni", "quickstart", strings.Repeat("a", 40)} {
-		id, err := NewRunID(prefix, start, bytes.NewReader([]byte{0xff, 0x01}))
+		id, err := newRunID(prefix, start, bytes.NewReader([]byte{0xff, 0x01}))
 		if err != nil {
 			t.Fatal(err)
 		}

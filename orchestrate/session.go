@@ -122,9 +122,9 @@ func (s *session) finish(ctx context.Context, out runner.Outcome, runErr error) 
 
 func (s *session) close() { _ = s.store.Close() }
 
-// InsecureClients names the clients of s whose TLS verification is off (run.json's insecure): only an explicit
+// insecureClients names the clients of s whose TLS verification is off (run.json's insecure): only an explicit
 // field turns it off.
-func InsecureClients(s *scenario.Scenario) []string {
+func insecureClients(s *scenario.Scenario) []string {
 	var out []string
 	if s != nil && s.Spec.Prometheus.InsecureSkipVerify {
 		out = append(out, results.InsecurePrometheus)
@@ -145,7 +145,7 @@ func newMeta(command string, s *scenario.Scenario, plan any) (results.RunMeta, e
 	if meta.Plan, err = json.Marshal(plan); err != nil {
 		return meta, fmt.Errorf("encode plan: %w", err)
 	}
-	meta.Insecure = InsecureClients(s)
+	meta.Insecure = insecureClients(s)
 	if len(meta.Insecure) > 0 { // every report repeats the notes: a reader sees it without opening run.json
 		meta.Notes = append(meta.Notes, fmt.Sprintf("TLS verification was turned off for: %s (insecureSkipVerify)", strings.Join(meta.Insecure, ", ")))
 	}

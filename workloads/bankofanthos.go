@@ -41,9 +41,9 @@ const (
 	boaHoldProxy = `{ "holdApplicationUntilProxyStarts": true }`
 )
 
-// BoAComponents lists the app's services and databases in placement order (the entry service first), the order in
+// boaComponents lists the app's services and databases in placement order (the entry service first), the order in
 // which multi topologies spread them round-robin.
-var BoAComponents = []string{
+var boaComponents = []string{
 	boAFrontend, boAUserService, boAContacts, boABalanceReader, boALedgerWriter, boATransactionHistory, BoAAccountsDB, BoALedgerDB,
 }
 
@@ -114,7 +114,7 @@ func boaConfigMaps(p placement) []boaConfigMap {
 }
 
 func (b *builder) bankOfAnthos(key JWTKey) error {
-	p := newPlacement(b.s.Spec.Workload, b.topo, BoAComponents)
+	p := newPlacement(b.s.Spec.Workload, b.topo, boaComponents)
 	b.namespaces(p.namespaces)
 	for _, ns := range p.namespaces {
 		b.add(&corev1.ServiceAccount{
@@ -134,7 +134,7 @@ func (b *builder) bankOfAnthos(key JWTKey) error {
 		}
 		b.add(jwtSecret(ns, b.labels(""), key))
 	}
-	for _, c := range BoAComponents {
+	for _, c := range boaComponents {
 		ns := p.ns(c)
 		switch c {
 		case boAFrontend:

@@ -456,7 +456,7 @@ var deliberateDifferences = []deviation{
 			}
 			var u string
 			_ = json.Unmarshal([]byte(*up), &u)
-			for _, comp := range BoAComponents {
+			for _, comp := range boaComponents {
 				u = regexp.MustCompile(`\b`+regexp.QuoteMeta(comp)+`:(\d+)`).ReplaceAllString(u, fqdn(comp, c.workloadNS(comp), domainOf(c.s.Spec.Workload))+":$1")
 			}
 			return wantMeshbenchChanged(up, mb, u)

@@ -12,7 +12,7 @@ import (
 
 // fortio-chain ports: meshbench-agent serve's defaults.
 const (
-	ChainHTTPPort = 8080
+	chainHTTPPort = 8080
 	chainEchoPort = 8078 // TCP and UDP echo
 )
 
@@ -52,14 +52,14 @@ func (b *builder) fortioChain() error {
 		ns := p.ns(name)
 		b.serviceAccount(ns, name)
 		udp := corev1.ServicePort{Name: "udp-echo", Port: chainEchoPort, TargetPort: tcpPort("", chainEchoPort).TargetPort, Protocol: corev1.ProtocolUDP}
-		b.service(ns, name, httpPort("http", ChainHTTPPort, ChainHTTPPort), tcpPort("tcp-echo", chainEchoPort), udp)
-		args := []string{"serve", "--http-port", strconv.Itoa(ChainHTTPPort), "--tcp-port", strconv.Itoa(chainEchoPort), "--udp-port", strconv.Itoa(chainEchoPort)}
+		b.service(ns, name, httpPort("http", chainHTTPPort, chainHTTPPort), tcpPort("tcp-echo", chainEchoPort), udp)
+		args := []string{"serve", "--http-port", strconv.Itoa(chainHTTPPort), "--tcp-port", strconv.Itoa(chainEchoPort), "--udp-port", strconv.Itoa(chainEchoPort)}
 		children := chainChildren(i, n, ch.FanOut)
-		probe := httpProbe("/", ChainHTTPPort, 0, 2, 1, 3)
+		probe := httpProbe("/", chainHTTPPort, 0, 2, 1, 3)
 		if len(children) > 0 {
 			urls := make([]string, len(children))
 			for j, c := range children {
-				urls[j] = "http://" + p.addr(chainName(c), ChainHTTPPort)
+				urls[j] = "http://" + p.addr(chainName(c), chainHTTPPort)
 			}
 			args = append(args, "--forward", strings.Join(urls, ","))
 			if ch.Serial {
@@ -67,7 +67,7 @@ func (b *builder) fortioChain() error {
 			}
 			// A forwarding node answers every path by calling its children: probe the socket so that readiness
 			// does not cascade down the chain.
-			probe = tcpProbe(ChainHTTPPort, 2)
+			probe = tcpProbe(chainHTTPPort, 2)
 		}
 		tmp, tmpMount := tmpVolume()
 		b.deployment(ns, name, corev1.PodSpec{
@@ -78,7 +78,7 @@ func (b *builder) fortioChain() error {
 				ImagePullPolicy: b.pullPolicy(),
 				Args:            args,
 				Ports: []corev1.ContainerPort{
-					{Name: "http", ContainerPort: ChainHTTPPort, Protocol: corev1.ProtocolTCP},
+					{Name: "http", ContainerPort: chainHTTPPort, Protocol: corev1.ProtocolTCP},
 					{Name: "tcp-echo", ContainerPort: chainEchoPort, Protocol: corev1.ProtocolTCP},
 					{Name: "udp-echo", ContainerPort: chainEchoPort, Protocol: corev1.ProtocolUDP},
 				},
@@ -99,6 +99,6 @@ func (b *builder) fortioChain() error {
 	if ch.PayloadBytes > 0 {
 		path = withQuery(path, "size="+strconv.Itoa(ch.PayloadBytes))
 	}
-	b.target.EntryURL = "http://" + p.fqdn(chainName(0)) + ":" + strconv.Itoa(ChainHTTPPort) + path
+	b.target.EntryURL = "http://" + p.fqdn(chainName(0)) + ":" + strconv.Itoa(chainHTTPPort) + path
 	return nil
 }

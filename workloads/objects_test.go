@@ -128,8 +128,8 @@ func TestBankOfAnthosMultiUsesFQDNsEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(target.Namespaces) != len(BoAComponents) {
-		t.Fatalf("multi with namespaces 0 should put each of the %d components in its own namespace, got %v", len(BoAComponents), target.Namespaces)
+	if len(target.Namespaces) != len(boaComponents) {
+		t.Fatalf("multi with namespaces 0 should put each of the %d components in its own namespace, got %v", len(boaComponents), target.Namespaces)
 	}
 	secrets, cms := map[string]bool{}, map[string]int{}
 	for _, o := range objs {

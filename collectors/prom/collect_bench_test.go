@@ -309,7 +309,7 @@ func (c *countingAPI) Query(ctx context.Context, q string, ts time.Time, opts ..
 	return c.API.Query(ctx, q, ts, opts...)
 }
 
-// benchCollector is the collector as a run builds it (orchestrate.NewCollector), with the interval detection's
+// benchCollector is the collector as a run builds it (orchestrate.newCollector), with the interval detection's
 // result for this Prometheus given.
 func benchCollector(a API) *Collector {
 	return &Collector{API: a, Interval: Interval{Scrape: benchStep, Effective: benchStep, Job: benchJob}, Retry: DefaultRetry()}

@@ -337,7 +337,7 @@ func (b *setBuilder) nodeAgents(ctx context.Context, l PodLister) (ztunnel, cni 
 	}
 	ztunnel, clientZtunnels := splitClientZtunnels(zpods, b.appNodes, b.clientPods)
 	if !b.clientProxy.Empty() {
-		// The load generator refuses such a client (loadgen.CheckClientPod): a note, should one get through.
+		// The load generator refuses such a client (loadgen.checkClientPod): a note, should one get through.
 		ztunnel.Notes = append(ztunnel.Notes, fmt.Sprintf("load client pod(s) %s have an istio-proxy sidecar in an ambient mode: it is not counted",
 			strings.Join(slices.Sorted(maps.Keys(podKeys(b.clientProxy.Pods))), ", ")))
 	}

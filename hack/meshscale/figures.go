@@ -109,7 +109,7 @@ type SwitchFigures struct {
 	// rollout status waits for), seen by the harness' informer. The Deployment controller writes that status after
 	// the pods are Ready, at its own pace (kube-controller-manager's API QPS): the cluster's rollout ends there.
 	// LastRolledOutToVerifiedSeconds is from then to meshbench's verification done: what meshbench itself adds;
-	// negative when meshbench saw the rollout done in the pods (target.PodsRolledOut) before the status said so.
+	// negative when meshbench saw the rollout done in the pods (target.podsRolledOut) before the status said so.
 	RolledOutSeconds               float64 `json:"rolledOutSeconds"`
 	LastRolledOutToVerifiedSeconds float64 `json:"lastRolledOutToVerifiedSeconds"`
 }
@@ -216,7 +216,7 @@ func SwitchOf(c results.CaseResult, pods []PodTimes, rolledOut []time.Time) (Swi
 		f.RolloutSeconds = last.Sub(first).Seconds()
 		f.LastReadyToVerifiedSeconds = verified.Sub(last).Seconds()
 		// The Deployments' status may report the rollout after meshbench verified it (the wait reads the pods too,
-		// target.PodsRolledOut): their last report up to the case's end counts, and the gap is then negative.
+		// target.podsRolledOut): their last report up to the case's end counts, and the gap is then negative.
 		end := c.End
 		if end.Before(verified) {
 			end = verified

@@ -25,7 +25,7 @@ const (
 	// TargetName is the one real workload (a meshbench-agent server on a real node) the load goes to: the fake
 	// pods run nothing, so no request could reach them.
 	TargetName = "frontend"
-	// TargetPort is its HTTP port (workloads.ChainHTTPPort).
+	// TargetPort is its HTTP port (workloads.chainHTTPPort).
 	TargetPort = 8080
 	// AppLabel selects a workload's pods.
 	AppLabel = "app"

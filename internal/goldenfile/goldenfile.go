@@ -34,12 +34,12 @@ func Check(t testing.TB, path string, got []byte) {
 		t.Fatalf("read golden file %s (run the test with -update to create it): %v", path, err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run the test with -update, then review the diff):\n%s", path, FirstDiff(want, got))
+		t.Errorf("%s differs from the output (run the test with -update, then review the diff):\n%s", path, firstDiff(want, got))
 	}
 }
 
-// FirstDiff describes the first line where want and got differ.
-func FirstDiff(want, got []byte) string {
+// firstDiff describes the first line where want and got differ.
+func firstDiff(want, got []byte) string {
 	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
 	for i := 0; i < len(wl) || i < len(gl); i++ {
 		var w, g string

@@ -25,7 +25,7 @@ type Clients struct {
 	// Config is the configuration every client was built from, its per-request timeout included (exec and
 	// port-forward built from it are streams and not cut by it).
 	Config *rest.Config
-	// RequestTimeout is the deadline of every ordinary API request (0: none); see DefaultRequestTimeout.
+	// RequestTimeout is the deadline of every ordinary API request (0: none); see defaultRequestTimeout.
 	RequestTimeout time.Duration
 	Kube           kubernetes.Interface
 	Dynamic        dynamic.Interface
@@ -118,7 +118,7 @@ func checkReferencedFiles(raw clientcmdapi.Config, context string) error {
 type Options struct {
 	// Kubeconfig and Context select the cluster ("" = kubectl's defaults, see LoadConfig).
 	Kubeconfig, Context string
-	// RequestTimeout bounds each ordinary API request: 0 means DefaultRequestTimeout (30 s), a negative value no
+	// RequestTimeout bounds each ordinary API request: 0 means defaultRequestTimeout (30 s), a negative value no
 	// bound. Streams (watch, exec, port-forward, logs -f) are never bounded by it. A --request-timeout flag maps here.
 	RequestTimeout time.Duration
 }
@@ -126,7 +126,7 @@ type Options struct {
 func (o Options) requestTimeout() time.Duration {
 	switch {
 	case o.RequestTimeout == 0:
-		return DefaultRequestTimeout
+		return defaultRequestTimeout
 	case o.RequestTimeout < 0:
 		return 0
 	}
@@ -156,7 +156,7 @@ func NewClientsForConfig(cfg *rest.Config) (*Clients, error) {
 // and Context are not used).
 func (o Options) ClientsForConfig(cfg *rest.Config) (*Clients, error) {
 	timeout := o.requestTimeout()
-	cfg = WithRequestTimeout(cfg, timeout)
+	cfg = withRequestTimeout(cfg, timeout)
 	requests := NewRequestCounter()
 	cfg.Wrap(requests.Wrap)
 	kc, err := kubernetes.NewForConfig(cfg)

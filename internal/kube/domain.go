@@ -15,9 +15,9 @@ import (
 // DefaultClusterDomain is Kubernetes' default DNS domain (kubelet --cluster-domain), used when detection fails.
 const DefaultClusterDomain = "cluster.local"
 
-// ParseKubeletConfigz reads the cluster DNS domain from a kubelet's /configz body: {"kubeletconfig":
+// parseKubeletConfigz reads the cluster DNS domain from a kubelet's /configz body: {"kubeletconfig":
 // {"clusterDomain": "..."}} (k8s.io/kubernetes pkg/kubelet/server, the KubeletConfiguration as JSON). It is pure.
-func ParseKubeletConfigz(body []byte) (string, error) {
+func parseKubeletConfigz(body []byte) (string, error) {
 	var cz struct {
 		KubeletConfig struct {
 			ClusterDomain string `json:"clusterDomain"`
@@ -54,7 +54,7 @@ func DetectClusterDomain(ctx context.Context, kc kubernetes.Interface) (string, 
 		cancel()
 		if err == nil {
 			var d string
-			if d, err = ParseKubeletConfigz(body); err == nil {
+			if d, err = parseKubeletConfigz(body); err == nil {
 				if found != "" && d != found {
 					return "", fmt.Errorf("detect cluster domain: node %s says %q, node %s says %q: set spec.workload.clusterDomain", from, found, n.Name, d)
 				}

@@ -75,7 +75,7 @@ func TestDetectClusterDomain(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ParseKubeletConfigz([]byte(`{"kubeletconfig":{}}`)); err == nil {
+	if _, err := parseKubeletConfigz([]byte(`{"kubeletconfig":{}}`)); err == nil {
 		t.Error("a configz without clusterDomain must be an error")
 	}
 }

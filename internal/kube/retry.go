@@ -46,11 +46,11 @@ type Retry struct {
 	Clock clock.Clock
 }
 
-// TransientRetry retries what an API server that restarts or sheds load refuses for a moment (Transient), with
+// TransientRetry retries what an API server that restarts or sheds load refuses for a moment (transient), with
 // pauses doubling from 500 ms to 8 s on clk (nil = the wall clock), until ctx ends: for steps that must not be lost
 // to a restart, such as the teardown of what a run created.
 func TransientRetry(clk clock.Clock) Retry {
-	return Retry{Backoff: Backoff{Initial: 500 * time.Millisecond, Factor: 2, Max: 8 * time.Second}, Retryable: Transient, Clock: clk}
+	return Retry{Backoff: Backoff{Initial: 500 * time.Millisecond, Factor: 2, Max: 8 * time.Second}, Retryable: transient, Clock: clk}
 }
 
 // Do calls f until it succeeds, fails with an error Retryable refuses, the attempts or the budget are used up, or

@@ -10,13 +10,13 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// DefaultRequestTimeout bounds every ordinary API request, its body included, so a hung PATCH fails instead of
+// defaultRequestTimeout bounds every ordinary API request, its body included, so a hung PATCH fails instead of
 // waiting as long as the run; streams (watch, exec, port-forward, logs -f) live as long as their context.
-const DefaultRequestTimeout = 30 * time.Second
+const defaultRequestTimeout = 30 * time.Second
 
-// WithRequestTimeout returns a copy of cfg whose transport gives every non-streaming request a deadline of d (d <= 0:
+// withRequestTimeout returns a copy of cfg whose transport gives every non-streaming request a deadline of d (d <= 0:
 // unchanged) through the request's context, so a shorter deadline of the caller still wins.
-func WithRequestTimeout(cfg *rest.Config, d time.Duration) *rest.Config {
+func withRequestTimeout(cfg *rest.Config, d time.Duration) *rest.Config {
 	out := rest.CopyConfig(cfg)
 	if d > 0 {
 		out.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &timeoutRoundTripper{next: rt, timeout: d} })
@@ -31,7 +31,7 @@ type timeoutRoundTripper struct {
 }
 
 func (t *timeoutRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if Streaming(req) {
+	if streaming(req) {
 		return t.next.RoundTrip(req)
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
@@ -59,10 +59,10 @@ func (c *cancelOnClose) Close() error {
 	return err
 }
 
-// Streaming reports whether req is a long-lived stream a per-request deadline must not cut: a watch, a followed log,
+// streaming reports whether req is a long-lived stream a per-request deadline must not cut: a watch, a followed log,
 // an upgrade, or the exec, attach and portforward subresources (the WebSocket executor upgrades below the
 // RoundTripper). It is pure.
-func Streaming(req *http.Request) bool {
+func streaming(req *http.Request) bool {
 	q := req.URL.Query()
 	if isTrue(q.Get("watch")) || isTrue(q.Get("follow")) {
 		return true

@@ -131,8 +131,8 @@ func TestRequestTimeout(t *testing.T) {
 			t.Fatalf("Patch = %v, want it to run until the caller's own deadline", err)
 		}
 	})
-	if (Options{}).requestTimeout() != DefaultRequestTimeout {
-		t.Errorf("the zero Options must give DefaultRequestTimeout")
+	if (Options{}).requestTimeout() != defaultRequestTimeout {
+		t.Errorf("the zero Options must give defaultRequestTimeout")
 	}
 }
 
@@ -164,8 +164,8 @@ func TestStreaming(t *testing.T) {
 		if req.Header == nil {
 			req.Header = http.Header{}
 		}
-		if got := Streaming(req); got != tc.want {
-			t.Errorf("Streaming(%s %s) = %v, want %v", tc.method, tc.url, got, tc.want)
+		if got := streaming(req); got != tc.want {
+			t.Errorf("streaming(%s %s) = %v, want %v", tc.method, tc.url, got, tc.want)
 		}
 	}
 }

@@ -5,10 +5,10 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
-// Transient reports whether err says the API server is briefly unavailable (restarting, overloaded, a dropped
+// transient reports whether err says the API server is briefly unavailable (restarting, overloaded, a dropped
 // connection), so the same request may work a moment later: connection refused or reset, an EOF mid-response,
 // 429, 500, 503, 504 and server timeouts. Everything else (not found, forbidden, invalid) is final.
-func Transient(err error) bool {
+func transient(err error) bool {
 	if err == nil {
 		return false
 	}

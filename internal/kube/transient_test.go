@@ -29,8 +29,8 @@ func TestTransient(t *testing.T) {
 		{"forbidden", apierrors.NewForbidden(gr, "x", errors.New("rbac")), false},
 		{"plain", errors.New("boom"), false},
 	} {
-		if got := Transient(tc.err); got != tc.want {
-			t.Errorf("%s: Transient = %v, want %v", tc.name, got, tc.want)
+		if got := transient(tc.err); got != tc.want {
+			t.Errorf("%s: transient = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

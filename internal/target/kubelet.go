@@ -18,7 +18,7 @@ func (e *KubeletError) Error() string { return e.Err.Error() }
 func (e *KubeletError) Unwrap() error { return e.Err }
 
 // FailedNodes names the nodes err blames, in order and once each: those of every *NodeNotReadyError (pods on a node
-// not Ready past NodeGrace) and every *KubeletError (a call through a node's kubelet failed) in err's tree, through
+// not Ready past nodeGrace) and every *KubeletError (a call through a node's kubelet failed) in err's tree, through
 // %w wrapping and errors.Join (errors.As would find only the first). Nil when err blames no node.
 func FailedNodes(err error) []string {
 	var out []string

@@ -20,9 +20,9 @@ import (
 	"github.com/meshbench/meshbench/internal/kube"
 )
 
-// NodeGrace is how long a node may be not Ready before WaitReady stops waiting for the pods on it. A kubelet that
+// nodeGrace is how long a node may be not Ready before WaitReady stops waiting for the pods on it. A kubelet that
 // restarts posts Ready again within seconds; one that is gone leaves the node Unknown until it comes back.
-const NodeGrace = 30 * time.Second
+const nodeGrace = 30 * time.Second
 
 // NodeReady reports whether node n's Ready condition is True (a node that never posted it has not joined).
 func NodeReady(n *corev1.Node) bool {
@@ -54,7 +54,7 @@ func NodeProblem(n *corev1.Node, now time.Time, grace time.Duration) string {
 }
 
 // nodeProblems reads the given nodes (one GET each: nodes whose pods the node controller marked, rare and few)
-// and says why those not Ready past NodeGrace are not (name to NodeProblem); nil when none is.
+// and says why those not Ready past nodeGrace are not (name to NodeProblem); nil when none is.
 func nodeProblems(ctx context.Context, kc kubernetes.Interface, clk clock.PassiveClock, names []string) map[string]string {
 	var out map[string]string
 	for _, name := range names {
@@ -62,7 +62,7 @@ func nodeProblems(ctx context.Context, kc kubernetes.Interface, clk clock.Passiv
 		if err != nil {
 			continue // no permission to read nodes, or gone: the pods' own reasons stand
 		}
-		if why := NodeProblem(n, clk.Now(), NodeGrace); why != "" {
+		if why := NodeProblem(n, clk.Now(), nodeGrace); why != "" {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -125,7 +125,7 @@ func (g NodeGate) Check(ctx context.Context, t *Target, nodes []string) NodeChec
 			continue // unreadable now: the case runs, and its wait says what it meets
 		}
 		var what string
-		if why := NodeProblem(n, g.clock().Now(), NodeGrace); why != "" {
+		if why := NodeProblem(n, g.clock().Now(), nodeGrace); why != "" {
 			what = fmt.Sprintf("node %s not Ready (%s)", name, why)
 		} else if why := g.kubeletSilent(ctx, name); why != "" {
 			what = fmt.Sprintf("node %s: %s", name, why)

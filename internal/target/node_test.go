@@ -36,7 +36,7 @@ func TestNodeProblem(t *testing.T) {
 		{"no Ready condition yet", nil, ""},
 	} {
 		n := &corev1.Node{Status: corev1.NodeStatus{Conditions: tc.conds}}
-		if got := NodeProblem(n, now, NodeGrace); got != tc.want {
+		if got := NodeProblem(n, now, nodeGrace); got != tc.want {
 			t.Errorf("%s: NodeProblem = %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -72,13 +72,13 @@ func TestWaitReadyStopsOnNodeNotReady(t *testing.T) {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node2"},
 			Status: corev1.NodeStatus{Conditions: readyCond(corev1.ConditionUnknown, time.Now().Add(-tc.since))}}
 		kc := fake.NewClientset(node, markedPod("web-1", "node2"))
-		_, err := WaitReady(context.Background(), kc, tg, tc.timeout, nil)
+		_, err := waitReady(context.Background(), kc, tg, tc.timeout, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.wantErr)
 		}
 		var nn *NodeNotReadyError
-		if errors.As(err, &nn) != (tc.since > NodeGrace) {
-			t.Errorf("%s: NodeNotReadyError %v, want %v", tc.name, errors.As(err, &nn), tc.since > NodeGrace)
+		if errors.As(err, &nn) != (tc.since > nodeGrace) {
+			t.Errorf("%s: NodeNotReadyError %v, want %v", tc.name, errors.As(err, &nn), tc.since > nodeGrace)
 		}
 	}
 }
@@ -100,7 +100,7 @@ func TestWaitReadyRequestsDoNotGrowWithEvents(t *testing.T) {
 	done := make(chan error, 1)
 	var evals atomic.Int32
 	go func() {
-		_, err := WaitReady(context.Background(), kc, tg, time.Minute, func(Readiness) { evals.Add(1) })
+		_, err := waitReady(context.Background(), kc, tg, time.Minute, func(Readiness) { evals.Add(1) })
 		done <- err
 	}()
 	ctx := context.Background()
@@ -208,7 +208,7 @@ func TestWaitReadyIgnoresReplacedPodsOnADeadNode(t *testing.T) {
 	kc := fake.NewClientset(dep, node, old, &repl)
 	tg := Target{App: "fortio-chain", Topology: "single", Namespaces: []string{"app"}, AppSelector: "app=web",
 		Workloads: []WorkloadRef{{Kind: KindDeployment, Namespace: "app", Name: "web", Replicas: 1}}}
-	r, err := WaitReady(context.Background(), kc, tg, 2*time.Second, nil)
+	r, err := waitReady(context.Background(), kc, tg, 2*time.Second, nil)
 	if err != nil {
 		t.Fatalf("WaitReady: %v", err)
 	}
@@ -228,7 +228,7 @@ func TestWaitReadyIgnoresReplacedPodsOnADeadNode(t *testing.T) {
 
 // TestWaitReadyOnTheClock: the wait re-evaluates on its Clock (a node's condition changes without an event on the
 // app's objects), and a node's grace is read on that clock too: pods on a node that went not Ready at the start end
-// the wait with the node named once NodeGrace has passed on the fake clock, long before the 10 s wall-time timeout
+// the wait with the node named once nodeGrace has passed on the fake clock, long before the 10 s wall-time timeout
 // (the wall clock would have reached only the timeout's NotReadyError).
 func TestWaitReadyOnTheClock(t *testing.T) {
 	t.Parallel()
@@ -255,7 +255,7 @@ func TestWaitReadyOnTheClock(t *testing.T) {
 	if !errors.As(err, &nn) || !strings.Contains(err.Error(), "node node2: Ready=Unknown for 3") {
 		t.Fatalf("WaitReady = %v, want a NodeNotReadyError naming node2 past its grace", err)
 	}
-	if moved := fc.Since(start); moved < NodeGrace || moved > NodeGrace+2*resync {
-		t.Errorf("the fake clock moved %v, want NodeGrace (%v) and at most two resyncs more", moved, NodeGrace)
+	if moved := fc.Since(start); moved < nodeGrace || moved > nodeGrace+2*resync {
+		t.Errorf("the fake clock moved %v, want nodeGrace (%v) and at most two resyncs more", moved, nodeGrace)
 	}
 }

@@ -20,10 +20,10 @@ import (
 	"github.com/meshbench/meshbench/internal/kube"
 )
 
-// WaitReady waits until every Deployment and StatefulSet of t is rolled out (the latest spec observed, every replica
+// waitReady waits until every Deployment and StatefulSet of t is rolled out (the latest spec observed, every replica
 // updated, no old replica left, all available) and every app pod is Ready, on a Cache of its own (see
 // Cache.WaitReady); a case that verifies the mode next waits on a Cache it then hands to the verification.
-func WaitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout time.Duration, progress func(Readiness)) (Readiness, error) {
+func waitReady(ctx context.Context, kc kubernetes.Interface, t Target, timeout time.Duration, progress func(Readiness)) (Readiness, error) {
 	c := NewCache(kc, t)
 	c.Start(ctx)
 	defer c.Stop()
@@ -67,7 +67,7 @@ func (c *Cache) WaitReady(ctx context.Context, timeout time.Duration, progress f
 	return ended()
 }
 
-// evaluate is the readiness of the cached state; its Nodes are those not Ready past NodeGrace that hold pods that
+// evaluate is the readiness of the cached state; its Nodes are those not Ready past nodeGrace that hold pods that
 // count.
 func (c *Cache) evaluate(ctx context.Context) Readiness {
 	last, marked := c.readiness(nil)
@@ -115,7 +115,7 @@ func (c *Cache) readiness(down map[string]string) (Readiness, []string) {
 				return false, "not found"
 			}
 			ok, why := DeploymentReady(d)
-			if !ok && PodsRolledOut(d, pods[w.Namespace]) {
+			if !ok && podsRolledOut(d, pods[w.Namespace]) {
 				return true, ""
 			}
 			return ok, why
@@ -128,7 +128,7 @@ func (c *Cache) readiness(down map[string]string) (Readiness, []string) {
 			if err != nil {
 				return false, "not found"
 			}
-			return StatefulSetReady(s)
+			return statefulSetReady(s)
 		}
 		return false, fmt.Sprintf("unknown workload kind %q", w.Kind)
 	}
@@ -178,7 +178,7 @@ type Readiness struct {
 	// Pods not ready, each with the reason (PodProblem).
 	Pods []string
 	// Nodes that hold pods of the app which are not ready, and have themselves been not Ready for longer than
-	// NodeGrace: "node2: Ready=Unknown for 1m10s (NodeStatusUnknown: Kubelet stopped posting node status.)".
+	// nodeGrace: "node2: Ready=Unknown for 1m10s (NodeStatusUnknown: Kubelet stopped posting node status.)".
 	Nodes []string
 	// Stranded are pods left terminating on a node that is not Ready after their workload replaced them: they do
 	// not count (readinessOf), and are named so the wait's account stays complete.
@@ -269,10 +269,10 @@ func DeploymentReady(d *appsv1.Deployment) (bool, string) {
 	return true, ""
 }
 
-// PodsRolledOut reports whether Deployment d's pods (the namespace's, read only) show its latest spec rolled out
+// podsRolledOut reports whether Deployment d's pods (the namespace's, read only) show its latest spec rolled out
 // before its status does, which can lag the pods by many seconds at scale: spec.replicas pods, none terminating, each
 // Ready and from the current template (labels, restartedAt, images; docs/reliability.md).
-func PodsRolledOut(d *appsv1.Deployment, pods []*corev1.Pod) bool {
+func podsRolledOut(d *appsv1.Deployment, pods []*corev1.Pod) bool {
 	if d.Status.ObservedGeneration < d.Generation || d.Spec.Selector == nil || d.Spec.Paused || d.Spec.MinReadySeconds > 0 {
 		return false
 	}
@@ -331,8 +331,8 @@ func fromTemplate(tmpl corev1.PodTemplateSpec, p *corev1.Pod) bool {
 // switch rolls workloads the same way.
 const RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
 
-// StatefulSetReady reports whether a StatefulSet's latest revision is rolled out and ready, and if not, why.
-func StatefulSetReady(s *appsv1.StatefulSet) (bool, string) {
+// statefulSetReady reports whether a StatefulSet's latest revision is rolled out and ready, and if not, why.
+func statefulSetReady(s *appsv1.StatefulSet) (bool, string) {
 	want := int32(1)
 	if s.Spec.Replicas != nil {
 		want = *s.Spec.Replicas
@@ -437,15 +437,4 @@ func podReady(p corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// AppPods lists t's app pods in ns sorted by name, so that problem lists and proofs come in a stable order.
-func AppPods(ctx context.Context, kc kubernetes.Interface, t Target, ns string) ([]corev1.Pod, error) {
-	pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: t.AppSelector})
-	if err != nil {
-		return nil, fmt.Errorf("list app pods in %s: %w", ns, err)
-	}
-	items := pods.Items
-	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
-	return items, nil
 }

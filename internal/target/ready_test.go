@@ -93,11 +93,11 @@ func TestDeploymentAndStatefulSetReady(t *testing.T) {
 	}
 	s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.StatefulSetSpec{Replicas: &two},
 		Status: appsv1.StatefulSetStatus{ObservedGeneration: 1, ReadyReplicas: 2, UpdatedReplicas: 2, CurrentRevision: "a", UpdateRevision: "a"}}
-	if ok, why := StatefulSetReady(s); !ok {
+	if ok, why := statefulSetReady(s); !ok {
 		t.Errorf("statefulset not ready: %s", why)
 	}
 	s.Status.UpdateRevision = "b"
-	if ok, _ := StatefulSetReady(s); ok {
+	if ok, _ := statefulSetReady(s); ok {
 		t.Error("statefulset rolling to a new revision is not ready")
 	}
 }
@@ -199,8 +199,8 @@ func TestPodsRolledOut(t *testing.T) {
 			t.Parallel()
 			d, pods := rolledOutFixture()
 			pods = tc.mutate(d, pods)
-			if got := PodsRolledOut(d, pods); got != tc.want {
-				t.Errorf("PodsRolledOut = %v, want %v", got, tc.want)
+			if got := podsRolledOut(d, pods); got != tc.want {
+				t.Errorf("podsRolledOut = %v, want %v", got, tc.want)
 			}
 			if ok, _ := DeploymentReady(d); ok {
 				t.Fatal("fixture: the Deployment's status must not yet say rolled out")

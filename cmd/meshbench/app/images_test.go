@@ -191,7 +191,7 @@ func TestImageWants(t *testing.T) {
 			boaImages[w.Ref] = true
 		}
 	}
-	// Every service and database of the app (workloads.BoAComponents) is pulled from spec.images.bankOfAnthos.
+	// Every service and database of the app (workloads.boaComponents) is pulled from spec.images.bankOfAnthos.
 	for _, c := range []string{"frontend", "userservice", "contacts", "balancereader", "ledgerwriter", "transactionhistory"} {
 		if !boaImages[scenario.DefaultBankOfAnthosRepo+"/"+c+":"+scenario.DefaultBankOfAnthosTag] {
 			t.Errorf("bank-of-anthos image %s not checked: %v", c, boaImages)
