@@ -11,35 +11,62 @@ import (
 // with their prediction intervals, then the break-even facts, the fits, the assumptions and the warnings.
 func Text(p Projection) string {
 	var b strings.Builder
+	priced := p.Shape.PriceCPU != nil && p.Shape.PriceMemory != nil
+	headerText(&b, p, priced)
+	modesText(&b, p.Modes, priced)
+	componentsText(&b, p.Modes)
+	breakEvenText(&b, p.BreakEven)
+	if p.Hops != nil {
+		hopsText(&b, p.Hops)
+	}
+	fitsText(&b, p.Fits, p.Confidence)
+	b.WriteString("\nAssumptions\n")
+	for _, a := range p.Assumptions {
+		fmt.Fprintf(&b, "- %s\n", a)
+	}
+	if warnings := warningLines(p); len(warnings) > 0 {
+		b.WriteString("\nWarnings\n")
+		for _, w := range warnings {
+			fmt.Fprintf(&b, "- %s\n", w)
+		}
+	}
+	return b.String()
+}
+
+// headerText writes the run, the notes, the shape, the units (and prices when priced) and the legend of the marks.
+func headerText(b *strings.Builder, p Projection, priced bool) {
 	sh := p.Shape
-	fmt.Fprintf(&b, "Capacity projection from run %s", p.RunID)
+	fmt.Fprintf(b, "Capacity projection from run %s", p.RunID)
 	if p.DataPlane != "" {
-		fmt.Fprintf(&b, " (data plane: %s)", p.DataPlane)
+		fmt.Fprintf(b, " (data plane: %s)", p.DataPlane)
 	}
 	b.WriteString("\n")
 	for _, n := range p.Notes {
-		fmt.Fprintf(&b, "NOTE: %s\n", n)
+		fmt.Fprintf(b, "NOTE: %s\n", n)
 	}
-	fmt.Fprintf(&b, "Shape: %d pods, %d nodes, %d namespaces, %g rps", sh.Pods, sh.Nodes, sh.Namespaces, sh.RPS)
+	fmt.Fprintf(b, "Shape: %d pods, %d nodes, %d namespaces, %g rps", sh.Pods, sh.Nodes, sh.Namespaces, sh.RPS)
 	if len(sh.RPSPerPod) > 0 {
 		b.WriteString(" (per pod from --rps-per-pod)")
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "Figures: value [%.0f %% prediction interval]; CPU in vCPU, memory in GiB", 100*p.Confidence)
-	priced := sh.PriceCPU != nil && sh.PriceMemory != nil
+	fmt.Fprintf(b, "Figures: value [%.0f %% prediction interval]; CPU in vCPU, memory in GiB", 100*p.Confidence)
 	if priced {
-		fmt.Fprintf(&b, ", cost per month at %g per vCPU-month and %g per GiB-month", *sh.PriceCPU, *sh.PriceMemory)
+		fmt.Fprintf(b, ", cost per month at %g per vCPU-month and %g per GiB-month", *sh.PriceCPU, *sh.PriceMemory)
 	}
 	b.WriteString("\n")
 	b.WriteString("Marks: " + markLegend + "\n\n")
+}
 
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+// modesText writes the table of mesh, total and vs-none per mode, a usage row and a reserved row when there is one;
+// the cost columns only when priced.
+func modesText(b *strings.Builder, modes []ModeProjection, priced bool) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	head := "MODE\tKIND\tMESH CPU\tMESH MEMORY\tTOTAL CPU\tTOTAL MEMORY\tVS NONE CPU\tVS NONE MEMORY"
 	if priced {
 		head += "\tMESH COST\tVS NONE COST"
 	}
 	fmt.Fprintln(tw, head)
-	for _, mp := range p.Modes {
+	for _, mp := range modes {
 		row := func(kind string, mesh, total, vs *Resources, cost, vsCost *Estimate) {
 			cells := []string{mp.Mode, kind, est(mesh, true), est(mesh, false), est(total, true), est(total, false), est(vs, true), est(vs, false)}
 			if priced {
@@ -57,11 +84,15 @@ func Text(p Projection) string {
 		}
 	}
 	_ = tw.Flush()
+}
 
+// componentsText writes the per-component table of each mode, then a "not measured" row for each component the
+// mode runs but the run did not measure.
+func componentsText(b *strings.Builder, modes []ModeProjection) {
 	b.WriteString("\nPer component\n")
-	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODE\tCOMPONENT\tUNITS\tLOAD PER UNIT\tCPU\tMEMORY\tRESERVED CPU\tRESERVED MEMORY")
-	for _, mp := range p.Modes {
+	for _, mp := range modes {
 		for _, c := range mp.Components {
 			load := fmt.Sprintf("%.3g krps", c.LoadPerUnit)
 			if c.Per == PerMesh {
@@ -75,26 +106,29 @@ func Text(p Projection) string {
 		}
 	}
 	_ = tw.Flush()
+}
 
-	if len(p.BreakEven) > 0 {
-		b.WriteString("\nBreak-even (sidecar vs ambient)\n")
-		for _, be := range p.BreakEven {
-			what := be.Metric + " " + be.Kind
-			if len(be.Caveats) > 0 {
-				what += " " + marks(be.Caveats)
-			}
-			fmt.Fprintf(&b, "- %s: %s\n", what, be.Statement)
+// breakEvenText writes one line per break-even fact with its caveat marks; nothing when there is none.
+func breakEvenText(b *strings.Builder, bes []BreakEven) {
+	if len(bes) == 0 {
+		return
+	}
+	b.WriteString("\nBreak-even (sidecar vs ambient)\n")
+	for _, be := range bes {
+		what := be.Metric + " " + be.Kind
+		if len(be.Caveats) > 0 {
+			what += " " + marks(be.Caveats)
 		}
+		fmt.Fprintf(b, "- %s: %s\n", what, be.Statement)
 	}
+}
 
-	if p.Hops != nil {
-		hopsText(&b, p.Hops)
-	}
-
-	fmt.Fprintf(&b, "\nFits (per unit: fixed + slope x load, %.0f %% intervals)\n", 100*p.Confidence)
-	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+// fitsText writes the table of per-unit fits (fixed + slope x load) at the given confidence.
+func fitsText(b *strings.Builder, fits []Fit, confidence float64) {
+	fmt.Fprintf(b, "\nFits (per unit: fixed + slope x load, %.0f %% intervals)\n", 100*confidence)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODE\tCOMPONENT\tMETRIC\tKIND\tFIXED\tSLOPE\tLOAD\tMEASURED\tN\tLEVELS\tTRUST")
-	for _, f := range p.Fits {
+	for _, f := range fits {
 		slope := "-"
 		if f.Slope != nil {
 			slope = coef(*f.Slope) + " per " + strings.TrimPrefix(f.LoadUnit, "krps per ")
@@ -110,11 +144,10 @@ func Text(p Projection) string {
 			coef(f.Fixed), f.Unit, slope, f.LoadUnit, measured, f.N, f.Levels, trustText(f.Line))
 	}
 	_ = tw.Flush()
+}
 
-	b.WriteString("\nAssumptions\n")
-	for _, a := range p.Assumptions {
-		fmt.Fprintf(&b, "- %s\n", a)
-	}
+// warningLines lists the modes' warnings, then the projection's, each prefixed by its mode when it has one.
+func warningLines(p Projection) []string {
 	var warnings []string
 	for _, mp := range p.Modes {
 		for _, w := range mp.Warnings {
@@ -128,13 +161,7 @@ func Text(p Projection) string {
 		}
 		warnings = append(warnings, msg)
 	}
-	if len(warnings) > 0 {
-		b.WriteString("\nWarnings\n")
-		for _, w := range warnings {
-			fmt.Fprintf(&b, "- %s\n", w)
-		}
-	}
-	return b.String()
+	return warnings
 }
 
 // hopsText renders the latency added per hop of each mesh mode, then the per-mode slopes it comes from.

@@ -63,24 +63,48 @@ type Estimate struct {
 // sharedCosts computes Summary.Shared; see Summarize. rps is the achieved request rate of a load-window sample's
 // case (ok=false when unknown).
 func (sz *summarizer) sharedCosts(kept []item, rank *ranker, rps func(*Sample) (float64, bool)) []SharedCost {
-	// One window's total per topology, mode, repetition, load level (none for idle), component and metric; the
-	// idle window is measured once per repetition, so each load level of the repetition is split against it.
-	type winKey struct {
-		topology  string
-		mode      Mode
-		load      string
-		rep       int
-		component Component
-		metric    Metric
+	totals, order := sharedWindowTotals(kept)
+	groups, warnings := splitSharedWindows(totals, order, rps)
+	for _, w := range warnings {
+		sz.warn(w)
 	}
-	type total struct {
-		first *Sample // the first sample: the case's key fields, unit, window
-		value float64
-		units []Unit
-		wins  []windowID
+	keys := make([]Key, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
 	}
-	totals := map[winKey]*total{}
-	var order []winKey
+	slices.SortFunc(keys, rank.compare)
+	out := make([]SharedCost, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, sz.sharedCost(k, groups[k]))
+	}
+	return out
+}
+
+// sharedWindow is one window of a shared component: per topology, mode, repetition, load level (none for idle),
+// component and metric. The idle window is measured once per repetition, so each load level of the repetition is
+// split against it.
+type sharedWindow struct {
+	topology  string
+	mode      Mode
+	load      string
+	rep       int
+	component Component
+	metric    Metric
+}
+
+// sharedTotal is a sharedWindow's total over its samples, with the units and windows they came in.
+type sharedTotal struct {
+	first *Sample // the first sample: the case's key fields, unit, window
+	value float64
+	units []Unit
+	wins  []windowID
+}
+
+// sharedWindowTotals adds up the kept CPU and memory averages of the shared components per sharedWindow, in the
+// order the windows first appear; a load window without a level is left out (it cannot be told from the idle one). Pure.
+func sharedWindowTotals(kept []item) (map[sharedWindow]*sharedTotal, []sharedWindow) {
+	totals := map[sharedWindow]*sharedTotal{}
+	var order []sharedWindow
 	for _, s := range kept {
 		if s.Stat != StatAvg || (s.Metric != MetricCPU && s.Metric != MetricMemory) || (s.Window.Kind != WindowIdle && s.Window.Kind != WindowLoad) {
 			continue
@@ -88,7 +112,7 @@ func (sz *summarizer) sharedCosts(kept []item, rank *ranker, rps func(*Sample) (
 		if _, ok := sharedServes(s.Component); !ok {
 			continue
 		}
-		k := winKey{s.Topology, s.Mode, s.Load, s.Repetition, s.Component, s.Metric}
+		k := sharedWindow{s.Topology, s.Mode, s.Load, s.Repetition, s.Component, s.Metric}
 		if s.Window.Kind == WindowIdle {
 			k.load = ""
 		} else if k.load == "" {
@@ -96,7 +120,7 @@ func (sz *summarizer) sharedCosts(kept []item, rank *ranker, rps func(*Sample) (
 		}
 		t := totals[k]
 		if t == nil {
-			t = &total{first: s.Sample}
+			t = &sharedTotal{first: s.Sample}
 			totals[k] = t
 			order = append(order, k)
 		}
@@ -108,14 +132,24 @@ func (sz *summarizer) sharedCosts(kept []item, rank *ranker, rps func(*Sample) (
 			t.wins = append(t.wins, w)
 		}
 	}
-	type obs struct {
-		rep              int
-		start            time.Time
-		seq              int
-		fixed, inc, perK float64
-		hasPerK          bool
-	}
-	groups := map[Key][]obs{}
+	return totals, order
+}
+
+// sharedSplit is one repetition's split of a load window: the idle total (fixed), the load total minus it (inc) and
+// that per krps when the case's rate is known; rep, start and seq order the splits of a key.
+type sharedSplit struct {
+	rep              int
+	start            time.Time
+	seq              int
+	fixed, inc, perK float64
+	hasPerK          bool
+}
+
+// splitSharedWindows splits each load window against its repetition's idle window, grouped by summary key, and
+// returns a warning per key some repetitions of which could not be split (no idle average, different units, more
+// than one window), in the order of order. Pure.
+func splitSharedWindows(totals map[sharedWindow]*sharedTotal, order []sharedWindow, rps func(*Sample) (float64, bool)) (map[Key][]sharedSplit, []string) {
+	groups := map[Key][]sharedSplit{}
 	unsplit := map[Key][]string{} // why repetitions of a key have no split
 	var unsplitOrder []Key
 	for i, k := range order {
@@ -144,45 +178,42 @@ func (sz *summarizer) sharedCosts(kept []item, rank *ranker, rps func(*Sample) (
 			unsplit[key] = append(unsplit[key], fmt.Sprintf("r%d: %s", k.rep, why))
 			continue
 		}
-		o := obs{rep: s.Repetition, start: s.Window.Start, seq: i, fixed: idle.value, inc: load.value - idle.value}
+		o := sharedSplit{rep: s.Repetition, start: s.Window.Start, seq: i, fixed: idle.value, inc: load.value - idle.value}
 		if r, ok := rps(s); ok {
 			o.perK, o.hasPerK = o.inc/(r/1000), true
 		}
 		groups[key] = append(groups[key], o)
 	}
+	warnings := make([]string, 0, len(unsplitOrder))
 	for _, k := range unsplitOrder {
-		sz.warn(fmt.Sprintf("shared %s %s of %s: no split into a fixed and a load-driven part for %s",
+		warnings = append(warnings, fmt.Sprintf("shared %s %s of %s: no split into a fixed and a load-driven part for %s",
 			k.Component, k.Metric, describeKey(Key{Topology: k.Topology, Mode: k.Mode, Load: k.Load}), strings.Join(unsplit[k], ", ")))
 	}
-	keys := make([]Key, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, rank.compare)
-	out := make([]SharedCost, 0, len(keys))
-	for _, k := range keys {
-		list := groups[k]
-		slices.SortFunc(list, func(a, b obs) int {
-			return cmp.Or(cmp.Compare(a.rep, b.rep), a.start.Compare(b.start), cmp.Compare(a.seq, b.seq))
-		})
-		var fixed, inc, perK []float64
-		for _, o := range list {
-			fixed = append(fixed, o.fixed)
-			inc = append(inc, o.inc)
-			if o.hasPerK {
-				perK = append(perK, o.perK)
-			}
+	return groups, warnings
+}
+
+// sharedCost is key k's SharedCost: the estimates of its splits' fixed, incremental and per-krps parts, taken in
+// the order of repetition, window start and appearance.
+func (sz *summarizer) sharedCost(k Key, list []sharedSplit) SharedCost {
+	slices.SortFunc(list, func(a, b sharedSplit) int {
+		return cmp.Or(cmp.Compare(a.rep, b.rep), a.start.Compare(b.start), cmp.Compare(a.seq, b.seq))
+	})
+	var fixed, inc, perK []float64
+	for _, o := range list {
+		fixed = append(fixed, o.fixed)
+		inc = append(inc, o.inc)
+		if o.hasPerK {
+			perK = append(perK, o.perK)
 		}
-		serves, _ := sharedServes(k.Component)
-		c := SharedCost{Topology: k.Topology, Mode: k.Mode, Load: k.Load, Component: k.Component, Metric: k.Metric, Unit: k.Unit,
-			Serves: serves, Fixed: sz.estimate(fixed, ""), Incremental: sz.estimate(inc, "")}
-		if len(perK) > 0 {
-			e := sz.estimate(perK, k.Unit+perKRPSUnit)
-			c.IncrementalPerKRPS = &e
-		}
-		out = append(out, c)
 	}
-	return out
+	serves, _ := sharedServes(k.Component)
+	c := SharedCost{Topology: k.Topology, Mode: k.Mode, Load: k.Load, Component: k.Component, Metric: k.Metric, Unit: k.Unit,
+		Serves: serves, Fixed: sz.estimate(fixed, ""), Incremental: sz.estimate(inc, "")}
+	if len(perK) > 0 {
+		e := sz.estimate(perK, k.Unit+perKRPSUnit)
+		c.IncrementalPerKRPS = &e
+	}
+	return c
 }
 
 func (sz *summarizer) estimate(values []float64, unit Unit) Estimate {

@@ -198,57 +198,18 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 		members = podKeys(pods)
 	}
 	for _, sig := range cat {
-		exprs, signs, err := sig.Render(p)
+		ss, ok, err := fetchSignal(ctx, out, t, fetch, sig, p, at, component, what)
 		if err != nil {
 			return err
 		}
-		var ss []Series
-		failed := false
-		for i, expr := range exprs {
-			v, warns, err := fetch(ctx, expr, at)
-			for _, wn := range warns {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for %s %s: %s", component, sig.Name, wn))
-			}
-			if err == nil {
-				if _, ok := v.(model.Matrix); !ok && v != nil {
-					err = fmt.Errorf("want a range vector, got %s", v.Type())
-				}
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				t.failed = append(t.failed, fmt.Errorf("%s %s (%s): %w", component, sig.Name, what, err))
-				failed = true
-				break
-			}
-			ss = append(ss, SeriesOf(v, signs[i], sig.Kind == KindCounter)...)
-		}
-		if failed {
+		if !ok {
 			continue
 		}
 		if pods != nil {
 			ss = inSet(ss, members)
 		}
 		t.noteTargets(component, sig.Name, what, ss)
-		stats := func(ss []Series) (WindowStats, bool) {
-			if sig.Kind == KindCounter {
-				return CounterStats(ss, out.Window.Start, out.Window.End, p.Rate, p.Step, p.Guard)
-			}
-			return gaugeStats(ss, out.Window.Start, out.Window.End, p.Rate)
-		}
-		add := func(component results.Component, st WindowStats, labels map[string]string) {
-			for _, f := range []struct {
-				stat results.Stat
-				v    float64
-			}{{results.StatMin, st.Min}, {results.StatMax, st.Max}, {results.StatAvg, st.Avg}} {
-				out.Samples = append(out.Samples, results.Sample{
-					Window: out.Window, Source: SourcePrometheus, Component: component,
-					Metric: sig.Metric, Stat: f.stat, Value: f.v * sig.Scale, Unit: sig.Unit, Labels: maps.Clone(labels),
-				})
-			}
-		}
-		st, ok := stats(ss)
+		st, ok := signalStats(sig, ss, out.Window, p)
 		if !ok {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("no %s data for %s (%s) in the %s window", sig.Name, component, what, kind))
 			continue
@@ -259,18 +220,71 @@ func (c *Collector) runCatalog(ctx context.Context, out *podset.Collected, t *ta
 					component, sig.Name, strings.Join(miss, ", "), sig.Name, kind, st.Start.Format(time.TimeOnly), out.Window.End.Format(time.TimeOnly), sig.Name))
 			}
 		}
-		add(component, st, labels)
+		out.Samples = append(out.Samples, signalSamples(sig, out.Window, component, st, labels)...)
 		if wc, ok := results.ByWorkload(component); ok && len(workloads) > 0 {
 			groups := groupByWorkload(ss, workloads)
 			for _, key := range slices.Sorted(maps.Keys(groups)) {
 				// A workload without a sample in the window is already named, pod by pod, by the warning above.
-				if wst, ok := stats(groups[key]); ok {
-					add(wc, wst, map[string]string{results.LabelWorkload: key})
+				if wst, ok := signalStats(sig, groups[key], out.Window, p); ok {
+					out.Samples = append(out.Samples, signalSamples(sig, out.Window, wc, wst, map[string]string{results.LabelWorkload: key})...)
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// fetchSignal fetches the raw series of sig's selectors rendered at p, evaluated at at; Prometheus' warnings go to
+// out, a failed query to t.failed (ok false). The error is a render error or ctx's.
+func fetchSignal(ctx context.Context, out *podset.Collected, t *tally, fetch fetcher, sig Signal, p Params, at time.Time, component results.Component, what string) ([]Series, bool, error) {
+	exprs, signs, err := sig.Render(p)
+	if err != nil {
+		return nil, false, err
+	}
+	var ss []Series
+	for i, expr := range exprs {
+		v, warns, err := fetch(ctx, expr, at)
+		for _, wn := range warns {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("prometheus warning for %s %s: %s", component, sig.Name, wn))
+		}
+		if err == nil {
+			if _, ok := v.(model.Matrix); !ok && v != nil {
+				err = fmt.Errorf("want a range vector, got %s", v.Type())
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, false, ctx.Err()
+			}
+			t.failed = append(t.failed, fmt.Errorf("%s %s (%s): %w", component, sig.Name, what, err))
+			return nil, false, nil
+		}
+		ss = append(ss, SeriesOf(v, signs[i], sig.Kind == KindCounter)...)
+	}
+	return ss, true, nil
+}
+
+// signalStats are the window statistics of sig's series ss in w: a counter's rates, a gauge's values. Pure.
+func signalStats(sig Signal, ss []Series, w results.Window, p Params) (WindowStats, bool) {
+	if sig.Kind == KindCounter {
+		return CounterStats(ss, w.Start, w.End, p.Rate, p.Step, p.Guard)
+	}
+	return gaugeStats(ss, w.Start, w.End, p.Rate)
+}
+
+// signalSamples are the min, max and avg of st as component's samples of sig in window w, scaled into sig's unit. Pure.
+func signalSamples(sig Signal, w results.Window, component results.Component, st WindowStats, labels map[string]string) []results.Sample {
+	var out []results.Sample
+	for _, f := range []struct {
+		stat results.Stat
+		v    float64
+	}{{results.StatMin, st.Min}, {results.StatMax, st.Max}, {results.StatAvg, st.Avg}} {
+		out = append(out, results.Sample{
+			Window: w, Source: SourcePrometheus, Component: component,
+			Metric: sig.Metric, Stat: f.stat, Value: f.v * sig.Scale, Unit: sig.Unit, Labels: maps.Clone(labels),
+		})
+	}
+	return out
 }
 
 // podKeys is the set of the pods' keys (podset.PodKey).

@@ -167,19 +167,81 @@ type upSeries struct{ all, ok []float64 }
 // checkScrapes reads the up series of every job the window's figures came from (one query per job) and returns the
 // figures whose targets have gaps in the window; a figure it cannot check is a warning, a failed query in t.failed.
 func (c *Collector) checkScrapes(ctx context.Context, out *podset.Collected, t *tally, p Params) ([]Incomplete, error) {
+	ups, failedJobs, err := c.readUp(ctx, t, figureJobs(t.figures), p, out.Window.End)
+	if err != nil {
+		return nil, err
+	}
+	bad, unchecked := scrapeCompleteness(t.figures, ups, failedJobs, out.Window, c.Interval.Scrape)
+	out.Warnings = append(out.Warnings, unchecked...)
+	return bad, nil
+}
+
+// figureJobs are the scrape jobs the figures' targets belong to, in the order they first appear. Pure.
+func figureJobs(figures []figureRef) []string {
 	var jobs []string
-	for _, f := range t.figures {
+	for _, f := range figures {
 		for _, k := range f.targets {
 			if k.Job != "" && !slices.Contains(jobs, k.Job) {
 				jobs = append(jobs, k.Job)
 			}
 		}
 	}
-	when, rng := p.Span(out.Window.End)
+	return jobs
+}
+
+// upIndex holds the up series read per target, and the targets of each job and instance.
+type upIndex struct {
+	up         map[scrapeTargetKey]*upSeries
+	byInstance map[[2]string][]scrapeTargetKey // job, instance -> up targets
+}
+
+// add files the up samples of m under their targets.
+func (x *upIndex) add(m model.Matrix) {
+	for _, ss := range m {
+		k := targetOf(ss.Metric)
+		u := x.up[k]
+		if u == nil {
+			u = &upSeries{}
+			x.up[k] = u
+			x.byInstance[[2]string{k.Job, k.Instance}] = append(x.byInstance[[2]string{k.Job, k.Instance}], k)
+		}
+		for _, s := range ss.Values {
+			ts := float64(s.Timestamp) / 1000
+			u.all = append(u.all, ts)
+			if s.Value == 1 {
+				u.ok = append(u.ok, ts)
+			}
+		}
+	}
+}
+
+// lookup is the up series of a target: the exact one, else (series without metrics_path where the up series
+// have it, e.g. a relabelling that kept it on up only) every up series of its job and instance merged.
+func (x *upIndex) lookup(k scrapeTargetKey) (*upSeries, bool) {
+	if u, ok := x.up[k]; ok {
+		return u, true
+	}
+	ks := x.byInstance[[2]string{k.Job, k.Instance}]
+	if len(ks) == 0 || k.MetricsPath != "" {
+		return nil, false
+	}
+	m := &upSeries{}
+	for _, uk := range ks {
+		m.all, m.ok = append(m.all, x.up[uk].all...), append(m.ok, x.up[uk].ok...)
+	}
+	slices.Sort(m.all)
+	slices.Sort(m.ok)
+	return m, true
+}
+
+// readUp queries the up series of each job over p's span ending at end, one query per job; a failed query goes to
+// t.failed and its job to the failed jobs (their figures are already missing from the check as failed queries).
+// The error is only the context's.
+func (c *Collector) readUp(ctx context.Context, t *tally, jobs []string, p Params, end time.Time) (*upIndex, []string, error) {
+	when, rng := p.Span(end)
 	suffix := "[" + strconv.FormatInt(int64(ceilSecond(rng)/time.Second), 10) + "s]"
-	up := map[scrapeTargetKey]*upSeries{}
-	var failedJobs []string                         // their figures are already missing from the check as failed queries
-	byInstance := map[[2]string][]scrapeTargetKey{} // job, instance -> up targets
+	ups := &upIndex{up: map[scrapeTargetKey]*upSeries{}, byInstance: map[[2]string][]scrapeTargetKey{}}
+	var failedJobs []string
 	for _, job := range jobs {
 		t.queries++
 		v, _, err := query(ctx, c.API, c.Retry, "up{job="+strconv.Quote(job)+"}"+suffix, when)
@@ -190,52 +252,26 @@ func (c *Collector) checkScrapes(ctx context.Context, out *podset.Collected, t *
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			}
 			t.failed = append(t.failed, fmt.Errorf("scrape health of job %s (up series): %w", job, err))
 			failedJobs = append(failedJobs, job)
 			continue
 		}
 		m, _ := v.(model.Matrix)
-		for _, ss := range m {
-			k := targetOf(ss.Metric)
-			u := up[k]
-			if u == nil {
-				u = &upSeries{}
-				up[k] = u
-				byInstance[[2]string{k.Job, k.Instance}] = append(byInstance[[2]string{k.Job, k.Instance}], k)
-			}
-			for _, s := range ss.Values {
-				ts := float64(s.Timestamp) / 1000
-				u.all = append(u.all, ts)
-				if s.Value == 1 {
-					u.ok = append(u.ok, ts)
-				}
-			}
-		}
+		ups.add(m)
 	}
-	// lookup is the up series of a target: the exact one, else (series without metrics_path where the up series
-	// have it, e.g. a relabelling that kept it on up only) every up series of its job and instance merged.
-	lookup := func(k scrapeTargetKey) (*upSeries, bool) {
-		if u, ok := up[k]; ok {
-			return u, true
-		}
-		ks := byInstance[[2]string{k.Job, k.Instance}]
-		if len(ks) == 0 || k.MetricsPath != "" {
-			return nil, false
-		}
-		m := &upSeries{}
-		for _, uk := range ks {
-			m.all, m.ok = append(m.all, up[uk].all...), append(m.ok, up[uk].ok...)
-		}
-		slices.Sort(m.all)
-		slices.Sort(m.ok)
-		return m, true
-	}
+	return ups, failedJobs, nil
+}
+
+// scrapeCompleteness checks each figure's targets against their up series in the window: the figures with gaps
+// (the target missing the most named), and sorted warnings for what it could not check (no up series outside the
+// failed jobs, series without a job). Pure.
+func scrapeCompleteness(figures []figureRef, ups *upIndex, failedJobs []string, w results.Window, scrape time.Duration) ([]Incomplete, []string) {
 	var bad []Incomplete
 	unchecked := map[string]bool{}
 	var jobless []string // components with series of no scrape target
-	for _, f := range t.figures {
+	for _, f := range figures {
 		inc := Incomplete{Component: f.component, Figure: f.figure, What: f.what}
 		for _, k := range f.targets {
 			if k.Job == "" {
@@ -244,14 +280,14 @@ func (c *Collector) checkScrapes(ctx context.Context, out *podset.Collected, t *
 				}
 				continue
 			}
-			u, ok := lookup(k)
+			u, ok := ups.lookup(k)
 			if !ok {
 				if !slices.Contains(failedJobs, k.Job) {
-					unchecked[fmt.Sprintf("%s %s: no up series for target %s: whether prometheus scraped it all through the %s window is not checked", f.component, f.figure, k, out.Window.Kind)] = true
+					unchecked[fmt.Sprintf("%s %s: no up series for target %s: whether prometheus scraped it all through the %s window is not checked", f.component, f.figure, k, w.Kind)] = true
 				}
 				continue
 			}
-			gaps, spacing := scrapeGaps(u.ok, u.all, out.Window.Start, out.Window.End, c.Interval.Scrape)
+			gaps, spacing := scrapeGaps(u.ok, u.all, w.Start, w.End, scrape)
 			if len(gaps) == 0 {
 				continue
 			}
@@ -267,8 +303,7 @@ func (c *Collector) checkScrapes(ctx context.Context, out *podset.Collected, t *
 	if len(jobless) > 0 {
 		// Backfilled blocks, federation without honor_labels' job, recording rules: no target, so no up series.
 		unchecked[fmt.Sprintf("%s: series without a job label: whether prometheus had their samples all through the %s window is not checked",
-			strings.Join(jobless, ", "), out.Window.Kind)] = true
+			strings.Join(jobless, ", "), w.Kind)] = true
 	}
-	out.Warnings = append(out.Warnings, slices.Sorted(maps.Keys(unchecked))...)
-	return bad, nil
+	return bad, slices.Sorted(maps.Keys(unchecked))
 }

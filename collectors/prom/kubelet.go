@@ -389,83 +389,113 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 	}
 	// The reading after the end (the counters are interpolated at the end from it) is stamped up to a spacing after
 	// it and read up to an interval later.
-	deadline := qw.End.Add(2*res.Effective + time.Second)
+	if err := k.awaitRound(ctx, qw.End.Add(2*res.Effective+time.Second)); err != nil {
+		return out, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out.Warnings = append(out.Warnings, k.errs...)
+	k.errs = nil
+	f := kubeletFigures{out: &out, kind: w.Kind, step: step, rate: rate, guard: res.Guard()}
+	for _, set := range sets {
+		out.Warnings = append(out.Warnings, set.Notes...)
+		k.setFiguresLocked(&f, set)
+	}
+	// Later windows start after this one's start: older readings (beyond one rate range) are no longer needed.
+	k.dropBeforeLocked(qw.Start.Add(-2 * rate))
+	out.Warnings = append(out.Warnings, consistencyWarnings(out.Samples)...)
+	return out, nil
+}
+
+// awaitRound waits until a sampling round has ended at or after deadline; it returns ctx's error when ctx ends first.
+func (k *KubeletSampler) awaitRound(ctx context.Context, deadline time.Time) error {
 	for {
 		k.mu.Lock()
 		k.init()
 		done, tick := !k.lastTick.Before(deadline), k.tick
 		k.mu.Unlock()
 		if done {
-			break
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return out, ctx.Err()
+			return ctx.Err()
 		case <-tick:
 		}
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out.Warnings = append(out.Warnings, k.errs...)
-	k.errs = nil
-	emit := func(component results.Component, sub map[SeriesKey][]Point, what string, labels map[string]string) {
-		cpu, mem := Stats(sub, qw.Start, qw.End, step, rate, 2*step, res.Guard())
-		add := func(metric results.Metric, s Summary3, scale float64, unit results.Unit) {
-			if !s.OK {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("no %s readings for %s in the %s window", metric, what, w.Kind))
-				return
-			}
-			for _, st := range []struct {
-				stat results.Stat
-				v    float64
-			}{{results.StatMin, s.Min}, {results.StatMax, s.Max}, {results.StatAvg, s.Avg}} {
-				out.Samples = append(out.Samples, results.Sample{Window: qw, Source: SourceKubelet, Component: component,
-					Metric: metric, Stat: st.stat, Value: st.v * scale, Unit: unit, Labels: maps.Clone(labels)})
-			}
+}
+
+// kubeletFigures turns readings into one window's samples and warnings in out, at the sampler's step, rate range
+// and guard.
+type kubeletFigures struct {
+	out               *podset.Collected
+	kind              string // the window's kind, for the warnings
+	step, rate, guard time.Duration
+}
+
+// emit adds the min, max and avg of CPU (millicores) and memory (MiB) over sub as component's samples with labels,
+// or a warning naming what for each metric without readings.
+func (f *kubeletFigures) emit(component results.Component, sub map[SeriesKey][]Point, what string, labels map[string]string) {
+	qw := f.out.Window
+	cpu, mem := Stats(sub, qw.Start, qw.End, f.step, f.rate, 2*f.step, f.guard)
+	add := func(metric results.Metric, s Summary3, scale float64, unit results.Unit) {
+		if !s.OK {
+			f.out.Warnings = append(f.out.Warnings, fmt.Sprintf("no %s readings for %s in the %s window", metric, what, f.kind))
+			return
 		}
-		add(results.MetricCPU, cpu, 1000, results.UnitMillicores)
-		add(results.MetricMemory, mem, 1.0/(1<<20), results.UnitMiB)
-	}
-	for _, set := range sets {
-		out.Warnings = append(out.Warnings, set.Notes...)
-		if set.Component == results.ComponentNode {
-			// Each test node on its own, from its own kubelet's node_* series: never a sum over the cluster.
-			for _, n := range set.Nodes {
-				sub := map[SeriesKey][]Point{}
-				for key, pts := range k.series {
-					if key.Node == n.Name && setMatches(set, key) {
-						sub[key] = pts
-					}
-				}
-				emit(set.Component, sub, "node "+n.Name+" (its kubelet's /metrics/resource)", map[string]string{LabelNode: n.Name, LabelSeries: NodeSeriesResource})
-			}
-			continue
-		}
-		sub := map[SeriesKey][]Point{}
-		for key, pts := range k.series {
-			if setMatches(set, key) {
-				sub[key] = pts
-			}
-		}
-		emit(set.Component, sub, string(set.Component), nil)
-		// Each workload's figures from the same readings (the totals above stay the sums over every pod).
-		if wc, ok := results.ByWorkload(set.Component); ok && len(set.Workloads) > 0 {
-			byWl := map[string]map[SeriesKey][]Point{}
-			for key, pts := range sub {
-				if wl, ok := set.Workloads[podset.PodKey(key.Namespace, key.Pod)]; ok {
-					if byWl[wl] == nil {
-						byWl[wl] = map[SeriesKey][]Point{}
-					}
-					byWl[wl][key] = pts
-				}
-			}
-			for _, wl := range set.WorkloadKeys() {
-				emit(wc, byWl[wl], string(wc)+" "+wl, map[string]string{results.LabelWorkload: wl})
-			}
+		for _, st := range []struct {
+			stat results.Stat
+			v    float64
+		}{{results.StatMin, s.Min}, {results.StatMax, s.Max}, {results.StatAvg, s.Avg}} {
+			f.out.Samples = append(f.out.Samples, results.Sample{Window: qw, Source: SourceKubelet, Component: component,
+				Metric: metric, Stat: st.stat, Value: st.v * scale, Unit: unit, Labels: maps.Clone(labels)})
 		}
 	}
-	// Later windows start after this one's start: older readings (beyond one rate range) are no longer needed.
-	cut := qw.Start.Add(-2 * rate)
+	add(results.MetricCPU, cpu, 1000, results.UnitMillicores)
+	add(results.MetricMemory, mem, 1.0/(1<<20), results.UnitMiB)
+}
+
+// setFiguresLocked emits set's figures from the series read: per node for the node set (each from its own
+// kubelet's node_* series, never a sum over the cluster), else the set's total and each workload's; k.mu must be held.
+func (k *KubeletSampler) setFiguresLocked(f *kubeletFigures, set podset.PodSet) {
+	if set.Component == results.ComponentNode {
+		for _, n := range set.Nodes {
+			sub := map[SeriesKey][]Point{}
+			for key, pts := range k.series {
+				if key.Node == n.Name && setMatches(set, key) {
+					sub[key] = pts
+				}
+			}
+			f.emit(set.Component, sub, "node "+n.Name+" (its kubelet's /metrics/resource)", map[string]string{LabelNode: n.Name, LabelSeries: NodeSeriesResource})
+		}
+		return
+	}
+	sub := map[SeriesKey][]Point{}
+	for key, pts := range k.series {
+		if setMatches(set, key) {
+			sub[key] = pts
+		}
+	}
+	f.emit(set.Component, sub, string(set.Component), nil)
+	// Each workload's figures from the same readings (the totals above stay the sums over every pod).
+	if wc, ok := results.ByWorkload(set.Component); ok && len(set.Workloads) > 0 {
+		byWl := map[string]map[SeriesKey][]Point{}
+		for key, pts := range sub {
+			if wl, ok := set.Workloads[podset.PodKey(key.Namespace, key.Pod)]; ok {
+				if byWl[wl] == nil {
+					byWl[wl] = map[SeriesKey][]Point{}
+				}
+				byWl[wl][key] = pts
+			}
+		}
+		for _, wl := range set.WorkloadKeys() {
+			f.emit(wc, byWl[wl], string(wc)+" "+wl, map[string]string{results.LabelWorkload: wl})
+		}
+	}
+}
+
+// dropBeforeLocked drops the readings older than cut, and the series left without any; k.mu must be held.
+func (k *KubeletSampler) dropBeforeLocked(cut time.Time) {
 	for key, pts := range k.series {
 		i := 0
 		for i < len(pts) && pts[i].T.Before(cut) {
@@ -477,6 +507,4 @@ func (k *KubeletSampler) Collect(ctx context.Context, w results.Window, sets []p
 			k.series[key] = slices.Clone(pts[i:])
 		}
 	}
-	out.Warnings = append(out.Warnings, consistencyWarnings(out.Samples)...)
-	return out, nil
 }

@@ -317,15 +317,44 @@ func (c *Collector) collectNodes(ctx context.Context, out *podset.Collected, t *
 // answers each pick's selector with the series whose identity labels are exactly its group's, so a window's node
 // queries do not grow with the nodes. A failed query is each of its nodes'; its warnings are reported once.
 func (c *Collector) nodeBatches(t *tally, srcs []nodeSource, picks []NodePick, params []Params) fetcher {
-	type part struct {
-		union string
-		group NodeGroup
+	parts := nodeBatchParts(srcs, picks, params)
+	answers := map[string]*batchAnswer{}
+	direct := c.direct(t)
+	return func(ctx context.Context, expr string, at time.Time) (model.Value, promv1.Warnings, error) {
+		pt, ok := parts[expr]
+		if !ok {
+			return direct(ctx, expr, at)
+		}
+		a := answers[pt.union]
+		if a == nil {
+			a = &batchAnswer{}
+			a.v, a.warns, a.err = direct(ctx, pt.union, at)
+			if a.err == nil || ctx.Err() == nil {
+				answers[pt.union] = a
+			}
+		} else {
+			// Counted as the query it stands for, so that QueryErrors' "n of m" stays a share when a batch fails.
+			t.queries++
+		}
+		return a.share(pt.group)
 	}
+}
+
+// batchPart is what a pick's own range selector stands for: the union selector of its batch and the pick's group.
+type batchPart struct {
+	union string
+	group NodeGroup
+}
+
+// nodeBatchParts maps each pick's rendered range selectors to their batch's: the picks of one source, rate and
+// step form a batch, whose union selector matches all their groups. A selector that does not render is left out
+// (runCatalog renders the picks' own and reports it). Pure.
+func nodeBatchParts(srcs []nodeSource, picks []NodePick, params []Params) map[string]batchPart {
 	type batchKey struct {
 		source     string
 		rate, step time.Duration
 	}
-	parts := map[string]part{} // a pick's range selector -> the batch's and its group
+	parts := map[string]batchPart{}
 	members := map[batchKey][]int{}
 	var keys []batchKey
 	for i, pk := range picks {
@@ -355,54 +384,44 @@ func (c *Collector) nodeBatches(t *tally, srcs []nodeSource, picks []NodePick, p
 				}
 				n := len(picks[i].Groups)
 				for j, e := range own { // Render: term-major, then selector
-					parts[e] = part{union: unions[j/n], group: picks[i].Groups[j%n]}
+					parts[e] = batchPart{union: unions[j/n], group: picks[i].Groups[j%n]}
 				}
 			}
 		}
 	}
-	type answer struct {
-		v      model.Value
-		warns  promv1.Warnings
-		err    error
-		warned bool
+	return parts
+}
+
+// batchAnswer is Prometheus' answer to one union selector, shared by the picks of its batch; warned records that
+// its warnings were handed out.
+type batchAnswer struct {
+	v      model.Value
+	warns  promv1.Warnings
+	err    error
+	warned bool
+}
+
+// share is a's answer to the pick of group: the batch's error, or the series of group only; the warnings go with
+// the first share alone.
+func (a *batchAnswer) share(group NodeGroup) (model.Value, promv1.Warnings, error) {
+	var warns promv1.Warnings
+	if !a.warned {
+		warns, a.warned = a.warns, true
 	}
-	answers := map[string]*answer{}
-	direct := c.direct(t)
-	return func(ctx context.Context, expr string, at time.Time) (model.Value, promv1.Warnings, error) {
-		pt, ok := parts[expr]
-		if !ok {
-			return direct(ctx, expr, at)
-		}
-		a := answers[pt.union]
-		if a == nil {
-			a = &answer{}
-			a.v, a.warns, a.err = direct(ctx, pt.union, at)
-			if a.err == nil || ctx.Err() == nil {
-				answers[pt.union] = a
-			}
-		} else {
-			// Counted as the query it stands for, so that QueryErrors' "n of m" stays a share when a batch fails.
-			t.queries++
-		}
-		var warns promv1.Warnings
-		if !a.warned {
-			warns, a.warned = a.warns, true
-		}
-		if a.err != nil {
-			return nil, warns, a.err
-		}
-		m, ok := a.v.(model.Matrix)
-		if !ok {
-			return a.v, warns, nil // runCatalog refuses anything but a range vector
-		}
-		var mine model.Matrix
-		for _, ss := range m {
-			if pt.group.identifies(ss.Metric) {
-				mine = append(mine, ss)
-			}
-		}
-		return mine, warns, nil
+	if a.err != nil {
+		return nil, warns, a.err
 	}
+	m, ok := a.v.(model.Matrix)
+	if !ok {
+		return a.v, warns, nil // runCatalog refuses anything but a range vector
+	}
+	var mine model.Matrix
+	for _, ss := range m {
+		if group.identifies(ss.Metric) {
+			mine = append(mine, ss)
+		}
+	}
+	return mine, warns, nil
 }
 
 // unionSelector matches every series of the groups (and maybe others: values of different groups combined), each
