@@ -10,26 +10,26 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// Direction says which way a metric improves.
-type Direction int
+// direction says which way a metric improves.
+type direction int
 
 // Directions.
 const (
-	Neutral        Direction = iota // unknown metric: a significant change is reported as "changed"
-	LowerIsBetter                   // cpu, memory, latency, loss, jitter, errors
-	HigherIsBetter                  // qps, throughput, rr, crr
+	neutral        direction = iota // unknown metric: a significant change is reported as "changed"
+	lowerIsBetter                   // cpu, memory, latency, loss, jitter, errors
+	higherIsBetter                  // qps, throughput, rr, crr
 )
 
-// DirectionOf returns the direction of a metric name.
-func DirectionOf(metric results.Metric) Direction {
+// directionOf returns the direction of a metric name.
+func directionOf(metric results.Metric) direction {
 	switch metric {
 	case results.MetricCPU, results.MetricMemory, results.MetricLatency, results.MetricLoss, results.MetricJitter,
 		results.MetricErrors, results.MetricErrorRate, results.MetricRestarts, results.MetricRetransmits:
-		return LowerIsBetter
+		return lowerIsBetter
 	case results.MetricQPS, results.MetricThroughput, results.MetricRR, results.MetricCRR:
-		return HigherIsBetter
+		return higherIsBetter
 	}
-	return Neutral
+	return neutral
 }
 
 // Verdict is what a row's change means.
@@ -37,11 +37,11 @@ type Verdict string
 
 // Verdicts.
 const (
-	Better         Verdict = "better"
-	Worse          Verdict = "worse"
-	Changed        Verdict = "changed" // significant, metric of unknown direction
-	NotSignificant Verdict = "not significant"
-	Insufficient   Verdict = "insufficient data" // fewer than results.MinIntervalN repetitions on a side: no judgement
+	verdictBetter         Verdict = "better"
+	verdictWorse          Verdict = "worse"
+	verdictChanged        Verdict = "changed" // significant, metric of unknown direction
+	verdictNotSignificant Verdict = "not significant"
+	verdictInsufficient   Verdict = "insufficient data" // fewer than results.MinIntervalN repetitions on a side: no judgement
 )
 
 // Row compares one measured quantity (one results.Key) between two runs.
@@ -86,9 +86,9 @@ func (r Result) Counts() map[Verdict]int {
 	return c
 }
 
-// Summaries compares two summaries key by key, rows in base's series order. confidence 0 means
+// summaries compares two summaries key by key, rows in base's series order. confidence 0 means
 // results.DefaultConfidence.
-func Summaries(base, next results.Summary, confidence float64) Result {
+func summaries(base, next results.Summary, confidence float64) Result {
 	if confidence == 0 {
 		confidence = results.DefaultConfidence
 	}
@@ -165,27 +165,27 @@ func judged(r Row) bool {
 func verdict(r Row) Verdict {
 	switch {
 	case !judged(r):
-		return Insufficient
+		return verdictInsufficient
 	case !r.Significant:
-		return NotSignificant
+		return verdictNotSignificant
 	}
-	switch DirectionOf(r.Metric) {
-	case LowerIsBetter:
+	switch directionOf(r.Metric) {
+	case lowerIsBetter:
 		if r.Diff < 0 {
-			return Better
+			return verdictBetter
 		}
-		return Worse
-	case HigherIsBetter:
+		return verdictWorse
+	case higherIsBetter:
 		if r.Diff > 0 {
-			return Better
+			return verdictBetter
 		}
-		return Worse
+		return verdictWorse
 	}
-	return Changed
+	return verdictChanged
 }
 
-// MetaContext lists how two runs' facts differ: what a reader must keep in mind before blaming the data plane.
-func MetaContext(base, next results.RunMeta) []string {
+// metaContext lists how two runs' facts differ: what a reader must keep in mind before blaming the data plane.
+func metaContext(base, next results.RunMeta) []string {
 	var out []string
 	diff := func(what, a, b string) {
 		if a != b {
@@ -335,18 +335,18 @@ func Violations(outcomes []GateOutcome) error {
 	if len(v) == 0 {
 		return nil
 	}
-	return &GateError{Violations: v}
+	return &gateError{Violations: v}
 }
 
-// GateError is returned when a --fail-if gate is violated; the CLI maps it to exit code 3.
-type GateError struct {
+// gateError is returned when a --fail-if gate is violated; the CLI maps it to exit code 3.
+type gateError struct {
 	Violations []Violation
 }
 
 // GateFailed marks the error as a gate failure for the CLI's exit-code mapping.
-func (e *GateError) GateFailed() bool { return true }
+func (e *gateError) GateFailed() bool { return true }
 
-func (e *GateError) Error() string {
+func (e *gateError) Error() string {
 	var gates []string
 	for _, v := range e.Violations {
 		if !slices.Contains(gates, v.Gate) {
@@ -416,10 +416,10 @@ func signed(v float64) string {
 // Runs compares two runs as results.Read returns them: their summaries (computed from the samples when summary.json
 // is missing), the context notes from their metadata, and their directories.
 func Runs(base, next *results.Run, confidence float64) Result {
-	res := Summaries(summaryOf(base), summaryOf(next), confidence)
+	res := summaries(summaryOf(base), summaryOf(next), confidence)
 	res.Base = RunRef{RunID: base.Meta.RunID, Dir: base.Dir}
 	res.New = RunRef{RunID: next.Meta.RunID, Dir: next.Dir}
-	res.Context = append(MetaContext(base.Meta, next.Meta), res.Context...)
+	res.Context = append(metaContext(base.Meta, next.Meta), res.Context...)
 	return res
 }
 

@@ -43,7 +43,7 @@ func TestAA(t *testing.T) {
 		t.Errorf("keys in one run only: %v %v", res.OnlyBase, res.OnlyNew)
 	}
 	for _, r := range res.Rows {
-		if r.Verdict != NotSignificant {
+		if r.Verdict != verdictNotSignificant {
 			t.Errorf("%s: verdict %s (diff %v, CI %+v), want not significant", describeKey(r.Key), r.Verdict, r.Diff, r.DiffCI)
 		}
 	}
@@ -74,11 +74,11 @@ func TestRegression(t *testing.T) {
 		sidecarCPU := r.Metric == "cpu" && (r.Component == "sidecar" || (r.Component == "mesh" && r.Mode == "sidecar"))
 		switch {
 		case sidecarCPU && r.Stat == "avg":
-			if r.Verdict != Worse || r.Percent == nil || *r.Percent < 20 || *r.Percent > 30 {
+			if r.Verdict != verdictWorse || r.Percent == nil || *r.Percent < 20 || *r.Percent > 30 {
 				t.Errorf("%s: verdict %s percent %v, want worse by about 25 %%", describeKey(r.Key), r.Verdict, r.Percent)
 			}
 			worse++
-		case !sidecarCPU && r.Verdict != NotSignificant && r.Component != "mesh":
+		case !sidecarCPU && r.Verdict != verdictNotSignificant && r.Component != "mesh":
 			t.Errorf("%s: verdict %s, want not significant (unchanged)", describeKey(r.Key), r.Verdict)
 		}
 	}
@@ -90,7 +90,7 @@ func TestRegression(t *testing.T) {
 		t.Fatal(err)
 	}
 	gerr := Violations(outcomes)
-	var ge *GateError
+	var ge *gateError
 	if !errors.As(gerr, &ge) || !ge.GateFailed() {
 		t.Fatalf("Violations = %v, want a *GateError", gerr)
 	}
@@ -152,7 +152,7 @@ func TestGateSemantics(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := Summaries(summary(tt.base...), summary(tt.new...), 0.95)
+			res := summaries(summary(tt.base...), summary(tt.new...), 0.95)
 			out, err := Evaluate(res, mustGates(t, tt.gate))
 			if err != nil {
 				t.Fatal(err)
@@ -168,7 +168,7 @@ func TestVerdicts(t *testing.T) {
 	t.Parallel()
 	mk := func(metric string, base, next []float64) Verdict {
 		k := results.Key{Window: "load", Component: "x", Metric: results.Metric(metric), Stat: "avg", Unit: "u"}
-		res := Summaries(results.Summary{Series: []results.Series{{Key: k, N: len(base), Mean: mean(base), Values: base}}},
+		res := summaries(results.Summary{Series: []results.Series{{Key: k, N: len(base), Mean: mean(base), Values: base}}},
 			results.Summary{Series: []results.Series{{Key: k, N: len(next), Mean: mean(next), Values: next}}}, 0.95)
 		return res.Rows[0].Verdict
 	}
@@ -178,12 +178,12 @@ func TestVerdicts(t *testing.T) {
 		base, new []float64
 		want      Verdict
 	}{
-		{"cpu", lo, hi, Worse}, {"cpu", hi, lo, Better}, {"latency", lo, hi, Worse},
-		{"qps", lo, hi, Better}, {"throughput", hi, lo, Worse}, {"crr", lo, hi, Better},
-		{"widgets", lo, hi, Changed}, {"cpu", lo, []float64{10.1, 9.9, 10}, NotSignificant}, {"cpu", []float64{1}, []float64{2}, Insufficient},
+		{"cpu", lo, hi, verdictWorse}, {"cpu", hi, lo, verdictBetter}, {"latency", lo, hi, verdictWorse},
+		{"qps", lo, hi, verdictBetter}, {"throughput", hi, lo, verdictWorse}, {"crr", lo, hi, verdictBetter},
+		{"widgets", lo, hi, verdictChanged}, {"cpu", lo, []float64{10.1, 9.9, 10}, verdictNotSignificant}, {"cpu", []float64{1}, []float64{2}, verdictInsufficient},
 		// Two repetitions give a (wide) interval that here excludes 0, but fewer than results.MinIntervalN on a side
 		// is not judged.
-		{"cpu", []float64{10, 10.1}, []float64{20, 20.1}, Insufficient}, {"cpu", lo, []float64{20, 20.1}, Insufficient},
+		{"cpu", []float64{10, 10.1}, []float64{20, 20.1}, verdictInsufficient}, {"cpu", lo, []float64{20, 20.1}, verdictInsufficient},
 	}
 	for _, tt := range tests {
 		if got := mk(tt.metric, tt.base, tt.new); got != tt.want {
@@ -217,7 +217,7 @@ func TestSummariesNeverInfinite(t *testing.T) {
 	}
 	base := results.Summary{RunID: "b", Series: []results.Series{series(key("app"), 5e-324, 5e-324, 5e-324), series(key("sidecar"), 1e308, 1e308, 1e308)}}
 	next := results.Summary{RunID: "n", Series: []results.Series{series(key("app"), 10, 11, 12), series(key("sidecar"), -1e308, -1e308, -1e308)}}
-	res := Summaries(base, next, 0)
+	res := summaries(base, next, 0)
 	if _, err := json.Marshal(res); err != nil {
 		t.Fatalf("JSON: %v", err)
 	}
@@ -242,10 +242,10 @@ func TestCheckComparable(t *testing.T) {
 		want       error
 		text       string
 	}{
-		{"the same directory", aa1, aa1, ErrSameRun, "every difference is 0"},
-		{"a copy of the run", aa1, &copyOfAA1, ErrSameRun, "both hold run 20261130-030000-aa1"},
-		{"mesh with cni", aa1, cni, ErrDifferentKinds, "is a mesh (meshbench run) run and 20261128-020000-cni a pod network (meshbench cni) run"},
-		{"cni with mesh", cni, aa2, ErrDifferentKinds, "share no measurement"},
+		{"the same directory", aa1, aa1, errSameRun, "every difference is 0"},
+		{"a copy of the run", aa1, &copyOfAA1, errSameRun, "both hold run 20261130-030000-aa1"},
+		{"mesh with cni", aa1, cni, errDifferentKinds, "is a mesh (meshbench run) run and 20261128-020000-cni a pod network (meshbench cni) run"},
+		{"cni with mesh", cni, aa2, errDifferentKinds, "share no measurement"},
 		{"two mesh runs", aa1, aa2, nil, ""},
 	}
 	for _, tc := range tests {

@@ -11,27 +11,27 @@ import (
 	"github.com/meshbench/meshbench/results"
 )
 
-// Op is a gate's comparison operator.
-type Op string
+// gateOp is a gate's comparison operator.
+type gateOp string
 
 // Operators.
 const (
-	OpGT Op = ">"
-	OpGE Op = ">="
-	OpLT Op = "<"
-	OpLE Op = "<="
+	opGT gateOp = ">"
+	opGE gateOp = ">="
+	opLT gateOp = "<"
+	opLE gateOp = "<="
 )
 
 // holds reports whether "change op threshold" is true.
-func (o Op) holds(change, threshold float64) bool {
+func (o gateOp) holds(change, threshold float64) bool {
 	switch o {
-	case OpGT:
+	case opGT:
 		return change > threshold
-	case OpGE:
+	case opGE:
 		return change >= threshold
-	case OpLT:
+	case opLT:
 		return change < threshold
-	case OpLE:
+	case opLE:
 		return change <= threshold
 	}
 	return false
@@ -43,7 +43,7 @@ type Gate struct {
 	Stat    string // "" = the central stat (avg or value)
 	Subject string // a mode, a component or a CNI path
 	Window  string // "" = every window; idle | load | test
-	Op      Op
+	Op      gateOp
 	// Threshold is signed: percent when Relative, else an absolute amount in Unit.
 	Threshold float64
 	Relative  bool
@@ -95,7 +95,7 @@ func parseGate(expr string) (Gate, error) {
 		return g, errors.New(`no operator: write <selector> <op> <threshold>, op one of > >= < <=, e.g. "cpu.sidecar > +10%"`)
 	}
 	selector, rest := strings.TrimSpace(s[:opAt]), s[opAt:]
-	g.Op = Op(rest[:1])
+	g.Op = gateOp(rest[:1])
 	rest = rest[1:]
 	if strings.HasPrefix(rest, "=") {
 		g.Op += "="

@@ -14,17 +14,17 @@ func TestParseGate(t *testing.T) {
 		want    Gate
 		wantErr string
 	}{
-		{in: "cpu.sidecar > +10%", want: Gate{Metric: "cpu", Subject: "sidecar", Op: OpGT, Threshold: 10, Relative: true}},
-		{in: "memory.mesh.load > +5%", want: Gate{Metric: "memory", Subject: "mesh", Window: "load", Op: OpGT, Threshold: 5, Relative: true}},
-		{in: "latency.p99.ambient > +1ms", want: Gate{Metric: "latency", Stat: "p99", Subject: "ambient", Op: OpGT, Threshold: 1, Unit: "ms"}},
-		{in: "qps.none < -5%", want: Gate{Metric: "qps", Subject: "none", Op: OpLT, Threshold: -5, Relative: true}},
-		{in: "latency.p99.9.waypoint.load>=2.5ms", want: Gate{Metric: "latency", Stat: "p99.9", Subject: "waypoint", Window: "load", Op: OpGE, Threshold: 2.5, Unit: "ms"}},
-		{in: "  cpu.avg.ztunnel.idle <= -0.5 %  ", want: Gate{Metric: "cpu", Stat: "avg", Subject: "ztunnel", Window: "idle", Op: OpLE, Threshold: -0.5, Relative: true}},
-		{in: "throughput.cross-node < -10%", want: Gate{Metric: "throughput", Subject: "cross-node", Op: OpLT, Threshold: -10, Relative: true}},
-		{in: "throughput.service < -1Gbit/s", want: Gate{Metric: "throughput", Subject: "service", Op: OpLT, Threshold: -1, Unit: "Gbit/s"}},
-		{in: "memory.istiod > 20", want: Gate{Metric: "memory", Subject: "istiod", Op: OpGT, Threshold: 20}},
-		{in: "cpu.max.sidecar > -0%", want: Gate{Metric: "cpu", Stat: "max", Subject: "sidecar", Op: OpGT, Threshold: 0, Relative: true}},
-		{in: "error_rate.app > 1", want: Gate{Metric: "error_rate", Subject: "app", Op: OpGT, Threshold: 1}},
+		{in: "cpu.sidecar > +10%", want: Gate{Metric: "cpu", Subject: "sidecar", Op: opGT, Threshold: 10, Relative: true}},
+		{in: "memory.mesh.load > +5%", want: Gate{Metric: "memory", Subject: "mesh", Window: "load", Op: opGT, Threshold: 5, Relative: true}},
+		{in: "latency.p99.ambient > +1ms", want: Gate{Metric: "latency", Stat: "p99", Subject: "ambient", Op: opGT, Threshold: 1, Unit: "ms"}},
+		{in: "qps.none < -5%", want: Gate{Metric: "qps", Subject: "none", Op: opLT, Threshold: -5, Relative: true}},
+		{in: "latency.p99.9.waypoint.load>=2.5ms", want: Gate{Metric: "latency", Stat: "p99.9", Subject: "waypoint", Window: "load", Op: opGE, Threshold: 2.5, Unit: "ms"}},
+		{in: "  cpu.avg.ztunnel.idle <= -0.5 %  ", want: Gate{Metric: "cpu", Stat: "avg", Subject: "ztunnel", Window: "idle", Op: opLE, Threshold: -0.5, Relative: true}},
+		{in: "throughput.cross-node < -10%", want: Gate{Metric: "throughput", Subject: "cross-node", Op: opLT, Threshold: -10, Relative: true}},
+		{in: "throughput.service < -1Gbit/s", want: Gate{Metric: "throughput", Subject: "service", Op: opLT, Threshold: -1, Unit: "Gbit/s"}},
+		{in: "memory.istiod > 20", want: Gate{Metric: "memory", Subject: "istiod", Op: opGT, Threshold: 20}},
+		{in: "cpu.max.sidecar > -0%", want: Gate{Metric: "cpu", Stat: "max", Subject: "sidecar", Op: opGT, Threshold: 0, Relative: true}},
+		{in: "error_rate.app > 1", want: Gate{Metric: "error_rate", Subject: "app", Op: opGT, Threshold: 1}},
 
 		{in: "cpu.sidecar", wantErr: "no operator"},
 		{in: "> 10%", wantErr: "missing selector"},
@@ -75,7 +75,7 @@ func TestParseGate(t *testing.T) {
 
 func TestGateString(t *testing.T) {
 	t.Parallel()
-	g := Gate{Metric: "latency", Stat: "p99.9", Subject: "ambient", Window: "load", Op: OpGE, Threshold: 1.5, Unit: "ms"}
+	g := Gate{Metric: "latency", Stat: "p99.9", Subject: "ambient", Window: "load", Op: opGE, Threshold: 1.5, Unit: "ms"}
 	if got, want := g.String(), "latency.p99.9.ambient.load >= +1.5ms"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}

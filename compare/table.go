@@ -8,7 +8,7 @@ import (
 )
 
 // VerdictOrder is the order verdicts are counted in.
-var verdictOrder = []Verdict{Worse, Better, Changed, NotSignificant, Insufficient}
+var verdictOrder = []Verdict{verdictWorse, verdictBetter, verdictChanged, verdictNotSignificant, verdictInsufficient}
 
 // Table renders a comparison for a terminal: context notes, one line per row (only significant rows when
 // changedOnly), what only one run measured, the verdict counts and each gate's outcome.

@@ -39,8 +39,8 @@ func TestParseIstiodVersion(t *testing.T) {
 func TestVersionTables(t *testing.T) {
 	t.Parallel()
 	for v, want := range map[string]int{"1.24.3": 1, "1.27.1": 1, "1.28.0": 2, "1.29.2": 2, "1.30.0": 3, "1.31-dev": 4, "1.33.0": 4, "1.22.0": 0, "junk": 0} {
-		if got := len(IstiodMinimumCRDs(v)); got != want {
-			t.Errorf("IstiodMinimumCRDs(%s) has %d CRDs, want %d", v, got, want)
+		if got := len(istiodMinimumsFor(v)); got != want {
+			t.Errorf("istiodMinimumsFor(%s) has %d CRDs, want %d", v, got, want)
 		}
 	}
 	for _, tc := range []struct {

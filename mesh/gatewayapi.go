@@ -94,10 +94,10 @@ var istiodMaximumCRDs = []struct {
 	{29, 3, "tlsroutes.gateway.networking.k8s.io", "v1.4.1"},
 }
 
-// IstiodMinimumCRDs returns the CRDs (full name -> minimum bundle-version) istiod of istioVersion ignores below their
+// istiodMinimumsFor returns the CRDs (full name -> minimum bundle-version) istiod of istioVersion ignores below their
 // minimum; nil when the version is unknown or older than 1.24 (then nothing is judged). A newer minor than the table
 // knows gets the newest entries.
-func IstiodMinimumCRDs(istioVersion string) map[string]string {
+func istiodMinimumsFor(istioVersion string) map[string]string {
 	maj, minor, ok := parseMajorMinor(istioVersion)
 	if !ok || maj != 1 || minor < 24 {
 		return nil
@@ -111,9 +111,9 @@ func IstiodMinimumCRDs(istioVersion string) map[string]string {
 	return out
 }
 
-// IstiodMaximumCRDs returns the CRDs (full name -> maximum bundle-version, inclusive) istiod of istioVersion ignores
+// istiodMaximumsFor returns the CRDs (full name -> maximum bundle-version, inclusive) istiod of istioVersion ignores
 // above their maximum; nil for the releases that have none (every one but 1.27.9+, 1.28.6+ and 1.29.2+).
-func IstiodMaximumCRDs(istioVersion string) map[string]string {
+func istiodMaximumsFor(istioVersion string) map[string]string {
 	maj, minor, ok := parseMajorMinor(istioVersion)
 	if !ok || maj != 1 {
 		return nil
@@ -151,10 +151,10 @@ func (b CRDBound) String() string {
 // IstiodCRDBounds returns every CRD istiod of istioVersion checks the bundle-version of, with what it accepts.
 func IstiodCRDBounds(istioVersion string) map[string]CRDBound {
 	out := map[string]CRDBound{}
-	for crd, v := range IstiodMinimumCRDs(istioVersion) {
+	for crd, v := range istiodMinimumsFor(istioVersion) {
 		out[crd] = CRDBound{Min: v}
 	}
-	for crd, v := range IstiodMaximumCRDs(istioVersion) {
+	for crd, v := range istiodMaximumsFor(istioVersion) {
 		b := out[crd]
 		b.Max = v
 		out[crd] = b

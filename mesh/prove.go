@@ -33,7 +33,7 @@ type PodProof struct {
 	Observed string `json:"observed"`
 	// NativeSidecar is true when istio-proxy runs as a native sidecar (init container, restartPolicy Always).
 	NativeSidecar bool `json:"nativeSidecar,omitempty"`
-	// Ready is the pod's Ready condition (Verify also needs it; Prove does not).
+	// Ready is the pod's Ready condition (Verify also needs it; prove does not).
 	Ready bool `json:"ready"`
 	// StandIn is true when the pod is annotated as running a hack/ stand-in proxy.
 	StandIn bool `json:"standIn,omitempty"`
@@ -45,8 +45,8 @@ type PodProof struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-// Prove decides from the pod alone whether it is in mode. It is pure.
-func Prove(mode scenario.Mode, pod corev1.Pod) PodProof {
+// prove decides from the pod alone whether it is in mode. It is pure.
+func prove(mode scenario.Mode, pod corev1.Pod) PodProof {
 	p := PodProof{Namespace: pod.Namespace, Name: pod.Name, Node: pod.Spec.NodeName, Mode: mode, Ready: podReady(pod)}
 	p.StandIn = pod.Annotations[StandInAnnotation] == "true"
 	s := readPodSigns(pod)

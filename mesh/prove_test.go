@@ -87,16 +87,16 @@ func TestProve(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := Prove(tc.mode, tc.pod)
+			p := prove(tc.mode, tc.pod)
 			// The verification cache holds slim pods (kube.SlimPod): the proof of a pod with a full spec, slimmed,
 			// must be the proof of that pod.
 			fat := fatten(tc.pod)
 			slim, _ := kube.SlimPod(fat.DeepCopy())
-			if a, b := Prove(tc.mode, fat), Prove(tc.mode, *slim.(*corev1.Pod)); !reflect.DeepEqual(a, b) || !reflect.DeepEqual(a, p) {
+			if a, b := prove(tc.mode, fat), prove(tc.mode, *slim.(*corev1.Pod)); !reflect.DeepEqual(a, b) || !reflect.DeepEqual(a, p) {
 				t.Errorf("proof differs on a slim pod:\nfull %+v\nslim %+v\nplain %+v", a, b, p)
 			}
 			if p.Proved != tc.proved || p.Observed != tc.observed {
-				t.Errorf("Prove = proved %v observed %q, want %v %q (problem %q)", p.Proved, p.Observed, tc.proved, tc.observed, p.Problem)
+				t.Errorf("prove = proved %v observed %q, want %v %q (problem %q)", p.Proved, p.Observed, tc.proved, tc.observed, p.Problem)
 			}
 			if tc.problem == "" && p.Problem != "" || !strings.Contains(p.Problem, tc.problem) {
 				t.Errorf("problem %q, want %q", p.Problem, tc.problem)
@@ -106,10 +106,10 @@ func TestProve(t *testing.T) {
 			}
 		})
 	}
-	if p := Prove(scenario.ModeSidecar, native); !p.NativeSidecar || !p.Ready {
+	if p := prove(scenario.ModeSidecar, native); !p.NativeSidecar || !p.Ready {
 		t.Errorf("native sidecar not reported: %+v", p)
 	}
-	if p := Prove(scenario.ModeSidecar, standIn); !p.StandIn || !p.Proved {
+	if p := prove(scenario.ModeSidecar, standIn); !p.StandIn || !p.Proved {
 		t.Errorf("stand-in not reported: %+v", p)
 	}
 }

@@ -24,27 +24,27 @@ const (
 	statsPath      = "/stats/prometheus"
 )
 
-// XDSCounter is one of Envoy's counters of the config updates it received, named as admin /stats shows it
+// xdsCounter is one of Envoy's counters of the config updates it received, named as admin /stats shows it
 // (envoyproxy/envoy envoy/config/subscription.h ALL_SUBSCRIPTION_STATS); Istio's stats matcher always keeps them
 // (pkg/bootstrap/config.go requiredEnvoyStatsMatcherInclusionPrefixes).
-type XDSCounter string
+type xdsCounter string
 
 // The counters meshbench reads.
 const (
-	LDSRejected XDSCounter = "listener_manager.lds.update_rejected"
-	CDSRejected XDSCounter = "cluster_manager.cds.update_rejected"
-	LDSSuccess  XDSCounter = "listener_manager.lds.update_success"
-	CDSSuccess  XDSCounter = "cluster_manager.cds.update_success"
+	LDSRejected xdsCounter = "listener_manager.lds.update_rejected"
+	CDSRejected xdsCounter = "cluster_manager.cds.update_rejected"
+	LDSSuccess  xdsCounter = "listener_manager.lds.update_success"
+	CDSSuccess  xdsCounter = "cluster_manager.cds.update_success"
 )
 
 // xdsCounters are every counter a ProxyConfigProof holds, rejections first.
-var xdsCounters = []XDSCounter{LDSRejected, CDSRejected, LDSSuccess, CDSSuccess}
+var xdsCounters = []xdsCounter{LDSRejected, CDSRejected, LDSSuccess, CDSSuccess}
 
 // promName is the counter's name in Envoy's Prometheus output ("envoy_" + the name with dots as underscores).
-func (c XDSCounter) promName() string { return "envoy_" + strings.ReplaceAll(string(c), ".", "_") }
+func (c xdsCounter) promName() string { return "envoy_" + strings.ReplaceAll(string(c), ".", "_") }
 
 // XDSStats are a proxy's xDS counters; a counter the text did not carry is absent.
-type XDSStats map[XDSCounter]float64
+type XDSStats map[xdsCounter]float64
 
 // ParseXDSStats reads the xDS counters from Prometheus text exposition (Envoy's /stats/prometheus or the agent's
 // merged stats). It is pure. A text with none of them is an error: it is not an Envoy's.
@@ -92,9 +92,9 @@ type ProxyConfigProof struct {
 }
 
 // Rejected lists the rejection counters above zero.
-func (p ProxyConfigProof) Rejected() []XDSCounter {
-	var out []XDSCounter
-	for _, c := range []XDSCounter{LDSRejected, CDSRejected} {
+func (p ProxyConfigProof) Rejected() []xdsCounter {
+	var out []xdsCounter
+	for _, c := range []xdsCounter{LDSRejected, CDSRejected} {
 		if p.Stats[c] > 0 {
 			out = append(out, c)
 		}
@@ -116,15 +116,15 @@ func (p ProxyConfigProof) Describe() string {
 	return fmt.Sprintf("%s (read on :%d)", strings.Join(parts, ", "), p.Port)
 }
 
-// ProxyConfigError fails a case whose proxies refused configuration: measuring it would measure a mesh that does
+// proxyConfigError fails a case whose proxies refused configuration: measuring it would measure a mesh that does
 // not do what its config says (missing listeners or clusters), not the mode.
-type ProxyConfigError struct {
+type proxyConfigError struct {
 	// Rejecting are the sampled proxies with a rejection counter above zero; Sampled is how many were read.
 	Rejecting []ProxyConfigProof
 	Sampled   int
 }
 
-func (e *ProxyConfigError) Error() string {
+func (e *proxyConfigError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d sampled proxies rejected configuration from istiod: not measured, the mesh does not run the config it was given",
 		len(e.Rejecting), e.Sampled)
@@ -218,10 +218,10 @@ func workloadOf(p *corev1.Pod) string {
 	return p.Name
 }
 
-// ProxyConfig reads the xDS counters of a bounded sample of pods (sampleProxies) through the pods/proxy
+// proxyConfigProofs reads the xDS counters of a bounded sample of pods (sampleProxies) through the pods/proxy
 // subresource, Envoy's port first and the agent's second. A proxy whose counters cannot be read is reported as
 // such (ReadError), not as rejecting.
-func (s *Switcher) ProxyConfig(ctx context.Context, pods []*corev1.Pod, sample int) []ProxyConfigProof {
+func (s *Switcher) proxyConfigProofs(ctx context.Context, pods []*corev1.Pod, sample int) []ProxyConfigProof {
 	picked := sampleProxies(pods, sample)
 	out := make([]ProxyConfigProof, 0, len(picked))
 	for _, p := range picked {
@@ -251,7 +251,7 @@ func (s *Switcher) readProxyConfig(ctx context.Context, p *corev1.Pod) ProxyConf
 	return pr
 }
 
-// checkProxyConfig fails with a *ProxyConfigError when a sampled proxy rejected configuration; proxies whose
+// checkProxyConfig fails with a *proxyConfigError when a sampled proxy rejected configuration; proxies whose
 // counters could not be read do not fail the case (the proofs stand), they are kept in the verification.
 func checkProxyConfig(proofs []ProxyConfigProof) error {
 	var bad []ProxyConfigProof
@@ -263,7 +263,7 @@ func checkProxyConfig(proofs []ProxyConfigProof) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	return &ProxyConfigError{Rejecting: bad, Sampled: len(proofs)}
+	return &proxyConfigError{Rejecting: bad, Sampled: len(proofs)}
 }
 
 // SummarizeProxyConfig says in one line what the sampled proxies' counters showed (the case fact

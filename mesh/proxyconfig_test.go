@@ -68,9 +68,9 @@ func TestCheckProxyConfigNamesTheRejectingPod(t *testing.T) {
 	bad := ProxyConfigProof{Namespace: "a", Name: "chain-1-x", Node: "node2", Port: EnvoyStatsPort,
 		Stats: XDSStats{LDSRejected: 2, LDSSuccess: 1, CDSSuccess: 1}}
 	err := checkProxyConfig([]ProxyConfigProof{ok, bad, unread})
-	var pce *ProxyConfigError
+	var pce *proxyConfigError
 	if !errors.As(err, &pce) {
-		t.Fatalf("want *ProxyConfigError, got %v", err)
+		t.Fatalf("want *proxyConfigError, got %v", err)
 	}
 	if pce.Sampled != 3 || len(pce.Rejecting) != 1 {
 		t.Fatalf("sampled %d rejecting %d", pce.Sampled, len(pce.Rejecting))

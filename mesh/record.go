@@ -102,8 +102,8 @@ func (r *LabelRecord) entries() []namespaceLabel {
 	return out
 }
 
-// WorkloadEntries returns a copy of the recorded workloads, ordered by namespace, kind and name.
-func (r *LabelRecord) WorkloadEntries() []workloadAnnotations {
+// workloadEntries returns a copy of the recorded workloads, ordered by namespace, kind and name.
+func (r *LabelRecord) workloadEntries() []workloadAnnotations {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]workloadAnnotations, len(r.file.Workloads))

@@ -94,7 +94,7 @@ func templateAnnotations(t *testing.T, kc *fake.Clientset, kind, name string) ma
 
 // recordedRestart is the recorded original restart annotation of a workload, and whether it is recorded at all.
 func recordedRestart(r *LabelRecord, kind, name string) (*string, bool) {
-	for _, w := range r.WorkloadEntries() {
+	for _, w := range r.workloadEntries() {
 		if w.Kind == kind && w.Namespace == "shop" && w.Name == name {
 			v, ok := w.Annotations[restartAnnotation]
 			return v, ok
@@ -168,8 +168,8 @@ func TestRestartRecordFirstValueWins(t *testing.T) {
 	if v, ok := recordedRestart(rec, target.KindStatefulSet, "db"); !ok || v != nil {
 		t.Errorf("db must be recorded as absent (null), got %v (present %v)", v, ok)
 	}
-	if n := len(rec.WorkloadEntries()); n != 2 {
-		t.Errorf("%d workload entries, want 2: %+v", n, rec.WorkloadEntries())
+	if n := len(rec.workloadEntries()); n != 2 {
+		t.Errorf("%d workload entries, want 2: %+v", n, rec.workloadEntries())
 	}
 }
 
@@ -195,7 +195,7 @@ func TestRememberWorkloadFirstValueWins(t *testing.T) {
 		}
 	}
 	var got []string
-	for _, w := range rec.WorkloadEntries() {
+	for _, w := range rec.workloadEntries() {
 		v := "<absent>"
 		if p := w.Annotations[restartAnnotation]; p != nil {
 			v = *p
@@ -257,8 +257,8 @@ func TestRestoreWorkloadAnnotations(t *testing.T) {
 	if nsAt < 0 || wlAt < 0 || nsAt > wlAt {
 		t.Errorf("namespace labels (at %d) must be restored before the annotations (at %d): %v", nsAt, wlAt, after)
 	}
-	if again, _ := OpenLabelRecord(path); len(again.entries())+len(again.WorkloadEntries()) != 0 {
-		t.Errorf("record not emptied: %+v %+v", again.entries(), again.WorkloadEntries())
+	if again, _ := OpenLabelRecord(path); len(again.entries())+len(again.workloadEntries()) != 0 {
+		t.Errorf("record not emptied: %+v %+v", again.entries(), again.workloadEntries())
 	}
 }
 
@@ -281,7 +281,7 @@ func TestRestoreToleratesDeletedWorkload(t *testing.T) {
 	if !slices.Equal(res.Workloads, []string{"StatefulSet shop/db"}) || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "Deployment shop/web: deleted meanwhile") {
 		t.Errorf("RestoreAll = %+v", res)
 	}
-	if n := len(rec.WorkloadEntries()); n != 0 {
+	if n := len(rec.workloadEntries()); n != 0 {
 		t.Errorf("%d workload entries left", n)
 	}
 }
@@ -309,8 +309,8 @@ func TestRestoreKeepsWorkloadsOfFailedNamespace(t *testing.T) {
 			t.Errorf("a workload was patched although its namespace was not restored: %s", e)
 		}
 	}
-	if len(rec.entries()) != 1 || len(rec.WorkloadEntries()) != 2 {
-		t.Errorf("entries left %+v %+v, want all kept", rec.entries(), rec.WorkloadEntries())
+	if len(rec.entries()) != 1 || len(rec.workloadEntries()) != 2 {
+		t.Errorf("entries left %+v %+v, want all kept", rec.entries(), rec.workloadEntries())
 	}
 }
 
@@ -343,7 +343,7 @@ func TestRestartManagedWorkloadRecordsNothing(t *testing.T) {
 	if err != nil || len(tr.Restarted) != 2 {
 		t.Fatalf("Apply = %v restarted, %v", tr.Restarted, err)
 	}
-	if ws := rec.WorkloadEntries(); len(ws) != 0 {
+	if ws := rec.workloadEntries(); len(ws) != 0 {
 		t.Errorf("managed workloads recorded: %+v", ws)
 	}
 }
@@ -367,8 +367,8 @@ func TestOpenLabelRecordV1WithoutWorkloads(t *testing.T) {
 		t.Fatalf("a v1 file without workloads must load: %v", err)
 	}
 	es := rec.entries()
-	if len(es) != 1 || es[0].Namespace != "shop" || len(rec.WorkloadEntries()) != 0 {
-		t.Fatalf("entries %+v, workloads %+v", es, rec.WorkloadEntries())
+	if len(es) != 1 || es[0].Namespace != "shop" || len(rec.workloadEntries()) != 0 {
+		t.Fatalf("entries %+v, workloads %+v", es, rec.workloadEntries())
 	}
 	if v, ok := es[0].Labels[labelInjection]; !ok || v != nil {
 		t.Errorf("istio-injection recorded as %v (present %v), want absent (null)", v, ok)
@@ -404,7 +404,7 @@ func TestLabelRecordWorkloadsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := reread.WorkloadEntries()
+	ws := reread.workloadEntries()
 	if len(ws) != 1 || ws[0].String() != "Deployment shop/web" || ws[0].RecordedAt.IsZero() {
 		t.Fatalf("workloads %+v", ws)
 	}

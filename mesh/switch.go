@@ -76,17 +76,17 @@ type Transition struct {
 	Warnings []SwitchWarning `json:"warnings,omitempty"`
 }
 
-// SwitchWarningKind names a caveat of a mode switch.
-type SwitchWarningKind string
+// switchWarningKind names a caveat of a mode switch.
+type switchWarningKind string
 
 // WarningInfrastructurePruned: a waypoint Gateway came back without spec.infrastructure.labels (CRDs before Gateway
 // API v1.2.0 prune it), so istiod copies all its labels, run labels included, onto the waypoint's objects. The case
 // records it as results.FactWaypointLabelsCopied.
-const WarningInfrastructurePruned SwitchWarningKind = "waypoint-infrastructure-pruned"
+const WarningInfrastructurePruned switchWarningKind = "waypoint-infrastructure-pruned"
 
 // SwitchWarning is one caveat of a mode switch: its kind, the object, and what it means.
 type SwitchWarning struct {
-	Kind   SwitchWarningKind `json:"kind"`
+	Kind   switchWarningKind `json:"kind"`
 	Object string            `json:"object"` // e.g. "Gateway mb-app/waypoint"
 	Detail string            `json:"detail"`
 }
@@ -306,7 +306,7 @@ func LabelChanges(mode scenario.Mode, t target.Target, ns string, wp scenario.Wa
 // PodHasSidecar reports whether pod p runs (or is starting) an injected sidecar: what restartMismatched compares
 // with UsesSidecar of the mode to decide a restart.
 func PodHasSidecar(p corev1.Pod) bool {
-	o := Prove(scenario.ModeSidecar, p).Observed
+	o := prove(scenario.ModeSidecar, p).Observed
 	return o == observedSidecar || o == observedSidecarNotReady
 }
 

@@ -126,17 +126,17 @@ func TestUpstreamMinors(t *testing.T) {
 			}
 
 			p := buildUpstreamPods(t, m, defaultRevision, native)
-			sc := Prove(scenario.ModeSidecar, p.injected)
+			sc := prove(scenario.ModeSidecar, p.injected)
 			if !sc.Proved || sc.Observed != observedSidecar || sc.NativeSidecar != native {
 				t.Errorf("injected pod (native %v) not proved in sidecar mode: %+v", native, sc)
 			}
-			if amb := Prove(scenario.ModeAmbient, p.injected); amb.Proved {
+			if amb := prove(scenario.ModeAmbient, p.injected); amb.Proved {
 				t.Errorf("an injected pod is never ambient (sidecar wins): %+v", amb)
 			}
 			for _, v := range m.Ambient.Values {
 				a := p.ambient.DeepCopy()
 				a.Annotations = map[string]string{m.Ambient.RedirectionAnnotation: v}
-				got := Prove(scenario.ModeAmbient, *a)
+				got := prove(scenario.ModeAmbient, *a)
 				want := v == RedirectionEnabled
 				if got.Proved != want {
 					t.Errorf("ambient pod annotated %s=%s: proved %v, want %v (%+v)", m.Ambient.RedirectionAnnotation, v, got.Proved, want, got)
@@ -162,7 +162,7 @@ func TestUpstreamMinors(t *testing.T) {
 				t.Errorf("%s: fixture says waypoint pods carry gateway-class-name before 1.28", m.Minor)
 			}
 
-			if got, want := IstiodMinimumCRDs(m.Tag), m.GatewayAPI.MinimumBundleVersion; !maps.Equal(got, want) {
+			if got, want := istiodMinimumsFor(m.Tag), m.GatewayAPI.MinimumBundleVersion; !maps.Equal(got, want) {
 				t.Errorf("istiod's minimum CRD versions at %s: meshbench has %v, upstream %v", m.Tag, got, want)
 			}
 		})
@@ -187,7 +187,7 @@ func TestPatchLevelFactsMatchUpstream(t *testing.T) {
 		if got := fmt.Sprintf("1.%d", MinKubernetes(p.Tag)); got != p.MinKubernetes {
 			t.Errorf("Istio %s (commit %s): MinKubernetes = %s, istioctl's MinK8SVersion says %s", p.Tag, p.Commit[:10], got, p.MinKubernetes)
 		}
-		if got := IstiodMinimumCRDs(p.Tag); !maps.Equal(got, p.MinimumBundleVersion) {
+		if got := istiodMinimumsFor(p.Tag); !maps.Equal(got, p.MinimumBundleVersion) {
 			t.Errorf("Istio %s: CRD minimums %v, upstream %v", p.Tag, got, p.MinimumBundleVersion)
 		}
 	}
@@ -204,7 +204,7 @@ func TestCRDMaximumsMatchUpstream(t *testing.T) {
 	}
 	withMax := 0
 	for _, p := range tags {
-		got := IstiodMaximumCRDs(p.Tag)
+		got := istiodMaximumsFor(p.Tag)
 		if len(got) > 0 || len(p.MaximumBundleVersion) > 0 {
 			withMax++
 			if !maps.Equal(got, p.MaximumBundleVersion) {

@@ -120,9 +120,9 @@ func (s *Switcher) Verify(ctx context.Context, t target.Target, mode scenario.Mo
 	return s.VerifyIn(ctx, c, t, mode, wp, timeout)
 }
 
-// PodSource is what a verification reads: the app's pods per namespace and the namespaces, from a cache that says
+// podSource is what a verification reads: the app's pods per namespace and the namespaces, from a cache that says
 // when they changed. A *target.Cache is one; a case hands the verification the cache its readiness wait read.
-type PodSource interface {
+type podSource interface {
 	// Synced waits for the cache's first lists.
 	Synced(ctx context.Context) error
 	// Changed receives after the cached objects changed.
@@ -136,7 +136,7 @@ type PodSource interface {
 // VerifyIn is Verify reading src, a started cache of t's pods and the namespaces. Every check reads that cache, so
 // the API requests of a verification are the cache's own and never grow with the pods or with a rollout's events; on
 // a cache the readiness wait already synced, the check costs no request at all.
-func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
+func (s *Switcher) VerifyIn(ctx context.Context, src podSource, t target.Target, mode scenario.Mode, wp scenario.Waypoint, timeout time.Duration) (Verification, error) {
 	start := s.now()
 	if s.Clients == nil {
 		return Verification{Mode: mode}, errors.New("verify mode: no Kubernetes clients")
@@ -168,7 +168,7 @@ func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target,
 			s.explainUnreadyProxies(ctx, &v)
 		}
 		return v, &VerifyError{Verification: v, Timeout: timeout, Hint: s.hint(ctx, mode, v)}
-	case errors.As(err, new(*ProxyConfigError)):
+	case errors.As(err, new(*proxyConfigError)):
 		return v, err
 	default:
 		return v, fmt.Errorf("verify mode %s: %w", mode, err)
@@ -177,7 +177,7 @@ func (s *Switcher) VerifyIn(ctx context.Context, src PodSource, t target.Target,
 
 // waitProved checks on every change of src (and of the waypoints' Gateways) until every pod is proved, or timeout:
 // then kube.ErrWaitTimeout, with the last complete snapshot.
-func (s *Switcher) waitProved(ctx context.Context, src PodSource, t target.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef, timeout time.Duration) (Verification, error) {
+func (s *Switcher) waitProved(ctx context.Context, src podSource, t target.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef, timeout time.Duration) (Verification, error) {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var v Verification
@@ -220,14 +220,14 @@ func (s *Switcher) gatewayWatches(refs []WaypointRef) []kube.WatchOpener {
 }
 
 // checkAcceptance reads the proxies' xDS counters into v.ProxyConfig (a sample of the sidecars, every waypoint pod):
-// a ready proxy may still have refused a later update, which is a *ProxyConfigError before anything is measured.
-func (s *Switcher) checkAcceptance(ctx context.Context, src PodSource, t target.Target, mode scenario.Mode, refs []WaypointRef, v *Verification) error {
+// a ready proxy may still have refused a later update, which is a *proxyConfigError before anything is measured.
+func (s *Switcher) checkAcceptance(ctx context.Context, src podSource, t target.Target, mode scenario.Mode, refs []WaypointRef, v *Verification) error {
 	if UsesSidecar(mode) {
 		var pods []*corev1.Pod
 		for _, ns := range t.Namespaces {
 			pods = append(pods, src.AppPods(ns)...)
 		}
-		v.ProxyConfig = s.ProxyConfig(ctx, pods, s.proxySample())
+		v.ProxyConfig = s.proxyConfigProofs(ctx, pods, s.proxySample())
 		if err := checkProxyConfig(v.ProxyConfig); err != nil {
 			return err
 		}
@@ -243,19 +243,19 @@ func (s *Switcher) checkAcceptance(ctx context.Context, src PodSource, t target.
 			}
 		}
 	}
-	wps := s.ProxyConfig(ctx, pods, len(pods))
+	wps := s.proxyConfigProofs(ctx, pods, len(pods))
 	v.ProxyConfig = append(v.ProxyConfig, wps...)
 	return checkProxyConfig(wps)
 }
 
 // verifyOnce takes one snapshot of the proofs from src (and the waypoints from the API: few, one read each).
-func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef, src PodSource) (Verification, error) {
+func (s *Switcher) verifyOnce(ctx context.Context, t target.Target, mode scenario.Mode, wp scenario.Waypoint, refs []WaypointRef, src podSource) (Verification, error) {
 	v := Verification{Mode: mode}
 	kc := s.Clients.Kube
 	live := 0
 	for _, ns := range t.Namespaces {
 		for _, p := range src.AppPods(ns) {
-			pr := Prove(mode, *p)
+			pr := prove(mode, *p)
 			v.StandIn = v.StandIn || pr.StandIn
 			v.Pods = append(v.Pods, pr)
 			if p.DeletionTimestamp == nil {

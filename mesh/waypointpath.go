@@ -16,22 +16,22 @@ import (
 	"github.com/meshbench/meshbench/internal/kube"
 )
 
-// RequestCounter names where a waypoint's request count came from.
-type RequestCounter string
+// requestCounter names where a waypoint's request count came from.
+type requestCounter string
 
 // The counters a waypoint's requests are read from, the first present wins.
 const (
 	// istioRequests is Istio's own request metric, which istio-proxy's stats filter writes with reporter="waypoint"
 	// (istio/proxy source/extensions/filters/http/istio_stats; Istio's bootstrap keeps the "reporter=" prefix).
-	istioRequests RequestCounter = `istio_requests_total{reporter="waypoint"}`
+	istioRequests requestCounter = `istio_requests_total{reporter="waypoint"}`
 	// envoyInboundRequests is Envoy's count of requests its inbound HTTP connection managers received
 	// (listener_waypoint.go StatPrefix "inbound_..."); only where the waypoint's stats matcher keeps http.* (docs/modes.md).
-	envoyInboundRequests RequestCounter = `envoy_http_downstream_rq_total{http_conn_manager_prefix=~"inbound_.*"}`
+	envoyInboundRequests requestCounter = `envoy_http_downstream_rq_total{http_conn_manager_prefix=~"inbound_.*"}`
 )
 
 // ParseWaypointRequests reads a waypoint's request count from its Prometheus stats text: istioRequests summed when
 // present, else envoyInboundRequests summed. ok is false when the text has neither. It is pure.
-func ParseWaypointRequests(text []byte) (n float64, c RequestCounter, ok bool, err error) {
+func ParseWaypointRequests(text []byte) (n float64, c requestCounter, ok bool, err error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {
@@ -66,7 +66,7 @@ func ParseWaypointRequests(text []byte) (n float64, c RequestCounter, ok bool, e
 
 // WaypointCount is the requests the waypoints of a target had served at one moment, per Gateway.
 type WaypointCount struct {
-	Counter RequestCounter
+	Counter requestCounter
 	// ByGateway is the sum over each Gateway's pods ("ns/name").
 	ByGateway map[string]float64
 	// Unread says why a Gateway's count is missing (no counter in its stats, or the stats could not be read).
@@ -100,7 +100,7 @@ func (s *Switcher) WaypointRequests(ctx context.Context, refs []WaypointRef) Way
 	return out
 }
 
-func (s *Switcher) readWaypointRequests(ctx context.Context, p *corev1.Pod) (float64, RequestCounter, string) {
+func (s *Switcher) readWaypointRequests(ctx context.Context, p *corev1.Pod) (float64, requestCounter, string) {
 	var whys []string
 	for _, port := range []int{EnvoyStatsPort, agentStatsPort} {
 		body, err := kube.ProxyGet(ctx, s.Clients.Kube, "pods", p.Namespace, fmt.Sprintf("%s:%d", p.Name, port), statsPath, nil)
@@ -124,7 +124,7 @@ func (s *Switcher) readWaypointRequests(ctx context.Context, p *corev1.Pod) (flo
 // waypointBypassedError fails a waypoint case whose waypoints did not serve the load's requests: it measured
 // ambient (ztunnel alone), not waypoint.
 type waypointBypassedError struct {
-	Counter  RequestCounter
+	Counter  requestCounter
 	Served   float64 // requests the waypoints served during the load (every Gateway together)
 	Requests int64   // requests the load's measured phase completed
 	Gateways []string

@@ -33,7 +33,7 @@ func TestParseWaypointRequests(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
 		n          float64
-		c          RequestCounter
+		c          requestCounter
 		ok         bool
 	}{
 		{"istio-proxy", istioWaypointStats, 1203, istioRequests, true},

@@ -31,8 +31,8 @@ type ReadyWaiter interface {
 	WaitReady(ctx context.Context, t target.Target) error
 }
 
-// Mesh switches and verifies the data-plane mode. A runner without one (meshbench cni) never switches modes.
-type Mesh interface {
+// meshSwitcher switches and verifies the data-plane mode. A runner without one (meshbench cni) never switches modes.
+type meshSwitcher interface {
 	// Apply puts the target's namespaces into mode, in the safe order (restarting workloads when sidecar
 	// injection changes, without waiting for their rollout: the runner asks Workloads.WaitReady next). The facts are
 	// recorded with the case.
@@ -136,8 +136,8 @@ type Collection struct {
 	IngestWait time.Duration
 }
 
-// Collector reads resource usage per component over a window.
-type Collector interface {
+// collector reads resource usage per component over a window.
+type collector interface {
 	// Collect reads the window of case c (waiting until its data is complete). The case's mode decides which
 	// shared components serve the app (ztunnel only in ambient modes, waypoints only in waypoint mode, istiod only
 	// with a mesh); a cni case's path decides which test pods and nodes are read.
@@ -150,10 +150,10 @@ type Collector interface {
 	Guard() time.Duration
 }
 
-// NodeGate decides whether a case can run while nodes an earlier case failed on (target.FailedNodes: a wait's
+// nodeGate decides whether a case can run while nodes an earlier case failed on (target.FailedNodes: a wait's
 // *target.NodeNotReadyError or a *target.KubeletError) may still be unusable. The runner asks it only after such a
 // failure, so a run without one sends no request for it.
-type NodeGate interface {
+type nodeGate interface {
 	// Check reads nodes again. t is the deployed target the case runs on, nil when the case deploys another
 	// topology (its pods are placed anew).
 	Check(ctx context.Context, t *target.Target, nodes []string) NodeCheck
@@ -168,8 +168,8 @@ type NodeCheck struct {
 	Skip, Node string
 }
 
-// RequestCounter reads the API requests counted so far (kube.RequestCounter on the run's clients).
-type RequestCounter interface {
+// requestCounter reads the API requests counted so far (kube.RequestCounter on the run's clients).
+type requestCounter interface {
 	Counts() (total int64, byVerbResource map[string]int64)
 }
 
@@ -178,20 +178,20 @@ type Store interface {
 	AppendCase(res results.CaseResult, samples []results.Sample) error
 }
 
-// Clock is time for the runner; tests inject a fake. It is not k8s.io/utils/clock.Clock (meshbench's clock
+// runClock is time for the runner; tests inject a fake. It is not k8s.io/utils/clock.Clock (meshbench's clock
 // elsewhere) on purpose: the runner's test fake advances its time inside Sleep, so a whole plan runs in virtual time
 // without a goroutine stepping a fake clock.
-type Clock interface {
+type runClock interface {
 	Now() time.Time
 	// Sleep waits d or until ctx is done (then it returns ctx's error).
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// RealClock is the wall clock.
-type RealClock struct{}
+// realClock is the wall clock.
+type realClock struct{}
 
 // Now is time.Now in UTC.
-func (RealClock) Now() time.Time { return time.Now().UTC() }
+func (realClock) Now() time.Time { return time.Now().UTC() }
 
 // Sleep waits d or until ctx is done: kube.Sleep on the wall clock, the one context-aware sleep.
-func (RealClock) Sleep(ctx context.Context, d time.Duration) error { return kube.Sleep(ctx, nil, d) }
+func (realClock) Sleep(ctx context.Context, d time.Duration) error { return kube.Sleep(ctx, nil, d) }

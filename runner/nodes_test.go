@@ -82,7 +82,7 @@ func TestLaterCasesAfterANodeFailure(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "[none]", "")
 	fail := 1
-	h.r.Workloads = nodeWorkloads{fakeWorkloads{h.calls, h.clock}, &fail, &SwitchError{Step: "x", What: "y", Err: errNode2}}
+	h.r.Workloads = nodeWorkloads{fakeWorkloads{h.calls, h.clock}, &fail, &switchError{Step: "x", What: "y", Err: errNode2}}
 	skip := "node node2 not Ready (Ready=Unknown for 1m40s (NodeStatusUnknown: Kubelet stopped posting node status.)): the app's pods are pinned there"
 	gate := &scriptedGate{answers: []NodeCheck{{Skip: skip, Node: "node2"}, {Recovered: []string{"node2"}}}}
 	h.r.Nodes = gate

@@ -19,16 +19,16 @@ func (r *Runner) retryTransient(ctx context.Context, f func() error) error {
 
 // kubeClock is a runner Clock as the k8s.io/utils clock that kube.Retry paces its pauses on: a timer fires when a
 // Sleep of the runner's clock ends, so a retry's pauses pass in the test fake's virtual time.
-type kubeClock struct{ Clock }
+type kubeClock struct{ runClock }
 
 func (c kubeClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
-func (c kubeClock) Sleep(d time.Duration) { _ = c.Clock.Sleep(context.Background(), d) }
+func (c kubeClock) Sleep(d time.Duration) { _ = c.runClock.Sleep(context.Background(), d) }
 
 func (c kubeClock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).C() }
 
 func (c kubeClock) NewTimer(d time.Duration) clock.Timer {
-	t := &sleepTimer{clk: c.Clock, c: make(chan time.Time, 1)}
+	t := &sleepTimer{clk: c.runClock, c: make(chan time.Time, 1)}
 	t.Reset(d)
 	return t
 }
@@ -47,7 +47,7 @@ func (c kubeClock) Tick(d time.Duration) <-chan time.Time {
 
 // sleepTimer is a clock.Timer whose pending wait is a Sleep of a runner Clock, ended early by Stop or Reset.
 type sleepTimer struct {
-	clk  Clock
+	clk  runClock
 	c    chan time.Time
 	mu   sync.Mutex
 	stop context.CancelFunc // ends the pending Sleep; nil when none is pending

@@ -29,12 +29,12 @@ type Runner struct {
 	// Workloads deploys each topology; when it is also a ReadyWaiter, the switch waits for the rollout with it.
 	Workloads Workloads
 	// Mesh is nil when the plan has cni cases only: no mode is ever applied, verified or restored.
-	Mesh Mesh
+	Mesh meshSwitcher
 	// Load runs each case's load; when it is also a LoadClients, the switch places its clients and the teardown
 	// removes them.
 	Load LoadGenerator
 	// Collector is nil when resource use is not measured.
-	Collector Collector
+	Collector collector
 	Store     Store
 	// Done are the cases a resumed run already recorded as ok or skipped (results.Run.DoneCases); they are not run again.
 	Done map[string]results.CaseResult
@@ -42,15 +42,15 @@ type Runner struct {
 	Keep bool
 	// DeleteTimeout bounds the finalizers (default DefaultDeleteTimeout).
 	DeleteTimeout time.Duration
-	Clock         Clock
+	Clock         runClock
 	Log           *slog.Logger
 	// Progress receives human progress bars for idle windows and load runs (stderr); nil disables them.
 	Progress io.Writer
 	// Requests counts the run's API requests; each case records its share (nil: not recorded).
-	Requests RequestCounter
+	Requests requestCounter
 	// Nodes, after a case failed on nodes (target.FailedNodes of a step's error), decides before each later case
 	// whether it can run (nil: later cases run as they come).
-	Nodes NodeGate
+	Nodes nodeGate
 }
 
 // Outcome summarises one invocation of Run.
@@ -104,9 +104,9 @@ type state struct {
 	downNodes []string
 }
 
-func (r *Runner) clock() Clock {
+func (r *Runner) clock() runClock {
 	if r.Clock == nil {
-		return RealClock{}
+		return realClock{}
 	}
 	return r.Clock
 }
@@ -229,7 +229,7 @@ func (r *Runner) countRequests(run func() (results.CaseResult, []results.Sample)
 // caseRun accumulates one case's record.
 type caseRun struct {
 	res     results.CaseResult
-	clock   Clock
+	clock   runClock
 	samples []results.Sample
 	// step, when set, receives the name of each step as it starts (state.step).
 	step *string

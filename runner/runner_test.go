@@ -385,7 +385,7 @@ func TestSwitchErrorIsTyped(t *testing.T) {
 	c := h.r.Plan.Cases[0]
 	cr := &caseRun{clock: h.clock, res: results.CaseResult{Timings: map[string]string{}, Facts: map[results.FactKey]string{}}}
 	err := h.r.switchTo(context.Background(), &state{}, c, cr)
-	var se *SwitchError
+	var se *switchError
 	if !errors.As(err, &se) || se.Step != "verify" || !errors.Is(err, errNoRedirection) {
 		t.Fatalf("switchTo = %#v, want a *SwitchError of step verify wrapping the mesh's error", err)
 	}

@@ -10,18 +10,18 @@ import (
 	"github.com/meshbench/meshbench/scenario"
 )
 
-// SwitchError is why a case could not be switched to its topology and mode: the runner step that failed (ensure,
+// switchError is why a case could not be switched to its topology and mode: the runner step that failed (ensure,
 // mode-switch, wait-ready, verify, load-clients, settle), what it was doing in words, and the adapter's error. Its
 // text is the reason recorded with the failed case.
-type SwitchError struct {
+type switchError struct {
 	Step string
 	What string
 	Err  error
 }
 
-func (e *SwitchError) Error() string { return e.What + ": " + e.Err.Error() }
+func (e *switchError) Error() string { return e.What + ": " + e.Err.Error() }
 
-func (e *SwitchError) Unwrap() error { return e.Err }
+func (e *switchError) Unwrap() error { return e.Err }
 
 // switchTo deploys the case's topology if needed and puts it into the case's mode in the one order: Ensure -> Apply ->
 // WaitReady -> Verify -> Prepare -> settle, skipping steps whose adapter the run lacks. It returns nil on success,
@@ -49,7 +49,7 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 			if c.Topology.Name != "" {
 				what += " topology " + c.Topology.Name
 			}
-			return &SwitchError{Step: "ensure", What: what, Err: err}
+			return &switchError{Step: "ensure", What: what, Err: err}
 		}
 		st.leftover = nil
 		st.target, st.topo, st.targetFacts = &t, c.Topology.Name, t.Facts
@@ -65,12 +65,12 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 		})
 		cr.facts(facts)
 		if err != nil {
-			return &SwitchError{Step: s.name, What: s.what, Err: err}
+			return &switchError{Step: s.name, What: s.what, Err: err}
 		}
 	}
 	st.quietSince = clk.Now()
 	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, c.Policy.Settle) }); err != nil {
-		return &SwitchError{Step: "settle", What: "settle", Err: err}
+		return &switchError{Step: "settle", What: "settle", Err: err}
 	}
 	st.ready = true
 	return nil

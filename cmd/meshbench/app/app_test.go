@@ -37,7 +37,7 @@ func TestVersion(t *testing.T) {
 // is about tools that treat help/version flags as arguments).
 func TestHelpEverywhere(t *testing.T) {
 	t.Parallel()
-	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	root := newRootCommand(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	root.InitDefaultCompletionCmd() // cobra adds it lazily at Execute
 	var paths [][]string
 	var visit func(c *cobra.Command, prefix []string)
@@ -68,16 +68,16 @@ func TestExitCodes(t *testing.T) {
 		code int
 		want string
 	}{
-		{"invalid config lists every problem", []string{"plan", "-f", "../../../testdata/invalid-values.yaml"}, ExitBadInput, "spec.load.qps[1]: must be > 0 or \"max\""},
-		{"unknown fields", []string{"plan", "-f", "../../../testdata/invalid-unknown-fields.yaml"}, ExitBadInput, "spec.load.qpss: unknown field"},
-		{"missing file", []string{"plan", "-f", "does-not-exist.yaml"}, ExitBadInput, "read scenario"},
-		{"bad output format", []string{"plan", "-f", "../../../examples/quickstart.yaml", "-o", "xml"}, ExitBadInput, "--output"},
-		{"unknown flag", []string{"plan", "--frobnicate"}, ExitBadInput, "unknown flag"},
-		{"missing required flag", []string{"plan"}, ExitBadInput, "required flag"},
-		{"unknown command", []string{"frobnicate"}, ExitBadInput, "unknown command"},
-		{"extra argument", []string{"version", "x"}, ExitBadInput, "unknown command"},
-		{"valid plan", []string{"plan", "-f", "../../../examples/study-a-multi.yaml"}, ExitOK, ""},
-		{"negative and inverted resources", []string{"plan", "-f", "../../../testdata/invalid-resources.yaml"}, ExitBadInput,
+		{"invalid config lists every problem", []string{"plan", "-f", "../../../testdata/invalid-values.yaml"}, exitBadInput, "spec.load.qps[1]: must be > 0 or \"max\""},
+		{"unknown fields", []string{"plan", "-f", "../../../testdata/invalid-unknown-fields.yaml"}, exitBadInput, "spec.load.qpss: unknown field"},
+		{"missing file", []string{"plan", "-f", "does-not-exist.yaml"}, exitBadInput, "read scenario"},
+		{"bad output format", []string{"plan", "-f", "../../../examples/quickstart.yaml", "-o", "xml"}, exitBadInput, "--output"},
+		{"unknown flag", []string{"plan", "--frobnicate"}, exitBadInput, "unknown flag"},
+		{"missing required flag", []string{"plan"}, exitBadInput, "required flag"},
+		{"unknown command", []string{"frobnicate"}, exitBadInput, "unknown command"},
+		{"extra argument", []string{"version", "x"}, exitBadInput, "unknown command"},
+		{"valid plan", []string{"plan", "-f", "../../../examples/study-a-multi.yaml"}, exitOK, ""},
+		{"negative and inverted resources", []string{"plan", "-f", "../../../testdata/invalid-resources.yaml"}, exitBadInput,
 			"spec.workload.resources.memoryRequest: is 512Mi, above memoryLimit 256Mi"},
 	}
 	for _, tc := range tests {
@@ -113,11 +113,11 @@ func TestCompletion(t *testing.T) {
 	// An unknown shell is bad input (it printed the help and exited 0); no shell prints the help.
 	for _, args := range [][]string{{"completion", "bogus-shell"}, {"completion", "bash", "extra"}, {"completion", "BASH"}} {
 		code, out, errOut := run(t, args...)
-		if code != ExitBadInput || !strings.Contains(errOut, "unknown command") || strings.Contains(out, "Usage:") {
-			t.Errorf("%v: exit %d, want %d\nstdout %.200q\nstderr %q", args, code, ExitBadInput, out, errOut)
+		if code != exitBadInput || !strings.Contains(errOut, "unknown command") || strings.Contains(out, "Usage:") {
+			t.Errorf("%v: exit %d, want %d\nstdout %.200q\nstderr %q", args, code, exitBadInput, out, errOut)
 		}
 	}
-	if code, out, _ := run(t, "completion"); code != ExitOK || !strings.Contains(out, "Usage:") {
+	if code, out, _ := run(t, "completion"); code != exitOK || !strings.Contains(out, "Usage:") {
 		t.Errorf("completion without a shell: exit %d, %.200q", code, out)
 	}
 }
@@ -131,8 +131,8 @@ func TestPlanRefusesRequestAboveCatalogLimit(t *testing.T) {
 	writeFile(t, scn, "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: r}\nspec:\n  workload:\n    app: bank-of-anthos\n"+
 		"    resources: {memoryRequest: 300Mi}\n")
 	code, _, errOut := run(t, "plan", "-f", scn)
-	if code != ExitBadInput {
-		t.Fatalf("exit %d, want %d\n%s", code, ExitBadInput, errOut)
+	if code != exitBadInput {
+		t.Fatalf("exit %d, want %d\n%s", code, exitBadInput, errOut)
 	}
 	for _, want := range []string{"spec.workload.resources.memoryRequest: is 300Mi, above the memory limit", "frontend (128Mi)", "set memoryLimit too"} {
 		if !strings.Contains(errOut, want) {

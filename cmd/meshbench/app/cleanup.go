@@ -29,9 +29,9 @@ type cleanupFlags struct {
 	outputDirSet bool
 }
 
-// NewCleanupCommand deletes what meshbench created (found by its labels) and restores recorded namespace labels and
+// newCleanupCommand deletes what meshbench created (found by its labels) and restores recorded namespace labels and
 // workload restart annotations.
-func NewCleanupCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+func newCleanupCommand(streams Streams, g *globalFlags) *cobra.Command {
 	f := &cleanupFlags{}
 	cmd := &cobra.Command{
 		Use:   "cleanup --run ID | --all",
@@ -73,7 +73,7 @@ type cleanupResult struct {
 	Waited string   `json:"waited"`
 }
 
-func runCleanup(ctx context.Context, streams Streams, g *GlobalFlags, f *cleanupFlags) error {
+func runCleanup(ctx context.Context, streams Streams, g *globalFlags, f *cleanupFlags) error {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func runCleanup(ctx context.Context, streams Streams, g *GlobalFlags, f *cleanup
 	if err != nil {
 		return err
 	}
-	log := g.Logger(streams.ErrOut)
+	log := g.logger(streams.ErrOut)
 	var errs []error
 	res := cleanupResult{Deleted: []string{}, Restored: []string{}}
 	if f.run != "" && f.runDir == "" {

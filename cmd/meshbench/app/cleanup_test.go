@@ -47,8 +47,8 @@ func TestCleanupBadFlagsExit2(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			code, _, stderr := run(t, append(append([]string{"cleanup"}, tc.args...), "--kubeconfig", kc)...)
-			if code != ExitBadInput {
-				t.Errorf("exit %d, want %d\n%s", code, ExitBadInput, stderr)
+			if code != exitBadInput {
+				t.Errorf("exit %d, want %d\n%s", code, exitBadInput, stderr)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(stderr, w) {
@@ -76,11 +76,11 @@ func TestRunResumeRefusesCNIRun(t *testing.T) {
 	t.Parallel()
 	kc := unreachableKubeconfig(t, t.TempDir())
 	code, _, stderr := run(t, "run", "--resume", fixtureRun("cni-local"), "--kubeconfig", kc, "--skip-image-check")
-	if code != ExitBadInput || !strings.Contains(stderr, `holds a "cni" run, not a mesh run: continue it with meshbench cni --resume`) {
+	if code != exitBadInput || !strings.Contains(stderr, `holds a "cni" run, not a mesh run: continue it with meshbench cni --resume`) {
 		t.Errorf("exit %d:\n%s", code, stderr)
 	}
 	code, _, stderr = run(t, "cni", "--resume", fixtureRun("sample"), "--kubeconfig", kc, "--skip-image-check")
-	if code != ExitBadInput || !strings.Contains(stderr, "not a cni run: continue it with meshbench run --resume") {
+	if code != exitBadInput || !strings.Contains(stderr, "not a cni run: continue it with meshbench run --resume") {
 		t.Errorf("cni --resume of a mesh run: exit %d:\n%s", code, stderr)
 	}
 }

@@ -25,8 +25,8 @@ type cniFlags struct {
 	skipImages    bool
 }
 
-// NewCNICommand benchmarks the pod network underneath the mesh.
-func NewCNICommand(streams Streams, g *GlobalFlags) *cobra.Command {
+// newCNICommand benchmarks the pod network underneath the mesh.
+func newCNICommand(streams Streams, g *globalFlags) *cobra.Command {
 	f := &cniFlags{}
 	cmd := &cobra.Command{
 		Use:   "cni -f SCENARIO | --resume RUN_DIR [-f SCENARIO]",
@@ -74,7 +74,7 @@ started) run, after the namespace a killed run left is deleted.
 	return cmd
 }
 
-func runCNI(ctx context.Context, streams Streams, g *GlobalFlags, f *cniFlags) error {
+func runCNI(ctx context.Context, streams Streams, g *globalFlags, f *cniFlags) error {
 	if err := g.checkOutput("table", "json", "yaml", "csv"); err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func runCNI(ctx context.Context, streams Streams, g *GlobalFlags, f *cniFlags) e
 		return err
 	}
 	res, runErr := orchestrate.CNI(ctx, orchestrate.CNIConfig{Scenario: s, ResumeDir: f.resume, Keep: f.keep, ReadyTimeout: f.readyTimeout, DeleteTimeout: f.deleteTimeout},
-		orchestrate.Deps{Clients: clients, KubeVersion: kubeVersion, Log: g.Logger(streams.ErrOut), Progress: progressWriter(g, streams.ErrOut)})
+		orchestrate.Deps{Clients: clients, KubeVersion: kubeVersion, Log: g.logger(streams.ErrOut), Progress: progressWriter(g, streams.ErrOut)})
 	if res.Report == nil {
 		return runErr
 	}
@@ -99,7 +99,7 @@ func runCNI(ctx context.Context, streams Streams, g *GlobalFlags, f *cniFlags) e
 	}
 	var cf *cni.CasesFailedError
 	if errors.As(runErr, &cf) {
-		return &ExitError{Code: ExitRunFailed, Err: fmt.Errorf("%w; results in %s", runErr, res.Dir)}
+		return &exitError{Code: exitRunFailed, Err: fmt.Errorf("%w; results in %s", runErr, res.Dir)}
 	}
 	return runErr
 }

@@ -38,7 +38,7 @@ func TestCNIBadInputExits2(t *testing.T) {
 			out := filepath.Join(dir, "runs")
 			args := append([]string{"cni", "-f", f, "--output-dir", out, "--kubeconfig", filepath.Join(dir, "nope")}, tt.args...)
 			code, stdout, stderr := run(t, args...)
-			if code != ExitBadInput || !strings.Contains(stderr, tt.want) {
+			if code != exitBadInput || !strings.Contains(stderr, tt.want) {
 				t.Errorf("code %d, stderr %q, stdout %q; want exit 2 mentioning %q", code, stderr, stdout, tt.want)
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -46,7 +46,7 @@ func TestCNIBadInputExits2(t *testing.T) {
 			}
 		})
 	}
-	if code, _, stderr := run(t, "cni"); code != ExitBadInput || !strings.Contains(stderr, "file") {
+	if code, _, stderr := run(t, "cni"); code != exitBadInput || !strings.Contains(stderr, "file") {
 		t.Errorf("cni without -f: code %d, %q", code, stderr)
 	}
 }
@@ -121,7 +121,7 @@ func TestCNIResume(t *testing.T) {
 			want: []string{"--output-dir " + filepath.Join(dir, "elsewhere") + " with --resume RUN_DIR", "drop --output-dir"}},
 		{name: "a mesh run", command: "run", refused: true, want: []string{`the directory holds a "run" run, not a cni run: continue it with meshbench run --resume RUN_DIR`}},
 	})
-	if code, _, stderr := run(t, "cni", "--resume", filepath.Join(dir, "nope"), "--kubeconfig", kc); code != ExitBadInput || !strings.Contains(stderr, "--resume "+filepath.Join(dir, "nope")) {
+	if code, _, stderr := run(t, "cni", "--resume", filepath.Join(dir, "nope"), "--kubeconfig", kc); code != exitBadInput || !strings.Contains(stderr, "--resume "+filepath.Join(dir, "nope")) {
 		t.Errorf("missing run directory: exit %d, %q", code, stderr)
 	}
 }
@@ -151,7 +151,7 @@ func runResumeCases(t *testing.T, verb, scn, kc string, tests []resumeCase) {
 			}
 			code, _, stderr := run(t, args...)
 			stderr = strings.ReplaceAll(stderr, runDir, "RUN_DIR")
-			if code != ExitBadInput {
+			if code != exitBadInput {
 				t.Errorf("exit %d, want 2\n%s", code, stderr)
 			}
 			for _, w := range tt.want {

@@ -19,8 +19,8 @@ type compareFlags struct {
 	latest     bool
 }
 
-// NewCompareCommand compares two runs and applies regression gates.
-func NewCompareCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+// newCompareCommand compares two runs and applies regression gates.
+func newCompareCommand(streams Streams, g *globalFlags) *cobra.Command {
 	f := &compareFlags{}
 	cmd := &cobra.Command{
 		Use:   "compare BASE_DIR NEW_DIR",
@@ -48,7 +48,7 @@ meshbench exits 3 and names the gate and the measurement. A gate that selects no
 	return cmd
 }
 
-func runCompare(_ context.Context, streams Streams, g *GlobalFlags, f *compareFlags, baseDir, newDir string) error {
+func runCompare(_ context.Context, streams Streams, g *globalFlags, f *compareFlags, baseDir, newDir string) error {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}

@@ -32,8 +32,8 @@ func copyRun(t *testing.T, name string, edit func(file string, data []byte) []by
 func TestCompareRegressionGateExits3(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := run(t, "compare", fixtureRun("aa-1"), fixtureRun("regression"), "--fail-if", "cpu.sidecar > +10%")
-	if code != ExitGateFailed {
-		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitGateFailed, out, errOut)
+	if code != exitGateFailed {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitGateFailed, out, errOut)
 	}
 	if !strings.Contains(errOut, "cpu.sidecar > +10%") || !strings.Contains(errOut, "cpu avg of sidecar") {
 		t.Errorf("stderr does not name the gate and metric:\n%s", errOut)
@@ -47,7 +47,7 @@ func TestCompareAAPasses(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := run(t, "compare", fixtureRun("aa-1"), fixtureRun("aa-2"), "--fail-if", "cpu.sidecar > +10%",
 		"--fail-if", "latency.p99.ambient > +1ms", "-o", "json")
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	var doc struct {
@@ -83,8 +83,8 @@ func TestCompareBadInput(t *testing.T) {
 		{"compare", fixtureRun("aa-1"), fixtureRun("aa-2"), "--confidence", "95"},
 	} {
 		code, _, errOut := run(t, args...)
-		if code != ExitBadInput {
-			t.Errorf("%v: exit %d, want %d\n%s", args[1:], code, ExitBadInput, errOut)
+		if code != exitBadInput {
+			t.Errorf("%v: exit %d, want %d\n%s", args[1:], code, exitBadInput, errOut)
 		}
 	}
 }
@@ -94,7 +94,7 @@ func TestCompareLatest(t *testing.T) {
 	// The latest run under testdata/runs is the regression fixture.
 	code, out, _ := run(t, "compare", fixtureRun("aa-1"), filepath.Join("..", "..", "..", "testdata", "runs"), "--latest",
 		"--fail-if", "cpu.sidecar > +10%")
-	if code != ExitGateFailed || !strings.Contains(out, "20261202-030000-reg") {
+	if code != exitGateFailed || !strings.Contains(out, "20261202-030000-reg") {
 		t.Errorf("exit %d, out:\n%s", code, out)
 	}
 }
@@ -114,7 +114,7 @@ func TestCompareRefusesMeaninglessPairs(t *testing.T) {
 		{"mesh with cni", []string{fixtureRun("aa-1"), fixtureRun("cni-local")}, "runs of different kinds"},
 	} {
 		code, out, errOut := run(t, append([]string{"compare"}, tc.args...)...)
-		if code != ExitBadInput || !strings.Contains(errOut, tc.want) || out != "" {
+		if code != exitBadInput || !strings.Contains(errOut, tc.want) || out != "" {
 			t.Errorf("%s: exit %d, want 2 and %q\nstdout %q\nstderr %s", tc.name, code, tc.want, out, errOut)
 		}
 	}

@@ -55,8 +55,8 @@ pull from the scenario's spec.images.registry (or --image-registry), so push to 
   save    build and write one OCI layout tarball holding both, for ctr / kind:
           ctr -n k8s.io images import FILE; kind load image-archive FILE`
 
-// NewImagesCommand builds, pushes or saves meshbench's own images.
-func NewImagesCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+// newImagesCommand builds, pushes or saves meshbench's own images.
+func newImagesCommand(streams Streams, g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "images build|push|save",
 		Short: "Build, push or save meshbench's own images (agent and CLI), multi-arch, without Docker",
@@ -76,7 +76,7 @@ func NewImagesCommand(streams Streams, g *GlobalFlags) *cobra.Command {
 	return cmd
 }
 
-func newImagesVerb(streams Streams, g *GlobalFlags, verb, short string) *cobra.Command {
+func newImagesVerb(streams Streams, g *globalFlags, verb, short string) *cobra.Command {
 	f := &imagesFlags{}
 	cmd := &cobra.Command{
 		Use:   verb,
@@ -110,7 +110,7 @@ func newImagesVerb(streams Streams, g *GlobalFlags, verb, short string) *cobra.C
 	return cmd
 }
 
-func runImages(ctx context.Context, streams Streams, g *GlobalFlags, verb string, f *imagesFlags) error {
+func runImages(ctx context.Context, streams Streams, g *globalFlags, verb string, f *imagesFlags) error {
 	if verb != "save" {
 		if err := g.checkOutput("table", "json", "yaml"); err != nil {
 			return err
@@ -260,7 +260,7 @@ func addSkipImageCheckFlag(fl *pflag.FlagSet, p *bool) {
 // connectRun builds the clients of a run or cni once, for both checks before anything is created, in this order:
 // the images (checkRunImages; a kubeconfig file refused by inputfile's rule is said before any registry is asked),
 // then the API server (orchestrate.Reach). It returns the clients and the server's version.
-func connectRun(ctx context.Context, g *GlobalFlags, streams Streams, s *scenario.Scenario, run, cni, skip bool) (*kube.Clients, string, error) {
+func connectRun(ctx context.Context, g *globalFlags, streams Streams, s *scenario.Scenario, run, cni, skip bool) (*kube.Clients, string, error) {
 	clients, err := kube.NewClients(g.Kubeconfig, g.Context)
 	if ierr := checkRunImages(ctx, g, streams, clients, err, s, run, cni, skip); ierr != nil {
 		return nil, "", ierr
@@ -272,8 +272,8 @@ func connectRun(ctx context.Context, g *GlobalFlags, streams Streams, s *scenari
 // a FAIL is bad input, exit 2). clients are kube.NewClients' with its error clientsErr: a kubeconfig file that is no
 // regular file or above its cap is bad input, said before any registry is asked; without clients for another reason
 // the nodes' platforms are not compared (and the run reports why itself).
-func checkRunImages(ctx context.Context, g *GlobalFlags, streams Streams, clients *kube.Clients, clientsErr error, s *scenario.Scenario, run, cni, skip bool) error {
-	log := g.Logger(streams.ErrOut)
+func checkRunImages(ctx context.Context, g *globalFlags, streams Streams, clients *kube.Clients, clientsErr error, s *scenario.Scenario, run, cni, skip bool) error {
+	log := g.logger(streams.ErrOut)
 	if skip {
 		log.Warn("image check skipped (--skip-image-check)")
 		return nil

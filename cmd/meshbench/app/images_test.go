@@ -62,7 +62,7 @@ func TestImagesBuildPushSave(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "1764547200")
 	src := fakeSource(t)
 	code, out, errOut := run(t, "images", "build", "--source", src, "--registry", "registry.example/mb", "--tag", "t1", "-o", "json")
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("build: exit %d\n%s", code, errOut)
 	}
 	var built []images.Built
@@ -74,13 +74,13 @@ func TestImagesBuildPushSave(t *testing.T) {
 		t.Errorf("built %+v\nstderr %s", built, errOut)
 	}
 	code, table, _ := run(t, "images", "build", "--source", src, "--registry", "registry.example/mb", "--tag", "t1", "--platform", "linux/arm64")
-	if code != ExitOK || !strings.Contains(table, "registry.example/mb/meshbench:t1") || !strings.Contains(table, "  linux/arm64") || strings.Contains(table, "linux/amd64") {
+	if code != exitOK || !strings.Contains(table, "registry.example/mb/meshbench:t1") || !strings.Contains(table, "  linux/arm64") || strings.Contains(table, "linux/amd64") {
 		t.Errorf("build table (exit %d):\n%s", code, table)
 	}
 
 	reg := memRegistry(t) + "/meshbench"
 	code, out, errOut = run(t, "images", "push", "--source", src, "--registry", reg, "--tag", "t1", "--insecure")
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("push: exit %d\n%s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -101,7 +101,7 @@ func TestImagesBuildPushSave(t *testing.T) {
 
 	file := filepath.Join(t.TempDir(), "images.tar")
 	code, out, errOut = run(t, "images", "save", "--source", src, "--registry", reg, "--tag", "t1", "-o", file, "--platform", "linux/amd64")
-	if st, err := os.Stat(file); code != ExitOK || err != nil || st.Size() == 0 || !strings.Contains(out, "wrote "+file) || !strings.Contains(errOut, "kind load image-archive "+file) {
+	if st, err := os.Stat(file); code != exitOK || err != nil || st.Size() == 0 || !strings.Contains(out, "wrote "+file) || !strings.Contains(errOut, "kind load image-archive "+file) {
 		t.Errorf("save: exit %d, %v\n%s\n%s", code, err, out, errOut)
 	}
 }
@@ -123,7 +123,7 @@ func TestImagesBadInput(t *testing.T) {
 		{[]string{"images", "publish"}, "unknown command"},
 	} {
 		code, _, errOut := run(t, c.args...)
-		if code != ExitBadInput || !strings.Contains(errOut, c.want) {
+		if code != exitBadInput || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, errOut, c.want)
 		}
 	}
@@ -157,7 +157,7 @@ func TestRunStopsOnMissingImage(t *testing.T) {
 		{"cni", "-f", scn, "--image-registry", reg, "--output-dir", runs, "--kubeconfig", kc},
 	} {
 		code, _, errOut := run(t, args...)
-		if code != ExitBadInput || !strings.Contains(errOut, reg+"/meshbench-agent:") || !strings.Contains(errOut, "not found") ||
+		if code != exitBadInput || !strings.Contains(errOut, reg+"/meshbench-agent:") || !strings.Contains(errOut, "not found") ||
 			!strings.Contains(errOut, "meshbench images push --registry "+reg) || !strings.Contains(errOut, "nothing was created") {
 			t.Errorf("%s: exit %d\n%s", args[0], code, errOut)
 		}
@@ -165,7 +165,7 @@ func TestRunStopsOnMissingImage(t *testing.T) {
 			t.Errorf("%s created %s before the image check failed", args[0], runs)
 		}
 	}
-	if code, _, errOut := run(t, "run", "--resume", runs, "--image-registry", reg); code != ExitBadInput || !strings.Contains(errOut, "keeps the images it recorded") {
+	if code, _, errOut := run(t, "run", "--resume", runs, "--image-registry", reg); code != exitBadInput || !strings.Contains(errOut, "keeps the images it recorded") {
 		t.Errorf("--resume with --image-registry: exit %d %s", code, errOut)
 	}
 }
@@ -224,11 +224,11 @@ func TestScheduleImageFollowsRegistry(t *testing.T) {
 	scn := filepath.Join("..", "..", "..", "schedule", "testdata", "scenario.yaml")
 	tag := images.Tag(version.Get().Version)
 	code, out, errOut := run(t, "schedule", "-f", scn, "--pvc", "runs", "--image-registry", "reg.example/team")
-	if code != ExitOK || !strings.Contains(out, "image: reg.example/team/meshbench:"+tag+"\n") ||
+	if code != exitOK || !strings.Contains(out, "image: reg.example/team/meshbench:"+tag+"\n") ||
 		!strings.Contains(out, "agent: reg.example/team/meshbench-agent:"+tag+"\n") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	if code, out, _ := run(t, "schedule", "-f", scn, "--pvc", "runs", "--image", "pinned.example/mb:1"); code != ExitOK || !strings.Contains(out, "image: pinned.example/mb:1\n") {
+	if code, out, _ := run(t, "schedule", "-f", scn, "--pvc", "runs", "--image", "pinned.example/mb:1"); code != exitOK || !strings.Contains(out, "image: pinned.example/mb:1\n") {
 		t.Errorf("--image: exit %d\n%s", code, out)
 	}
 }

@@ -202,7 +202,7 @@ func TestHostileInputFilesExit2(t *testing.T) {
 					return path
 				})
 				code, stderr := runWithin(t, 30*time.Second, args...)
-				if code != ExitBadInput {
+				if code != exitBadInput {
 					t.Fatalf("%v: exit %d, want 2\n%s", args, code, stderr)
 				}
 				for _, want := range []string{placed, inputfile.Bytes(in.kind.Max())} {
@@ -236,8 +236,8 @@ func TestExitCodeOfInputFileErrors(t *testing.T) {
 	if err == nil {
 		t.Skip("/dev/zero is not a device here")
 	}
-	if got := exitCode(fmt.Errorf("connect: %w", fmt.Errorf("load kubeconfig: %w", err))); got != ExitBadInput {
-		t.Errorf("exit code %d, want %d", got, ExitBadInput)
+	if got := exitCode(fmt.Errorf("connect: %w", fmt.Errorf("load kubeconfig: %w", err))); got != exitBadInput {
+		t.Errorf("exit code %d, want %d", got, exitBadInput)
 	}
 }
 
@@ -262,12 +262,12 @@ func TestInvalidRunDirectories(t *testing.T) {
 		code int
 		want string
 	}{
-		{"invalid-conflicting-sample", ExitBadInput, "samples.jsonl:4: "},
-		{"invalid-conflicting-case", ExitBadInput, "cases.jsonl:4: "},
-		{"invalid-status", ExitBadInput, `cases.jsonl:2: case "single/sidecar/100/r2": unknown status "bogus"`},
-		{"invalid-duplicate-lines", ExitOK, "samples.jsonl:1,4: "},
-		{"invalid-physics", ExitOK, "value 1e+308 is beyond 1e+15"},
-		{"invalid-clock", ExitOK, "before it starts"},
+		{"invalid-conflicting-sample", exitBadInput, "samples.jsonl:4: "},
+		{"invalid-conflicting-case", exitBadInput, "cases.jsonl:4: "},
+		{"invalid-status", exitBadInput, `cases.jsonl:2: case "single/sidecar/100/r2": unknown status "bogus"`},
+		{"invalid-duplicate-lines", exitOK, "samples.jsonl:1,4: "},
+		{"invalid-physics", exitOK, "value 1e+308 is beyond 1e+15"},
+		{"invalid-clock", exitOK, "before it starts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -281,7 +281,7 @@ func TestInvalidRunDirectories(t *testing.T) {
 			if code != tc.code {
 				t.Errorf("compare: exit %d (want %d)\n%s", code, tc.code, stderr)
 			}
-			if code == ExitOK && !json.Valid([]byte(out)) {
+			if code == exitOK && !json.Valid([]byte(out)) {
 				t.Errorf("compare -o json: not JSON:\n%s", out)
 			}
 		})

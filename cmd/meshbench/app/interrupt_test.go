@@ -34,21 +34,21 @@ func TestExitCodeOfInterruptions(t *testing.T) {
 		err  error
 		want int
 	}{
-		{"SIGINT", fmt.Errorf("run x interrupted after 1 of 4 cases: %w", sigint), ExitSIGINT},
-		{"SIGTERM", fmt.Errorf("interrupted: %w", sigterm), ExitSIGTERM},
+		{"SIGINT", fmt.Errorf("run x interrupted after 1 of 4 cases: %w", sigint), exitSIGINT},
+		{"SIGTERM", fmt.Errorf("interrupted: %w", sigterm), exitSIGTERM},
 		// A check cut short by the signal reads as bad input, a case as failed: the interruption wins.
-		{"signal inside bad input", &orchestrate.InputError{Err: fmt.Errorf("get /version: %w", sigint)}, ExitSIGINT},
-		{"signal inside a failed run", &ExitError{Code: ExitRunFailed, Err: errors.Join(errors.New("case failed"), sigterm)}, ExitSIGTERM},
-		{"cancelled without a signal is a failed run", fmt.Errorf("x: %w", context.Canceled), ExitRunFailed},
-		{"bad input", badInput(errors.New("x")), ExitBadInput},
+		{"signal inside bad input", &orchestrate.InputError{Err: fmt.Errorf("get /version: %w", sigint)}, exitSIGINT},
+		{"signal inside a failed run", &exitError{Code: exitRunFailed, Err: errors.Join(errors.New("case failed"), sigterm)}, exitSIGTERM},
+		{"cancelled without a signal is a failed run", fmt.Errorf("x: %w", context.Canceled), exitRunFailed},
+		{"bad input", badInput(errors.New("x")), exitBadInput},
 	}
 	for _, tc := range tests {
 		if got := exitCode(tc.err); got != tc.want {
 			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.want)
 		}
 	}
-	if ExitSIGINT != 128+int(syscall.SIGINT) || ExitSIGTERM != 128+int(syscall.SIGTERM) {
-		t.Errorf("exit codes %d %d are not the shell's 128+signal", ExitSIGINT, ExitSIGTERM)
+	if exitSIGINT != 128+int(syscall.SIGINT) || exitSIGTERM != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit codes %d %d are not the shell's 128+signal", exitSIGINT, exitSIGTERM)
 	}
 }
 
@@ -135,9 +135,9 @@ func TestInterruptedRunExits130AndIsMarked(t *testing.T) {
 	}
 	_ = store.Close()
 	var stdout, stderr bytes.Buffer
-	runErr := runDone(ctx, Streams{Out: &stdout, ErrOut: &stderr}, &GlobalFlags{Output: "table"},
+	runErr := runDone(ctx, Streams{Out: &stdout, ErrOut: &stderr}, &globalFlags{Output: "table"},
 		orchestrate.RunResult{RunID: meta.RunID, Dir: store.Dir(), Summary: sum, Markdown: md, Outcome: out}, nil)
-	if code := exitCode(runErr); code != ExitSIGINT || !strings.Contains(runErr.Error(), "interrupted after 1 of 4 cases (continue with --resume") {
+	if code := exitCode(runErr); code != exitSIGINT || !strings.Contains(runErr.Error(), "interrupted after 1 of 4 cases (continue with --resume") {
 		t.Errorf("exit %d, error %v", code, runErr)
 	}
 	run, err := results.Read(store.Dir())
@@ -290,8 +290,8 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if code := exitOf(t, done, 10*time.Second); code != ExitSIGINT {
-		t.Errorf("exit %d after the second signal, want %d", code, ExitSIGINT)
+	if code := exitOf(t, done, 10*time.Second); code != exitSIGINT {
+		t.Errorf("exit %d after the second signal, want %d", code, exitSIGINT)
 	}
 	if d := time.Since(sent); d > 5*time.Second {
 		t.Errorf("took %s to exit after the second signal (cleanup sleeps a minute)", d)

@@ -36,8 +36,8 @@ func TestBadManifestsExitTwo(t *testing.T) {
 			}
 			for _, cmd := range []string{"plan", "preflight"} {
 				code, _, errOut := run(t, cmd, "-f", f)
-				if code != ExitBadInput {
-					t.Errorf("%s: code %d, want %d; stderr %s", cmd, code, ExitBadInput, errOut)
+				if code != exitBadInput {
+					t.Errorf("%s: code %d, want %d; stderr %s", cmd, code, exitBadInput, errOut)
 				}
 				for _, w := range tc.want {
 					if !strings.Contains(errOut, w) {
@@ -47,7 +47,7 @@ func TestBadManifestsExitTwo(t *testing.T) {
 			}
 		})
 	}
-	if code, _, errOut := run(t, "plan", "-f", "../../../examples/own-app.yaml"); code != ExitOK {
+	if code, _, errOut := run(t, "plan", "-f", "../../../examples/own-app.yaml"); code != exitOK {
 		t.Errorf("examples/own-app.yaml: code %d: %s", code, errOut)
 	}
 }

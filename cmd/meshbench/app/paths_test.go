@@ -36,8 +36,8 @@ func TestReportBadFlagsExit2(t *testing.T) {
 				args = append(args, "--output-dir", t.TempDir()) // never into the fixture run, whatever happens
 			}
 			code, stdout, stderr := run(t, args...)
-			if code != ExitBadInput {
-				t.Errorf("exit %d, want %d\n%s", code, ExitBadInput, stderr)
+			if code != exitBadInput {
+				t.Errorf("exit %d, want %d\n%s", code, exitBadInput, stderr)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(stderr, w) {
@@ -74,13 +74,13 @@ func TestImagesSaveBadPathExit2(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			code, _, stderr := run(t, "images", "save", "--source", src, "--platform", "linux/amd64", "-o", tc.out, "-q")
-			if code != ExitBadInput || !strings.Contains(stderr, "-o/--output: ") || !strings.Contains(stderr, tc.want) {
+			if code != exitBadInput || !strings.Contains(stderr, "-o/--output: ") || !strings.Contains(stderr, tc.want) {
 				t.Errorf("exit %d, want 2 and -o/--output ... %q:\n%s", code, tc.want, stderr)
 			}
 		})
 	}
 	code, _, stderr := run(t, "images", "save", "--source", src, "--platform", "windows/amd64", "-o", filepath.Join(file, "x.tar"), "-q")
-	if code != ExitBadInput || !strings.Contains(stderr, "--platform") || !strings.Contains(stderr, "-o/--output") {
+	if code != exitBadInput || !strings.Contains(stderr, "--platform") || !strings.Contains(stderr, "-o/--output") {
 		t.Errorf("bad platform and -o: exit %d, want both named:\n%s", code, stderr)
 	}
 }
@@ -96,7 +96,7 @@ func TestPreflightBadPrometheusURL(t *testing.T) {
 		"ftp://prom":             `--prometheus-url "ftp://prom"`,
 	} {
 		code, _, stderr := run(t, "preflight", "-f", "../../../examples/quickstart.yaml", "--prometheus-url", url, "--kubeconfig", kc)
-		if code != ExitBadInput || !strings.Contains(stderr, want) || !strings.Contains(stderr, "(it overrides spec.prometheus.url)") {
+		if code != exitBadInput || !strings.Contains(stderr, want) || !strings.Contains(stderr, "(it overrides spec.prometheus.url)") {
 			t.Errorf("%q: exit %d, want 2 and %q:\n%s", url, code, want, stderr)
 		}
 		if strings.Contains(stderr, "127.0.0.1:1") {

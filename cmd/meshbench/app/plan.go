@@ -18,8 +18,8 @@ type planFlags struct {
 	imageRegistry string
 }
 
-// NewPlanCommand prints the expanded plan of a scenario without touching any cluster.
-func NewPlanCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+// newPlanCommand prints the expanded plan of a scenario without touching any cluster.
+func newPlanCommand(streams Streams, g *globalFlags) *cobra.Command {
 	f := &planFlags{}
 	cmd := &cobra.Command{
 		Use:   "plan -f SCENARIO",
@@ -44,7 +44,7 @@ every problem listed; no cluster is contacted.`,
 	return cmd
 }
 
-func runPlan(_ context.Context, streams Streams, g *GlobalFlags, f *planFlags) error {
+func runPlan(_ context.Context, streams Streams, g *globalFlags, f *planFlags) error {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}

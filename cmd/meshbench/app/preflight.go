@@ -18,8 +18,8 @@ type preflightFlags struct {
 	imageRegistry string
 }
 
-// NewPreflightCommand checks, without changing anything, whether a scenario can run on the cluster.
-func NewPreflightCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+// newPreflightCommand checks, without changing anything, whether a scenario can run on the cluster.
+func newPreflightCommand(streams Streams, g *globalFlags) *cobra.Command {
 	f := &preflightFlags{}
 	cmd := &cobra.Command{
 		Use:   "preflight -f SCENARIO",
@@ -46,7 +46,7 @@ the requested modes.`,
 	return cmd
 }
 
-func runPreflight(ctx context.Context, streams Streams, g *GlobalFlags, f *preflightFlags) error {
+func runPreflight(ctx context.Context, streams Streams, g *globalFlags, f *preflightFlags) error {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}

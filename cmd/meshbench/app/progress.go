@@ -12,7 +12,7 @@ import (
 // progressWriter is where progress goes: nothing with -q; w itself when it is a terminal (redrawn bars); otherwise a
 // lineWriter, so logs that are files (a CronJob's pod log, CI, `2>run.log`) get plain timestamped lines, not a
 // carriage-return redraw every second.
-func progressWriter(g *GlobalFlags, w io.Writer) io.Writer {
+func progressWriter(g *globalFlags, w io.Writer) io.Writer {
 	if g.Quiet || w == nil {
 		return nil
 	}

@@ -22,8 +22,8 @@ type projectFlags struct {
 	istiodCurve        string
 }
 
-// NewProjectCommand projects each mode's cost to a production shape from a run's fitted lines.
-func NewProjectCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+// newProjectCommand projects each mode's cost to a production shape from a run's fitted lines.
+func newProjectCommand(streams Streams, g *globalFlags) *cobra.Command {
 	f := &projectFlags{}
 	cmd := &cobra.Command{
 		Use:   "project RUN_DIR",
@@ -175,7 +175,7 @@ func readIstiodCurve(field, base, shapeFile, flag string, flagSet bool) (*istiod
 	return &istiodCurve{curve: c, name: filepath.Base(path)}, nil
 }
 
-func runProject(_ context.Context, streams Streams, g *GlobalFlags, sh capacity.Shape, curve *istiodCurve, dir string) error {
+func runProject(_ context.Context, streams Streams, g *globalFlags, sh capacity.Shape, curve *istiodCurve, dir string) error {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func runProject(_ context.Context, streams Streams, g *GlobalFlags, sh capacity.
 }
 
 // runHoldout checks the run's model against one of its own load levels.
-func runHoldout(_ context.Context, streams Streams, g *GlobalFlags, level, dir string) error {
+func runHoldout(_ context.Context, streams Streams, g *globalFlags, level, dir string) error {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}

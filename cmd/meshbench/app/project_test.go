@@ -17,7 +17,7 @@ func TestProjectGolden(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ format, golden string }{{"table", "project.txt"}, {"json", "project.json"}} {
 		code, out, errOut := run(t, append(goldenArgs, "-o", c.format)...)
-		if code != ExitOK {
+		if code != exitOK {
 			t.Fatalf("-o %s: exit %d\n%s", c.format, code, errOut)
 		}
 		want, err := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", c.golden))
@@ -40,7 +40,7 @@ func TestProjectShapeFile(t *testing.T) {
 	}
 	code, out, errOut := run(t, "project", fixtureRun("capacity"), "-f", file, "--nodes", "20")
 	want, _ := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", "project.txt"))
-	if code != ExitOK || out != string(want) {
+	if code != exitOK || out != string(want) {
 		t.Errorf("exit %d, output differs from the flags' projection\n%s", code, errOut)
 	}
 	perPod := filepath.Join(dir, "pods.txt")
@@ -48,7 +48,7 @@ func TestProjectShapeFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = run(t, "project", fixtureRun("capacity"), "--rps-per-pod", perPod, "--nodes", "2", "--namespaces", "1")
-	if code != ExitOK || !strings.Contains(out, "Shape: 2 pods, 2 nodes, 1 namespaces, 5000 rps (per pod from --rps-per-pod)") ||
+	if code != exitOK || !strings.Contains(out, "Shape: 2 pods, 2 nodes, 1 namespaces, 5000 rps (per pod from --rps-per-pod)") ||
 		!strings.Contains(out, "the pods' rates (2..3 krps per pod) leave the measured") {
 		t.Errorf("--rps-per-pod: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -74,8 +74,8 @@ func TestProjectBadInput(t *testing.T) {
 		{[]string{"--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "3", "-o", "csv"}, []string{"--output"}},
 	} {
 		code, _, errOut := run(t, append([]string{"project", fixtureRun("capacity")}, c.args...)...)
-		if code != ExitBadInput {
-			t.Errorf("%v: exit %d, want %d\n%s", c.args, code, ExitBadInput, errOut)
+		if code != exitBadInput {
+			t.Errorf("%v: exit %d, want %d\n%s", c.args, code, exitBadInput, errOut)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(errOut, w) {
@@ -83,7 +83,7 @@ func TestProjectBadInput(t *testing.T) {
 			}
 		}
 	}
-	if code, _, errOut := run(t, "project", t.TempDir(), "--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "3"); code != ExitBadInput {
+	if code, _, errOut := run(t, "project", t.TempDir(), "--pods", "5", "--nodes", "1", "--namespaces", "1", "--rps", "3"); code != exitBadInput {
 		t.Errorf("a directory without a run: exit %d\n%s", code, errOut)
 	}
 }
@@ -97,15 +97,15 @@ func TestProjectHoldout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code != ExitOK || out != string(want) {
+	if code != exitOK || out != string(want) {
 		t.Errorf("exit %d, output differs from capacity/testdata/holdout.txt\n%s\n%s", code, out, errOut)
 	}
 	code, out, _ = run(t, "project", fixtureRun("capacity"), "--holdout", "500", "-o", "json")
-	if code != ExitOK || !strings.Contains(out, `"level": "500"`) || !strings.Contains(out, `"inside": true`) {
+	if code != exitOK || !strings.Contains(out, `"level": "500"`) || !strings.Contains(out, `"inside": true`) {
 		t.Errorf("-o json: exit %d\n%s", code, out)
 	}
 	code, _, errOut = run(t, "project", fixtureRun("capacity"), "--holdout", "700")
-	if code != ExitBadInput || !strings.Contains(errOut, "its levels: 250, 500, 1000") {
+	if code != exitBadInput || !strings.Contains(errOut, "its levels: 250, 500, 1000") {
 		t.Errorf("unknown level: exit %d\n%s", code, errOut)
 	}
 }
@@ -119,7 +119,7 @@ func TestProjectIstiodCurve(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ format, golden string }{{"table", "project-curve.txt"}, {"json", "project-curve.json"}} {
 		code, out, errOut := run(t, append(goldenArgs, "--istiod-curve", curveFixture, "-o", c.format)...)
-		if code != ExitOK {
+		if code != exitOK {
 			t.Fatalf("-o %s: exit %d\n%s", c.format, code, errOut)
 		}
 		want, err := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", c.golden))
@@ -147,7 +147,7 @@ func TestProjectIstiodCurve(t *testing.T) {
 	}
 	code, out, errOut := run(t, "project", fixtureRun("capacity"), "-f", file)
 	want, _ := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", "project-curve.txt"))
-	if code != ExitOK || out != string(want) {
+	if code != exitOK || out != string(want) {
 		t.Errorf("istiodCurve in the shape file: exit %d, output differs from project-curve.txt\n%s", code, errOut)
 	}
 }
@@ -174,8 +174,8 @@ func TestProjectIstiodCurveBadInput(t *testing.T) {
 		{[]string{"--holdout", "500", "--istiod-curve", curveFixture}, []string{"--istiod-curve: --holdout"}},
 	} {
 		code, _, errOut := run(t, append([]string{"project", fixtureRun("capacity")}, c.args...)...)
-		if code != ExitBadInput {
-			t.Errorf("%v: exit %d, want %d\n%s", c.args, code, ExitBadInput, errOut)
+		if code != exitBadInput {
+			t.Errorf("%v: exit %d, want %d\n%s", c.args, code, exitBadInput, errOut)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(errOut, w) {
@@ -184,7 +184,7 @@ func TestProjectIstiodCurveBadInput(t *testing.T) {
 		}
 	}
 	// The flag overrides the file's field (the broken one is never read).
-	if code, _, errOut := run(t, "project", fixtureRun("capacity"), "-f", shape, "--istiod-curve", curveFixture); code != ExitOK {
+	if code, _, errOut := run(t, "project", fixtureRun("capacity"), "-f", shape, "--istiod-curve", curveFixture); code != exitOK {
 		t.Errorf("--istiod-curve over a broken istiodCurve: exit %d\n%s", code, errOut)
 	}
 }
@@ -196,7 +196,7 @@ func TestProjectChainDepth(t *testing.T) {
 	args := append([]string{"project", fixtureRun("chain-depth")}, goldenArgs[2:]...)
 	for _, c := range []struct{ format, golden string }{{"table", "project-chain-depth.txt"}, {"json", "project-chain-depth.json"}} {
 		code, out, errOut := run(t, append(args, "-o", c.format)...)
-		if code != ExitOK {
+		if code != exitOK {
 			t.Fatalf("-o %s: exit %d\n%s", c.format, code, errOut)
 		}
 		want, err := os.ReadFile(filepath.Join("..", "..", "..", "capacity", "testdata", c.golden))
@@ -208,7 +208,7 @@ func TestProjectChainDepth(t *testing.T) {
 		}
 	}
 	code, out, _ := run(t, append(goldenArgs, "-o", "json")...)
-	if code != ExitOK || strings.Contains(out, `"hops"`) {
+	if code != exitOK || strings.Contains(out, `"hops"`) {
 		t.Errorf("a run without chain depths: exit %d, hops in the JSON: %v", code, strings.Contains(out, `"hops"`))
 	}
 }
@@ -220,7 +220,7 @@ func TestProjectChainDepth(t *testing.T) {
 func TestProjectSyntheticGaps(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := run(t, append([]string{"project", fixtureRun("capacity-gaps")}, goldenArgs[2:]...)...)
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	for _, want := range []string{
@@ -237,7 +237,7 @@ func TestProjectSyntheticGaps(t *testing.T) {
 		}
 	}
 	code, out, errOut = run(t, "project", fixtureRun("capacity-gaps"), "--pods", "10", "--nodes", "3", "--namespaces", "1", "--rps", "1000", "-o", "json")
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("-o json: exit %d\n%s", code, errOut)
 	}
 	var p struct {
@@ -266,7 +266,7 @@ func TestProjectSyntheticGaps(t *testing.T) {
 func TestProjectSyntheticNarrow(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := run(t, "project", fixtureRun("capacity-narrow"), "--pods", "10", "--nodes", "3", "--namespaces", "1", "--rps", "10000")
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	for _, want := range []string{"sidecar  usage  0.913 [no interval] (s)", "constant (levels too close)", "a span of 1.01x"} {
@@ -289,12 +289,12 @@ func TestProjectSyntheticNarrow(t *testing.T) {
 func TestProjectStatesNoiseAssumption(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := run(t, goldenArgs...)
-	if code != ExitOK || !strings.Contains(out, "intervals assume the scatter between repetitions is the same at every load") ||
+	if code != exitOK || !strings.Contains(out, "intervals assume the scatter between repetitions is the same at every load") ||
 		!strings.Contains(out, "meshbench project RUN_DIR --holdout 1000") {
 		t.Errorf("exit %d: the assumption or the check is missing\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = run(t, "project", fixtureRun("capacity"), "--holdout", "1000")
-	if code != ExitOK || !strings.Contains(out, "Scatter between repetitions at 1000:") {
+	if code != exitOK || !strings.Contains(out, "Scatter between repetitions at 1000:") {
 		t.Errorf("--holdout 1000: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

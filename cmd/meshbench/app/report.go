@@ -27,9 +27,9 @@ type reportFlags struct {
 	show         []string
 }
 
-// NewReportCommand renders a run directory into report.md, report.html, CSVs and charts, and optionally pushes the
+// newReportCommand renders a run directory into report.md, report.html, CSVs and charts, and optionally pushes the
 // summary to a Pushgateway.
-func NewReportCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+func newReportCommand(streams Streams, g *globalFlags) *cobra.Command {
 	f := &reportFlags{}
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR [CNI_RUN_DIR]",
@@ -70,7 +70,7 @@ HTML), e.g. --show headlines,modes as make demo ends; the report files are still
 	return cmd
 }
 
-func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFlags, dirs []string) error {
+func runReport(ctx context.Context, streams Streams, g *globalFlags, f *reportFlags, dirs []string) error {
 	sections, err := reportSections(g, f)
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func runReport(ctx context.Context, streams Streams, g *GlobalFlags, f *reportFl
 }
 
 // reportSections checks --output and parses --show (nil: no --show), which prints text and so needs --output table.
-func reportSections(g *GlobalFlags, f *reportFlags) ([]report.SectionID, error) {
+func reportSections(g *globalFlags, f *reportFlags) ([]report.SectionID, error) {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return nil, err
 	}

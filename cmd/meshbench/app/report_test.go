@@ -18,7 +18,7 @@ func TestReportWritesFiles(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	code, stdout, errOut := run(t, "report", fixtureRun("sample"), "--out", out)
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	for _, name := range []string{"report.md", "report.html", "series.csv", "deltas.csv", "cases.csv", "charts/cni-tcp-throughput.svg"} {
@@ -42,7 +42,7 @@ func TestReportStandInWarnsAndPushes(t *testing.T) {
 	}))
 	defer srv.Close()
 	code, _, errOut := run(t, "report", fixtureRun("aa-1"), "--no-files", "--push", srv.URL, "--push-job", "nightly", "--push-instance", "ci")
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	if !strings.Contains(errOut, "figures are not Istio's") {
@@ -56,8 +56,8 @@ func TestReportStandInWarnsAndPushes(t *testing.T) {
 func TestReportBadInput(t *testing.T) {
 	t.Parallel()
 	code, _, _ := run(t, "report", fixtureRun("missing"), "--output-dir", t.TempDir())
-	if code != ExitBadInput {
-		t.Errorf("missing run dir: exit %d, want %d", code, ExitBadInput)
+	if code != exitBadInput {
+		t.Errorf("missing run dir: exit %d, want %d", code, exitBadInput)
 	}
 }
 
@@ -65,7 +65,7 @@ func TestReportCombinesMeshAndCNIRuns(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	code, _, errOut := run(t, "report", fixtureRun("cni-local"), fixtureRun("mesh-local"), "--output-dir", out)
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
@@ -97,8 +97,8 @@ func TestReportRefusesToCombine(t *testing.T) {
 		{"--latest with two", []string{fixtureRun("mesh-local"), fixtureRun("cni-local"), "--latest"}, "--latest takes one directory"},
 	} {
 		code, _, errOut := run(t, append(append([]string{"report"}, tt.args...), "--output-dir", t.TempDir())...)
-		if code != ExitBadInput || !strings.Contains(errOut, tt.want) {
-			t.Errorf("%s: exit %d, want %d with %q:\n%s", tt.name, code, ExitBadInput, tt.want, errOut)
+		if code != exitBadInput || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%s: exit %d, want %d with %q:\n%s", tt.name, code, exitBadInput, tt.want, errOut)
 		}
 	}
 }
@@ -120,7 +120,7 @@ func TestReportComputesMissingSummary(t *testing.T) {
 		}
 	}
 	code, _, errOut := run(t, "report", dir)
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report", "report.md"))
@@ -151,7 +151,7 @@ func TestReportComputesMissingSummary(t *testing.T) {
 func TestReportShow(t *testing.T) {
 	t.Parallel()
 	code, stdout, errOut := run(t, "report", fixtureRun("sample"), "--no-files", "--show", "headlines,modes")
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	if !strings.HasPrefix(stdout, "Headlines\n=========\n") || !strings.Contains(stdout, "\nChange between modes\n") ||
@@ -159,7 +159,7 @@ func TestReportShow(t *testing.T) {
 		t.Errorf("--show headlines,modes printed:\n%s", stdout)
 	}
 	code, stdout, errOut = run(t, "report", fixtureRun("sample"), "--no-files", "--show", "headlines,capacity")
-	if code != ExitOK || !strings.Contains(errOut, "has no section capacity") || !strings.HasPrefix(stdout, "Headlines\n") {
+	if code != exitOK || !strings.Contains(errOut, "has no section capacity") || !strings.HasPrefix(stdout, "Headlines\n") {
 		t.Errorf("a section the run lacks: exit %d\n%s\n%s", code, errOut, stdout)
 	}
 	for _, c := range []struct {
@@ -170,7 +170,7 @@ func TestReportShow(t *testing.T) {
 		{[]string{"--show", "headlines", "-o", "json"}, "--show prints text for a terminal: it cannot be combined with --output json"},
 	} {
 		code, _, errOut := run(t, append([]string{"report", fixtureRun("sample"), "--no-files"}, c.args...)...)
-		if code != ExitBadInput || !strings.Contains(errOut, c.want) {
+		if code != exitBadInput || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, errOut, c.want)
 		}
 	}
@@ -191,7 +191,7 @@ func TestDemoResultScreen(t *testing.T) {
 	}
 	args := strings.Fields(strings.ReplaceAll(string(m[1]), `"$dir"`, fixtureRun("sample")))
 	code, stdout, errOut := run(t, args...)
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("demo.sh's %v: exit %d\n%s", args, code, errOut)
 	}
 	if !strings.Contains(stdout, "Headlines\n=========\n") || !strings.Contains(stdout, "Change between modes\n") {
@@ -206,7 +206,7 @@ func TestDemoResultScreen(t *testing.T) {
 	// cold demo of 2026-12-06 printed them twice, once more on stderr).
 	args = strings.Fields(strings.ReplaceAll(string(m[1]), `"$dir"`, fixtureRun("mesh-local")))
 	code, stdout, errOut = run(t, args...)
-	if code != ExitOK || !strings.HasPrefix(stdout, "WARNING: ") {
+	if code != exitOK || !strings.HasPrefix(stdout, "WARNING: ") {
 		t.Fatalf("demo.sh's %v on a run with caveats: exit %d, want the caveats first\n%s\n%s", args, code, stdout, errOut)
 	}
 	screen := stdout + errOut

@@ -25,8 +25,8 @@ type Streams struct {
 	ErrOut io.Writer
 }
 
-// GlobalFlags are shared by every verb (Kubeconfig and Context only by those that talk to a cluster).
-type GlobalFlags struct {
+// globalFlags are shared by every verb (Kubeconfig and Context only by those that talk to a cluster).
+type globalFlags struct {
 	Kubeconfig string
 	Context    string
 	Verbose    int
@@ -34,8 +34,8 @@ type GlobalFlags struct {
 	Output     string // table | json | yaml (some verbs add csv)
 }
 
-// Logger returns the slog logger the flags ask for: warnings only with -q, debug with -v.
-func (g *GlobalFlags) Logger(w io.Writer) *slog.Logger {
+// logger returns the slog logger the flags ask for: warnings only with -q, debug with -v.
+func (g *globalFlags) logger(w io.Writer) *slog.Logger {
 	level := slog.LevelInfo
 	switch {
 	case g.Quiet:
@@ -47,7 +47,7 @@ func (g *GlobalFlags) Logger(w io.Writer) *slog.Logger {
 }
 
 // checkOutput validates -o against the formats a verb supports.
-func (g *GlobalFlags) checkOutput(allowed ...string) error {
+func (g *globalFlags) checkOutput(allowed ...string) error {
 	for _, a := range allowed {
 		if g.Output == a {
 			return nil
@@ -73,9 +73,9 @@ Exit codes:
        marks the run interrupted; meshbench run --resume continues it). A second signal during cleanup exits at
        once with the same code and says what may be left (meshbench cleanup removes it)`
 
-// NewRootCommand builds the command tree.
-func NewRootCommand(streams Streams) *cobra.Command {
-	g := &GlobalFlags{}
+// newRootCommand builds the command tree.
+func newRootCommand(streams Streams) *cobra.Command {
+	g := &globalFlags{}
 	v := version.Get()
 	root := &cobra.Command{
 		Use:           "meshbench",
@@ -98,20 +98,20 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	// Only the verbs that talk to a cluster offer --kubeconfig and --context; plan, report, compare, version and
 	// images work offline.
 	cluster := []*cobra.Command{
-		NewRunCommand(streams, g),
-		NewCNICommand(streams, g),
-		NewScheduleCommand(streams, g),
-		NewPreflightCommand(streams, g),
-		NewCleanupCommand(streams, g),
+		newRunCommand(streams, g),
+		newCNICommand(streams, g),
+		newScheduleCommand(streams, g),
+		newPreflightCommand(streams, g),
+		newCleanupCommand(streams, g),
 	}
 	for _, c := range cluster {
 		addClusterFlags(c, g)
 	}
-	root.AddCommand(NewVersionCommand(streams), NewPlanCommand(streams, g))
+	root.AddCommand(newVersionCommand(streams), newPlanCommand(streams, g))
 	root.AddCommand(cluster[:2]...)
-	root.AddCommand(NewReportCommand(streams, g), NewCompareCommand(streams, g), NewProjectCommand(streams, g))
+	root.AddCommand(newReportCommand(streams, g), newCompareCommand(streams, g), newProjectCommand(streams, g))
 	root.AddCommand(cluster[2:]...)
-	root.AddCommand(NewImagesCommand(streams, g))
+	root.AddCommand(newImagesCommand(streams, g))
 	addCompletionCommand(root)
 	return root
 }
@@ -128,7 +128,7 @@ func addCompletionCommand(root *cobra.Command) {
 }
 
 // addClusterFlags registers --kubeconfig and --context on a verb that talks to a cluster.
-func addClusterFlags(c *cobra.Command, g *GlobalFlags) {
+func addClusterFlags(c *cobra.Command, g *globalFlags) {
 	c.Flags().StringVar(&g.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	c.Flags().StringVar(&g.Context, "context", "", "kubeconfig context to use (default: the current context)")
 }
@@ -171,7 +171,7 @@ func Main() int {
 
 // Execute runs the command line args and returns the exit code; errors are printed once, on ErrOut.
 func Execute(ctx context.Context, streams Streams, args []string) int {
-	root := NewRootCommand(streams)
+	root := newRootCommand(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil && isUsageError(err) {
@@ -195,7 +195,7 @@ func Execute(ctx context.Context, streams Streams, args []string) int {
 // isUsageError recognises cobra's own argument errors (unknown command, missing required flag, wrong argument
 // count), which reach us as plain errors: they are bad input (exit 2).
 func isUsageError(err error) bool {
-	var ee *ExitError
+	var ee *exitError
 	if errors.As(err, &ee) {
 		return false
 	}

@@ -29,8 +29,8 @@ type runFlags struct {
 	skipImages    bool
 }
 
-// NewRunCommand runs a scenario end to end: deploy, switch modes, verify, load, collect, summarise.
-func NewRunCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+// newRunCommand runs a scenario end to end: deploy, switch modes, verify, load, collect, summarise.
+func newRunCommand(streams Streams, g *globalFlags) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
 		Use:   "run -f SCENARIO | --resume RUN_DIR [-f SCENARIO]",
@@ -81,7 +81,7 @@ registry does not have or refuses (--skip-image-check) and an API server that do
 	return cmd
 }
 
-func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) error {
+func runRun(ctx context.Context, streams Streams, g *globalFlags, f *runFlags) error {
 	if err := g.checkOutput("table", "json", "yaml"); err != nil {
 		return err
 	}
@@ -97,13 +97,13 @@ func runRun(ctx context.Context, streams Streams, g *GlobalFlags, f *runFlags) e
 	cfg := orchestrate.RunConfig{Scenario: s, ResumeDir: f.resume, Keep: f.keep, AllowExisting: f.allowExisting,
 		ReadyTimeout: f.readyTimeout, VerifyTimeout: f.verifyTimeout, DeleteTimeout: f.deleteTimeout}
 	res, runErr := orchestrate.Run(ctx, cfg, orchestrate.Deps{Clients: clients, KubeVersion: kubeVersion,
-		Log: g.Logger(streams.ErrOut), Progress: progressWriter(g, streams.ErrOut)})
+		Log: g.logger(streams.ErrOut), Progress: progressWriter(g, streams.ErrOut)})
 	return runDone(ctx, streams, g, res, runErr)
 }
 
 // runDone prints what a run wrote and turns its outcome into the verb's error: the runner's, an interruption
 // (wrapping the context's cause, an interrupt.SignalError after a signal: exit 130/143), or the failed cases (exit 1).
-func runDone(ctx context.Context, streams Streams, g *GlobalFlags, res orchestrate.RunResult, runErr error) error {
+func runDone(ctx context.Context, streams Streams, g *globalFlags, res orchestrate.RunResult, runErr error) error {
 	if res.Dir == "" { // refused before the run directory existed
 		return runErr
 	}
@@ -123,7 +123,7 @@ func runDone(ctx context.Context, streams Streams, g *GlobalFlags, res orchestra
 		return fmt.Errorf("run %s interrupted after %d of %d cases (continue with --resume %s): %w",
 			res.RunID, out.Recorded(), out.Total, res.Dir, context.Cause(ctx))
 	case len(out.Failed) > 0:
-		return &ExitError{Code: ExitRunFailed, Err: fmt.Errorf("%d of %d cases failed (results and reasons are in %s):\n  %s",
+		return &exitError{Code: exitRunFailed, Err: fmt.Errorf("%d of %d cases failed (results and reasons are in %s):\n  %s",
 			len(out.Failed), out.Total, res.Dir, strings.Join(out.Failed, "\n  "))}
 	}
 	return nil

@@ -102,7 +102,7 @@ func TestRunBadFlagsExit2(t *testing.T) {
 				args = append(args, "-f", scn)
 			}
 			code, _, stderr := run(t, args...)
-			if code != ExitBadInput {
+			if code != exitBadInput {
 				t.Errorf("%v: exit %d, want 2\n%s", args, code, stderr)
 			}
 			for _, w := range tc.want {
@@ -161,7 +161,7 @@ func TestRunUnreachableClusterLeavesNothing(t *testing.T) {
 		for _, verb := range []string{"run", "cni"} {
 			out := t.TempDir()
 			code, _, stderr := run(t, verb, "-f", scn, "--kubeconfig", kc, "--output-dir", out, "--skip-image-check")
-			if code != ExitBadInput || !strings.Contains(stderr, "nothing was changed") {
+			if code != exitBadInput || !strings.Contains(stderr, "nothing was changed") {
 				t.Errorf("%s --kubeconfig %s: exit %d\n%s", verb, kc, code, stderr)
 			}
 			if entries, _ := os.ReadDir(out); len(entries) != 0 {
@@ -183,11 +183,11 @@ func TestOfflineVerbsHaveNoClusterFlags(t *testing.T) {
 		{"images", "build"},
 	} {
 		code, _, stderr := run(t, append(args, "--kubeconfig", "k")...)
-		if code != ExitBadInput || !strings.Contains(stderr, "unknown flag: --kubeconfig") {
+		if code != exitBadInput || !strings.Contains(stderr, "unknown flag: --kubeconfig") {
 			t.Errorf("%v --kubeconfig: exit %d %s", args, code, stderr)
 		}
 	}
-	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	root := newRootCommand(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	for _, verb := range []string{"run", "cni", "preflight", "cleanup", "schedule"} {
 		c, _, err := root.Find([]string{verb})
 		if err != nil || c.Flags().Lookup("kubeconfig") == nil || c.Flags().Lookup("context") == nil {
@@ -199,7 +199,7 @@ func TestOfflineVerbsHaveNoClusterFlags(t *testing.T) {
 // TestDeprecatedAliases: the old flag names still parse (scripts keep working) and say the new name on stderr.
 func TestDeprecatedAliases(t *testing.T) {
 	t.Parallel()
-	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	root := newRootCommand(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	for _, tc := range []struct{ verb, old, new string }{
 		{"run", "retain", "keep"},
 		{"run", "finalize-timeout", "delete-timeout"},
@@ -221,12 +221,12 @@ func TestDeprecatedAliases(t *testing.T) {
 	// The bool alias needs no value, as before; the notice goes to stderr, stdout stays the objects alone.
 	code, out, stderr := run(t, "plan", "-f", "../../../examples/quickstart.yaml", "--dry-run")
 	_, want, _ := run(t, "plan", "-f", "../../../examples/quickstart.yaml", "--show-objects")
-	if code != ExitOK || out != want || !strings.Contains(out, "kind: Namespace") || !strings.Contains(stderr, "--dry-run has been deprecated, use --show-objects") {
+	if code != exitOK || out != want || !strings.Contains(out, "kind: Namespace") || !strings.Contains(stderr, "--dry-run has been deprecated, use --show-objects") {
 		t.Errorf("plan --dry-run: exit %d, same output as --show-objects %v, stderr %q", code, out == want, stderr)
 	}
 	// The old value flag sets the new one: cni --finalize-timeout 0 is refused as --delete-timeout 0s.
 	code, _, stderr = run(t, "cni", "-f", "x.yaml", "--finalize-timeout", "0")
-	if code != ExitBadInput || !strings.Contains(stderr, "--delete-timeout 0s") || !strings.Contains(stderr, "--finalize-timeout has been deprecated") {
+	if code != exitBadInput || !strings.Contains(stderr, "--delete-timeout 0s") || !strings.Contains(stderr, "--finalize-timeout has been deprecated") {
 		t.Errorf("cni --finalize-timeout 0: exit %d, %s", code, stderr)
 	}
 }
@@ -240,7 +240,7 @@ func TestPlanJSON(t *testing.T) {
 		Estimate        string  `json:"estimate"`
 		Cases           []any   `json:"cases"`
 	}
-	if code != ExitOK || json.Unmarshal([]byte(out), &p) != nil {
+	if code != exitOK || json.Unmarshal([]byte(out), &p) != nil {
 		t.Fatalf("exit %d, %s\n%.300s", code, stderr, out)
 	}
 	d, err := time.ParseDuration(p.Estimate)
@@ -252,7 +252,7 @@ func TestPlanJSON(t *testing.T) {
 		Case    string           `json:"case"`
 		Objects []map[string]any `json:"objects"`
 	}
-	if code != ExitOK || json.Unmarshal([]byte(out), &objs) != nil || len(objs) == 0 || len(objs[0].Objects) == 0 {
+	if code != exitOK || json.Unmarshal([]byte(out), &objs) != nil || len(objs) == 0 || len(objs[0].Objects) == 0 {
 		t.Errorf("--show-objects -o json: exit %d, %s\n%.300s", code, stderr, out)
 	}
 }
@@ -262,10 +262,10 @@ func TestPlanJSON(t *testing.T) {
 func TestProgressWriter(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	if w := progressWriter(&GlobalFlags{Quiet: true}, &buf); w != nil {
+	if w := progressWriter(&globalFlags{Quiet: true}, &buf); w != nil {
 		t.Errorf("-q: %T", w)
 	}
-	w := progressWriter(&GlobalFlags{}, &buf)
+	w := progressWriter(&globalFlags{}, &buf)
 	lw, ok := w.(*lineWriter)
 	if !ok {
 		t.Fatalf("non-terminal: %T", w)
@@ -290,7 +290,7 @@ func TestProgressWriter(t *testing.T) {
 		t.Skipf("no pseudo-terminal to test the terminal case: %v", err)
 	}
 	defer ptmx.Close()
-	if w := progressWriter(&GlobalFlags{}, ptmx); w != ptmx {
+	if w := progressWriter(&globalFlags{}, ptmx); w != ptmx {
 		t.Errorf("terminal: got %T, want the terminal itself", w)
 	}
 	f, err := os.CreateTemp(t.TempDir(), "log")
@@ -298,7 +298,7 @@ func TestProgressWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, ok := progressWriter(&GlobalFlags{}, f).(*lineWriter); !ok {
+	if _, ok := progressWriter(&globalFlags{}, f).(*lineWriter); !ok {
 		t.Error("a log file is not a terminal")
 	}
 }

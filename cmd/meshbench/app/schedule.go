@@ -24,8 +24,8 @@ type scheduleFlags struct {
 	imageRegistry string
 }
 
-// NewScheduleCommand emits or applies a CronJob that runs a scenario in the cluster on a schedule.
-func NewScheduleCommand(streams Streams, g *GlobalFlags) *cobra.Command {
+// newScheduleCommand emits or applies a CronJob that runs a scenario in the cluster on a schedule.
+func newScheduleCommand(streams Streams, g *globalFlags) *cobra.Command {
 	f := &scheduleFlags{}
 	cmd := &cobra.Command{
 		Use:   "schedule -f SCENARIO",
@@ -70,7 +70,7 @@ never changes the cluster, in every verb; to see the objects a run applies, use 
 	return cmd
 }
 
-func runSchedule(ctx context.Context, streams Streams, g *GlobalFlags, f *scheduleFlags) error {
+func runSchedule(ctx context.Context, streams Streams, g *globalFlags, f *scheduleFlags) error {
 	if err := g.checkOutput("table", "yaml"); err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func TestScheduleEmitsYAML(t *testing.T) {
 	scn := filepath.Join("..", "..", "..", "schedule", "testdata", "scenario.yaml")
 	code, out, errOut := run(t, "schedule", "-f", scn, "--pvc", "runs", "--baseline", "baseline", "--fail-if", "cpu.sidecar > +10%",
 		"--image", "ghcr.io/meshbench/meshbench:v0.1.0", "--schedule", "15 2 * * *")
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	for _, want := range []string{"kind: CronJob", "kind: ClusterRole", "kind: ClusterRoleBinding", "kind: ServiceAccount",
@@ -32,8 +32,8 @@ func TestScheduleEmitsYAML(t *testing.T) {
 		{"schedule", "-f", scn, "--push", "http://pg", "--schedule", "nightly"},
 		{"schedule", "-f", "missing.yaml", "--pvc", "r"},
 	} {
-		if code, _, _ := run(t, args...); code != ExitBadInput {
-			t.Errorf("%v: exit %d, want %d", args[1:], code, ExitBadInput)
+		if code, _, _ := run(t, args...); code != exitBadInput {
+			t.Errorf("%v: exit %d, want %d", args[1:], code, exitBadInput)
 		}
 	}
 }
@@ -44,7 +44,7 @@ func TestScheduleCarriesManifests(t *testing.T) {
 	t.Parallel()
 	own := filepath.Join("..", "..", "..", "examples", "own-app.yaml")
 	code, out, errOut := run(t, "schedule", "-f", own, "--pvc", "runs", "--image", "ghcr.io/meshbench/meshbench:v0.1.0")
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	var cm *corev1.ConfigMap
@@ -65,7 +65,7 @@ func TestScheduleCarriesManifests(t *testing.T) {
 	}
 	_, want, errOut := run(t, "plan", "-f", own, "--show-objects")
 	code, got, errOut2 := run(t, "plan", "-f", filepath.Join(dir, schedule.ScenarioFile), "--show-objects")
-	if code != ExitOK || want == "" {
+	if code != exitOK || want == "" {
 		t.Fatalf("plan of the scheduled scenario: exit %d\n%s%s", code, errOut, errOut2)
 	}
 	if got != want {
@@ -89,8 +89,8 @@ func TestScheduleRefusesManifestsOverConfigMap(t *testing.T) {
 		}
 	}
 	code, _, errOut := run(t, "schedule", "-f", filepath.Join(dir, "s.yaml"), "--pvc", "runs", "--image", "x")
-	if code != ExitBadInput {
-		t.Fatalf("exit %d, want %d\n%s", code, ExitBadInput, errOut)
+	if code != exitBadInput {
+		t.Fatalf("exit %d, want %d\n%s", code, exitBadInput, errOut)
 	}
 	for _, want := range []string{"spec.workload.manifests: the rendered manifests and the scenario are", "more than the 1048576 a ConfigMap holds", "bake the manifests into the meshbench image", "use app existing"} {
 		if !strings.Contains(errOut, want) {
@@ -130,8 +130,8 @@ func TestScheduleBadFlagsExit2(t *testing.T) {
 			t.Parallel()
 			args := append([]string{"schedule", "-f", scn, "--pvc", "runs"}, tc.args...)
 			code, out, stderr := run(t, args...)
-			if code != ExitBadInput {
-				t.Errorf("exit %d, want %d\n%s", code, ExitBadInput, stderr)
+			if code != exitBadInput {
+				t.Errorf("exit %d, want %d\n%s", code, exitBadInput, stderr)
 			}
 			if out != "" {
 				t.Errorf("manifests printed despite bad input:\n%.300s", out)
@@ -151,7 +151,7 @@ func TestScheduleBadFlagsExit2(t *testing.T) {
 	writeFile(t, bad, "apiVersion: meshbench.dev/v1alpha1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  workload: {app: fortio-chain}\n  load: {qps: [-5]}\n")
 	code, _, stderr := run(t, "schedule", "-f", bad, "--pvc", "runs", "--timeout", "0", "--schedule", "61 * * * *")
 	for _, w := range []string{"--timeout 0s", "spec.load.qps[0]: must be > 0", "--schedule"} {
-		if code != ExitBadInput || !strings.Contains(stderr, w) {
+		if code != exitBadInput || !strings.Contains(stderr, w) {
 			t.Errorf("exit %d, stderr lacks %q:\n%s", code, w, stderr)
 		}
 	}

@@ -205,7 +205,7 @@ spec:
 	do("report", filepath.Dir(runs[1]), "-v", "-v")
 	code, manifests, stderr := run(t, "schedule", "-f", scn, "--pvc", "runs", "--prometheus-secret", "meshbench-prometheus")
 	fmt.Fprintf(&printed, "%s\n%s\n", manifests, stderr)
-	if code != ExitOK {
+	if code != exitOK {
 		t.Fatalf("schedule: exit %d\n%s", code, stderr)
 	}
 	// The token is referenced from the Secret, never inlined, and the local file is not named.

@@ -36,7 +36,7 @@ type signalNotice struct {
 // changes nothing.
 func signalNoticeFor(args []string) signalNotice {
 	var discard bytes.Buffer
-	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &discard, ErrOut: &discard})
+	root := newRootCommand(Streams{In: strings.NewReader(""), Out: &discard, ErrOut: &discard})
 	c, _, err := root.Find(args)
 	if err != nil || c == nil {
 		return signalNotice{}

@@ -6,8 +6,8 @@ import (
 	"github.com/meshbench/meshbench/internal/version"
 )
 
-// NewVersionCommand prints the build identity (also available as --version).
-func NewVersionCommand(streams Streams) *cobra.Command {
+// newVersionCommand prints the build identity (also available as --version).
+func newVersionCommand(streams Streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print meshbench's version, git commit, Go version and build date",
