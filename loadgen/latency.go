@@ -241,17 +241,35 @@ func (l *Latencies) UnmarshalJSON(b []byte) error {
 type recorder struct {
 	// byStatus sorts by fortio's status flag instead (gRPC: SERVING; tcp: the echo matched), for protocols whose
 	// details are not an HTTP code.
-	byStatus   bool
-	mu         sync.Mutex
+	byStatus bool
+	// sched, when set, is the run's schedule: each request's response time is also recorded, counted from when it
+	// was due (its service time plus how late it was sent).
+	sched    *schedule
+	mu       sync.Mutex
+	service  denseLatencies
+	response denseLatencies
+	origin   map[periodic.ThreadID]time.Time // each connection's first request
+}
+
+// denseLatencies are the dense histograms of one latency (service or response time), split by outcome.
+type denseLatencies struct {
 	ok, errs   *hdrhistogram.Histogram
 	okM, errsM moments
 }
 
-func newRecorder() *recorder {
-	return &recorder{
+func newDenseLatencies() denseLatencies {
+	return denseLatencies{
 		ok:   hdrhistogram.New(latencyLowestUS, latencyHighestUS, latencySigFigs),
 		errs: hdrhistogram.New(latencyLowestUS, latencyHighestUS, latencySigFigs),
 	}
+}
+
+func newRecorder(sched *schedule) *recorder {
+	r := &recorder{sched: sched, service: newDenseLatencies(), origin: map[periodic.ThreadID]time.Time{}}
+	if sched != nil {
+		r.response = newDenseLatencies()
+	}
+	return r
 }
 
 var _ periodic.AccessLogger = (*recorder)(nil)
@@ -262,40 +280,64 @@ func (r *recorder) Start(ctx context.Context, _ periodic.ThreadID, _ int64, _ ti
 }
 
 // Report records one request.
-func (r *recorder) Report(_ context.Context, _ periodic.ThreadID, _ int64, _ time.Time, latency float64, status bool, details string) {
-	if r.byStatus {
-		r.record(latency, status)
+func (r *recorder) Report(_ context.Context, thread periodic.ThreadID, iter int64, start time.Time, latency float64, status bool, details string) {
+	ok := status
+	if !r.byStatus {
+		code, err := strconv.Atoi(details)
+		ok = err == nil && codeOK(code)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.service.record(micros(latency), ok)
+	if r.sched == nil {
 		return
 	}
-	code, err := strconv.Atoi(details)
-	r.record(latency, err == nil && codeOK(code))
+	if iter == 0 {
+		r.origin[thread] = start
+	}
+	late := time.Duration(0)
+	if origin, seen := r.origin[thread]; seen {
+		late = max(0, start.Sub(origin.Add(r.sched.due(iter))))
+	}
+	r.response.record(micros(latency+late.Seconds()), ok)
 }
 
 // Info names the recorder in fortio's log line.
 func (r *recorder) Info() string { return latencyRecordInfo }
 
-func (r *recorder) record(seconds float64, ok bool) {
-	v := micros(seconds)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h, m := r.errs, &r.errsM
+// record adds one value in µs (micros keeps it in [0, latencyHighestUS], so recording cannot fail).
+func (d *denseLatencies) record(v int64, ok bool) {
+	h, m := d.errs, &d.errsM
 	if ok {
-		h, m = r.ok, &r.okM
+		h, m = d.ok, &d.okM
 	}
-	// Cannot fail: micros keeps v in [0, latencyHighestUS].
 	_ = h.RecordValue(v)
 	m.add(v, 1)
 }
 
-// Latencies returns what was recorded so far as sparse histograms.
-func (r *recorder) Latencies() Latencies {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	pack := func(d *hdrhistogram.Histogram, m moments) *Histogram {
+func (d *denseLatencies) pack() Latencies {
+	pack := func(dh *hdrhistogram.Histogram, m moments) *Histogram {
 		h := newHistogram()
-		h.p.MergeFrom(d)
+		h.p.MergeFrom(dh)
 		h.m = m
 		return h
 	}
-	return Latencies{OK: pack(r.ok, r.okM), Errors: pack(r.errs, r.errsM)}
+	return Latencies{OK: pack(d.ok, d.okM), Errors: pack(d.errs, d.errsM)}
+}
+
+// Latencies returns the service times recorded so far (sent -> done) as sparse histograms.
+func (r *recorder) Latencies() Latencies {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.service.pack()
+}
+
+// ResponseLatencies returns the response times recorded so far (due -> done); false without a schedule.
+func (r *recorder) ResponseLatencies() (Latencies, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sched == nil {
+		return Latencies{}, false
+	}
+	return r.response.pack(), true
 }

@@ -34,9 +34,9 @@ func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecon
 
 // record returns the recorder's histogram of values (seconds), all counted as successes.
 func record(values []float64) *Histogram {
-	r := newRecorder()
+	r := newRecorder(nil)
 	for _, v := range values {
-		r.record(v, true)
+		r.service.record(micros(v), true)
 	}
 	return r.Latencies().OK
 }
@@ -174,7 +174,7 @@ func TestHistogramStats(t *testing.T) {
 // (418 included, although fortio's status flag says OK for it) is an error, as in the Errors count.
 func TestRecorderClassifiesByStatusCode(t *testing.T) {
 	t.Parallel()
-	r := newRecorder()
+	r := newRecorder(nil)
 	for _, c := range []struct {
 		details string
 		status  bool
@@ -323,7 +323,7 @@ func TestRunClientSplitsLatencyByStatus(t *testing.T) {
 // TestRecorderConcurrent: fortio calls Report from every connection's goroutine at once (run with -race).
 func TestRecorderConcurrent(t *testing.T) {
 	t.Parallel()
-	r := newRecorder()
+	r := newRecorder(nil)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {

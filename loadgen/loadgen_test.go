@@ -328,9 +328,9 @@ func BenchmarkMergeHistograms(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var hs []*Histogram
 	for range 16 {
-		r := newRecorder()
+		r := newRecorder(nil)
 		for range 100000 {
-			r.record(math.Exp(rng.NormFloat64())*1e-3, true)
+			r.service.record(micros(math.Exp(rng.NormFloat64())*1e-3), true)
 		}
 		hs = append(hs, r.Latencies().OK)
 	}
@@ -341,7 +341,7 @@ func BenchmarkMergeHistograms(b *testing.B) {
 
 // BenchmarkRecorderReport is the per-request cost fortio's threads pay for the latency recording (8 goroutines).
 func BenchmarkRecorderReport(b *testing.B) {
-	r := newRecorder()
+	r := newRecorder(nil)
 	b.SetParallelism(8)
 	b.RunParallel(func(pb *testing.PB) {
 		rng := rand.New(rand.NewPCG(5, 6))

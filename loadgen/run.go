@@ -53,8 +53,11 @@ type Measured struct {
 	// Codes counts the responses per HTTP status; -1 is a connection or socket error. gRPC and tcp have no HTTP
 	// status: a successful call (health SERVING; the echo came back unchanged) counts as 200, any other outcome as -1.
 	Codes map[int]int64 `json:"codes"`
-	// Latency is every request's latency, 2xx apart from errors.
+	// Latency is every request's service time (sent -> done), 2xx apart from errors.
 	Latency Latencies `json:"latency"`
+	// ResponseLatency is every request's response time (due -> done: the service time plus how late the request was
+	// sent), 2xx apart from errors; nil at max speed, where no request is due.
+	ResponseLatency *Latencies `json:"responseLatency,omitempty"`
 }
 
 // Phase is one fortio run inside a client's load.
@@ -88,7 +91,11 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 		}
 		var rec *recorder
 		if p.name == PhaseMeasured {
-			rec = newRecorder()
+			var sched *schedule
+			if s, ok := fortioSchedule(c.QPS, c.Connections, p.d); ok {
+				sched = &s
+			}
+			rec = newRecorder(sched)
 			rec.byStatus = c.Protocol != ProtocolHTTP
 		}
 		res, err := runPhase(ctx, c, p.d, rec)
@@ -110,6 +117,9 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 			}
 			rep.Measured = &Measured{RequestedQPS: qps, Connections: res.threads, Sockets: res.sockets,
 				Codes: res.codes, Latency: rec.Latencies()}
+			if rl, ok := rec.ResponseLatencies(); ok {
+				rep.Measured.ResponseLatency = &rl
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("run load against %s: %w", c.URL, err)
