@@ -21,9 +21,11 @@ type ClientResult struct {
 	Connections      int
 	Sockets          int64
 	Codes            map[int]int64 // HTTP status -> count; -1 = connection or socket error
-	// Latency holds the 2xx requests, ErrorLatency the others (see Latencies).
+	// Latency holds the 2xx requests' service times, ErrorLatency the others' (see Latencies).
 	Latency, ErrorLatency *Histogram
-	Phases                []Phase // every phase of the client, measured included
+	// Response is the same requests' response times (due -> done); nil at max speed (Measured.ResponseLatency).
+	Response *Latencies
+	Phases   []Phase // every phase of the client, measured included
 }
 
 // Requests is the number of requests the client completed in the measured phase.
@@ -72,10 +74,14 @@ func Parse(data []byte) (ClientResult, error) {
 	if got := m.Latency.Errors.Count(); got != bad {
 		return ClientResult{}, fmt.Errorf("parse load report: latency.errors holds %d requests but codes count %d other responses", got, bad)
 	}
+	if r := m.ResponseLatency; r != nil && (r.OK.Count() != ok || r.Errors.Count() != bad) {
+		return ClientResult{}, fmt.Errorf("parse load report: responseLatency holds %d ok and %d other requests but codes count %d and %d",
+			r.OK.Count(), r.Errors.Count(), ok, bad)
+	}
 	return ClientResult{
 		Client: rep.Client, Target: rep.Target, Protocol: rep.Protocol, Start: measured.Start.UTC(), End: measured.End.UTC(), RequestedQPS: m.RequestedQPS,
 		ActualQPS: measured.ActualQPS, Connections: m.Connections, Sockets: m.Sockets, Codes: m.Codes,
-		Latency: m.Latency.OK, ErrorLatency: m.Latency.Errors, Phases: rep.Phases,
+		Latency: m.Latency.OK, ErrorLatency: m.Latency.Errors, Response: m.ResponseLatency, Phases: rep.Phases,
 	}, nil
 }
 
@@ -92,10 +98,13 @@ type Result struct {
 	Codes        map[int]int64
 	Connections  int   // sum of fortio threads
 	Sockets      int64 // sockets opened (== Connections with perfect keep-alive)
-	// Latency (2xx) and ErrorLatency (the rest) are the clients' histograms merged exactly; percentiles come from
-	// the merged buckets, never from an average of per-client percentiles.
+	// Latency (2xx) and ErrorLatency (the rest) are the clients' service-time histograms merged exactly; percentiles
+	// come from the merged buckets, never from an average of per-client percentiles.
 	Latency, ErrorLatency *Histogram
-	Notes                 []string
+	// ResponseLatency and ErrorResponseLatency are the response times (due -> done), merged the same way; nil unless
+	// every client recorded them (a run at a fixed rate).
+	ResponseLatency, ErrorResponseLatency *Histogram
+	Notes                                 []string
 	// Targets is each target's own merge (its clients only), in spec order, when the run had more than one target.
 	Targets []LoadTargetResult
 }
@@ -124,7 +133,7 @@ func merge(requestedQPS float64, clients []ClientResult) (Result, error) {
 	if requestedQPS <= 0 {
 		r.RequestedQPS = MaxQPS
 	}
-	var oks, errs []*Histogram
+	var oks, errs, respOKs, respErrs []*Histogram
 	first, last := clients[0].Start, clients[0].End
 	r.Start, r.End = clients[0].Start, clients[0].End
 	for _, c := range clients {
@@ -139,6 +148,9 @@ func merge(requestedQPS float64, clients []ClientResult) (Result, error) {
 			}
 		}
 		oks, errs = append(oks, c.Latency), append(errs, c.ErrorLatency)
+		if c.Response != nil {
+			respOKs, respErrs = append(respOKs, c.Response.OK), append(respErrs, c.Response.Errors)
+		}
 		if c.Start.After(r.Start) {
 			r.Start = c.Start
 		}
@@ -160,6 +172,9 @@ func merge(requestedQPS float64, clients []ClientResult) (Result, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("load clients started or ended up to %s apart; the window is the part all of them covered", skew.Round(time.Millisecond)))
 	}
 	r.Latency, r.ErrorLatency = mergeHistograms(oks...), mergeHistograms(errs...)
+	if len(respOKs) == len(clients) {
+		r.ResponseLatency, r.ErrorResponseLatency = mergeHistograms(respOKs...), mergeHistograms(respErrs...)
+	}
 	if r.Sockets > int64(r.Connections) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d sockets for %d connections: connections were not kept alive (server closes, or errors)", r.Sockets, r.Connections))
 	}

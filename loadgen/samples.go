@@ -63,6 +63,8 @@ func (r Result) samples(base results.Sample, extra map[string]string) []results.
 	}
 	latency(results.MetricLatency, r.Latency)
 	latency(results.MetricErrLatency, r.ErrorLatency)
+	latency(results.MetricResponseTime, r.ResponseLatency)
+	latency(results.MetricErrResponseTime, r.ErrorResponseLatency)
 	add(results.MetricRequests, results.StatCount, float64(r.Requests), results.UnitCount, nil)
 	add(results.MetricErrors, results.StatCount, float64(r.Errors), results.UnitCount, nil)
 	add(results.MetricErrorRate, results.StatValue, r.ErrorRate(), results.UnitPct, nil)

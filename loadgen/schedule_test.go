@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"fortio.org/fortio/periodic"
+	"github.com/meshbench/meshbench/results"
 )
 
 // fortio.org/fortio v1.75.3 periodic/periodic.go runQPSSetup: numCalls = int(qps x seconds), at least 2 (then one
@@ -167,5 +169,75 @@ func TestNoResponseTimeAtMaxSpeed(t *testing.T) {
 	}
 	if rep.Measured == nil || rep.Measured.ResponseLatency != nil || rep.Measured.Latency.OK.Count() == 0 {
 		t.Errorf("max speed: %+v, want service times and no response times", rep.Measured)
+	}
+}
+
+// Response times travel like service times: parsed and checked against the codes, merged exactly across clients
+// (only when every client has them), and sampled as response-time / error-response-time with the same stats.
+func TestResponseTimeParsedMergedSampled(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if n.Add(1)%5 == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	var clients []ClientResult
+	for _, qps := range []float64{40, MaxQPS} {
+		rep, err := RunClient(context.Background(), ClientSpec{URL: srv.URL + "/", QPS: qps, Connections: 2, Duration: 500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+		if qps > 0 {
+			// A report whose response times do not hold the requests the codes count is refused.
+			rep.Measured.ResponseLatency.OK = newHistogram()
+			bad, _ := json.Marshal(rep)
+			if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), "responseLatency holds 0 ok") {
+				t.Errorf("inconsistent response times: %v", err)
+			}
+		}
+	}
+	fixed, maxSpeed := clients[0], clients[1]
+	if fixed.Response == nil || fixed.Response.OK.Count() != fixed.Latency.Count() || fixed.Response.Errors.Count() != fixed.ErrorLatency.Count() || maxSpeed.Response != nil {
+		t.Fatalf("parsed response times: fixed %+v, max speed %+v", fixed.Response, maxSpeed.Response)
+	}
+	both, err := merge(80, []ClientResult{fixed, fixed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if both.ResponseLatency.Count() != 2*fixed.Response.OK.Count() || both.ErrorResponseLatency.Count() != 2*fixed.Response.Errors.Count() {
+		t.Errorf("merged response times %d/%d, want twice %d/%d", both.ResponseLatency.Count(), both.ErrorResponseLatency.Count(),
+			fixed.Response.OK.Count(), fixed.Response.Errors.Count())
+	}
+	mixed, err := merge(80, []ClientResult{fixed, maxSpeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mixed.ResponseLatency != nil {
+		t.Error("a client without response times: the merge must not show the others' as the run's")
+	}
+	stats := map[results.Metric][]results.Stat{}
+	for _, s := range both.Samples(results.Sample{}) {
+		stats[s.Metric] = append(stats[s.Metric], s.Stat)
+	}
+	for _, m := range []results.Metric{results.MetricResponseTime, results.MetricErrResponseTime} {
+		if !slices.Equal(stats[m], stats[results.MetricLatency]) {
+			t.Errorf("%s stats %v, want latency's %v", m, stats[m], stats[results.MetricLatency])
+		}
+	}
+	for _, s := range mixed.Samples(results.Sample{}) {
+		if s.Metric == results.MetricResponseTime {
+			t.Errorf("response-time sample without response times: %+v", s)
+		}
 	}
 }

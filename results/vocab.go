@@ -68,13 +68,17 @@ const (
 
 	// Load generator (loadgen).
 	MetricQPS        Metric = "qps"           // achieved requests per second (stat value), and the requested rate (stat target)
-	MetricLatency    Metric = "latency"       // ms; loadgen: 2xx requests only; cni: rr/crr transaction latency
+	MetricLatency    Metric = "latency"       // ms; loadgen: 2xx requests' service time (sent -> done); cni: rr/crr transaction latency
 	MetricErrLatency Metric = "error-latency" // ms, the other requests (when there are any); the same stats
-	MetricRequests   Metric = "requests"      // count of completed requests in the measured phase
-	MetricErrors     Metric = "errors"        // count of non-2xx responses and connection errors; rr/crr failed transactions
-	MetricErrorRate  Metric = "error-rate"    // errors / requests, %
-	MetricResponses  Metric = "responses"     // count per HTTP status (label code)
-	MetricConnection Metric = "connections"   // sockets opened (stat count) and connections asked for (stat target)
+	// Response time: due -> done (service time plus how late the request was sent: coordinated omission); ms, 2xx and
+	// the others apart, the same stats; only for a fixed rate.
+	MetricResponseTime    Metric = "response-time"
+	MetricErrResponseTime Metric = "error-response-time"
+	MetricRequests        Metric = "requests"    // count of completed requests in the measured phase
+	MetricErrors          Metric = "errors"      // count of non-2xx responses and connection errors; rr/crr failed transactions
+	MetricErrorRate       Metric = "error-rate"  // errors / requests, %
+	MetricResponses       Metric = "responses"   // count per HTTP status (label code)
+	MetricConnection      Metric = "connections" // sockets opened (stat count) and connections asked for (stat target)
 
 	// Pod network (cni).
 	MetricThroughput  Metric = "throughput"  // tcp goodput, udp delivered rate (receiver side)
