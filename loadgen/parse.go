@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/meshbench/meshbench/results"
 )
 
 // ClientResult is one client's measured phase, parsed from its Report.
@@ -114,6 +116,12 @@ type LoadTargetResult struct {
 	Name, Protocol string
 	Weight         int
 	Result
+}
+
+// Shortfall is the run's requested and achieved rates when it achieved less than it asked for by more than
+// results.LoadShortfallPct (nil at max speed, or when it kept up).
+func (r Result) Shortfall() *results.LoadShortfall {
+	return results.ShortOf(r.RequestedQPS, r.ActualQPS)
 }
 
 // ErrorRate is Errors/Requests in percent.

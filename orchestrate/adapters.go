@@ -329,7 +329,7 @@ func (a *loadAdapter) Run(ctx context.Context, t target.Target, req runner.LoadR
 		Window: w, Windows: []results.Window{w},
 		Samples:  res.Samples(results.Sample{}),
 		Requests: res.Requests, Errors: res.Errors, Notes: res.Notes,
-		Facts: loadFacts(res),
+		Facts: loadFacts(res), Shortfall: res.Shortfall(),
 	}, nil
 }
 

@@ -332,7 +332,31 @@ type CaseResult struct {
 	// case's samples (cases.jsonl: facts collector-warnings and warnings, "; "-joined).
 	CollectorWarnings []string `json:"-"`
 	SampleWarnings    []string `json:"-"`
+	// LoadShortfall, when set, says the load achieved less than it asked for by more than LoadShortfallPct: the case
+	// measured a saturated system, not the asked load.
+	LoadShortfall *LoadShortfall `json:"loadShortfall,omitempty"`
 }
+
+// LoadShortfallPct is how far below the requested rate (in percent) the achieved rate may be before a case says so.
+const LoadShortfallPct = 1.0
+
+// LoadShortfall is a load's requested and achieved rates, in requests per second.
+type LoadShortfall struct {
+	RequestedQPS float64 `json:"requestedQPS"`
+	AchievedQPS  float64 `json:"achievedQPS"`
+}
+
+// ShortOf is the shortfall of achieving achieved requests per second for requested, or nil: the load asked for no
+// rate (max speed, requested <= 0) or achieved it within LoadShortfallPct. It is pure.
+func ShortOf(requested, achieved float64) *LoadShortfall {
+	if requested <= 0 || achieved >= requested*(1-LoadShortfallPct/100) {
+		return nil
+	}
+	return &LoadShortfall{RequestedQPS: requested, AchievedQPS: achieved}
+}
+
+// Pct is how far below the requested rate the achieved one was, in percent.
+func (s LoadShortfall) Pct() float64 { return 100 * (1 - s.AchievedQPS/s.RequestedQPS) }
 
 // APIRequests counts API requests: all of them and per "verb resource" (e.g. "list pods", "patch deployments.apps",
 // "create pods/exec"; kube.VerbResource).

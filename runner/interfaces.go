@@ -95,6 +95,8 @@ type LoadResult struct {
 	Facts    map[results.FactKey]string
 	Notes    []string
 	Warnings []string
+	// Shortfall, when set, is a load that achieved less than it asked for (results.CaseResult.LoadShortfall).
+	Shortfall *results.LoadShortfall
 }
 
 // NotMeasuredError is a load that ran but measured nothing the case can count, in the generator's own words. The

@@ -137,6 +137,7 @@ func (r *Runner) loadAndCollect(ctx context.Context, st *state, cr *caseRun, t t
 	// Also of a failed run: what it kept (raw output paths, the windows its runs took) explains the failure.
 	cr.facts(lr.Facts)
 	cr.res.SampleWarnings = lr.Warnings
+	cr.res.LoadShortfall = lr.Shortfall
 	cr.res.Windows = append(cr.res.Windows, lr.Windows...)
 	if err != nil {
 		st.nodesFailed(err) // a client's exec broken through its node's kubelet: the node is checked before the next case

@@ -101,6 +101,7 @@ type fakeLoad struct {
 	*calls
 	clock     *fakeClock
 	allErrors bool
+	shortfall *results.LoadShortfall
 }
 
 func (f fakeLoad) Prepare(_ context.Context, _ target.Target, m scenario.Mode) error {
@@ -127,6 +128,7 @@ func (f fakeLoad) Run(ctx context.Context, _ target.Target, req LoadRequest) (Lo
 	if f.allErrors {
 		res.Errors = 100
 	}
+	res.Shortfall = f.shortfall
 	return res, nil
 }
 
@@ -348,6 +350,25 @@ func TestKeepAndAllErrors(t *testing.T) {
 	}
 	if len(h.store.samples) == 0 {
 		t.Error("a failed case keeps its samples (Summarize leaves them out)")
+	}
+}
+
+// A load that fell short of its rate is measured and recorded ok, saying so in the case.
+func TestLoadShortfallRecorded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none]", "")
+	short := results.ShortOf(100, 90)
+	h.r.Load = fakeLoad{calls: h.calls, clock: h.clock, shortfall: short}
+	if _, err := h.r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range h.store.cases {
+		if c.Status != results.StatusOK || c.LoadShortfall == nil || *c.LoadShortfall != *short {
+			t.Errorf("case %s: status %s shortfall %+v, want ok with %+v", c.CaseID, c.Status, c.LoadShortfall, short)
+		}
+	}
+	if len(h.store.cases) == 0 {
+		t.Fatal("no case recorded")
 	}
 }
 
