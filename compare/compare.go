@@ -16,14 +16,14 @@ type direction int
 // Directions.
 const (
 	neutral        direction = iota // unknown metric: a significant change is reported as "changed"
-	lowerIsBetter                   // cpu, memory, latency, loss, jitter, errors
+	lowerIsBetter                   // cpu, memory, latency, response time, loss, jitter, errors
 	higherIsBetter                  // qps, throughput, rr, crr
 )
 
 // directionOf returns the direction of a metric name.
 func directionOf(metric results.Metric) direction {
 	switch metric {
-	case results.MetricCPU, results.MetricMemory, results.MetricLatency, results.MetricLoss, results.MetricJitter,
+	case results.MetricCPU, results.MetricMemory, results.MetricLatency, results.MetricResponseTime, results.MetricLoss, results.MetricJitter,
 		results.MetricErrors, results.MetricErrorRate, results.MetricRestarts, results.MetricRetransmits:
 		return lowerIsBetter
 	case results.MetricQPS, results.MetricThroughput, results.MetricRR, results.MetricCRR:

@@ -123,11 +123,12 @@ func (r Report) baselineHeadlines() []string {
 	}
 	cpuUnit := r.unitOf(string(results.MetricCPU))
 	for _, sel := range charts.LatencySelections(r.Summary) {
-		_, modes, unit := r.latencyStatsModes(results.MetricLatency, sel)
+		metric := r.latencyMetric(sel)
+		_, modes, unit := r.latencyStatsModes(metric, sel)
 		for _, mode := range modes {
 			var parts, lat []string
 			for _, st := range []results.Stat{results.StatP50, results.StatP99} {
-				if x, ok := r.latencySeries(results.MetricLatency, sel.Topology, mode, sel.Load, st); ok {
+				if x, ok := r.latencySeries(metric, sel.Topology, mode, sel.Load, st); ok {
 					lat = append(lat, fmt.Sprintf("%s %s %s", st, charts.FormatValue(x.Mean), unit))
 				}
 			}

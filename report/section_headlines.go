@@ -24,10 +24,15 @@ func (r Report) headlinesSection() (section, bool) {
 			r.headlineCaveat(string(d.Base), string(d.Other))))
 	}
 	for _, d := range r.Summary.Deltas {
-		if d.Metric != results.MetricLatency || d.Base != results.ModeNone || d.Stat != results.StatP99 || d.Labels != "" {
+		if d.Base != results.ModeNone || d.Stat != results.StatP99 || d.Labels != "" || d.Window != results.WindowLoad ||
+			d.Metric != r.latencyMetric(charts.LatencySelection{Topology: d.Topology, Load: d.Load}) {
 			continue
 		}
-		items = append(items, fmt.Sprintf("%s adds %s to p99 latency (topology %s, %s)%s", d.Other, fmtDeltaAbs(d, r.deltaN(d)), d.Topology,
+		what := "p99 latency"
+		if d.Metric == results.MetricResponseTime {
+			what = "p99 response time"
+		}
+		items = append(items, fmt.Sprintf("%s adds %s to %s (topology %s, %s)%s", d.Other, fmtDeltaAbs(d, r.deltaN(d)), what, d.Topology,
 			windowLabel(d.Window, d.Load), r.headlineCaveat(string(d.Other))))
 	}
 	items = append(r.baselineHeadlines(), items...)

@@ -17,7 +17,8 @@ func (r Report) latencySection() (section, bool) {
 		return s, false
 	}
 	for _, sel := range sels {
-		stats, modes, unit := r.latencyStatsModes(results.MetricLatency, sel)
+		metric := r.latencyMetric(sel)
+		stats, modes, unit := r.latencyStatsModes(metric, sel)
 		s.heading(fmt.Sprintf("Topology %s, %s", sel.Topology, windowLabel(results.WindowLoad, sel.Load)))
 		header := []string{"mode", "achieved qps"}
 		numeric := []bool{false, true}
@@ -29,7 +30,7 @@ func (r Report) latencySection() (section, bool) {
 		for _, mode := range modes {
 			row := []string{string(mode), r.achievedQPS(sel.Topology, mode, sel.Load)}
 			for _, st := range stats {
-				x, ok := r.latencySeries(results.MetricLatency, sel.Topology, mode, sel.Load, st)
+				x, ok := r.latencySeries(metric, sel.Topology, mode, sel.Load, st)
 				if !ok {
 					row = append(row, "not measured")
 					continue
@@ -38,7 +39,12 @@ func (r Report) latencySection() (section, bool) {
 			}
 			rows = append(rows, row)
 		}
-		s.table(table{ID: slug("latency", sel.Topology, sel.Load), Caption: "Client-side latency of successful (2xx) requests, mean ± CI half width over repetitions", Header: header, Numeric: numeric, Rows: rows})
+		s.table(table{ID: slug("latency", sel.Topology, sel.Load), Caption: latencyCaption(metric), Header: header, Numeric: numeric, Rows: rows})
+		if metric == results.MetricResponseTime {
+			if t, ok := r.serviceTimeTable(sel); ok {
+				s.table(t)
+			}
+		}
 		if t, ok := r.errorLatencyTable(sel); ok {
 			s.table(t)
 		}
@@ -51,7 +57,7 @@ func (r Report) latencySection() (section, bool) {
 			}
 			row := []string{string(mode)}
 			for _, st := range stats {
-				d, ok := r.latencyDelta(sel.Topology, mode, sel.Load, st)
+				d, ok := r.latencyDelta(metric, sel.Topology, mode, sel.Load, st)
 				switch {
 				case ok:
 					row = append(row, fmtDeltaAbs(d, r.deltaN(d)))
@@ -78,6 +84,31 @@ func (r Report) latencySection() (section, bool) {
 	return s, true
 }
 
+// latencyMetric is what the latency tables of sel show: the response time (from when each request was due) when the
+// run recorded it (a fixed rate), else the service time (from when it was sent).
+func (r Report) latencyMetric(sel charts.LatencySelection) results.Metric {
+	if stats, _, _ := r.latencyStatsModes(results.MetricResponseTime, sel); len(stats) > 0 {
+		return results.MetricResponseTime
+	}
+	return results.MetricLatency
+}
+
+// latencyCaption says which latency a table shows.
+func latencyCaption(metric results.Metric) string {
+	if metric == results.MetricResponseTime {
+		return "Client-side response time of successful (2xx) requests, from when each was due at the fixed rate (a stalled proxy delays the requests behind it, and this counts them: coordinated omission corrected), mean ± CI half width over repetitions"
+	}
+	return "Client-side latency of successful (2xx) requests, from when each was sent (service time), mean ± CI half width over repetitions"
+}
+
+// serviceTimeTable is the 2xx service times (from when each request was sent) beside the response times.
+func (r Report) serviceTimeTable(sel charts.LatencySelection) (table, bool) {
+	t, ok := r.latencyTable(results.MetricLatency, sel)
+	t.ID = slug("service-time", sel.Topology, sel.Load)
+	t.Caption = "Service time of the same requests, from when each was sent (what the response time adds to it is waiting to be sent)"
+	return t, ok
+}
+
 // latencyStatsModes lists the stats and modes of metric's load-window series in sel, in display order, and their unit.
 func (r Report) latencyStatsModes(metric results.Metric, sel charts.LatencySelection) (stats []results.Stat, modes []results.Mode, unit string) {
 	for _, x := range r.Summary.Series {
@@ -100,7 +131,15 @@ func (r Report) latencyStatsModes(metric results.Metric, sel charts.LatencySelec
 // errorLatencyTable lists the error answers' latency of the modes that had errors in sel: loadgen measures it apart
 // from the 2xx latency, so that fast error answers never lower the latency percentiles.
 func (r Report) errorLatencyTable(sel charts.LatencySelection) (table, bool) {
-	stats, modes, unit := r.latencyStatsModes(results.MetricErrLatency, sel)
+	t, ok := r.latencyTable(results.MetricErrLatency, sel)
+	t.ID = slug("error-latency", sel.Topology, sel.Load)
+	t.Caption = "Latency of error answers (non-2xx and connection errors), kept out of the table above; only modes that had errors"
+	return t, ok
+}
+
+// latencyTable is metric's stats per mode in sel (no id or caption); false when nothing was measured.
+func (r Report) latencyTable(metric results.Metric, sel charts.LatencySelection) (table, bool) {
+	stats, modes, unit := r.latencyStatsModes(metric, sel)
 	if len(stats) == 0 {
 		return table{}, false
 	}
@@ -112,7 +151,7 @@ func (r Report) errorLatencyTable(sel charts.LatencySelection) (table, bool) {
 	for _, mode := range modes {
 		row := []string{string(mode)}
 		for _, st := range stats {
-			x, ok := r.latencySeries(results.MetricErrLatency, sel.Topology, mode, sel.Load, st)
+			x, ok := r.latencySeries(metric, sel.Topology, mode, sel.Load, st)
 			if !ok {
 				row = append(row, "not measured")
 				continue
@@ -121,8 +160,7 @@ func (r Report) errorLatencyTable(sel charts.LatencySelection) (table, bool) {
 		}
 		rows = append(rows, row)
 	}
-	return table{ID: slug("error-latency", sel.Topology, sel.Load), Header: header, Numeric: numeric, Rows: rows,
-		Caption: "Latency of error answers (non-2xx and connection errors), kept out of the table above; only modes that had errors"}, true
+	return table{Header: header, Numeric: numeric, Rows: rows}, true
 }
 
 func (r Report) latencySeries(metric results.Metric, topo string, mode results.Mode, load string, stat results.Stat) (results.Series, bool) {
@@ -135,9 +173,9 @@ func (r Report) latencySeries(metric results.Metric, topo string, mode results.M
 	return results.Series{}, false
 }
 
-func (r Report) latencyDelta(topo string, mode results.Mode, load string, stat results.Stat) (results.Delta, bool) {
+func (r Report) latencyDelta(metric results.Metric, topo string, mode results.Mode, load string, stat results.Stat) (results.Delta, bool) {
 	for _, d := range r.Summary.Deltas {
-		if d.Metric == results.MetricLatency && d.Base == results.ModeNone && d.Other == mode && d.Topology == topo && d.Load == load &&
+		if d.Metric == metric && d.Base == results.ModeNone && d.Other == mode && d.Topology == topo && d.Load == load &&
 			d.Stat == stat && d.Labels == "" && d.Window == results.WindowLoad {
 			return d, true
 		}
