@@ -49,6 +49,7 @@ func Build(run *results.Run) Report {
 	r.warnings = append(r.warnings, r.Summary.Warnings...)
 	r.warnings = append(r.warnings, caseWarnings(r.Cases)...)
 	r.warnings = append(r.warnings, remeasured(r.Cases)...)
+	r.warnings = append(r.warnings, shortLoads(r.Cases)...)
 	return r
 }
 
@@ -62,6 +63,19 @@ func remeasured(cases []results.CaseResult) []string {
 			if why := c.Facts[results.FactAttempt(i)]; why != "" {
 				out = append(out, fmt.Sprintf("case %s was measured again (measurement %d of %d not kept: %s)", c.CaseID, i, n, why))
 			}
+		}
+	}
+	return out
+}
+
+// shortLoads says which cases achieved less than their requested rate (CaseResult.LoadShortfall): their figures are
+// of a saturated system, not of the asked load.
+func shortLoads(cases []results.CaseResult) []string {
+	var out []string
+	for _, c := range cases {
+		if s := c.LoadShortfall; s != nil {
+			out = append(out, fmt.Sprintf("case %s achieved %.6g of the %.6g requests per second it asked for (%.1f %% short, more than %g %%): it measured a saturated system, not the asked load",
+				c.CaseID, s.AchievedQPS, s.RequestedQPS, s.Pct(), results.LoadShortfallPct))
 		}
 	}
 	return out

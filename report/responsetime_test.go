@@ -48,3 +48,18 @@ func TestResponseTimeShownByDefault(t *testing.T) {
 		t.Error("the headline still shows the service time's p99 when response times were recorded")
 	}
 }
+
+// A case whose load fell short of its rate is named in the report's warnings with both rates.
+func TestShortLoadWarned(t *testing.T) {
+	t.Parallel()
+	run := readRun(t, "sample")
+	run.Cases[0].LoadShortfall = results.ShortOf(200, 150)
+	md := string(Build(run).Markdown())
+	want := "case " + run.Cases[0].CaseID + " achieved 150 of the 200 requests per second it asked for (25.0 % short"
+	if !strings.Contains(md, want) {
+		t.Errorf("report lacks %q", want)
+	}
+	if got := shortLoads(readRun(t, "sample").Cases); len(got) != 0 {
+		t.Errorf("warnings %q for a run that kept its rate", got)
+	}
+}
