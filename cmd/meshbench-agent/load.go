@@ -77,9 +77,13 @@ func loadMain(ctx context.Context, args []string, stdout io.Writer) error {
 	if c.Target != "" {
 		who = c.Target + " (" + c.Protocol + " " + c.URL + ")"
 	}
-	_, err = fmt.Fprintf(stdout, "%s: %d requests in %s, %.1f qps, 2xx p50 %s p99 %s, %d errors p50 %s, codes %v\n",
+	resp := ""
+	if cr.Response != nil {
+		resp = fmt.Sprintf(" (response time p50 %s p99 %s)", cr.Response.OK.Percentile(50), cr.Response.OK.Percentile(99))
+	}
+	_, err = fmt.Fprintf(stdout, "%s: %d requests in %s, %.1f qps, 2xx p50 %s p99 %s%s, %d errors p50 %s, codes %v\n",
 		who, cr.Requests(), cr.End.Sub(cr.Start).Round(time.Millisecond), cr.ActualQPS, cr.Latency.Percentile(50),
-		cr.Latency.Percentile(99), cr.ErrorLatency.Count(), cr.ErrorLatency.Percentile(50), cr.Codes)
+		cr.Latency.Percentile(99), resp, cr.ErrorLatency.Count(), cr.ErrorLatency.Percentile(50), cr.Codes)
 	return err
 }
 
