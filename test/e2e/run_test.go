@@ -191,6 +191,14 @@ func TestRunQuickstart(t *testing.T) {
 				t.Errorf("case %s: latency %s = %v ms (previous percentile %v)", cs.CaseID, p, v, prev)
 			}
 			prev = v
+			// At a fixed rate every request's response time (due -> done) is at least its service time (sent ->
+			// done), so every percentile is too (one HDR bucket, 0.001 ms below 32 ms, of rounding allowed).
+			if r := idx[cs.CaseID+"|load|loadgen|response-time|"+p]; !(r >= v-0.002) {
+				t.Errorf("case %s: response time %s = %v ms, below the service time's %v ms", cs.CaseID, p, r, v)
+			}
+		}
+		if cs.LoadShortfall != nil {
+			t.Errorf("case %s: load short of its rate: %+v", cs.CaseID, cs.LoadShortfall)
 		}
 		target := 50.0
 		if strings.Contains(cs.CaseID, ".q200.") {
