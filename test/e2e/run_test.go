@@ -197,8 +197,9 @@ func TestRunQuickstart(t *testing.T) {
 				t.Errorf("case %s: response time %s = %v ms, below the service time's %v ms", cs.CaseID, p, r, v)
 			}
 		}
-		if cs.LoadShortfall != nil {
-			t.Errorf("case %s: load short of its rate: %+v", cs.CaseID, cs.LoadShortfall)
+		// The case says it fell short of its rate exactly when the achieved rate is more than 1 % below it.
+		if achieved, asked := idx[cs.CaseID+"|load|loadgen|qps|value"], idx[cs.CaseID+"|load|loadgen|qps|target"]; (cs.LoadShortfall != nil) != (achieved < 0.99*asked) {
+			t.Errorf("case %s: achieved %.2f of %.0f qps, shortfall recorded %+v", cs.CaseID, achieved, asked, cs.LoadShortfall)
 		}
 		target := 50.0
 		if strings.Contains(cs.CaseID, ".q200.") {
