@@ -438,3 +438,33 @@ func TestSwitcherRestoreRestoresWorkloads(t *testing.T) {
 		t.Errorf("db's restart annotation not removed: %v", db)
 	}
 }
+
+// RestartApp restarts every workload but those the switch restarted, records an existing app's annotation first
+// (restored at the end) and refuses a protected namespace before any patch.
+func TestRestartApp(t *testing.T) {
+	t.Parallel()
+	kc, _ := existingCluster(t, scenario.ModeAmbient)
+	rec, err := OpenLabelRecord(filepath.Join(t.TempDir(), "run", LabelRecordFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := existingSwitcher(kc, rec)
+	skip := []string{existingTarget.Workloads[0].String()}
+	restarted, err := sw.RestartApp(context.Background(), existingTarget, skip)
+	if err != nil || len(restarted) != 1 || restarted[0] != existingTarget.Workloads[1] {
+		t.Fatalf("restarted %v (%v), want only %s", restarted, err, existingTarget.Workloads[1])
+	}
+	if got := templateAnnotations(t, kc, target.KindDeployment, "web")[restartAnnotation]; got != userRestartedAt {
+		t.Errorf("the skipped Deployment was restarted: %q", got)
+	}
+	if got := templateAnnotations(t, kc, target.KindStatefulSet, "db")[restartAnnotation]; got == "" {
+		t.Error("the StatefulSet was not restarted")
+	}
+	if _, ok := recordedRestart(rec, target.KindStatefulSet, "db"); !ok {
+		t.Error("the StatefulSet's pod template was not recorded before its restart")
+	}
+	sw.Protected = []string{"shop"}
+	if _, err := sw.RestartApp(context.Background(), existingTarget, nil); err == nil {
+		t.Error("a protected namespace's workloads were restarted")
+	}
+}

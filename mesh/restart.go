@@ -3,6 +3,7 @@ package mesh
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -62,25 +63,55 @@ func (s *Switcher) restartMismatched(ctx context.Context, t target.Target, mode 
 		if !mismatch {
 			continue
 		}
-		if err := s.rememberWorkload(ctx, w); err != nil {
+		if err := s.restart(ctx, w, stamp); err != nil {
 			return out, err
-		}
-		body := fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, restartAnnotation, stamp)
-		opts := metav1.PatchOptions{FieldManager: FieldManager}
-		switch w.Kind {
-		case target.KindDeployment:
-			_, err = s.Clients.Kube.AppsV1().Deployments(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, body, opts)
-		case target.KindStatefulSet:
-			_, err = s.Clients.Kube.AppsV1().StatefulSets(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, body, opts)
-		default:
-			err = fmt.Errorf("unknown workload kind %q", w.Kind)
-		}
-		if err != nil {
-			return out, fmt.Errorf("restart %s: %w", w, err)
 		}
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// RestartApp rollout-restarts every workload of the target but those named in skip (WorkloadRef.String: restarted
+// already by this switch), so that every pod starts in the mode just applied (startup.restartApp). The caller waits.
+func (s *Switcher) RestartApp(ctx context.Context, t target.Target, skip []string) ([]target.WorkloadRef, error) {
+	if err := scenario.RefuseProtected(t.Namespaces, s.Protected...); err != nil {
+		return nil, err
+	}
+	stamp := s.now().UTC().Format(time.RFC3339Nano)
+	var out []target.WorkloadRef
+	for _, w := range t.Workloads {
+		if slices.Contains(skip, w.String()) {
+			continue
+		}
+		if err := s.restart(ctx, w, stamp); err != nil {
+			return out, err
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// restart patches workload w's pod template with the restart annotation (value stamp), so its controller rolls it
+// out again, after recording the annotation it had when meshbench did not create it.
+func (s *Switcher) restart(ctx context.Context, w target.WorkloadRef, stamp string) error {
+	if err := s.rememberWorkload(ctx, w); err != nil {
+		return err
+	}
+	body := fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, restartAnnotation, stamp)
+	opts := metav1.PatchOptions{FieldManager: FieldManager}
+	var err error
+	switch w.Kind {
+	case target.KindDeployment:
+		_, err = s.Clients.Kube.AppsV1().Deployments(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, body, opts)
+	case target.KindStatefulSet:
+		_, err = s.Clients.Kube.AppsV1().StatefulSets(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, body, opts)
+	default:
+		err = fmt.Errorf("unknown workload kind %q", w.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("restart %s: %w", w, err)
+	}
+	return nil
 }
 
 // rememberWorkload records, before the restart patch, the original restart annotation of a workload meshbench did not

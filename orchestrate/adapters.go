@@ -26,10 +26,12 @@ import (
 // The runner takes the wait-ready, reconcile, path proof and load-clients steps only from adapters that implement
 // them: these must.
 var (
-	_ runner.ReadyWaiter = (*workloadsAdapter)(nil)
-	_ runner.Reconciler  = (*meshAdapter)(nil)
-	_ runner.PathProver  = (*meshAdapter)(nil)
-	_ runner.LoadClients = (*loadAdapter)(nil)
+	_ runner.ReadyWaiter     = (*workloadsAdapter)(nil)
+	_ runner.Reconciler      = (*meshAdapter)(nil)
+	_ runner.AppRestarter    = (*meshAdapter)(nil)
+	_ runner.StartupReporter = (*workloadsAdapter)(nil)
+	_ runner.PathProver      = (*meshAdapter)(nil)
+	_ runner.LoadClients     = (*loadAdapter)(nil)
 )
 
 // workloadsAdapter is workloads.Deployer as the runner's Workloads.
@@ -39,6 +41,8 @@ type workloadsAdapter struct {
 	timeout time.Duration
 	// cache, when set, keeps the readiness wait's informer cache for the verification that follows (meshAdapter).
 	cache *appCache
+	// started is how the pods of the last successful readiness wait started (runner.StartupReporter).
+	started []results.PodStartup
 }
 
 // appCache hands the informer cache of a case's readiness wait to the mode verification that follows, so it starts
@@ -115,15 +119,27 @@ func targetFacts(w scenario.Workload, topo scenario.Topology, t target.Target) m
 }
 
 func (a *workloadsAdapter) WaitReady(ctx context.Context, t target.Target) error {
+	a.started = nil
 	if a.cache == nil {
 		return a.d.WaitReady(ctx, t, a.timeout)
 	}
-	err := a.d.WaitReadyIn(ctx, a.cache.open(ctx, t), a.timeout)
-	if err != nil {
+	c := a.cache.open(ctx, t)
+	if err := a.d.WaitReadyIn(ctx, c, a.timeout); err != nil {
 		a.cache.close() // no verification follows a failed wait
+		return err
 	}
-	return err
+	for _, ns := range t.Namespaces {
+		for _, p := range c.AppPods(ns) {
+			if p.DeletionTimestamp == nil { // a replaced pod still terminating did not start in this mode
+				a.started = append(a.started, mesh.PodStartup(p))
+			}
+		}
+	}
+	return nil
 }
+
+// PodStartups is how the pods of the last successful WaitReady started (runner.StartupReporter).
+func (a *workloadsAdapter) PodStartups() []results.PodStartup { return a.started }
 
 func (a *workloadsAdapter) Teardown(ctx context.Context, t target.Target) error {
 	if a.cache != nil {
@@ -165,6 +181,19 @@ func (a *meshAdapter) Apply(ctx context.Context, t target.Target, mode scenario.
 		facts[results.FactWaypointLabelsCopied] = strings.Join(pruned, ", ")
 	}
 	return facts, err
+}
+
+// RestartApp restarts every app workload the last Apply did not (runner.AppRestarter).
+func (a *meshAdapter) RestartApp(ctx context.Context, t target.Target) (map[results.FactKey]string, error) {
+	restarted, err := a.sw.RestartApp(ctx, t, a.last.Restarted)
+	if len(restarted) == 0 {
+		return nil, err
+	}
+	names := make([]string, len(restarted))
+	for i, w := range restarted {
+		names[i] = w.String()
+	}
+	return map[results.FactKey]string{results.FactRestartedApp: strings.Join(names, ",")}, err
 }
 
 // Reconcile restarts the workloads whose ready pods are still not in mode (runner.Reconciler).

@@ -58,6 +58,9 @@ func TestAppCacheLifetime(t *testing.T) {
 	if held() == nil {
 		t.Fatal("a successful wait keeps no cache for the verification")
 	}
+	if got, want := len(wa.PodStartups()), tg.ExpectedPods(); got != want {
+		t.Errorf("a successful wait reports the start of %d pods, want every app pod (%d)", got, want)
+	}
 	other := tg
 	other.Namespaces = []string{"elsewhere"}
 	if c := cache.take(other); c != nil || held() != nil {

@@ -32,6 +32,7 @@ const (
 	sectionHeadlines   SectionID = "headlines"
 	sectionResources   SectionID = "resources"
 	sectionModes       SectionID = "modes" // change between modes
+	sectionStartup     SectionID = "startup"
 	sectionWorkloads   SectionID = "workloads"
 	sectionPerKRPS     SectionID = "per-krps"
 	sectionShared      SectionID = "shared"
@@ -69,6 +70,7 @@ func sectionTable() []sectionEntry {
 		{sectionHeadlines, Report.headlinesSection},
 		{sectionResources, Report.resourcesSection},
 		{sectionModes, Report.modesSection},
+		{sectionStartup, Report.startupSection},
 		{sectionWorkloads, Report.workloadsSection},
 		{sectionPerKRPS, Report.perKRPSSection},
 		{sectionShared, Report.sharedSection},

@@ -82,6 +82,7 @@ const (
 	FactSwitchPrefix    FactKey = "switch-"            // + step: the mode switch's step durations
 	FactVerifiedPods    FactKey = "verified-pods"      // pods the mode verification checked
 	FactRestarted       FactKey = "restarted"          // workloads the mode switch restarted
+	FactRestartedApp    FactKey = "restarted-app"      // startup.restartApp: the workloads the switch did not restart
 	factCollectorWarn   FactKey = "collector-warnings" // on disk: CaseResult.CollectorWarnings, "; "-joined
 	factSampleWarnings  FactKey = "warnings"           // on disk: CaseResult.SampleWarnings, "; "-joined
 )

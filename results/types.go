@@ -335,6 +335,9 @@ type CaseResult struct {
 	// LoadShortfall, when set, says the load achieved less than it asked for by more than LoadShortfallPct: the case
 	// measured a saturated system, not the asked load.
 	LoadShortfall *LoadShortfall `json:"loadShortfall,omitempty"`
+	// PodStartups are the app pods that started during the case's switch (deploy, a sidecar switch's restart, or
+	// startup.restart), each from creation to Ready; the first case of a mode carries them (startup.go).
+	PodStartups []PodStartup `json:"podStartups,omitempty"`
 }
 
 // LoadShortfallPct is how far below the requested rate (in percent) the achieved rate may be before a case says so.

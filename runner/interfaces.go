@@ -31,6 +31,18 @@ type ReadyWaiter interface {
 	WaitReady(ctx context.Context, t target.Target) error
 }
 
+// AppRestarter is a Mesh that rolls every app workload out again after a switch (scenario.CasePolicy.RestartApp),
+// but those the switch restarted already, so that every pod starts in the new mode; the runner waits next.
+type AppRestarter interface {
+	RestartApp(ctx context.Context, t target.Target) (map[results.FactKey]string, error)
+}
+
+// StartupReporter is a ReadyWaiter that tells, after a successful WaitReady, how each of the target's pods started
+// (results.PodStartup); the runner records, with the case whose switch it was, the pods it had not seen before.
+type StartupReporter interface {
+	PodStartups() []results.PodStartup
+}
+
 // meshSwitcher switches and verifies the data-plane mode. A runner without one (meshbench cni) never switches modes.
 type meshSwitcher interface {
 	// Apply puts the target's namespaces into mode, in the safe order (restarting workloads when sidecar

@@ -102,6 +102,8 @@ type state struct {
 	// finds in a failed step's error (a switch's *target.NodeNotReadyError, a load's or collection's
 	// *target.KubeletError), each once. Empty: the gate is never asked.
 	downNodes []string
+	// startedPods are the UIDs of the pods whose start a case recorded.
+	startedPods map[string]bool
 }
 
 func (r *Runner) clock() runClock {

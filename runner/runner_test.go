@@ -515,3 +515,91 @@ func TestInterruptionWhereAndWhatIsLeft(t *testing.T) {
 		})
 	}
 }
+
+// startupWorkloads is fakeWorkloads whose pods after the n-th readiness wait are waves[n] (UIDs).
+type startupWorkloads struct {
+	fakeWorkloads
+	waves [][]string
+	n     *int
+}
+
+func (f startupWorkloads) WaitReady(ctx context.Context, t target.Target) error {
+	*f.n++
+	return f.fakeWorkloads.WaitReady(ctx, t)
+}
+
+func (f startupWorkloads) PodStartups() []results.PodStartup {
+	var out []results.PodStartup
+	for _, uid := range f.waves[min(*f.n, len(f.waves))-1] {
+		out = append(out, results.PodStartup{UID: uid, Seconds: map[results.StartupPhase]float64{results.PhaseReady: 3}})
+	}
+	return out
+}
+
+// TestPodStartupsRecordedOnce: each switch's case records the pods the runner had not seen start, so a label-only
+// switch (same pods) records none and a restart records only the new pods (serpentine: repetition 2 starts in
+// ambient without a switch).
+func TestPodStartupsRecordedOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "[none, ambient]", "")
+	n := 0
+	h.r.Workloads = startupWorkloads{fakeWorkloads{h.calls, h.clock}, [][]string{{"a", "b"}, {"a", "b"}, {"c", "b"}}, &n}
+	if _, err := h.r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range h.store.cases {
+		var uids []string
+		for _, p := range c.PodStartups {
+			uids = append(uids, p.UID)
+		}
+		got = append(got, fmt.Sprintf("%s:%s", c.CaseID, strings.Join(uids, ",")))
+	}
+	want := []string{
+		"single.none.q50.r1:a,b", "single.none.q200.r1:", "single.ambient.q50.r1:", "single.ambient.q200.r1:",
+		"single.ambient.q50.r2:", "single.ambient.q200.r2:", "single.none.q50.r2:c", "single.none.q200.r2:",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pods recorded per case\n got %q\nwant %q", got, want)
+	}
+}
+
+// restartingMesh is fakeMesh that can restart the app (AppRestarter).
+type restartingMesh struct{ fakeMesh }
+
+func (f restartingMesh) RestartApp(_ context.Context, t target.Target) (map[results.FactKey]string, error) {
+	f.add("restart-app %s", t.Topology)
+	return map[results.FactKey]string{results.FactRestartedApp: "Deployment mb-single/a"}, nil
+}
+
+// TestRestartAppAfterEverySwitch: with startup.restartApp the app is restarted after each mode switch and before the
+// readiness wait; without it, never.
+func TestRestartAppAfterEverySwitch(t *testing.T) {
+	t.Parallel()
+	for _, restart := range []bool{true, false} {
+		h := newHarness(t, "[none, ambient]", "")
+		h.r.Mesh = restartingMesh{fakeMesh{h.calls, ""}}
+		for i := range h.r.Plan.Cases {
+			h.r.Plan.Cases[i].Policy.RestartApp = restart
+		}
+		if _, err := h.r.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var steps []string
+		for _, l := range h.calls.log {
+			if strings.HasPrefix(l, "apply") || strings.HasPrefix(l, "restart-app") || l == "wait-ready" {
+				steps = append(steps, l)
+			}
+		}
+		want := []string{"apply none", "wait-ready", "apply ambient", "wait-ready", "apply none", "wait-ready"}
+		if restart {
+			want = []string{"apply none", "restart-app single", "wait-ready", "apply ambient", "restart-app single", "wait-ready", "apply none", "restart-app single", "wait-ready"}
+		}
+		if !slices.Equal(steps, want) {
+			t.Errorf("restartApp %v: steps %q, want %q", restart, steps, want)
+		}
+		if c := h.store.cases[0]; (c.Facts[results.FactRestartedApp] != "") != restart {
+			t.Errorf("restartApp %v: facts %v", restart, c.Facts)
+		}
+	}
+}

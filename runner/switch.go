@@ -56,7 +56,7 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 	}
 	st.mode, st.ready = c.Mode, false
 	t := *st.target
-	for _, s := range r.modeSteps(ctx, t, c.Mode) {
+	for _, s := range r.modeSteps(ctx, t, c.Mode, c.Policy.RestartApp) {
 		var facts map[results.FactKey]string
 		err := cr.timed(s.name, func() error {
 			var err error
@@ -68,12 +68,30 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 			return &switchError{Step: s.name, What: s.what, Err: err}
 		}
 	}
+	if sr, ok := r.Workloads.(StartupReporter); ok {
+		cr.res.PodStartups = st.newStartups(sr.PodStartups())
+	}
 	st.quietSince = clk.Now()
 	if err := cr.timed("settle", func() error { return clk.Sleep(ctx, c.Policy.Settle) }); err != nil {
 		return &switchError{Step: "settle", What: "settle", Err: err}
 	}
 	st.ready = true
 	return nil
+}
+
+// newStartups is ps without the pods a case recorded already (the pods this switch started), which it remembers.
+func (st *state) newStartups(ps []results.PodStartup) []results.PodStartup {
+	if st.startedPods == nil {
+		st.startedPods = map[string]bool{}
+	}
+	var out []results.PodStartup
+	for _, p := range ps {
+		if !st.startedPods[p.UID] {
+			st.startedPods[p.UID] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // switchStep is one timed step of a switch: its name (the timing and an interruption's phase), what it does in the
@@ -83,11 +101,15 @@ type switchStep struct {
 	f          func() (map[results.FactKey]string, error)
 }
 
-// modeSteps are the steps that put deployed target t into mode, in order: those the run's adapters have.
-func (r *Runner) modeSteps(ctx context.Context, t target.Target, mode scenario.Mode) []switchStep {
+// modeSteps are the steps that put deployed target t into mode, in order: those the run's adapters have; restart
+// rolls the app out again after the switch (scenario.CasePolicy.RestartApp).
+func (r *Runner) modeSteps(ctx context.Context, t target.Target, mode scenario.Mode, restart bool) []switchStep {
 	var steps []switchStep
 	if r.Mesh != nil {
 		steps = append(steps, switchStep{"mode-switch", "apply mode " + string(mode), func() (map[results.FactKey]string, error) { return r.Mesh.Apply(ctx, t, mode) }})
+	}
+	if ar, ok := r.Mesh.(AppRestarter); ok && restart {
+		steps = append(steps, switchStep{"restart-app", "restart the app in mode " + string(mode), func() (map[results.FactKey]string, error) { return ar.RestartApp(ctx, t) }})
 	}
 	if w, ok := r.Workloads.(ReadyWaiter); ok {
 		steps = append(steps, switchStep{"wait-ready", "workloads not ready after switching to mode " + string(mode), func() (map[results.FactKey]string, error) {

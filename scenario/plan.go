@@ -69,6 +69,8 @@ type CasePolicy struct {
 	// Named: the case's record and every sample carry its mode, topology, load level (none on idle samples) and
 	// repetition. Otherwise samples keep their own repetition (a pod network case's sample number).
 	Named bool
+	// RestartApp: the switch to the case's mode ends with a rollout restart of every app workload (startup.restartApp).
+	RestartApp bool
 	// Facts are recorded with the case, also when it is skipped (a pod network case's path and test, by which
 	// results places its row).
 	Facts map[string]string
@@ -192,7 +194,7 @@ func NewPlan(s *Scenario) Plan {
 		c.Switch = prev == nil || prev.Topology.Name != c.Topology.Name || prev.Mode != c.Mode
 		if c.Switch {
 			p.ModeSwitches++
-			if prev != nil && prev.Topology.Name == c.Topology.Name && needsRestart(prev.Mode, c.Mode) {
+			if prev != nil && prev.Topology.Name == c.Topology.Name && (needsRestart(prev.Mode, c.Mode) || c.Policy.RestartApp) {
 				p.Restarts++
 			}
 		}
@@ -207,7 +209,7 @@ func NewPlan(s *Scenario) Plan {
 // topology, load level and repetition.
 func meshPolicy(s *Scenario, idle bool) CasePolicy {
 	w := s.Spec.Windows
-	p := CasePolicy{Settle: w.Settle.Duration, Load: meshLoad(s), Attempts: max(1, w.Attempts), Named: true}
+	p := CasePolicy{Settle: w.Settle.Duration, Load: meshLoad(s), Attempts: max(1, w.Attempts), Named: true, RestartApp: s.Spec.Startup.RestartApp}
 	if idle {
 		p.Idle = w.Idle.Duration
 	}
@@ -310,7 +312,7 @@ func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 			}
 			add(estDeploy, size)
 		} else if c.Switch {
-			if needsRestart(prev.Mode, c.Mode) {
+			if needsRestart(prev.Mode, c.Mode) || c.Policy.RestartApp {
 				add(estRestartSwitch, satMul(estPerPod, pods))
 			} else {
 				add(estLabelSwitch)

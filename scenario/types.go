@@ -54,6 +54,8 @@ type Spec struct {
 	Load LoadSpec `json:"load,omitzero"`
 	// Windows are the measurement windows, repetitions and ordering.
 	Windows Windows `json:"windows,omitzero"`
+	// Startup configures the pod startup measurement.
+	Startup Startup `json:"startup,omitzero"`
 	// Prometheus is where resource metrics come from; empty means the kubelet fallback.
 	Prometheus Prometheus `json:"prometheus,omitzero"`
 	// CNI configures `meshbench cni`, the pod network benchmark.
@@ -62,6 +64,13 @@ type Spec struct {
 	Images Images `json:"images,omitzero"`
 	// Output configures where results go.
 	Output Output `json:"output,omitzero"`
+}
+
+// Startup configures how pod startup is measured per mode (docs/measurement.md, "Pod startup").
+type Startup struct {
+	// RestartApp rolls every app workload out again after each mode switch, so that each mode's pods start in it
+	// and their start is recorded; without it, only the pods a deploy or a sidecar switch starts are.
+	RestartApp bool `json:"restartApp,omitempty"`
 }
 
 // Profile selects a set of defaults.

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -460,6 +461,7 @@ func TestRunEveryModeIstio(t *testing.T) {
 		spec["workload"].(map[string]any)["namespacePrefix"] = prefix
 		spec["load"].(map[string]any)["qps"] = []int{100}
 		spec["windows"] = map[string]any{"idle": "10s", "load": "20s", "repetitions": 1, "settle": "2s"}
+		spec["startup"] = map[string]any{"restartApp": true}
 	})
 	work := t.TempDir()
 	stdout, stderr, code := runCLI(ctx, t, c, work, "run", "-f", path, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
@@ -540,12 +542,13 @@ func TestRunEveryModeIstio(t *testing.T) {
 		}
 		switches = append(switches, fmt.Sprintf("%s: %s -> %s switch %s, label->verified %s", cs.CaseID, cs.Facts["mode-from"], cs.Mode,
 			cs.Timings["mode-switch"], cs.Facts["switch-label-to-verified"]))
+		switches = append(switches, "  startup: "+checkPodStartups(t, cs))
 	}
 	if len(modes) != 4 || len(run.Cases) != 4 {
 		t.Errorf("cases %d over modes %v, want one case in each of the 4 modes", len(run.Cases), modes)
 	}
 	t.Logf("mode switches:\n  %s", strings.Join(switches, "\n  "))
-	for _, want := range []string{"ztunnel is a test stand-in", "sidecar is upstream Envoy", "| sidecar |", "| ambient |", "| waypoint |"} {
+	for _, want := range []string{"ztunnel is a test stand-in", "sidecar is upstream Envoy", "| sidecar |", "| ambient |", "| waypoint |", "Pod startup per mode", "| waypoint | redirected by istio-cni | 3 of 3 |"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("printed report lacks %q", want)
 		}
@@ -562,6 +565,34 @@ func TestRunEveryModeIstio(t *testing.T) {
 	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, prefix+"single", metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace %ssingle still exists after the run (teardown)", prefix)
 	}
+}
+
+// checkPodStartups checks that case cs (startup.restartApp: its switch restarted the whole app) recorded the start
+// of the chain's 3 pods in its mode: every phase in order, the proxy in sidecar mode only, istio-cni's redirection in
+// the ambient modes only. It returns the pods' seconds to Ready for the log.
+func checkPodStartups(t *testing.T, cs results.CaseResult) string {
+	t.Helper()
+	if len(cs.PodStartups) != 3 {
+		t.Errorf("case %s: %d pod starts recorded, want the chain's 3: %+v", cs.CaseID, len(cs.PodStartups), cs.PodStartups)
+	}
+	var ready []string
+	for _, p := range cs.PodStartups {
+		s := p.Seconds
+		_, proxy := s[results.PhaseProxyStarted]
+		if proxy != (cs.Mode == results.ModeSidecar) || p.Redirected != (cs.Mode == results.ModeAmbient || cs.Mode == results.ModeWaypoint) {
+			t.Errorf("case %s: pod %s proxy started %v, redirected %v", cs.CaseID, p.Pod, proxy, p.Redirected)
+		}
+		prev := 0.0
+		for _, ph := range []results.StartupPhase{results.PhaseScheduled, results.PhaseInitialized, results.PhaseContainersStarted, results.PhaseReady} {
+			v, ok := s[ph]
+			if !ok || v < prev || v > 120 {
+				t.Errorf("case %s: pod %s phase %s at %v s (reached %v, previous phase %v s)", cs.CaseID, p.Pod, ph, v, ok, prev)
+			}
+			prev = v
+		}
+		ready = append(ready, strconv.FormatFloat(s[results.PhaseReady], 'f', 0, 64))
+	}
+	return "ready after " + strings.Join(ready, ", ") + " s"
 }
 
 // counterAvg is the window average (millicores) of the summed counters selector picks, from their raw samples around
