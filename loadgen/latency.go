@@ -249,6 +249,8 @@ type recorder struct {
 	service  denseLatencies
 	response denseLatencies
 	origin   map[periodic.ThreadID]time.Time // each connection's first request
+	// perSecond, when set, also keeps the per-second record (ClientSpec.PerSecond).
+	perSecond *timeline
 }
 
 // denseLatencies are the dense histograms of one latency (service or response time), split by outcome.
@@ -288,18 +290,32 @@ func (r *recorder) Report(_ context.Context, thread periodic.ThreadID, iter int6
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.service.record(micros(latency), ok)
-	if r.sched == nil {
-		return
+	us := micros(latency)
+	r.service.record(us, ok)
+	if r.sched != nil {
+		if iter == 0 {
+			r.origin[thread] = start
+		}
+		late := time.Duration(0)
+		if origin, seen := r.origin[thread]; seen {
+			late = max(0, start.Sub(origin.Add(r.sched.due(iter))))
+		}
+		us = micros(latency + late.Seconds())
+		r.response.record(us, ok)
 	}
-	if iter == 0 {
-		r.origin[thread] = start
+	if r.perSecond != nil {
+		r.perSecond.add(start.Add(time.Duration(latency*float64(time.Second))), us, errorKind(ok, details, r.byStatus))
 	}
-	late := time.Duration(0)
-	if origin, seen := r.origin[thread]; seen {
-		late = max(0, start.Sub(origin.Add(r.sched.due(iter))))
+}
+
+// Seconds is the per-second record so far; nil unless the recorder keeps one.
+func (r *recorder) Seconds() []Second {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.perSecond == nil {
+		return nil
 	}
-	r.response.record(micros(latency+late.Seconds()), ok)
+	return r.perSecond.record()
 }
 
 // Info names the recorder in fortio's log line.

@@ -40,7 +40,7 @@ func TestClientSpecsSplitAndArgsRoundTrip(t *testing.T) {
 		{"max stays max", Spec{URL: "http://a/", QPS: 0, Connections: 8, Duration: 10 * time.Second, Clients: 2}, MaxQPS},
 		{"every option", Spec{
 			URL: "http://entry.mb-single.svc:8080/echo?size=128", QPS: 50, Connections: 2, Duration: 90 * time.Second,
-			WarmUp: 30 * time.Second, CoolDown: 5 * time.Second, PayloadBytes: 1024, Jitter: true, Uniform: true, Clients: 1,
+			WarmUp: 30 * time.Second, CoolDown: 5 * time.Second, PayloadBytes: 1024, Jitter: true, Uniform: true, PerSecond: true, Clients: 1,
 			Headers: map[string]string{"Cookie": "token=abc:def", "X-B": "2", "Host": "frontend"},
 		}, 50},
 	}

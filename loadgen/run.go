@@ -58,6 +58,8 @@ type Measured struct {
 	// ResponseLatency is every request's response time (due -> done: the service time plus how late the request was
 	// sent), 2xx apart from errors; nil at max speed, where no request is due.
 	ResponseLatency *Latencies `json:"responseLatency,omitempty"`
+	// Seconds is the per-second record (ClientSpec.PerSecond), by the second each request completed in.
+	Seconds []Second `json:"seconds,omitempty"`
 }
 
 // Phase is one fortio run inside a client's load.
@@ -97,6 +99,9 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 			}
 			rec = newRecorder(sched)
 			rec.byStatus = c.Protocol != ProtocolHTTP
+			if c.PerSecond {
+				rec.perSecond = &timeline{}
+			}
 		}
 		res, err := runPhase(ctx, c, p.d, rec)
 		if err != nil {
@@ -120,6 +125,7 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 			if rl, ok := rec.ResponseLatencies(); ok {
 				rep.Measured.ResponseLatency = &rl
 			}
+			rep.Measured.Seconds = rec.Seconds()
 		}
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("run load against %s: %w", c.URL, err)

@@ -61,6 +61,8 @@ type Spec struct {
 	Headers map[string]string
 	// Jitter and Uniform are fortio's -jitter and -uniform.
 	Jitter, Uniform bool
+	// PerSecond keeps a per-second record of the measured phase (Measured.Seconds).
+	PerSecond bool
 	// Clients is the number of client processes; the QPS is split evenly between them.
 	Clients int
 }
@@ -139,6 +141,7 @@ type ClientSpec struct {
 	Headers      []string // "Name: value", in a stable order
 	Jitter       bool
 	Uniform      bool
+	PerSecond    bool
 }
 
 // targets is Targets, or the one target URL stands for.
@@ -236,6 +239,7 @@ func (s Spec) ClientSpecs() [][]ClientSpec {
 			out[i][j] = ClientSpec{
 				Target: t.Name, Protocol: proto, URL: t.URL, QPS: qps, Connections: tc[j], Duration: s.Duration, WarmUp: s.WarmUp,
 				CoolDown: s.CoolDown, PayloadBytes: s.PayloadBytes, Headers: headerLines(s.Headers, t.Headers), Jitter: s.Jitter, Uniform: s.Uniform,
+				PerSecond: s.PerSecond,
 			}
 		}
 	}
@@ -293,6 +297,9 @@ func (c ClientSpec) Args() []string {
 	if c.Uniform {
 		a = append(a, "--uniform")
 	}
+	if c.PerSecond {
+		a = append(a, "--per-second")
+	}
 	return append(a, "--json")
 }
 
@@ -348,6 +355,7 @@ func (c *ClientSpec) RegisterFlags(fs *flag.FlagSet, jsonOut *bool) {
 	fs.Var((*headerList)(&c.Headers), "header", "extra request header Name:value (repeatable)")
 	fs.BoolVar(&c.Jitter, "jitter", false, "±10% jitter on request intervals (fortio -jitter)")
 	fs.BoolVar(&c.Uniform, "uniform", false, "stagger requests uniformly across connections (fortio -uniform)")
+	fs.BoolVar(&c.PerSecond, "per-second", false, "keep a per-second record of the measured phase: requests, errors by kind, latency percentiles")
 	fs.BoolVar(jsonOut, "json", false, "print the JSON report on stdout (otherwise a one-line summary)")
 	if c.QPS == 0 {
 		c.QPS = MaxQPS
