@@ -12,6 +12,7 @@ import (
 
 	"fortio.org/fortio/periodic"
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/meshbench/meshbench/results"
 )
 
 // Latency histogram geometry, the same in every agent and in meshbench (Parse refuses any other): integer µs from
@@ -309,7 +310,7 @@ func (r *recorder) Report(_ context.Context, thread periodic.ThreadID, iter int6
 }
 
 // Seconds is the per-second record so far; nil unless the recorder keeps one.
-func (r *recorder) Seconds() []Second {
+func (r *recorder) Seconds() []results.LoadSecond {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.perSecond == nil {

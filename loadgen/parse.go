@@ -28,6 +28,8 @@ type ClientResult struct {
 	// Response is the same requests' response times (due -> done); nil at max speed (Measured.ResponseLatency).
 	Response *Latencies
 	Phases   []Phase // every phase of the client, measured included
+	// Seconds is the client's per-second record (ClientSpec.PerSecond), nil without one.
+	Seconds []results.LoadSecond
 }
 
 // Requests is the number of requests the client completed in the measured phase.
@@ -80,10 +82,20 @@ func Parse(data []byte) (ClientResult, error) {
 		return ClientResult{}, fmt.Errorf("parse load report: responseLatency holds %d ok and %d other requests but codes count %d and %d",
 			r.OK.Count(), r.Errors.Count(), ok, bad)
 	}
+	if len(m.Seconds) > 0 {
+		var n int64
+		for _, sec := range m.Seconds {
+			n += sec.Requests
+		}
+		if n != ok+bad {
+			return ClientResult{}, fmt.Errorf("parse load report: seconds hold %d requests but codes count %d", n, ok+bad)
+		}
+	}
 	return ClientResult{
 		Client: rep.Client, Target: rep.Target, Protocol: rep.Protocol, Start: measured.Start.UTC(), End: measured.End.UTC(), RequestedQPS: m.RequestedQPS,
 		ActualQPS: measured.ActualQPS, Connections: m.Connections, Sockets: m.Sockets, Codes: m.Codes,
 		Latency: m.Latency.OK, ErrorLatency: m.Latency.Errors, Response: m.ResponseLatency, Phases: rep.Phases,
+		Seconds: m.Seconds,
 	}, nil
 }
 
@@ -116,6 +128,15 @@ type LoadTargetResult struct {
 	Name, Protocol string
 	Weight         int
 	Result
+}
+
+// Seconds is the per-second record of every client merged (results.MergeSeconds); nil when no client kept one.
+func (r Result) Seconds() []results.LoadSecond {
+	var all [][]results.LoadSecond
+	for _, c := range r.Clients {
+		all = append(all, c.Seconds)
+	}
+	return results.MergeSeconds(all...)
 }
 
 // Shortfall is the run's requested and achieved rates when it achieved less than it asked for by more than

@@ -14,6 +14,7 @@ import (
 	"fortio.org/fortio/fhttp"
 	"fortio.org/fortio/periodic"
 	"fortio.org/fortio/tcprunner"
+	"github.com/meshbench/meshbench/results"
 	"google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 )
@@ -59,7 +60,7 @@ type Measured struct {
 	// sent), 2xx apart from errors; nil at max speed, where no request is due.
 	ResponseLatency *Latencies `json:"responseLatency,omitempty"`
 	// Seconds is the per-second record (ClientSpec.PerSecond), by the second each request completed in.
-	Seconds []Second `json:"seconds,omitempty"`
+	Seconds []results.LoadSecond `json:"seconds,omitempty"`
 }
 
 // Phase is one fortio run inside a client's load.

@@ -7,23 +7,9 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/meshbench/meshbench/results"
 )
-
-// ErrorConnection is the error kind of a request that got no HTTP answer (fortio's code -1: connection refused,
-// reset, timed out) or, for gRPC and tcp, any failed call.
-const ErrorConnection = "connection"
-
-// Second is one second of a load's per-second record (ClientSpec.PerSecond): the requests that completed in it, the
-// errors among them by kind (the HTTP status, or ErrorConnection) and their latency percentiles in ms (the response
-// time when the load had a rate, else the service time; 2 significant figures).
-type Second struct {
-	Start    time.Time        `json:"start"`
-	Requests int64            `json:"requests"`
-	Errors   map[string]int64 `json:"errors,omitempty"`
-	P50      float64          `json:"p50Ms"`
-	P99      float64          `json:"p99Ms"`
-	Max      float64          `json:"maxMs"`
-}
 
 // timelineSigFigs is the per-second histograms' precision: 2 significant figures keep a ten-minute record of
 // seconds in a few MiB.
@@ -63,14 +49,14 @@ func (t *timeline) add(done time.Time, us int64, errKind string) {
 
 // seconds is the record in time order, every second from the first to the last (a second without a completed
 // request has Requests 0: a stall shows as a gap, not as a missing row).
-func (t *timeline) record() []Second {
+func (t *timeline) record() []results.LoadSecond {
 	if len(t.seconds) == 0 {
 		return nil
 	}
 	keys := slices.Sorted(maps.Keys(t.seconds))
-	out := make([]Second, 0, keys[len(keys)-1]-keys[0]+1)
+	out := make([]results.LoadSecond, 0, keys[len(keys)-1]-keys[0]+1)
 	for sec := keys[0]; sec <= keys[len(keys)-1]; sec++ {
-		s := Second{Start: time.Unix(sec, 0).UTC()}
+		s := results.LoadSecond{Start: time.Unix(sec, 0).UTC()}
 		if a := t.seconds[sec]; a != nil {
 			s.Requests, s.Errors = a.n, maps.Clone(a.errs)
 			s.P50 = float64(a.h.ValueAtPercentile(50)) / 1000
@@ -89,11 +75,11 @@ func errorKind(ok bool, details string, byStatus bool) string {
 	case ok:
 		return ""
 	case byStatus:
-		return ErrorConnection
+		return results.ErrorConnection
 	}
 	code, err := strconv.Atoi(details)
 	if err != nil || code < 0 {
-		return ErrorConnection
+		return results.ErrorConnection
 	}
 	return strconv.Itoa(code)
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/results"
 )
 
 // TestPerSecondRecord: a real fortio load (one connection, 100 qps, 4 s) against a server that answers 503 to its
@@ -73,9 +75,9 @@ func TestErrorKind(t *testing.T) {
 		{true, "200", false, ""},
 		{false, "503", false, "503"},
 		{false, "418", false, "418"},
-		{false, "-1", false, ErrorConnection},
-		{false, "", false, ErrorConnection},
-		{false, "NOT_SERVING", true, ErrorConnection},
+		{false, "-1", false, results.ErrorConnection},
+		{false, "", false, results.ErrorConnection},
+		{false, "NOT_SERVING", true, results.ErrorConnection},
 		{true, "SERVING", true, ""},
 	} {
 		if got := errorKind(tc.ok, tc.details, tc.byStatus); got != tc.want {

@@ -349,7 +349,8 @@ func (a *loadAdapter) Prepare(ctx context.Context, t target.Target, mode scenari
 
 func (a *loadAdapter) Run(ctx context.Context, t target.Target, req runner.LoadRequest) (runner.LoadResult, error) {
 	spec := loadSpec(a.spec, t, a.headers[t.Topology], req)
-	res, err := a.c.Run(ctx, t.EntryNamespace, req.Case.Mode, spec)
+	// The clients were placed for the mode the case starts in (a transition case moves the app under them).
+	res, err := a.c.Run(ctx, t.EntryNamespace, req.Case.StartMode(), spec)
 	if err != nil {
 		return runner.LoadResult{}, err
 	}
@@ -358,7 +359,7 @@ func (a *loadAdapter) Run(ctx context.Context, t target.Target, req runner.LoadR
 		Window: w, Windows: []results.Window{w},
 		Samples:  res.Samples(results.Sample{}),
 		Requests: res.Requests, Errors: res.Errors, Notes: res.Notes,
-		Facts: loadFacts(res), Shortfall: res.Shortfall(),
+		Facts: loadFacts(res), Shortfall: res.Shortfall(), Seconds: res.Seconds(),
 	}, nil
 }
 
@@ -369,6 +370,9 @@ func loadSpec(l scenario.LoadSpec, t target.Target, login map[string]string, req
 	spec := loadgen.Spec{
 		Connections: l.Connections, Duration: req.Window, WarmUp: req.LeadIn, CoolDown: req.CoolDown,
 		PayloadBytes: l.PayloadBytes, Headers: kube.MergeLabels(t.Headers, login), Jitter: l.Jitter, Uniform: l.Uniform, Clients: l.Clients,
+	}
+	if lp := req.Case.Policy.Load; lp != nil {
+		spec.PerSecond = lp.PerSecond
 	}
 	eps := t.LoadTargetsOrEntry()
 	for _, e := range eps {

@@ -33,6 +33,7 @@ const (
 	sectionResources   SectionID = "resources"
 	sectionModes       SectionID = "modes" // change between modes
 	sectionStartup     SectionID = "startup"
+	sectionTransitions SectionID = "transitions"
 	sectionWorkloads   SectionID = "workloads"
 	sectionPerKRPS     SectionID = "per-krps"
 	sectionShared      SectionID = "shared"
@@ -71,6 +72,7 @@ func sectionTable() []sectionEntry {
 		{sectionResources, Report.resourcesSection},
 		{sectionModes, Report.modesSection},
 		{sectionStartup, Report.startupSection},
+		{sectionTransitions, Report.transitionsSection},
 		{sectionWorkloads, Report.workloadsSection},
 		{sectionPerKRPS, Report.perKRPSSection},
 		{sectionShared, Report.sharedSection},

@@ -83,6 +83,7 @@ const (
 	FactVerifiedPods    FactKey = "verified-pods"      // pods the mode verification checked
 	FactRestarted       FactKey = "restarted"          // workloads the mode switch restarted
 	FactRestartedApp    FactKey = "restarted-app"      // startup.restartApp: the workloads the switch did not restart
+	FactMoveOverBudget  FactKey = "move-over-budget"   // a transition case whose move took longer than its budget
 	factCollectorWarn   FactKey = "collector-warnings" // on disk: CaseResult.CollectorWarnings, "; "-joined
 	factSampleWarnings  FactKey = "warnings"           // on disk: CaseResult.SampleWarnings, "; "-joined
 )

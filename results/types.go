@@ -338,6 +338,8 @@ type CaseResult struct {
 	// PodStartups are the app pods that started during the case's switch (deploy, a sidecar switch's restart, or
 	// startup.restart), each from creation to Ready; the first case of a mode carries them (startup.go).
 	PodStartups []PodStartup `json:"podStartups,omitempty"`
+	// Transition is a transition case's move and the load's per-second record around it.
+	Transition *Transition `json:"transition,omitempty"`
 }
 
 // LoadShortfallPct is how far below the requested rate (in percent) the achieved rate may be before a case says so.

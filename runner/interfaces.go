@@ -109,6 +109,8 @@ type LoadResult struct {
 	Warnings []string
 	// Shortfall, when set, is a load that achieved less than it asked for (results.CaseResult.LoadShortfall).
 	Shortfall *results.LoadShortfall
+	// Seconds is the per-second record of a load asked for one (scenario.LoadPolicy.PerSecond).
+	Seconds []results.LoadSecond
 }
 
 // NotMeasuredError is a load that ran but measured nothing the case can count, in the generator's own words. The

@@ -302,16 +302,19 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 	clk := r.clock()
 	cr := r.newCase(c)
 	cr.step = &st.step
-	key := c.Topology.Name + "/" + string(c.Mode)
-	if !st.ready || st.topo != c.Topology.Name || st.mode != c.Mode {
-		if st.failedKey == key && st.topo == c.Topology.Name && st.mode == c.Mode {
+	mode := c.StartMode() // a transition case is switched to the mode it moves from
+	key := c.Topology.Name + "/" + string(mode)
+	if !st.ready || st.topo != c.Topology.Name || st.mode != mode {
+		if st.failedKey == key && st.topo == c.Topology.Name && st.mode == mode {
 			if r.Mesh == nil {
 				return cr.fail("not measured: " + st.failErr.Error())
 			}
-			return cr.fail("not measured: switching to mode " + string(c.Mode) + " failed earlier in this group: " + st.failErr.Error())
+			return cr.fail("not measured: switching to mode " + string(mode) + " failed earlier in this group: " + st.failErr.Error())
 		}
-		if err := r.switchTo(ctx, st, c, cr); err != nil {
-			st.topo, st.mode, st.ready, st.failedKey, st.failErr = c.Topology.Name, c.Mode, false, key, err
+		sc := c
+		sc.Mode = mode
+		if err := r.switchTo(ctx, st, sc, cr); err != nil {
+			st.topo, st.mode, st.ready, st.failedKey, st.failErr = c.Topology.Name, mode, false, key, err
 			st.nodesFailed(err)
 			return cr.fail(err.Error())
 		}

@@ -95,6 +95,9 @@ func SetDefaults(s *Scenario) {
 	if sp.CNI.configured() {
 		setCNIDefaults(&sp.CNI)
 	}
+	if sp.Transitions.configured() && len(sp.Load.QPS) > 0 {
+		setTransitionDefaults(&sp.Transitions, sp.Load.QPS[0])
+	}
 	setImageDefaults(&sp.Images, sp.Profile)
 	setDefault(&sp.Output.Dir, "runs")
 }

@@ -15,8 +15,9 @@ type CaseKind string
 
 // Case kinds.
 const (
-	CaseMesh CaseKind = "mesh"
-	CaseCNI  CaseKind = "cni"
+	CaseMesh       CaseKind = "mesh"
+	CaseCNI        CaseKind = "cni"
+	CaseTransition CaseKind = "transition" // a move between modes under load (spec.transitions)
 )
 
 // CNIIdleCaseID is the ID of a pod network plan's idle case: the test pods deployed, no traffic, resource use only.
@@ -29,12 +30,14 @@ type Case struct {
 	// CNICaseID).
 	ID string `json:"id"`
 	// Index is the 1-based position in the plan.
-	Index      int      `json:"index"`
-	Kind       CaseKind `json:"kind"`
-	Topology   Topology `json:"topology,omitzero"`
-	Mode       Mode     `json:"mode,omitempty"`
-	QPS        QPS      `json:"qps,omitzero"`
-	Repetition int      `json:"repetition,omitempty"` // 1-based
+	Index    int      `json:"index"`
+	Kind     CaseKind `json:"kind"`
+	Topology Topology `json:"topology,omitzero"`
+	Mode     Mode     `json:"mode,omitempty"`
+	// From is a transition case's first mode; Mode is the one it moves to.
+	From       Mode `json:"from,omitempty"`
+	QPS        QPS  `json:"qps,omitzero"`
+	Repetition int  `json:"repetition,omitempty"` // 1-based
 	// Path, Test and Samples are a cni case's (empty on the idle case).
 	Path    CNIPath `json:"path,omitempty"`
 	Test    CNITest `json:"test,omitempty"`
@@ -54,6 +57,14 @@ type Case struct {
 	Policy CasePolicy `json:"-"`
 }
 
+// StartMode is the mode the case starts in: a transition case's From, any other case's Mode.
+func (c Case) StartMode() Mode {
+	if c.Kind == CaseTransition {
+		return c.From
+	}
+	return c.Mode
+}
+
 // CasePolicy is how the runner measures and records one case. The code that plans the cases the runner runs sets it
 // (NewPlan for mesh cases, cni for pod network cases; the CNIPlan that `meshbench plan` prints has none), so
 // the runner follows it without asking the case's kind.
@@ -69,6 +80,8 @@ type CasePolicy struct {
 	// Named: the case's record and every sample carry its mode, topology, load level (none on idle samples) and
 	// repetition. Otherwise samples keep their own repetition (a pod network case's sample number).
 	Named bool
+	// Transition, on a transition case, is when its move starts in its load (docs/transitions.md).
+	Transition *TransitionPolicy
 	// RestartApp: the switch to the case's mode ends with a rollout restart of every app workload (startup.restartApp).
 	RestartApp bool
 	// Facts are recorded with the case, also when it is skipped (a pod network case's path and test, by which
@@ -86,6 +99,14 @@ type LoadPolicy struct {
 	// BackToBack: the load is runs back to back that make up the window (a pod network case's samples): nothing
 	// runs around it, and the generator trims the collector's lead-in from its own resource window.
 	BackToBack bool
+	// PerSecond: the load keeps a per-second record (a transition case's).
+	PerSecond bool
+}
+
+// TransitionPolicy is a transition case's move: it starts Before into the load's window, and the window lasts
+// Before + Budget + the load after it, whatever the move took.
+type TransitionPolicy struct {
+	Before, Budget time.Duration
 }
 
 // Plan is the ordered list of cases for a scenario. It is a pure function of the scenario, so the same file always
@@ -186,15 +207,24 @@ func NewPlan(s *Scenario) Plan {
 				p.Cases = append(p.Cases, c)
 			}
 		}
+		p.Cases = append(p.Cases, transitionCases(s, topo)...)
 	}
 	var prev *Case
 	for i := range p.Cases {
 		c := &p.Cases[i]
 		c.Index = i + 1
-		c.Switch = prev == nil || prev.Topology.Name != c.Topology.Name || prev.Mode != c.Mode
+		start := c.Mode
+		if c.Kind == CaseTransition {
+			start = c.From
+			p.ModeSwitches++ // the move itself
+			if needsRestart(c.From, c.Mode) {
+				p.Restarts++
+			}
+		}
+		c.Switch = prev == nil || prev.Topology.Name != c.Topology.Name || prev.Mode != start
 		if c.Switch {
 			p.ModeSwitches++
-			if prev != nil && prev.Topology.Name == c.Topology.Name && (needsRestart(prev.Mode, c.Mode) || c.Policy.RestartApp) {
+			if prev != nil && prev.Topology.Name == c.Topology.Name && (needsRestart(prev.Mode, start) || c.Policy.RestartApp) {
 				p.Restarts++
 			}
 		}
@@ -226,6 +256,24 @@ func meshLoad(s *Scenario) *LoadPolicy {
 }
 
 // caseID builds the stable case ID.
+// transitionCases are topology topo's moves (spec.transitions), each once per repetition, after its mesh cases: a
+// move starts from its From mode (switched and verified like a mesh case's mode) and measures the move to Mode
+// under load, recorded per second. IDs: <topology>.<from>-to-<to>.q<qps>.r<repetition>.
+func transitionCases(s *Scenario, topo Topology) []Case {
+	tr := s.Spec.Transitions
+	var out []Case
+	for rep := 1; rep <= s.Spec.Windows.Repetitions; rep++ {
+		for _, m := range tr.Moves {
+			pol := meshPolicy(s, false)
+			pol.Load = &LoadPolicy{Window: tr.Before.Duration + tr.Budget.Duration + tr.After.Duration, PerSecond: true}
+			pol.Transition = &TransitionPolicy{Before: tr.Before.Duration, Budget: tr.Budget.Duration}
+			out = append(out, Case{Kind: CaseTransition, Topology: topo, From: m.From, Mode: m.To, QPS: tr.QPS, Repetition: rep,
+				ID: fmt.Sprintf("%s.%s.q%s.r%d", topo.Name, m, tr.QPS, rep), Policy: pol})
+		}
+	}
+	return out
+}
+
 func caseID(topology string, mode Mode, q QPS, rep int) string {
 	return fmt.Sprintf("%s.%s.q%s.r%d", topology, mode, q, rep)
 }
@@ -312,14 +360,14 @@ func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 			}
 			add(estDeploy, size)
 		} else if c.Switch {
-			if needsRestart(prev.Mode, c.Mode) || c.Policy.RestartApp {
+			if needsRestart(prev.Mode, c.StartMode()) || c.Policy.RestartApp {
 				add(estRestartSwitch, satMul(estPerPod, pods))
 			} else {
 				add(estLabelSwitch)
 			}
 		}
 		if c.Switch {
-			if c.Mode == ModeWaypoint {
+			if c.StartMode() == ModeWaypoint {
 				waypoints := namespaces
 				if s.Spec.Waypoint.Scope == WaypointShared {
 					waypoints = 1
@@ -331,7 +379,11 @@ func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 		if c.Idle {
 			add(s.Spec.Windows.Idle.Duration, guard)
 		}
-		add(s.Spec.Load.Duration.Duration, moreCoolDown, estCollect)
+		if c.Kind == CaseTransition { // the load runs its whole window; the move happens inside it
+			add(c.Policy.Load.Window)
+		} else {
+			add(s.Spec.Load.Duration.Duration, moreCoolDown, estCollect)
+		}
 		prev = c
 	}
 	if prev != nil {
@@ -373,13 +425,21 @@ func satMul(d time.Duration, n int) time.Duration {
 
 // Summary is the one-line description of the plan's size.
 func (p Plan) Summary() string {
-	topos, modes, loads, reps := map[string]bool{}, map[Mode]bool{}, map[string]bool{}, 0
+	topos, modes, loads, reps, moves := map[string]bool{}, map[Mode]bool{}, map[string]bool{}, 0, 0
 	for _, c := range p.Cases {
+		if c.Kind == CaseTransition {
+			moves++
+			continue
+		}
 		topos[c.Topology.Name], modes[c.Mode], loads[c.QPS.String()] = true, true, true
 		reps = max(reps, c.Repetition)
 	}
-	return fmt.Sprintf("%d mode(s) x %d topology(ies) x %d load level(s) x %d repetition(s) = %d cases, %d mode switches (%d restarting), estimated %s",
-		len(modes), len(topos), len(loads), reps, len(p.Cases), p.ModeSwitches, p.Restarts, humanDuration(p.Estimate))
+	cases := fmt.Sprintf("%d cases", len(p.Cases))
+	if moves > 0 {
+		cases = fmt.Sprintf("%d cases + %d moves under load", len(p.Cases)-moves, moves)
+	}
+	return fmt.Sprintf("%d mode(s) x %d topology(ies) x %d load level(s) x %d repetition(s) = %s, %d mode switches (%d restarting), estimated %s",
+		len(modes), len(topos), len(loads), reps, cases, p.ModeSwitches, p.Restarts, humanDuration(p.Estimate))
 }
 
 // humanDuration renders e.g. "2h05m" or "4m30s".
@@ -404,7 +464,11 @@ func (p Plan) Table() string {
 		fmt.Fprintf(&b, "%s\n%s\n\n", p.Summary(), p.EstimateNote)
 		rows := [][]string{{"#", "CASE ID", "TOPOLOGY", "MODE", "QPS", "REP", "SWITCH", "IDLE"}}
 		for _, c := range p.Cases {
-			rows = append(rows, []string{fmt.Sprint(c.Index), c.ID, c.Topology.Name, string(c.Mode), c.QPS.String(),
+			mode := string(c.Mode)
+			if c.Kind == CaseTransition {
+				mode = string(c.From) + " -> " + mode
+			}
+			rows = append(rows, []string{fmt.Sprint(c.Index), c.ID, c.Topology.Name, mode, c.QPS.String(),
 				fmt.Sprint(c.Repetition), yesNo(c.Switch), yesNo(c.Idle)})
 		}
 		writeColumns(&b, rows)

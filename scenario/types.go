@@ -54,6 +54,8 @@ type Spec struct {
 	Load LoadSpec `json:"load,omitzero"`
 	// Windows are the measurement windows, repetitions and ordering.
 	Windows Windows `json:"windows,omitzero"`
+	// Transitions measures moves between modes under load.
+	Transitions Transitions `json:"transitions,omitzero"`
 	// Startup configures the pod startup measurement.
 	Startup Startup `json:"startup,omitzero"`
 	// Prometheus is where resource metrics come from; empty means the kubelet fallback.

@@ -109,6 +109,9 @@ func Validate(s *Scenario) Problems {
 	if s.Spec.CNI.configured() {
 		validateCNI(c, sp.Child("cni"), s.Spec.CNI)
 	}
+	if s.Spec.Transitions.configured() {
+		validateTransitions(c, sp.Child("transitions"), s.Spec.Transitions, s.Spec.Modes)
+	}
 	validateImages(c, sp.Child("images"), s.Spec.Images)
 	if strings.TrimSpace(s.Spec.Output.Dir) == "" {
 		c.add(sp.Child("output", "dir"), "must not be empty; e.g. \"runs\"")
