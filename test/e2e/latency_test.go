@@ -24,17 +24,8 @@ func TestRunStalledServer(t *testing.T) {
 	deleteNamespaceAtEnd(t, c, "mb-stall-single")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	work := t.TempDir()
 	scenarioPath, _ := filepath.Abs("../../examples/stalled-server.yaml")
-	stdout, stderr, code := runCLI(ctx, t, c, work, "run", "-f", scenarioPath, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-	t.Logf("stderr (tail):\n%s", tail(stderr, 2000))
-	if code != 0 {
-		t.Fatalf("meshbench run exited %d\nstdout:\n%s", code, stdout)
-	}
-	run, err := results.Read(onlyRunDir(t, filepath.Join(work, "runs")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, stdout := runScenario(ctx, t, c, scenarioPath)
 	if len(run.Cases) != 1 || run.Cases[0].Status != results.StatusOK {
 		t.Fatalf("cases %+v, want one ok", run.Cases)
 	}

@@ -84,6 +84,23 @@ func quickstartVariant(t *testing.T, name string, change func(spec map[string]an
 	return path
 }
 
+// runScenario runs `meshbench run -f path` against the cluster's Prometheus in a new directory, fails the test unless
+// it exits 0, and returns the run and what it printed.
+func runScenario(ctx context.Context, t *testing.T, c *Cluster, path string) (*results.Run, string) {
+	t.Helper()
+	work := t.TempDir()
+	stdout, stderr, code := runCLI(ctx, t, c, work, "run", "-f", path, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
+	t.Logf("stderr (tail):\n%s", tail(stderr, 3000))
+	if code != 0 {
+		t.Fatalf("meshbench run exited %d\nstdout:\n%s", code, stdout)
+	}
+	run, err := results.Read(onlyRunDir(t, filepath.Join(work, "runs")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, stdout
+}
+
 // onlyRunDir returns the single run directory under dir.
 func onlyRunDir(t *testing.T, dir string) string {
 	t.Helper()
@@ -126,18 +143,9 @@ func TestRunQuickstart(t *testing.T) {
 	deleteNamespaceAtEnd(t, c, "mb-single")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	work := t.TempDir()
 	scenarioPath, _ := filepath.Abs("../../examples/quickstart.yaml")
-	stdout, stderr, code := runCLI(ctx, t, c, work, "run", "-f", scenarioPath, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-	t.Logf("stderr (tail):\n%s", tail(stderr, 3000))
-	if code != 0 {
-		t.Fatalf("meshbench run exited %d\nstdout:\n%s", code, stdout)
-	}
-	dir := onlyRunDir(t, filepath.Join(work, "runs"))
-	run, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, stdout := runScenario(ctx, t, c, scenarioPath)
+	dir := run.Dir
 
 	// run.json: cluster, Prometheus and tool facts.
 	m := run.Meta
@@ -463,16 +471,7 @@ func TestRunEveryModeIstio(t *testing.T) {
 		spec["windows"] = map[string]any{"idle": "10s", "load": "20s", "repetitions": 1, "settle": "2s"}
 		spec["startup"] = map[string]any{"restartApp": true}
 	})
-	work := t.TempDir()
-	stdout, stderr, code := runCLI(ctx, t, c, work, "run", "-f", path, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-	t.Logf("stderr (tail):\n%s", tail(stderr, 4000))
-	if code != 0 {
-		t.Fatalf("meshbench run exited %d\nstdout:\n%s", code, stdout)
-	}
-	run, err := results.Read(onlyRunDir(t, filepath.Join(work, "runs")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, stdout := runScenario(ctx, t, c, path)
 	ist := run.Meta.Cluster.Istio
 	if ist == nil || ist.DataPlane != results.DataPlaneStandIn || ist.Revision != "default" || ist.RootNamespace != "istio-system" {
 		t.Fatalf("run.json istio facts %+v, want data plane %q (its least representative component), revision default, root namespace istio-system", ist, results.DataPlaneStandIn)

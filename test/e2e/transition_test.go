@@ -33,16 +33,7 @@ func TestRunTransitionSidecarToAmbient(t *testing.T) {
 		spec["windows"] = map[string]any{"idle": "10s", "load": "15s", "repetitions": 1, "settle": "2s"}
 		spec["transitions"] = map[string]any{"moves": []any{map[string]any{"from": "sidecar", "to": "ambient"}}, "before": "10s", "budget": "60s", "after": "15s"}
 	})
-	work := t.TempDir()
-	stdout, stderr, code := runCLI(ctx, t, c, work, "run", "-f", path, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-	t.Logf("stderr (tail):\n%s", tail(stderr, 3000))
-	if code != 0 {
-		t.Fatalf("meshbench run exited %d\nstdout:\n%s", code, stdout)
-	}
-	run, err := results.Read(onlyRunDir(t, filepath.Join(work, "runs")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, _ := runScenario(ctx, t, c, path)
 	i := slices.IndexFunc(run.Cases, func(cs results.CaseResult) bool { return cs.Transition != nil })
 	if i < 0 || len(run.Cases) != 3 {
 		t.Fatalf("cases %d, want 2 mesh cases and the move", len(run.Cases))
