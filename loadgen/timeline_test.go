@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -83,5 +84,37 @@ func TestErrorKind(t *testing.T) {
 		if got := errorKind(tc.ok, tc.details, tc.byStatus); got != tc.want {
 			t.Errorf("errorKind(%v, %q, %v) = %q, want %q", tc.ok, tc.details, tc.byStatus, got, tc.want)
 		}
+	}
+}
+
+// The timeline keeps only the last timelineOpen seconds' histograms: a long record stays small, and every second
+// still has its percentiles.
+func TestTimelineClosesOldSeconds(t *testing.T) {
+	t.Parallel()
+	var tl timeline
+	t0 := time.Unix(1_800_000_000, 0)
+	for s := range 600 {
+		for i := range 10 {
+			tl.add(t0.Add(time.Duration(s)*time.Second+time.Duration(i)*100*time.Millisecond), int64(1000*(s%7+1)), "")
+		}
+	}
+	open := 0
+	for _, a := range tl.seconds {
+		if a.h != nil {
+			open++
+		}
+	}
+	if open > timelineOpen {
+		t.Errorf("%d histograms kept after 600 s, want at most %d", open, timelineOpen)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= want/100 } // 2 significant figures
+	rec := tl.record()
+	if len(rec) != 600 || rec[0].Requests != 10 || !near(rec[0].P99, 1) || !near(rec[599].P50, float64(599%7+1)) {
+		t.Errorf("record of %d seconds: first %+v last %+v", len(rec), rec[0], rec[len(rec)-1])
+	}
+	// A request of a closed second still counts.
+	tl.add(t0, 5000, "503")
+	if rec := tl.record(); rec[0].Requests != 11 || rec[0].Errors["503"] != 1 || !near(rec[0].P99, 1) {
+		t.Errorf("a late request: %+v", rec[0])
 	}
 }
