@@ -112,8 +112,8 @@ var RequiredPermissions = []Permission{
 		Why: "app manifests: apply the user's objects of this kind (workloads' placeable kinds, server-side apply)"},
 	{Group: "networking.istio.io", Resource: "proxyconfigs", Verbs: []string{"create", "patch"},
 		Why: "app manifests: apply the user's objects of this kind (workloads' placeable kinds, server-side apply)"},
-	{Group: "security.istio.io", Resource: "authorizationpolicies", Verbs: []string{"create", "patch"},
-		Why: "app manifests: apply the user's objects of this kind (workloads' placeable kinds, server-side apply)"},
+	{Group: "security.istio.io", Resource: "authorizationpolicies", Verbs: []string{"list", "create", "patch", "delete"},
+		Why: "time to enforce: create and delete the deny policy under load (cleanup sweeps it by label); app manifests: apply the user's objects of this kind (server-side apply)"},
 	{Group: "security.istio.io", Resource: "requestauthentications", Verbs: []string{"create", "patch"},
 		Why: "app manifests: apply the user's objects of this kind (workloads' placeable kinds, server-side apply)"},
 }

@@ -49,6 +49,7 @@ const istioManagedLabel = "gateway.istio.io/managed"
 // cluster does not serve (no Gateway API CRDs) are skipped.
 var namespacedKinds = []schema.GroupVersionResource{
 	{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"},
+	{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"}, // a time-to-enforce case's deny policy
 	{Group: "apps", Version: "v1", Resource: "deployments"},
 	{Group: "apps", Version: "v1", Resource: "statefulsets"},
 	{Group: "apps", Version: "v1", Resource: "daemonsets"},
