@@ -98,6 +98,9 @@ func SetDefaults(s *Scenario) {
 	if sp.Transitions.configured() && len(sp.Load.QPS) > 0 {
 		setTransitionDefaults(&sp.Transitions, sp.Load.QPS[0])
 	}
+	if sp.Enforcement.configured() && len(sp.Load.QPS) > 0 {
+		setEnforcementDefaults(&sp.Enforcement, sp.Load.QPS[0])
+	}
 	setImageDefaults(&sp.Images, sp.Profile)
 	setDefault(&sp.Output.Dir, "runs")
 }

@@ -18,6 +18,7 @@ const (
 	CaseMesh       CaseKind = "mesh"
 	CaseCNI        CaseKind = "cni"
 	CaseTransition CaseKind = "transition" // a move between modes under load (spec.transitions)
+	CaseEnforce    CaseKind = "enforce"    // a deny policy applied and removed under load (spec.enforcement)
 )
 
 // CNIIdleCaseID is the ID of a pod network plan's idle case: the test pods deployed, no traffic, resource use only.
@@ -82,6 +83,8 @@ type CasePolicy struct {
 	Named bool
 	// Transition, on a transition case, is when its move starts in its load (docs/transitions.md).
 	Transition *TransitionPolicy
+	// Enforce, on an enforce case, is when its policy is applied and removed in its load (docs/enforce.md).
+	Enforce *EnforcePolicy
 	// RestartApp: the switch to the case's mode ends with a rollout restart of every app workload (startup.restartApp).
 	RestartApp bool
 	// Facts are recorded with the case, also when it is skipped (a pod network case's path and test, by which
@@ -99,8 +102,15 @@ type LoadPolicy struct {
 	// BackToBack: the load is runs back to back that make up the window (a pod network case's samples): nothing
 	// runs around it, and the generator trims the collector's lead-in from its own resource window.
 	BackToBack bool
-	// PerSecond: the load keeps a per-second record (a transition case's).
+	// PerSecond: the load keeps a per-second record (a transition or enforce case's).
 	PerSecond bool
+	// DeniedSlice: half the load carries the deny policy's header (an enforce case's), recorded apart.
+	DeniedSlice bool
+}
+
+// EnforcePolicy is an enforce case's policy: applied Before into the load's window, removed Hold later.
+type EnforcePolicy struct {
+	Before, Hold time.Duration
 }
 
 // TransitionPolicy is a transition case's move: it starts Before into the load's window, and the window lasts
@@ -208,6 +218,7 @@ func NewPlan(s *Scenario) Plan {
 			}
 		}
 		p.Cases = append(p.Cases, transitionCases(s, topo)...)
+		p.Cases = append(p.Cases, enforceCases(s, topo)...)
 	}
 	var prev *Case
 	for i := range p.Cases {
@@ -379,7 +390,7 @@ func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 		if c.Idle {
 			add(s.Spec.Windows.Idle.Duration, guard)
 		}
-		if c.Kind == CaseTransition { // the load runs its whole window; the move happens inside it
+		if c.Kind == CaseTransition || c.Kind == CaseEnforce { // the load runs its whole window; the change happens inside it
 			add(c.Policy.Load.Window)
 		} else {
 			add(s.Spec.Load.Duration.Duration, moreCoolDown, estCollect)
@@ -427,7 +438,7 @@ func satMul(d time.Duration, n int) time.Duration {
 func (p Plan) Summary() string {
 	topos, modes, loads, reps, moves := map[string]bool{}, map[Mode]bool{}, map[string]bool{}, 0, 0
 	for _, c := range p.Cases {
-		if c.Kind == CaseTransition {
+		if c.Kind == CaseTransition || c.Kind == CaseEnforce {
 			moves++
 			continue
 		}
@@ -436,7 +447,7 @@ func (p Plan) Summary() string {
 	}
 	cases := fmt.Sprintf("%d cases", len(p.Cases))
 	if moves > 0 {
-		cases = fmt.Sprintf("%d cases + %d moves under load", len(p.Cases)-moves, moves)
+		cases = fmt.Sprintf("%d cases + %d changes under load", len(p.Cases)-moves, moves)
 	}
 	return fmt.Sprintf("%d mode(s) x %d topology(ies) x %d load level(s) x %d repetition(s) = %s, %d mode switches (%d restarting), estimated %s",
 		len(modes), len(topos), len(loads), reps, cases, p.ModeSwitches, p.Restarts, humanDuration(p.Estimate))
@@ -465,8 +476,11 @@ func (p Plan) Table() string {
 		rows := [][]string{{"#", "CASE ID", "TOPOLOGY", "MODE", "QPS", "REP", "SWITCH", "IDLE"}}
 		for _, c := range p.Cases {
 			mode := string(c.Mode)
-			if c.Kind == CaseTransition {
+			switch c.Kind {
+			case CaseTransition:
 				mode = string(c.From) + " -> " + mode
+			case CaseEnforce:
+				mode += " (deny policy)"
 			}
 			rows = append(rows, []string{fmt.Sprint(c.Index), c.ID, c.Topology.Name, mode, c.QPS.String(),
 				fmt.Sprint(c.Repetition), yesNo(c.Switch), yesNo(c.Idle)})

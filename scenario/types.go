@@ -56,6 +56,8 @@ type Spec struct {
 	Windows Windows `json:"windows,omitzero"`
 	// Transitions measures moves between modes under load.
 	Transitions Transitions `json:"transitions,omitzero"`
+	// Enforcement measures how long a deny policy takes to be enforced and lifted under load.
+	Enforcement Enforcement `json:"enforcement,omitzero"`
 	// Startup configures the pod startup measurement.
 	Startup Startup `json:"startup,omitzero"`
 	// Prometheus is where resource metrics come from; empty means the kubelet fallback.

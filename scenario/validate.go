@@ -112,6 +112,9 @@ func Validate(s *Scenario) Problems {
 	if s.Spec.Transitions.configured() {
 		validateTransitions(c, sp.Child("transitions"), s.Spec.Transitions, s.Spec.Modes)
 	}
+	if s.Spec.Enforcement.configured() {
+		validateEnforcement(c, sp.Child("enforcement"), s.Spec.Enforcement, s.Spec.Modes, s.Spec.Waypoint)
+	}
 	validateImages(c, sp.Child("images"), s.Spec.Images)
 	if strings.TrimSpace(s.Spec.Output.Dir) == "" {
 		c.add(sp.Child("output", "dir"), "must not be empty; e.g. \"runs\"")
