@@ -29,6 +29,7 @@ var (
 	_ runner.ReadyWaiter     = (*workloadsAdapter)(nil)
 	_ runner.Reconciler      = (*meshAdapter)(nil)
 	_ runner.AppRestarter    = (*meshAdapter)(nil)
+	_ runner.PolicyEnforcer  = (*meshAdapter)(nil)
 	_ runner.StartupReporter = (*workloadsAdapter)(nil)
 	_ runner.PathProver      = (*meshAdapter)(nil)
 	_ runner.LoadClients     = (*loadAdapter)(nil)
@@ -196,6 +197,16 @@ func (a *meshAdapter) RestartApp(ctx context.Context, t target.Target) (map[resu
 	return map[results.FactKey]string{results.FactRestartedApp: strings.Join(names, ",")}, err
 }
 
+// ApplyDeny applies the deny policy of an enforce case for mode (runner.PolicyEnforcer).
+func (a *meshAdapter) ApplyDeny(ctx context.Context, t target.Target, mode scenario.Mode) error {
+	return a.sw.ApplyDeny(ctx, t, mode, a.wp)
+}
+
+// RemoveDeny removes it.
+func (a *meshAdapter) RemoveDeny(ctx context.Context, t target.Target) error {
+	return a.sw.RemoveDeny(ctx, t)
+}
+
 // Reconcile restarts the workloads whose ready pods are still not in mode (runner.Reconciler).
 // Only a switch that changed injection can leave such a pod: otherwise no pods are listed again.
 func (a *meshAdapter) Reconcile(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, bool, error) {
@@ -359,7 +370,7 @@ func (a *loadAdapter) Run(ctx context.Context, t target.Target, req runner.LoadR
 		Window: w, Windows: []results.Window{w},
 		Samples:  res.Samples(results.Sample{}),
 		Requests: res.Requests, Errors: res.Errors, Notes: res.Notes,
-		Facts: loadFacts(res), Shortfall: res.Shortfall(), Seconds: res.Seconds(),
+		Facts: loadFacts(res), Shortfall: res.Shortfall(), Seconds: res.Seconds(), Slices: loadSlices(res),
 	}, nil
 }
 
@@ -373,6 +384,9 @@ func loadSpec(l scenario.LoadSpec, t target.Target, login map[string]string, req
 	}
 	if lp := req.Case.Policy.Load; lp != nil {
 		spec.PerSecond = lp.PerSecond
+		if lp.DeniedSlice {
+			spec.Targets = withDeniedSlice(spec.Targets)
+		}
 	}
 	eps := t.LoadTargetsOrEntry()
 	for _, e := range eps {
@@ -386,6 +400,45 @@ func loadSpec(l scenario.LoadSpec, t target.Target, login map[string]string, req
 		spec.QPS = req.Case.QPS.Value
 	}
 	return spec
+}
+
+// withDeniedSlice is ts and, as heavy as all of them, a copy of the first with the deny policy's header (target
+// results.SliceDenied): half the load is the slice the policy refuses. A single unnamed target is named
+// results.SliceAllowed, so that each slice has its own record. It is pure.
+func withDeniedSlice(ts []loadgen.LoadTarget) []loadgen.LoadTarget {
+	if len(ts) == 0 {
+		return ts
+	}
+	out := slices.Clone(ts)
+	if len(out) == 1 && out[0].Name == "" {
+		out[0].Name = string(results.SliceAllowed)
+	}
+	denied := out[0]
+	denied.Name, denied.Weight = string(results.SliceDenied), 0
+	for _, t := range out {
+		denied.Weight += max(t.Weight, 1)
+	}
+	denied.Headers = kube.MergeLabels(denied.Headers, map[string]string{mesh.DenyHeader: "yes"})
+	return append(out, denied)
+}
+
+// loadSlices are the per-second records of a load with a denied slice: that target's and every other target's
+// merged; nil for any other load.
+func loadSlices(res loadgen.Result) map[results.LoadSlice][]results.LoadSecond {
+	var denied []results.LoadSecond
+	var allowed [][]results.LoadSecond
+	found := false
+	for _, t := range res.Targets {
+		if t.Name == string(results.SliceDenied) {
+			denied, found = t.Seconds(), true
+		} else {
+			allowed = append(allowed, t.Seconds())
+		}
+	}
+	if !found {
+		return nil
+	}
+	return map[results.LoadSlice][]results.LoadSecond{results.SliceDenied: denied, results.SliceAllowed: results.MergeSeconds(allowed...)}
 }
 
 // loadFacts are the case facts of a load result: achieved QPS, error rate, every client run and, with several

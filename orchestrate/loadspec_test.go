@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/loadgen"
+	"github.com/meshbench/meshbench/results"
 	"github.com/meshbench/meshbench/runner"
 	"github.com/meshbench/meshbench/scenario"
 )
@@ -63,5 +64,37 @@ func TestLoadFacts(t *testing.T) {
 	}
 	if _, ok := loadFacts(loadgen.Result{})["load-targets"]; ok {
 		t.Error("a single-target run has a load-targets fact")
+	}
+}
+
+// An enforce case's load: the first target again, as heavy as all of them, with the deny header; a single unnamed
+// target named allowed; each slice's record apart.
+func TestDeniedSlice(t *testing.T) {
+	t.Parallel()
+	got := withDeniedSlice([]loadgen.LoadTarget{{URL: "http://entry:8080/", Protocol: "http", Weight: 1}})
+	want := []loadgen.LoadTarget{
+		{Name: "allowed", URL: "http://entry:8080/", Protocol: "http", Weight: 1},
+		{Name: "denied", URL: "http://entry:8080/", Protocol: "http", Weight: 1, Headers: map[string]string{"x-meshbench-deny": "yes"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("single target:\n got %+v\nwant %+v", got, want)
+	}
+	got = withDeniedSlice([]loadgen.LoadTarget{{Name: "web", URL: "http://web/", Weight: 2, Headers: map[string]string{"Cookie": "a"}}, {Name: "api", URL: "http://api/", Weight: 1}})
+	if d := got[2]; len(got) != 3 || d.Name != "denied" || d.URL != "http://web/" || d.Weight != 3 || d.Headers["Cookie"] != "a" || d.Headers["x-meshbench-deny"] != "yes" || got[0].Headers["x-meshbench-deny"] != "" {
+		t.Errorf("two targets: %+v", got)
+	}
+	t0 := time.Date(2026, 12, 7, 2, 0, 0, 0, time.UTC)
+	sec := func(n int64) []results.LoadSecond { return []results.LoadSecond{{Start: t0, Requests: n}} }
+	res := loadgen.Result{Targets: []loadgen.LoadTargetResult{
+		{Name: "web", Result: loadgen.Result{Clients: []loadgen.ClientResult{{Seconds: sec(3)}}}},
+		{Name: "api", Result: loadgen.Result{Clients: []loadgen.ClientResult{{Seconds: sec(4)}}}},
+		{Name: "denied", Result: loadgen.Result{Clients: []loadgen.ClientResult{{Seconds: sec(7)}}}},
+	}}
+	sl := loadSlices(res)
+	if sl[results.SliceDenied][0].Requests != 7 || sl[results.SliceAllowed][0].Requests != 7 {
+		t.Errorf("slices %+v", sl)
+	}
+	if loadSlices(loadgen.Result{Targets: res.Targets[:2]}) != nil {
+		t.Error("a load without a denied slice has slices")
 	}
 }

@@ -340,6 +340,8 @@ type CaseResult struct {
 	PodStartups []PodStartup `json:"podStartups,omitempty"`
 	// Transition is a transition case's move and the load's per-second record around it.
 	Transition *Transition `json:"transition,omitempty"`
+	// Enforcement is an enforce case's policy changes and the per-second records of its load's two slices.
+	Enforcement *Enforcement `json:"enforcement,omitempty"`
 }
 
 // LoadShortfallPct is how far below the requested rate (in percent) the achieved rate may be before a case says so.

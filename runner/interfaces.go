@@ -37,6 +37,13 @@ type AppRestarter interface {
 	RestartApp(ctx context.Context, t target.Target) (map[results.FactKey]string, error)
 }
 
+// PolicyEnforcer is a Mesh that applies and removes the deny policy of an enforce case (scenario.CaseEnforce): it
+// denies the requests of the load's denied slice in mode's proxies.
+type PolicyEnforcer interface {
+	ApplyDeny(ctx context.Context, t target.Target, mode scenario.Mode) error
+	RemoveDeny(ctx context.Context, t target.Target) error
+}
+
 // StartupReporter is a ReadyWaiter that tells, after a successful WaitReady, how each of the target's pods started
 // (results.PodStartup); the runner records, with the case whose switch it was, the pods it had not seen before.
 type StartupReporter interface {
@@ -109,8 +116,10 @@ type LoadResult struct {
 	Warnings []string
 	// Shortfall, when set, is a load that achieved less than it asked for (results.CaseResult.LoadShortfall).
 	Shortfall *results.LoadShortfall
-	// Seconds is the per-second record of a load asked for one (scenario.LoadPolicy.PerSecond).
+	// Seconds is the per-second record of a load asked for one (scenario.LoadPolicy.PerSecond); Slices the records
+	// of its slices apart (scenario.LoadPolicy.DeniedSlice).
 	Seconds []results.LoadSecond
+	Slices  map[results.LoadSlice][]results.LoadSecond
 }
 
 // NotMeasuredError is a load that ran but measured nothing the case can count, in the generator's own words. The

@@ -30,8 +30,11 @@ func (r *Runner) guard() time.Duration {
 // measure runs case c's windows on target t (switched and verified) as its policy says: the idle window, the load,
 // and the collection of both.
 func (r *Runner) measure(ctx context.Context, st *state, cr *caseRun, t target.Target, c scenario.Case) (results.CaseResult, []results.Sample) {
-	if c.Policy.Transition != nil {
+	switch {
+	case c.Policy.Transition != nil:
 		return r.measureTransition(ctx, st, cr, t, c)
+	case c.Policy.Enforce != nil:
+		return r.measureEnforce(ctx, st, cr, t, c)
 	}
 	// Every window keeps from a phase change: lead before it (the rate range: its first rate point looks back that
 	// far), guard after it (two median sample spacings: the counters are interpolated at its end from the sample after it).

@@ -26,38 +26,13 @@ func (r *Runner) measureTransition(ctx context.Context, st *state, cr *caseRun, 
 	tp := c.Policy.Transition
 	tr := &results.Transition{From: results.Mode(c.From), To: results.Mode(c.Mode)}
 	cr.res.Transition = tr
-	req := LoadRequest{Case: c, Window: c.Policy.Load.Window}
-	type loadOut struct {
-		lr  LoadResult
-		err error
-	}
-	loaded := make(chan loadOut, 1)
-	go func() {
-		lr, err := r.Load.Run(ctx, t, req)
-		loaded <- loadOut{lr, err}
-	}()
 	start := clk.Now()
-	moveErr := r.move(ctx, st, cr, t, c, tr)
-	var out loadOut
-	_ = cr.timed("load", func() error {
-		out = <-loaded
-		return out.err
-	})
+	out, moveErr := r.underLoad(ctx, cr, t, c, func() error { return r.move(ctx, st, cr, t, c, tr) })
 	st.quietSince = clk.Now()
 	st.mode, st.ready = c.Mode, false // the load clients were placed for c.From
-	lr := out.lr
-	tr.Seconds = lr.Seconds
-	cr.facts(lr.Facts)
-	cr.res.LoadShortfall = lr.Shortfall
-	cr.res.Windows = append(cr.res.Windows, lr.Windows...)
-	switch {
-	case moveErr != nil:
-		return cr.fail(moveErr.Error())
-	case out.err != nil:
-		st.nodesFailed(out.err)
-		return cr.fail(loadFailure(out.err))
-	case lr.Requests == 0:
-		return cr.fail("load: no request completed in the measured window")
+	tr.Seconds = out.lr.Seconds
+	if reason := recordUnderLoad(st, cr, out, moveErr); reason != "" {
+		return cr.fail(reason)
 	}
 	if at, ok := tr.At(results.PhaseModeVerified); ok && at.Sub(start) > tp.Before+tp.Budget {
 		cr.res.Facts[results.FactMoveOverBudget] = fmt.Sprintf("the move was verified %s after the load started, past its budget (%s before + %s): the load ran on less after it",
