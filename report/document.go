@@ -34,6 +34,7 @@ const (
 	sectionModes       SectionID = "modes" // change between modes
 	sectionStartup     SectionID = "startup"
 	sectionTransitions SectionID = "transitions"
+	sectionEnforce     SectionID = "enforce"
 	sectionWorkloads   SectionID = "workloads"
 	sectionPerKRPS     SectionID = "per-krps"
 	sectionShared      SectionID = "shared"
@@ -73,6 +74,7 @@ func sectionTable() []sectionEntry {
 		{sectionModes, Report.modesSection},
 		{sectionStartup, Report.startupSection},
 		{sectionTransitions, Report.transitionsSection},
+		{sectionEnforce, Report.enforceSection},
 		{sectionWorkloads, Report.workloadsSection},
 		{sectionPerKRPS, Report.perKRPSSection},
 		{sectionShared, Report.sharedSection},

@@ -2,7 +2,6 @@ package report
 
 import (
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,26 +47,7 @@ func (r Report) transitionsSection() (section, bool) {
 	var notes []string
 	for _, m := range moves {
 		fs := figs[m]
-		col := func(get func(results.TransitionFigures) float64) string {
-			var v []float64
-			unsettled := 0
-			for _, f := range fs {
-				if x := get(f); !math.IsNaN(x) {
-					v = append(v, x)
-				} else {
-					unsettled++
-				}
-			}
-			if len(v) == 0 {
-				return "n/a"
-			}
-			mean, _, ci := results.MeanCI(v, conf)
-			out := fmtMean(results.Series{N: len(v), Mean: mean, CI: ci})
-			if unsettled > 0 {
-				out += " (" + strconv.Itoa(unsettled) + " never)"
-			}
-			return out
-		}
+		col := func(get func(results.TransitionFigures) float64) string { return meanOfFigures(fs, get, conf) }
 		name := string(m.from) + " → " + string(m.to)
 		n := strconv.Itoa(len(fs))
 		if failed[m] > 0 {
