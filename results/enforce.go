@@ -40,7 +40,9 @@ func (e Enforcement) Figures() EnforceFigures {
 	for _, s := range e.Allowed {
 		f.AllowedErrors += s.ErrorCount()
 	}
-	end := func(s LoadSecond, from time.Time) float64 { return math.Max(0, s.Start.Add(time.Second).Sub(from).Seconds()) }
+	end := func(s LoadSecond, from time.Time) float64 {
+		return math.Max(0, s.Start.Add(time.Second).Sub(from).Seconds())
+	}
 	denied := func(s LoadSecond) bool { return s.Requests > 0 && s.ErrorCount() == s.Requests }
 	passed := func(s LoadSecond) bool { return s.Requests > 0 && s.ErrorCount() == 0 }
 	_, hold := splitAt(e.Denied, e.Applied)
