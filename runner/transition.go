@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
@@ -36,7 +37,7 @@ func (r *Runner) measureTransition(ctx context.Context, st *state, cr *caseRun, 
 	}
 	if at, ok := tr.At(results.PhaseModeVerified); ok && at.Sub(start) > tp.Before+tp.Budget {
 		cr.res.Facts[results.FactMoveOverBudget] = fmt.Sprintf("the move was verified %s after the load started, past its budget (%s before + %s): the load ran on less after it",
-			at.Sub(start).Round(1e6), tp.Before, tp.Budget)
+			at.Sub(start).Round(time.Millisecond), tp.Before, tp.Budget)
 	}
 	return cr.ok()
 }
