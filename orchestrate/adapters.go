@@ -382,12 +382,6 @@ func loadSpec(l scenario.LoadSpec, t target.Target, login map[string]string, req
 		Connections: l.Connections, Duration: req.Window, WarmUp: req.LeadIn, CoolDown: req.CoolDown,
 		PayloadBytes: l.PayloadBytes, Headers: kube.MergeLabels(t.Headers, login), Jitter: l.Jitter, Uniform: l.Uniform, Clients: l.Clients,
 	}
-	if lp := req.Case.Policy.Load; lp != nil {
-		spec.PerSecond = lp.PerSecond
-		if lp.DeniedSlice {
-			spec.Targets = withDeniedSlice(spec.Targets)
-		}
-	}
 	eps := t.LoadTargetsOrEntry()
 	for _, e := range eps {
 		name := e.Name
@@ -398,6 +392,12 @@ func loadSpec(l scenario.LoadSpec, t target.Target, login map[string]string, req
 	}
 	if !req.Case.QPS.Max {
 		spec.QPS = req.Case.QPS.Value
+	}
+	if lp := req.Case.Policy.Load; lp != nil {
+		spec.PerSecond = lp.PerSecond
+		if lp.DeniedSlice {
+			spec.Targets = withDeniedSlice(spec.Targets)
+		}
 	}
 	return spec
 }

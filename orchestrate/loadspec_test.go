@@ -83,6 +83,12 @@ func TestDeniedSlice(t *testing.T) {
 	if d := got[2]; len(got) != 3 || d.Name != "denied" || d.URL != "http://web/" || d.Weight != 3 || d.Headers["Cookie"] != "a" || d.Headers["x-meshbench-deny"] != "yes" || got[0].Headers["x-meshbench-deny"] != "" {
 		t.Errorf("two targets: %+v", got)
 	}
+	// Through loadSpec, as an enforce case asks: the target's entry and its denied copy, recorded per second.
+	c := scenario.Case{QPS: scenario.QPS{Value: 50}, Policy: scenario.CasePolicy{Load: &scenario.LoadPolicy{Window: time.Minute, PerSecond: true, DeniedSlice: true}}}
+	spec := loadSpec(scenario.LoadSpec{Connections: 2}, target.Target{EntryURL: "http://entry:8080/"}, nil, runner.LoadRequest{Case: c, Window: time.Minute})
+	if len(spec.Targets) != 2 || spec.Targets[1].Name != "denied" || spec.Targets[1].Headers["x-meshbench-deny"] != "yes" || !spec.PerSecond {
+		t.Errorf("an enforce case's load spec: %+v", spec)
+	}
 	t0 := time.Date(2026, 12, 7, 2, 0, 0, 0, time.UTC)
 	sec := func(n int64) []results.LoadSecond { return []results.LoadSecond{{Start: t0, Requests: n}} }
 	res := loadgen.Result{Targets: []loadgen.LoadTargetResult{
