@@ -38,7 +38,11 @@ cluster-build: ## only build/cache the cluster binaries and images (no root need
 # waypoint case carries real traffic): CI keeps every mode's path through TestRunEveryModeIstio (same runner, fortio
 # chain), own manifests through TestWorkloadsManifestsServerDryRun (rendered and server-side dry-run) and an existing
 # app through TestRunExistingAppRestoresExactly.
-E2E_SLOW ?= ^(TestCNIFullTable|TestRunManifestsEveryModeIstio)$$
+# TestRunTransitionSidecarToAmbient and TestRunEnforceSidecarAndWaypoint, a move and a deny policy under load with
+# real Envoy (about 8 minutes each): CI keeps their runner paths through the fake-clock unit tests (TestTransitionCase,
+# TestEnforceCase, TestEnforceInterruptedRemovesThePolicy), the per-second record through TestPerSecondRecord (real
+# fortio) and the policy's shape through TestDenyPolicy (pinned to istio/istio 1.24.0).
+E2E_SLOW ?= ^(TestCNIFullTable|TestRunManifestsEveryModeIstio|TestRunTransitionSidecarToAmbient|TestRunEnforceSidecarAndWaypoint)$$
 E2E_SKIP ?=
 
 e2e: ## e2e tests against the local cluster (make cluster-up first; skipped without a cluster unless CI=true; E2E_RUN, E2E_SKIP)
@@ -47,5 +51,5 @@ e2e: ## e2e tests against the local cluster (make cluster-up first; skipped with
 print-e2e-slow:
 	@echo '$(E2E_SLOW)'
 
-e2e-slow: ## the e2e tests .ci/run leaves out for time (E2E_SLOW: the full cni table and own manifests in every mode, about 18 minutes)
+e2e-slow: ## the e2e tests .ci/run leaves out for time (E2E_SLOW: the full cni table, own manifests in every mode, a move and a deny policy under load; about 34 minutes)
 	$(MAKE) --no-print-directory e2e E2E_RUN='$(E2E_SLOW)' E2E_SKIP=
