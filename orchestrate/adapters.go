@@ -156,7 +156,9 @@ type meshAdapter struct {
 	cache   *appCache
 	wp      scenario.Waypoint
 	timeout time.Duration
-	last    mesh.Transition
+	// spec is the scenario's: ApplyVariant finds a case's variant in it by name.
+	spec scenario.Spec
+	last mesh.Transition
 	// seen is the least representative data-plane kind each component showed in the cases verified so far.
 	seen   map[string]results.DataPlaneKind
 	rootNS string // mesh config rootNamespace (mesh-wide PeerAuthentication)
@@ -205,6 +207,38 @@ func (a *meshAdapter) ApplyDeny(ctx context.Context, t target.Target, mode scena
 // RemoveDeny removes it.
 func (a *meshAdapter) RemoveDeny(ctx context.Context, t target.Target) error {
 	return a.sw.RemoveDeny(ctx, t)
+}
+
+// ApplyVariant puts variant name on t in mode and verifies it (runner.VariantApplier): the proxies it configures took
+// it, and an mTLS setting is the namespaces' effective mode.
+func (a *meshAdapter) ApplyVariant(ctx context.Context, t target.Target, mode scenario.Mode, name string) (map[results.FactKey]string, error) {
+	v := a.spec.VariantNamed(name)
+	if v == nil {
+		return nil, fmt.Errorf("no variant %q in spec.variants", name)
+	}
+	facts := map[results.FactKey]string{results.FactVariant: v.Describe()}
+	proof, err := a.sw.ApplyVariant(ctx, t, mode, *v, a.wp)
+	var said []string
+	if len(proof.Proxies) > 0 {
+		said = append(said, fmt.Sprintf("%d proxies took a listener update within %s, none rejected it", len(proof.Proxies), proof.Elapsed.Round(time.Millisecond)))
+	} else {
+		said = append(said, fmt.Sprintf("%d objects created; no Envoy proxy enforces it in mode %s (ztunnel), whose receipt is not read", proof.Objects, mode))
+	}
+	if err == nil && v.MTLS != "" {
+		ms, derr := mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, t.Namespaces,
+			mesh.MTLSView{Revision: a.revision, Version: a.istioVersion, Ambient: mesh.UsesAmbient(mode)})
+		if err = derr; err == nil {
+			err = mesh.CheckMTLS(ms, v.MTLS)
+			said = append(said, "mTLS "+mesh.SummarizeMTLS(ms))
+		}
+	}
+	facts[results.FactVariantProof] = strings.Join(said, "; ")
+	return facts, err
+}
+
+// RemoveVariant deletes every variant object from t.
+func (a *meshAdapter) RemoveVariant(ctx context.Context, t target.Target) error {
+	return a.sw.RemoveVariant(ctx, t)
 }
 
 // Reconcile restarts the workloads whose ready pods are still not in mode (runner.Reconciler).

@@ -162,7 +162,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	// One informer cache per case serves its readiness wait and then its mode verification.
 	cache := &appCache{kc: clients.Kube}
 	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: runID, Log: log, Record: record, Revision: ist.Revision, Protected: protected},
-		wp: s.Spec.Waypoint, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace, revision: ist.Revision, istioVersion: ist.Version, cache: cache}
+		wp: s.Spec.Waypoint, spec: s.Spec, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace, revision: ist.Revision, istioVersion: ist.Version, cache: cache}
 	r := &runner.Runner{
 		Plan: plan, RunID: runID, Store: sess.store, Done: sess.done(), Keep: cfg.Keep, DeleteTimeout: cfg.DeleteTimeout, Log: log,
 		Progress:  d.Progress,

@@ -64,6 +64,8 @@ const (
 	FactEntryURL      FactKey = "entry-url"      // the URL the load is sent to
 	FactIstioRevision FactKey = "istio-revision" // the Istio revision the mode switch labelled the namespaces with
 	FactMTLS          FactKey = "mtls"           // the effective mTLS mode of the app's namespaces
+	FactVariant       FactKey = "variant"        // the variant's settings (scenario spec.variants), as applied
+	FactVariantProof  FactKey = "variant-proof"  // how the variant was verified: the proxies that took it, the mTLS mode
 	FactAchievedQPS   FactKey = "achieved-qps"   // the load's achieved rate, all clients
 	FactErrorRate     FactKey = "error-rate"     // the load's error rate, %
 	FactLoadClients   FactKey = "load-clients"   // every client run: its window and achieved rate, "; "-joined

@@ -103,9 +103,11 @@ func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryO
 	mesh := sz.meshTotals(kept)
 	rank.add(mesh)
 	kept = append(kept, mesh...)
+	rps := sz.achievedRPS(kept)
+	kept, varied := splitVariants(kept)
+	perWorkload, _ = splitVariants(perWorkload)
 
 	series := sz.series(groupObservations(kept, nil), rank)
-	rps := sz.achievedRPS(kept)
 	perKRPS := sz.series(groupObservations(kept, sz.perKRPSValue(rps)), rank)
 	sz.checkMeshParts(series)
 	shared := sz.sharedCosts(kept, rank, rps)
@@ -131,6 +133,12 @@ func Summarize(meta RunMeta, samples []Sample, cases []CaseResult, opts SummaryO
 	}
 	if len(workloads) > 0 {
 		sum.WorkloadDeltas = sz.deltas(workloads, pairs)
+	}
+	if len(varied) > 0 {
+		sum.Variants = sz.series(groupObservations(varied, nil), rank)
+		sum.VariantDeltas = sz.variantDeltas(series, sum.Variants)
+		sum.VariantPerKRPS = sz.series(groupObservations(varied, sz.perKRPSValue(rps)), rank)
+		sum.VariantPerKRPSDeltas = sz.variantDeltas(perKRPS, sum.VariantPerKRPS)
 	}
 	for _, id := range order {
 		sum.Cases = append(sum.Cases, latest[id])
@@ -464,7 +472,7 @@ func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
 
 // keyOf is the Series key of a sample.
 func keyOf(s *Sample) Key {
-	return Key{Topology: s.Topology, Mode: s.Mode, Load: s.Load, Window: s.Window.Kind, Component: s.Component,
+	return Key{Topology: s.Topology, Mode: s.Mode, Variant: s.Variant, Load: s.Load, Window: s.Window.Kind, Component: s.Component,
 		Metric: s.Metric, Stat: s.Stat, Unit: s.Unit, Labels: CanonicalLabels(s.Labels)}
 }
 
@@ -495,7 +503,7 @@ var labelEscaper = strings.NewReplacer(`\`, `\\`, `,`, `\,`, `=`, `\=`)
 
 func describeKey(k Key) string {
 	parts := []string{}
-	for _, f := range []string{k.Topology, string(k.Mode), k.Load, k.Window, string(k.Component), k.Labels} {
+	for _, f := range []string{k.Topology, string(k.Mode), k.Variant, k.Load, k.Window, string(k.Component), k.Labels} {
 		if f != "" {
 			parts = append(parts, f)
 		}
@@ -523,6 +531,7 @@ func (f *firstSeen[T]) add(v T) {
 type ranker struct {
 	topology, load, labels firstSeen[string]
 	mode                   firstSeen[Mode]
+	variant                firstSeen[string]
 	metric                 firstSeen[Metric]
 	stat                   firstSeen[Stat]
 	unit                   firstSeen[Unit]
@@ -539,6 +548,7 @@ func (r *ranker) add(items []item) {
 		k := it.key
 		r.topology.add(k.Topology)
 		r.mode.add(k.Mode)
+		r.variant.add(k.Variant)
 		r.load.add(k.Load)
 		r.metric.add(k.Metric)
 		r.stat.add(k.Stat)
@@ -565,6 +575,7 @@ func (r *ranker) compare(a, b Key) int {
 	return cmp.Or(
 		cmp.Compare(r.topology.rank[a.Topology], r.topology.rank[b.Topology]),
 		cmp.Compare(r.mode.rank[a.Mode], r.mode.rank[b.Mode]),
+		cmp.Compare(r.variant.rank[a.Variant], r.variant.rank[b.Variant]),
 		cmp.Compare(r.load.rank[a.Load], r.load.rank[b.Load]),
 		compareNames(a.Window, b.Window, windowOrder),
 		compareNames(a.Component, b.Component, Components),
@@ -587,4 +598,39 @@ func compareNames[T ~string](a, b T, known []T) int {
 		return 1
 	}
 	return cmp.Compare(a, b)
+}
+
+// splitVariants parts items into the plain modes' and the variants', each in input order.
+func splitVariants(items []item) (plain, varied []item) {
+	for _, it := range items {
+		if it.Variant == "" {
+			plain = append(plain, it)
+		} else {
+			varied = append(varied, it)
+		}
+	}
+	return plain, varied
+}
+
+// variantDeltas compares every variant series with the same figure of its plain mode: Base and Other are the mode,
+// Key.Variant and Key.Mode stay set.
+func (sz *summarizer) variantDeltas(plain, variants []Series) []Delta {
+	index := make(map[Key]*Series, len(plain))
+	for i := range plain {
+		index[plain[i].Key] = &plain[i]
+	}
+	var out []Delta
+	for i := range variants {
+		v := &variants[i]
+		k := v.Key
+		k.Variant = ""
+		base, ok := index[k]
+		if !ok {
+			continue
+		}
+		d := sz.delta(base, v, ModePair{Base: v.Mode, Other: v.Mode})
+		d.Key = v.Key
+		out = append(out, d)
+	}
+	return out
 }

@@ -19,16 +19,25 @@ type Summary struct {
 	// Workloads are the per-workload figures (components app-by-workload, sidecar-by-workload and the derived
 	// workload-total, label workload), kept out of Series because the app and sidecar series already count them;
 	// WorkloadDeltas compare them between modes as Deltas do. Absent in summaries written before them.
-	Workloads      []Series     `json:"workloads,omitempty"`
-	WorkloadDeltas []Delta      `json:"workloadDeltas,omitempty"`
-	Cases          []CaseResult `json:"cases,omitempty"` // every planned case that ran, failed or was skipped
-	Warnings       []string     `json:"warnings,omitempty"`
+	Workloads      []Series `json:"workloads,omitempty"`
+	WorkloadDeltas []Delta  `json:"workloadDeltas,omitempty"`
+	// Variants are the series of the cases measured with a variant (scenario spec.variants: mesh features on top of
+	// a mode), kept out of Series so that every figure there is a plain mode's; VariantDeltas compare each with the
+	// same figure of its plain mode (Base and Other are the mode, Key.Variant the variant: what the feature costs).
+	// VariantPerKRPS and VariantPerKRPSDeltas are the same per 1000 achieved rps.
+	Variants             []Series     `json:"variants,omitempty"`
+	VariantDeltas        []Delta      `json:"variantDeltas,omitempty"`
+	VariantPerKRPS       []Series     `json:"variantPerKRPS,omitempty"`
+	VariantPerKRPSDeltas []Delta      `json:"variantPerKRPSDeltas,omitempty"`
+	Cases                []CaseResult `json:"cases,omitempty"` // every planned case that ran, failed or was skipped
+	Warnings             []string     `json:"warnings,omitempty"`
 }
 
 // Key identifies one measured quantity across repetitions.
 type Key struct {
 	Topology  string    `json:"topology,omitempty"`
 	Mode      Mode      `json:"mode,omitempty"`
+	Variant   string    `json:"variant,omitempty"` // spec.variants' name; "" for the plain mode
 	Load      string    `json:"load,omitempty"`
 	Window    string    `json:"window"` // window kind
 	Component Component `json:"component"`

@@ -290,6 +290,7 @@ type Sample struct {
 	RunID      string            `json:"runID"`
 	CaseID     string            `json:"caseID"`
 	Mode       Mode              `json:"mode,omitempty"`     // Modes ("" for cni)
+	Variant    string            `json:"variant,omitempty"`  // the case's variant (scenario spec.variants); "" for the plain mode
 	Topology   string            `json:"topology,omitempty"` // topology name from the plan
 	Load       string            `json:"load,omitempty"`     // requested QPS level: "1000", "max"; "" for idle-only
 	Repetition int               `json:"repetition"`
@@ -311,6 +312,7 @@ type CaseResult struct {
 	RunID      string             `json:"runID"`
 	CaseID     string             `json:"caseID"`
 	Mode       Mode               `json:"mode,omitempty"`
+	Variant    string             `json:"variant,omitempty"` // see Sample.Variant
 	Topology   string             `json:"topology,omitempty"`
 	Load       string             `json:"load,omitempty"`
 	Repetition int                `json:"repetition"`

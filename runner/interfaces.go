@@ -44,6 +44,14 @@ type PolicyEnforcer interface {
 	RemoveDeny(ctx context.Context, t target.Target) error
 }
 
+// VariantApplier is a Mesh that puts a variant (scenario spec.variants: mesh features on top of a mode) on a
+// target switched and verified in mode, and verifies it took effect (an error means it did not: the case is not
+// measured); RemoveVariant deletes what any ApplyVariant created on the target (none is no error).
+type VariantApplier interface {
+	ApplyVariant(ctx context.Context, t target.Target, mode scenario.Mode, variant string) (map[results.FactKey]string, error)
+	RemoveVariant(ctx context.Context, t target.Target) error
+}
+
 // StartupReporter is a ReadyWaiter that tells, after a successful WaitReady, how each of the target's pods started
 // (results.PodStartup); the runner records, with the case whose switch it was, the pods it had not seen before.
 type StartupReporter interface {

@@ -91,7 +91,9 @@ type state struct {
 	leftover    *target.Target
 	topo        string
 	mode        scenario.Mode
-	ready       bool      // switched, verified and load clients placed for (topo, mode)
+	variant     string    // the variant of the last switch (scenario.VariantNone: the plain mode)
+	applied     bool      // a variant's objects may be on the target: removed before the next switch and at the end
+	ready       bool      // switched, verified and load clients placed for (topo, mode, variant)
 	failedKey   string    // topology/mode whose switch failed, for the rest of its consecutive cases
 	failErr     error     // why (a *SwitchError)
 	quietSince  time.Time // end of the last activity (switch, load) the next idle window must not see
@@ -278,7 +280,7 @@ func (r *Runner) newCase(c scenario.Case) *caseRun {
 		cr.res.Facts[results.FactKey(k)] = v
 	}
 	if c.Policy.Named {
-		cr.res.Mode, cr.res.Topology, cr.res.Load, cr.res.Repetition = results.Mode(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
+		cr.res.Mode, cr.res.Variant, cr.res.Topology, cr.res.Load, cr.res.Repetition = results.Mode(c.Mode), c.Variant, c.Topology.Name, c.QPS.String(), c.Repetition
 	}
 	return cr
 }
@@ -289,7 +291,7 @@ func (cr *caseRun) add(c scenario.Case, samples []results.Sample, idle bool) {
 	for _, s := range samples {
 		s.RunID, s.CaseID = cr.res.RunID, c.ID
 		if c.Policy.Named {
-			s.Mode, s.Topology, s.Load, s.Repetition = results.Mode(c.Mode), c.Topology.Name, c.QPS.String(), c.Repetition
+			s.Mode, s.Variant, s.Topology, s.Load, s.Repetition = results.Mode(c.Mode), c.Variant, c.Topology.Name, c.QPS.String(), c.Repetition
 			if idle {
 				s.Load = ""
 			}
@@ -303,9 +305,9 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 	cr := r.newCase(c)
 	cr.step = &st.step
 	mode := c.StartMode() // a transition case is switched to the mode it moves from
-	key := c.Topology.Name + "/" + string(mode)
-	if !st.ready || st.topo != c.Topology.Name || st.mode != mode {
-		if st.failedKey == key && st.topo == c.Topology.Name && st.mode == mode {
+	key := c.Topology.Name + "/" + string(mode) + "+" + c.Variant
+	if !st.ready || st.topo != c.Topology.Name || st.mode != mode || st.variant != c.Variant {
+		if st.failedKey == key && st.topo == c.Topology.Name && st.mode == mode && st.variant == c.Variant {
 			if r.Mesh == nil {
 				return cr.fail("not measured: " + st.failErr.Error())
 			}
@@ -314,7 +316,7 @@ func (r *Runner) runCase(ctx context.Context, st *state, c scenario.Case) (resul
 		sc := c
 		sc.Mode = mode
 		if err := r.switchTo(ctx, st, sc, cr); err != nil {
-			st.topo, st.mode, st.ready, st.failedKey, st.failErr = c.Topology.Name, mode, false, key, err
+			st.topo, st.mode, st.variant, st.ready, st.failedKey, st.failErr = c.Topology.Name, mode, c.Variant, false, key, err
 			st.nodesFailed(err)
 			return cr.fail(err.Error())
 		}

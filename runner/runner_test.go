@@ -193,11 +193,16 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, modes string, absent scenario.Mode) *harness {
-	s := testScenario(t, modes)
+	return harnessFor(t, testScenario(t, modes), func(c *calls) meshSwitcher { return fakeMesh{c, absent} })
+}
+
+// harnessFor runs scenario s with the fake adapters, the mesh mesh(calls) makes.
+func harnessFor(t *testing.T, s *scenario.Scenario, mesh func(*calls) meshSwitcher) *harness {
+	t.Helper()
 	h := &harness{s: s, calls: &calls{}, clock: &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}, store: &memStore{}}
 	h.r = &Runner{
 		Plan: scenario.NewPlan(s), RunID: "run-1",
-		Workloads: fakeWorkloads{h.calls, h.clock}, Mesh: fakeMesh{h.calls, absent}, Load: fakeLoad{calls: h.calls, clock: h.clock},
+		Workloads: fakeWorkloads{h.calls, h.clock}, Mesh: mesh(h.calls), Load: fakeLoad{calls: h.calls, clock: h.clock},
 		Collector: fakeCollector{h.calls}, Store: h.store, Clock: h.clock,
 	}
 	return h

@@ -28,6 +28,11 @@ func (e *switchError) Unwrap() error { return e.Err }
 // else a *SwitchError saying why the case cannot be measured.
 func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *caseRun) error {
 	clk := r.clock()
+	if st.applied {
+		if err := cr.timed("remove-variant", func() error { return r.removeVariant(ctx, st) }); err != nil {
+			return &switchError{Step: "remove-variant", What: "remove the variant " + st.variant, Err: err}
+		}
+	}
 	if st.target == nil || st.topo != c.Topology.Name {
 		if st.target == nil && st.leftover != nil {
 			st.target, st.leftover = st.leftover, nil // what an earlier failed Ensure left goes first
@@ -54,9 +59,9 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 		st.leftover = nil
 		st.target, st.topo, st.targetFacts = &t, c.Topology.Name, t.Facts
 	}
-	st.mode, st.ready = c.Mode, false
+	st.mode, st.variant, st.ready = c.Mode, c.Variant, false
 	t := *st.target
-	for _, s := range r.modeSteps(ctx, t, c.Mode, c.Policy.RestartApp) {
+	for _, s := range append(r.modeSteps(ctx, t, c.Mode, c.Policy.RestartApp), r.variantSteps(ctx, st, t, c)...) {
 		var facts map[results.FactKey]string
 		err := cr.timed(s.name, func() error {
 			var err error
@@ -140,10 +145,45 @@ func (r *Runner) modeSteps(ctx context.Context, t target.Target, mode scenario.M
 	return steps
 }
 
-// teardown removes the current target's load clients and workloads; failures are logged (the next topology can
-// still run; cleanup finds leftovers by label).
+// variantSteps put case c's variant on target t, switched and verified in c.Mode, and verify it (none for a plain
+// mode's case). The variant counts as applied from the first call on: a failed apply is removed like a finished one.
+func (r *Runner) variantSteps(ctx context.Context, st *state, t target.Target, c scenario.Case) []switchStep {
+	if c.Variant == scenario.VariantNone {
+		return nil
+	}
+	va, ok := r.Mesh.(VariantApplier)
+	if !ok {
+		return []switchStep{{"variant", "not measured: variant " + c.Variant, func() (map[results.FactKey]string, error) {
+			return nil, errors.New("this run cannot apply mesh settings")
+		}}}
+	}
+	return []switchStep{{"variant", "not measured: variant " + c.Variant + " did not take effect in mode " + string(c.Mode), func() (map[results.FactKey]string, error) {
+		st.applied = true
+		return va.ApplyVariant(ctx, t, c.Mode, c.Variant)
+	}}}
+}
+
+// removeVariant deletes what the last variant created on the current target, if any (the next switch starts from the
+// plain mode); a removal that failed is tried again at the next switch and at the end.
+func (r *Runner) removeVariant(ctx context.Context, st *state) error {
+	va, ok := r.Mesh.(VariantApplier)
+	if !ok || !st.applied || st.target == nil {
+		return nil
+	}
+	if err := va.RemoveVariant(ctx, *st.target); err != nil {
+		return err
+	}
+	st.applied = false
+	return nil
+}
+
+// teardown removes the current target's variant objects, load clients and workloads; failures are logged (the next
+// topology can still run; cleanup finds leftovers by label).
 func (r *Runner) teardown(ctx context.Context, st *state) {
 	t := *st.target
+	if err := r.removeVariant(ctx, st); err != nil {
+		r.log().Warn("remove the variant", "topology", t.Topology, "err", err)
+	}
 	if lc, ok := r.Load.(LoadClients); ok {
 		if err := lc.Teardown(ctx, t); err != nil {
 			r.log().Warn("tear down load clients", "topology", t.Topology, "err", err)
@@ -176,6 +216,9 @@ func (r *Runner) finalize(ctx context.Context, st *state) error {
 	if st.target != nil {
 		t := *st.target
 		r.log().Info("tearing down", "topology", t.Topology, "namespaces", t.Namespaces)
+		if err := r.retryTransient(fctx, func() error { return r.removeVariant(fctx, st) }); err != nil {
+			errs = append(errs, fmt.Errorf("remove the variant %s: %w", st.variant, err))
+		}
 		// An API server that restarts or is overloaded right now must not leave the run's objects behind: each
 		// step is retried while its error is transient, within the finalize budget.
 		if lc, ok := r.Load.(LoadClients); ok {

@@ -101,6 +101,7 @@ func SetDefaults(s *Scenario) {
 	if sp.Enforcement.configured() && len(sp.Load.QPS) > 0 {
 		setEnforcementDefaults(&sp.Enforcement, sp.Load.QPS[0])
 	}
+	setVariantDefaults(sp.Variants)
 	setImageDefaults(&sp.Images, sp.Profile)
 	setDefault(&sp.Output.Dir, "runs")
 }

@@ -35,6 +35,8 @@ type Case struct {
 	Kind     CaseKind `json:"kind"`
 	Topology Topology `json:"topology,omitzero"`
 	Mode     Mode     `json:"mode,omitempty"`
+	// Variant is the variant (spec.variants) measured on top of Mode; VariantNone for the plain mode.
+	Variant string `json:"variant,omitempty"`
 	// From is a transition case's first mode; Mode is the one it moves to.
 	From       Mode `json:"from,omitempty"`
 	QPS        QPS  `json:"qps,omitzero"`
@@ -183,6 +185,7 @@ const (
 	estRestartSwitch = 60 * time.Second // rollout restart of every workload (sidecar involvement changes)
 	estLabelSwitch   = 15 * time.Second // label-only switch (ambient <-> none, ambient <-> waypoint)
 	estWaypoint      = 20 * time.Second // waypoint Gateway programmed and its Deployment available
+	estVariant       = 15 * time.Second // a variant's policies applied, pushed and verified, or removed
 	estCollect       = 10 * time.Second // Prometheus queries and writing results per case
 	estTeardown      = 30 * time.Second // namespace deletion per topology
 	// estGuard is the guard assumed between a window and a load's start or stop: one cAdvisor sample spacing,
@@ -210,10 +213,10 @@ func NewPlan(s *Scenario) Plan {
 	}
 	reps := s.Spec.Windows.Repetitions
 	for _, topo := range s.Spec.Workload.Topologies {
-		for _, g := range groups(s.Spec.Modes, reps, s.Spec.Windows.Interleave, s.Spec.Windows.Seed) {
+		for _, g := range groups(arms(s.Spec.Modes, s.Spec.Variants), reps, s.Spec.Windows.Interleave, s.Spec.Windows.Seed) {
 			for li, q := range s.Spec.Load.QPS {
-				c := Case{Kind: CaseMesh, Topology: topo, Mode: g.mode, QPS: q, Repetition: g.rep, Idle: li == 0, Policy: meshPolicy(s, li == 0)}
-				c.ID = caseID(topo.Name, g.mode, q, g.rep)
+				c := Case{Kind: CaseMesh, Topology: topo, Mode: g.mode, Variant: g.variant, QPS: q, Repetition: g.rep, Idle: li == 0, Policy: meshPolicy(s, li == 0)}
+				c.ID = caseID(topo.Name, g.arm, q, g.rep)
 				p.Cases = append(p.Cases, c)
 			}
 		}
@@ -232,7 +235,7 @@ func NewPlan(s *Scenario) Plan {
 				p.Restarts++
 			}
 		}
-		c.Switch = prev == nil || prev.Topology.Name != c.Topology.Name || prev.Mode != start
+		c.Switch = prev == nil || prev.Topology.Name != c.Topology.Name || prev.Mode != start || prev.Variant != c.Variant
 		if c.Switch {
 			p.ModeSwitches++
 			if prev != nil && prev.Topology.Name == c.Topology.Name && (needsRestart(prev.Mode, start) || c.Policy.RestartApp) {
@@ -285,29 +288,56 @@ func transitionCases(s *Scenario, topo Topology) []Case {
 	return out
 }
 
-func caseID(topology string, mode Mode, q QPS, rep int) string {
-	return fmt.Sprintf("%s.%s.q%s.r%d", topology, mode, q, rep)
+func caseID(topology string, a arm, q QPS, rep int) string {
+	return fmt.Sprintf("%s.%s.q%s.r%d", topology, a, q, rep)
+}
+
+// arm is what the plan interleaves: a mode, plain or with one of its variants.
+type arm struct {
+	mode    Mode
+	variant string
+}
+
+// String is the arm in a case ID: "sidecar", or "sidecar+strict" with a variant.
+func (a arm) String() string {
+	if a.variant == VariantNone {
+		return string(a.mode)
+	}
+	return string(a.mode) + "+" + a.variant
+}
+
+// arms are the modes in order, each followed by its variants in spec order, so a serpentine order keeps a mode's
+// variants next to it (a variant switch is a policy change, not a restart).
+func arms(modes []Mode, vs []Variant) []arm {
+	var out []arm
+	for _, m := range modes {
+		out = append(out, arm{mode: m})
+		for _, v := range variantsFor(vs, m) {
+			out = append(out, arm{mode: m, variant: v})
+		}
+	}
+	return out
 }
 
 type modeRep struct {
-	mode Mode
-	rep  int
+	arm
+	rep int
 }
 
-// groups orders (mode, repetition) pairs for one topology.
-func groups(modes []Mode, reps int, il Interleave, seed int64) []modeRep {
+// groups orders (arm, repetition) pairs for one topology.
+func groups(as []arm, reps int, il Interleave, seed int64) []modeRep {
 	var out []modeRep
 	if il == InterleaveNone {
-		for _, m := range modes {
+		for _, a := range as {
 			for r := 1; r <= reps; r++ {
-				out = append(out, modeRep{m, r})
+				out = append(out, modeRep{a, r})
 			}
 		}
 		return out
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x6d657368)) // "mesh": a fixed stream per seed
 	for r := 1; r <= reps; r++ {
-		order := slices.Clone(modes)
+		order := slices.Clone(as)
 		switch il {
 		case InterleaveRandom:
 			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -316,8 +346,8 @@ func groups(modes []Mode, reps int, il Interleave, seed int64) []modeRep {
 				slices.Reverse(order)
 			}
 		}
-		for _, m := range order {
-			out = append(out, modeRep{m, r})
+		for _, a := range order {
+			out = append(out, modeRep{a, r})
 		}
 	}
 	return out
@@ -371,10 +401,14 @@ func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 			}
 			add(estDeploy, size)
 		} else if c.Switch {
-			if needsRestart(prev.Mode, c.StartMode()) || c.Policy.RestartApp {
+			switch {
+			case needsRestart(prev.Mode, c.StartMode()) || c.Policy.RestartApp:
 				add(estRestartSwitch, satMul(estPerPod, pods))
-			} else {
+			case prev.Mode != c.StartMode():
 				add(estLabelSwitch)
+			}
+			if c.Variant != prev.Variant {
+				add(estVariant)
 			}
 		}
 		if c.Switch {
@@ -436,11 +470,14 @@ func satMul(d time.Duration, n int) time.Duration {
 
 // Summary is the one-line description of the plan's size.
 func (p Plan) Summary() string {
-	topos, modes, loads, reps, moves := map[string]bool{}, map[Mode]bool{}, map[string]bool{}, 0, 0
+	topos, modes, variants, loads, reps, moves := map[string]bool{}, map[Mode]bool{}, map[string]bool{}, map[string]bool{}, 0, 0
 	for _, c := range p.Cases {
 		if c.Kind == CaseTransition || c.Kind == CaseEnforce {
 			moves++
 			continue
+		}
+		if c.Variant != VariantNone {
+			variants[c.Variant] = true
 		}
 		topos[c.Topology.Name], modes[c.Mode], loads[c.QPS.String()] = true, true, true
 		reps = max(reps, c.Repetition)
@@ -449,8 +486,12 @@ func (p Plan) Summary() string {
 	if moves > 0 {
 		cases = fmt.Sprintf("%d cases + %d changes under load", len(p.Cases)-moves, moves)
 	}
-	return fmt.Sprintf("%d mode(s) x %d topology(ies) x %d load level(s) x %d repetition(s) = %s, %d mode switches (%d restarting), estimated %s",
-		len(modes), len(topos), len(loads), reps, cases, p.ModeSwitches, p.Restarts, humanDuration(p.Estimate))
+	with := ""
+	if len(variants) > 0 {
+		with = fmt.Sprintf(" (+ %d variant(s))", len(variants))
+	}
+	return fmt.Sprintf("%d mode(s)%s x %d topology(ies) x %d load level(s) x %d repetition(s) = %s, %d mode switches (%d restarting), estimated %s",
+		len(modes), with, len(topos), len(loads), reps, cases, p.ModeSwitches, p.Restarts, humanDuration(p.Estimate))
 }
 
 // humanDuration renders e.g. "2h05m" or "4m30s".
@@ -475,7 +516,7 @@ func (p Plan) Table() string {
 		fmt.Fprintf(&b, "%s\n%s\n\n", p.Summary(), p.EstimateNote)
 		rows := [][]string{{"#", "CASE ID", "TOPOLOGY", "MODE", "QPS", "REP", "SWITCH", "IDLE"}}
 		for _, c := range p.Cases {
-			mode := string(c.Mode)
+			mode := arm{c.Mode, c.Variant}.String()
 			switch c.Kind {
 			case CaseTransition:
 				mode = string(c.From) + " -> " + mode

@@ -136,15 +136,15 @@ func TestOrdering(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(string(tc.il), func(t *testing.T) {
 			t.Parallel()
-			if got := render(groups(modes, 3, tc.il, 1)); got != tc.want {
+			if got := render(groups(arms(modes, nil), 3, tc.il, 1)); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
 		})
 	}
 	t.Run("random is seeded", func(t *testing.T) {
 		t.Parallel()
-		a, b := render(groups(modes, 5, InterleaveRandom, 7)), render(groups(modes, 5, InterleaveRandom, 7))
-		c := render(groups(modes, 5, InterleaveRandom, 8))
+		a, b := render(groups(arms(modes, nil), 5, InterleaveRandom, 7)), render(groups(arms(modes, nil), 5, InterleaveRandom, 7))
+		c := render(groups(arms(modes, nil), 5, InterleaveRandom, 8))
 		if a != b {
 			t.Errorf("same seed, different order: %s vs %s", a, b)
 		}

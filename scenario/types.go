@@ -54,6 +54,9 @@ type Spec struct {
 	Load LoadSpec `json:"load,omitzero"`
 	// Windows are the measurement windows, repetitions and ordering.
 	Windows Windows `json:"windows,omitzero"`
+	// Variants are mesh features measured on top of modes (mTLS, authorization rules, access logging), each
+	// compared with its plain mode.
+	Variants []Variant `json:"variants,omitempty"`
 	// Transitions measures moves between modes under load.
 	Transitions Transitions `json:"transitions,omitzero"`
 	// Enforcement measures how long a deny policy takes to be enforced and lifted under load.

@@ -49,7 +49,9 @@ const istioManagedLabel = "gateway.istio.io/managed"
 // cluster does not serve (no Gateway API CRDs) are skipped.
 var namespacedKinds = []schema.GroupVersionResource{
 	{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"},
-	{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"}, // a time-to-enforce case's deny policy
+	{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"}, // a time-to-enforce case's deny policy, a variant's rules
+	{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"},   // a variant's mTLS mode
+	{Group: "telemetry.istio.io", Version: "v1", Resource: "telemetries"},          // a variant's access log
 	{Group: "apps", Version: "v1", Resource: "deployments"},
 	{Group: "apps", Version: "v1", Resource: "statefulsets"},
 	{Group: "apps", Version: "v1", Resource: "daemonsets"},

@@ -1,0 +1,270 @@
+package mesh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/internal/target"
+	"github.com/meshbench/meshbench/scenario"
+)
+
+// variantObjectName is the name of each object a variant creates in an app namespace (one per kind).
+const variantObjectName = "meshbench-variant"
+
+// VariantProbePath is the one path the allowing rule of an L7 authorization variant leaves out (notPaths): no load
+// requests it, and a request for it is refused while the policy is in force (docs/variants.md).
+const VariantProbePath = "/meshbench-variant-probe"
+
+var (
+	peerAuthenticationGVR = schema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"}
+	telemetryGVR          = schema.GroupVersionResource{Group: "telemetry.istio.io", Version: "v1", Resource: "telemetries"}
+	// variantGVRs are the kinds a variant creates, in the order they are created (and deleted in reverse).
+	variantGVRs = []schema.GroupVersionResource{peerAuthenticationGVR, authorizationPolicyGVR, telemetryGVR}
+)
+
+// variantObject is one object a variant creates, with its resource.
+type variantObject struct {
+	gvr schema.GroupVersionResource
+	u   *unstructured.Unstructured
+}
+
+// variantObjects are the objects that put variant v on namespace ns of an app spread over namespaces, in mode: a
+// namespace-wide PeerAuthentication (mtls), an ALLOW AuthorizationPolicy of v.Authorization.Rules generated rules and
+// a Telemetry turning on the envoy access log provider (Istio's default meshConfig defines it: istio/istio 1.24.0
+// pkg/config/mesh/mesh.go DefaultMeshConfig). In mode waypoint the policy and the Telemetry attach to the namespace's
+// waypoint (targetRefs): a waypoint enforces the rules and logs; in the other modes they are namespace-wide (the
+// sidecars, or ztunnel for L4 rules). Shapes: security.istio.io/v1, telemetry.istio.io/v1 (Istio 1.22 and later).
+// It is pure.
+func variantObjects(runID, ns string, namespaces []string, mode scenario.Mode, v scenario.Variant, wp scenario.Waypoint) ([]variantObject, error) {
+	var targetRefs []any
+	if mode == scenario.ModeWaypoint && (v.Authorization != nil || v.AccessLog) {
+		if wp.Scope != scenario.WaypointPerNamespace {
+			return nil, fmt.Errorf("variant %s: a policy attached to a %s waypoint is not supported: use waypoint.scope %s", v.Name, wp.Scope, scenario.WaypointPerNamespace)
+		}
+		targetRefs = []any{map[string]any{"kind": "Gateway", "group": "gateway.networking.k8s.io", "name": wp.Name}}
+	}
+	var out []variantObject
+	add := func(gvr schema.GroupVersionResource, kind string, spec map[string]any) {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": gvr.Group + "/" + gvr.Version, "kind": kind,
+			"metadata": map[string]any{"name": variantObjectName, "namespace": ns},
+			"spec":     spec,
+		}}
+		u.SetLabels(kube.RunLabels(runID))
+		out = append(out, variantObject{gvr, u})
+	}
+	if v.MTLS != "" {
+		add(peerAuthenticationGVR, "PeerAuthentication", map[string]any{"mtls": map[string]any{"mode": string(v.MTLS)}})
+	}
+	if a := v.Authorization; a != nil {
+		if a.Layer == scenario.AuthzL7 && mode == scenario.ModeAmbient {
+			return nil, fmt.Errorf("variant %s: L7 rules need a waypoint (ztunnel enforces L4 rules only)", v.Name)
+		}
+		spec := map[string]any{"action": "ALLOW", "rules": authorizationRules(*a, namespaces)}
+		if targetRefs != nil {
+			spec["targetRefs"] = targetRefs
+		}
+		add(authorizationPolicyGVR, "AuthorizationPolicy", spec)
+	}
+	if v.AccessLog {
+		spec := map[string]any{"accessLogging": []any{map[string]any{"providers": []any{map[string]any{"name": "envoy"}}}}}
+		if targetRefs != nil {
+			spec["targetRefs"] = targetRefs
+		}
+		add(telemetryGVR, "Telemetry", spec)
+	}
+	return out, nil
+}
+
+// authorizationRules are a's rules: first those that match none of the app's traffic (L4: a source principal no
+// workload has; L7: a path no load requests), then the one that allows it: every source of the app's namespaces
+// (the load clients run there), at L7 to every path but VariantProbePath. An ALLOW policy refuses what no rule
+// matches, so the allowing rule keeps the load unchanged and the proxy still holds every rule.
+func authorizationRules(a scenario.Authorization, namespaces []string) []any {
+	rules := make([]any, 0, a.Rules)
+	for i := 1; i < a.Rules; i++ {
+		switch a.Layer {
+		case scenario.AuthzL7:
+			rules = append(rules, map[string]any{"to": []any{map[string]any{"operation": map[string]any{
+				"paths": []any{fmt.Sprintf("/meshbench-rule-%d", i)}}}}})
+		default:
+			rules = append(rules, map[string]any{"from": []any{map[string]any{"source": map[string]any{
+				"principals": []any{fmt.Sprintf("cluster.local/ns/meshbench-none/sa/rule-%d", i)}}}}})
+		}
+	}
+	nss := make([]any, len(namespaces))
+	for i, ns := range namespaces {
+		nss[i] = ns
+	}
+	allow := map[string]any{"from": []any{map[string]any{"source": map[string]any{"namespaces": nss}}}}
+	if a.Layer == scenario.AuthzL7 {
+		allow["to"] = []any{map[string]any{"operation": map[string]any{"notPaths": []any{VariantProbePath}}}}
+	}
+	return append(rules, allow)
+}
+
+// VariantProof is what the verification of a variant found.
+type VariantProof struct {
+	// Objects counts the objects created (one per feature and namespace).
+	Objects int
+	// Proxies are the Envoy proxies the variant configures (sampled sidecars, every waypoint pod): each took a
+	// listener update after the objects were created and rejected none. None in the ambient modes' ztunnel paths.
+	Proxies []ProxyConfigProof
+	// Elapsed is from the first object created until every proxy had taken its update.
+	Elapsed time.Duration
+}
+
+// ApplyVariant creates variant v's objects (variantObjects) in every namespace of t, in mode, and waits until the
+// Envoy proxies it configures took a listener update after that and rejected none (a sample of the sidecars in mode
+// sidecar; every waypoint pod when the policies attach to the waypoints): then istiod accepted the objects and pushed
+// them. The objects carry the run's labels: RemoveVariant deletes them, and the run's cleanup finds any a crash left.
+func (s *Switcher) ApplyVariant(ctx context.Context, t target.Target, mode scenario.Mode, v scenario.Variant, wp scenario.Waypoint) (VariantProof, error) {
+	var proof VariantProof
+	if err := scenario.RefuseProtected(t.Namespaces, s.Protected...); err != nil {
+		return proof, err
+	}
+	if s.Clients == nil || s.Clients.Dynamic == nil {
+		return proof, errors.New("apply the variant: no dynamic client")
+	}
+	proxies, err := s.variantProxies(ctx, t, mode, v, wp)
+	if err != nil {
+		return proof, err
+	}
+	before := s.proxyConfigProofs(ctx, proxies, len(proxies))
+	start := s.now()
+	for _, ns := range t.Namespaces {
+		objs, err := variantObjects(s.RunID, ns, t.Namespaces, mode, v, wp)
+		if err != nil {
+			return proof, err
+		}
+		for _, o := range objs {
+			u := o.u
+			if _, err := s.Clients.Dynamic.Resource(o.gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
+				return proof, fmt.Errorf("create %s %s/%s: %w", u.GetKind(), ns, variantObjectName, err)
+			}
+			proof.Objects++
+		}
+	}
+	proof.Proxies, err = s.waitPushed(ctx, before)
+	proof.Elapsed = s.now().Sub(start)
+	return proof, err
+}
+
+// variantProxies are the Envoy pods variant v configures in mode: a sample of the app's sidecars, or the waypoint
+// pods when its policies attach to the waypoints; none when only ztunnel enforces it.
+func (s *Switcher) variantProxies(ctx context.Context, t target.Target, mode scenario.Mode, v scenario.Variant, wp scenario.Waypoint) ([]*corev1.Pod, error) {
+	var selector string
+	var namespaces []string
+	switch {
+	case mode == scenario.ModeSidecar:
+		selector, namespaces = t.AppSelector, t.Namespaces
+	case mode == scenario.ModeWaypoint && (v.Authorization != nil || v.AccessLog):
+		for _, r := range Waypoints(t, wp) {
+			namespaces = append(namespaces, r.Namespace)
+		}
+		selector = GatewayNameLabel + "=" + wp.Name
+	default:
+		return nil, nil
+	}
+	var pods []*corev1.Pod
+	for _, ns := range namespaces {
+		list, err := s.Clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return nil, fmt.Errorf("list the proxies the variant configures in %s: %w", ns, err)
+		}
+		for i := range list.Items {
+			if p := &list.Items[i]; p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+				pods = append(pods, p)
+			}
+		}
+	}
+	if mode == scenario.ModeSidecar {
+		pods = sampleProxies(pods, s.proxySample())
+	}
+	return pods, nil
+}
+
+// waitPushed reads the proxies of before again until each took a listener update since (its LDS update_success
+// grew) or the switch timeout: a proxy that rejected an update, or never took one, fails the variant.
+func (s *Switcher) waitPushed(ctx context.Context, before []ProxyConfigProof) ([]ProxyConfigProof, error) {
+	pods := make([]*corev1.Pod, len(before))
+	for i, b := range before {
+		if b.ReadError != "" {
+			return before, fmt.Errorf("read the xDS counters of %s/%s before the variant: %s", b.Namespace, b.Name, b.ReadError)
+		}
+		pods[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name}, Spec: corev1.PodSpec{NodeName: b.Node}}
+	}
+	if len(pods) == 0 {
+		return nil, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	var last []ProxyConfigProof
+	err := kube.Wait{Pace: 500 * time.Millisecond}.Until(wctx, func(ctx context.Context) (bool, error) {
+		last = s.proxyConfigProofs(ctx, pods, len(pods))
+		if err := checkProxyConfig(last); err != nil {
+			return false, err
+		}
+		return len(notPushed(before, last)) == 0, nil
+	})
+	if err != nil && errors.Is(err, kube.ErrWaitTimeout) || wctx.Err() != nil && ctx.Err() == nil {
+		return last, fmt.Errorf("the variant's configuration did not reach %s within %s (no listener update since it was applied): check istiod's log for the objects",
+			strings.Join(notPushed(before, last), ", "), s.timeout())
+	}
+	return last, err
+}
+
+// notPushed names the proxies of now whose listener updates did not grow since before (or could not be read).
+func notPushed(before, now []ProxyConfigProof) []string {
+	var out []string
+	for _, n := range now {
+		i := slices.IndexFunc(before, func(b ProxyConfigProof) bool { return b.Namespace == n.Namespace && b.Name == n.Name })
+		if n.ReadError != "" || i < 0 || n.Stats[LDSSuccess] <= before[i].Stats[LDSSuccess] {
+			out = append(out, n.Namespace+"/"+n.Name)
+		}
+	}
+	return out
+}
+
+// RemoveVariant deletes every variant object from every namespace of t (one already gone is no error).
+func (s *Switcher) RemoveVariant(ctx context.Context, t target.Target) error {
+	if s.Clients == nil || s.Clients.Dynamic == nil {
+		return errors.New("remove the variant: no dynamic client")
+	}
+	var errs []error
+	for _, ns := range t.Namespaces {
+		for _, gvr := range slices.Backward(variantGVRs) {
+			err := s.Clients.Dynamic.Resource(gvr).Namespace(ns).Delete(ctx, variantObjectName, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("delete %s %s/%s: %w", gvr.Resource, ns, variantObjectName, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CheckMTLS fails when a namespace's effective mTLS mode is not want (another namespace-wide PeerAuthentication,
+// older than the variant's, decides: Istio applies the oldest).
+func CheckMTLS(ms []MTLS, want scenario.MTLSMode) error {
+	var bad []string
+	for _, m := range ms {
+		if m.Mode != string(want) {
+			bad = append(bad, m.Namespace+": "+m.String())
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("the variant's PeerAuthentication %s is not in effect: %s", want, strings.Join(bad, "; "))
+	}
+	return nil
+}

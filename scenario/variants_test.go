@@ -1,0 +1,101 @@
+package scenario
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+const variantsBase = `apiVersion: meshbench.dev/v1alpha1
+kind: Scenario
+metadata: {name: variants}
+spec:
+  workload: {app: fortio-chain}
+  modes: [sidecar, ambient, waypoint]
+  load: {qps: [100]}
+  windows: {repetitions: 2}
+`
+
+// A variant is interleaved like a mode, next to its own mode: a serpentine order keeps the switch between a mode and
+// its variants a policy change.
+func TestVariantCases(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte(variantsBase + `  variants:
+  - {name: strict, modes: [sidecar, ambient], mtls: STRICT}
+  - {name: l7-100, modes: [waypoint], authorization: {rules: 100, layer: L7}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPlan(s)
+	var ids []string
+	switches := 0
+	for _, c := range p.Cases {
+		ids = append(ids, c.ID)
+		if c.Switch {
+			switches++
+		}
+		if (c.Variant != VariantNone) != strings.Contains(c.ID, "+") {
+			t.Errorf("%s: variant %q", c.ID, c.Variant)
+		}
+	}
+	want := []string{
+		"single.sidecar.q100.r1", "single.sidecar+strict.q100.r1", "single.ambient.q100.r1", "single.ambient+strict.q100.r1",
+		"single.waypoint.q100.r1", "single.waypoint+l7-100.q100.r1",
+		"single.waypoint+l7-100.q100.r2", "single.waypoint.q100.r2", "single.ambient+strict.q100.r2", "single.ambient.q100.r2",
+		"single.sidecar+strict.q100.r2", "single.sidecar.q100.r2",
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("cases\n%q\nwant\n%q", ids, want)
+	}
+	if switches != len(want)-1 { // every case but the r1/r2 boundary switches
+		t.Errorf("%d switches, want %d", switches, len(want)-1)
+	}
+	if s.Spec.Variants[0].Authorization != nil || s.Spec.Variants[1].Authorization.Layer != AuthzL7 {
+		t.Errorf("variants %+v", s.Spec.Variants)
+	}
+	if !strings.Contains(p.Summary(), "(+ 2 variant(s))") || !strings.Contains(p.Table(), "sidecar+strict") {
+		t.Errorf("summary %q\n%s", p.Summary(), p.Table())
+	}
+}
+
+func TestVariantLayerDefaultsToL4(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte(variantsBase + "  variants: [{name: l4-10, modes: [ambient], authorization: {rules: 10}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Spec.Variants[0].Authorization.Layer; got != AuthzL4 {
+		t.Errorf("layer %q, want %q", got, AuthzL4)
+	}
+}
+
+func TestVariantsRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ yaml, path, want string }{
+		{"  variants: [{name: l7, modes: [ambient], authorization: {rules: 1, layer: L7}}]\n", "spec.variants[0].modes[0]", "L7 rules need a waypoint"},
+		{"  variants: [{name: log, modes: [ambient], accessLog: true}]\n", "spec.variants[0].modes[0]", "use mode sidecar or waypoint"},
+		{"  variants: [{name: x, modes: [none], mtls: STRICT}]\n", "spec.variants[0].modes[0]", "not in spec.modes"},
+		{"  variants: [{name: x, modes: [sidecar]}]\n", "spec.variants[0]", "sets no feature"},
+		{"  variants: [{name: x, modes: [sidecar], mtls: strict}]\n", "spec.variants[0].mtls", `must be one of "STRICT", "PERMISSIVE"`},
+		{"  variants: [{name: x, modes: [sidecar], authorization: {rules: 0}}]\n", "spec.variants[0].authorization.rules", "between 1 and 5000"},
+		{"  variants: [{name: x, modes: [sidecar], authorization: {rules: 1, layer: L3}}]\n", "spec.variants[0].authorization.layer", "must be one of"},
+		{"  variants: [{name: Strict, modes: [sidecar], mtls: STRICT}]\n", "spec.variants[0].name", "lower-case"},
+		{"  variants: [{name: sidecar, modes: [sidecar], mtls: STRICT}]\n", "spec.variants[0].name", "a mode's name"},
+		{"  variants: [{modes: [sidecar], mtls: STRICT}]\n", "spec.variants[0].name", "is required"},
+		{"  variants: [{name: a, mtls: STRICT}]\n", "spec.variants[0].modes", "is required"},
+		{"  variants: [{name: a, modes: [sidecar], mtls: STRICT}, {name: a, modes: [ambient], mtls: STRICT}]\n", "spec.variants[1].name", "unique"},
+		{"  variants: [{name: a, modes: [sidecar, sidecar], mtls: STRICT}]\n", "spec.variants[0].modes[1]", "twice"},
+		{"  waypoint: {scope: shared}\n  variants: [{name: a, modes: [waypoint], accessLog: true}]\n", "spec.variants[0].modes[0]", "set waypoint.scope per-namespace"},
+	} {
+		_, err := Parse([]byte(variantsBase + tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %s: ...%s", strings.TrimSpace(tc.yaml), err, tc.path, tc.want)
+		}
+	}
+	// mode none is refused by name when it is in spec.modes.
+	_, err := Parse([]byte(strings.Replace(variantsBase, "[sidecar, ambient, waypoint]", "[none, sidecar]", 1) + "  variants: [{name: x, modes: [none], mtls: STRICT}]\n"))
+	if err == nil || !strings.Contains(err.Error(), "mode none has no mesh to configure") {
+		t.Errorf("mode none: %v", err)
+	}
+}
