@@ -31,7 +31,8 @@ const (
 	sectionFacts       SectionID = "facts"
 	sectionHeadlines   SectionID = "headlines"
 	sectionResources   SectionID = "resources"
-	sectionModes       SectionID = "modes" // change between modes
+	sectionModes       SectionID = "modes"    // change between modes
+	sectionVariants    SectionID = "variants" // what each mesh feature costs
 	sectionStartup     SectionID = "startup"
 	sectionTransitions SectionID = "transitions"
 	sectionEnforce     SectionID = "enforce"
@@ -72,6 +73,7 @@ func sectionTable() []sectionEntry {
 		{sectionHeadlines, Report.headlinesSection},
 		{sectionResources, Report.resourcesSection},
 		{sectionModes, Report.modesSection},
+		{sectionVariants, Report.variantsSection},
 		{sectionStartup, Report.startupSection},
 		{sectionTransitions, Report.transitionsSection},
 		{sectionEnforce, Report.enforceSection},

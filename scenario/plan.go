@@ -434,8 +434,8 @@ func estimate(s *Scenario, cases []Case) (time.Duration, string) {
 	if prev != nil {
 		add(estTeardown)
 	}
-	note := fmt.Sprintf("assumes %s per deploy plus %s per namespace and %s per app pod, %s plus %s per pod per restarting switch, %s per label-only switch, %s per waypoint, %s collection per case, a guard of %s (two median sample spacings, measured by the run) after each idle window and as the least cool-down",
-		estDeploy, estPerNamespace, estPerPod, estRestartSwitch, estPerPod, estLabelSwitch, estWaypoint, estCollect, guard)
+	note := fmt.Sprintf("assumes %s per deploy plus %s per namespace and %s per app pod, %s plus %s per pod per restarting switch, %s per label-only switch, %s per waypoint, %s per variant switch, %s collection per case, a guard of %s (two median sample spacings, measured by the run) after each idle window and as the least cool-down",
+		estDeploy, estPerNamespace, estPerPod, estRestartSwitch, estPerPod, estLabelSwitch, estWaypoint, estVariant, estCollect, guard)
 	return total, note
 }
 

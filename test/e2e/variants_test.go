@@ -1,0 +1,115 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/results"
+)
+
+// TestRunVariantsMTLSAndL7Rules measures variants (spec.variants) with real pilot-agent + upstream Envoy sidecars and
+// waypoint on the local cluster: a STRICT vs PERMISSIVE pair on the sidecars and an L7 rule count sweep (1 and 100
+// rules) on the waypoint, two repetitions interleaved with the plain modes. Every variant case is verified before
+// it is measured (the proxies took the update, the mTLS mode is in effect), the load is unchanged by the rules
+// (no errors), the summary compares each variant with its plain mode and the report says what each costs; nothing
+// is left behind.
+func TestRunVariantsMTLSAndL7Rules(t *testing.T) {
+	t.Parallel()
+	env := RequireIstio(t)
+	c := env.Cluster
+	const prefix = "mb-variants-"
+	deleteNamespaceAtEnd(t, c, prefix+"single")
+	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Minute)
+	defer cancel()
+	path := quickstartVariant(t, "variants", func(spec map[string]any) {
+		spec["modes"] = []string{"sidecar", "waypoint"}
+		spec["workload"].(map[string]any)["namespacePrefix"] = prefix
+		spec["load"].(map[string]any)["qps"] = []int{50}
+		spec["windows"] = map[string]any{"idle": "10s", "load": "15s", "repetitions": 2, "settle": "2s"}
+		spec["variants"] = []map[string]any{
+			{"name": "strict", "modes": []string{"sidecar"}, "mtls": "STRICT"},
+			{"name": "permissive", "modes": []string{"sidecar"}, "mtls": "PERMISSIVE"},
+			{"name": "l7-1", "modes": []string{"waypoint"}, "authorization": map[string]any{"rules": 1, "layer": "L7"}},
+			{"name": "l7-100", "modes": []string{"waypoint"}, "authorization": map[string]any{"rules": 100, "layer": "L7"}},
+		}
+	})
+	run, _ := runScenario(ctx, t, c, path)
+	okCases := map[string]int{}
+	for _, cs := range run.Cases {
+		if cs.Status != results.StatusOK {
+			t.Errorf("%s: %s %s", cs.CaseID, cs.Status, cs.Reason)
+			continue
+		}
+		if cs.Variant == "" {
+			continue
+		}
+		okCases[cs.Variant]++
+		if proof := cs.Facts[results.FactVariantProof]; proof != "" {
+			t.Logf("%s: %s (%s)", cs.CaseID, proof, cs.Facts[results.FactVariant])
+			if !strings.Contains(proof, "proxies took a listener update") {
+				t.Errorf("%s: proof %q: want the Envoy proxies' listener update", cs.CaseID, proof)
+			}
+			if want := map[string]string{"strict": "mTLS STRICT", "permissive": "mTLS PERMISSIVE"}[cs.Variant]; !strings.Contains(proof, want) {
+				t.Errorf("%s: proof %q lacks %q", cs.CaseID, proof, want)
+			}
+		}
+		if cs.Facts[results.FactErrorRate] != "" && !strings.HasPrefix(cs.Facts[results.FactErrorRate], "0") {
+			t.Errorf("%s: error rate %s: the variant's rules must allow the load", cs.CaseID, cs.Facts[results.FactErrorRate])
+		}
+	}
+	for _, v := range []string{"strict", "permissive", "l7-1", "l7-100"} {
+		if okCases[v] != 2 {
+			t.Errorf("variant %s: %d cases ok, want 2", v, okCases[v])
+		}
+	}
+	sum := run.Summary
+	if sum == nil {
+		t.Fatal("no summary.json")
+	}
+	compared := map[string]bool{}
+	for _, d := range sum.VariantDeltas {
+		if d.Metric == results.MetricCPU && d.Stat == results.StatAvg && (d.Component == results.ComponentSidecar || d.Component == results.ComponentWaypoint) {
+			compared[d.Variant] = true
+			t.Logf("%s %s %s cpu: plain %.2f, variant %.2f (%+.1f %%)", d.Mode, d.Variant, d.Component, d.BaseMean, d.OtherMean, pct(d))
+		}
+	}
+	for _, v := range []string{"strict", "permissive", "l7-1", "l7-100"} {
+		if !compared[v] {
+			t.Errorf("summary.json has no CPU comparison of variant %s with its plain mode", v)
+		}
+	}
+	for _, s := range sum.Series {
+		if s.Variant != "" {
+			t.Errorf("a variant's series among the plain modes': %+v", s.Key)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(run.Dir, "report", "report.md"))
+	if err != nil || !strings.Contains(string(md), "What each feature costs") || !strings.Contains(string(md), "100 L7 authorization rules") {
+		t.Errorf("report.md lacks what each feature costs (err %v)", err)
+	}
+	for _, gvr := range []schema.GroupVersionResource{
+		{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"},
+		{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"},
+	} {
+		if l, err := env.Clients.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: kube.RunSelector("")}); err != nil || len(l.Items) > 0 {
+			t.Errorf("%s left behind: %v (%v)", gvr.Resource, l, err)
+		}
+	}
+}
+
+func pct(d results.Delta) float64 {
+	if d.Percent == nil {
+		return 0
+	}
+	return *d.Percent
+}
