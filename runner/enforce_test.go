@@ -53,9 +53,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{s: s, calls: &calls{}, clock: &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}, store: &memStore{}}
-	h.r = &Runner{Plan: scenario.NewPlan(s), RunID: "run-1", Workloads: fakeWorkloads{h.calls, h.clock}, Mesh: enforcingMesh{fakeMesh{h.calls, ""}},
-		Load: slicesLoad{fakeLoad{calls: h.calls, clock: h.clock}}, Collector: fakeCollector{h.calls}, Store: h.store, Clock: h.clock}
+	h := harnessFor(t, s, func(c *calls) meshSwitcher { return enforcingMesh{fakeMesh{c, ""}} })
+	h.r.Load = slicesLoad{fakeLoad{calls: h.calls, clock: h.clock}}
 	return h
 }
 

@@ -44,9 +44,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{s: s, calls: &calls{}, clock: &fakeClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}, store: &memStore{}}
-	h.r = &Runner{Plan: scenario.NewPlan(s), RunID: "run-1", Workloads: fakeWorkloads{h.calls, h.clock}, Mesh: fakeMesh{h.calls, ""},
-		Load: secondsLoad{fakeLoad{calls: h.calls, clock: h.clock}}, Collector: fakeCollector{h.calls}, Store: h.store, Clock: h.clock}
+	h := harnessFor(t, s, func(c *calls) meshSwitcher { return fakeMesh{c, ""} })
+	h.r.Load = secondsLoad{fakeLoad{calls: h.calls, clock: h.clock}}
 	out, err := h.r.Run(context.Background())
 	if err != nil || out.OK != 4 {
 		t.Fatalf("outcome %+v, err %v", out, err)

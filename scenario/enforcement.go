@@ -55,29 +55,18 @@ func validateEnforcement(c *collector, p *field.Path, e Enforcement, modes []Mod
 	if e.QPS.Max {
 		c.add(p.Child("qps"), "must be a rate, not max: set spec.enforcement.qps (it defaults to the first of load.qps)")
 	}
-	for _, d := range []struct {
-		name string
-		v    Duration
-	}{{"before", e.Before}, {"hold", e.Hold}, {"after", e.After}} {
-		if d.v.Duration < 5*time.Second {
-			c.add(p.Child(d.name), "must be at least 5s (got %s)", d.v.Duration)
-		}
-	}
+	c.atLeast(p, []minDuration{{"before", e.Before, 5 * time.Second}, {"hold", e.Hold, 5 * time.Second}, {"after", e.After, 5 * time.Second}})
 }
 
 // enforceCases are topology topo's time-to-enforce cases (spec.enforcement), each mode once per repetition, after its
 // moves. IDs: <topology>.<mode>.enforce.q<qps>.r<repetition>.
 func enforceCases(s *Scenario, topo Topology) []Case {
 	e := s.Spec.Enforcement
-	var out []Case
-	for rep := 1; rep <= s.Spec.Windows.Repetitions; rep++ {
-		for _, m := range e.Modes {
-			pol := meshPolicy(s, false)
-			pol.Load = &LoadPolicy{Window: e.Before.Duration + e.Hold.Duration + e.After.Duration, PerSecond: true, DeniedSlice: true}
-			pol.Enforce = &EnforcePolicy{Before: e.Before.Duration, Hold: e.Hold.Duration}
-			out = append(out, Case{Kind: CaseEnforce, Topology: topo, Mode: m, QPS: e.QPS, Repetition: rep,
-				ID: fmt.Sprintf("%s.%s.enforce.q%s.r%d", topo.Name, m, e.QPS, rep), Policy: pol})
-		}
-	}
-	return out
+	load := LoadPolicy{Window: e.Before.Duration + e.Hold.Duration + e.After.Duration, DeniedSlice: true}
+	return underLoadCases(s, len(e.Modes), load, func(i, rep int, pol CasePolicy) Case {
+		m := e.Modes[i]
+		pol.Enforce = &EnforcePolicy{Before: e.Before.Duration, Hold: e.Hold.Duration}
+		return Case{Kind: CaseEnforce, Topology: topo, Mode: m, QPS: e.QPS, Repetition: rep,
+			ID: fmt.Sprintf("%s.%s.enforce.q%s.r%d", topo.Name, m, e.QPS, rep), Policy: pol}
+	})
 }

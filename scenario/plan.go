@@ -269,25 +269,37 @@ func meshLoad(s *Scenario) *LoadPolicy {
 		CoolDown: max(l.TrimEnd.Duration, l.Duration.Duration-warm-window)}
 }
 
-// caseID builds the stable case ID.
 // transitionCases are topology topo's moves (spec.transitions), each once per repetition, after its mesh cases: a
 // move starts from its From mode (switched and verified like a mesh case's mode) and measures the move to Mode
 // under load, recorded per second. IDs: <topology>.<from>-to-<to>.q<qps>.r<repetition>.
 func transitionCases(s *Scenario, topo Topology) []Case {
 	tr := s.Spec.Transitions
+	load := LoadPolicy{Window: tr.Before.Duration + tr.Budget.Duration + tr.After.Duration}
+	return underLoadCases(s, len(tr.Moves), load, func(i, rep int, pol CasePolicy) Case {
+		m := tr.Moves[i]
+		pol.Transition = &TransitionPolicy{Before: tr.Before.Duration, Budget: tr.Budget.Duration}
+		return Case{Kind: CaseTransition, Topology: topo, From: m.From, Mode: m.To, QPS: tr.QPS, Repetition: rep,
+			ID: fmt.Sprintf("%s.%s.q%s.r%d", topo.Name, m, tr.QPS, rep), Policy: pol}
+	})
+}
+
+// underLoadCases are n changes under load (moves, deny policies), each once per repetition, in order: build makes
+// case i of repetition rep from a mesh case's policy whose load is load, recorded per second.
+func underLoadCases(s *Scenario, n int, load LoadPolicy, build func(i, rep int, pol CasePolicy) Case) []Case {
 	var out []Case
 	for rep := 1; rep <= s.Spec.Windows.Repetitions; rep++ {
-		for _, m := range tr.Moves {
+		for i := range n {
 			pol := meshPolicy(s, false)
-			pol.Load = &LoadPolicy{Window: tr.Before.Duration + tr.Budget.Duration + tr.After.Duration, PerSecond: true}
-			pol.Transition = &TransitionPolicy{Before: tr.Before.Duration, Budget: tr.Budget.Duration}
-			out = append(out, Case{Kind: CaseTransition, Topology: topo, From: m.From, Mode: m.To, QPS: tr.QPS, Repetition: rep,
-				ID: fmt.Sprintf("%s.%s.q%s.r%d", topo.Name, m, tr.QPS, rep), Policy: pol})
+			l := load
+			l.PerSecond = true
+			pol.Load = &l
+			out = append(out, build(i, rep, pol))
 		}
 	}
 	return out
 }
 
+// caseID builds the stable case ID.
 func caseID(topology string, a arm, q QPS, rep int) string {
 	return fmt.Sprintf("%s.%s.q%s.r%d", topology, a, q, rep)
 }

@@ -68,11 +68,20 @@ func validateTransitions(c *collector, p *field.Path, t Transitions, modes []Mod
 	if t.QPS.Max {
 		c.add(p.Child("qps"), "must be a rate, not max: a move is measured at a fixed rate, so that the requests it delays or fails show")
 	}
-	for _, d := range []struct {
-		name string
-		v    Duration
-		min  time.Duration
-	}{{"before", t.Before, 5 * time.Second}, {"budget", t.Budget, 10 * time.Second}, {"after", t.After, 5 * time.Second}} {
+	c.atLeast(p, []minDuration{{"before", t.Before, 5 * time.Second}, {"budget", t.Budget, 10 * time.Second}, {"after", t.After, 5 * time.Second}})
+}
+
+// minDuration is a duration setting of a change under load and the least it may be: the per-second record needs a
+// few seconds on each side of a change.
+type minDuration struct {
+	name string
+	v    Duration
+	min  time.Duration
+}
+
+// atLeast reports every setting of ds below its least value, under p.
+func (c *collector) atLeast(p *field.Path, ds []minDuration) {
+	for _, d := range ds {
 		if d.v.Duration < d.min {
 			c.add(p.Child(d.name), "must be at least %s (got %s)", d.min, d.v.Duration)
 		}
