@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -58,15 +57,7 @@ func TestIstioRevisionCanary(t *testing.T) {
 		}
 	}
 
-	stdout, stderr, code = runCLI(ctx, t, c, work, "run", "-f", path, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-	t.Logf("stderr (tail):\n%s", tail(stderr, 4000))
-	if code != 0 {
-		t.Fatalf("meshbench run exited %d\nstdout:\n%s", code, stdout)
-	}
-	run, err := results.Read(onlyRunDir(t, filepath.Join(work, "runs")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, _ := runScenario(ctx, t, c, path)
 	if ist := run.Meta.Cluster.Istio; ist == nil || ist.Revision != env.Revision || ist.RevisionSource != "the only control plane" {
 		t.Errorf("run.json istio facts %+v: want revision %s", ist, env.Revision)
 	}

@@ -109,16 +109,7 @@ spec:
   prometheus: {url: %s}
   output: {dir: runs}
 `, prefix, agentOverlay(t, c), c.PrometheusURL))
-	work := t.TempDir()
-	stdout, stderr, code := runCLI(ctx, t, c, work, "run", "-f", sc, "--prometheus-url", c.PrometheusURL, "--output-dir", "runs")
-	t.Logf("stderr (tail):\n%s", tail(stderr, 4000))
-	if code != 0 {
-		t.Fatalf("meshbench run exited %d\nstdout:\n%s", code, stdout)
-	}
-	run, err := results.Read(onlyRunDir(t, filepath.Join(work, "runs")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, _ := runScenario(ctx, t, c, sc)
 	modes := map[string]bool{}
 	for _, cs := range run.Cases {
 		modes[string(cs.Mode)] = true
