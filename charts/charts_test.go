@@ -133,6 +133,21 @@ func TestLatencyChart(t *testing.T) {
 	b := c.SVG()
 	wellFormed(t, b)
 	golden(t, "latency.svg", b)
+
+	// With the response time in the summary the chart shows it, as the report's tables do, and says so.
+	for _, se := range slices.Clone(s.Series) {
+		if se.Metric == results.MetricLatency && se.Stat == results.StatP99 {
+			se.Metric, se.Mean = results.MetricResponseTime, se.Mean*3
+			s.Series = append(s.Series, se)
+		}
+	}
+	rc := LatencyChart(s, sels[0])
+	if len(rc.Bars) == 0 || !strings.HasPrefix(rc.Title, "Response time") || !strings.Contains(rc.Subtitle, "from when each request was due") {
+		t.Fatalf("response-time chart %q / %q, %d bars", rc.Title, rc.Subtitle, len(rc.Bars))
+	}
+	if got := strings.Join(rc.Groups, ","); got != "p99" {
+		t.Errorf("response-time groups = %s, want p99 (the service time's are not mixed in)", got)
+	}
 }
 
 func TestCNIChart(t *testing.T) {

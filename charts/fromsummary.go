@@ -214,14 +214,25 @@ func LatencySelections(s results.Summary) []LatencySelection {
 	return out
 }
 
-// LatencyChart builds latency percentiles (groups) per mode (series) for sel.
+// LatencyChart builds latency percentiles (groups) per mode (series) for sel: the response time (from when each
+// request was due: coordinated omission counted) when the summary has it for sel, as the report's latency tables
+// show, else the service time (from when it was sent).
 func LatencyChart(s results.Summary, sel LatencySelection) BarChart {
-	var picked []results.Series
-	for _, se := range s.Series {
-		if se.Metric == results.MetricLatency && se.Window == results.WindowLoad && se.Topology == sel.Topology &&
-			se.Load == sel.Load && se.Mode != "" && se.Labels == "" && strings.HasPrefix(string(se.Stat), "p") {
-			picked = append(picked, se)
+	pick := func(metric results.Metric) []results.Series {
+		var picked []results.Series
+		for _, se := range s.Series {
+			if se.Metric == metric && se.Window == results.WindowLoad && se.Topology == sel.Topology &&
+				se.Load == sel.Load && se.Mode != "" && se.Labels == "" && strings.HasPrefix(string(se.Stat), "p") {
+				picked = append(picked, se)
+			}
 		}
+		return picked
+	}
+	title, what := "Response time percentiles per mode", "fortio client response time (from when each request was due)"
+	picked := pick(results.MetricResponseTime)
+	if len(picked) == 0 {
+		title, what = "Request latency percentiles per mode", "fortio client service time (from when each request was sent)"
+		picked = pick(results.MetricLatency)
 	}
 	groups := distinct(picked, func(se results.Series) string { return string(se.Stat) })
 	sortStats(groups)
@@ -235,8 +246,8 @@ func LatencyChart(s results.Summary, sel LatencySelection) BarChart {
 	}
 	return BarChart{
 		ID:       slug("lat", sel.Topology, sel.Load),
-		Title:    "Request latency percentiles per mode — " + windowTitle(results.WindowLoad, sel.Load),
-		Subtitle: fmt.Sprintf("topology %s · fortio client latency · error bars: %s CI over repetitions", sel.Topology, confText(s.Confidence)),
+		Title:    title + " — " + windowTitle(results.WindowLoad, sel.Load),
+		Subtitle: fmt.Sprintf("topology %s · %s · error bars: %s CI over repetitions", sel.Topology, what, confText(s.Confidence)),
 		YLabel:   "latency (" + unit + ")",
 		Unit:     unit,
 		Groups:   groups,
