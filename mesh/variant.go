@@ -195,8 +195,12 @@ func (s *Switcher) variantProxies(ctx context.Context, t target.Target, mode sce
 	return pods, nil
 }
 
+// variantPushTimeout bounds the wait for a variant's push: istiod pushes a policy to the proxies it selects within
+// seconds (the time-to-enforce figures of docs/enforce.md are about one).
+const variantPushTimeout = 2 * time.Minute
+
 // waitPushed reads the proxies of before again until each took a listener update since (its LDS update_success
-// grew) or the switch timeout: a proxy that rejected an update, or never took one, fails the variant.
+// grew) or variantPushTimeout: a proxy that rejected an update, or never took one, fails the variant.
 func (s *Switcher) waitPushed(ctx context.Context, before []ProxyConfigProof) ([]ProxyConfigProof, error) {
 	pods := make([]*corev1.Pod, len(before))
 	for i, b := range before {
@@ -208,7 +212,8 @@ func (s *Switcher) waitPushed(ctx context.Context, before []ProxyConfigProof) ([
 	if len(pods) == 0 {
 		return nil, nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.timeout())
+	timeout := min(s.timeout(), variantPushTimeout)
+	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last []ProxyConfigProof
 	err := kube.Wait{Pace: 500 * time.Millisecond}.Until(wctx, func(ctx context.Context) (bool, error) {
@@ -220,7 +225,7 @@ func (s *Switcher) waitPushed(ctx context.Context, before []ProxyConfigProof) ([
 	})
 	if err != nil && errors.Is(err, kube.ErrWaitTimeout) || wctx.Err() != nil && ctx.Err() == nil {
 		return last, fmt.Errorf("the variant's configuration did not reach %s within %s (no listener update since it was applied): check istiod's log for the objects",
-			strings.Join(notPushed(before, last), ", "), s.timeout())
+			strings.Join(notPushed(before, last), ", "), timeout)
 	}
 	return last, err
 }
