@@ -121,6 +121,9 @@ type VariantProof struct {
 	// Proxies are the Envoy proxies the variant configures (sampled sidecars, every waypoint pod): each took a
 	// listener update after the objects were created and rejected none. None in the ambient modes' ztunnel paths.
 	Proxies []ProxyConfigProof
+	// Accepted are istiod's verdicts on the AuthorizationPolicy in the ambient modes ("<ns>: ZtunnelAccepted" or
+	// WaypointAccepted), when it writes them.
+	Accepted []string
 	// Elapsed is from the first object created until every proxy had taken its update.
 	Elapsed time.Duration
 }
@@ -158,7 +161,69 @@ func (s *Switcher) ApplyVariant(ctx context.Context, t target.Target, mode scena
 	}
 	proof.Proxies, err = s.waitPushed(ctx, before)
 	proof.Elapsed = s.now().Sub(start)
+	if err == nil && v.Authorization != nil && (mode == scenario.ModeAmbient || mode == scenario.ModeWaypoint) {
+		proof.Accepted, err = s.waitPolicyStatus(ctx, t.Namespaces)
+	}
 	return proof, err
+}
+
+// policyStatusWait bounds the wait for istiod's status on a variant's AuthorizationPolicy in the ambient modes.
+const policyStatusWait = 30 * time.Second
+
+// waitPolicyStatus waits until istiod wrote, on the variant's AuthorizationPolicy of every namespace, whether ztunnel
+// or the waypoint took it (policyAcceptance); a policy refused fails the variant. istiod of a version or
+// configuration that writes no status leaves the proof without it, after policyStatusWait.
+func (s *Switcher) waitPolicyStatus(ctx context.Context, namespaces []string) ([]string, error) {
+	wctx, cancel := context.WithTimeout(ctx, policyStatusWait)
+	defer cancel()
+	var accepted []string
+	err := kube.Wait{Pace: time.Second}.Until(wctx, func(ctx context.Context) (bool, error) {
+		accepted = accepted[:0]
+		for _, ns := range namespaces {
+			u, err := s.Clients.Dynamic.Resource(authorizationPolicyGVR).Namespace(ns).Get(ctx, variantObjectName, metav1.GetOptions{})
+			if err != nil {
+				return false, fmt.Errorf("read AuthorizationPolicy %s/%s: %w", ns, variantObjectName, err)
+			}
+			a, ok := policyAcceptance(u.Object)
+			if !ok {
+				return false, nil
+			}
+			if !a.accepted {
+				return false, fmt.Errorf("istiod did not accept AuthorizationPolicy %s/%s: %s %s: %s", ns, variantObjectName, a.kind, a.reason, a.message)
+			}
+			accepted = append(accepted, ns+": "+a.kind)
+		}
+		return true, nil
+	})
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		return nil, nil // no status written: the proof goes without it
+	}
+	return accepted, err
+}
+
+// acceptance is istiod's verdict on a policy it bound to ztunnel or a waypoint.
+type acceptance struct {
+	kind, reason, message string
+	accepted              bool
+}
+
+// policyAcceptance reads the condition istiod writes on an AuthorizationPolicy in the ambient modes: ZtunnelAccepted
+// or WaypointAccepted (istio/istio 1.24.0 pilot/pkg/model/service.go ConditionType). ok is false when there is none.
+// It is pure.
+func policyAcceptance(obj map[string]any) (acceptance, bool) {
+	conds, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		kind, _ := m["type"].(string)
+		if kind != "ZtunnelAccepted" && kind != "WaypointAccepted" {
+			continue
+		}
+		st, _ := m["status"].(string)
+		reason, _ := m["reason"].(string)
+		msg, _ := m["message"].(string)
+		return acceptance{kind: kind, reason: reason, message: msg, accepted: st == "True"}, true
+	}
+	return acceptance{}, false
 }
 
 // variantProxies are the Envoy pods variant v configures in mode: a sample of the app's sidecars, or the waypoint

@@ -139,3 +139,24 @@ func TestCheckMTLS(t *testing.T) {
 		t.Errorf("in effect: %v", err)
 	}
 }
+
+// The status shape istiod 1.24+ writes on a policy bound to a waypoint, as the local cluster's istiod wrote it.
+func TestPolicyAcceptance(t *testing.T) {
+	t.Parallel()
+	cond := func(kind, status string) map[string]any {
+		return map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+			"type": kind, "status": status, "reason": "Accepted", "message": "bound to mb-variants-single/waypoint", "observedGeneration": "1"}}}}
+	}
+	if a, ok := policyAcceptance(cond("WaypointAccepted", "True")); !ok || !a.accepted || a.kind != "WaypointAccepted" {
+		t.Errorf("accepted: %+v %v", a, ok)
+	}
+	if a, ok := policyAcceptance(cond("ZtunnelAccepted", "False")); !ok || a.accepted || !strings.Contains(a.message, "bound to") {
+		t.Errorf("refused: %+v %v", a, ok)
+	}
+	if _, ok := policyAcceptance(cond("Reconciled", "True")); ok {
+		t.Error("another condition read as istiod's verdict")
+	}
+	if _, ok := policyAcceptance(map[string]any{}); ok {
+		t.Error("no status read as a verdict")
+	}
+}

@@ -224,6 +224,9 @@ func (a *meshAdapter) ApplyVariant(ctx context.Context, t target.Target, mode sc
 	} else {
 		said = append(said, fmt.Sprintf("%d objects created; no Envoy proxy enforces it in mode %s (ztunnel), whose receipt is not read", proof.Objects, mode))
 	}
+	if len(proof.Accepted) > 0 {
+		said = append(said, "istiod: "+strings.Join(proof.Accepted, ", "))
+	}
 	if err == nil && v.MTLS != "" {
 		ms, derr := mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, t.Namespaces,
 			mesh.MTLSView{Revision: a.revision, Version: a.istioVersion, Ambient: mesh.UsesAmbient(mode)})
