@@ -43,7 +43,7 @@ cluster-build: ## only build/cache the cluster binaries and images (no root need
 # TestEnforceCase, TestEnforceInterruptedRemovesThePolicy), the per-second record through TestPerSecondRecord (real
 # fortio) and the policy's shape through TestDenyPolicy (pinned to istio/istio 1.24.0).
 # TestRunVariantsMTLSAndL7Rules, STRICT vs PERMISSIVE sidecars and 1 vs 100 L7 rules on the waypoint over two
-# repetitions (about 12 minutes): CI keeps the runner's variant path through TestRunVariant*, the objects' shape
+# repetitions (about 23 minutes): CI keeps the runner's variant path through TestRunVariant*, the objects' shape
 # through TestVariantObjects (decoded by Istio's own API types) and the comparison through TestSummarizeVariants.
 E2E_SLOW ?= ^(TestCNIFullTable|TestRunManifestsEveryModeIstio|TestRunTransitionSidecarToAmbient|TestRunEnforceSidecarAndWaypoint|TestRunVariantsMTLSAndL7Rules)$$
 E2E_SKIP ?=
@@ -54,5 +54,5 @@ e2e: ## e2e tests against the local cluster (make cluster-up first; skipped with
 print-e2e-slow:
 	@echo '$(E2E_SLOW)'
 
-e2e-slow: ## the e2e tests .ci/run leaves out for time (E2E_SLOW: the full cni table, own manifests in every mode, a move and a deny policy under load, variants; about 46 minutes)
+e2e-slow: ## the e2e tests .ci/run leaves out for time (E2E_SLOW: the full cni table, own manifests in every mode, a move and a deny policy under load, variants; about 57 minutes)
 	$(MAKE) --no-print-directory e2e E2E_RUN='$(E2E_SLOW)' E2E_SKIP=
