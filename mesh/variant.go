@@ -39,13 +39,9 @@ type variantObject struct {
 	u   *unstructured.Unstructured
 }
 
-// variantObjects are the objects that put variant v on namespace ns of an app spread over namespaces, in mode: a
-// namespace-wide PeerAuthentication (mtls), an ALLOW AuthorizationPolicy of v.Authorization.Rules generated rules and
-// a Telemetry turning on the envoy access log provider (Istio's default meshConfig defines it: istio/istio 1.24.0
-// pkg/config/mesh/mesh.go DefaultMeshConfig). In mode waypoint the policy and the Telemetry attach to the namespace's
-// waypoint (targetRefs): a waypoint enforces the rules and logs; in the other modes they are namespace-wide (the
-// sidecars, or ztunnel for L4 rules). Shapes: security.istio.io/v1, telemetry.istio.io/v1 (Istio 1.22 and later).
-// It is pure.
+// variantObjects are the objects that put variant v on namespace ns in mode (docs/variants.md): PeerAuthentication,
+// ALLOW AuthorizationPolicy, Telemetry with the envoy provider (istio/istio 1.24.0 pkg/config/mesh/mesh.go); the
+// policy and the Telemetry attach to the waypoint (targetRefs) in mode waypoint. It is pure.
 func variantObjects(runID, ns string, namespaces []string, mode scenario.Mode, v scenario.Variant, wp scenario.Waypoint) ([]variantObject, error) {
 	var targetRefs []any
 	if mode == scenario.ModeWaypoint && (v.Authorization != nil || v.AccessLog) {

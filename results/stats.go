@@ -121,3 +121,6 @@ func mustConfidence(c float64) {
 }
 
 func validConfidence(c float64) bool { return c > 0 && c < 1 }
+
+// finite reports whether v is neither ±Inf nor NaN.
+func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
