@@ -228,8 +228,7 @@ func (a *meshAdapter) ApplyVariant(ctx context.Context, t target.Target, mode sc
 		said = append(said, "istiod: "+strings.Join(proof.Accepted, ", "))
 	}
 	if err == nil && v.MTLS != "" {
-		ms, derr := mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, t.Namespaces,
-			mesh.MTLSView{Revision: a.revision, Version: a.istioVersion, Ambient: mesh.UsesAmbient(mode)})
+		ms, derr := a.detectMTLS(ctx, t.Namespaces, mode)
 		if err = derr; err == nil {
 			err = mesh.CheckMTLS(ms, v.MTLS)
 			said = append(said, "mTLS "+mesh.SummarizeMTLS(ms))
@@ -351,12 +350,17 @@ func (a *meshAdapter) mtls(ctx context.Context, namespaces []string, mode scenar
 	if !mesh.NeedsIstio(mode) {
 		return "none (no mesh)"
 	}
-	ms, err := mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, namespaces,
-		mesh.MTLSView{Revision: a.revision, Version: a.istioVersion, Ambient: mesh.UsesAmbient(mode)})
+	ms, err := a.detectMTLS(ctx, namespaces, mode)
 	if err != nil {
 		return "unknown: " + err.Error()
 	}
 	return mesh.SummarizeMTLS(ms)
+}
+
+// detectMTLS reads the namespaces' effective mTLS modes as the chosen istiod and mode's data plane apply them.
+func (a *meshAdapter) detectMTLS(ctx context.Context, namespaces []string, mode scenario.Mode) ([]mesh.MTLS, error) {
+	return mesh.DetectMTLS(ctx, a.sw.Clients.Istio, a.rootNS, namespaces,
+		mesh.MTLSView{Revision: a.revision, Version: a.istioVersion, Ambient: mesh.UsesAmbient(mode)})
 }
 
 func (a *meshAdapter) Restore(ctx context.Context) error {
