@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,7 +43,7 @@ func TestClientSpecsSplitAndArgsRoundTrip(t *testing.T) {
 		{"every option", Spec{
 			URL: "http://entry.mb-single.svc:8080/echo?size=128", QPS: 50, Connections: 2, Duration: 90 * time.Second,
 			WarmUp: 30 * time.Second, CoolDown: 5 * time.Second, PayloadBytes: 1024, Jitter: true, Uniform: true, PerSecond: true, Clients: 1,
-			Headers: map[string]string{"Cookie": "token=abc:def", "X-B": "2", "Host": "frontend"},
+			Headers: map[string]string{"Cookie": "token=abc:def", "X-B": "2", "Host": "frontend"}, NoKeepAlive: true, HTTP2: true,
 		}, 50},
 	}
 	for _, tt := range tests {
@@ -91,6 +93,8 @@ func TestParseArgsRejects(t *testing.T) {
 		{"--url", "http://a/", "--connections", "0"},
 		{"--url", "http://a/", "--header", "novalue"},
 		{"--url", "http://a/", "extra"},
+		{"--url", "a:8079", "--protocol", "grpc", "--h2"}, // HTTP/2 and keep-alive are http settings
+		{"--url", "tcp://a:8078", "--protocol", "tcp", "--no-keepalive"},
 	} {
 		if _, _, err := parseArgs(args); err == nil {
 			t.Errorf("parseArgs(%q) succeeded, want an error", args)
@@ -256,6 +260,51 @@ func TestLocalRun(t *testing.T) {
 		if s.Metric == results.MetricLatency {
 			t.Errorf("a run without 2xx answers has latency sample %s = %v: error latencies belong to %s", s.Stat, s.Value, results.MetricErrLatency)
 		}
+	}
+}
+
+// TestLocalRunTrafficShapes drives a real fortio echo server (it speaks h2c) with the load variants' settings and
+// checks that each took effect: a socket per request without keep-alive, every response HTTP/2 with HTTP2 (and
+// none without it), and no note blaming the server for the churn asked for.
+func TestLocalRunTrafficShapes(t *testing.T) {
+	url := echoServer(t)
+	base := Spec{URL: url + "/echo?size=64", QPS: 100, Connections: 2, Duration: 500 * time.Millisecond, Clients: 1}
+	for _, tc := range []struct {
+		name       string
+		noKeep, h2 bool
+	}{
+		{"keep-alive (spec.load's way)", false, false},
+		{"a new connection per request", true, false},
+		{"HTTP/2", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			s.NoKeepAlive, s.HTTP2 = tc.noKeep, tc.h2
+			res, err := Local{}.Run(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests < 20 || res.Errors != 0 {
+				t.Fatalf("requests %d errors %d codes %v", res.Requests, res.Errors, res.Codes)
+			}
+			if tc.noKeep {
+				// fortio's warm-up request per connection opens sockets too: at least one socket per request.
+				if res.Sockets < res.Requests || !res.NoKeepAlive {
+					t.Errorf("no keep-alive: %d sockets for %d requests (noKeepAlive %v), want one per request", res.Sockets, res.Requests, res.NoKeepAlive)
+				}
+			} else if res.Sockets > int64(res.Connections) {
+				t.Errorf("keep-alive: %d sockets for %d connections", res.Sockets, res.Connections)
+			}
+			if slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "not kept alive") }) {
+				t.Errorf("notes %q", res.Notes)
+			}
+			if tc.h2 != res.HTTP2 {
+				t.Errorf("HTTP2 %v, want %v", res.HTTP2, tc.h2)
+			}
+			if want := map[bool]int64{true: res.Requests, false: 0}[tc.h2]; res.HTTP2Responses < want || (!tc.h2 && res.HTTP2Responses != 0) {
+				t.Errorf("%d HTTP/2 responses for %d requests (h2 %v)", res.HTTP2Responses, res.Requests, tc.h2)
+			}
+		})
 	}
 }
 

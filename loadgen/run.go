@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fortio.org/fortio/fgrpc"
@@ -51,6 +53,11 @@ type Measured struct {
 	Connections int `json:"connections"`
 	// Sockets is the number of sockets fortio opened (== Connections with perfect keep-alive).
 	Sockets int64 `json:"sockets"`
+	// NoKeepAlive and HTTP2 say how the client was asked to send (ClientSpec); HTTP2Responses counts the responses
+	// that came back as HTTP/2 when HTTP2 was asked, the proof that the load spoke it.
+	NoKeepAlive    bool  `json:"noKeepAlive,omitempty"`
+	HTTP2          bool  `json:"http2,omitempty"`
+	HTTP2Responses int64 `json:"http2Responses,omitempty"`
 	// Codes counts the responses per HTTP status; -1 is a connection or socket error. gRPC and tcp have no HTTP
 	// status: a successful call (health SERVING; the echo came back unchanged) counts as 200, any other outcome as -1.
 	Codes map[int]int64 `json:"codes"`
@@ -122,6 +129,7 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 				qps = MaxQPS
 			}
 			rep.Measured = &Measured{RequestedQPS: qps, Connections: res.threads, Sockets: res.sockets,
+				NoKeepAlive: c.NoKeepAlive, HTTP2: c.HTTP2, HTTP2Responses: res.http2,
 				Codes: res.codes, Latency: rec.Latencies()}
 			if rl, ok := rec.ResponseLatencies(); ok {
 				rep.Measured.ResponseLatency = &rl
@@ -142,6 +150,7 @@ type phaseResult struct {
 	actualQPS float64
 	threads   int
 	sockets   int64
+	http2     int64 // responses that came back as HTTP/2
 	codes     map[int]int64
 }
 
@@ -199,6 +208,13 @@ func runHTTP(ro periodic.RunnerOptions, c ClientSpec) (*phaseResult, error) {
 		// how many instead of stopping at the first one.
 		AllowInitialErrors: true,
 	}
+	o.HTTPOptions.DisableKeepAlive = c.NoKeepAlive
+	// H2 before Init: Init moves an H2 request to fortio's standard client, the one that speaks it.
+	o.HTTPOptions.H2 = c.HTTP2
+	var h2 protoCounter
+	if c.HTTP2 {
+		o.HTTPOptions.Transport = h2.wrap
+	}
 	o.HTTPOptions.Init(c.URL)
 	for _, h := range c.Headers {
 		if err := o.HTTPOptions.AddAndValidateExtraHeader(h); err != nil {
@@ -212,8 +228,27 @@ func runHTTP(ro periodic.RunnerOptions, c ClientSpec) (*phaseResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromRunner(res.RunnerResults, res.SocketCount, res.RetCodes), nil
+	pr := fromRunner(res.RunnerResults, res.SocketCount, res.RetCodes)
+	pr.http2 = h2.n.Load()
+	return pr, nil
 }
+
+// protoCounter counts the responses that came back as HTTP/2 through the round tripper it wraps.
+type protoCounter struct{ n atomic.Int64 }
+
+func (p *protoCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(r)
+		if err == nil && resp.ProtoMajor == 2 {
+			p.n.Add(1)
+		}
+		return resp, err
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // runGRPC is fortio's gRPC health-check load (fgrpc.RunGRPCTest without UsePing: the standard grpc.health.v1
 // Check of service "", which any server registering the health service answers, fortio's included). Headers go as

@@ -61,6 +61,10 @@ type Spec struct {
 	Headers map[string]string
 	// Jitter and Uniform are fortio's -jitter and -uniform.
 	Jitter, Uniform bool
+	// NoKeepAlive opens a new connection for every http request (fortio -keepalive=false); HTTP2 sends http
+	// requests as cleartext HTTP/2 with prior knowledge (fortio -h2, its standard client). grpc and tcp targets are
+	// sent as they are.
+	NoKeepAlive, HTTP2 bool
 	// PerSecond keeps a per-second record of the measured phase (Measured.Seconds).
 	PerSecond bool
 	// Clients is the number of client processes; the QPS is split evenly between them.
@@ -141,6 +145,8 @@ type ClientSpec struct {
 	Headers      []string // "Name: value", in a stable order
 	Jitter       bool
 	Uniform      bool
+	NoKeepAlive  bool // http only
+	HTTP2        bool // http only
 	PerSecond    bool
 }
 
@@ -241,6 +247,9 @@ func (s Spec) ClientSpecs() [][]ClientSpec {
 				CoolDown: s.CoolDown, PayloadBytes: s.PayloadBytes, Headers: headerLines(s.Headers, t.Headers), Jitter: s.Jitter, Uniform: s.Uniform,
 				PerSecond: s.PerSecond,
 			}
+			if proto == ProtocolHTTP {
+				out[i][j].NoKeepAlive, out[i][j].HTTP2 = s.NoKeepAlive, s.HTTP2
+			}
 		}
 	}
 	return out
@@ -296,6 +305,12 @@ func (c ClientSpec) Args() []string {
 	}
 	if c.Uniform {
 		a = append(a, "--uniform")
+	}
+	if c.NoKeepAlive {
+		a = append(a, "--no-keepalive")
+	}
+	if c.HTTP2 {
+		a = append(a, "--h2")
 	}
 	if c.PerSecond {
 		a = append(a, "--per-second")
@@ -355,6 +370,8 @@ func (c *ClientSpec) RegisterFlags(fs *flag.FlagSet, jsonOut *bool) {
 	fs.Var((*headerList)(&c.Headers), "header", "extra request header Name:value (repeatable)")
 	fs.BoolVar(&c.Jitter, "jitter", false, "±10% jitter on request intervals (fortio -jitter)")
 	fs.BoolVar(&c.Uniform, "uniform", false, "stagger requests uniformly across connections (fortio -uniform)")
+	fs.BoolVar(&c.NoKeepAlive, "no-keepalive", false, "a new connection for every request (http; fortio -keepalive=false)")
+	fs.BoolVar(&c.HTTP2, "h2", false, "cleartext HTTP/2 with prior knowledge (http; fortio -h2, its standard client)")
 	fs.BoolVar(&c.PerSecond, "per-second", false, "keep a per-second record of the measured phase: requests, errors by kind, latency percentiles")
 	fs.BoolVar(jsonOut, "json", false, "print the JSON report on stdout (otherwise a one-line summary)")
 	if c.QPS == 0 {
@@ -386,6 +403,9 @@ func (c ClientSpec) Validate() error {
 	case "", ProtocolHTTP, ProtocolGRPC, ProtocolTCP:
 	default:
 		return fmt.Errorf("--protocol %q: want http, grpc or tcp", c.Protocol)
+	}
+	if (c.NoKeepAlive || c.HTTP2) && c.Protocol != "" && c.Protocol != ProtocolHTTP {
+		return fmt.Errorf("--no-keepalive and --h2 are for --protocol http (got %s)", c.Protocol)
 	}
 	if c.Connections < 1 || c.Duration <= 0 || c.WarmUp < 0 || c.CoolDown < 0 || c.PayloadBytes < 0 {
 		return errors.New("--connections must be >= 1, --duration > 0, --warmup/--cooldown/--payload-bytes >= 0")

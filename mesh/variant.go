@@ -155,7 +155,7 @@ func (s *Switcher) ApplyVariant(ctx context.Context, t target.Target, mode scena
 			proof.Objects++
 		}
 	}
-	proof.Proxies, err = s.waitPushed(ctx, before)
+	proof.Proxies, err = s.waitPushed(ctx, before, "the variant's configuration")
 	proof.Elapsed = s.now().Sub(start)
 	if err == nil && v.Authorization != nil && (mode == scenario.ModeAmbient || mode == scenario.ModeWaypoint) {
 		proof.Accepted, err = s.waitPolicyStatus(ctx, t.Namespaces)
@@ -261,15 +261,15 @@ func (s *Switcher) variantProxies(ctx context.Context, t target.Target, mode sce
 const variantPushTimeout = 2 * time.Minute
 
 // waitPushed reads the proxies of before again until each took a listener update since (its LDS update_success
-// grew) or variantPushTimeout: a proxy that rejected an update, or never took one, fails the variant.
-func (s *Switcher) waitPushed(ctx context.Context, before []ProxyConfigProof) ([]ProxyConfigProof, error) {
-	pods := make([]*corev1.Pod, len(before))
-	for i, b := range before {
+// grew) or variantPushTimeout: a proxy that rejected an update, or never took one, fails the change (what: the
+// variant's configuration, or its removal).
+func (s *Switcher) waitPushed(ctx context.Context, before []ProxyConfigProof, what string) ([]ProxyConfigProof, error) {
+	for _, b := range before {
 		if b.ReadError != "" {
-			return before, fmt.Errorf("read the xDS counters of %s/%s before the variant: %s", b.Namespace, b.Name, b.ReadError)
+			return before, fmt.Errorf("read the xDS counters of %s/%s before the change: %s", b.Namespace, b.Name, b.ReadError)
 		}
-		pods[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name}, Spec: corev1.PodSpec{NodeName: b.Node}}
 	}
+	pods := proofPods(before)
 	if len(pods) == 0 {
 		return nil, nil
 	}
@@ -285,8 +285,8 @@ func (s *Switcher) waitPushed(ctx context.Context, before []ProxyConfigProof) ([
 		return len(notPushed(before, last)) == 0, nil
 	})
 	if err != nil && errors.Is(err, kube.ErrWaitTimeout) || wctx.Err() != nil && ctx.Err() == nil {
-		return last, fmt.Errorf("the variant's configuration did not reach %s within %s (no listener update since it was applied): check istiod's log for the objects",
-			strings.Join(notPushed(before, last), ", "), timeout)
+		return last, fmt.Errorf("%s did not reach %s within %s (no listener update since): check istiod's log for the objects",
+			what, strings.Join(notPushed(before, last), ", "), timeout)
 	}
 	return last, err
 }
@@ -303,21 +303,43 @@ func notPushed(before, now []ProxyConfigProof) []string {
 	return out
 }
 
-// RemoveVariant deletes every variant object from every namespace of t (one already gone is no error).
-func (s *Switcher) RemoveVariant(ctx context.Context, t target.Target) error {
+// proofPods are the pods of proofs, as much of them as reading their counters again needs.
+func proofPods(proofs []ProxyConfigProof) []*corev1.Pod {
+	pods := make([]*corev1.Pod, len(proofs))
+	for i, b := range proofs {
+		pods[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name}, Spec: corev1.PodSpec{NodeName: b.Node}}
+	}
+	return pods
+}
+
+// RemoveVariant deletes every variant object from every namespace of t (one already gone is no error) and, when it
+// deleted any, waits until the proxies that took the variant (proxies: ApplyVariant's proof) took a listener update
+// since, so that the next case measures without it; a proxy that cannot be read any more (its pod gone) is not waited
+// for.
+func (s *Switcher) RemoveVariant(ctx context.Context, t target.Target, proxies []ProxyConfigProof) error {
 	if s.Clients == nil || s.Clients.Dynamic == nil {
 		return errors.New("remove the variant: no dynamic client")
 	}
+	pods := proofPods(proxies)
+	before := slices.DeleteFunc(s.proxyConfigProofs(ctx, pods, len(pods)), func(p ProxyConfigProof) bool { return p.ReadError != "" })
 	var errs []error
+	deleted := 0
 	for _, ns := range t.Namespaces {
 		for _, gvr := range slices.Backward(variantGVRs) {
 			err := s.Clients.Dynamic.Resource(gvr).Namespace(ns).Delete(ctx, variantObjectName, metav1.DeleteOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
+			switch {
+			case err == nil:
+				deleted++
+			case !apierrors.IsNotFound(err):
 				errs = append(errs, fmt.Errorf("delete %s %s/%s: %w", gvr.Resource, ns, variantObjectName, err))
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil || deleted == 0 {
+		return err
+	}
+	_, err := s.waitPushed(ctx, before, "the variant's removal")
+	return err
 }
 
 // CheckMTLS fails when a namespace's effective mTLS mode is not want (another namespace-wide PeerAuthentication,

@@ -165,6 +165,8 @@ type meshAdapter struct {
 	// revision and istioVersion are the chosen istiod's (IstioInfo.Revision, .Version): whose PeerAuthentications
 	// count for the mTLS fact.
 	revision, istioVersion string
+	// variantProxies are the proxies the last variant reached (its proof): its removal waits for them.
+	variantProxies []mesh.ProxyConfigProof
 }
 
 func (a *meshAdapter) Apply(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
@@ -217,7 +219,12 @@ func (a *meshAdapter) ApplyVariant(ctx context.Context, t target.Target, mode sc
 		return nil, fmt.Errorf("no variant %q in spec.variants", name)
 	}
 	facts := map[results.FactKey]string{results.FactVariant: v.Describe()}
+	if !v.MeshFeatures() {
+		// Load settings only: nothing to put on the mesh; the load's own record proves them (checkLoadShape).
+		return facts, nil
+	}
 	proof, err := a.sw.ApplyVariant(ctx, t, mode, *v, a.wp)
+	a.variantProxies = proof.Proxies
 	var said []string
 	if len(proof.Proxies) > 0 {
 		said = append(said, fmt.Sprintf("%d proxies took a listener update within %s, none rejected it", len(proof.Proxies), proof.Elapsed.Round(time.Millisecond)))
@@ -238,9 +245,13 @@ func (a *meshAdapter) ApplyVariant(ctx context.Context, t target.Target, mode sc
 	return facts, err
 }
 
-// RemoveVariant deletes every variant object from t.
+// RemoveVariant deletes every variant object from t and waits until the proxies the variant reached took the change.
+// The proxies are forgotten even when that wait fails: the objects are gone, and a second call (the runner retries at
+// the next switch) finds nothing to delete and does not wait again.
 func (a *meshAdapter) RemoveVariant(ctx context.Context, t target.Target) error {
-	return a.sw.RemoveVariant(ctx, t)
+	err := a.sw.RemoveVariant(ctx, t, a.variantProxies)
+	a.variantProxies = nil
+	return err
 }
 
 // Reconcile restarts the workloads whose ready pods are still not in mode (runner.Reconciler).
@@ -372,6 +383,8 @@ func (a *meshAdapter) Restore(ctx context.Context) error {
 type loadAdapter struct {
 	c    *loadgen.Cluster
 	spec scenario.LoadSpec
+	// variants are spec.variants: a case's variant may change how the load is sent (scenario.VariantLoad).
+	variants []scenario.Variant
 	// login is the request whose answer supplies the headers load needs (workloads.LoginFor; nil when none), which
 	// Prepare sends from a load client pod, through the mode's data plane as the load goes.
 	login *scenario.Login
@@ -400,28 +413,93 @@ func (a *loadAdapter) Prepare(ctx context.Context, t target.Target, mode scenari
 }
 
 func (a *loadAdapter) Run(ctx context.Context, t target.Target, req runner.LoadRequest) (runner.LoadResult, error) {
-	spec := loadSpec(a.spec, t, a.headers[t.Topology], req)
+	vl := variantLoad(a.variants, req.Case.Variant)
+	spec := loadSpec(a.spec, vl, t, a.headers[t.Topology], req)
 	// The clients were placed for the mode the case starts in (a transition case moves the app under them).
 	res, err := a.c.Run(ctx, t.EntryNamespace, req.Case.StartMode(), spec)
 	if err != nil {
 		return runner.LoadResult{}, err
+	}
+	facts := loadFacts(res)
+	if vl != nil {
+		proof, err := checkLoadShape(*vl, res)
+		if err != nil {
+			return runner.LoadResult{}, fmt.Errorf("variant %s did not take effect: %w", req.Case.Variant, err)
+		}
+		facts[results.FactLoadShapeProof] = proof
 	}
 	w := results.Window{Kind: results.WindowLoad, Start: res.Start, End: res.End}
 	return runner.LoadResult{
 		Window: w, Windows: []results.Window{w},
 		Samples:  res.Samples(results.Sample{}),
 		Requests: res.Requests, Errors: res.Errors, Notes: res.Notes,
-		Facts: loadFacts(res), Shortfall: res.Shortfall(), Seconds: res.Seconds(), Slices: loadSlices(res),
+		Facts: facts, Shortfall: res.Shortfall(), Seconds: res.Seconds(), Slices: loadSlices(res),
 	}, nil
+}
+
+// variantLoad is the load settings of the variant named name (nil for the plain mode or a variant without any).
+func variantLoad(vs []scenario.Variant, name string) *scenario.VariantLoad {
+	for _, v := range vs {
+		if v.Name == name && name != scenario.VariantNone {
+			return v.Load
+		}
+	}
+	return nil
+}
+
+// checkLoadShape proves from the load's record that a variant's load settings took effect: without keep-alive at
+// least one socket per request of the http clients; with HTTP/2 every answer of theirs (all but connection errors)
+// came back as HTTP/2. It says what it saw. It is pure.
+func checkLoadShape(vl scenario.VariantLoad, res loadgen.Result) (string, error) {
+	var requests, failed, sockets, h2 int64
+	for _, c := range res.Clients {
+		if c.Protocol != "" && c.Protocol != loadgen.ProtocolHTTP {
+			continue
+		}
+		for code, n := range c.Codes {
+			requests += n
+			if code < 0 {
+				failed += n
+			}
+		}
+		sockets += c.Sockets
+		h2 += c.HTTP2Responses
+	}
+	if requests == 0 {
+		return "", errors.New("the load sent no http request to check its settings on")
+	}
+	var said []string
+	if vl.NoKeepAlive() {
+		if sockets < requests {
+			return "", fmt.Errorf("keepAlive false: %d sockets for %d http requests, want one per request", sockets, requests)
+		}
+		said = append(said, fmt.Sprintf("%d sockets for %d http requests", sockets, requests))
+	}
+	if vl.HTTP == scenario.HTTP2 {
+		if answered := requests - failed; h2 < answered || answered == 0 {
+			return "", fmt.Errorf("http 2: %d of %d answers came back as HTTP/2", h2, answered)
+		}
+		said = append(said, fmt.Sprintf("%d of %d answers HTTP/2", h2, requests-failed))
+	}
+	if vl.PayloadBytes != nil {
+		said = append(said, fmt.Sprintf("every http request carried a %d-byte body", *vl.PayloadBytes))
+	}
+	return strings.Join(said, "; "), nil
 }
 
 // loadSpec is the load run of one case: every load endpoint of the target with its weight and headers, the login
 // headers (login) over the target's own for every request. A single endpoint stays unnamed, so its samples carry no
 // target label and the agent's command line is what it was before targets. It is pure.
-func loadSpec(l scenario.LoadSpec, t target.Target, login map[string]string, req runner.LoadRequest) loadgen.Spec {
+func loadSpec(l scenario.LoadSpec, vl *scenario.VariantLoad, t target.Target, login map[string]string, req runner.LoadRequest) loadgen.Spec {
 	spec := loadgen.Spec{
 		Connections: l.Connections, Duration: req.Window, WarmUp: req.LeadIn, CoolDown: req.CoolDown,
 		PayloadBytes: l.PayloadBytes, Headers: kube.MergeLabels(t.Headers, login), Jitter: l.Jitter, Uniform: l.Uniform, Clients: l.Clients,
+	}
+	if vl != nil {
+		spec.NoKeepAlive, spec.HTTP2 = vl.NoKeepAlive(), vl.HTTP == scenario.HTTP2
+		if vl.PayloadBytes != nil {
+			spec.PayloadBytes = *vl.PayloadBytes
+		}
 	}
 	eps := t.LoadTargetsOrEntry()
 	for _, e := range eps {

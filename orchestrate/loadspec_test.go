@@ -24,7 +24,7 @@ func TestLoadSpec(t *testing.T) {
 			{Name: "web", URL: "http://web/", Protocol: "http", Weight: 3, Headers: map[string]string{"X-A": "1"}},
 			{Name: "rpc", URL: "rpc:8079", Protocol: "grpc", Weight: 1},
 		}}
-	got := loadSpec(l, multi, map[string]string{"Cookie": "session=1"}, req)
+	got := loadSpec(l, nil, multi, map[string]string{"Cookie": "session=1"}, req)
 	want := loadgen.Spec{QPS: 400, Connections: 4, Duration: time.Minute, WarmUp: time.Second, CoolDown: 2 * time.Second, PayloadBytes: 10,
 		Jitter: true, Clients: 2, Headers: map[string]string{"Host": "shop", "Cookie": "session=1"},
 		Targets: []loadgen.LoadTarget{
@@ -40,7 +40,7 @@ func TestLoadSpec(t *testing.T) {
 
 	req.Case.QPS = scenario.MaxQPS
 	catalog := target.Target{EntryService: "frontend", EntryURL: "http://frontend.mb-single.svc.cluster.local:80/home"}
-	got = loadSpec(l, catalog, nil, req)
+	got = loadSpec(l, nil, catalog, nil, req)
 	if got.QPS != 0 || len(got.Targets) != 1 || !reflect.DeepEqual(got.Targets[0], loadgen.LoadTarget{URL: catalog.EntryURL, Protocol: "http", Weight: 1}) {
 		t.Errorf("catalog spec %+v: want max and one unnamed http target at the entry URL", got)
 	}
@@ -85,7 +85,7 @@ func TestDeniedSlice(t *testing.T) {
 	}
 	// Through loadSpec, as an enforce case asks: the target's entry and its denied copy, recorded per second.
 	c := scenario.Case{QPS: scenario.QPS{Value: 50}, Policy: scenario.CasePolicy{Load: &scenario.LoadPolicy{Window: time.Minute, PerSecond: true, DeniedSlice: true}}}
-	spec := loadSpec(scenario.LoadSpec{Connections: 2}, target.Target{EntryURL: "http://entry:8080/"}, nil, runner.LoadRequest{Case: c, Window: time.Minute})
+	spec := loadSpec(scenario.LoadSpec{Connections: 2}, nil, target.Target{EntryURL: "http://entry:8080/"}, nil, runner.LoadRequest{Case: c, Window: time.Minute})
 	if len(spec.Targets) != 2 || spec.Targets[1].Name != "denied" || spec.Targets[1].Headers["x-meshbench-deny"] != "yes" || !spec.PerSecond {
 		t.Errorf("an enforce case's load spec: %+v", spec)
 	}
@@ -102,5 +102,48 @@ func TestDeniedSlice(t *testing.T) {
 	}
 	if loadSlices(loadgen.Result{Targets: res.Targets[:2]}) != nil {
 		t.Error("a load without a denied slice has slices")
+	}
+}
+
+// A load variant changes the case's load spec, and its settings are proven from the load's record: a refusal names
+// the setting and what was seen.
+func TestLoadVariantSpecAndProof(t *testing.T) {
+	t.Parallel()
+	no, body := false, 16384
+	vl := &scenario.VariantLoad{KeepAlive: &no, PayloadBytes: &body, HTTP: scenario.HTTP2}
+	vs := []scenario.Variant{{Name: "mtls", MTLS: scenario.MTLSStrict}, {Name: "shape", Load: vl}}
+	if variantLoad(vs, "shape") != vl || variantLoad(vs, "mtls") != nil || variantLoad(vs, scenario.VariantNone) != nil {
+		t.Fatal("variantLoad picks the wrong variant's load")
+	}
+	c := scenario.Case{QPS: scenario.QPS{Value: 50}, Variant: "shape"}
+	spec := loadSpec(scenario.LoadSpec{Connections: 2, PayloadBytes: 10}, vl, target.Target{EntryURL: "http://entry:8080/"}, nil, runner.LoadRequest{Case: c, Window: time.Minute})
+	if !spec.NoKeepAlive || !spec.HTTP2 || spec.PayloadBytes != body {
+		t.Errorf("load spec %+v", spec)
+	}
+	if plain := loadSpec(scenario.LoadSpec{Connections: 2, PayloadBytes: 10}, nil, target.Target{EntryURL: "http://entry:8080/"}, nil, runner.LoadRequest{Case: c, Window: time.Minute}); plain.NoKeepAlive || plain.HTTP2 || plain.PayloadBytes != 10 {
+		t.Errorf("plain load spec %+v", plain)
+	}
+	client := func(proto string, codes map[int]int64, sockets, h2 int64) loadgen.ClientResult {
+		return loadgen.ClientResult{Protocol: proto, Codes: codes, Sockets: sockets, HTTP2Responses: h2}
+	}
+	for _, tc := range []struct {
+		name    string
+		clients []loadgen.ClientResult
+		want    string // the proof, or the error's text
+		ok      bool
+	}{
+		{"every setting took effect", []loadgen.ClientResult{client("http", map[int]int64{200: 90, 503: 5, -1: 5}, 101, 95)}, "101 sockets for 100 http requests; 95 of 95 answers HTTP/2; every http request carried a 16384-byte body", true},
+		{"a grpc target is not counted", []loadgen.ClientResult{client("http", map[int]int64{200: 10}, 10, 10), client("grpc", map[int]int64{200: 1000}, 1, 0)}, "10 sockets for 10 http requests; 10 of 10 answers HTTP/2; every http request carried a 16384-byte body", true},
+		{"connections kept alive", []loadgen.ClientResult{client("http", map[int]int64{200: 100}, 4, 100)}, "keepAlive false: 4 sockets for 100 http requests", false},
+		{"answers in HTTP/1.1", []loadgen.ClientResult{client("http", map[int]int64{200: 100}, 100, 0)}, "http 2: 0 of 100 answers", false},
+		{"no http request", []loadgen.ClientResult{client("tcp", map[int]int64{200: 100}, 1, 0)}, "no http request", false},
+	} {
+		proof, err := checkLoadShape(*vl, loadgen.Result{Clients: tc.clients})
+		switch {
+		case tc.ok && (err != nil || proof != tc.want):
+			t.Errorf("%s: proof %q, err %v; want %q", tc.name, proof, err, tc.want)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -168,7 +168,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 		Progress:  d.Progress,
 		Workloads: &workloadsAdapter{d: deployer, s: s, timeout: cfg.ReadyTimeout, cache: cache},
 		Mesh:      meshA,
-		Load:      &loadAdapter{c: lg, spec: s.Spec.Load, login: workloads.LoginFor(s.Spec.Workload.App, s.Spec.Load.Login)},
+		Load:      &loadAdapter{c: lg, spec: s.Spec.Load, variants: s.Spec.Variants, login: workloads.LoginFor(s.Spec.Workload.App, s.Spec.Load.Login)},
 		Collector: runCollector{col},
 		Requests:  clients.Requests,
 		Nodes:     newNodeGate(clients.Kube, s, lg.Selector()),

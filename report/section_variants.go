@@ -29,7 +29,7 @@ func (r Report) variantsSection() (section, bool) {
 	if len(rows) == 0 {
 		return s, false
 	}
-	s.para("Each variant is the same mode with mesh features added (scenario spec.variants), measured like a mode: the same windows and repetitions, interleaved with the plain mode, its settings verified before its windows (the proxies that enforce them took a listener update, an mTLS mode in effect). Variant minus plain mode, in percent of the plain mode's mean, with the %s confidence interval of the change (Welch); significant means the interval excludes 0. Every figure and the per-1000-rps comparisons are in summary.json (variantDeltas, variantPerKRPSDeltas).", confPct(r.Summary.Confidence))
+	s.para("Each variant is the same mode with mesh features added or the load sent another way (scenario spec.variants), measured like a mode: the same windows and repetitions, interleaved with the plain mode, its mesh settings verified before its windows (the proxies that enforce them took a listener update, an mTLS mode in effect) and its load settings proven from the load's own record (a socket per request, HTTP/2 answers). Variant minus plain mode, in percent of the plain mode's mean, with the %s confidence interval of the change (Welch); significant means the interval excludes 0. Every figure and the per-1000-rps comparisons are in summary.json (variantDeltas, variantPerKRPSDeltas).", confPct(r.Summary.Confidence))
 	s.table(table{ID: "variant-deltas", Header: []string{"topology", "window", "mode", "variant", "settings", "component", "figure", "plain", "variant", "change [CI]", "verdict"},
 		Numeric: []bool{false, false, false, false, false, false, false, true, true, true, false}, Rows: rows})
 	return s, true

@@ -57,19 +57,20 @@ const (
 
 // Facts of the deployed app, its mesh and its load, recorded for a reader of cases.jsonl (no reader in meshbench).
 const (
-	FactApp           FactKey = "app"            // the app (scenario's App)
-	FactNamespaces    FactKey = "namespaces"     // the app's namespaces, comma-separated
-	FactServices      FactKey = "services"       // how many Services the app has
-	FactReplicas      FactKey = "replicas"       // the topology's replicas
-	FactEntryURL      FactKey = "entry-url"      // the URL the load is sent to
-	FactIstioRevision FactKey = "istio-revision" // the Istio revision the mode switch labelled the namespaces with
-	FactMTLS          FactKey = "mtls"           // the effective mTLS mode of the app's namespaces
-	FactVariant       FactKey = "variant"        // the variant's settings (scenario spec.variants), as applied
-	FactVariantProof  FactKey = "variant-proof"  // how the variant was verified: the proxies that took it, the mTLS mode
-	FactAchievedQPS   FactKey = "achieved-qps"   // the load's achieved rate, all clients
-	FactErrorRate     FactKey = "error-rate"     // the load's error rate, %
-	FactLoadClients   FactKey = "load-clients"   // every client run: its window and achieved rate, "; "-joined
-	FactLoadTargets   FactKey = "load-targets"   // with several load targets, each one's share, "; "-joined
+	FactApp            FactKey = "app"              // the app (scenario's App)
+	FactNamespaces     FactKey = "namespaces"       // the app's namespaces, comma-separated
+	FactServices       FactKey = "services"         // how many Services the app has
+	FactReplicas       FactKey = "replicas"         // the topology's replicas
+	FactEntryURL       FactKey = "entry-url"        // the URL the load is sent to
+	FactIstioRevision  FactKey = "istio-revision"   // the Istio revision the mode switch labelled the namespaces with
+	FactMTLS           FactKey = "mtls"             // the effective mTLS mode of the app's namespaces
+	FactVariant        FactKey = "variant"          // the variant's settings (scenario spec.variants), as applied
+	FactVariantProof   FactKey = "variant-proof"    // how the variant was verified: the proxies that took it, the mTLS mode
+	FactLoadShapeProof FactKey = "load-shape-proof" // a load variant's settings as the load's record shows them took effect
+	FactAchievedQPS    FactKey = "achieved-qps"     // the load's achieved rate, all clients
+	FactErrorRate      FactKey = "error-rate"       // the load's error rate, %
+	FactLoadClients    FactKey = "load-clients"     // every client run: its window and achieved rate, "; "-joined
+	FactLoadTargets    FactKey = "load-targets"     // with several load targets, each one's share, "; "-joined
 )
 
 // Facts of a case's windows, written by the runner.

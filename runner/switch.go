@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/meshbench/meshbench/internal/target"
 	"github.com/meshbench/meshbench/results"
@@ -24,10 +25,12 @@ func (e *switchError) Error() string { return e.What + ": " + e.Err.Error() }
 func (e *switchError) Unwrap() error { return e.Err }
 
 // switchTo deploys the case's topology if needed and puts it into the case's mode in the one order: Ensure -> Apply ->
-// WaitReady -> Verify -> Prepare -> settle, skipping steps whose adapter the run lacks. It returns nil on success,
-// else a *SwitchError saying why the case cannot be measured.
+// WaitReady -> Verify -> Prepare -> variant -> settle, skipping steps whose adapter the run lacks. A switch between a
+// mode and one of its variants (variantOnly) only verifies the mode again and changes the variant. It returns nil on
+// success, else a *SwitchError saying why the case cannot be measured.
 func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *caseRun) error {
 	clk := r.clock()
+	variantOnly := st.variantOnly(c)
 	if st.applied {
 		if err := cr.timed("remove-variant", func() error { return r.removeVariant(ctx, st) }); err != nil {
 			return &switchError{Step: "remove-variant", What: "remove the variant " + st.variant, Err: err}
@@ -61,7 +64,12 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 	}
 	st.mode, st.variant, st.ready = c.Mode, c.Variant, false
 	t := *st.target
-	for _, s := range append(r.modeSteps(ctx, t, c.Mode, c.Policy.RestartApp), r.variantSteps(ctx, st, t, c)...) {
+	steps := r.modeSteps(ctx, t, c.Mode, c.Policy.RestartApp)
+	if variantOnly {
+		// The app, its mode and the load clients stay as they are; the mode's proof is read again for this case.
+		steps = slices.DeleteFunc(steps, func(s switchStep) bool { return s.name != "verify" })
+	}
+	for _, s := range append(steps, r.variantSteps(ctx, st, t, c)...) {
 		var facts map[results.FactKey]string
 		err := cr.timed(s.name, func() error {
 			var err error
@@ -82,6 +90,12 @@ func (r *Runner) switchTo(ctx context.Context, st *state, c scenario.Case, cr *c
 	}
 	st.ready = true
 	return nil
+}
+
+// variantOnly reports whether switching to case c changes only the variant: the target is deployed and ready in c's
+// topology and mode, and c asks for no restart.
+func (st *state) variantOnly(c scenario.Case) bool {
+	return st.ready && st.target != nil && st.topo == c.Topology.Name && st.mode == c.Mode && st.variant != c.Variant && !c.Policy.RestartApp
 }
 
 // newStartups is ps without the pods a case recorded already (the pods this switch started), which it remembers.

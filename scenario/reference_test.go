@@ -14,14 +14,14 @@ import (
 )
 
 // TestConfigReference keeps docs/config-reference.md in sync with the Go types: every field, its type, its default
-// and the doc comment from types.go, types_load.go and transitions.go. Run `go test ./scenario -run TestConfigReference -update` after changing types.
+// and the doc comment from types.go, types_load.go, transitions.go, enforcement.go and variants.go. Run `go test ./scenario -run TestConfigReference -update` after changing types.
 func TestConfigReference(t *testing.T) {
-	docs := fieldDocs(t, "types.go", "types_load.go", "transitions.go", "enforcement.go")
+	docs := fieldDocs(t, "types.go", "types_load.go", "transitions.go", "enforcement.go", "variants.go")
 	def := &Scenario{Spec: Spec{Workload: Workload{App: AppFortioChain}, CNI: CNI{Samples: 3}, Transitions: Transitions{Moves: []Move{{}}}, Enforcement: Enforcement{Modes: []Mode{ModeSidecar}}}}
 	SetDefaults(def)
 	var b strings.Builder
 	b.WriteString("# Scenario configuration reference\n\n")
-	b.WriteString("Generated from `scenario/types.go`, `scenario/types_load.go`, `scenario/transitions.go` and `scenario/enforcement.go` by `go test ./scenario -run TestConfigReference -update`; a test fails when it is out of date.\n")
+	b.WriteString("Generated from `scenario/types.go`, `scenario/types_load.go`, `scenario/transitions.go`, `scenario/enforcement.go` and `scenario/variants.go` by `go test ./scenario -run TestConfigReference -update`; a test fails when it is out of date.\n")
 	b.WriteString("Defaults shown are for `profile: default` and `app: fortio-chain` (the cni, transitions and enforcement sections' defaults apply only when the section is present).\n")
 	b.WriteString("Durations are Go durations (`30s`, `10m`); unknown fields are errors.\n\n")
 	b.WriteString("| field | type | default | description |\n|---|---|---|---|\n")

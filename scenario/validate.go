@@ -115,7 +115,7 @@ func Validate(s *Scenario) Problems {
 	if s.Spec.Enforcement.configured() {
 		validateEnforcement(c, sp.Child("enforcement"), s.Spec.Enforcement, s.Spec.Modes, s.Spec.Waypoint)
 	}
-	validateVariants(c, sp.Child("variants"), s.Spec.Variants, s.Spec.Modes, s.Spec.Waypoint)
+	validateVariants(c, sp.Child("variants"), s.Spec.Variants, s.Spec.Modes, s.Spec.Waypoint, s.Spec.Load)
 	validateImages(c, sp.Child("images"), s.Spec.Images)
 	if strings.TrimSpace(s.Spec.Output.Dir) == "" {
 		c.add(sp.Child("output", "dir"), "must not be empty; e.g. \"runs\"")

@@ -14,7 +14,8 @@ import (
 type Variant struct {
 	// Name names the variant in case IDs, results and the report: lower-case letters, digits and '-'.
 	Name string `json:"name"`
-	// Modes are the modes it is measured in; each must be in spec.modes, and none is not one (no mesh to configure).
+	// Modes are the modes it is measured in; each must be in spec.modes, and none only for a variant of load settings
+	// alone (no mesh to configure there).
 	Modes []Mode `json:"modes"`
 	// MTLS is the PeerAuthentication mode of the app's namespaces: STRICT or PERMISSIVE.
 	MTLS MTLSMode `json:"mtls,omitempty"`
@@ -22,7 +23,37 @@ type Variant struct {
 	Authorization *Authorization `json:"authorization,omitempty"`
 	// AccessLog turns Envoy's access log on for the app's proxies (Telemetry API, provider envoy).
 	AccessLog bool `json:"accessLog,omitempty"`
+	// Load changes how the load is sent in the variant's cases (connection churn, body size, HTTP version); every
+	// other load setting is spec.load's. A variant of load settings only is measured in mode none too.
+	Load *VariantLoad `json:"load,omitempty"`
 }
+
+// VariantLoad is a variant's change to the load: what the mesh costs under that traffic shape.
+type VariantLoad struct {
+	// KeepAlive false opens a new connection for every request (connection churn); true is spec.load's way and not a
+	// variant.
+	KeepAlive *bool `json:"keepAlive,omitempty"`
+	// PayloadBytes replaces spec.load.payloadBytes: every http request is a POST of that many bytes.
+	PayloadBytes *int `json:"payloadBytes,omitempty"`
+	// HTTP is the HTTP version of the http load targets: "1.1" (spec.load's) or "2" (cleartext HTTP/2 with prior
+	// knowledge, h2c: the server must speak it, as fortio's and Envoy's do).
+	HTTP HTTPVersion `json:"http,omitempty"`
+}
+
+// HTTPVersion is the HTTP version a load variant speaks.
+type HTTPVersion string
+
+// HTTP versions of a load variant.
+const (
+	HTTP11 HTTPVersion = "1.1"
+	HTTP2  HTTPVersion = "2"
+)
+
+// NoKeepAlive reports whether the load opens a new connection per request.
+func (l *VariantLoad) NoKeepAlive() bool { return l != nil && l.KeepAlive != nil && !*l.KeepAlive }
+
+// MeshFeatures reports whether v configures the mesh (mTLS, authorization, access log), as opposed to only the load.
+func (v Variant) MeshFeatures() bool { return v.MTLS != "" || v.Authorization != nil || v.AccessLog }
 
 // MTLSMode is a PeerAuthentication mode a variant sets.
 type MTLSMode string
@@ -35,7 +66,7 @@ const (
 
 // Authorization is a variant's generated rules.
 type Authorization struct {
-	// Rules is how many rules the policy holds (1 to MaxAuthorizationRules); one allows the app's traffic, the
+	// Rules is how many rules the policy holds (1 to 5000); one allows the app's traffic, the
 	// others match none of it, so every rule is evaluated and the load is unchanged.
 	Rules int `json:"rules"`
 	// Layer is what the rules match: L4 (source identities and namespaces: ztunnel or the sidecar enforces them) or
@@ -68,7 +99,7 @@ func setVariantDefaults(vs []Variant) {
 }
 
 // validateVariants checks spec.variants against spec.modes and spec.waypoint.
-func validateVariants(c *collector, p *field.Path, vs []Variant, modes []Mode, wp Waypoint) {
+func validateVariants(c *collector, p *field.Path, vs []Variant, modes []Mode, wp Waypoint, l LoadSpec) {
 	for i, v := range vs {
 		vp := p.Index(i)
 		switch {
@@ -82,8 +113,11 @@ func validateVariants(c *collector, p *field.Path, vs []Variant, modes []Mode, w
 		if slices.IndexFunc(vs, func(o Variant) bool { return o.Name == v.Name }) < i {
 			c.add(vp.Child("name"), "%q names two variants; each name must be unique", v.Name)
 		}
-		if v.MTLS == "" && v.Authorization == nil && !v.AccessLog {
-			c.add(vp, "sets no feature: set mtls, authorization or accessLog")
+		if !v.MeshFeatures() && v.Load == nil {
+			c.add(vp, "sets no feature: set mtls, authorization, accessLog or load")
+		}
+		if v.Load != nil {
+			validateVariantLoad(c, vp.Child("load"), *v.Load, l)
 		}
 		if v.MTLS != "" {
 			c.oneOf(vp.Child("mtls"), string(v.MTLS), []string{string(MTLSStrict), string(MTLSPermissive)})
@@ -110,8 +144,8 @@ func validateVariantMode(c *collector, p *field.Path, v Variant, m Mode, modes [
 	case !slices.Contains(modes, m):
 		c.add(p, "mode %q is not in spec.modes %v: add it there (its installation is checked before the run)", m, modes)
 		return
-	case m == ModeNone:
-		c.add(p, "mode none has no mesh to configure: measure the variant in sidecar, ambient or waypoint")
+	case m == ModeNone && v.MeshFeatures():
+		c.add(p, "mode none has no mesh to configure: measure the variant in sidecar, ambient or waypoint (only a variant of load settings alone runs in none)")
 		return
 	}
 	if v.Authorization != nil && v.Authorization.Layer == AuthzL7 && m == ModeAmbient {
@@ -123,6 +157,42 @@ func validateVariantMode(c *collector, p *field.Path, v Variant, m Mode, modes [
 	if m == ModeWaypoint && (v.Authorization != nil || v.AccessLog) && wp.Scope != WaypointPerNamespace {
 		c.add(p, "the variant's policies attach to each namespace's waypoint: set waypoint.scope %s (got %s)", WaypointPerNamespace, wp.Scope)
 	}
+}
+
+// maxVariantPayload bounds a load variant's body as spec.load.payloadBytes is bounded.
+const maxVariantPayload = 10 << 20
+
+// validateVariantLoad checks a variant's load settings against spec.load l.
+func validateVariantLoad(c *collector, p *field.Path, vl VariantLoad, l LoadSpec) {
+	if vl.KeepAlive == nil && vl.PayloadBytes == nil && vl.HTTP == "" {
+		c.add(p, "sets nothing: set keepAlive false, payloadBytes or http \"2\"")
+	}
+	if vl.KeepAlive != nil && *vl.KeepAlive {
+		c.add(p.Child("keepAlive"), "true is how spec.load already sends (connections kept alive): set false for a new connection per request, or remove it")
+	}
+	if vl.PayloadBytes != nil {
+		c.intRange(p.Child("payloadBytes"), *vl.PayloadBytes, 0, maxVariantPayload, "the request body in bytes (0 = GET)")
+		if *vl.PayloadBytes == l.PayloadBytes {
+			c.add(p.Child("payloadBytes"), "%d is spec.load.payloadBytes already: set another size, or remove it", l.PayloadBytes)
+		}
+	}
+	if vl.HTTP != "" {
+		c.oneOf(p.Child("http"), string(vl.HTTP), []string{string(HTTP11), string(HTTP2)})
+		if vl.HTTP == HTTP11 {
+			c.add(p.Child("http"), "\"1.1\" is how spec.load already sends: set \"2\" for HTTP/2, or remove it")
+		}
+	}
+	if (vl.HTTP == HTTP2 || vl.NoKeepAlive() || vl.PayloadBytes != nil) && !hasHTTPTarget(l) {
+		c.add(p, "changes HTTP requests, and spec.load.targets has no http target: its grpc and tcp targets are sent as they are")
+	}
+}
+
+// hasHTTPTarget reports whether the load sends HTTP requests (the catalog apps' entry, or an http target).
+func hasHTTPTarget(l LoadSpec) bool {
+	if len(l.Targets) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(l.Targets, func(t LoadTarget) bool { return t.Protocol == "" || t.Protocol == ProtocolHTTP })
 }
 
 // variantsFor are the names of the variants measured in mode m, in spec order.
@@ -147,6 +217,17 @@ func (v Variant) Describe() string {
 	}
 	if v.AccessLog {
 		parts = append(parts, "access log")
+	}
+	if l := v.Load; l != nil {
+		if l.NoKeepAlive() {
+			parts = append(parts, "a new connection per request")
+		}
+		if l.PayloadBytes != nil {
+			parts = append(parts, fmt.Sprintf("request body %d bytes", *l.PayloadBytes))
+		}
+		if l.HTTP == HTTP2 {
+			parts = append(parts, "HTTP/2 (h2c)")
+		}
 	}
 	return strings.Join(parts, ", ")
 }

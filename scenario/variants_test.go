@@ -87,6 +87,12 @@ func TestVariantsRefused(t *testing.T) {
 		{"  variants: [{name: a, modes: [sidecar], mtls: STRICT}, {name: a, modes: [ambient], mtls: STRICT}]\n", "spec.variants[1].name", "unique"},
 		{"  variants: [{name: a, modes: [sidecar, sidecar], mtls: STRICT}]\n", "spec.variants[0].modes[1]", "twice"},
 		{"  waypoint: {scope: shared}\n  variants: [{name: a, modes: [waypoint], accessLog: true}]\n", "spec.variants[0].modes[0]", "set waypoint.scope per-namespace"},
+		{"  variants: [{name: a, modes: [sidecar], load: {}}]\n", "spec.variants[0].load", "sets nothing"},
+		{"  variants: [{name: a, modes: [sidecar], load: {keepAlive: true}}]\n", "spec.variants[0].load.keepAlive", "set false for a new connection per request"},
+		{"  variants: [{name: a, modes: [sidecar], load: {http: \"1.1\"}}]\n", "spec.variants[0].load.http", "set \"2\" for HTTP/2"},
+		{"  variants: [{name: a, modes: [sidecar], load: {http: \"3\"}}]\n", "spec.variants[0].load.http", "must be one of"},
+		{"  variants: [{name: a, modes: [sidecar], load: {payloadBytes: -1}}]\n", "spec.variants[0].load.payloadBytes", "between 0 and"},
+		{"  variants: [{name: a, modes: [sidecar], load: {payloadBytes: 0}}]\n", "spec.variants[0].load.payloadBytes", "spec.load.payloadBytes already"},
 	} {
 		_, err := Parse([]byte(variantsBase + tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.want) {
@@ -97,5 +103,49 @@ func TestVariantsRefused(t *testing.T) {
 	_, err := Parse([]byte(strings.Replace(variantsBase, "[sidecar, ambient, waypoint]", "[none, sidecar]", 1) + "  variants: [{name: x, modes: [none], mtls: STRICT}]\n"))
 	if err == nil || !strings.Contains(err.Error(), "mode none has no mesh to configure") {
 		t.Errorf("mode none: %v", err)
+	}
+}
+
+// A variant of load settings alone runs in mode none too (the traffic shape's cost without a mesh is the baseline);
+// one that also configures the mesh does not, and a load variant needs an http target to change.
+func TestLoadVariants(t *testing.T) {
+	t.Parallel()
+	base := strings.Replace(variantsBase, "[sidecar, ambient, waypoint]", "[none, sidecar]", 1)
+	s, err := Parse([]byte(base + `  variants:
+  - {name: churn, modes: [none, sidecar], load: {keepAlive: false}}
+  - {name: h2-16k, modes: [none, sidecar], load: {http: "2", payloadBytes: 16384}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Spec.Variants[0].Describe(); got != "a new connection per request" {
+		t.Errorf("churn: %q", got)
+	}
+	if got := s.Spec.Variants[1].Describe(); got != "request body 16384 bytes, HTTP/2 (h2c)" {
+		t.Errorf("h2-16k: %q", got)
+	}
+	if s.Spec.Variants[0].MeshFeatures() || !s.Spec.Variants[0].Load.NoKeepAlive() || s.Spec.Variants[1].Load.NoKeepAlive() {
+		t.Errorf("variants %+v", s.Spec.Variants)
+	}
+	var ids []string
+	for _, c := range NewPlan(s).Cases {
+		ids = append(ids, c.ID)
+	}
+	if !slices.Contains(ids, "single.none+churn.q100.r1") || !slices.Contains(ids, "single.sidecar+h2-16k.q100.r2") {
+		t.Errorf("cases %q", ids)
+	}
+	for _, tc := range []struct{ yaml, path, want string }{
+		{"  variants: [{name: a, modes: [none], mtls: STRICT, load: {keepAlive: false}}]\n", "spec.variants[0].modes[0]", "only a variant of load settings alone runs in none"},
+		{"  variants: [{name: a, modes: [sidecar], load: {http: \"2\"}}]\n", "spec.variants[0].load", "has no http target"},
+	} {
+		y := base + tc.yaml
+		if strings.Contains(tc.want, "http target") {
+			y = strings.Replace(y, "workload: {app: fortio-chain}", "workload: {app: existing, existing: {namespaces: [shop]}}", 1)
+			y = strings.Replace(y, "load: {qps: [100]}", "load: {qps: [100], targets: [{service: grpc, protocol: grpc}]}", 1)
+		}
+		_, err := Parse([]byte(y))
+		if err == nil || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %s: ...%s", strings.TrimSpace(tc.yaml), err, tc.path, tc.want)
+		}
 	}
 }

@@ -45,7 +45,10 @@ cluster-build: ## only build/cache the cluster binaries and images (no root need
 # TestRunVariantsMTLSAndL7Rules, STRICT vs PERMISSIVE sidecars and 1 vs 100 L7 rules on the waypoint over two
 # repetitions (about 23 minutes): CI keeps the runner's variant path through TestRunVariant*, the objects' shape
 # through TestVariantObjects (decoded by Istio's own API types) and the comparison through TestSummarizeVariants.
-E2E_SLOW ?= ^(TestCNIFullTable|TestRunManifestsEveryModeIstio|TestRunTransitionSidecarToAmbient|TestRunEnforceSidecarAndWaypoint|TestRunVariantsMTLSAndL7Rules)$$
+# TestRunTrafficShapes, connection churn and HTTP/2 with a 16 KiB body without a mesh and with sidecars over two
+# repetitions (minutes measured in its commit): CI keeps the settings' effect on real fortio through
+# TestLocalRunTrafficShapes and their proof through TestLoadVariantSpecAndProof.
+E2E_SLOW ?= ^(TestCNIFullTable|TestRunManifestsEveryModeIstio|TestRunTransitionSidecarToAmbient|TestRunEnforceSidecarAndWaypoint|TestRunVariantsMTLSAndL7Rules|TestRunTrafficShapes)$$
 E2E_SKIP ?=
 
 e2e: ## e2e tests against the local cluster (make cluster-up first; skipped without a cluster unless CI=true; E2E_RUN, E2E_SKIP)

@@ -113,3 +113,83 @@ func pct(d results.Delta) float64 {
 	}
 	return *d.Percent
 }
+
+// TestRunTrafficShapes measures load variants (spec.variants[].load) without a mesh and with real pilot-agent +
+// upstream Envoy sidecars: a new connection per request, and HTTP/2 (h2c) with a 16 KiB body, two repetitions
+// interleaved with the plain modes. Each variant case is proven from the load's own record (a socket per request;
+// every answer HTTP/2), creates nothing in the cluster (mode none included), and the summary compares it with its
+// plain mode.
+func TestRunTrafficShapes(t *testing.T) {
+	t.Parallel()
+	env := RequireIstio(t)
+	c := env.Cluster
+	const prefix = "mb-shapes-"
+	deleteNamespaceAtEnd(t, c, prefix+"single")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	path := quickstartVariant(t, "traffic-shapes", func(spec map[string]any) {
+		spec["modes"] = []string{"none", "sidecar"}
+		spec["workload"].(map[string]any)["namespacePrefix"] = prefix
+		spec["load"].(map[string]any)["qps"] = []int{50}
+		spec["windows"] = map[string]any{"idle": "10s", "load": "15s", "repetitions": 2, "settle": "2s"}
+		spec["variants"] = []map[string]any{
+			{"name": "churn", "modes": []string{"none", "sidecar"}, "load": map[string]any{"keepAlive": false}},
+			{"name": "h2-16k", "modes": []string{"none", "sidecar"}, "load": map[string]any{"http": "2", "payloadBytes": 16384}},
+		}
+	})
+	run, _ := runScenario(ctx, t, c, path)
+	okCases := map[string]int{}
+	for _, cs := range run.Cases {
+		if cs.Status != results.StatusOK {
+			t.Errorf("%s: %s %s", cs.CaseID, cs.Status, cs.Reason)
+			continue
+		}
+		if cs.Variant == "" {
+			if cs.Facts[results.FactLoadShapeProof] != "" {
+				t.Errorf("%s: a plain case has a load-shape proof %q", cs.CaseID, cs.Facts[results.FactLoadShapeProof])
+			}
+			continue
+		}
+		okCases[string(cs.Mode)+"+"+cs.Variant]++
+		proof := cs.Facts[results.FactLoadShapeProof]
+		t.Logf("%s: %s (%s)", cs.CaseID, proof, cs.Facts[results.FactVariant])
+		want := map[string][]string{"churn": {"sockets for"}, "h2-16k": {"answers HTTP/2", "16384-byte body"}}[cs.Variant]
+		for _, w := range want {
+			if !strings.Contains(proof, w) {
+				t.Errorf("%s: load-shape proof %q lacks %q", cs.CaseID, proof, w)
+			}
+		}
+		if cs.Facts[results.FactVariantProof] != "" {
+			t.Errorf("%s: a load variant has a mesh proof %q: it configures no proxy", cs.CaseID, cs.Facts[results.FactVariantProof])
+		}
+		if cs.Facts[results.FactErrorRate] != "" && !strings.HasPrefix(cs.Facts[results.FactErrorRate], "0") {
+			t.Errorf("%s: error rate %s", cs.CaseID, cs.Facts[results.FactErrorRate])
+		}
+	}
+	for _, k := range []string{"none+churn", "none+h2-16k", "sidecar+churn", "sidecar+h2-16k"} {
+		if okCases[k] != 2 {
+			t.Errorf("%s: %d cases ok, want 2", k, okCases[k])
+		}
+	}
+	sum := run.Summary
+	if sum == nil {
+		t.Fatal("no summary.json")
+	}
+	compared := map[string]bool{}
+	for _, d := range sum.VariantDeltas {
+		if d.Metric == results.MetricCPU && d.Stat == results.StatAvg && d.Window == results.WindowLoad &&
+			(d.Component == results.ComponentSidecar || d.Component == results.ComponentApp) {
+			compared[string(d.Base)+"+"+d.Variant] = true
+			t.Logf("%s %s %s load cpu: plain %.2f, variant %.2f (%+.1f %%)", d.Base, d.Variant, d.Component, d.BaseMean, d.OtherMean, pct(d))
+		}
+	}
+	for _, k := range []string{"none+churn", "none+h2-16k", "sidecar+churn", "sidecar+h2-16k"} {
+		if !compared[k] {
+			t.Errorf("summary.json has no load-window CPU comparison of %s with its plain mode", k)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(run.Dir, "report", "report.md"))
+	if err != nil || !strings.Contains(string(md), "What each feature costs") || !strings.Contains(string(md), "a new connection per request") {
+		t.Errorf("report.md lacks what each traffic shape costs (err %v)", err)
+	}
+}
