@@ -12,7 +12,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/target"
@@ -172,8 +174,16 @@ const policyStatusWait = 30 * time.Second
 func (s *Switcher) waitPolicyStatus(ctx context.Context, namespaces []string) ([]string, error) {
 	wctx, cancel := context.WithTimeout(ctx, policyStatusWait)
 	defer cancel()
+	// istiod writes the status once: a watch on each namespace's policy re-checks at its update.
+	var watches []kube.WatchOpener
+	for _, ns := range namespaces {
+		watches = append(watches, func(ctx context.Context) (watch.Interface, error) {
+			return s.Clients.Dynamic.Resource(authorizationPolicyGVR).Namespace(ns).Watch(ctx,
+				metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", variantObjectName).String()})
+		})
+	}
 	var accepted []string
-	err := kube.Wait{Pace: time.Second}.Until(wctx, func(ctx context.Context) (bool, error) {
+	err := kube.Wait{Watches: watches}.Until(wctx, func(ctx context.Context) (bool, error) {
 		accepted = accepted[:0]
 		for _, ns := range namespaces {
 			u, err := s.Clients.Dynamic.Resource(authorizationPolicyGVR).Namespace(ns).Get(ctx, variantObjectName, metav1.GetOptions{})
@@ -277,7 +287,8 @@ func (s *Switcher) waitPushed(ctx context.Context, before []ProxyConfigProof, wh
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last []ProxyConfigProof
-	err := kube.Wait{Pace: 500 * time.Millisecond}.Until(wctx, func(ctx context.Context) (bool, error) {
+	// Envoy's counters have no watch: they are polled.
+	err := kube.Wait{Interval: 500 * time.Millisecond}.Until(wctx, func(ctx context.Context) (bool, error) {
 		last = s.proxyConfigProofs(ctx, pods, len(pods))
 		if err := checkProxyConfig(last); err != nil {
 			return false, err

@@ -167,6 +167,8 @@ type meshAdapter struct {
 	revision, istioVersion string
 	// variantProxies are the proxies the last variant reached (its proof): its removal waits for them.
 	variantProxies []mesh.ProxyConfigProof
+	// probe sends one request from a load client (an L7 variant's deny probe); nil: no probe.
+	probe probeFunc
 }
 
 func (a *meshAdapter) Apply(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
@@ -209,49 +211,6 @@ func (a *meshAdapter) ApplyDeny(ctx context.Context, t target.Target, mode scena
 // RemoveDeny removes it.
 func (a *meshAdapter) RemoveDeny(ctx context.Context, t target.Target) error {
 	return a.sw.RemoveDeny(ctx, t)
-}
-
-// ApplyVariant puts variant name on t in mode and verifies it (runner.VariantApplier): the proxies it configures took
-// it, and an mTLS setting is the namespaces' effective mode.
-func (a *meshAdapter) ApplyVariant(ctx context.Context, t target.Target, mode scenario.Mode, name string) (map[results.FactKey]string, error) {
-	v := a.spec.VariantNamed(name)
-	if v == nil {
-		return nil, fmt.Errorf("no variant %q in spec.variants", name)
-	}
-	facts := map[results.FactKey]string{results.FactVariant: v.Describe()}
-	if !v.MeshFeatures() {
-		// Load settings only: nothing to put on the mesh; the load's own record proves them (checkLoadShape).
-		return facts, nil
-	}
-	proof, err := a.sw.ApplyVariant(ctx, t, mode, *v, a.wp)
-	a.variantProxies = proof.Proxies
-	var said []string
-	if len(proof.Proxies) > 0 {
-		said = append(said, fmt.Sprintf("%d proxies took a listener update within %s, none rejected it", len(proof.Proxies), proof.Elapsed.Round(time.Millisecond)))
-	} else {
-		said = append(said, fmt.Sprintf("%d objects created; no Envoy proxy enforces it in mode %s (ztunnel), whose receipt is not read", proof.Objects, mode))
-	}
-	if len(proof.Accepted) > 0 {
-		said = append(said, "istiod: "+strings.Join(proof.Accepted, ", "))
-	}
-	if err == nil && v.MTLS != "" {
-		ms, derr := a.detectMTLS(ctx, t.Namespaces, mode)
-		if err = derr; err == nil {
-			err = mesh.CheckMTLS(ms, v.MTLS)
-			said = append(said, "mTLS "+mesh.SummarizeMTLS(ms))
-		}
-	}
-	facts[results.FactVariantProof] = strings.Join(said, "; ")
-	return facts, err
-}
-
-// RemoveVariant deletes every variant object from t and waits until the proxies the variant reached took the change.
-// The proxies are forgotten even when that wait fails: the objects are gone, and a second call (the runner retries at
-// the next switch) finds nothing to delete and does not wait again.
-func (a *meshAdapter) RemoveVariant(ctx context.Context, t target.Target) error {
-	err := a.sw.RemoveVariant(ctx, t, a.variantProxies)
-	a.variantProxies = nil
-	return err
 }
 
 // Reconcile restarts the workloads whose ready pods are still not in mode (runner.Reconciler).
@@ -435,56 +394,6 @@ func (a *loadAdapter) Run(ctx context.Context, t target.Target, req runner.LoadR
 		Requests: res.Requests, Errors: res.Errors, Notes: res.Notes,
 		Facts: facts, Shortfall: res.Shortfall(), Seconds: res.Seconds(), Slices: loadSlices(res),
 	}, nil
-}
-
-// variantLoad is the load settings of the variant named name (nil for the plain mode or a variant without any).
-func variantLoad(vs []scenario.Variant, name string) *scenario.VariantLoad {
-	for _, v := range vs {
-		if v.Name == name && name != scenario.VariantNone {
-			return v.Load
-		}
-	}
-	return nil
-}
-
-// checkLoadShape proves from the load's record that a variant's load settings took effect: without keep-alive at
-// least one socket per request of the http clients; with HTTP/2 every answer of theirs (all but connection errors)
-// came back as HTTP/2. It says what it saw. It is pure.
-func checkLoadShape(vl scenario.VariantLoad, res loadgen.Result) (string, error) {
-	var requests, failed, sockets, h2 int64
-	for _, c := range res.Clients {
-		if c.Protocol != "" && c.Protocol != loadgen.ProtocolHTTP {
-			continue
-		}
-		for code, n := range c.Codes {
-			requests += n
-			if code < 0 {
-				failed += n
-			}
-		}
-		sockets += c.Sockets
-		h2 += c.HTTP2Responses
-	}
-	if requests == 0 {
-		return "", errors.New("the load sent no http request to check its settings on")
-	}
-	var said []string
-	if vl.NoKeepAlive() {
-		if sockets < requests {
-			return "", fmt.Errorf("keepAlive false: %d sockets for %d http requests, want one per request", sockets, requests)
-		}
-		said = append(said, fmt.Sprintf("%d sockets for %d http requests", sockets, requests))
-	}
-	if vl.HTTP == scenario.HTTP2 {
-		if answered := requests - failed; h2 < answered || answered == 0 {
-			return "", fmt.Errorf("http 2: %d of %d answers came back as HTTP/2", h2, answered)
-		}
-		said = append(said, fmt.Sprintf("%d of %d answers HTTP/2", h2, requests-failed))
-	}
-	if vl.PayloadBytes != nil {
-		said = append(said, fmt.Sprintf("every http request carried a %d-byte body", *vl.PayloadBytes))
-	}
-	return strings.Join(said, "; "), nil
 }
 
 // loadSpec is the load run of one case: every load endpoint of the target with its weight and headers, the login

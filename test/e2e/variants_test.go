@@ -20,7 +20,8 @@ import (
 // TestRunVariantsMTLSAndL7Rules measures variants (spec.variants) with real pilot-agent + upstream Envoy sidecars and
 // waypoint on the local cluster: a STRICT vs PERMISSIVE pair on the sidecars and an L7 rule count sweep (1 and 100
 // rules) on the waypoint, two repetitions interleaved with the plain modes. Every variant case is verified before
-// it is measured (the proxies took the update, the mTLS mode is in effect), the load is unchanged by the rules
+// it is measured (the proxies took the update, the mTLS mode is in effect, the waypoint refuses the probe path the
+// L7 rules leave out), the load is unchanged by the rules
 // (no errors), the summary compares each variant with its plain mode and the report says what each costs; nothing
 // is left behind.
 func TestRunVariantsMTLSAndL7Rules(t *testing.T) {
@@ -59,7 +60,9 @@ func TestRunVariantsMTLSAndL7Rules(t *testing.T) {
 			if !strings.Contains(proof, "proxies took a listener update") {
 				t.Errorf("%s: proof %q: want the Envoy proxies' listener update", cs.CaseID, proof)
 			}
-			if want := map[string]string{"strict": "mTLS STRICT", "permissive": "mTLS PERMISSIVE"}[cs.Variant]; !strings.Contains(proof, want) {
+			want := map[string]string{"strict": "mTLS STRICT", "permissive": "mTLS PERMISSIVE", "l7-1": "GET /meshbench-variant-probe refused (403)",
+				"l7-100": "GET /meshbench-variant-probe refused (403)"}[cs.Variant]
+			if !strings.Contains(proof, want) {
 				t.Errorf("%s: proof %q lacks %q", cs.CaseID, proof, want)
 			}
 		}
