@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestRunVariantsMTLSAndL7Rules(t *testing.T) {
 		if cs.Variant == "" {
 			continue
 		}
-		okCases[cs.Variant]++
+		okCases[string(cs.Mode)+"+"+cs.Variant]++
 		if proof := cs.Facts[results.FactVariantProof]; proof != "" {
 			t.Logf("%s: %s (%s)", cs.CaseID, proof, cs.Facts[results.FactVariant])
 			if !strings.Contains(proof, "proxies took a listener update") {
@@ -70,27 +71,8 @@ func TestRunVariantsMTLSAndL7Rules(t *testing.T) {
 			t.Errorf("%s: error rate %s: the variant's rules must allow the load", cs.CaseID, cs.Facts[results.FactErrorRate])
 		}
 	}
-	for _, v := range []string{"strict", "permissive", "l7-1", "l7-100"} {
-		if okCases[v] != 2 {
-			t.Errorf("variant %s: %d cases ok, want 2", v, okCases[v])
-		}
-	}
-	sum := run.Summary
-	if sum == nil {
-		t.Fatal("no summary.json")
-	}
-	compared := map[string]bool{}
-	for _, d := range sum.VariantDeltas {
-		if d.Metric == results.MetricCPU && d.Stat == results.StatAvg && (d.Component == results.ComponentSidecar || d.Component == results.ComponentWaypoint) {
-			compared[d.Variant] = true
-			t.Logf("%s %s %s cpu: plain %.2f, variant %.2f (%+.1f %%)", d.Mode, d.Variant, d.Component, d.BaseMean, d.OtherMean, pct(d))
-		}
-	}
-	for _, v := range []string{"strict", "permissive", "l7-1", "l7-100"} {
-		if !compared[v] {
-			t.Errorf("summary.json has no CPU comparison of variant %s with its plain mode", v)
-		}
-	}
+	sum := checkVariantArms(t, run, okCases, []string{"sidecar+strict", "sidecar+permissive", "waypoint+l7-1", "waypoint+l7-100"},
+		results.ComponentSidecar, results.ComponentWaypoint)
 	for _, s := range sum.Series {
 		if s.Variant != "" {
 			t.Errorf("a variant's series among the plain modes': %+v", s.Key)
@@ -108,6 +90,34 @@ func TestRunVariantsMTLSAndL7Rules(t *testing.T) {
 			t.Errorf("%s left behind: %v (%v)", gvr.Resource, l, err)
 		}
 	}
+}
+
+// checkVariantArms fails unless every arm ("<mode>+<variant>") has two cases ok (okCases) and summary.json a
+// load-window CPU comparison of it with its plain mode for one of components (each logged); it returns the summary.
+func checkVariantArms(t *testing.T, run *results.Run, okCases map[string]int, arms []string, components ...results.Component) *results.Summary {
+	t.Helper()
+	for _, a := range arms {
+		if okCases[a] != 2 {
+			t.Errorf("%s: %d cases ok, want 2", a, okCases[a])
+		}
+	}
+	sum := run.Summary
+	if sum == nil {
+		t.Fatal("no summary.json")
+	}
+	compared := map[string]bool{}
+	for _, d := range sum.VariantDeltas {
+		if d.Metric == results.MetricCPU && d.Stat == results.StatAvg && d.Window == results.WindowLoad && slices.Contains(components, d.Component) {
+			compared[string(d.Base)+"+"+d.Variant] = true
+			t.Logf("%s %s %s load cpu: plain %.2f, variant %.2f (%+.1f %%)", d.Base, d.Variant, d.Component, d.BaseMean, d.OtherMean, pct(d))
+		}
+	}
+	for _, a := range arms {
+		if !compared[a] {
+			t.Errorf("summary.json has no load-window CPU comparison of %s with its plain mode", a)
+		}
+	}
+	return sum
 }
 
 func pct(d results.Delta) float64 {
@@ -169,28 +179,8 @@ func TestRunTrafficShapes(t *testing.T) {
 			t.Errorf("%s: error rate %s", cs.CaseID, cs.Facts[results.FactErrorRate])
 		}
 	}
-	for _, k := range []string{"none+churn", "none+h2-16k", "sidecar+churn", "sidecar+h2-16k"} {
-		if okCases[k] != 2 {
-			t.Errorf("%s: %d cases ok, want 2", k, okCases[k])
-		}
-	}
-	sum := run.Summary
-	if sum == nil {
-		t.Fatal("no summary.json")
-	}
-	compared := map[string]bool{}
-	for _, d := range sum.VariantDeltas {
-		if d.Metric == results.MetricCPU && d.Stat == results.StatAvg && d.Window == results.WindowLoad &&
-			(d.Component == results.ComponentSidecar || d.Component == results.ComponentApp) {
-			compared[string(d.Base)+"+"+d.Variant] = true
-			t.Logf("%s %s %s load cpu: plain %.2f, variant %.2f (%+.1f %%)", d.Base, d.Variant, d.Component, d.BaseMean, d.OtherMean, pct(d))
-		}
-	}
-	for _, k := range []string{"none+churn", "none+h2-16k", "sidecar+churn", "sidecar+h2-16k"} {
-		if !compared[k] {
-			t.Errorf("summary.json has no load-window CPU comparison of %s with its plain mode", k)
-		}
-	}
+	checkVariantArms(t, run, okCases, []string{"none+churn", "none+h2-16k", "sidecar+churn", "sidecar+h2-16k"},
+		results.ComponentSidecar, results.ComponentApp)
 	md, err := os.ReadFile(filepath.Join(run.Dir, "report", "report.md"))
 	if err != nil || !strings.Contains(string(md), "What each feature costs") || !strings.Contains(string(md), "a new connection per request") {
 		t.Errorf("report.md lacks what each traffic shape costs (err %v)", err)
