@@ -159,6 +159,8 @@ type meshAdapter struct {
 	// spec is the scenario's: ApplyVariant finds a case's variant in it by name.
 	spec scenario.Spec
 	last mesh.Transition
+	// lastTimed is set once a verification recorded last's timings.
+	lastTimed bool
 	// seen is the least representative data-plane kind each component showed in the cases verified so far.
 	seen   map[string]results.DataPlaneKind
 	rootNS string // mesh config rootNamespace (mesh-wide PeerAuthentication)
@@ -173,7 +175,7 @@ type meshAdapter struct {
 
 func (a *meshAdapter) Apply(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
 	tr, err := a.sw.Apply(ctx, t, mode, a.wp)
-	a.last = tr
+	a.last, a.lastTimed = tr, false
 	facts := map[results.FactKey]string{results.FactModeFrom: string(tr.From)}
 	if len(tr.Restarted) > 0 {
 		facts[results.FactRestarted] = strings.Join(tr.Restarted, ",")
@@ -242,8 +244,11 @@ func (a *meshAdapter) Verify(ctx context.Context, t target.Target, mode scenario
 		v, err = a.sw.Verify(ctx, t, mode, a.wp, a.timeout)
 	}
 	facts := map[results.FactKey]string{}
-	for k, d := range a.last.Timings(&v) {
-		facts[results.FactSwitchPrefix+results.FactKey(k)] = d
+	if !a.lastTimed { // a verification without a switch before it (a variant's) has no switch timings
+		for k, d := range a.last.Timings(&v) {
+			facts[results.FactSwitchPrefix+results.FactKey(k)] = d
+		}
+		a.lastTimed = true
 	}
 	facts[results.FactVerifiedPods] = strconv.Itoa(len(v.Pods))
 	if len(v.Waypoints) > 0 {

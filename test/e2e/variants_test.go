@@ -152,7 +152,7 @@ func TestRunTrafficShapes(t *testing.T) {
 	})
 	run, _ := runScenario(ctx, t, c, path)
 	okCases := map[string]int{}
-	for _, cs := range run.Cases {
+	for i, cs := range run.Cases {
 		if cs.Status != results.StatusOK {
 			t.Errorf("%s: %s %s", cs.CaseID, cs.Status, cs.Reason)
 			continue
@@ -174,6 +174,10 @@ func TestRunTrafficShapes(t *testing.T) {
 		}
 		if cs.Facts[results.FactVariantProof] != "" {
 			t.Errorf("%s: a load variant has a mesh proof %q: it configures no proxy", cs.CaseID, cs.Facts[results.FactVariantProof])
+		}
+		// A variant case after a case of its mode changed only the variant: no mode switch.
+		if d, ok := cs.Facts[results.FactSwitchPrefix+"mode-switch"]; ok && i > 0 && run.Cases[i-1].Mode == cs.Mode {
+			t.Errorf("%s: switch timing mode-switch %s after %s: a variant's switch does not switch the mode", cs.CaseID, d, run.Cases[i-1].CaseID)
 		}
 		if cs.Facts[results.FactErrorRate] != "" && !strings.HasPrefix(cs.Facts[results.FactErrorRate], "0") {
 			t.Errorf("%s: error rate %s", cs.CaseID, cs.Facts[results.FactErrorRate])
