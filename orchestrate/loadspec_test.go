@@ -132,8 +132,8 @@ func TestLoadVariantSpecAndProof(t *testing.T) {
 		want    string // the proof, or the error's text
 		ok      bool
 	}{
-		{"every setting took effect", []loadgen.ClientResult{client("http", map[int]int64{200: 90, 503: 5, -1: 5}, 101, 95)}, "101 sockets for 100 http requests; 95 of 95 answers HTTP/2; every http request carried a 16384-byte body", true},
-		{"a grpc target is not counted", []loadgen.ClientResult{client("http", map[int]int64{200: 10}, 10, 10), client("grpc", map[int]int64{200: 1000}, 1, 0)}, "10 sockets for 10 http requests; 10 of 10 answers HTTP/2; every http request carried a 16384-byte body", true},
+		{"every setting took effect", []loadgen.ClientResult{client("http", map[int]int64{200: 90, 503: 5, -1: 5}, 101, 95)}, "101 sockets for 100 http requests; all 95 answers HTTP/2 (95 HTTP/2 responses counted, first calls included); every http request carried a 16384-byte body", true},
+		{"a grpc target is not counted", []loadgen.ClientResult{client("http", map[int]int64{200: 10}, 10, 12), client("grpc", map[int]int64{200: 1000}, 1, 0)}, "10 sockets for 10 http requests; all 10 answers HTTP/2 (12 HTTP/2 responses counted, first calls included); every http request carried a 16384-byte body", true},
 		{"connections kept alive", []loadgen.ClientResult{client("http", map[int]int64{200: 100}, 4, 100)}, "keepAlive false: 4 sockets for 100 http requests", false},
 		{"answers in HTTP/1.1", []loadgen.ClientResult{client("http", map[int]int64{200: 100}, 100, 0)}, "http 2: 0 of 100 answers", false},
 		{"no http request", []loadgen.ClientResult{client("tcp", map[int]int64{200: 100}, 1, 0)}, "no http request", false},

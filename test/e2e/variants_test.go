@@ -166,7 +166,7 @@ func TestRunTrafficShapes(t *testing.T) {
 		okCases[string(cs.Mode)+"+"+cs.Variant]++
 		proof := cs.Facts[results.FactLoadShapeProof]
 		t.Logf("%s: %s (%s)", cs.CaseID, proof, cs.Facts[results.FactVariant])
-		want := map[string][]string{"churn": {"sockets for"}, "h2-16k": {"answers HTTP/2", "16384-byte body"}}[cs.Variant]
+		want := map[string][]string{"churn": {"sockets for"}, "h2-16k": {"answers HTTP/2 (", "16384-byte body"}}[cs.Variant]
 		for _, w := range want {
 			if !strings.Contains(proof, w) {
 				t.Errorf("%s: load-shape proof %q lacks %q", cs.CaseID, proof, w)
