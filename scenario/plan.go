@@ -214,8 +214,11 @@ func NewPlan(s *Scenario) Plan {
 	reps := s.Spec.Windows.Repetitions
 	for _, topo := range s.Spec.Workload.Topologies {
 		for _, g := range groups(arms(s.Spec.Modes, s.Spec.Variants), reps, s.Spec.Windows.Interleave, s.Spec.Windows.Seed) {
+			// A variant of load settings alone leaves the idle cluster as its plain mode has it: no idle window.
+			idleToo := g.variant == VariantNone || s.Spec.VariantNamed(g.variant).MeshFeatures()
 			for li, q := range s.Spec.Load.QPS {
-				c := Case{Kind: CaseMesh, Topology: topo, Mode: g.mode, Variant: g.variant, QPS: q, Repetition: g.rep, Idle: li == 0, Policy: meshPolicy(s, li == 0)}
+				idle := li == 0 && idleToo
+				c := Case{Kind: CaseMesh, Topology: topo, Mode: g.mode, Variant: g.variant, QPS: q, Repetition: g.rep, Idle: idle, Policy: meshPolicy(s, idle)}
 				c.ID = caseID(topo.Name, g.arm, q, g.rep)
 				p.Cases = append(p.Cases, c)
 			}

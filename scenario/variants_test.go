@@ -130,6 +130,10 @@ func TestLoadVariants(t *testing.T) {
 	var ids []string
 	for _, c := range NewPlan(s).Cases {
 		ids = append(ids, c.ID)
+		// the idle cluster is the plain mode's: a load variant's case has no idle window
+		if c.Idle != (c.Variant == VariantNone) || (c.Policy.Idle > 0) != c.Idle {
+			t.Errorf("%s: idle %v (policy %s)", c.ID, c.Idle, c.Policy.Idle)
+		}
 	}
 	if !slices.Contains(ids, "single.none+churn.q100.r1") || !slices.Contains(ids, "single.sidecar+h2-16k.q100.r2") {
 		t.Errorf("cases %q", ids)
