@@ -43,7 +43,7 @@ func TestClientSpecsSplitAndArgsRoundTrip(t *testing.T) {
 		{"every option", Spec{
 			URL: "http://entry.mb-single.svc:8080/echo?size=128", QPS: 50, Connections: 2, Duration: 90 * time.Second,
 			WarmUp: 30 * time.Second, CoolDown: 5 * time.Second, PayloadBytes: 1024, Jitter: true, Uniform: true, PerSecond: true, Clients: 1,
-			Headers: map[string]string{"Cookie": "token=abc:def", "X-B": "2", "Host": "frontend"}, NoKeepAlive: true, HTTP2: true,
+			Headers: map[string]string{"Cookie": "token=abc:def", "X-B": "2", "Host": "frontend"}, NoKeepAlive: true,
 		}, 50},
 	}
 	for _, tt := range tests {
@@ -95,6 +95,7 @@ func TestParseArgsRejects(t *testing.T) {
 		{"--url", "http://a/", "extra"},
 		{"--url", "a:8079", "--protocol", "grpc", "--h2"}, // HTTP/2 and keep-alive are http settings
 		{"--url", "tcp://a:8078", "--protocol", "tcp", "--no-keepalive"},
+		{"--url", "http://a/", "--h2", "--no-keepalive"}, // fortio's HTTP/2 client keeps its connection
 	} {
 		if _, _, err := parseArgs(args); err == nil {
 			t.Errorf("parseArgs(%q) succeeded, want an error", args)

@@ -404,6 +404,9 @@ func (c ClientSpec) Validate() error {
 	default:
 		return fmt.Errorf("--protocol %q: want http, grpc or tcp", c.Protocol)
 	}
+	if c.NoKeepAlive && c.HTTP2 {
+		return errors.New("--no-keepalive cannot go with --h2: fortio's HTTP/2 client sends every request on one connection")
+	}
 	if (c.NoKeepAlive || c.HTTP2) && c.Protocol != "" && c.Protocol != ProtocolHTTP {
 		return fmt.Errorf("--no-keepalive and --h2 are for --protocol http (got %s)", c.Protocol)
 	}

@@ -182,6 +182,11 @@ func validateVariantLoad(c *collector, p *field.Path, vl VariantLoad, l LoadSpec
 			c.add(p.Child("http"), "\"1.1\" is how spec.load already sends: set \"2\" for HTTP/2, or remove it")
 		}
 	}
+	if vl.HTTP == HTTP2 && vl.NoKeepAlive() {
+		// fortio's HTTP/2 client (golang.org/x/net/http2.Transport) multiplexes every request on its connection:
+		// keepAlive false would be ignored (the load's proof saw 2 sockets for 750 requests).
+		c.add(p.Child("keepAlive"), "false cannot go with http \"2\": fortio's HTTP/2 client sends every request on one connection; measure churn in a variant of its own (HTTP/1.1)")
+	}
 	if (vl.HTTP == HTTP2 || vl.NoKeepAlive() || vl.PayloadBytes != nil) && !hasHTTPTarget(l) {
 		c.add(p, "changes HTTP requests, and spec.load.targets has no http target: its grpc and tcp targets are sent as they are")
 	}

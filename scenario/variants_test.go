@@ -93,6 +93,7 @@ func TestVariantsRefused(t *testing.T) {
 		{"  variants: [{name: a, modes: [sidecar], load: {http: \"3\"}}]\n", "spec.variants[0].load.http", "must be one of"},
 		{"  variants: [{name: a, modes: [sidecar], load: {payloadBytes: -1}}]\n", "spec.variants[0].load.payloadBytes", "between 0 and"},
 		{"  variants: [{name: a, modes: [sidecar], load: {payloadBytes: 0}}]\n", "spec.variants[0].load.payloadBytes", "spec.load.payloadBytes already"},
+		{"  variants: [{name: a, modes: [sidecar], load: {keepAlive: false, http: \"2\"}}]\n", "spec.variants[0].load.keepAlive", "cannot go with http \"2\""},
 	} {
 		_, err := Parse([]byte(variantsBase + tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.want) {

@@ -45,9 +45,9 @@ cluster-build: ## only build/cache the cluster binaries and images (no root need
 # TestRunVariantsMTLSAndL7Rules, STRICT vs PERMISSIVE sidecars and 1 vs 100 L7 rules on the waypoint over two
 # repetitions (about 23 minutes): CI keeps the runner's variant path through TestRunVariant*, the objects' shape
 # through TestVariantObjects (decoded by Istio's own API types) and the comparison through TestSummarizeVariants.
-# TestRunTrafficShapes, connection churn and HTTP/2 with a 16 KiB body without a mesh and with sidecars over two
-# repetitions (minutes measured in its commit): CI keeps the settings' effect on real fortio through
-# TestLocalRunTrafficShapes and their proof through TestLoadVariantSpecAndProof.
+# TestRunTrafficShapes, HTTP/2 on a new connection per request with a 16 KiB body, without a mesh and with sidecars,
+# over two repetitions (MINUTES): CI keeps the settings' effect on real fortio through TestLocalRunTrafficShapes, their
+# proof through TestLoadVariantSpecAndProof and the variant-only switch through TestRunVariant.
 E2E_SLOW ?= ^(TestCNIFullTable|TestRunManifestsEveryModeIstio|TestRunTransitionSidecarToAmbient|TestRunEnforceSidecarAndWaypoint|TestRunVariantsMTLSAndL7Rules|TestRunTrafficShapes)$$
 E2E_SKIP ?=
 

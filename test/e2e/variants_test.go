@@ -127,12 +127,11 @@ func pct(d results.Delta) float64 {
 	return *d.Percent
 }
 
-// TestRunTrafficShapes measures a load variant (spec.variants[].load) without a mesh and with real pilot-agent +
-// upstream Envoy sidecars: HTTP/2 (h2c) on a new connection per request with a 16 KiB body, two repetitions
-// interleaved with the plain modes (one variant with every setting: a case lasts over two minutes here). Each variant
-// case is proven from the load's own record (a socket per request; every answer HTTP/2), creates nothing in the
-// cluster (mode none included), changes only the variant after its mode's case, and the summary compares it with
-// its plain mode.
+// TestRunTrafficShapes measures load variants (spec.variants[].load) without a mesh and with real pilot-agent +
+// upstream Envoy sidecars: a new connection per request, and HTTP/2 (h2c) with a 16 KiB body, two repetitions
+// interleaved with the plain modes. Each variant case is proven from the load's own record (a socket per request;
+// every answer HTTP/2), creates nothing in the cluster (mode none included), changes only the variant after its
+// mode's case, and the summary compares it with its plain mode.
 func TestRunTrafficShapes(t *testing.T) {
 	t.Parallel()
 	env := RequireIstio(t)
@@ -147,7 +146,8 @@ func TestRunTrafficShapes(t *testing.T) {
 		spec["load"].(map[string]any)["qps"] = []int{50}
 		spec["windows"] = map[string]any{"idle": "10s", "load": "15s", "repetitions": 2, "settle": "2s"}
 		spec["variants"] = []map[string]any{
-			{"name": "h2-churn-16k", "modes": []string{"none", "sidecar"}, "load": map[string]any{"keepAlive": false, "http": "2", "payloadBytes": 16384}},
+			{"name": "churn", "modes": []string{"none", "sidecar"}, "load": map[string]any{"keepAlive": false}},
+			{"name": "h2-16k", "modes": []string{"none", "sidecar"}, "load": map[string]any{"http": "2", "payloadBytes": 16384}},
 		}
 	})
 	run, _ := runScenario(ctx, t, c, path)
@@ -166,7 +166,8 @@ func TestRunTrafficShapes(t *testing.T) {
 		okCases[string(cs.Mode)+"+"+cs.Variant]++
 		proof := cs.Facts[results.FactLoadShapeProof]
 		t.Logf("%s: %s (%s)", cs.CaseID, proof, cs.Facts[results.FactVariant])
-		for _, w := range []string{"sockets for", "answers HTTP/2 (", "16384-byte body"} {
+		want := map[string][]string{"churn": {"sockets for"}, "h2-16k": {"answers HTTP/2 (", "16384-byte body"}}[cs.Variant]
+		for _, w := range want {
 			if !strings.Contains(proof, w) {
 				t.Errorf("%s: load-shape proof %q lacks %q", cs.CaseID, proof, w)
 			}
@@ -182,7 +183,7 @@ func TestRunTrafficShapes(t *testing.T) {
 			t.Errorf("%s: error rate %s", cs.CaseID, cs.Facts[results.FactErrorRate])
 		}
 	}
-	checkVariantArms(t, run, okCases, []string{"none+h2-churn-16k", "sidecar+h2-churn-16k"},
+	checkVariantArms(t, run, okCases, []string{"none+churn", "none+h2-16k", "sidecar+churn", "sidecar+h2-16k"},
 		results.ComponentSidecar, results.ComponentApp)
 	md, err := os.ReadFile(filepath.Join(run.Dir, "report", "report.md"))
 	if err != nil || !strings.Contains(string(md), "What each feature costs") || !strings.Contains(string(md), "a new connection per request") {
