@@ -45,9 +45,10 @@ cluster-build: ## only build/cache the cluster binaries and images (no root need
 # TestRunVariantsMTLSAndL7Rules, STRICT vs PERMISSIVE sidecars and 1 vs 100 L7 rules on the waypoint over two
 # repetitions (about 23 minutes): CI keeps the runner's variant path through TestRunVariant*, the objects' shape
 # through TestVariantObjects (decoded by Istio's own API types) and the comparison through TestSummarizeVariants.
-# TestRunTrafficShapes, HTTP/2 on a new connection per request with a 16 KiB body, without a mesh and with sidecars,
-# over two repetitions (MINUTES): CI keeps the settings' effect on real fortio through TestLocalRunTrafficShapes, their
-# proof through TestLoadVariantSpecAndProof and the variant-only switch through TestRunVariant.
+# TestRunTrafficShapes, a new connection per request, and HTTP/2 with a 16 KiB body, without a mesh and with sidecars,
+# over two repetitions (about 16 minutes): CI keeps the settings' effect on real fortio through
+# TestLocalRunTrafficShapes, their proof through TestLoadVariantSpecAndProof and the variant-only switch through
+# TestRunVariant.
 E2E_SLOW ?= ^(TestCNIFullTable|TestRunManifestsEveryModeIstio|TestRunTransitionSidecarToAmbient|TestRunEnforceSidecarAndWaypoint|TestRunVariantsMTLSAndL7Rules|TestRunTrafficShapes)$$
 E2E_SKIP ?=
 
@@ -57,5 +58,5 @@ e2e: ## e2e tests against the local cluster (make cluster-up first; skipped with
 print-e2e-slow:
 	@echo '$(E2E_SLOW)'
 
-e2e-slow: ## the e2e tests .ci/run leaves out for time (E2E_SLOW: the full cni table, own manifests in every mode, a move and a deny policy under load, variants; about 57 minutes)
+e2e-slow: ## the e2e tests .ci/run leaves out for time (E2E_SLOW: the full cni table, own manifests in every mode, a move and a deny policy under load, variants, traffic shapes; about 73 minutes)
 	$(MAKE) --no-print-directory e2e E2E_RUN='$(E2E_SLOW)' E2E_SKIP=
