@@ -22,10 +22,10 @@ type ClientResult struct {
 	ActualQPS        float64
 	Connections      int
 	Sockets          int64
-	// NoKeepAlive, HTTP2 and HTTP2Responses are the report's (Measured).
-	NoKeepAlive, HTTP2 bool
-	HTTP2Responses     int64
-	Codes              map[int]int64 // HTTP status -> count; -1 = connection or socket error
+	// NoKeepAlive and HTTP2Responses are the report's (Measured).
+	NoKeepAlive    bool
+	HTTP2Responses int64
+	Codes          map[int]int64 // HTTP status -> count; -1 = connection or socket error
 	// Latency holds the 2xx requests' service times, ErrorLatency the others' (see Latencies).
 	Latency, ErrorLatency *Histogram
 	// Response is the same requests' response times (due -> done); nil at max speed (Measured.ResponseLatency).
@@ -97,7 +97,7 @@ func Parse(data []byte) (ClientResult, error) {
 	return ClientResult{
 		Client: rep.Client, Target: rep.Target, Protocol: rep.Protocol, Start: measured.Start.UTC(), End: measured.End.UTC(), RequestedQPS: m.RequestedQPS,
 		ActualQPS: measured.ActualQPS, Connections: m.Connections, Sockets: m.Sockets, Codes: m.Codes,
-		NoKeepAlive: m.NoKeepAlive, HTTP2: m.HTTP2, HTTP2Responses: m.HTTP2Responses,
+		NoKeepAlive: m.NoKeepAlive, HTTP2Responses: m.HTTP2Responses,
 		Latency: m.Latency.OK, ErrorLatency: m.Latency.Errors, Response: m.ResponseLatency, Phases: rep.Phases,
 		Seconds: m.Seconds,
 	}, nil
@@ -116,9 +116,6 @@ type Result struct {
 	Codes        map[int]int64
 	Connections  int   // sum of fortio threads
 	Sockets      int64 // sockets opened (== Connections with perfect keep-alive)
-	// NoKeepAlive and HTTP2 are true when every client was asked for them; HTTP2Responses sums the clients'.
-	NoKeepAlive, HTTP2 bool
-	HTTP2Responses     int64
 	// Latency (2xx) and ErrorLatency (the rest) are the clients' service-time histograms merged exactly; percentiles
 	// come from the merged buckets, never from an average of per-client percentiles.
 	Latency, ErrorLatency *Histogram
@@ -165,7 +162,7 @@ func merge(requestedQPS float64, clients []ClientResult) (Result, error) {
 	if len(clients) == 0 {
 		return Result{}, errors.New("merge load results: no clients")
 	}
-	r := Result{Clients: clients, RequestedQPS: requestedQPS, Codes: map[int]int64{}, NoKeepAlive: true, HTTP2: true}
+	r := Result{Clients: clients, RequestedQPS: requestedQPS, Codes: map[int]int64{}}
 	if requestedQPS <= 0 {
 		r.RequestedQPS = MaxQPS
 	}
@@ -176,8 +173,6 @@ func merge(requestedQPS float64, clients []ClientResult) (Result, error) {
 		r.ActualQPS += c.ActualQPS
 		r.Connections += c.Connections
 		r.Sockets += c.Sockets
-		r.NoKeepAlive, r.HTTP2 = r.NoKeepAlive && c.NoKeepAlive, r.HTTP2 && c.HTTP2
-		r.HTTP2Responses += c.HTTP2Responses
 		for code, n := range c.Codes {
 			r.Codes[code] += n
 			r.Requests += n

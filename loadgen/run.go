@@ -53,10 +53,9 @@ type Measured struct {
 	Connections int `json:"connections"`
 	// Sockets is the number of sockets fortio opened (== Connections with perfect keep-alive).
 	Sockets int64 `json:"sockets"`
-	// NoKeepAlive and HTTP2 say how the client was asked to send (ClientSpec); HTTP2Responses counts the responses
-	// that came back as HTTP/2 when HTTP2 was asked, the proof that the load spoke it.
+	// NoKeepAlive says the client was asked for a new connection per request (ClientSpec); HTTP2Responses counts
+	// the responses that came back as HTTP/2 when HTTP2 was asked, the proof that the load spoke it.
 	NoKeepAlive    bool  `json:"noKeepAlive,omitempty"`
-	HTTP2          bool  `json:"http2,omitempty"`
 	HTTP2Responses int64 `json:"http2Responses,omitempty"`
 	// Codes counts the responses per HTTP status; -1 is a connection or socket error. gRPC and tcp have no HTTP
 	// status: a successful call (health SERVING; the echo came back unchanged) counts as 200, any other outcome as -1.
@@ -129,7 +128,7 @@ func RunClient(ctx context.Context, c ClientSpec) (*Report, error) {
 				qps = MaxQPS
 			}
 			rep.Measured = &Measured{RequestedQPS: qps, Connections: res.threads, Sockets: res.sockets,
-				NoKeepAlive: c.NoKeepAlive, HTTP2: c.HTTP2, HTTP2Responses: res.http2,
+				NoKeepAlive: c.NoKeepAlive, HTTP2Responses: res.http2,
 				Codes: res.codes, Latency: rec.Latencies()}
 			if rl, ok := rec.ResponseLatencies(); ok {
 				rep.Measured.ResponseLatency = &rl

@@ -347,8 +347,8 @@ func (a *meshAdapter) Restore(ctx context.Context) error {
 type loadAdapter struct {
 	c    *loadgen.Cluster
 	spec scenario.LoadSpec
-	// variants are spec.variants: a case's variant may change how the load is sent (scenario.VariantLoad).
-	variants []scenario.Variant
+	// scn is the scenario's spec: a case's variant may change how the load is sent (scenario.VariantLoad).
+	scn *scenario.Spec
 	// login is the request whose answer supplies the headers load needs (workloads.LoginFor; nil when none), which
 	// Prepare sends from a load client pod, through the mode's data plane as the load goes.
 	login *scenario.Login
@@ -377,7 +377,7 @@ func (a *loadAdapter) Prepare(ctx context.Context, t target.Target, mode scenari
 }
 
 func (a *loadAdapter) Run(ctx context.Context, t target.Target, req runner.LoadRequest) (runner.LoadResult, error) {
-	vl := variantLoad(a.variants, req.Case.Variant)
+	vl := variantLoad(a.scn, req.Case.Variant)
 	spec := loadSpec(a.spec, vl, t, a.headers[t.Topology], req)
 	// The clients were placed for the mode the case starts in (a transition case moves the app under them).
 	res, err := a.c.Run(ctx, t.EntryNamespace, req.Case.StartMode(), spec)

@@ -111,8 +111,8 @@ func TestLoadVariantSpecAndProof(t *testing.T) {
 	t.Parallel()
 	no, body := false, 16384
 	vl := &scenario.VariantLoad{KeepAlive: &no, PayloadBytes: &body, HTTP: scenario.HTTP2}
-	vs := []scenario.Variant{{Name: "mtls", MTLS: scenario.MTLSStrict}, {Name: "shape", Load: vl}}
-	if variantLoad(vs, "shape") != vl || variantLoad(vs, "mtls") != nil || variantLoad(vs, scenario.VariantNone) != nil {
+	s := &scenario.Spec{Variants: []scenario.Variant{{Name: "mtls", MTLS: scenario.MTLSStrict}, {Name: "shape", Load: vl}}}
+	if variantLoad(s, "shape") != vl || variantLoad(s, "mtls") != nil || variantLoad(s, scenario.VariantNone) != nil {
 		t.Fatal("variantLoad picks the wrong variant's load")
 	}
 	c := scenario.Case{QPS: scenario.QPS{Value: 50}, Variant: "shape"}

@@ -163,7 +163,7 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 	cache := &appCache{kc: clients.Kube}
 	meshA := &meshAdapter{sw: &mesh.Switcher{Clients: clients, RunID: runID, Log: log, Record: record, Revision: ist.Revision, Protected: protected},
 		wp: s.Spec.Waypoint, spec: s.Spec, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace, revision: ist.Revision, istioVersion: ist.Version, cache: cache}
-	loadA := &loadAdapter{c: lg, spec: s.Spec.Load, variants: s.Spec.Variants, login: workloads.LoginFor(s.Spec.Workload.App, s.Spec.Load.Login)}
+	loadA := &loadAdapter{c: lg, spec: s.Spec.Load, scn: &s.Spec, login: workloads.LoginFor(s.Spec.Workload.App, s.Spec.Load.Login)}
 	meshA.probe = loadA.probe
 	r := &runner.Runner{
 		Plan: plan, RunID: runID, Store: sess.store, Done: sess.done(), Keep: cfg.Keep, DeleteTimeout: cfg.DeleteTimeout, Log: log,

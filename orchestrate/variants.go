@@ -67,12 +67,11 @@ func (a *meshAdapter) RemoveVariant(ctx context.Context, t target.Target) error 
 	return err
 }
 
-// variantLoad is the load settings of the variant named name (nil for the plain mode or a variant without any).
-func variantLoad(vs []scenario.Variant, name string) *scenario.VariantLoad {
-	for _, v := range vs {
-		if v.Name == name && name != scenario.VariantNone {
-			return v.Load
-		}
+// variantLoad is the load settings of the variant named name in spec s (nil for the plain mode or a variant without
+// any).
+func variantLoad(s *scenario.Spec, name string) *scenario.VariantLoad {
+	if v := s.VariantNamed(name); v != nil {
+		return v.Load
 	}
 	return nil
 }
