@@ -42,11 +42,12 @@ type variantObject struct {
 }
 
 // variantObjects are the objects that put variant v on namespace ns in mode (docs/variants.md): PeerAuthentication,
-// ALLOW AuthorizationPolicy, Telemetry with the envoy provider (istio/istio 1.24.0 pkg/config/mesh/mesh.go); the
-// policy and the Telemetry attach to the waypoint (targetRefs) in mode waypoint. It is pure.
+// ALLOW AuthorizationPolicy, Telemetry with the envoy access log provider (istio/istio 1.24.0 pkg/config/mesh/mesh.go)
+// and the run's tracing provider (TracingProviderName, at the variant's randomSamplingPercentage); the policy and the
+// Telemetry attach to the waypoint (targetRefs) in mode waypoint. It is pure.
 func variantObjects(runID, ns string, namespaces []string, mode scenario.Mode, v scenario.Variant, wp scenario.Waypoint) ([]variantObject, error) {
 	var targetRefs []any
-	if mode == scenario.ModeWaypoint && (v.Authorization != nil || v.AccessLog) {
+	if mode == scenario.ModeWaypoint && v.EnvoyPolicies() {
 		if wp.Scope != scenario.WaypointPerNamespace {
 			return nil, fmt.Errorf("variant %s: a policy attached to a %s waypoint is not supported: use waypoint.scope %s", v.Name, wp.Scope, scenario.WaypointPerNamespace)
 		}
@@ -75,8 +76,17 @@ func variantObjects(runID, ns string, namespaces []string, mode scenario.Mode, v
 		}
 		add(authorizationPolicyGVR, "AuthorizationPolicy", spec)
 	}
-	if v.AccessLog {
-		spec := map[string]any{"accessLogging": []any{map[string]any{"providers": []any{map[string]any{"name": "envoy"}}}}}
+	if v.AccessLog || v.Tracing != nil {
+		spec := map[string]any{}
+		if v.AccessLog {
+			spec["accessLogging"] = []any{map[string]any{"providers": []any{map[string]any{"name": "envoy"}}}}
+		}
+		if tr := v.Tracing; tr != nil {
+			spec["tracing"] = []any{map[string]any{
+				"providers":                []any{map[string]any{"name": TracingProviderName(runID)}},
+				"randomSamplingPercentage": tr.Sampling(),
+			}}
+		}
 		if targetRefs != nil {
 			spec["targetRefs"] = targetRefs
 		}
@@ -240,7 +250,7 @@ func (s *Switcher) variantProxies(ctx context.Context, t target.Target, mode sce
 	switch {
 	case mode == scenario.ModeSidecar:
 		selector, namespaces = t.AppSelector, t.Namespaces
-	case mode == scenario.ModeWaypoint && (v.Authorization != nil || v.AccessLog):
+	case mode == scenario.ModeWaypoint && v.EnvoyPolicies():
 		for _, r := range Waypoints(t, wp) {
 			namespaces = append(namespaces, r.Namespace)
 		}

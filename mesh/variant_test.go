@@ -91,6 +91,28 @@ func TestVariantObjects(t *testing.T) {
 			t.Errorf("allowing rule %v", last)
 		}
 	})
+	t.Run("waypoint tracing and access log: one Telemetry on the waypoint naming the run's provider", func(t *testing.T) {
+		t.Parallel()
+		pct := 0.0
+		v := scenario.Variant{Name: "t", AccessLog: true, Tracing: &scenario.Tracing{SamplingPercent: &pct}}
+		objs, err := variantObjects("run-1", "app-a", nss, scenario.ModeWaypoint, v, wp)
+		if err != nil || len(objs) != 1 || objs[0].gvr != telemetryGVR {
+			t.Fatalf("objects %v, err %v", objs, err)
+		}
+		var tel telemetryv1.Telemetry
+		decodeInto(t, objs[0].u.Object, &tel)
+		tr := tel.Spec.GetTracing()
+		if len(tr) != 1 || len(tr[0].GetProviders()) != 1 || tr[0].GetProviders()[0].GetName() != TracingProviderName("run-1") {
+			t.Fatalf("tracing %v", tr)
+		}
+		// 0 % is written, not left out: a Telemetry without it takes the mesh default (1 %: pilot PILOT_TRACE_SAMPLING).
+		if s := tr[0].GetRandomSamplingPercentage(); s == nil || s.GetValue() != 0 {
+			t.Errorf("randomSamplingPercentage %v, want 0", s)
+		}
+		if len(tel.Spec.GetAccessLogging()) != 1 || len(tel.Spec.GetTargetRefs()) != 1 || tel.Spec.GetTargetRefs()[0].GetName() != "waypoint" {
+			t.Errorf("Telemetry %+v: want the access log too, attached to the waypoint", &tel)
+		}
+	})
 	t.Run("waypoint mTLS is namespace-wide (ztunnel enforces it)", func(t *testing.T) {
 		t.Parallel()
 		objs, err := variantObjects("run-1", "app-a", nss, scenario.ModeWaypoint, scenario.Variant{Name: "s", MTLS: scenario.MTLSPermissive}, wp)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"github.com/meshbench/meshbench/internal/kube"
 	"github.com/meshbench/meshbench/internal/target"
@@ -169,8 +170,25 @@ type meshAdapter struct {
 	revision, istioVersion string
 	// variantProxies are the proxies the last variant reached (its proof): its removal waits for them.
 	variantProxies []mesh.ProxyConfigProof
-	// probe sends one request from a load client (an L7 variant's deny probe); nil: no probe.
+	// probe sends one request from a load client (an L7 variant's deny probe, a tracing variant's forced trace); nil:
+	// no probe.
 	probe probeFunc
+	// sink and meshConfig serve tracing variants (the span sink, istiod's provider for it); tracing is the variant's
+	// tracing while one is in force.
+	sink       spanSink
+	meshConfig meshConfigEditor
+	tracing    *scenario.Tracing
+	// clk times the tracing proofs (nil = the wall clock); proofWait bounds the wait for a forced trace (0 =
+	// tracingProofWait).
+	clk       clock.Clock
+	proofWait time.Duration
+}
+
+func (a *meshAdapter) clock() clock.Clock {
+	if a.clk == nil {
+		return clock.RealClock{}
+	}
+	return a.clk
 }
 
 func (a *meshAdapter) Apply(ctx context.Context, t target.Target, mode scenario.Mode) (map[results.FactKey]string, error) {
@@ -282,24 +300,49 @@ func (a *meshAdapter) Verify(ctx context.Context, t target.Target, mode scenario
 	return facts, err
 }
 
-// BeforeLoad reads the waypoints' request counters before a waypoint case's load (runner.PathProver).
+// loadMark is what BeforeLoad read: the waypoints' request counters (a waypoint case), the span sink's counts (a
+// tracing variant's case).
+type loadMark struct {
+	waypoints *mesh.WaypointCount
+	tracing   *tracingMark
+}
+
+// BeforeLoad reads the waypoints' request counters before a waypoint case's load, and the span sink before a tracing
+// variant's (runner.PathProver).
 func (a *meshAdapter) BeforeLoad(ctx context.Context, t target.Target, mode scenario.Mode) (runner.PathMark, error) {
-	if mode != scenario.ModeWaypoint {
-		return nil, nil
+	var m loadMark
+	if mode == scenario.ModeWaypoint {
+		wc := a.sw.WaypointRequests(ctx, mesh.Waypoints(t, a.wp))
+		m.waypoints = &wc
 	}
-	return a.sw.WaypointRequests(ctx, mesh.Waypoints(t, a.wp)), nil
+	var err error
+	m.tracing, err = a.beforeTracedLoad(ctx, t)
+	return m, err
 }
 
 // AfterLoad proves the waypoints served the load: a waypoint case whose waypoints did not measured ambient. A
 // counter that cannot be read (Istio's telemetry off, a stand-in) proves nothing either way: it is recorded, not
-// failed.
+// failed. A tracing variant's spans are checked against its sampling rate (afterTracedLoad).
 func (a *meshAdapter) AfterLoad(ctx context.Context, t target.Target, mode scenario.Mode, before runner.PathMark, requests int64) (map[results.FactKey]string, error) {
-	b, ok := before.(mesh.WaypointCount)
-	if mode != scenario.ModeWaypoint || !ok {
+	m, _ := before.(loadMark)
+	facts, err := a.waypointsServed(ctx, t, mode, m.waypoints, requests)
+	tf, terr := a.afterTracedLoad(ctx, t, m.tracing, requests)
+	for k, v := range tf {
+		if facts == nil {
+			facts = map[results.FactKey]string{}
+		}
+		facts[k] = v
+	}
+	return facts, errors.Join(err, terr)
+}
+
+// waypointsServed compares the waypoints' counters after the load with b (nil: not a waypoint case).
+func (a *meshAdapter) waypointsServed(ctx context.Context, t target.Target, mode scenario.Mode, b *mesh.WaypointCount, requests int64) (map[results.FactKey]string, error) {
+	if mode != scenario.ModeWaypoint || b == nil {
 		return nil, nil
 	}
 	after := a.sw.WaypointRequests(ctx, mesh.Waypoints(t, a.wp))
-	served, err := mesh.WaypointServed(b, after, requests)
+	served, err := mesh.WaypointServed(*b, after, requests)
 	if errors.Is(err, mesh.ErrWaypointUncounted) {
 		var why []string
 		for _, gw := range slices.Sorted(maps.Keys(after.Unread)) {
@@ -338,8 +381,12 @@ func (a *meshAdapter) detectMTLS(ctx context.Context, namespaces []string, mode 
 		mesh.MTLSView{Revision: a.revision, Version: a.istioVersion, Ambient: mesh.UsesAmbient(mode)})
 }
 
+// Restore puts the namespaces' labels back and takes the run's tracing provider out of istiod's mesh config.
 func (a *meshAdapter) Restore(ctx context.Context) error {
 	_, err := a.sw.Restore(ctx)
+	if a.meshConfig != nil {
+		err = errors.Join(err, a.meshConfig.Remove(ctx))
+	}
 	return err
 }
 

@@ -165,6 +165,8 @@ func Run(ctx context.Context, cfg RunConfig, d Deps) (RunResult, error) {
 		wp: s.Spec.Waypoint, spec: s.Spec, timeout: cfg.VerifyTimeout, rootNS: ist.RootNamespace, revision: ist.Revision, istioVersion: ist.Version, cache: cache}
 	loadA := &loadAdapter{c: lg, spec: s.Spec.Load, scn: &s.Spec, login: workloads.LoginFor(s.Spec.Workload.App, s.Spec.Load.Login)}
 	meshA.probe = loadA.probe
+	meshA.sink = lg
+	meshA.meshConfig = &mesh.MeshConfigEditor{Clients: clients, Namespace: ist.Namespace, Revision: ist.Revision, RunID: runID}
 	r := &runner.Runner{
 		Plan: plan, RunID: runID, Store: sess.store, Done: sess.done(), Keep: cfg.Keep, DeleteTimeout: cfg.DeleteTimeout, Log: log,
 		Progress:  d.Progress,
@@ -215,6 +217,8 @@ func sweepEarlierSessions(ctx context.Context, clients *kube.Clients, runID stri
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	rep, err := workloads.Cleaner{Clients: clients, Log: log}.Clean(sctx, workloads.CleanOptions{RunID: runID, Wait: budget})
+	edited, merr := mesh.RemoveTracingProviders(sctx, clients, runID)
+	rep.Deleted, err = append(rep.Deleted, edited...), errors.Join(err, merr)
 	if len(rep.Deleted) > 0 {
 		log.Info("removed what an earlier session of the run left", "objects", rep.Deleted, "waited", rep.Waited.Round(time.Millisecond))
 	}

@@ -30,6 +30,11 @@ func (a *meshAdapter) ApplyVariant(ctx context.Context, t target.Target, mode sc
 		// Load settings only: nothing to put on the mesh; the load's own record proves them (checkLoadShape).
 		return facts, nil
 	}
+	if v.Tracing != nil {
+		if err := a.prepareTracing(ctx, t); err != nil {
+			return facts, err
+		}
+	}
 	proof, err := a.sw.ApplyVariant(ctx, t, mode, *v, a.wp)
 	a.variantProxies = proof.Proxies
 	var said []string
@@ -45,6 +50,15 @@ func (a *meshAdapter) ApplyVariant(ctx context.Context, t target.Target, mode sc
 		var refused string
 		if refused, err = denyProbe(ctx, a.probe, t, mode, probeWait); refused != "" {
 			said = append(said, refused)
+		}
+	}
+	if err == nil && v.Tracing != nil {
+		var traced string
+		if traced, err = a.proveTracing(ctx, t, mode); traced != "" {
+			said = append(said, traced)
+		}
+		if err == nil {
+			a.tracing = v.Tracing
 		}
 	}
 	if err == nil && v.MTLS != "" {
@@ -63,7 +77,7 @@ func (a *meshAdapter) ApplyVariant(ctx context.Context, t target.Target, mode sc
 // the next switch) finds nothing to delete and does not wait again.
 func (a *meshAdapter) RemoveVariant(ctx context.Context, t target.Target) error {
 	err := a.sw.RemoveVariant(ctx, t, a.variantProxies)
-	a.variantProxies = nil
+	a.variantProxies, a.tracing = nil, nil
 	return err
 }
 
@@ -117,9 +131,9 @@ func checkLoadShape(vl scenario.VariantLoad, res loadgen.Result) (string, error)
 	return strings.Join(said, "; "), nil
 }
 
-// probeFunc sends one GET to url from a load client pod of t in mode and returns the answer's status
-// (loadAdapter.probe).
-type probeFunc func(ctx context.Context, t target.Target, mode scenario.Mode, url string) (int, error)
+// probeFunc sends one GET to url, with headers ("Name: value"), from a load client pod of t in mode and returns the
+// answer's status (loadAdapter.probe).
+type probeFunc func(ctx context.Context, t target.Target, mode scenario.Mode, url string, headers ...string) (int, error)
 
 // probeWait bounds the deny probe: the proxies already took the policy (waitPushed), so the first answer is
 // normally the refusal.
@@ -169,8 +183,12 @@ func probeURL(t target.Target) (string, bool) {
 
 // probe is probeFunc through a load client pod of t in mode: `meshbench-agent curl --json`, which exits 0 on any
 // HTTP answer.
-func (a *loadAdapter) probe(ctx context.Context, t target.Target, mode scenario.Mode, u string) (int, error) {
-	out, err := a.c.ExecAgent(ctx, t.EntryNamespace, mode, []string{"curl", "--json", "--timeout", probeRequestTimeout.String(), u})
+func (a *loadAdapter) probe(ctx context.Context, t target.Target, mode scenario.Mode, u string, headers ...string) (int, error) {
+	args := []string{"curl", "--json", "--timeout", probeRequestTimeout.String()}
+	for _, h := range headers {
+		args = append(args, "-H", h)
+	}
+	out, err := a.c.ExecAgent(ctx, t.EntryNamespace, mode, append(args, u))
 	if err != nil {
 		return 0, err
 	}

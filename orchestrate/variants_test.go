@@ -27,7 +27,7 @@ func TestDenyProbe(t *testing.T) {
 	}
 	answers := func(statuses ...int) (probeFunc, *[]string) {
 		var urls []string
-		return func(_ context.Context, _ target.Target, mode scenario.Mode, u string) (int, error) {
+		return func(_ context.Context, _ target.Target, mode scenario.Mode, u string, _ ...string) (int, error) {
 			urls = append(urls, string(mode)+" "+u)
 			if len(urls) > len(statuses) {
 				return statuses[len(statuses)-1], nil

@@ -67,10 +67,13 @@ const (
 	FactVariant        FactKey = "variant"          // the variant's settings (scenario spec.variants), as applied
 	FactVariantProof   FactKey = "variant-proof"    // how the variant was verified: the proxies that took it, the mTLS mode
 	FactLoadShapeProof FactKey = "load-shape-proof" // a load variant's settings as the load's record shows them took effect
-	FactAchievedQPS    FactKey = "achieved-qps"     // the load's achieved rate, all clients
-	FactErrorRate      FactKey = "error-rate"       // the load's error rate, %
-	FactLoadClients    FactKey = "load-clients"     // every client run: its window and achieved rate, "; "-joined
-	FactLoadTargets    FactKey = "load-targets"     // with several load targets, each one's share, "; "-joined
+	// FactTracingProof is what a tracing variant's span sink received during the load: the traces its requests
+	// started against the sampling rate (orchestrate checkSpans).
+	FactTracingProof FactKey = "tracing-proof"
+	FactAchievedQPS  FactKey = "achieved-qps" // the load's achieved rate, all clients
+	FactErrorRate    FactKey = "error-rate"   // the load's error rate, %
+	FactLoadClients  FactKey = "load-clients" // every client run: its window and achieved rate, "; "-joined
+	FactLoadTargets  FactKey = "load-targets" // with several load targets, each one's share, "; "-joined
 )
 
 // Facts of a case's windows, written by the runner.

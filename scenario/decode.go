@@ -249,6 +249,8 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, p *field.Path, fi fieldIn
 		d.boolean(n, v, p)
 	case reflect.Int, reflect.Int64:
 		d.integer(n, v, p, fi)
+	case reflect.Float64:
+		d.float(n, v, p)
 	default:
 		d.add(p, n, "cannot be decoded (a %s field); this is a bug in meshbench", v.Kind())
 	}
@@ -412,6 +414,19 @@ func (d *decoder) integer(n *yaml.Node, v reflect.Value, p *field.Path, fi field
 		return
 	}
 	v.SetInt(i)
+}
+
+// float decodes a number such as 1 or 0.5 (a finite one).
+func (d *decoder) float(n *yaml.Node, v reflect.Value, p *field.Path) {
+	f, ok, why := number(n)
+	switch {
+	case why != "":
+		d.add(p, n, "%s", why)
+	case !ok:
+		d.add(p, n, "found %s, expected a number such as 1 or 0.5", describe(n))
+	default:
+		v.SetFloat(f)
+	}
 }
 
 // number decodes an int or float scalar, refusing NaN and infinities.

@@ -122,6 +122,8 @@ func typeName(t reflect.Type) string {
 		return "string"
 	case t.Kind() == reflect.Bool:
 		return "bool"
+	case t.Kind() == reflect.Float64:
+		return "number"
 	default:
 		return t.Kind().String()
 	}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -23,6 +24,8 @@ type Variant struct {
 	Authorization *Authorization `json:"authorization,omitempty"`
 	// AccessLog turns Envoy's access log on for the app's proxies (Telemetry API, provider envoy).
 	AccessLog bool `json:"accessLog,omitempty"`
+	// Tracing sends the app's proxies' spans (Telemetry API, a Zipkin provider) to a span sink the run deploys.
+	Tracing *Tracing `json:"tracing,omitempty"`
 	// Load changes how the load is sent in the variant's cases (connection churn, body size, HTTP version); every
 	// other load setting is spec.load's. A variant of load settings only is measured in mode none too.
 	Load *VariantLoad `json:"load,omitempty"`
@@ -49,11 +52,35 @@ const (
 	HTTP2  HTTPVersion = "2"
 )
 
+// Tracing is a variant's tracing: what the spans cost the proxies at a sampling rate.
+type Tracing struct {
+	// SamplingPercent is the share of requests traced, 0 to 100 (Telemetry randomSamplingPercentage): 0 configures
+	// the tracer and samples nothing, 100 traces every request.
+	SamplingPercent *float64 `json:"samplingPercent"`
+}
+
+// Sampling is the sampling percentage (0 when unset: validation refuses that).
+func (t *Tracing) Sampling() float64 {
+	if t == nil || t.SamplingPercent == nil {
+		return 0
+	}
+	return *t.SamplingPercent
+}
+
 // NoKeepAlive reports whether the load opens a new connection per request.
 func (l *VariantLoad) NoKeepAlive() bool { return l != nil && l.KeepAlive != nil && !*l.KeepAlive }
 
-// MeshFeatures reports whether v configures the mesh (mTLS, authorization, access log), as opposed to only the load.
-func (v Variant) MeshFeatures() bool { return v.MTLS != "" || v.Authorization != nil || v.AccessLog }
+// MeshFeatures reports whether v configures the mesh (mTLS, authorization, access log, tracing), as opposed to only
+// the load.
+func (v Variant) MeshFeatures() bool {
+	return v.MTLS != "" || v.Authorization != nil || v.AccessLog || v.Tracing != nil
+}
+
+// EnvoyPolicies reports whether v sets what attaches to Envoy proxies only (authorization rules, the Telemetry API's
+// access log and tracing): in mode waypoint it attaches to the waypoints.
+func (v Variant) EnvoyPolicies() bool {
+	return v.Authorization != nil || v.AccessLog || v.Tracing != nil
+}
 
 // MTLSMode is a PeerAuthentication mode a variant sets.
 type MTLSMode string
@@ -114,7 +141,7 @@ func validateVariants(c *collector, p *field.Path, vs []Variant, modes []Mode, w
 			c.add(vp.Child("name"), "%q names two variants; each name must be unique", v.Name)
 		}
 		if !v.MeshFeatures() && v.Load == nil {
-			c.add(vp, "sets no feature: set mtls, authorization, accessLog or load")
+			c.add(vp, "sets no feature: set mtls, authorization, accessLog, tracing or load")
 		}
 		if v.Load != nil {
 			validateVariantLoad(c, vp.Child("load"), *v.Load, l)
@@ -125,6 +152,9 @@ func validateVariants(c *collector, p *field.Path, vs []Variant, modes []Mode, w
 		if a := v.Authorization; a != nil {
 			c.intRange(vp.Child("authorization", "rules"), a.Rules, 1, MaxAuthorizationRules, "the number of generated rules")
 			c.oneOf(vp.Child("authorization", "layer"), string(a.Layer), []string{string(AuthzL4), string(AuthzL7)})
+		}
+		if v.Tracing != nil {
+			validateTracing(c, vp.Child("tracing"), *v.Tracing, l)
 		}
 		if len(v.Modes) == 0 {
 			c.add(vp.Child("modes"), "is required: the modes to measure the variant in (from spec.modes %v)", modes)
@@ -154,8 +184,26 @@ func validateVariantMode(c *collector, p *field.Path, v Variant, m Mode, modes [
 	if v.AccessLog && m == ModeAmbient {
 		c.add(p, "the Telemetry API's access log is Envoy's (sidecars, waypoints); ztunnel's log is not configured by it: use mode sidecar or waypoint")
 	}
-	if m == ModeWaypoint && (v.Authorization != nil || v.AccessLog) && wp.Scope != WaypointPerNamespace {
+	if v.Tracing != nil && m == ModeAmbient {
+		c.add(p, "tracing is Envoy's (sidecars, waypoints): ztunnel sends no spans; use mode sidecar or waypoint")
+	}
+	if m == ModeWaypoint && v.EnvoyPolicies() && wp.Scope != WaypointPerNamespace {
 		c.add(p, "the variant's policies attach to each namespace's waypoint: set waypoint.scope %s (got %s)", WaypointPerNamespace, wp.Scope)
+	}
+}
+
+// validateTracing checks a tracing variant against spec.load l: its proof counts traces per request, so every load
+// target must be HTTP (gRPC included); a tcp target carries no trace.
+func validateTracing(c *collector, p *field.Path, t Tracing, l LoadSpec) {
+	if t.SamplingPercent == nil {
+		c.add(p.Child("samplingPercent"), "is required: the share of requests traced, 0 to 100 (e.g. 1)")
+	} else if s := *t.SamplingPercent; s < 0 || s > 100 {
+		c.add(p.Child("samplingPercent"), "must be 0 to 100 (got %v)", s)
+	}
+	for i, lt := range l.Targets {
+		if lt.Protocol == ProtocolTCP {
+			c.add(p, "spec.load.targets[%d] is tcp, which carries no trace, and the variant is proven by the traces its requests start: measure tracing in a scenario without tcp targets", i)
+		}
 	}
 }
 
@@ -222,6 +270,9 @@ func (v Variant) Describe() string {
 	}
 	if v.AccessLog {
 		parts = append(parts, "access log")
+	}
+	if v.Tracing != nil {
+		parts = append(parts, fmt.Sprintf("tracing at %s %% to the run's span sink", strconv.FormatFloat(v.Tracing.Sampling(), 'f', -1, 64)))
 	}
 	if l := v.Load; l != nil {
 		if l.NoKeepAlive() {

@@ -94,6 +94,11 @@ func TestVariantsRefused(t *testing.T) {
 		{"  variants: [{name: a, modes: [sidecar], load: {payloadBytes: -1}}]\n", "spec.variants[0].load.payloadBytes", "between 0 and"},
 		{"  variants: [{name: a, modes: [sidecar], load: {payloadBytes: 0}}]\n", "spec.variants[0].load.payloadBytes", "spec.load.payloadBytes already"},
 		{"  variants: [{name: a, modes: [sidecar], load: {keepAlive: false, http: \"2\"}}]\n", "spec.variants[0].load.keepAlive", "cannot go with http \"2\""},
+		{"  variants: [{name: t, modes: [sidecar], tracing: {}}]\n", "spec.variants[0].tracing.samplingPercent", "is required"},
+		{"  variants: [{name: t, modes: [sidecar], tracing: {samplingPercent: 101}}]\n", "spec.variants[0].tracing.samplingPercent", "must be 0 to 100"},
+		{"  variants: [{name: t, modes: [sidecar], tracing: {samplingPercent: -1}}]\n", "spec.variants[0].tracing.samplingPercent", "must be 0 to 100"},
+		{"  variants: [{name: t, modes: [ambient], tracing: {samplingPercent: 1}}]\n", "spec.variants[0].modes[0]", "ztunnel sends no spans"},
+		{"  waypoint: {scope: shared}\n  variants: [{name: t, modes: [waypoint], tracing: {samplingPercent: 1}}]\n", "spec.variants[0].modes[0]", "set waypoint.scope per-namespace"},
 	} {
 		_, err := Parse([]byte(variantsBase + tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.want) {
@@ -151,6 +156,27 @@ func TestLoadVariants(t *testing.T) {
 		_, err := Parse([]byte(y))
 		if err == nil || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %s: ...%s", strings.TrimSpace(tc.yaml), err, tc.path, tc.want)
+		}
+	}
+}
+
+// A tracing variant parses with its sampling rate, 0 included, and says what it sets.
+func TestTracingVariant(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte(variantsBase + `  variants:
+  - {name: trace-0, modes: [sidecar], tracing: {samplingPercent: 0}}
+  - {name: trace-1, modes: [sidecar, waypoint], tracing: {samplingPercent: 1.5}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"tracing at 0 % to the run's span sink", "tracing at 1.5 % to the run's span sink"} {
+		v := s.Spec.Variants[i]
+		if got := v.Describe(); got != want {
+			t.Errorf("%s: %q, want %q", v.Name, got, want)
+		}
+		if !v.MeshFeatures() || !v.EnvoyPolicies() {
+			t.Errorf("%s: MeshFeatures %v, EnvoyPolicies %v; want both", v.Name, v.MeshFeatures(), v.EnvoyPolicies())
 		}
 	}
 }

@@ -39,7 +39,7 @@ var RequiredPermissions = []Permission{
 	{Group: "", Resource: "services", Subresource: "proxy", Verbs: []string{"get", "create"},
 		Why: "reach an in-cluster Prometheus through the API server, without port-forwards: every query is a POST (create; client_golang's query API sends GET only after a refusal) and the scrape config a GET"},
 	{Group: "", Resource: "configmaps", Verbs: []string{"get", "list", "create", "patch", "delete"},
-		Why: "apply the app's ConfigMaps; read Istio's mesh config for the run facts"},
+		Why: "apply the app's ConfigMaps; read Istio's mesh config for the run facts; a tracing variant adds its span sink's provider to istiod's mesh ConfigMap (patch) and takes it out again (cleanup lists the ConfigMaps it marked)"},
 	{Group: "", Resource: "secrets", Verbs: []string{"get", "list", "create", "patch", "delete"},
 		Why: "create Bank of Anthos's JWT key Secret (and app manifests' Secrets) in the app namespaces; teardown lists and deletes the run's by label"},
 	{Group: "", Resource: "serviceaccounts", Verbs: []string{"get", "list", "create", "patch", "delete"},

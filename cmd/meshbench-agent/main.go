@@ -26,6 +26,7 @@ func subcommands() map[string]subcommand {
 		"rr":    {help: rrHelp, run: runRR},
 		"crr":   {help: crrHelp, run: runCRR},
 		"curl":  {help: curlHelp, run: runCurl},
+		"spans": {help: spansHelp, run: runSpans},
 		// cgroups wraps the cni test containers' commands: 1 s CPU and memory samples without Prometheus.
 		"cgroups": {help: cgroupsHelp, run: runCgroups},
 	}

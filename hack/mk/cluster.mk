@@ -49,7 +49,11 @@ cluster-build: ## only build/cache the cluster binaries and images (no root need
 # over two repetitions (about 16 minutes): CI keeps the settings' effect on real fortio through
 # TestLocalRunTrafficShapes, their proof through TestLoadVariantSpecAndProof and the variant-only switch through
 # TestRunVariant.
-E2E_SLOW ?= ^(TestCNIFullTable|TestRunManifestsEveryModeIstio|TestRunTransitionSidecarToAmbient|TestRunEnforceSidecarAndWaypoint|TestRunVariantsMTLSAndL7Rules|TestRunTrafficShapes)$$
+# TestRunTracing, Envoy tracing at 0, 1 and 100 % on sidecars and 100 % on the waypoint to the run's span sink (about
+# 16 minutes): CI keeps the sink on real HTTP through TestSpansServesAndStops and TestHandler, the mesh config edit
+# and its cleanup through TestZipkinProviderEdit and TestMeshConfigEditor, the Telemetry through TestVariantObjects
+# and the proofs through TestProveTracing, TestTracedLoad and TestCheckSpans.
+E2E_SLOW ?= ^(TestCNIFullTable|TestRunManifestsEveryModeIstio|TestRunTransitionSidecarToAmbient|TestRunEnforceSidecarAndWaypoint|TestRunVariantsMTLSAndL7Rules|TestRunTrafficShapes|TestRunTracing)$$
 E2E_SKIP ?=
 
 e2e: ## e2e tests against the local cluster (make cluster-up first; skipped without a cluster unless CI=true; E2E_RUN, E2E_SKIP)
@@ -58,5 +62,5 @@ e2e: ## e2e tests against the local cluster (make cluster-up first; skipped with
 print-e2e-slow:
 	@echo '$(E2E_SLOW)'
 
-e2e-slow: ## the e2e tests .ci/run leaves out for time (E2E_SLOW: the full cni table, own manifests in every mode, a move and a deny policy under load, variants, traffic shapes; about 73 minutes)
+e2e-slow: ## the e2e tests .ci/run leaves out for time (E2E_SLOW: the full cni table, own manifests in every mode, a move and a deny policy under load, variants, traffic shapes, tracing; about 90 minutes)
 	$(MAKE) --no-print-directory e2e E2E_RUN='$(E2E_SLOW)' E2E_SKIP=

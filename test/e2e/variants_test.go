@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/meshbench/meshbench/internal/kube"
+	"github.com/meshbench/meshbench/mesh"
 	"github.com/meshbench/meshbench/results"
 )
 
@@ -188,5 +189,87 @@ func TestRunTrafficShapes(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(run.Dir, "report", "report.md"))
 	if err != nil || !strings.Contains(string(md), "What each feature costs") || !strings.Contains(string(md), "a new connection per request") {
 		t.Errorf("report.md lacks what each traffic shape costs (err %v)", err)
+	}
+}
+
+// TestRunTracing measures tracing variants (spec.variants[].tracing) with real pilot-agent + upstream Envoy sidecars
+// and waypoint: sampling 0, 1 and 100 % on sidecars, 100 % on the waypoint. The run deploys its span sink, adds its
+// Zipkin provider to istiod's mesh config, proves each variant with a request forced into a trace before measuring
+// and with the traces the load started after it, and leaves the mesh config as it found it.
+func TestRunTracing(t *testing.T) {
+	t.Parallel()
+	env := RequireIstio(t)
+	c := env.Cluster
+	const prefix = "mb-tracing-"
+	deleteNamespaceAtEnd(t, c, prefix+"single")
+	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Minute)
+	defer cancel()
+	meshBefore, err := env.Clients.Kube.CoreV1().ConfigMaps("istio-system").Get(ctx, mesh.MeshConfigMapName(""), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := quickstartVariant(t, "tracing", func(spec map[string]any) {
+		spec["modes"] = []string{"sidecar", "waypoint"}
+		spec["workload"].(map[string]any)["namespacePrefix"] = prefix
+		// 100 qps for 30 s: at 1 % the 3000 requests must start at least 12 traces (checkSpans' binomial bound), so
+		// the 1 % proof can fail.
+		spec["load"].(map[string]any)["qps"] = []int{100}
+		spec["windows"] = map[string]any{"idle": "10s", "load": "30s", "repetitions": 1, "settle": "2s"}
+		spec["variants"] = []map[string]any{
+			{"name": "trace-0", "modes": []string{"sidecar"}, "tracing": map[string]any{"samplingPercent": 0}},
+			{"name": "trace-1", "modes": []string{"sidecar"}, "tracing": map[string]any{"samplingPercent": 1}},
+			{"name": "trace-100", "modes": []string{"sidecar", "waypoint"}, "tracing": map[string]any{"samplingPercent": 100}},
+		}
+	})
+	run, _ := runScenario(ctx, t, c, path)
+	ok := map[string]bool{}
+	for _, cs := range run.Cases {
+		if cs.Status != results.StatusOK {
+			t.Errorf("%s: %s %s", cs.CaseID, cs.Status, cs.Reason)
+			continue
+		}
+		if cs.Variant == "" {
+			if cs.Facts[results.FactTracingProof] != "" {
+				t.Errorf("%s: a plain case has a tracing proof %q", cs.CaseID, cs.Facts[results.FactTracingProof])
+			}
+			continue
+		}
+		ok[string(cs.Mode)+"+"+cs.Variant] = true
+		proof, traced := cs.Facts[results.FactVariantProof], cs.Facts[results.FactTracingProof]
+		t.Logf("%s: %s; %s", cs.CaseID, proof, traced)
+		if !strings.Contains(proof, "requests forced into a trace") || !strings.Contains(proof, "reached the span sink") {
+			t.Errorf("%s: proof %q: want the forced trace at the sink", cs.CaseID, proof)
+		}
+		want := map[string]string{"trace-0": "sampling 0 %: no span during the load", "trace-1": "sampling 1 %:",
+			"trace-100": "sampling 100 %:"}[cs.Variant]
+		if !strings.Contains(traced, want) {
+			t.Errorf("%s: tracing proof %q lacks %q", cs.CaseID, traced, want)
+		}
+		if cs.Variant != "trace-0" && (strings.Contains(traced, "at least 0 traces") || !strings.Contains(traced, "traces expected")) {
+			t.Errorf("%s: tracing proof %q: want a lower bound above 0 traces", cs.CaseID, traced)
+		}
+		if cs.Facts[results.FactErrorRate] != "" && !strings.HasPrefix(cs.Facts[results.FactErrorRate], "0") {
+			t.Errorf("%s: error rate %s", cs.CaseID, cs.Facts[results.FactErrorRate])
+		}
+	}
+	for _, a := range []string{"sidecar+trace-0", "sidecar+trace-1", "sidecar+trace-100", "waypoint+trace-100"} {
+		if !ok[a] {
+			t.Errorf("%s: no case ok", a)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(run.Dir, "report", "report.md"))
+	if err != nil || !strings.Contains(string(md), "tracing at 100 % to the run's span sink") {
+		t.Errorf("report.md lacks the tracing variants (err %v)", err)
+	}
+	meshAfter, err := env.Clients.Kube.CoreV1().ConfigMaps("istio-system").Get(ctx, mesh.MeshConfigMapName(""), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meshAfter.Data["mesh"] != meshBefore.Data["mesh"] || meshAfter.Labels[mesh.MeshConfigEditedLabel] != "" {
+		t.Errorf("istiod's mesh config not restored: label %q, text\n%s", meshAfter.Labels[mesh.MeshConfigEditedLabel], meshAfter.Data["mesh"])
+	}
+	tel := schema.GroupVersionResource{Group: "telemetry.istio.io", Version: "v1", Resource: "telemetries"}
+	if l, err := env.Clients.Dynamic.Resource(tel).List(ctx, metav1.ListOptions{LabelSelector: kube.RunSelector("")}); err != nil || len(l.Items) > 0 {
+		t.Errorf("telemetries left behind: %v (%v)", l, err)
 	}
 }

@@ -114,6 +114,12 @@ func runCleanup(ctx context.Context, streams Streams, g *globalFlags, f *cleanup
 		errs = append(errs, err)
 	}
 	res.Deleted = append(res.Deleted, rep.Deleted...)
+	// A tracing variant's provider in istiod's mesh config (a label marks the ConfigMap; it is not deleted).
+	edited, err := mesh.RemoveTracingProviders(ctx, clients, f.run)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	res.Deleted = append(res.Deleted, edited...)
 	res.Waited = rep.Waited.Round(time.Millisecond).String()
 	if err := printValue(streams.Out, g.Output, res, func() string {
 		var b strings.Builder
