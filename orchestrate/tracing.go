@@ -169,12 +169,13 @@ func checkSpans(sampling float64, requests int64, before, after spansink.Counts)
 	if roots < least {
 		return "", fmt.Errorf("sampling %v %%: %d traces for %d requests, want at least %d", sampling, roots, requests, least)
 	}
-	perReq := 0.0
-	if requests > 0 {
-		perReq = float64(spans) / float64(requests)
+	perTrace := 0.0
+	if roots > 0 {
+		perTrace = float64(spans) / float64(roots)
 	}
-	return fmt.Sprintf("sampling %v %%: %d traces, %d spans for %d requests (at least %d traces expected; %.2f spans per request)",
-		sampling, roots, spans, requests, least, perReq), nil
+	// Per trace, not per request: the sink also counts the lead-in's and the cool-down's requests.
+	return fmt.Sprintf("sampling %v %%: %d traces, %d spans for the %d requests of the measured window (at least %d traces expected; %.2f spans per trace)",
+		sampling, roots, spans, requests, least, perTrace), nil
 }
 
 // binomialLower is the largest k with P(X < k) <= alpha for X ~ Binomial(n, p).

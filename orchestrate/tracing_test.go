@@ -52,7 +52,7 @@ func TestCheckSpans(t *testing.T) {
 		want     string // in the proof, or the error when wantErr
 		wantErr  bool
 	}{
-		{"100 %: a trace per request, two spans each", 100, 3000, at(6000, 3000, 0), "3000 traces, 6000 spans for 3000 requests (at least 3000 traces expected; 2.00 spans per request)", false},
+		{"100 %: a trace per request, two spans each", 100, 3000, at(6000, 3000, 0), "3000 traces, 6000 spans for the 3000 requests of the measured window (at least 3000 traces expected; 2.00 spans per trace)", false},
 		{"100 %: the lead-in's traces only add", 100, 3000, at(6400, 3200, 0), "3200 traces", false},
 		{"100 %: one request untraced", 100, 3000, at(5998, 2999, 0), "2999 traces for 3000 requests, want at least 3000", true},
 		{"1 %: about 30 traces", 1, 3000, at(58, 29, 0), "29 traces", false},
@@ -192,7 +192,7 @@ func TestTracedLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	facts, err := a.afterTracedLoad(ctx, tgt, m, 1)
-	if err != nil || !strings.Contains(facts[results.FactTracingProof], "sampling 100 %: 1 traces, 3 spans for 1 requests") {
+	if err != nil || !strings.Contains(facts[results.FactTracingProof], "sampling 100 %: 1 traces, 3 spans for the 1 requests of the measured window") {
 		t.Errorf("facts %v (%v)", facts, err)
 	}
 	if _, err := a.afterTracedLoad(ctx, tgt, m, 2); err == nil || !strings.Contains(err.Error(), "1 traces for 2 requests") {
