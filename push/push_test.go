@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/meshbench/meshbench/export"
 	"github.com/meshbench/meshbench/report"
 	"github.com/meshbench/meshbench/results"
 )
@@ -77,16 +78,16 @@ func TestPush(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pushed body is not the text format: %v\n%s", err, req.body)
 	}
-	for _, name := range []string{metricResourceMean, metricResourceCILow, metricResourceCIHigh, metricPerKRPSMean, metricMeasurementMean,
-		metricDeltaPercent, metricDeltaPercentLow, metricDeltaPercentHigh, metricDeltaSignificant, metricCasesTotal, metricCasesFailed,
-		metricCasesSkipped, metricRunInfo, metricRunStart, metricRunEnd} {
+	for _, name := range []string{export.MetricResourceMean, export.MetricResourceCILow, export.MetricResourceCIHigh, export.MetricPerKRPSMean, export.MetricMeasurementMean,
+		export.MetricDeltaPercent, export.MetricDeltaPercentLow, export.MetricDeltaPercentHigh, export.MetricDeltaSignificant, export.MetricCasesTotal, export.MetricCasesFailed,
+		export.MetricCasesSkipped, export.MetricRunInfo, export.MetricRunStart, export.MetricRunEnd} {
 		if fams[name] == nil {
 			t.Errorf("metric %s not pushed", name)
 		}
 	}
 	// One known value with its full label set: the sidecar's mean CPU under load, topology single.
 	found := false
-	for _, m := range fams[metricResourceMean].GetMetric() {
+	for _, m := range fams[export.MetricResourceMean].GetMetric() {
 		l := map[string]string{}
 		for _, lp := range m.GetLabel() {
 			l[lp.GetName()] = lp.GetValue()
@@ -103,11 +104,11 @@ func TestPush(t *testing.T) {
 	if !found {
 		t.Error("meshbench_resource_mean has no series for the sidecar's CPU under load")
 	}
-	if got := fams[metricCasesFailed].GetMetric()[0].GetCounter().GetValue(); got != 1 {
-		t.Errorf("%s = %v, want 1", metricCasesFailed, got)
+	if got := fams[export.MetricCasesFailed].GetMetric()[0].GetCounter().GetValue(); got != 1 {
+		t.Errorf("%s = %v, want 1", export.MetricCasesFailed, got)
 	}
 	pathTest := false
-	for _, m := range fams[metricMeasurementMean].GetMetric() {
+	for _, m := range fams[export.MetricMeasurementMean].GetMetric() {
 		for _, lp := range m.GetLabel() {
 			if lp.GetName() == "path" && lp.GetValue() == "cross-node" {
 				pathTest = true
@@ -118,12 +119,12 @@ func TestPush(t *testing.T) {
 		t.Error("network measurements lack the path label")
 	}
 	deltaLabels := map[string]bool{}
-	for _, lp := range fams[metricDeltaPercent].GetMetric()[0].GetLabel() {
+	for _, lp := range fams[export.MetricDeltaPercent].GetMetric()[0].GetLabel() {
 		deltaLabels[lp.GetName()] = true
 	}
 	for _, l := range []string{"base", "other", "topology", "window", "component", "metric"} {
 		if !deltaLabels[l] {
-			t.Errorf("%s lacks label %s", metricDeltaPercent, l)
+			t.Errorf("%s lacks label %s", export.MetricDeltaPercent, l)
 		}
 	}
 }

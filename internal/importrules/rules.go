@@ -53,6 +53,7 @@ var Rules = []Rule{
 	{"charts", Offline},
 	{"report", Offline},
 	{"compare", Offline},
+	{"export", Offline},
 	{"capacity", Offline},
 	{"push", Publisher},
 	{"orchestrate", Composition},
