@@ -109,7 +109,7 @@ func newRootCommand(streams Streams) *cobra.Command {
 	}
 	root.AddCommand(newVersionCommand(streams), newPlanCommand(streams, g))
 	root.AddCommand(cluster[:2]...)
-	root.AddCommand(newReportCommand(streams, g), newCompareCommand(streams, g), newProjectCommand(streams, g))
+	root.AddCommand(newReportCommand(streams, g), newCompareCommand(streams, g), newProjectCommand(streams, g), newExportCommand(streams, g))
 	root.AddCommand(cluster[2:]...)
 	root.AddCommand(newImagesCommand(streams, g))
 	addCompletionCommand(root)
